@@ -1,0 +1,97 @@
+// The seam between the lab pass and whatever runs a point (host CPU or a CUDA device). The pipeline in
+// lab.cpp sees only these interfaces.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "config.hpp"
+
+namespace labrun {
+
+using Json = nlohmann::ordered_json;
+
+enum class BackendKind { host, cuda };
+const char* to_string(BackendKind kind);
+
+/// Outcome of a correctness check of one scalar result against a double-precision reference.
+struct Check {
+  double value = 0;        ///< what the variant returned, widened to double
+  double reference = 0;    ///< host double-precision reference
+  double abs_error = 0;    ///< |value - reference| (inf when either is non-finite and they differ)
+  double tolerance = 0;    ///< absolute tolerance the error was held to
+  bool passed = false;     ///< abs_error <= tolerance, and never for NaN/inf against a finite value (C07)
+  nlohmann::ordered_json detail = nlohmann::ordered_json::object();  ///< e.g. how the tolerance was derived
+};
+
+/// One variant prepared at one point on one backend: inputs generated, buffers allocated.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  /// One iteration. Host: computes. CUDA: enqueues on the backend's stream (blocking only where the variant
+  /// itself needs a host-visible value; such waits are counted).
+  virtual void run() = 0;
+  /// Poisons the output (NaN), calls `iterate` once (which runs this workload in the point's mode), waits for
+  /// completion, and compares the result with the reference.
+  virtual Check check(const std::function<void()>& iterate) = 0;
+  /// Compulsory cost of one iteration as functions of the point's axes (bytes_read, bytes_written, flop,
+  /// launches, host_syncs). Empty object if the experiment has no model.
+  virtual nlohmann::ordered_json cost() const { return nlohmann::ordered_json::object(); }
+};
+
+/// One timed sample: `iterations` back-to-back iterations.
+struct Sample {
+  double wall_time_s = 0;                 ///< host steady clock, synchronized at both ends
+  std::optional<double> device_time_s;    ///< CUDA events on the work's stream (absent on the host backend)
+  std::int64_t iterations = 1;            ///< batch size; per-iteration times divide by this
+  std::int64_t host_syncs = 0;            ///< host synchronizations the variant performed in the batch
+};
+
+/// Runs a workload in one mode ("eager" or "graph").
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  /// One iteration as the mode issues it (eager: the variant's launches; graph: one replay).
+  virtual void iterate() = 0;
+  /// Blocks until everything issued so far has completed.
+  virtual void wait() = 0;
+  /// Times `batch` iterations as one sample. Synchronized unless the lab asked for the unsynchronized demo.
+  virtual Sample sample(std::int64_t batch) = 0;
+  /// What setting up the mode cost (e.g. capture_time_s), as JSON.
+  virtual nlohmann::ordered_json setup_record() const { return nlohmann::ordered_json::object(); }
+};
+
+/// A device that runs points.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendKind kind() const = 0;
+  /// "host" or "cuda:N".
+  virtual std::string name() const = 0;
+  /// Device part of the environment record (name, memory, clocks...).
+  virtual nlohmann::ordered_json environment() = 0;
+  /// Measured ceilings at run start (e.g. copy bandwidth), recorded in the header.
+  virtual nlohmann::ordered_json calibrate() = 0;
+  /// nullopt if the mode can run here, else the reason it cannot.
+  virtual std::optional<std::string> mode_unsupported(const std::string& mode) const = 0;
+  /// An executor for `workload` in `mode`.
+  /// @throws PointOutcome(capture_unsupported, CUDA error name) when graph capture fails.
+  virtual std::unique_ptr<Executor> executor(Workload& workload, const std::string& mode,
+                                             const LabSettings& lab) = 0;
+  /// Per-kernel times of one eager iteration (name, bytes, time_s, bandwidth_Bps), or null where the backend
+  /// cannot attribute time to kernels.
+  virtual nlohmann::ordered_json kernel_breakdown(Workload& workload, const LabSettings& lab) {
+    (void)workload;
+    (void)lab;
+    return nullptr;
+  }
+  /// Device state read before and after a point's timing (clocks, temperature); null if unknown.
+  virtual nlohmann::ordered_json device_state() { return nullptr; }
+};
+
+}  // namespace labrun

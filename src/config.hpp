@@ -1,0 +1,105 @@
+// Sweep configuration: the YAML schema, strict loading and the error type that names file, line and key.
+// Schema: docs/config.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "axis.hpp"
+
+namespace labrun {
+
+class Registry;
+
+/// A place in a config file. `line` and `column` are 1-based; 0 means unknown.
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+/// A config that cannot be used. what() reads "FILE:LINE: key 'KEY': MESSAGE" so that editors can jump to it.
+/// Thrown by load_config(); main() maps it to exit code kExitConfig.
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(SourceLoc loc, std::string key, std::string message);
+  const SourceLoc& loc() const { return loc_; }
+  const std::string& key() const { return key_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  SourceLoc loc_;
+  std::string key_;
+  std::string message_;
+};
+
+/// One axis as the config gives it: the expanded list of values, in the order written.
+struct AxisSpec {
+  std::string name;
+  std::vector<AxisValue> values;
+  SourceLoc loc;
+};
+
+/// One `exclude` rule: a point is dropped when, for every key of `match`, the point's value on that axis is
+/// one of the listed values. Values are already converted to the axis' kind.
+struct ExcludeRule {
+  std::vector<std::pair<std::string, std::vector<AxisValue>>> match;
+  SourceLoc loc;
+};
+
+/// Settings of the lab pass (`lab:` in the config). Times in seconds.
+struct LabSettings {
+  std::int64_t warmup_iterations = 5;     ///< minimum warmup iterations before any timed sample
+  double warmup_time_s = 0.02;            ///< minimum warmup duration
+  std::int64_t min_samples = 10;          ///< timed samples per point, at least
+  std::int64_t max_samples = 200;         ///< timed samples per point, at most
+  double max_time_s = 2.0;                ///< stop sampling a point after this much timed time
+  double min_sample_time_s = 1e-3;        ///< a sample batches iterations until it lasts at least this long
+  std::uint64_t seed = 20261129;          ///< seed of every input generator
+  std::optional<double> tolerance_scale;  ///< multiplies every derived correctness tolerance (>= 1 loosens)
+  std::int64_t host_max_n = 1000000;      ///< host backend skips points with larger `n` (time), with a reason
+  std::string timing = "synchronized";    ///< "synchronized" (default) or "unsynchronized" (teaching demo)
+};
+
+/// A whole validated sweep config.
+struct SweepConfig {
+  std::string path;                    ///< as given on the command line
+  std::string text;                    ///< full file text, kept in the record header
+  std::string sha256;                  ///< hex SHA-256 of `text`
+  std::string experiment;
+  std::string description;
+  std::vector<AxisSpec> axes;          ///< in the order written; axes not written take their default
+  std::vector<std::string> variants;   ///< validated names; empty means every registered variant
+  std::vector<ExcludeRule> excludes;
+  LabSettings lab;
+  nlohmann::ordered_json hypothesis;   ///< kept verbatim (null if absent); evaluated by the interpretation
+};
+
+/// Reads and validates a sweep config against the experiments in `registry`.
+/// Strict: duplicate keys (C01), integers written as `1e7` converted exactly and non-integers or out-of-range
+/// values rejected (C02), unknown keys with the nearest valid name suggested, wrong types, out-of-range values
+/// (C03). Nothing is run and no file is written by this function.
+/// @throws ConfigError naming file:line, the key and what was expected.
+SweepConfig load_config(const std::string& path, const Registry& registry);
+
+/// Same as load_config() but from text in memory; `path` is used in messages only.
+SweepConfig parse_config(const std::string& text, const std::string& path, const Registry& registry);
+
+/// Parses a decimal written as `123`, `-4`, `1e7`, `2.5e3`, `1.0E+02` into the exact integer it denotes.
+/// @returns nullopt and sets `why` when the text is not a number, not an integer (`12.5`) or outside int64
+/// (`1e20`). Exact: works on the digits, never through a double. Case C02.
+std::optional<std::int64_t> parse_exact_integer(const std::string& text, std::string* why);
+
+/// Edit distance used to suggest the nearest valid key (Levenshtein, unit costs).
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
+/// The candidate closest to `word`, if it is close enough to be a plausible typo (distance <= max(2, len/3)).
+std::optional<std::string> nearest(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace labrun

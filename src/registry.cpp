@@ -1,0 +1,71 @@
+#include "registry.hpp"
+
+#include <stdexcept>
+
+#include "status.hpp"
+
+namespace labrun {
+
+const char* to_string(BackendKind kind) { return kind == BackendKind::host ? "host" : "cuda"; }
+
+const char* to_string(Status status) {
+  switch (status) {
+    case Status::ok: return "ok";
+    case Status::incorrect: return "incorrect";
+    case Status::skipped: return "skipped";
+    case Status::not_supported: return "not_supported";
+    case Status::capture_unsupported: return "capture_unsupported";
+    case Status::error: return "error";
+  }
+  return "?";
+}
+
+const AxisDecl* Experiment::find_axis(const std::string& axis) const {
+  for (const auto& a : axes)
+    if (a.name == axis) return &a;
+  return nullptr;
+}
+
+const VariantDecl* Experiment::find_variant(const std::string& variant) const {
+  for (const auto& v : variants)
+    if (v.name == variant) return &v;
+  return nullptr;
+}
+
+VariantDecl* Experiment::find_variant(const std::string& variant) {
+  for (auto& v : variants)
+    if (v.name == variant) return &v;
+  return nullptr;
+}
+
+Experiment& Registry::add(Experiment experiment) {
+  if (find(experiment.name)) throw std::logic_error("experiment '" + experiment.name + "' registered twice");
+  experiments_.push_back(std::move(experiment));
+  return experiments_.back();
+}
+
+void Registry::implement(const std::string& experiment, const std::string& variant, BackendKind backend,
+                         CreateFn fn) {
+  for (auto& e : experiments_) {
+    if (e.name != experiment) continue;
+    VariantDecl* v = e.find_variant(variant);
+    if (!v) throw std::logic_error("experiment '" + experiment + "' has no variant '" + variant + "'");
+    v->implementations[backend] = std::move(fn);
+    return;
+  }
+  throw std::logic_error("no experiment '" + experiment + "'");
+}
+
+const Experiment* Registry::find(const std::string& name) const {
+  for (const auto& e : experiments_)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::vector<std::string> Registry::names() const {
+  std::vector<std::string> out;
+  for (const auto& e : experiments_) out.push_back(e.name);
+  return out;
+}
+
+}  // namespace labrun

@@ -1,0 +1,32 @@
+// The disposition of a point after its lab pass, and the exceptions a phase throws to set one.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace labrun {
+
+/// Disposition of a point (after CUTLASS profiler's Disposition). Only `ok` carries a trusted timing.
+enum class Status {
+  ok,                   ///< correct, timed
+  incorrect,            ///< the correctness check failed; not timed
+  skipped,              ///< deliberately not run, with a reason (e.g. host backend size cap)
+  not_supported,        ///< the variant or backend does not support this combination, with a reason
+  capture_unsupported,  ///< graph mode: the launch sequence could not be captured (e.g. it synchronizes)
+  error,                ///< an unexpected failure, with its message; the sweep goes on
+};
+
+/// Lower-case name used in records ("ok", "not_supported", ...).
+const char* to_string(Status status);
+
+/// Thrown by a phase to end a point's lab pass with a status other than ok/incorrect.
+class PointOutcome : public std::runtime_error {
+ public:
+  PointOutcome(Status status, const std::string& reason) : std::runtime_error(reason), status_(status) {}
+  Status status() const { return status_; }
+
+ private:
+  Status status_;
+};
+
+}  // namespace labrun
