@@ -1,0 +1,770 @@
+#include "config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include <yaml-cpp/yaml.h>
+
+#include "registry.hpp"
+#include "sha256.hpp"
+
+namespace labrun {
+
+namespace {
+
+std::string format_what(const SourceLoc& loc, const std::string& key, const std::string& message) {
+  std::string out = loc.file + ":" + std::to_string(loc.line) + ": ";
+  // Errors that belong to no key (unreadable file, YAML syntax) have nothing to quote.
+  if (!key.empty()) out += "key '" + key + "': ";
+  return out + message;
+}
+
+}  // namespace
+
+ConfigError::ConfigError(SourceLoc loc, std::string key, std::string message)
+    : std::runtime_error(format_what(loc, key, message)),
+      loc_(std::move(loc)),
+      key_(std::move(key)),
+      message_(std::move(message)) {}
+
+std::optional<std::int64_t> parse_exact_integer(const std::string& text, std::string* why) {
+  auto fail = [why](std::string reason) -> std::optional<std::int64_t> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  const std::string not_a_number = "'" + text + "' is not a decimal number";
+
+  std::size_t i = 0;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
+  std::string digits;  // integer part followed by fraction part
+  std::size_t fraction_digits = 0;
+  while (i < text.size() && is_digit(text[i])) digits += text[i++];
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && is_digit(text[i])) {
+      digits += text[i++];
+      ++fraction_digits;
+    }
+  }
+  if (digits.empty()) return fail(not_a_number);
+
+  // The exponent is clamped far beyond any meaningful value so that absurdly long exponents cannot overflow;
+  // a clamped exponent still gives the right verdict (zero, not an integer, or out of range).
+  constexpr std::int64_t kExponentCap = 1'000'000'000'000'000;
+  std::int64_t exponent = 0;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    bool exponent_negative = false;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) exponent_negative = text[i++] == '-';
+    const std::size_t start = i;
+    while (i < text.size() && is_digit(text[i])) {
+      if (exponent < kExponentCap) exponent = exponent * 10 + (text[i] - '0');
+      ++i;
+    }
+    if (i == start) return fail(not_a_number);
+    if (exponent_negative) exponent = -exponent;
+  }
+  if (i != text.size()) return fail(not_a_number);
+
+  // value = digits * 10^scale. Strip the zeros at both ends of the digit string so that it is integral
+  // exactly when the remaining scale is >= 0.
+  const std::size_t first = digits.find_first_not_of('0');
+  if (first == std::string::npos) return 0;
+  const std::size_t last = digits.find_last_not_of('0');
+  const std::int64_t scale = exponent - static_cast<std::int64_t>(fraction_digits) +
+                             static_cast<std::int64_t>(digits.size() - 1 - last);
+  if (scale < 0) return fail(text + " is not an integer");
+  const std::string_view significant(digits.data() + first, last + 1 - first);
+  const std::string out_of_range = text + " is outside the 64-bit integer range";
+  // Nineteen decimal digits always fit in uint64 (10^19 - 1 < 2^64), so the magnitude is computed exactly.
+  if (static_cast<std::int64_t>(significant.size()) + scale > 19) return fail(out_of_range);
+  std::uint64_t magnitude = 0;
+  for (char c : significant) magnitude = magnitude * 10 + static_cast<std::uint64_t>(c - '0');
+  for (std::int64_t k = 0; k < scale; ++k) magnitude *= 10;
+  const std::uint64_t limit =
+      static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
+  if (magnitude > limit) return fail(out_of_range);
+  if (!negative) return static_cast<std::int64_t>(magnitude);
+  if (magnitude == limit) return std::numeric_limits<std::int64_t>::min();
+  return -static_cast<std::int64_t>(magnitude);
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitute = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitute});
+    }
+    std::swap(previous, current);
+  }
+  return previous[b.size()];
+}
+
+std::optional<std::string> nearest(const std::string& word, const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+  for (const auto& candidate : candidates) {
+    const std::size_t d = edit_distance(word, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  if (best && best_distance <= std::max<std::size_t>(2, word.size() / 3)) return best;
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr int kMaxDepth = 64;                 // deeper nesting only arises from recursive aliases
+constexpr std::size_t kMaxNodes = 1'000'000;  // bounds alias expansion ("billion laughs")
+constexpr std::size_t kMaxRangeValues = 100'000;
+
+const std::vector<std::string> kTopKeys = {"experiment", "description", "axes",      "variants",
+                                           "exclude",    "lab",         "hypothesis"};
+const std::vector<std::string> kLabKeys = {
+    "warmup_iterations", "warmup_time_s", "min_samples",     "max_samples", "max_time_s",
+    "min_sample_time_s", "seed",          "tolerance_scale", "host_max_n",  "timing"};
+const std::vector<std::string> kTimings = {"synchronized", "unsynchronized"};
+const std::vector<std::string> kRangeKeys = {"decades", "powers_of_two", "from", "to", "step"};
+const char* const kRangeForms = "{decades: [A, B]}, {powers_of_two: [A, B]} or {from: A, to: B, step: S}";
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) out += (i ? ", " : "") + words[i];
+  return out.empty() ? "none" : out;
+}
+
+/// "; did you mean 'x'?" when a candidate is close to `word`, else "".
+std::string suggest(const std::string& word, const std::vector<std::string>& candidates) {
+  const auto best = nearest(word, candidates);
+  return best ? "; did you mean '" + *best + "'?" : "";
+}
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
+    default: return "nothing";
+  }
+}
+
+std::string child_path(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+/// Strict full-text parse of a finite double; sets `why` otherwise.
+std::optional<double> parse_real(const std::string& text, std::string* why) {
+  std::string_view s = text;
+  // std::from_chars rejects a leading '+', which YAML and people write.
+  if (s.size() > 1 && s[0] == '+' && (std::isdigit(static_cast<unsigned char>(s[1])) || s[1] == '.'))
+    s.remove_prefix(1);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec == std::errc::result_out_of_range && end == s.data() + s.size()) {
+    *why = text + " is outside the range of a double";
+    return std::nullopt;
+  }
+  if (ec != std::errc() || end != s.data() + s.size()) {
+    *why = "'" + text + "' is not a number";
+    return std::nullopt;
+  }
+  if (!std::isfinite(value)) {
+    *why = "'" + text + "' is not a finite number";
+    return std::nullopt;
+  }
+  return value;
+}
+
+/// A bound of an AxisDecl as people write it: integral bounds without exponent ("1000000000000").
+std::string bound_text(double bound) {
+  if (std::trunc(bound) == bound && std::fabs(bound) < 9e18)
+    return std::to_string(static_cast<std::int64_t>(bound));
+  return to_string(AxisValue{bound});
+}
+
+/// Removes the last-place noise of A + i*S (0.30000000000000004 -> 0.3) so labels read as written.
+double tidy(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", value);
+  double out = value;
+  std::from_chars(buf, buf + std::strlen(buf), out);
+  return out;
+}
+
+/// A YAML node with the place it was written; `loc` falls back to the enclosing key for empty values,
+/// whose yaml-cpp mark points at the next token instead.
+struct Item {
+  YAML::Node node;
+  SourceLoc loc;
+};
+
+/// One key of a map.
+struct Entry {
+  std::string key;
+  std::string path;  ///< dotted path of the key, e.g. "lab.seed"
+  SourceLoc key_loc;
+  Item value;
+};
+
+class Parser {
+ public:
+  Parser(std::string file, const Registry& registry) : file_(std::move(file)), registry_(registry) {}
+
+  void parse(const std::string& text, SweepConfig& out) {
+    std::vector<YAML::Node> documents;
+    try {
+      documents = YAML::LoadAll(text);
+    } catch (const YAML::Exception& e) {
+      const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
+      const int column = e.mark.is_null() ? 0 : e.mark.column + 1;
+      throw ConfigError({file_, line, column}, "", "YAML syntax error: " + e.msg);
+    }
+    const SourceLoc start{file_, 1, 1};
+    if (documents.empty() || documents[0].IsNull())
+      fail(start, "experiment", "the config is empty; it needs at least 'experiment: NAME'");
+    if (documents.size() > 1)
+      fail(loc(documents[1], start), "", "a config holds one YAML document; found a second one ('---')");
+    const YAML::Node& root = documents[0];
+    if (!root.IsMap())
+      fail(loc(root, start), "",
+           "the config must be a map of keys (" + join(kTopKeys) + "), got " + describe(root));
+
+    std::size_t visited = 0;
+    check_structure(root, "", 0, visited);
+
+    std::map<std::string, Entry> top;
+    for (auto& entry : entries(Item{root, loc(root, start)}, "")) {
+      if (std::find(kTopKeys.begin(), kTopKeys.end(), entry.key) == kTopKeys.end())
+        fail(entry.key_loc, entry.path,
+             "unknown key" + suggest(entry.key, kTopKeys) + " (valid keys: " + join(kTopKeys) + ")");
+      top.emplace(entry.key, std::move(entry));
+    }
+
+    const auto experiment_entry = top.find("experiment");
+    if (experiment_entry == top.end())
+      fail(loc(root, start), "experiment",
+           "required key is missing; registered experiments: " + join(registry_.names()));
+    const Experiment& experiment = parse_experiment(experiment_entry->second);
+    out.experiment = experiment.name;
+
+    if (auto it = top.find("description"); it != top.end())
+      out.description = scalar(it->second.value, it->second.path, "a one-line description");
+    if (auto it = top.find("axes"); it != top.end()) out.axes = parse_axes(it->second, experiment);
+    if (auto it = top.find("variants"); it != top.end())
+      out.variants = parse_variants(it->second, experiment);
+    if (auto it = top.find("exclude"); it != top.end()) out.excludes = parse_excludes(it->second, experiment);
+    if (auto it = top.find("lab"); it != top.end()) out.lab = parse_lab(it->second);
+    if (auto it = top.find("hypothesis"); it != top.end()) out.hypothesis = to_json(it->second.value.node);
+  }
+
+ private:
+  [[noreturn]] void fail(const SourceLoc& at, const std::string& key, const std::string& message) const {
+    throw ConfigError(at, key, message);
+  }
+
+  SourceLoc loc(const YAML::Node& node, const SourceLoc& fallback) const {
+    if (!node.IsDefined() || node.IsNull() || node.Mark().is_null()) return fallback;
+    return {file_, node.Mark().line + 1, node.Mark().column + 1};
+  }
+
+  /// Rejects what yaml-cpp lets through: duplicate keys at any depth (C01), keys that are not plain scalars,
+  /// and recursive or exploding aliases. Runs over the whole document before any key is interpreted.
+  void check_structure(const YAML::Node& node, const std::string& path, int depth,
+                       std::size_t& visited) const {
+    const SourceLoc here = loc(node, {file_, 0, 0});
+    if (depth > kMaxDepth)
+      fail(here, path, "nested deeper than " + std::to_string(kMaxDepth) + " levels (a recursive alias?)");
+    if (++visited > kMaxNodes)
+      fail(here, path,
+           "the document expands to more than " + std::to_string(kMaxNodes) + " nodes (aliases?)");
+    if (node.IsSequence()) {
+      std::size_t index = 0;
+      for (const auto& element : node)
+        check_structure(element, path + "[" + std::to_string(index++) + "]", depth + 1, visited);
+    } else if (node.IsMap()) {
+      std::map<std::string, int> first_line;
+      for (const auto& pair : node) {
+        const SourceLoc key_loc = loc(pair.first, here);
+        if (!pair.first.IsScalar())
+          fail(key_loc, path, "a key must be a plain word, not " + describe(pair.first));
+        const std::string& key = pair.first.Scalar();
+        const std::string key_path = child_path(path, key);
+        const auto [it, inserted] = first_line.emplace(key, key_loc.line);
+        if (!inserted)
+          fail(key_loc, key_path,
+               "duplicate key '" + key + "' (first at line " + std::to_string(it->second) +
+                   ", again at line " + std::to_string(key_loc.line) + ")");
+        check_structure(pair.second, key_path, depth + 1, visited);
+      }
+    }
+  }
+
+  /// The keys of a map in the order written. Keys are known to be unique scalars (check_structure).
+  std::vector<Entry> entries(const Item& map, const std::string& path) const {
+    std::vector<Entry> out;
+    for (const auto& pair : map.node) {
+      Entry entry;
+      entry.key = pair.first.Scalar();
+      entry.path = child_path(path, entry.key);
+      entry.key_loc = loc(pair.first, map.loc);
+      entry.value = Item{pair.second, loc(pair.second, entry.key_loc)};
+      out.push_back(std::move(entry));
+    }
+    return out;
+  }
+
+  std::vector<Item> elements(const Item& sequence) const {
+    std::vector<Item> out;
+    for (const auto& element : sequence.node) out.push_back(Item{element, loc(element, sequence.loc)});
+    return out;
+  }
+
+  std::string scalar(const Item& item, const std::string& path, const std::string& expected) const {
+    if (!item.node.IsScalar()) fail(item.loc, path, "expected " + expected + ", got " + describe(item.node));
+    return item.node.Scalar();
+  }
+
+  std::int64_t integer(const Item& item, const std::string& path, const std::string& expected) const {
+    std::string why;
+    const auto value = parse_exact_integer(scalar(item, path, expected), &why);
+    if (!value) fail(item.loc, path, why + "; expected " + expected);
+    return *value;
+  }
+
+  double real(const Item& item, const std::string& path, const std::string& expected) const {
+    std::string why;
+    const auto value = parse_real(scalar(item, path, expected), &why);
+    if (!value) fail(item.loc, path, why + "; expected " + expected);
+    return *value;
+  }
+
+  const Experiment& parse_experiment(const Entry& entry) const {
+    const std::string name = scalar(entry.value, entry.path, "the name of an experiment");
+    const Experiment* experiment = registry_.find(name);
+    if (!experiment)
+      fail(entry.value.loc, entry.path,
+           "no experiment '" + name + "' is registered" + suggest(name, registry_.names()) +
+               " (registered: " + join(registry_.names()) + ")");
+    return *experiment;
+  }
+
+  static std::vector<std::string> axis_names(const Experiment& experiment) {
+    std::vector<std::string> names;
+    for (const auto& axis : experiment.axes) names.push_back(axis.name);
+    return names;
+  }
+
+  static std::vector<std::string> variant_names(const Experiment& experiment) {
+    std::vector<std::string> names;
+    for (const auto& variant : experiment.variants) names.push_back(variant.name);
+    return names;
+  }
+
+  const AxisDecl& find_axis(const Experiment& experiment, const Entry& entry) const {
+    const AxisDecl* decl = experiment.find_axis(entry.key);
+    if (!decl) {
+      const auto names = axis_names(experiment);
+      fail(entry.key_loc, entry.path,
+           "experiment '" + experiment.name + "' has no axis '" + entry.key + "'" +
+               suggest(entry.key, names) + " (axes: " + join(names) + ")");
+    }
+    return *decl;
+  }
+
+  std::vector<AxisSpec> parse_axes(const Entry& axes, const Experiment& experiment) const {
+    if (!axes.value.node.IsMap())
+      fail(axes.value.loc, axes.path,
+           "expected a map of axis names to values, got " + describe(axes.value.node));
+    std::vector<AxisSpec> out;
+    for (const auto& entry : entries(axes.value, axes.path)) {
+      const AxisDecl& decl = find_axis(experiment, entry);
+      out.push_back(AxisSpec{decl.name, axis_values(entry.value, entry.path, decl), entry.key_loc});
+    }
+    return out;
+  }
+
+  void check_bounds(const AxisValue& value, const std::string& text, const SourceLoc& at,
+                    const std::string& path, const AxisDecl& decl) const {
+    // long double holds every int64 and every double exactly on the platforms labrun targets, so the
+    // comparison does not round a large integer onto a bound.
+    long double v = 0;
+    if (const auto* i = std::get_if<std::int64_t>(&value))
+      v = static_cast<long double>(*i);
+    else if (const auto* d = std::get_if<double>(&value))
+      v = *d;
+    else
+      return;
+    const bool below = decl.min && v < static_cast<long double>(*decl.min);
+    const bool above = decl.max && v > static_cast<long double>(*decl.max);
+    if (!below && !above) return;
+    std::string message = text + " is ";
+    if (decl.min && decl.max)
+      message += "outside [" + bound_text(*decl.min) + ", " + bound_text(*decl.max) + "]";
+    else if (below)
+      message += "below the minimum " + bound_text(*decl.min);
+    else
+      message += "above the maximum " + bound_text(*decl.max);
+    fail(at, path, message + " of axis '" + decl.name + "'");
+  }
+
+  AxisValue axis_value(const Item& item, const std::string& path, const AxisDecl& decl) const {
+    const std::string expected = std::string(to_string(decl.kind)) + " for axis '" + decl.name + "'";
+    AxisValue value;
+    std::string text;
+    switch (decl.kind) {
+      case AxisKind::Integer:
+        value = integer(item, path, expected);
+        text = item.node.Scalar();
+        break;
+      case AxisKind::Real:
+        value = real(item, path, expected);
+        text = item.node.Scalar();
+        break;
+      case AxisKind::Word: {
+        text = scalar(item, path, decl.choices.empty() ? "a word" : "one of " + join(decl.choices));
+        if (!decl.choices.empty() &&
+            std::find(decl.choices.begin(), decl.choices.end(), text) == decl.choices.end())
+          fail(item.loc, path,
+               "'" + text + "' is not one of " + join(decl.choices) + suggest(text, decl.choices) +
+                   " (axis '" + decl.name + "')");
+        return text;
+      }
+    }
+    check_bounds(value, text, item.loc, path, decl);
+    return value;
+  }
+
+  /// Values of one axis (or of one key of an exclude rule): a scalar, a list of scalars, or a range map.
+  std::vector<AxisValue> axis_values(const Item& item, const std::string& path, const AxisDecl& decl) const {
+    std::vector<AxisValue> values;
+    std::vector<SourceLoc> locs;
+    if (item.node.IsScalar()) {
+      values.push_back(axis_value(item, path, decl));
+      locs.push_back(item.loc);
+    } else if (item.node.IsSequence()) {
+      for (const auto& element : elements(item)) {
+        if (!element.node.IsScalar())
+          fail(element.loc, path, "expected a single value in the list, got " + describe(element.node));
+        values.push_back(axis_value(element, path, decl));
+        locs.push_back(element.loc);
+      }
+      if (values.empty()) fail(item.loc, path, "the list of values is empty");
+    } else if (item.node.IsMap()) {
+      values = range(item, path, decl);
+      locs.assign(values.size(), item.loc);
+    } else {
+      fail(item.loc, path,
+           "expected a value, a list of values or a range " + std::string(kRangeForms) + ", got nothing");
+    }
+    for (std::size_t i = 1; i < values.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (values[i] == values[j]) fail(locs[i], path, "value " + to_string(values[i]) + " is given twice");
+    return values;
+  }
+
+  /// Expands a range map ({decades}, {powers_of_two} or {from, to, step}) into its values.
+  std::vector<AxisValue> range(const Item& item, const std::string& path, const AxisDecl& decl) const {
+    if (decl.kind == AxisKind::Word)
+      fail(item.loc, path, "axis '" + decl.name + "' takes words; a range needs a numeric axis");
+    const auto keys = entries(item, path);
+    if (keys.empty()) fail(item.loc, path, "an empty map is not a range; write " + std::string(kRangeForms));
+    std::map<std::string, const Entry*> by_key;
+    for (const auto& entry : keys) {
+      if (std::find(kRangeKeys.begin(), kRangeKeys.end(), entry.key) == kRangeKeys.end())
+        fail(entry.key_loc, entry.path,
+             "unknown range key" + suggest(entry.key, kRangeKeys) + "; a range is " + kRangeForms);
+      by_key[entry.key] = &entry;
+    }
+
+    std::vector<AxisValue> values;
+    auto add = [&](AxisValue value) {
+      if (values.size() >= kMaxRangeValues)
+        fail(item.loc, path, "the range yields more than " + std::to_string(kMaxRangeValues) + " values");
+      check_bounds(value, to_string(value), item.loc, path, decl);
+      values.push_back(std::move(value));
+    };
+
+    for (const auto& [name, factor] :
+         {std::pair<std::string, std::int64_t>{"decades", 10}, {"powers_of_two", 2}}) {
+      const auto it = by_key.find(name);
+      if (it == by_key.end()) continue;
+      const Entry& entry = *it->second;
+      if (keys.size() != 1) fail(item.loc, path, "a range is exactly one of " + std::string(kRangeForms));
+      if (decl.kind != AxisKind::Integer)
+        fail(entry.key_loc, entry.path,
+             "'" + name + "' needs an integer axis; use {from: A, to: B, step: S}");
+      if (!entry.value.node.IsSequence() || entry.value.node.size() != 2)
+        fail(entry.value.loc, entry.path, "expected [FIRST, LAST], got " + describe(entry.value.node));
+      const auto bounds = elements(entry.value);
+      const std::int64_t first = integer(bounds[0], entry.path, "a positive integer");
+      const std::int64_t last = integer(bounds[1], entry.path, "an integer");
+      if (first <= 0)
+        fail(bounds[0].loc, entry.path, "the first value must be > 0, got " + std::to_string(first));
+      if (last < first)
+        fail(bounds[1].loc, entry.path,
+             "the last value " + std::to_string(last) + " is below the first " + std::to_string(first));
+      // Stop before multiplying past `last`, so that the product never overflows int64.
+      for (std::int64_t v = first;; v *= factor) {
+        add(v);
+        if (v > last / factor) break;
+      }
+      return values;
+    }
+
+    for (const char* needed : {"from", "to", "step"})
+      if (!by_key.count(needed))
+        fail(item.loc, path, "the range has no '" + std::string(needed) + "'; a range is " + kRangeForms);
+    const Entry& from = *by_key["from"];
+    const Entry& to = *by_key["to"];
+    const Entry& step = *by_key["step"];
+    if (decl.kind == AxisKind::Integer) {
+      const std::int64_t a = integer(from.value, from.path, "an integer");
+      const std::int64_t b = integer(to.value, to.path, "an integer");
+      const std::int64_t s = integer(step.value, step.path, "a positive integer");
+      if (s <= 0) fail(step.value.loc, step.path, "the step must be > 0, got " + std::to_string(s));
+      if (b < a)
+        fail(to.value.loc, to.path,
+             "'to' (" + std::to_string(b) + ") is below 'from' (" + std::to_string(a) + ")");
+      // Unsigned arithmetic: b - a can exceed int64 when a is negative.
+      const std::uint64_t count =
+          (static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a)) / static_cast<std::uint64_t>(s) + 1;
+      if (count > kMaxRangeValues)
+        fail(item.loc, path, "the range yields more than " + std::to_string(kMaxRangeValues) + " values");
+      for (std::uint64_t i = 0; i < count; ++i)
+        add(static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + i * static_cast<std::uint64_t>(s)));
+      return values;
+    }
+    const double a = real(from.value, from.path, "a number");
+    const double b = real(to.value, to.path, "a number");
+    const double s = real(step.value, step.path, "a positive number");
+    if (!(s > 0)) fail(step.value.loc, step.path, "the step must be > 0, got " + step.value.node.Scalar());
+    if (b < a)
+      fail(to.value.loc, to.path,
+           "'to' (" + to.value.node.Scalar() + ") is below 'from' (" + from.value.node.Scalar() + ")");
+    if ((b - a) / s >= static_cast<double>(kMaxRangeValues))
+      fail(item.loc, path, "the range yields more than " + std::to_string(kMaxRangeValues) + " values");
+    // Each value is a + i*s rather than a running sum, so rounding does not accumulate; the last one is
+    // accepted (as exactly `to`) when it lands within 1e-9 relative of `to`.
+    const double tolerance = 1e-9 * std::max({std::fabs(a), std::fabs(b), s});
+    for (std::size_t i = 0;; ++i) {
+      const double v = a + static_cast<double>(i) * s;
+      if (v > b + tolerance) break;
+      add(std::fabs(v - b) <= tolerance ? b : tidy(v));
+    }
+    return values;
+  }
+
+  std::vector<std::string> parse_variants(const Entry& entry, const Experiment& experiment) const {
+    const auto names = variant_names(experiment);
+    std::vector<Item> items;
+    if (entry.value.node.IsScalar()) {
+      if (entry.value.node.Scalar() == "all") return {};
+      items.push_back(entry.value);
+    } else if (entry.value.node.IsSequence()) {
+      items = elements(entry.value);
+      if (items.empty())
+        fail(entry.value.loc, entry.path, "the list is empty; write 'all' or leave the key out");
+    } else {
+      fail(entry.value.loc, entry.path,
+           "expected a list of variant names or 'all', got " + describe(entry.value.node));
+    }
+    std::vector<std::string> out;
+    for (const auto& item : items) {
+      const std::string name = scalar(item, entry.path, "a variant name");
+      if (name == "all" && entry.value.node.IsSequence())
+        fail(item.loc, entry.path, "'all' stands alone: write 'variants: all'");
+      if (!experiment.find_variant(name))
+        fail(item.loc, entry.path,
+             "experiment '" + experiment.name + "' has no variant '" + name + "'" + suggest(name, names) +
+                 " (variants: " + join(names) + ")");
+      if (std::find(out.begin(), out.end(), name) != out.end())
+        fail(item.loc, entry.path, "variant '" + name + "' is given twice");
+      out.push_back(name);
+    }
+    return out;
+  }
+
+  std::vector<ExcludeRule> parse_excludes(const Entry& entry, const Experiment& experiment) const {
+    if (!entry.value.node.IsSequence())
+      fail(entry.value.loc, entry.path,
+           "expected a list of rules (maps of axis to values), got " + describe(entry.value.node));
+    std::vector<ExcludeRule> out;
+    std::size_t index = 0;
+    for (const auto& rule_item : elements(entry.value)) {
+      const std::string rule_path = entry.path + "[" + std::to_string(index++) + "]";
+      if (!rule_item.node.IsMap())
+        fail(rule_item.loc, rule_path,
+             "expected a rule (a map of axis to values), got " + describe(rule_item.node));
+      const auto keys = entries(rule_item, rule_path);
+      if (keys.empty()) fail(rule_item.loc, rule_path, "an empty rule would exclude every point");
+      ExcludeRule rule;
+      rule.loc = rule_item.loc;
+      for (const auto& key : keys) {
+        if (key.key == "variant") {
+          std::vector<AxisValue> values;
+          for (auto& name : parse_variants(key, experiment)) values.emplace_back(std::move(name));
+          if (values.empty()) fail(key.value.loc, key.path, "'all' would exclude every variant; list names");
+          rule.match.emplace_back("variant", std::move(values));
+          continue;
+        }
+        const AxisDecl* decl = experiment.find_axis(key.key);
+        if (!decl) {
+          auto candidates = axis_names(experiment);
+          candidates.push_back("variant");
+          fail(key.key_loc, key.path,
+               "experiment '" + experiment.name + "' has no axis '" + key.key + "'" +
+                   suggest(key.key, candidates) + " (a rule names axes: " + join(candidates) + ")");
+        }
+        rule.match.emplace_back(decl->name, axis_values(key.value, key.path, *decl));
+      }
+      out.push_back(std::move(rule));
+    }
+    return out;
+  }
+
+  LabSettings parse_lab(const Entry& lab_entry) const {
+    if (!lab_entry.value.node.IsMap())
+      fail(lab_entry.value.loc, lab_entry.path,
+           "expected a map of lab settings, got " + describe(lab_entry.value.node));
+    LabSettings lab;
+    const Entry* min_samples = nullptr;
+    const Entry* max_samples = nullptr;
+    const auto keys = entries(lab_entry.value, lab_entry.path);
+
+    auto int_at_least = [&](const Entry& e, std::int64_t minimum) {
+      const std::string expected = "an integer >= " + std::to_string(minimum);
+      const std::int64_t v = integer(e.value, e.path, expected);
+      if (v < minimum)
+        fail(e.value.loc, e.path, e.value.node.Scalar() + " is below the minimum; expected " + expected);
+      return v;
+    };
+    auto real_above = [&](const Entry& e, double minimum, bool inclusive) {
+      const std::string expected =
+          std::string("a number ") + (inclusive ? ">= " : "> ") + bound_text(minimum);
+      const double v = real(e.value, e.path, expected);
+      if (inclusive ? v < minimum : v <= minimum)
+        fail(e.value.loc, e.path, e.value.node.Scalar() + " is out of range; expected " + expected);
+      return v;
+    };
+
+    for (const auto& e : keys) {
+      if (e.key == "warmup_iterations") {
+        lab.warmup_iterations = int_at_least(e, 0);
+      } else if (e.key == "warmup_time_s") {
+        lab.warmup_time_s = real_above(e, 0, true);
+      } else if (e.key == "min_samples") {
+        lab.min_samples = int_at_least(e, 1);
+        min_samples = &e;
+      } else if (e.key == "max_samples") {
+        lab.max_samples = int_at_least(e, 1);
+        max_samples = &e;
+      } else if (e.key == "max_time_s") {
+        lab.max_time_s = real_above(e, 0, false);
+      } else if (e.key == "min_sample_time_s") {
+        lab.min_sample_time_s = real_above(e, 0, true);
+      } else if (e.key == "seed") {
+        lab.seed = static_cast<std::uint64_t>(int_at_least(e, 0));
+      } else if (e.key == "tolerance_scale") {
+        lab.tolerance_scale = real_above(e, 0, false);
+      } else if (e.key == "host_max_n") {
+        lab.host_max_n = int_at_least(e, 0);
+      } else if (e.key == "timing") {
+        const std::string timing = scalar(e.value, e.path, "one of " + join(kTimings));
+        if (std::find(kTimings.begin(), kTimings.end(), timing) == kTimings.end())
+          fail(e.value.loc, e.path,
+               "'" + timing + "' is not one of " + join(kTimings) + suggest(timing, kTimings));
+        lab.timing = timing;
+      } else {
+        fail(e.key_loc, e.path,
+             "unknown lab setting" + suggest(e.key, kLabKeys) + " (settings: " + join(kLabKeys) + ")");
+      }
+    }
+    if (lab.max_samples < lab.min_samples) {
+      // Point at whichever of the two the config wrote; the other is a default.
+      const Entry& culprit = max_samples ? *max_samples : *min_samples;
+      fail(culprit.value.loc, culprit.path,
+           "max_samples (" + std::to_string(lab.max_samples) + (max_samples ? "" : ", the default") +
+               ") is below min_samples (" + std::to_string(lab.min_samples) +
+               (min_samples ? "" : ", the default") + ")");
+    }
+    return lab;
+  }
+
+  /// Converts any YAML to JSON, keeping map order. Quoted scalars stay strings; plain ones become an integer
+  /// (exact, so `1e7` is 10000000), else a finite number, else true/false, else a string.
+  static nlohmann::ordered_json to_json(const YAML::Node& node) {
+    switch (node.Type()) {
+      case YAML::NodeType::Map: {
+        nlohmann::ordered_json object = nlohmann::ordered_json::object();
+        for (const auto& pair : node) object[pair.first.Scalar()] = to_json(pair.second);
+        return object;
+      }
+      case YAML::NodeType::Sequence: {
+        nlohmann::ordered_json array = nlohmann::ordered_json::array();
+        for (const auto& element : node) array.push_back(to_json(element));
+        return array;
+      }
+      case YAML::NodeType::Scalar: {
+        const std::string& text = node.Scalar();
+        if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return text;
+        std::string why;
+        if (const auto i = parse_exact_integer(text, &why)) return *i;
+        if (const auto d = parse_real(text, &why)) return *d;
+        if (text == "true" || text == "True" || text == "TRUE") return true;
+        if (text == "false" || text == "False" || text == "FALSE") return false;
+        return text;
+      }
+      default: return nullptr;
+    }
+  }
+
+  std::string file_;
+  const Registry& registry_;
+};
+
+}  // namespace
+
+SweepConfig parse_config(const std::string& text, const std::string& path, const Registry& registry) {
+  SweepConfig config;
+  config.path = path;
+  config.text = text;
+  config.sha256 = sha256_hex(text);
+  Parser(path, registry).parse(text, config);
+  return config;
+}
+
+SweepConfig load_config(const std::string& path, const Registry& registry) {
+  // stdio rather than iostreams: errno after fopen/fread is the reliable way to report why a read failed.
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(errno));
+  std::string text;
+  char buffer[65536];
+  std::size_t got = 0;
+  while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, got);
+  const bool failed = std::ferror(file) != 0;
+  const int error = errno;
+  std::fclose(file);
+  if (failed)
+    throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(error));
+  return parse_config(text, path, registry);
+}
+
+}  // namespace labrun
