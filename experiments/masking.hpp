@@ -1,0 +1,125 @@
+// The masking experiment: the sum of squares of the elements a boolean mask selects, computed four ways
+// (multiply by the mask, boolean indexing, select, sanitize-then-square) plus two GPU-only forms
+// (index with a device-side count, and a fused single pass). Shared by the host and CUDA implementations.
+//
+// For a point (n, density, dtype, downstream k), with data d[0..n) and mask m[0..n):
+//   result = sum over i with m[i] of down^k(d[i]^2),  down(x) = sin(x) * 1.0001
+// Every variant computes this same number; they differ in how much work and which synchronizations it takes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "dtype.hpp"
+#include "point.hpp"
+#include "record.hpp"
+
+namespace labrun::masking {
+
+/// The scale in the downstream op x <- sin(x) * kDownstreamScale (keeps the op from being an identity).
+inline constexpr double kDownstreamScale = 1.0001;
+
+enum class Variant { multiply, index, where, sanitize, index_device_count, fused };
+const char* to_string(Variant v);
+/// @throws std::invalid_argument for an unknown name.
+Variant parse_variant(const std::string& name);
+
+/// A masking point's axes, typed.
+struct Params {
+  Variant variant = Variant::fused;
+  std::int64_t n = 0;         ///< elements
+  double density = 0.5;       ///< probability that an element is selected, in [0, 1]
+  DType dtype = DType::f32;   ///< storage dtype of the data
+  std::string mode = "eager"; ///< "eager" or "graph"
+  int downstream = 0;         ///< k: times down() is applied to each processed element
+  bool nonfinite = false;     ///< plant +inf and NaN in some masked-out slots (case C06)
+};
+/// @throws std::out_of_range / std::invalid_argument when the point lacks an axis or has a bad value.
+Params params_of(const Point& point);
+
+/// Host copy of a point's inputs. `data` holds n elements in the storage dtype (f16/bf16 as raw bits),
+/// `mask` n bytes each 0 or 1.
+struct Inputs {
+  DType dtype = DType::f32;
+  std::int64_t n = 0;
+  std::vector<std::uint64_t> storage;  ///< 8-byte aligned backing of `data()`
+  std::vector<std::uint8_t> mask;
+  std::int64_t selected = 0;           ///< number of mask bytes equal to 1
+  void* data() { return storage.data(); }
+  const void* data() const { return storage.data(); }
+  std::size_t data_bytes() const { return static_cast<std::size_t>(n) * dtype_bytes(dtype); }
+  /// Element i decoded exactly to double.
+  double value(std::int64_t i) const;
+};
+
+/// Draws inputs from a counter-based generator (SplitMix64 of seed and index; Steele, Lea & Flood 2014):
+/// reproducible for a seed, identical on every thread count. |d| is uniform in [0.25, 2) with a random sign,
+/// rounded to the dtype — never zero. mask[i] = 1 with probability `density`. With `nonfinite`, a quarter of
+/// the masked-out slots hold +inf and a quarter NaN.
+Inputs generate(std::int64_t n, double density, DType dtype, bool nonfinite, std::uint64_t seed);
+
+/// Double-precision reference of the result, with the magnitudes the tolerance needs.
+struct Reference {
+  double sum = 0;            ///< sum over selected i of down^k(d_i^2)
+  double sum_abs = 0;        ///< sum of |down^k(d_i^2)| (scale of the reduction's rounding error)
+  double sum_magnitude = 0;  ///< sum over selected i of max(|d_i^2|, 1) (scale of the elementwise errors)
+  std::int64_t selected = 0;
+};
+/// Reference over `inputs` with k = downstream; computed in double in 64 fixed chunks summed in order.
+Reference reference(const Inputs& inputs, int downstream);
+
+/// Absolute tolerance for a variant's result (documented in docs/metrics.md, "Correctness tolerance"):
+///   tol = scale * ( (2 + 6k) * u_s * sum_magnitude + (ceil(log2 n) + ceil(sqrt n)) * u_acc * sum_abs )
+///         + 1e-300
+/// u_s: unit roundoff of the storage dtype (every op of an eager variant rounds its output to it: the square,
+/// then per downstream step sin (<= 2 ulp = 4u, CUDA Programming Guide, math functions), the multiply and the
+/// store). u_acc: unit roundoff of the accumulation dtype; ceil(log2 n) covers tree (pairwise) summation and
+/// ceil(sqrt n) the per-thread sequential runs, by the probabilistic bound lambda*sqrt(n)*u of Higham & Mary,
+/// SIAM J. Sci. Comput. 41(5), 2019, with lambda = 1. sin is 1-Lipschitz and |scale| ~ 1, so errors carried
+/// through down() are not amplified beyond 1.0001^k (< 1.001 for k <= 8).
+double tolerance(const Params& params, const Reference& ref, double scale);
+
+/// Compares a result with the reference: passes iff |value - ref.sum| <= tol; NaN or inf against a finite
+/// reference always fails (case C07).
+Check compare(double value, const Reference& ref, double tol);
+
+/// Per-iteration cost model of a variant as implemented (DRAM bytes read and written, flop, launches, host
+/// syncs) and the compulsory bytes of the computation (data + mask read once). Formulas: docs/metrics.md.
+Json cost(const Params& params, std::int64_t selected);
+
+/// Scratch buffers of the host implementations, sized once at setup.
+struct HostScratch {
+  std::vector<std::uint64_t> a, b;
+};
+
+/// One iteration of `variant` on the host, following the variant's op order and rounding every
+/// intermediate to the storage dtype as an eager framework does (fused keeps f32/f64 in registers).
+/// Accumulates in double; returns the sum rounded to the accumulation dtype (f32, or f64 for f64 data).
+double host_run(Variant variant, const Inputs& inputs, int downstream, HostScratch& scratch);
+
+/// Inputs and references shared by the variants of consecutive points with the same (n, density, dtype,
+/// nonfinite, seed): the sweep puts variants innermost, so each input set is generated once.
+class InputCache {
+ public:
+  /// The inputs for `params` and lab `seed`; regenerated when the key changes.
+  std::shared_ptr<const Inputs> inputs(const Params& params, std::uint64_t seed);
+  /// The reference for the cached inputs and k = downstream.
+  const Reference& reference_for(const Params& params, std::uint64_t seed);
+
+ private:
+  std::string key_;
+  std::shared_ptr<const Inputs> inputs_;
+  std::vector<std::pair<int, Reference>> refs_;
+};
+
+/// The seed of a point's inputs: the lab seed mixed with the input-defining axes (not the variant, so that
+/// all variants see the same data).
+std::uint64_t input_seed(const Params& params, std::uint64_t lab_seed);
+
+/// Registers the experiment, its axes and variants with their host implementations.
+void register_experiment(class Registry& registry);
+
+}  // namespace labrun::masking

@@ -1,0 +1,225 @@
+#include "cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "config.hpp"
+#include "env.hpp"
+#include "host_backend.hpp"
+#include "lab.hpp"
+#include "record.hpp"
+#include "status.hpp"
+#include "sweep.hpp"
+
+namespace labrun {
+
+namespace {
+
+struct DeviceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// --device auto|cpu|cuda[:N]. auto: first CUDA device if one can be opened, else the host with a notice.
+std::unique_ptr<Backend> open_backend(const std::string& device, const DeviceHooks& hooks) {
+  if (device == "cpu" || device == "host") return std::make_unique<HostBackend>();
+  if (device == "auto") {
+    std::string why = "labrun was built without CUDA";
+    if (hooks.open_cuda)
+      if (auto b = hooks.open_cuda(0, &why)) return b;
+    std::fprintf(stderr, "labrun: no usable CUDA device (%s); running on the host backend\n", why.c_str());
+    return std::make_unique<HostBackend>();
+  }
+  if (device.rfind("cuda", 0) == 0) {
+    int index = 0;
+    if (device.size() > 4) {
+      if (device[4] != ':') throw std::invalid_argument("--device: expected cuda or cuda:N, got '" + device + "'");
+      try {
+        std::size_t used = 0;
+        index = std::stoi(device.substr(5), &used);
+        if (used != device.size() - 5 || index < 0) throw std::invalid_argument("");
+      } catch (const std::exception&) {
+        throw std::invalid_argument("--device: '" + device + "' has no valid device number");
+      }
+    }
+    if (!hooks.open_cuda) throw DeviceError("--device " + device + ": labrun was built without CUDA");
+    std::string why;
+    if (auto b = hooks.open_cuda(index, &why)) return b;
+    throw DeviceError("--device " + device + ": " + why);
+  }
+  throw std::invalid_argument("--device: expected auto, cpu, cuda or cuda:N, got '" + device + "'");
+}
+
+std::string fmt_time(const Json& t) {
+  if (!t.is_number()) return "-";
+  const double s = t.get<double>();
+  if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
+  if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+std::string short_axes(const Json& axes) {
+  std::string out;
+  for (const auto& [k, v] : axes.items()) {
+    if (!out.empty()) out += ' ';
+    out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out;
+}
+
+void print_summary(const std::vector<Json>& records) {
+  std::printf("\n%-20s %-14s %12s %12s %12s %10s  %s\n", "variant", "status", "time", "wall", "GB/s", "syncs/it",
+              "axes");
+  for (const auto& r : records) {
+    std::string time = "-", wall = "-", bw = "-", syncs = "-";
+    if (r.contains("timing")) {
+      time = fmt_time(r["timing"]["time_s"]);
+      wall = fmt_time(r["timing"]["wall"]["median_time_s"]);
+      syncs = fmt::format("{:.2f}", real_from_json(r["timing"]["host_syncs_per_iteration"]));
+    }
+    if (r.contains("derived") && r["derived"].contains("bandwidth_Bps"))
+      bw = fmt::format("{:.1f}", real_from_json(r["derived"]["bandwidth_Bps"]) / 1e9);
+    std::printf("%-20s %-14s %12s %12s %12s %10s  %s\n", r["variant"].get<std::string>().c_str(),
+                r["status"].get<std::string>().c_str(), time.c_str(), wall.c_str(), bw.c_str(), syncs.c_str(),
+                short_axes(r["axes"]).c_str());
+  }
+  std::map<std::string, int> counts;
+  for (const auto& r : records) counts[r["status"].get<std::string>()]++;
+  std::string line;
+  for (const auto& [s, c] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", c, s);
+  std::printf("\n%zu points: %s\n", records.size(), line.c_str());
+}
+
+Registry make_registry(const DeviceHooks& hooks) {
+  Registry r;
+  register_builtin(r);
+  if (hooks.register_cuda) hooks.register_cuda(r);
+  return r;
+}
+
+int cmd_list(const Registry& registry) {
+  for (const auto& e : registry.experiments()) {
+    std::printf("%s: %s\n  axes:\n", e.name.c_str(), e.description.c_str());
+    for (const auto& a : e.axes) {
+      std::string range;
+      if (!a.choices.empty()) {
+        for (const auto& c : a.choices) range += (range.empty() ? "" : "|") + c;
+      } else {
+        range = fmt::format("{} in [{}, {}]", a.kind == AxisKind::Integer ? "integer" : "number",
+                            a.min ? to_string(AxisValue(*a.min)) : "-inf", a.max ? to_string(AxisValue(*a.max)) : "inf");
+      }
+      std::printf("    %-12s %-32s default %-8s %s\n", a.name.c_str(), range.c_str(),
+                  to_string(a.default_value).c_str(), a.description.c_str());
+    }
+    std::printf("  variants:\n");
+    for (const auto& v : e.variants) {
+      std::string backends;
+      for (const auto& [k, fn] : v.implementations) backends += (backends.empty() ? "" : ",") + std::string(to_string(k));
+      std::printf("    %-20s [%s] %s\n", v.name.c_str(), backends.c_str(), v.description.c_str());
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
+  CLI::App app{"labrun: GPU performance experiments with the measurement discipline built in"};
+  app.require_subcommand(1);
+  std::string config_path, device = "auto", output, only;
+  bool force = false, dry_run = false, quiet = false;
+
+  auto* sweep = app.add_subcommand("sweep", "run every point of a sweep config through the lab pass");
+  sweep->add_option("config", config_path, "sweep config (YAML, docs/config.md)")->required();
+  sweep->add_option("--device", device, "auto (GPU if any, else host), cpu, cuda or cuda:N");
+  sweep->add_option("-o,--output", output, "JSONL output (default results/<experiment>-<UTC time>.jsonl)");
+  sweep->add_flag("--force", force, "overwrite the output file if it exists");
+  sweep->add_flag("--dry-run", dry_run, "print the expanded points and their count; run nothing");
+  sweep->add_option("--only", only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"");
+  sweep->add_flag("-q,--quiet", quiet, "no per-point progress on stderr");
+
+  auto* validate = app.add_subcommand("validate", "check a sweep config; run nothing");
+  validate->add_option("config", config_path, "sweep config")->required();
+  auto* list = app.add_subcommand("list", "list experiments, their axes and variants");
+  auto* env = app.add_subcommand("env", "print the environment record as JSON");
+  env->add_option("--device", device, "auto, cpu, cuda or cuda:N");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+
+  std::vector<std::string> args(argv, argv + argc);
+  try {
+    Registry registry = make_registry(hooks);
+    if (*list) return cmd_list(registry);
+    if (*env) {
+      auto backend = open_backend(device, hooks);
+      Json e = host_environment();
+      e["backend"] = backend->name();
+      e["device"] = backend->environment();
+      std::printf("%s\n", e.dump(2).c_str());
+      return kExitOk;
+    }
+    const SweepConfig config = load_config(config_path, registry);
+    const Experiment& experiment = *registry.find(config.experiment);
+    std::vector<Point> points = expand(config, experiment);
+    if (!only.empty()) points = filter_points(points, only);
+    if (*validate) {
+      std::printf("%s: valid; experiment %s, %zu points\n", config_path.c_str(), config.experiment.c_str(),
+                  points.size());
+      return kExitOk;
+    }
+    if (dry_run) {
+      for (const auto& p : points) std::printf("%s  %-20s %s\n", p.id().c_str(), p.variant.c_str(), p.label().c_str());
+      std::printf("%zu points\n", points.size());
+      return kExitOk;
+    }
+    auto backend = open_backend(device, hooks);
+    if (output.empty()) output = "results/" + config.experiment + "-" + utc_timestamp(true) + ".jsonl";
+    JsonlWriter writer(output, force);
+    std::fprintf(stderr, "labrun: %zu points on %s; writing %s\n", points.size(), backend->name().c_str(),
+                 output.c_str());
+    const Json calibration = backend->calibrate();
+    writer.write(make_header(config, args, *backend, calibration, points.size()));
+    auto records = run_sweep(
+        points, experiment, *backend, config.lab, [&](const Json& rec) { writer.write(rec); },
+        [&](std::size_t i, std::size_t total, const Json& rec) {
+          if (quiet) return;
+          std::string t = rec.contains("timing") ? fmt_time(rec["timing"]["time_s"]) : "";
+          std::string reason = rec["reason"].is_string() ? rec["reason"].get<std::string>() : "";
+          if (reason.size() > 100) reason = reason.substr(0, 100) + "...";
+          std::fprintf(stderr, "[%zu/%zu] %-20s %-40s %-19s %s %s\n", i, total, rec["variant"].get<std::string>().c_str(),
+                       short_axes(rec["axes"]).c_str(), rec["status"].get<std::string>().c_str(), t.c_str(),
+                       reason.c_str());
+        });
+    print_summary(records);
+    std::printf("results: %s\n", output.c_str());
+    for (const auto& r : records) {
+      const auto s = r["status"].get<std::string>();
+      if (s == "incorrect" || s == "error") return kExitPointsFailed;
+    }
+    return kExitOk;
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "labrun: invalid config: %s\n", e.what());
+    return kExitConfig;
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "labrun: %s\n", e.what());
+    return kExitOutput;
+  } catch (const DeviceError& e) {
+    std::fprintf(stderr, "labrun: %s\n", e.what());
+    return kExitDevice;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "labrun: %s\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "labrun: internal error: %s\n", e.what());
+    return kExitInternal;
+  }
+}
+
+}  // namespace labrun

@@ -1,0 +1,77 @@
+#include "env.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "build_info.hpp"
+
+namespace labrun {
+
+namespace {
+
+Json first_line_with(const std::string& path, const std::string& prefix) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) {
+      auto pos = line.find(prefix.back() == '=' ? '=' : ':');
+      std::string v = line.substr(pos + 1);
+      v.erase(0, v.find_first_not_of(" \t\""));
+      while (!v.empty() && (v.back() == '"' || v.back() == ' ')) v.pop_back();
+      return v;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Json host_environment() {
+  const BuildInfo& b = build_info();
+  Json env;
+  env["labrun"] = {{"version", b.version},
+                   {"git_sha", b.git_sha},
+                   {"git_dirty", b.git_dirty},
+                   {"build_type", b.build_type},
+                   {"cxx_compiler", b.cxx_compiler},
+                   {"cxx_flags", b.cxx_flags},
+                   {"cuda_compiler", b.cuda_compiler},
+                   {"cuda_flags", b.cuda_flags},
+                   {"cuda_architectures", b.cuda_architectures}};
+  char host[256] = {0};
+  Json hostname = nullptr;
+  if (gethostname(host, sizeof host - 1) == 0) hostname = std::string(host);
+  utsname u{};
+  Json kernel = nullptr;
+  if (uname(&u) == 0) kernel = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES");
+  env["host"] = {{"hostname", hostname},
+                 {"os", first_line_with("/etc/os-release", "PRETTY_NAME=")},
+                 {"kernel", kernel},
+                 {"cpu_model", first_line_with("/proc/cpuinfo", "model name")},
+                 {"logical_cpus", std::thread::hardware_concurrency()},
+                 {"memory_total_bytes", nullptr},
+                 {"cuda_visible_devices", cvd ? Json(cvd) : Json(nullptr)}};
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0)
+    env["host"]["memory_total_bytes"] = static_cast<std::int64_t>(pages) * static_cast<std::int64_t>(page);
+  return env;
+}
+
+std::string utc_timestamp(bool compact) {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace labrun

@@ -1,0 +1,43 @@
+#include "host_backend.hpp"
+
+#include <chrono>
+
+namespace labrun {
+
+namespace {
+
+class HostExecutor : public Executor {
+ public:
+  explicit HostExecutor(Workload& w) : w_(w) {}
+  void iterate() override { w_.run(); }
+  void wait() override {}
+  Sample sample(std::int64_t batch) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::int64_t i = 0; i < batch; ++i) w_.run();
+    Sample s;
+    s.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    s.iterations = batch;
+    return s;
+  }
+
+ private:
+  Workload& w_;
+};
+
+}  // namespace
+
+Json HostBackend::environment() { return Json{{"kind", "host"}, {"name", "host CPU (one thread per variant run)"}}; }
+
+Json HostBackend::calibrate() { return Json{{"backend", "host"}}; }
+
+std::optional<std::string> HostBackend::mode_unsupported(const std::string& mode) const {
+  if (mode == "eager") return std::nullopt;
+  if (mode == "graph") return std::string("graph mode needs a CUDA device (host backend)");
+  return "unknown mode '" + mode + "'";
+}
+
+std::unique_ptr<Executor> HostBackend::executor(Workload& workload, const std::string&, const LabSettings&) {
+  return std::make_unique<HostExecutor>(workload);
+}
+
+}  // namespace labrun

@@ -1,0 +1,46 @@
+// The lab pass: the fixed sequence of phases every point goes through, and the sweep driver.
+//   environment -> setup -> warmup -> correctness -> timing -> interpretation
+// A phase ends the pass early with a status (PointOutcome); a failing point never stops the sweep.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "config.hpp"
+#include "point.hpp"
+#include "record.hpp"
+#include "registry.hpp"
+
+namespace labrun {
+
+/// Names of the phases, in order, as they appear under "phases" in a point record.
+inline const std::vector<std::string> kPhases = {"environment", "setup", "warmup", "correctness", "timing",
+                                                 "interpretation"};
+
+/// Runs one point's lab pass on `backend` and returns its record (docs/records.md). Never throws for a
+/// point-level failure: the status says what happened ("error" with the message for the unexpected).
+Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab);
+
+/// The record header: schema version, argv, config (path, sha256, text), build, host and device environment,
+/// calibration, lab settings.
+Json make_header(const SweepConfig& config, const std::vector<std::string>& argv, Backend& backend,
+                 const Json& calibration, std::size_t point_count);
+
+/// Runs every point, writing each record through `sink` as soon as it finishes; `progress` is told after each.
+/// Returns the records (for the summary table).
+std::vector<Json> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
+                            const LabSettings& lab, const std::function<void(const Json&)>& sink,
+                            const std::function<void(std::size_t, std::size_t, const Json&)>& progress);
+
+/// Number of iterations per sample so that one sample lasts about `min_sample_time_s`, from the time of one
+/// iteration; at least 1, at most 100000.
+std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s);
+
+/// Relative half-width of a distribution-free 95% confidence interval of the median of `values` (order
+/// statistics at ranks n/2 -+ 1.96*sqrt(n)/2, Conover, Practical Nonparametric Statistics, 3rd ed., 3.2);
+/// +inf when n is too small for the interval (n < 6).
+double median_ci_rel_halfwidth(std::vector<double> values);
+
+}  // namespace labrun

@@ -1,0 +1,15 @@
+// labrun's entry point: wires the device layer (when built with CUDA) into the host command line.
+#include "cli.hpp"
+
+#ifdef LABRUN_WITH_CUDA
+#include "cuda_backend.hpp"
+#endif
+
+int main(int argc, char** argv) {
+  labrun::DeviceHooks hooks;
+#ifdef LABRUN_WITH_CUDA
+  hooks.open_cuda = labrun::open_cuda_backend;
+  hooks.register_cuda = labrun::register_cuda_experiments;
+#endif
+  return labrun::run_cli(argc, argv, hooks);
+}

@@ -1,0 +1,56 @@
+// JSON Lines records: the number encoding (case C14) and an append-only writer that never loses a line.
+// Schema of header and point lines: docs/records.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace labrun {
+
+using Json = nlohmann::ordered_json;
+
+/// Version of the record schema, written in every header as `schema_version`.
+inline constexpr int kRecordSchemaVersion = 1;
+
+/// A real number as JSON. Finite values are JSON numbers (nlohmann writes the shortest text that reads back
+/// exactly). JSON has no NaN or infinity, so those become the strings "NaN", "Infinity" and "-Infinity"
+/// (the spellings of JavaScript and of Python's json module): lossless, and never `null`. Case C14.
+Json json_real(double value);
+
+/// Reads a number written by json_real() (or any JSON number) back to a double.
+/// @throws std::invalid_argument for anything else (null, other strings, objects).
+double real_from_json(const Json& value);
+
+/// Error opening an output file (exists and no --force, or cannot be created). main() maps it to kExitOutput.
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Appends one JSON object per line to a file. Each line is handed to the kernel in a single write(2) and
+/// the file is opened O_APPEND, so a line on disk is always complete, even when the process is killed
+/// between points.
+class JsonlWriter {
+ public:
+  /// Creates `path` (and its parent directories). Without `force`, an existing file is an OutputError and is
+  /// left untouched (opened with O_EXCL); with `force` it is truncated.
+  JsonlWriter(const std::string& path, bool force);
+  ~JsonlWriter();
+  JsonlWriter(const JsonlWriter&) = delete;
+  JsonlWriter& operator=(const JsonlWriter&) = delete;
+
+  /// Writes `record` as one line and returns when the kernel has it. @throws OutputError on a failed write.
+  void write(const Json& record);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+/// Reads every line of a JSONL file. @throws std::runtime_error naming the file and line on bad JSON.
+std::vector<Json> read_jsonl(const std::string& path);
+
+}  // namespace labrun

@@ -1,0 +1,55 @@
+#include "stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace labrun {
+
+double quantile_sorted(const std::vector<double>& sorted, double q) {
+  const double h = (static_cast<double>(sorted.size()) - 1.0) * q;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  const auto hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+Summary summarize(std::vector<double> values) {
+  if (values.empty()) throw std::invalid_argument("summarize: no values");
+  std::sort(values.begin(), values.end());
+  Summary s;
+  s.count = values.size();
+  s.min = values.front();
+  s.max = values.back();
+  s.median = quantile_sorted(values, 0.5);
+  s.p5 = quantile_sorted(values, 0.05);
+  s.p25 = quantile_sorted(values, 0.25);
+  s.p75 = quantile_sorted(values, 0.75);
+  s.p95 = quantile_sorted(values, 0.95);
+  s.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(s.count);
+  if (s.count > 1) {
+    double ss = 0;
+    for (double v : values) ss += (v - s.mean) * (v - s.mean);
+    s.stddev = std::sqrt(ss / static_cast<double>(s.count - 1));
+  }
+  s.rel_iqr = s.median != 0 ? (s.p75 - s.p25) / s.median : 0;
+  return s;
+}
+
+Json to_json(const Summary& s, const std::string& unit) {
+  Json j;
+  j["count"] = s.count;
+  j["median_" + unit] = json_real(s.median);
+  j["mean_" + unit] = json_real(s.mean);
+  j["stddev_" + unit] = json_real(s.stddev);
+  j["min_" + unit] = json_real(s.min);
+  j["max_" + unit] = json_real(s.max);
+  j["p5_" + unit] = json_real(s.p5);
+  j["p25_" + unit] = json_real(s.p25);
+  j["p75_" + unit] = json_real(s.p75);
+  j["p95_" + unit] = json_real(s.p95);
+  j["rel_iqr"] = json_real(s.rel_iqr);
+  return j;
+}
+
+}  // namespace labrun
