@@ -1,0 +1,188 @@
+#include "masking_cuda.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <limits>
+
+#include "cuda_backend.hpp"
+#include "masking.hpp"
+#include "masking_kernels.cuh"
+#include "registry.hpp"
+#include "status.hpp"
+
+namespace labrun::masking {
+
+namespace {
+
+// Device copies of the host inputs, re-uploaded only when the host set changes (variants are innermost).
+struct DeviceInputs {
+  std::shared_ptr<const Inputs> host;
+  DeviceBuffer data, mask;
+};
+
+class CudaWorkload : public Workload {
+ public:
+  CudaWorkload(const Params& p, LaunchContext& ctx, std::shared_ptr<DeviceInputs> dev, const Reference& ref,
+               double scale)
+      : p_(p), ctx_(ctx), dev_(std::move(dev)), ref_(ref), scale_(scale), pinned_(16) {
+    const std::size_t n = static_cast<std::size_t>(p.n);
+    const std::size_t s = dtype_bytes(p.dtype);
+    // Everything an iteration needs is allocated here, before any capture (case C12). Only `index`
+    // allocates per iteration, from the stream-ordered pool, as an eager framework does.
+    if (p.variant != Variant::fused && p.variant != Variant::index) tmp_ = DeviceBuffer(std::max<std::size_t>(n * s, 16));
+    if (p.variant == Variant::index_device_count) sel_ = DeviceBuffer(std::max<std::size_t>(n * s, 16));
+    temp_bytes_ = kernels::sum_temp_bytes(p.dtype, p.n);
+    if (p.variant == Variant::index || p.variant == Variant::index_device_count)
+      temp_bytes_ = std::max(temp_bytes_, kernels::select_temp_bytes(p.dtype, p.n));
+    temp_ = DeviceBuffer(temp_bytes_);
+    count_ = DeviceBuffer(sizeof(std::int64_t));
+    result_ = DeviceBuffer(sizeof(double));
+    partials_ = DeviceBuffer(kernels::partials_bytes(p.dtype, ctx.sm_count()));
+  }
+
+  void run() override {
+    const DType t = p_.dtype;
+    const std::int64_t n = p_.n;
+    const double s = static_cast<double>(dtype_bytes(t));
+    const double nn = static_cast<double>(n);
+    const double m = static_cast<double>(dev_->host->selected);
+    const int sm = ctx_.sm_count();
+    cudaStream_t st = ctx_.stream();
+    const void* d = dev_->data.get();
+    const auto* mask = dev_->mask.as<std::uint8_t>();
+    auto downstream = [&](void* buf, std::int64_t count, const std::int64_t* dcount, double elems) {
+      for (int r = 0; r < p_.downstream; ++r) {
+        kernels::downstream(t, buf, count, dcount, sm, st);
+        ctx_.mark("downstream", 2 * elems * s);
+      }
+    };
+    switch (p_.variant) {
+      case Variant::multiply:
+        kernels::square(t, d, tmp_.get(), n, nullptr, sm, st);
+        ctx_.mark("square", 2 * nn * s);
+        downstream(tmp_.get(), n, nullptr, nn);
+        kernels::mask_multiply(t, tmp_.get(), mask, n, sm, st);
+        ctx_.mark("mask_multiply", 2 * nn * s + nn);
+        kernels::sum(t, tmp_.get(), n, result_.get(), temp_.get(), temp_bytes_, st);
+        ctx_.mark("sum", nn * s);
+        break;
+      case Variant::where:
+        kernels::square(t, d, tmp_.get(), n, nullptr, sm, st);
+        ctx_.mark("square", 2 * nn * s);
+        downstream(tmp_.get(), n, nullptr, nn);
+        kernels::where_zero(t, tmp_.get(), mask, tmp_.get(), n, sm, st);
+        ctx_.mark("where", 2 * nn * s + nn);
+        kernels::sum(t, tmp_.get(), n, result_.get(), temp_.get(), temp_bytes_, st);
+        ctx_.mark("sum", nn * s);
+        break;
+      case Variant::sanitize:
+        kernels::where_zero(t, d, mask, tmp_.get(), n, sm, st);
+        ctx_.mark("where", 2 * nn * s + nn);
+        kernels::square(t, tmp_.get(), tmp_.get(), n, nullptr, sm, st);
+        ctx_.mark("square", 2 * nn * s);
+        downstream(tmp_.get(), n, nullptr, nn);
+        kernels::sum(t, tmp_.get(), n, result_.get(), temp_.get(), temp_bytes_, st);
+        ctx_.mark("sum", nn * s);
+        break;
+      case Variant::index: {
+        // As an eager framework runs d[mask]: compaction into a pool buffer, the count read by the host to size
+        // the result (the host synchronization), then the ops over the count.
+        void* sel = nullptr;
+        LABRUN_CUDA(cudaMallocAsync(&sel, std::max<std::size_t>(static_cast<std::size_t>(n) * dtype_bytes(t), 16), st));
+        kernels::select_flagged(t, d, mask, sel, count_.as<std::int64_t>(), n, temp_.get(), temp_bytes_, st);
+        ctx_.mark("select", nn * s + nn + m * s);
+        ctx_.read_to_host(pinned_.as<std::int64_t>(), count_.get(), sizeof(std::int64_t));
+        ctx_.mark("count_to_host", sizeof(std::int64_t));
+        const std::int64_t count = *pinned_.as<std::int64_t>();
+        void* sq = nullptr;
+        LABRUN_CUDA(cudaMallocAsync(&sq, std::max<std::size_t>(static_cast<std::size_t>(count) * dtype_bytes(t), 16), st));
+        kernels::square(t, sel, sq, count, nullptr, sm, st);
+        ctx_.mark("square", 2 * m * s);
+        downstream(sq, count, nullptr, m);
+        kernels::sum(t, sq, count, result_.get(), temp_.get(), temp_bytes_, st);
+        ctx_.mark("sum", m * s);
+        LABRUN_CUDA(cudaFreeAsync(sq, st));
+        LABRUN_CUDA(cudaFreeAsync(sel, st));
+        break;
+      }
+      case Variant::index_device_count: {
+        auto* dcount = count_.as<std::int64_t>();
+        kernels::select_flagged(t, d, mask, sel_.get(), dcount, n, temp_.get(), temp_bytes_, st);
+        ctx_.mark("select", nn * s + nn + m * s);
+        kernels::square(t, sel_.get(), tmp_.get(), n, dcount, sm, st);
+        ctx_.mark("square", 2 * m * s);
+        downstream(tmp_.get(), n, dcount, m);
+        kernels::sum_device_count(t, tmp_.get(), n, dcount, partials_.get(), result_.get(), sm, st);
+        ctx_.mark("sum", m * s);
+        break;
+      }
+      case Variant::fused:
+        kernels::fused(t, d, mask, n, p_.downstream, partials_.get(), result_.get(), sm, st);
+        ctx_.mark("fused", nn * s + nn);
+        break;
+    }
+  }
+
+  Check check(const std::function<void()>& iterate) override {
+    kernels::poison_result(p_.dtype, result_.get(), ctx_.stream());
+    iterate();
+    // Not a variant's sync: read outside the counted path, after the iteration completed.
+    LABRUN_CUDA(cudaMemcpyAsync(pinned_.as<char>() + 8, result_.get(), 8, cudaMemcpyDeviceToHost, ctx_.stream()));
+    LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
+    double value;
+    if (p_.dtype == DType::f64) {
+      std::memcpy(&value, pinned_.as<char>() + 8, 8);
+    } else {
+      float f;
+      std::memcpy(&f, pinned_.as<char>() + 8, 4);
+      value = f;
+    }
+    Check c = compare(value, ref_, tolerance(p_, ref_, scale_));
+    c.detail["poisoned"] = true;
+    return c;
+  }
+
+  Json cost() const override { return masking::cost(p_, dev_->host->selected); }
+
+ private:
+  Params p_;
+  LaunchContext& ctx_;
+  std::shared_ptr<DeviceInputs> dev_;
+  Reference ref_;
+  double scale_;
+  PinnedBuffer pinned_;
+  DeviceBuffer tmp_, sel_, temp_, count_, result_, partials_;
+  std::size_t temp_bytes_ = 0;
+};
+
+}  // namespace
+
+void register_cuda(Registry& registry) {
+  auto cache = std::make_shared<InputCache>();
+  auto device = std::make_shared<std::shared_ptr<DeviceInputs>>();
+  auto create = [cache, device](const Point& point, Backend& backend, const LabSettings& lab) -> std::unique_ptr<Workload> {
+    auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+    if (!cuda) throw PointOutcome(Status::not_supported, "CUDA implementation needs the CUDA backend");
+    const Params p = params_of(point);
+    auto in = cache->inputs(p, lab.seed);
+    const Reference& ref = cache->reference_for(p, lab.seed);
+    auto& dev = *device;
+    if (!dev || dev->host != in) {
+      dev.reset();  // free the old device copy before allocating the new one
+      auto fresh = std::make_shared<DeviceInputs>();
+      fresh->host = in;
+      fresh->data = DeviceBuffer(std::max<std::size_t>(in->data_bytes(), 16));
+      fresh->mask = DeviceBuffer(std::max<std::size_t>(static_cast<std::size_t>(in->n), 16));
+      LABRUN_CUDA(cudaMemcpy(fresh->data.get(), in->data(), in->data_bytes(), cudaMemcpyHostToDevice));
+      LABRUN_CUDA(cudaMemcpy(fresh->mask.get(), in->mask.data(), static_cast<std::size_t>(in->n), cudaMemcpyHostToDevice));
+      dev = fresh;
+    }
+    return std::make_unique<CudaWorkload>(p, cuda->context(), dev, ref, lab.tolerance_scale.value_or(1.0));
+  };
+  for (Variant v : {Variant::multiply, Variant::index, Variant::where, Variant::sanitize, Variant::index_device_count,
+                    Variant::fused})
+    registry.implement("masking", to_string(v), BackendKind::cuda, create);
+}
+
+}  // namespace labrun::masking

@@ -1,0 +1,340 @@
+#include "masking_kernels.cuh"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_select.cuh>
+#include <cuda/std/functional>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "cuda_check.hpp"
+
+namespace labrun::kernels {
+
+namespace {
+
+// Storage type S, compute type C and accumulation type A per dtype.
+template <class S> struct Traits;
+template <> struct Traits<float> {
+  using C = float;
+  using A = float;
+  __device__ static C load(float s) { return s; }
+  __device__ static float store(C c) { return c; }
+};
+template <> struct Traits<double> {
+  using C = double;
+  using A = double;
+  __device__ static C load(double s) { return s; }
+  __device__ static double store(C c) { return c; }
+};
+template <> struct Traits<__half> {
+  using C = float;
+  using A = float;
+  __device__ static C load(__half s) { return __half2float(s); }
+  __device__ static __half store(C c) { return __float2half_rn(c); }
+};
+template <> struct Traits<__nv_bfloat16> {
+  using C = float;
+  using A = float;
+  __device__ static C load(__nv_bfloat16 s) { return __bfloat162float(s); }
+  __device__ static __nv_bfloat16 store(C c) { return __float2bfloat16_rn(c); }
+};
+
+__device__ inline float down_op(float x) { return sinf(x) * 1.0001f; }
+__device__ inline double down_op(double x) { return sin(x) * 1.0001; }
+
+constexpr int kItems = 4;  // elements per thread per step of the elementwise kernels
+
+// Grid-stride elementwise loop: each block handles tiles of kBlock*kItems elements, each thread kItems of
+// them strided by kBlock (coalesced; kItems independent loads in flight).
+template <class F>
+__device__ void for_each_index(std::int64_t limit, F f) {
+  const std::int64_t tile = static_cast<std::int64_t>(kBlock) * kItems;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * tile; base < limit;
+       base += static_cast<std::int64_t>(gridDim.x) * tile) {
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const std::int64_t i = base + j * kBlock + threadIdx.x;
+      if (i < limit) f(i);
+    }
+  }
+}
+
+__device__ inline std::int64_t limit_of(std::int64_t n, const std::int64_t* count) {
+  return count ? min(n, *count) : n;
+}
+
+template <class S>
+__global__ void square_kernel(const S* in, S* out, std::int64_t n, const std::int64_t* count) {
+  using T = Traits<S>;
+  for_each_index(limit_of(n, count), [&](std::int64_t i) {
+    const auto x = T::load(in[i]);
+    out[i] = T::store(x * x);
+  });
+}
+
+template <class S>
+__global__ void downstream_kernel(S* buf, std::int64_t n, const std::int64_t* count) {
+  using T = Traits<S>;
+  for_each_index(limit_of(n, count), [&](std::int64_t i) { buf[i] = T::store(down_op(T::load(buf[i]))); });
+}
+
+template <class S>
+__global__ void mask_multiply_kernel(S* buf, const std::uint8_t* mask, std::int64_t n) {
+  using T = Traits<S>;
+  using C = typename T::C;
+  for_each_index(n, [&](std::int64_t i) { buf[i] = T::store(T::load(buf[i]) * static_cast<C>(mask[i])); });
+}
+
+template <class S>
+__global__ void where_zero_kernel(const S* in, const std::uint8_t* mask, S* out, std::int64_t n) {
+  using T = Traits<S>;
+  using C = typename T::C;
+  for_each_index(n, [&](std::int64_t i) { out[i] = mask[i] ? in[i] : T::store(C(0)); });
+}
+
+template <class S>
+struct Widen {
+  __device__ typename Traits<S>::A operator()(const S& s) const {
+    return static_cast<typename Traits<S>::A>(Traits<S>::load(s));
+  }
+};
+
+constexpr int kReduceBlock = 256;
+
+template <class S>
+__global__ void partial_sum_kernel(const S* in, std::int64_t n, const std::int64_t* count,
+                                   typename Traits<S>::A* partials) {
+  using A = typename Traits<S>::A;
+  using BlockReduce = cub::BlockReduce<A, kReduceBlock>;
+  __shared__ typename BlockReduce::TempStorage temp;
+  const std::int64_t limit = limit_of(n, count);
+  A acc = 0;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kReduceBlock + threadIdx.x; i < limit;
+       i += static_cast<std::int64_t>(gridDim.x) * kReduceBlock)
+    acc += static_cast<A>(Traits<S>::load(in[i]));
+  const A total = BlockReduce(temp).Sum(acc);
+  if (threadIdx.x == 0) partials[blockIdx.x] = total;
+}
+
+template <class A>
+__global__ void final_sum_kernel(const A* partials, int count, A* out) {
+  using BlockReduce = cub::BlockReduce<A, kReduceBlock>;
+  __shared__ typename BlockReduce::TempStorage temp;
+  A acc = 0;
+  for (int i = threadIdx.x; i < count; i += kReduceBlock) acc += partials[i];
+  const A total = BlockReduce(temp).Sum(acc);
+  if (threadIdx.x == 0) *out = total;
+}
+
+// 16-byte vectors of data with the matching mask bytes.
+template <class S> struct Vec;
+template <> struct Vec<float> { static constexpr int kWidth = 4; using Mask = unsigned int; };
+template <> struct Vec<double> { static constexpr int kWidth = 2; using Mask = unsigned short; };
+template <> struct Vec<__half> { static constexpr int kWidth = 8; using Mask = unsigned long long; };
+template <> struct Vec<__nv_bfloat16> { static constexpr int kWidth = 8; using Mask = unsigned long long; };
+
+template <class S>
+__device__ inline typename Traits<S>::A select_down(S s, std::uint8_t m, int k) {
+  using C = typename Traits<S>::C;
+  if (!m) return 0;
+  C x = Traits<S>::load(s);
+  x = x * x;
+  for (int r = 0; r < k; ++r) x = down_op(x);
+  return static_cast<typename Traits<S>::A>(x);
+}
+
+template <class S>
+__global__ void __launch_bounds__(kReduceBlock) fused_kernel(const S* data, const std::uint8_t* mask,
+                                                             std::int64_t n, int k,
+                                                             typename Traits<S>::A* partials) {
+  using A = typename Traits<S>::A;
+  using V = Vec<S>;
+  constexpr int W = V::kWidth;
+  using BlockReduce = cub::BlockReduce<A, kReduceBlock>;
+  __shared__ typename BlockReduce::TempStorage temp;
+  A acc = 0;
+  const std::int64_t vectors = n / W;
+  const uint4* dv = reinterpret_cast<const uint4*>(data);
+  const auto* mv = reinterpret_cast<const typename V::Mask*>(mask);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kReduceBlock;
+  std::int64_t v = static_cast<std::int64_t>(blockIdx.x) * kReduceBlock + threadIdx.x;
+  // Two vectors per step: two independent 16-byte loads in flight per thread.
+  for (; v + stride < vectors; v += 2 * stride) {
+    const uint4 d0 = __ldcs(dv + v), d1 = __ldcs(dv + v + stride);
+    const typename V::Mask m0 = __ldcs(mv + v), m1 = __ldcs(mv + v + stride);
+    const S* s0 = reinterpret_cast<const S*>(&d0);
+    const S* s1 = reinterpret_cast<const S*>(&d1);
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      acc += select_down(s0[j], static_cast<std::uint8_t>(m0 >> (8 * j)), k);
+      acc += select_down(s1[j], static_cast<std::uint8_t>(m1 >> (8 * j)), k);
+    }
+  }
+  for (; v < vectors; v += stride) {
+    const uint4 d0 = __ldcs(dv + v);
+    const typename V::Mask m0 = __ldcs(mv + v);
+    const S* s0 = reinterpret_cast<const S*>(&d0);
+#pragma unroll
+    for (int j = 0; j < W; ++j) acc += select_down(s0[j], static_cast<std::uint8_t>(m0 >> (8 * j)), k);
+  }
+  // Tail that does not fill a vector: block 0.
+  if (blockIdx.x == 0)
+    for (std::int64_t i = vectors * W + threadIdx.x; i < n; i += kReduceBlock) acc += select_down(data[i], mask[i], k);
+  const A total = BlockReduce(temp).Sum(acc);
+  if (threadIdx.x == 0) partials[blockIdx.x] = total;
+}
+
+template <class A>
+__global__ void poison_kernel(A* out) {
+  *out = static_cast<A>(NAN);
+}
+
+int elementwise_grid(std::int64_t n, int sm_count) {
+  const std::int64_t tiles = (n + kBlock * kItems - 1) / (kBlock * kItems);
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, 8LL * sm_count)));
+}
+
+// Calls f with a typed null pointer of the dtype's storage type.
+template <class F>
+auto dispatch(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: return f(static_cast<float*>(nullptr));
+    case DType::f64: return f(static_cast<double*>(nullptr));
+    case DType::f16: return f(static_cast<__half*>(nullptr));
+    case DType::bf16: return f(static_cast<__nv_bfloat16*>(nullptr));
+  }
+  throw std::invalid_argument("unknown dtype");
+}
+
+}  // namespace
+
+void square(DType t, const void* in, void* out, std::int64_t n, const std::int64_t* count, int sm, cudaStream_t s) {
+  if (n == 0) return;
+  dispatch(t, [&](auto* p) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    square_kernel<S><<<elementwise_grid(n, sm), kBlock, 0, s>>>(static_cast<const S*>(in), static_cast<S*>(out), n, count);
+  });
+  LABRUN_CUDA_LAUNCHED();
+}
+
+void downstream(DType t, void* buf, std::int64_t n, const std::int64_t* count, int sm, cudaStream_t s) {
+  if (n == 0) return;
+  dispatch(t, [&](auto* p) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    downstream_kernel<S><<<elementwise_grid(n, sm), kBlock, 0, s>>>(static_cast<S*>(buf), n, count);
+  });
+  LABRUN_CUDA_LAUNCHED();
+}
+
+void mask_multiply(DType t, void* buf, const std::uint8_t* mask, std::int64_t n, int sm, cudaStream_t s) {
+  if (n == 0) return;
+  dispatch(t, [&](auto* p) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    mask_multiply_kernel<S><<<elementwise_grid(n, sm), kBlock, 0, s>>>(static_cast<S*>(buf), mask, n);
+  });
+  LABRUN_CUDA_LAUNCHED();
+}
+
+void where_zero(DType t, const void* in, const std::uint8_t* mask, void* out, std::int64_t n, int sm, cudaStream_t s) {
+  if (n == 0) return;
+  dispatch(t, [&](auto* p) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    where_zero_kernel<S><<<elementwise_grid(n, sm), kBlock, 0, s>>>(static_cast<const S*>(in), mask,
+                                                                     static_cast<S*>(out), n);
+  });
+  LABRUN_CUDA_LAUNCHED();
+}
+
+std::size_t sum_temp_bytes(DType t, std::int64_t n) {
+  return dispatch(t, [&](auto* p) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    using A = typename Traits<S>::A;
+    std::size_t bytes = 0;
+    LABRUN_CUDA(cub::DeviceReduce::TransformReduce(nullptr, bytes, static_cast<const S*>(nullptr),
+                                                   static_cast<A*>(nullptr), n, ::cuda::std::plus<A>(), Widen<S>(),
+                                                   A(0)));
+    return std::max<std::size_t>(bytes, 1);
+  });
+}
+
+void sum(DType t, const void* in, std::int64_t n, void* out, void* temp, std::size_t temp_bytes, cudaStream_t s) {
+  dispatch(t, [&](auto* p) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    using A = typename Traits<S>::A;
+    std::size_t bytes = temp_bytes;
+    LABRUN_CUDA(cub::DeviceReduce::TransformReduce(temp, bytes, static_cast<const S*>(in), static_cast<A*>(out), n,
+                                                   ::cuda::std::plus<A>(), Widen<S>(), A(0), s));
+    return 0;
+  });
+}
+
+int reduce_grid(int sm_count) { return 8 * sm_count; }
+
+std::size_t partials_bytes(DType t, int sm_count) {
+  return static_cast<std::size_t>(reduce_grid(sm_count)) * (t == DType::f64 ? 8 : 4);
+}
+
+void sum_device_count(DType t, const void* in, std::int64_t n, const std::int64_t* count, void* partials, void* out,
+                      int sm, cudaStream_t s) {
+  dispatch(t, [&](auto* p) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    using A = typename Traits<S>::A;
+    const int grid = reduce_grid(sm);
+    partial_sum_kernel<S><<<grid, kReduceBlock, 0, s>>>(static_cast<const S*>(in), n, count, static_cast<A*>(partials));
+    LABRUN_CUDA_LAUNCHED();
+    final_sum_kernel<A><<<1, kReduceBlock, 0, s>>>(static_cast<const A*>(partials), grid, static_cast<A*>(out));
+    LABRUN_CUDA_LAUNCHED();
+    return 0;
+  });
+}
+
+std::size_t select_temp_bytes(DType t, std::int64_t n) {
+  return dispatch(t, [&](auto* p) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    std::size_t bytes = 0;
+    LABRUN_CUDA(cub::DeviceSelect::Flagged(nullptr, bytes, static_cast<const S*>(nullptr),
+                                           static_cast<const std::uint8_t*>(nullptr), static_cast<S*>(nullptr),
+                                           static_cast<std::int64_t*>(nullptr), n));
+    return std::max<std::size_t>(bytes, 1);
+  });
+}
+
+void select_flagged(DType t, const void* in, const std::uint8_t* mask, void* out, std::int64_t* count, std::int64_t n,
+                    void* temp, std::size_t temp_bytes, cudaStream_t s) {
+  dispatch(t, [&](auto* p) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    std::size_t bytes = temp_bytes;
+    LABRUN_CUDA(cub::DeviceSelect::Flagged(temp, bytes, static_cast<const S*>(in), mask, static_cast<S*>(out), count,
+                                           n, s));
+    return 0;
+  });
+}
+
+void fused(DType t, const void* data, const std::uint8_t* mask, std::int64_t n, int k, void* partials, void* out,
+           int sm, cudaStream_t s) {
+  dispatch(t, [&](auto* p) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    using A = typename Traits<S>::A;
+    int grid = 0;
+    if (n > 0) {
+      grid = reduce_grid(sm);
+      fused_kernel<S><<<grid, kReduceBlock, 0, s>>>(static_cast<const S*>(data), mask, n, k, static_cast<A*>(partials));
+      LABRUN_CUDA_LAUNCHED();
+    }
+    final_sum_kernel<A><<<1, kReduceBlock, 0, s>>>(static_cast<const A*>(partials), grid, static_cast<A*>(out));
+    LABRUN_CUDA_LAUNCHED();
+    return 0;
+  });
+}
+
+void poison_result(DType t, void* out, cudaStream_t s) {
+  if (t == DType::f64) poison_kernel<double><<<1, 1, 0, s>>>(static_cast<double*>(out));
+  else poison_kernel<float><<<1, 1, 0, s>>>(static_cast<float*>(out));
+  LABRUN_CUDA_LAUNCHED();
+}
+
+}  // namespace labrun::kernels

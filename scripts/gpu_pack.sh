@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds labrun and its GPU tests here (no GPU needed) as self-contained binaries (static libstdc++, yaml-cpp
+# and cudart; only libc/libm needed at run time) and puts them in .h200/, the folder that travels to the GPU
+# machine (../shared/GPU.md: nothing can be installed there). Usage: scripts/gpu_pack.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cmake --build build --target labrun labrun_gpu_tests -j"$(nproc)"
+rm -rf .h200 && mkdir -p .h200
+cp build/labrun build/tests/labrun_gpu_tests .h200/
+git rev-parse HEAD > .h200/GIT_SHA 2>/dev/null || echo unknown > .h200/GIT_SHA
+echo "packed: $(ls .h200 | tr '\n' ' ')(built from $(cat .h200/GIT_SHA))"

@@ -1,0 +1,289 @@
+#include "cuda_backend.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "calibration.cuh"
+#include "masking_cuda.hpp"
+#include "stats.hpp"
+#include "status.hpp"
+
+namespace labrun {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Times `batch` calls of `issue` between two events on the stream, with the host wall clock synchronized at
+// both ends (stream drained before the start; stop event waited for before the wall clock is read).
+Sample timed(LaunchContext& ctx, std::int64_t batch, bool synchronized, const std::function<void()>& issue) {
+  Event& start = ctx.sample_start();
+  Event& stop = ctx.sample_stop();
+  Sample s;
+  s.iterations = batch;
+  LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
+  const std::int64_t syncs0 = ctx.host_syncs();
+  const auto t0 = Clock::now();
+  if (!synchronized) {
+    // Teaching demo of the classic trap: a host clock around enqueued work measures the enqueue.
+    for (std::int64_t i = 0; i < batch; ++i) issue();
+    s.wall_time_s = since(t0);
+    LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
+  } else {
+    start.record(ctx.stream());
+    for (std::int64_t i = 0; i < batch; ++i) issue();
+    stop.record(ctx.stream());
+    stop.synchronize();
+    s.wall_time_s = since(t0);
+    s.device_time_s = stop.seconds_since(start);
+  }
+  s.host_syncs = ctx.host_syncs() - syncs0;
+  return s;
+}
+
+class EagerExecutor : public Executor {
+ public:
+  EagerExecutor(Workload& w, LaunchContext& ctx, bool synchronized) : w_(w), ctx_(ctx), sync_(synchronized) {}
+  void iterate() override { w_.run(); }
+  void wait() override { LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream())); }
+  Sample sample(std::int64_t batch) override { return timed(ctx_, batch, sync_, [&] { w_.run(); }); }
+
+ private:
+  Workload& w_;
+  LaunchContext& ctx_;
+  bool sync_;
+};
+
+class GraphExecutor : public Executor {
+ public:
+  // Captures one iteration into a graph after an eager pre-run (module load, CUB's first launch, pool
+  // growth) — temporary storage was allocated when the workload was built (C12).
+  GraphExecutor(Workload& w, LaunchContext& ctx, bool synchronized) : ctx_(ctx), sync_(synchronized) {
+    w.run();
+    LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
+    auto t0 = Clock::now();
+    LABRUN_CUDA(cudaStreamBeginCapture(ctx.stream(), cudaStreamCaptureModeThreadLocal));
+    try {
+      w.run();
+    } catch (const CudaError& e) {
+      abandon_capture();
+      throw PointOutcome(Status::capture_unsupported,
+                         std::string(e.name()) + ": the variant cannot be captured into a CUDA graph (" + e.what() + ")");
+    }
+    const cudaError_t end = cudaStreamEndCapture(ctx.stream(), &graph_);
+    if (end != cudaSuccess) {
+      if (graph_) cudaGraphDestroy(graph_);
+      graph_ = nullptr;
+      (void)cudaGetLastError();
+      throw PointOutcome(Status::capture_unsupported, std::string(cudaGetErrorName(end)) + ": capture ended invalid");
+    }
+    capture_s_ = since(t0);
+    t0 = Clock::now();
+    LABRUN_CUDA(cudaGraphInstantiate(&exec_, graph_, 0));
+    LABRUN_CUDA(cudaGraphUpload(exec_, ctx.stream()));
+    LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
+    instantiate_s_ = since(t0);
+    size_t nodes = 0;
+    LABRUN_CUDA(cudaGraphGetNodes(graph_, nullptr, &nodes));
+    nodes_ = static_cast<std::int64_t>(nodes);
+  }
+  ~GraphExecutor() override {
+    if (exec_) LABRUN_CUDA_NOTHROW(cudaGraphExecDestroy(exec_));
+    if (graph_) LABRUN_CUDA_NOTHROW(cudaGraphDestroy(graph_));
+  }
+  void iterate() override { LABRUN_CUDA(cudaGraphLaunch(exec_, ctx_.stream())); }
+  void wait() override { LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream())); }
+  // Case C13: events are recorded on the stream outside the graph, around the replays.
+  Sample sample(std::int64_t batch) override {
+    return timed(ctx_, batch, sync_, [&] { LABRUN_CUDA(cudaGraphLaunch(exec_, ctx_.stream())); });
+  }
+  Json setup_record() const override {
+    return Json{{"capture_time_s", capture_s_}, {"instantiate_time_s", instantiate_s_}, {"graph_nodes", nodes_}};
+  }
+
+ private:
+  // Case C11: end the broken capture, drop its graph, clear the error so the next point captures normally.
+  void abandon_capture() {
+    cudaGraph_t g = nullptr;
+    (void)cudaStreamEndCapture(ctx_.stream(), &g);
+    if (g) (void)cudaGraphDestroy(g);
+    (void)cudaGetLastError();
+    (void)cudaStreamSynchronize(ctx_.stream());
+    (void)cudaGetLastError();
+  }
+
+  LaunchContext& ctx_;
+  bool sync_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  double capture_s_ = 0, instantiate_s_ = 0;
+  std::int64_t nodes_ = 0;
+};
+
+std::string uuid_text(const cudaUUID_t& u) {
+  std::string s = "GPU-";
+  char buf[3];
+  for (int i = 0; i < 16; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", static_cast<unsigned char>(u.bytes[i]));
+    s += buf;
+    if (i == 3 || i == 5 || i == 7 || i == 9) s += '-';
+  }
+  return s;
+}
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+int attribute(cudaDeviceAttr a, int dev) {
+  int v = 0;
+  return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess ? v : -1;
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int index) : index_(index), ctx_((LABRUN_CUDA(cudaSetDevice(index)), index)) {}
+
+Json CudaBackend::environment() {
+  cudaDeviceProp p{};
+  LABRUN_CUDA(cudaGetDeviceProperties(&p, index_));
+  int driver = 0, runtime = 0;
+  LABRUN_CUDA(cudaDriverGetVersion(&driver));
+  LABRUN_CUDA(cudaRuntimeGetVersion(&runtime));
+  const int mem_khz = attribute(cudaDevAttrMemoryClockRate, index_);
+  const int bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, index_);
+  Json e;
+  e["kind"] = "cuda";
+  e["index"] = index_;
+  e["name"] = p.name;
+  e["uuid"] = uuid_text(p.uuid);
+  e["compute_capability"] = std::to_string(p.major) + "." + std::to_string(p.minor);
+  e["sm_count"] = p.multiProcessorCount;
+  e["l2_bytes"] = p.l2CacheSize;
+  e["memory_bytes"] = static_cast<std::int64_t>(p.totalGlobalMem);
+  e["ecc_enabled"] = attribute(cudaDevAttrEccEnabled, index_) == 1;
+  e["sm_clock_max_hz"] = static_cast<double>(attribute(cudaDevAttrClockRate, index_)) * 1e3;
+  e["memory_clock_max_hz"] = static_cast<double>(mem_khz) * 1e3;
+  e["memory_bus_bits"] = bus_bits;
+  // Double data rate: two transfers per memory clock (CUDA samples' bandwidth formula).
+  e["theoretical_bandwidth_Bps"] = 2.0 * static_cast<double>(mem_khz) * 1e3 * bus_bits / 8.0;
+  e["driver_version"] = version_text(driver);
+  e["runtime_version"] = version_text(runtime);
+  e["pci_bus_id"] = [&] {
+    char bus[32] = {0};
+    return cudaDeviceGetPCIBusId(bus, sizeof bus, index_) == cudaSuccess ? std::string(bus) : std::string("unknown");
+  }();
+  return e;
+}
+
+Json CudaBackend::calibrate() {
+  const std::size_t bytes = std::size_t{1} << 30;
+  DeviceBuffer a(bytes), b(bytes);
+  LABRUN_CUDA(cudaMemsetAsync(a.get(), 0x5a, bytes, ctx_.stream()));
+  LABRUN_CUDA(cudaMemsetAsync(b.get(), 0x3c, bytes, ctx_.stream()));
+  DeviceBuffer sink(static_cast<std::size_t>(kernels::read_stream_sink_words(ctx_.sm_count())) * 4);
+  Event e0, e1;
+  auto median_of = [&](int reps, const std::function<void()>& issue) {
+    for (int i = 0; i < 3; ++i) issue();
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+      e0.record(ctx_.stream());
+      issue();
+      e1.record(ctx_.stream());
+      e1.synchronize();
+      t.push_back(e1.seconds_since(e0));
+    }
+    return summarize(t).median;
+  };
+  const double copy_s = median_of(10, [&] {
+    LABRUN_CUDA(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, ctx_.stream()));
+  });
+  const double read_s =
+      median_of(10, [&] { kernels::read_stream(a.get(), bytes, sink.as<unsigned int>(), ctx_.sm_count(), ctx_.stream()); });
+  constexpr int kLaunches = 1000;
+  const double eager_s = median_of(5, [&] {
+    for (int i = 0; i < kLaunches; ++i) kernels::empty(ctx_.stream());
+  }) / kLaunches;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  LABRUN_CUDA(cudaStreamBeginCapture(ctx_.stream(), cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < kLaunches; ++i) kernels::empty(ctx_.stream());
+  LABRUN_CUDA(cudaStreamEndCapture(ctx_.stream(), &graph));
+  LABRUN_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  const double graph_s = median_of(5, [&] { LABRUN_CUDA(cudaGraphLaunch(exec, ctx_.stream())); }) / kLaunches;
+  LABRUN_CUDA(cudaGraphExecDestroy(exec));
+  LABRUN_CUDA(cudaGraphDestroy(graph));
+  Json c;
+  c["copy"] = {{"bytes", 2 * bytes}, {"time_s", copy_s}, {"bandwidth_Bps", 2.0 * bytes / copy_s},
+               {"method", "cudaMemcpyAsync device-to-device of 1 GiB; bytes read + written; median of 10"}};
+  c["read"] = {{"bytes", bytes}, {"time_s", read_s}, {"bandwidth_Bps", bytes / read_s},
+               {"method", "16-byte streaming loads of 1 GiB, 8 blocks of 256 per SM; median of 10"}};
+  c["launch"] = {{"eager_time_s", eager_s}, {"graph_time_s", graph_s},
+                 {"method", "1000 empty <<<1,1>>> kernels back to back, eager and replayed from one graph; per launch"}};
+  return c;
+}
+
+std::optional<std::string> CudaBackend::mode_unsupported(const std::string& mode) const {
+  if (mode == "eager" || mode == "graph") return std::nullopt;
+  return "unknown mode '" + mode + "'";
+}
+
+std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const std::string& mode, const LabSettings& lab) {
+  const bool sync = lab.timing != "unsynchronized";
+  if (mode == "graph") return std::make_unique<GraphExecutor>(workload, ctx_, sync);
+  return std::make_unique<EagerExecutor>(workload, ctx_, sync);
+}
+
+Json CudaBackend::kernel_breakdown(Workload& workload, const LabSettings&) {
+  constexpr int kReps = 5;
+  std::vector<std::vector<std::tuple<std::string, double, double>>> runs;
+  for (int r = 0; r < kReps; ++r) {
+    ctx_.begin_marks();
+    workload.run();
+    runs.push_back(ctx_.end_marks());
+  }
+  Json out = Json::array();
+  if (runs.empty() || runs[0].empty()) return nullptr;
+  for (std::size_t i = 0; i < runs[0].size(); ++i) {
+    std::vector<double> t;
+    for (const auto& run : runs)
+      if (i < run.size()) t.push_back(std::get<2>(run[i]));
+    const double med = summarize(t).median;
+    const double bytes = std::get<1>(runs[0][i]);
+    out.push_back(Json{{"op", std::get<0>(runs[0][i])},
+                       {"bytes", bytes},
+                       {"time_s", med},
+                       {"bandwidth_Bps", med > 0 ? Json(bytes / med) : Json(nullptr)}});
+  }
+  return out;
+}
+
+std::unique_ptr<Backend> open_cuda_backend(int index, std::string* why) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    *why = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+    return nullptr;
+  }
+  if (index >= count) {
+    *why = "device " + std::to_string(index) + " requested, " + std::to_string(count) + " present";
+    return nullptr;
+  }
+  try {
+    LABRUN_CUDA(cudaSetDevice(index));
+    LABRUN_CUDA(cudaFree(nullptr));  // create the context now, so a broken device fails here
+    return std::make_unique<CudaBackend>(index);
+  } catch (const std::exception& ex) {
+    *why = ex.what();
+    return nullptr;
+  }
+}
+
+void register_cuda_experiments(Registry& registry) {
+  masking::register_cuda(registry);  // experiments/cuda/masking_cuda.cpp
+}
+
+}  // namespace labrun

@@ -1,0 +1,73 @@
+#include "cuda_runtime.hpp"
+
+#include <tuple>
+
+namespace labrun {
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes > 0) LABRUN_CUDA(cudaMalloc(&ptr_, bytes));
+}
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) LABRUN_CUDA_NOTHROW(cudaFree(ptr_));
+}
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_) LABRUN_CUDA_NOTHROW(cudaFree(ptr_));
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+PinnedBuffer::PinnedBuffer(std::size_t bytes) { LABRUN_CUDA(cudaMallocHost(&ptr_, bytes)); }
+PinnedBuffer::~PinnedBuffer() { LABRUN_CUDA_NOTHROW(cudaFreeHost(ptr_)); }
+
+Stream::Stream() { LABRUN_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+Stream::~Stream() { LABRUN_CUDA_NOTHROW(cudaStreamDestroy(s_)); }
+
+Event::Event() { LABRUN_CUDA(cudaEventCreate(&e_)); }
+Event::~Event() {
+  if (e_) LABRUN_CUDA_NOTHROW(cudaEventDestroy(e_));
+}
+double Event::seconds_since(const Event& start) const {
+  float ms = 0;
+  LABRUN_CUDA(cudaEventElapsedTime(&ms, start.e_, e_));
+  return static_cast<double>(ms) * 1e-3;
+}
+
+LaunchContext::LaunchContext(int device) : device_(device) {
+  LABRUN_CUDA(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
+}
+
+void LaunchContext::read_to_host(void* host_pinned, const void* device, std::size_t bytes) {
+  LABRUN_CUDA(cudaMemcpyAsync(host_pinned, device, bytes, cudaMemcpyDeviceToHost, stream_.get()));
+  ++host_syncs_;
+  LABRUN_CUDA(cudaStreamSynchronize(stream_.get()));
+}
+
+void LaunchContext::begin_marks() {
+  marking_ = true;
+  events_.clear();
+  names_.clear();
+  events_.emplace_back();
+  events_.back().record(stream_.get());
+}
+
+void LaunchContext::mark(const char* name, double bytes) {
+  if (!marking_) return;
+  events_.emplace_back();
+  events_.back().record(stream_.get());
+  names_.emplace_back(name, bytes);
+}
+
+std::vector<std::tuple<std::string, double, double>> LaunchContext::end_marks() {
+  marking_ = false;
+  std::vector<std::tuple<std::string, double, double>> out;
+  if (events_.empty()) return out;
+  events_.back().synchronize();
+  for (std::size_t i = 0; i < names_.size(); ++i)
+    out.emplace_back(names_[i].first, names_[i].second, events_[i + 1].seconds_since(events_[i]));
+  return out;
+}
+
+}  // namespace labrun

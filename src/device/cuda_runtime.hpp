@@ -1,0 +1,118 @@
+// The thin CUDA runtime layer: RAII device memory, streams, events, and the per-stream context a workload
+// launches through (host-sync counting and per-kernel marks). Nothing here knows about experiments.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "cuda_check.hpp"
+
+namespace labrun {
+
+/// Device memory from cudaMalloc, freed on destruction. Size in bytes.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return ptr_; }
+  template <class T> T* as() const { return static_cast<T*>(ptr_); }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+/// Page-locked host memory (cudaMallocHost), so device->host copies are truly asynchronous.
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(std::size_t bytes);
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  template <class T> T* as() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+/// A non-blocking stream (cudaStreamNonBlocking: no implicit ordering with the legacy default stream).
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+  void synchronize() const { LABRUN_CUDA(cudaStreamSynchronize(s_)); }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+/// A CUDA event with timing enabled.
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(cudaStream_t s) { LABRUN_CUDA(cudaEventRecord(e_, s)); }
+  void synchronize() { LABRUN_CUDA(cudaEventSynchronize(e_)); }
+  cudaEvent_t get() const { return e_; }
+  /// Seconds from `start` to this event; both must have completed (case C08: read only after the stop event
+  /// completed — call synchronize() first).
+  double seconds_since(const Event& start) const;
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+/// What a workload launches through: its stream, a counter of the host synchronizations it performs
+/// (case C09), and optional per-kernel marks for the kernel breakdown.
+class LaunchContext {
+ public:
+  explicit LaunchContext(int device);
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_.get(); }
+  int sm_count() const { return sm_count_; }
+
+  /// Copies `bytes` from device to pinned host memory and waits for the stream: a host synchronization,
+  /// counted. Every variant that needs a host-visible value must read it through here.
+  void read_to_host(void* host_pinned, const void* device, std::size_t bytes);
+  std::int64_t host_syncs() const { return host_syncs_; }
+
+  /// Kernel breakdown: while enabled, mark() records an event after each named op with its DRAM bytes.
+  void begin_marks();
+  void mark(const char* name, double bytes);
+  /// Ends marking, waits, and returns (name, bytes, seconds) per op in launch order.
+  std::vector<std::tuple<std::string, double, double>> end_marks();
+
+  /// The pair of events that brackets a timed sample on this stream.
+  Event& sample_start() { return sample_start_; }
+  Event& sample_stop() { return sample_stop_; }
+
+ private:
+  int device_;
+  int sm_count_ = 0;
+  Stream stream_;
+  std::int64_t host_syncs_ = 0;
+  bool marking_ = false;
+  std::vector<Event> events_;
+  std::vector<std::pair<std::string, double>> names_;
+  Event sample_start_, sample_stop_;
+};
+
+}  // namespace labrun

@@ -1,0 +1,185 @@
+// GPU tests (CTest label `gpu`). Each test skips, reported as SKIPPED, when no CUDA device can be opened.
+// Inputs are drawn with a fresh seed per run (printed; set LABRUN_TEST_SEED to reproduce).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "calibration.cuh"
+#include "cuda_backend.hpp"
+#include "lab.hpp"
+#include "masking_kernels.cuh"
+#include "record.hpp"
+
+namespace labrun {
+namespace {
+
+std::uint64_t test_seed() {
+  static const std::uint64_t seed = [] {
+    const char* env = std::getenv("LABRUN_TEST_SEED");
+    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    std::printf("LABRUN_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+class Gpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    backend_ = open_cuda_backend(0, &why);
+    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
+    register_builtin(registry_);
+    register_cuda_experiments(registry_);
+    lab_.seed = test_seed();
+    lab_.warmup_iterations = 1;
+    lab_.warmup_time_s = 0;
+    lab_.min_samples = 3;
+    lab_.max_samples = 3;
+    lab_.min_sample_time_s = 0;
+  }
+  Json run(const std::string& variant, std::int64_t n, double density, const std::string& dtype,
+           const std::string& mode, std::int64_t downstream = 0, const std::string& nonfinite = "none") {
+    Point p{"masking", variant,
+            {{"n", n}, {"density", density}, {"dtype", dtype}, {"mode", mode}, {"downstream", downstream},
+             {"nonfinite", nonfinite}}};
+    return run_point(p, *registry_.find("masking"), *backend_, lab_);
+  }
+  CudaBackend& cuda() { return static_cast<CudaBackend&>(*backend_); }
+
+  std::unique_ptr<Backend> backend_;
+  Registry registry_;
+  LabSettings lab_;
+};
+
+const char* kVariants[] = {"multiply", "index", "where", "sanitize", "index_device_count", "fused"};
+const char* kDtypes[] = {"f32", "f16", "bf16", "f64"};
+
+// Every variant x dtype x mode x N x density against the host double reference (C04 at n = 0), and graph
+// replays give bit-identical results to eager runs (same kernels, deterministic reductions).
+TEST_F(Gpu, AllVariantsMatchReferenceAndGraphEqualsEager) {
+  for (const char* v : kVariants)
+    for (const char* dt : kDtypes)
+      for (std::int64_t n : {0, 1, 31, 4097, 1000003})
+        for (double density : {0.0, 0.001, 0.5, 1.0})
+          for (std::int64_t k : {0, 2}) {
+            SCOPED_TRACE(std::string(v) + " " + dt + " n=" + std::to_string(n) + " density=" + std::to_string(density) +
+                         " k=" + std::to_string(k));
+            const Json eager = run(v, n, density, dt, "eager", k);
+            ASSERT_EQ(eager["status"], "ok") << eager.dump();
+            EXPECT_TRUE(eager["correctness"]["passed"].get<bool>());
+            const Json graph = run(v, n, density, dt, "graph", k);
+            if (std::string(v) == "index") {
+              EXPECT_EQ(graph["status"], "capture_unsupported");
+              continue;
+            }
+            ASSERT_EQ(graph["status"], "ok") << graph.dump();
+            EXPECT_EQ(real_from_json(graph["correctness"]["value"]), real_from_json(eager["correctness"]["value"]));
+            if (n == 0) EXPECT_EQ(real_from_json(eager["correctness"]["value"]), 0.0);  // case C04
+          }
+}
+
+// Case C05: 20000 f16 values of 2.0, all selected: 80000 > 65504, exact when accumulated in f32.
+TEST_F(Gpu, C05_HalfSumAccumulatesInFloat) {
+  const std::int64_t n = 20000;
+  std::vector<std::uint16_t> data(n, 0x4000);  // binary16 2.0
+  std::vector<std::uint8_t> mask(n, 1);
+  DeviceBuffer d(n * 2), m(n), tmp(n * 2), out(8), count(8);
+  const int sm = cuda().context().sm_count();
+  DeviceBuffer partials(kernels::partials_bytes(DType::f16, sm));
+  cudaStream_t s = cuda().context().stream();
+  ASSERT_EQ(cudaMemcpy(d.get(), data.data(), n * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(m.get(), mask.data(), n, cudaMemcpyHostToDevice), cudaSuccess);
+  auto read = [&] {
+    float f = 0;
+    EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(&f, out.get(), 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    return f;
+  };
+  kernels::fused(DType::f16, d.get(), m.as<std::uint8_t>(), n, 0, partials.get(), out.get(), sm, s);
+  EXPECT_EQ(read(), 80000.0f);
+  const std::size_t temp_bytes = kernels::sum_temp_bytes(DType::f16, n);
+  DeviceBuffer temp(temp_bytes);
+  kernels::square(DType::f16, d.get(), tmp.get(), n, nullptr, sm, s);
+  kernels::sum(DType::f16, tmp.get(), n, out.get(), temp.get(), temp_bytes, s);
+  EXPECT_EQ(read(), 80000.0f);
+  kernels::sum_device_count(DType::f16, tmp.get(), n, nullptr, partials.get(), out.get(), sm, s);
+  EXPECT_EQ(read(), 80000.0f);
+}
+
+// Case C06 on the GPU: inf/NaN only in masked-out slots. multiply is incorrect (0 * inf), the others exact.
+TEST_F(Gpu, C06_NonFiniteInMaskedOutSlots) {
+  for (const char* dt : kDtypes)
+    for (const char* v : kVariants) {
+      SCOPED_TRACE(std::string(v) + " " + dt);
+      const Json r = run(v, 1024, 0.5, dt, "eager", 0, "masked_out");
+      if (std::string(v) == "multiply") {
+        EXPECT_EQ(r["status"], "incorrect");
+        EXPECT_TRUE(std::isnan(real_from_json(r["correctness"]["value"])));  // case C07: NaN never passes
+      } else {
+        EXPECT_EQ(r["status"], "ok") << r.dump();
+      }
+    }
+}
+
+// Case C08: a ~2 ms kernel on the non-blocking stream: event time within 10% of synchronized wall time.
+TEST_F(Gpu, C08_EventsOnTheLaunchStream) {
+  LaunchContext& ctx = cuda().context();
+  kernels::spin(0.002, ctx.stream());
+  ASSERT_EQ(cudaStreamSynchronize(ctx.stream()), cudaSuccess);
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ctx.sample_start().record(ctx.stream());
+    kernels::spin(0.002, ctx.stream());
+    ctx.sample_stop().record(ctx.stream());
+    ctx.sample_stop().synchronize();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double dev = ctx.sample_stop().seconds_since(ctx.sample_start());
+    EXPECT_GT(dev, 0.0019);
+    EXPECT_NEAR(dev, wall, 0.1 * wall);
+  }
+}
+
+// Case C09: eager index synchronizes with the host every iteration and its wall time exceeds device time;
+// index_device_count in a graph never does.
+TEST_F(Gpu, C09_HostSyncsAreCounted) {
+  lab_.min_samples = lab_.max_samples = 10;
+  const Json index = run("index", 1000000, 0.5, "f32", "eager");
+  ASSERT_EQ(index["status"], "ok");
+  EXPECT_GE(real_from_json(index["timing"]["host_syncs_per_iteration"]), 1.0);
+  EXPECT_GT(real_from_json(index["timing"]["wall"]["median_time_s"]),
+            real_from_json(index["timing"]["device"]["median_time_s"]));
+  const Json dc = run("index_device_count", 1000000, 0.5, "f32", "graph");
+  ASSERT_EQ(dc["status"], "ok");
+  EXPECT_EQ(real_from_json(dc["timing"]["host_syncs_per_iteration"]), 0.0);
+}
+
+// Cases C11 and C13: a capture that hits a host sync is recorded as capture_unsupported with the CUDA error
+// name, and the next point captures and times normally (> 0).
+TEST_F(Gpu, C11_CaptureFailureIsContained_C13_GraphTimed) {
+  const Json bad = run("index", 100000, 0.5, "f32", "graph");
+  EXPECT_EQ(bad["status"], "capture_unsupported");
+  EXPECT_NE(bad["reason"].get<std::string>().find("cudaErrorStreamCapture"), std::string::npos) << bad["reason"];
+  const Json good = run("fused", 100000, 0.5, "f32", "graph");
+  ASSERT_EQ(good["status"], "ok") << good.dump();
+  EXPECT_GT(real_from_json(good["timing"]["device"]["median_time_s"]), 0.0);
+  EXPECT_GT(good["phases"]["warmup"]["mode_setup"]["graph_nodes"].get<int>(), 0);
+}
+
+// The environment record has real values and the calibration measures positive ceilings.
+TEST_F(Gpu, EnvironmentAndCalibration) {
+  const Json env = backend_->environment();
+  EXPECT_GT(env["sm_count"].get<int>(), 0);
+  EXPECT_GT(env["memory_bytes"].get<std::int64_t>(), 0);
+  EXPECT_FALSE(env["name"].get<std::string>().empty());
+  const Json cal = backend_->calibrate();
+  EXPECT_GT(cal["copy"]["bandwidth_Bps"].get<double>(), 1e11);
+  EXPECT_GT(cal["read"]["bandwidth_Bps"].get<double>(), 1e11);
+  EXPECT_GT(cal["launch"]["eager_time_s"].get<double>(), 0.0);
+}
+
+}  // namespace
+}  // namespace labrun
