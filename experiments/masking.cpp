@@ -388,6 +388,8 @@ void register_experiment(Registry& registry) {
        std::int64_t{0}},
       {"nonfinite", AxisKind::Word, "plant +inf/NaN in masked-out slots (case C06)", {}, {},
        {"none", "masked_out"}, std::string("none")},
+      {"l2", AxisKind::Word, "hot: back to back; cold: L2 flushed before every sample (default lab.l2)", {}, {},
+       {"hot", "cold"}, std::string("hot")},
   };
   auto cache = std::make_shared<InputCache>();
   auto host = [cache](const Point& point, Backend&, const LabSettings& lab) -> std::unique_ptr<Workload> {

@@ -57,3 +57,58 @@ void spin(double seconds, cudaStream_t stream) {
 }
 
 }  // namespace labrun::kernels
+
+#include <cuda_bf16.h>
+
+namespace labrun::kernels {
+
+namespace {
+
+constexpr int kFmaChains = 8;
+constexpr int kFmaBlock = 256;
+constexpr int kFmaBlocksPerSm = 8;
+
+__global__ void fma_chain_kernel(float* sink, int iterations) {
+  float a[kFmaChains];
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) a[c] = threadIdx.x * 1e-3f + c;
+  const float x = 0.999f, y = 1e-4f;
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < kFmaChains; ++c) a[c] = fmaf(a[c], x, y);
+  }
+  float s = 0;
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) s += a[c];
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+__global__ void fill_bf16_kernel(__nv_bfloat16* data, std::size_t count, unsigned long long seed) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    unsigned long long h = (i + 1) * 0x9e3779b97f4a7c15ull ^ seed;
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+    data[i] = __float2bfloat16(static_cast<float>(h >> 40) * 0x1.0p-23f - 1.0f);
+  }
+}
+
+}  // namespace
+
+std::size_t fma_chain_sink_floats(int sm_count) {
+  return static_cast<std::size_t>(sm_count) * kFmaBlocksPerSm * kFmaBlock;
+}
+
+double fma_chain(float* sink, int sm_count, int iterations, cudaStream_t stream) {
+  fma_chain_kernel<<<sm_count * kFmaBlocksPerSm, kFmaBlock, 0, stream>>>(sink, iterations);
+  LABRUN_CUDA_LAUNCHED();
+  return 2.0 * static_cast<double>(fma_chain_sink_floats(sm_count)) * kFmaChains * iterations;
+}
+
+void fill_random_bf16(void* data, std::size_t count, unsigned long long seed, cudaStream_t stream) {
+  fill_bf16_kernel<<<1024, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count, seed);
+  LABRUN_CUDA_LAUNCHED();
+}
+
+}  // namespace labrun::kernels

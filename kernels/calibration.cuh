@@ -20,3 +20,18 @@ void empty(cudaStream_t stream);
 void spin(double seconds, cudaStream_t stream);
 
 }  // namespace labrun::kernels
+
+namespace labrun::kernels {
+
+/// FP32 FMA throughput kernel: `threads_per_sm * sm_count` threads each run kFmaChains independent chains of
+/// `iterations` dependent FMAs. Writes one float per thread to `sink` (so nothing is optimised away).
+/// Returns the flop executed: 2 * threads * kFmaChains * iterations.
+double fma_chain(float* sink, int sm_count, int iterations, cudaStream_t stream);
+/// Floats fma_chain() writes into `sink`.
+std::size_t fma_chain_sink_floats(int sm_count);
+
+/// Fills `count` bf16 values (raw 16-bit storage) with uniform values in [-1, 1) from a hash of the index and
+/// `seed` (never all zeros: timing on zeros flatters matrix units, device/METHOD.md).
+void fill_random_bf16(void* data, std::size_t count, unsigned long long seed, cudaStream_t stream);
+
+}  // namespace labrun::kernels

@@ -15,8 +15,10 @@ if [ "${1:-}" = "--tests" ]; then
   shift
   "$bin/labrun_gpu_tests" --gtest_brief=1 2>&1 | tee "$out/gpu_tests.log" || rc=1
 fi
+i=0
 for config in "$@"; do
-  name=$(basename "$config" .yaml)
+  i=$((i + 1))
+  name=$i-$(basename "$config" .yaml)
   echo "== labrun sweep $config --device cuda"
   "$bin/labrun" sweep "$config" --device cuda -q -o "$out/$name.jsonl" --force > "$out/$name.summary.txt" 2> "$out/$name.log"
   status=$?

@@ -66,6 +66,14 @@ class Executor {
   virtual nlohmann::ordered_json setup_record() const { return nlohmann::ordered_json::object(); }
 };
 
+/// How an executor issues and times iterations.
+struct ExecOptions {
+  std::string mode = "eager";  ///< "eager" or "graph"
+  bool synchronized = true;    ///< false: the unsynchronized-timing teaching demo (host clock around enqueue)
+  bool cold_l2 = false;        ///< flush L2 before every sample (case C10); the lab then uses batches of 1
+  double delay_s = 0;          ///< test aid: a spin kernel of this length appended to every iteration
+};
+
 /// A device that runs points.
 class Backend {
  public:
@@ -81,8 +89,7 @@ class Backend {
   virtual std::optional<std::string> mode_unsupported(const std::string& mode) const = 0;
   /// An executor for `workload` in `mode`.
   /// @throws PointOutcome(capture_unsupported, CUDA error name) when graph capture fails.
-  virtual std::unique_ptr<Executor> executor(Workload& workload, const std::string& mode,
-                                             const LabSettings& lab) = 0;
+  virtual std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) = 0;
   /// Per-kernel times of one eager iteration (name, bytes, time_s, bandwidth_Bps), or null where the backend
   /// cannot attribute time to kernels.
   virtual nlohmann::ordered_json kernel_breakdown(Workload& workload, const LabSettings& lab) {
@@ -90,8 +97,14 @@ class Backend {
     (void)lab;
     return nullptr;
   }
-  /// Device state read before and after a point's timing (clocks, temperature); null if unknown.
+  /// Device state read before and after a point's timing (clocks, temperature, power, clock-event
+  /// reasons); null where the backend has none.
   virtual nlohmann::ordered_json device_state() { return nullptr; }
+  /// Bytes of the last-level cache that back-to-back timing can keep data in (GPU L2); nullopt if unknown.
+  virtual std::optional<double> cache_bytes() const { return std::nullopt; }
+  /// Profiler ranges (NVTX on CUDA) around points and phases, so a trace of a sweep reads at a glance.
+  virtual void range_push(const std::string& name) { (void)name; }
+  virtual void range_pop() {}
 };
 
 }  // namespace labrun

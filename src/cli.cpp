@@ -105,7 +105,10 @@ int cmd_list(const Registry& registry) {
     for (const auto& a : e.axes) {
       std::string range;
       if (!a.choices.empty()) {
-        for (const auto& c : a.choices) range += (range.empty() ? "" : "|") + c;
+        for (const auto& c : a.choices) {
+          if (!range.empty()) range += '|';
+          range += c;
+        }
       } else {
         range = fmt::format("{} in [{}, {}]", a.kind == AxisKind::Integer ? "integer" : "number",
                             a.min ? to_string(AxisValue(*a.min)) : "-inf", a.max ? to_string(AxisValue(*a.max)) : "inf");
@@ -116,7 +119,10 @@ int cmd_list(const Registry& registry) {
     std::printf("  variants:\n");
     for (const auto& v : e.variants) {
       std::string backends;
-      for (const auto& [k, fn] : v.implementations) backends += (backends.empty() ? "" : ",") + std::string(to_string(k));
+      for (const auto& [k, fn] : v.implementations) {
+        if (!backends.empty()) backends += ',';
+        backends += to_string(k);
+      }
       std::printf("    %-20s [%s] %s\n", v.name.c_str(), backends.c_str(), v.description.c_str());
     }
   }

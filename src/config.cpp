@@ -139,8 +139,10 @@ const std::vector<std::string> kTopKeys = {"experiment", "description", "axes", 
                                            "exclude",    "lab",         "hypothesis"};
 const std::vector<std::string> kLabKeys = {
     "warmup_iterations", "warmup_time_s", "min_samples",     "max_samples", "max_time_s",
-    "min_sample_time_s", "seed",          "tolerance_scale", "host_max_n",  "timing"};
+    "min_sample_time_s", "seed",          "tolerance_scale", "host_max_n",  "timing",
+    "target_rel_ci",     "l2",            "delay_s"};
 const std::vector<std::string> kTimings = {"synchronized", "unsynchronized"};
+const std::vector<std::string> kL2States = {"hot", "cold"};
 const std::vector<std::string> kRangeKeys = {"decades", "powers_of_two", "from", "to", "step"};
 const char* const kRangeForms = "{decades: [A, B]}, {powers_of_two: [A, B]} or {from: A, to: B, step: S}";
 
@@ -664,6 +666,13 @@ class Parser {
       return v;
     };
 
+    auto word_of = [&](const Entry& e, const std::vector<std::string>& words) {
+      const std::string w = scalar(e.value, e.path, "one of " + join(words));
+      if (std::find(words.begin(), words.end(), w) == words.end())
+        fail(e.value.loc, e.path, "'" + w + "' is not one of " + join(words) + suggest(w, words));
+      return w;
+    };
+
     for (const auto& e : keys) {
       if (e.key == "warmup_iterations") {
         lab.warmup_iterations = int_at_least(e, 0);
@@ -686,11 +695,13 @@ class Parser {
       } else if (e.key == "host_max_n") {
         lab.host_max_n = int_at_least(e, 0);
       } else if (e.key == "timing") {
-        const std::string timing = scalar(e.value, e.path, "one of " + join(kTimings));
-        if (std::find(kTimings.begin(), kTimings.end(), timing) == kTimings.end())
-          fail(e.value.loc, e.path,
-               "'" + timing + "' is not one of " + join(kTimings) + suggest(timing, kTimings));
-        lab.timing = timing;
+        lab.timing = word_of(e, kTimings);
+      } else if (e.key == "l2") {
+        lab.l2 = word_of(e, kL2States);
+      } else if (e.key == "target_rel_ci") {
+        lab.target_rel_ci = real_above(e, 0, false);
+      } else if (e.key == "delay_s") {
+        lab.delay_s = real_above(e, 0, true);
       } else {
         fail(e.key_loc, e.path,
              "unknown lab setting" + suggest(e.key, kLabKeys) + " (settings: " + join(kLabKeys) + ")");

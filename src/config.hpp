@@ -65,6 +65,9 @@ struct LabSettings {
   std::optional<double> tolerance_scale;  ///< multiplies every derived correctness tolerance (>= 1 loosens)
   std::int64_t host_max_n = 1000000;      ///< host backend skips points with larger `n` (time), with a reason
   std::string timing = "synchronized";    ///< "synchronized" (default) or "unsynchronized" (teaching demo)
+  double target_rel_ci = 0.01;            ///< stop sampling once the median's 95% CI half-width / median <= this
+  std::string l2 = "hot";                 ///< "hot": back to back; "cold": L2 flushed before every sample (C10)
+  double delay_s = 0;                     ///< test aid: a spin kernel of this length added to every iteration
 };
 
 /// A whole validated sweep config.

@@ -36,7 +36,7 @@ std::optional<std::string> HostBackend::mode_unsupported(const std::string& mode
   return "unknown mode '" + mode + "'";
 }
 
-std::unique_ptr<Executor> HostBackend::executor(Workload& workload, const std::string&, const LabSettings&) {
+std::unique_ptr<Executor> HostBackend::executor(Workload& workload, const ExecOptions&) {
   return std::make_unique<HostExecutor>(workload);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "env.hpp"
@@ -49,23 +50,84 @@ Json derived_json(const Json& cost, double time_s) {
   return d;
 }
 
+Json fmt_warning(const std::string& kind, const std::string& message) {
+  return Json{{"kind", kind}, {"message", message}};
+}
+
+std::string percent(double fraction) {
+  if (!std::isfinite(fraction)) return "inf%";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", fraction * 100);
+  return buf;
+}
+
 }  // namespace
 
 std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s) {
   if (!(iteration_time_s > 0)) return 1;
-  const double b = std::ceil(min_sample_time_s / iteration_time_s);
+  // The relative nudge keeps 1e-3 / 1e-6 (= 1000.0000000000001 in binary) from rounding up to 1001.
+  const double b = std::ceil(min_sample_time_s / iteration_time_s * (1 - 1e-12));
   return static_cast<std::int64_t>(std::clamp(b, 1.0, 100000.0));
 }
 
 double median_ci_rel_halfwidth(std::vector<double> v) {
-  const std::size_t n = v.size();
-  if (n < 6) return std::numeric_limits<double>::infinity();
-  std::sort(v.begin(), v.end());
-  const double half = 1.96 * std::sqrt(static_cast<double>(n)) / 2.0;
-  const auto lo = static_cast<std::size_t>(std::max(0.0, std::floor(n / 2.0 - half)));
-  const auto hi = static_cast<std::size_t>(std::min(n - 1.0, std::ceil(n / 2.0 + half)));
-  const double median = quantile_sorted(v, 0.5);
-  return median > 0 ? (v[hi] - v[lo]) / (2.0 * median) : std::numeric_limits<double>::infinity();
+  return v.empty() ? std::numeric_limits<double>::infinity() : summarize(std::move(v)).ci_rel_halfwidth;
+}
+
+namespace {
+
+// The value of a word axis if the point has it, else `fallback` (lab-wide setting).
+std::string axis_word(const Point& p, const std::string& axis, const std::string& fallback) {
+  for (const auto& a : p.axes)
+    if (a.first == axis) return std::get<std::string>(a.second);
+  return fallback;
+}
+
+// Pops the profiler range on scope exit, including when a phase throws.
+struct Range {
+  Backend& b;
+  Range(Backend& backend, const std::string& name) : b(backend) { b.range_push(name); }
+  ~Range() { b.range_pop(); }
+};
+
+double number_or_nan(const Json& j, const char* key) {
+  return (j.is_object() && j.contains(key) && j[key].is_number()) ? j[key].get<double>()
+                                                                   : std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
+Json point_warnings(const Json& rec, const LabSettings& lab, std::optional<double> cache_bytes) {
+  Json w = Json::array();
+  const Json& timing = rec.contains("timing") ? rec["timing"] : Json();
+  if (timing.is_object()) {
+    const double ci = real_from_json(timing["median_ci_rel_halfwidth"]);
+    if (timing["stop_reason"] != "ci_target")
+      w.push_back(fmt_warning("noise", "sampling stopped (" + timing["stop_reason"].get<std::string>() +
+                                           ") with the median's 95% CI at +-" + percent(ci) + ", above the target +-" +
+                                           percent(lab.target_rel_ci)));
+    if (timing["wall"]["count"].get<std::int64_t>() < lab.min_samples)
+      w.push_back(fmt_warning("few_samples", "fewer samples than lab.min_samples"));
+    if (timing["l2"] == "hot" && cache_bytes && rec.contains("cost") && rec["cost"].contains("compulsory_bytes")) {
+      const double bytes = real_from_json(rec["cost"]["compulsory_bytes"]);
+      if (bytes > 0 && bytes < *cache_bytes)
+        w.push_back(fmt_warning("l2_resident", "hot L2 and a working set of " + std::to_string(bytes / 1e6).substr(0, 6) +
+                                                   " MB under the " + std::to_string(*cache_bytes / 1e6).substr(0, 6) +
+                                                   " MB L2: repeated iterations read from cache, not DRAM"));
+    }
+  }
+  const Json& st = rec["device_state"];
+  for (const char* when : {"before", "after"})
+    if (st[when].is_object() && st[when]["throttled"] == true)
+      w.push_back(fmt_warning("throttle", std::string("clock-event reasons ") + st[when]["clocks_event_reasons"].dump() +
+                                              " " + when + " timing"));
+  if (st["before"].is_object() && st["after"].is_object()) {
+    const double b = number_or_nan(st["before"], "sm_clock_hz"), a = number_or_nan(st["after"], "sm_clock_hz");
+    if (std::isfinite(a) && std::isfinite(b) && std::fabs(a - b) > 0.02 * std::max(a, b))
+      w.push_back(fmt_warning("clocks_changed", "SM clock " + std::to_string(static_cast<long>(b / 1e6)) + " MHz before, " +
+                                                    std::to_string(static_cast<long>(a / 1e6)) + " MHz after timing"));
+  }
+  return w;
 }
 
 Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab) {
@@ -79,13 +141,15 @@ Json run_point(const Point& point, const Experiment& experiment, Backend& backen
   rec["backend"] = backend.name();
   rec["status"] = "error";
   rec["reason"] = nullptr;
+  rec["warnings"] = Json::array();
   Json phases = Json::object();
   std::string phase = "environment";
-  const std::string mode = [&] {
-    for (const auto& a : point.axes)
-      if (a.first == "mode") return std::get<std::string>(a.second);
-    return std::string("eager");
-  }();
+  ExecOptions opts;
+  opts.mode = axis_word(point, "mode", "eager");
+  opts.synchronized = lab.timing != "unsynchronized";
+  opts.cold_l2 = axis_word(point, "l2", lab.l2) == "cold";
+  opts.delay_s = lab.delay_s;
+  Range point_range(backend, point.variant + " " + point.label());
   auto finish = [&](Status s, const std::string& reason) {
     rec["status"] = to_string(s);
     rec["reason"] = reason.empty() ? Json(nullptr) : Json(reason);
@@ -100,16 +164,20 @@ Json run_point(const Point& point, const Experiment& experiment, Backend& backen
 
     phase = "setup";
     t0 = Clock::now();
-    const VariantDecl* variant = experiment.find_variant(point.variant);
-    if (!variant) throw PointOutcome(Status::error, "unknown variant '" + point.variant + "'");
-    if (variant->unsupported)
-      if (auto why = variant->unsupported(point)) throw PointOutcome(Status::not_supported, *why);
-    if (auto why = backend.mode_unsupported(mode)) throw PointOutcome(Status::not_supported, *why);
-    auto impl = variant->implementations.find(backend.kind());
-    if (impl == variant->implementations.end())
-      throw PointOutcome(Status::not_supported, std::string("variant '") + point.variant + "' has no " +
-                                                    to_string(backend.kind()) + " implementation");
-    std::unique_ptr<Workload> workload = impl->second(point, backend, lab);
+    std::unique_ptr<Workload> workload;
+    {
+      Range r(backend, "setup");
+      const VariantDecl* variant = experiment.find_variant(point.variant);
+      if (!variant) throw PointOutcome(Status::error, "unknown variant '" + point.variant + "'");
+      if (variant->unsupported)
+        if (auto why = variant->unsupported(point)) throw PointOutcome(Status::not_supported, *why);
+      if (auto why = backend.mode_unsupported(opts.mode)) throw PointOutcome(Status::not_supported, *why);
+      auto impl = variant->implementations.find(backend.kind());
+      if (impl == variant->implementations.end())
+        throw PointOutcome(Status::not_supported, std::string("variant '") + point.variant + "' has no " +
+                                                      to_string(backend.kind()) + " implementation");
+      workload = impl->second(point, backend, lab);
+    }
     rec["cost"] = workload->cost();
     phases["setup"] = {{"time_s", seconds_since(t0)}};
 
@@ -117,33 +185,43 @@ Json run_point(const Point& point, const Experiment& experiment, Backend& backen
     // the iteration and the time minimums are met.
     phase = "warmup";
     t0 = Clock::now();
-    std::unique_ptr<Executor> exec = backend.executor(*workload, mode, lab);
-    const double mode_setup_s = seconds_since(t0);
-    auto t1 = Clock::now();
-    exec->iterate();
-    exec->wait();
-    const double first_s = seconds_since(t1);
+    std::unique_ptr<Executor> exec;
+    double first_s = 0, steady_s = 0;
     std::int64_t warm = 1;
-    t1 = Clock::now();
-    std::int64_t since = 0;
-    while (warm < lab.warmup_iterations || seconds_since(t0) < lab.warmup_time_s) {
+    {
+      Range r(backend, "warmup");
+      exec = backend.executor(*workload, opts);
+      const double mode_setup_s = seconds_since(t0);
+      auto t1 = Clock::now();
       exec->iterate();
-      ++warm;
-      ++since;
-      if (since % 64 == 0) exec->wait();  // bound the queue of unfinished work
+      exec->wait();
+      first_s = seconds_since(t1);
+      t1 = Clock::now();
+      std::int64_t since = 0;
+      while (warm < lab.warmup_iterations || seconds_since(t0) < lab.warmup_time_s) {
+        exec->iterate();
+        ++warm;
+        ++since;
+        if (since % 64 == 0) exec->wait();  // bound the queue of unfinished work
+      }
+      exec->wait();
+      steady_s = since > 0 ? seconds_since(t1) / static_cast<double>(since) : first_s;
+      phases["warmup"] = {{"iterations", warm},
+                          {"time_s", seconds_since(t0)},
+                          {"mode_setup_time_s", mode_setup_s},
+                          {"first_iteration_time_s", first_s},
+                          {"steady_iteration_time_s", steady_s},
+                          {"mode_setup", exec->setup_record()}};
     }
-    exec->wait();
-    const double steady_s = since > 0 ? seconds_since(t1) / static_cast<double>(since) : first_s;
-    phases["warmup"] = {{"iterations", warm},
-                        {"time_s", seconds_since(t0)},
-                        {"mode_setup_time_s", mode_setup_s},
-                        {"first_iteration_time_s", first_s},
-                        {"mode_setup", exec->setup_record()}};
 
     // correctness: poisoned output, one iteration in the point's mode, compared with the reference.
     phase = "correctness";
     t0 = Clock::now();
-    const Check check = workload->check([&] { exec->iterate(); });
+    Check check;
+    {
+      Range r(backend, "correctness");
+      check = workload->check([&] { exec->iterate(); });
+    }
     rec["correctness"] = check_json(check);
     phases["correctness"] = {{"time_s", seconds_since(t0)}};
     if (!check.passed) {
@@ -153,35 +231,50 @@ Json run_point(const Point& point, const Experiment& experiment, Backend& backen
                                            to_string(AxisValue(check.tolerance)) + "); not timed");
     }
 
-    // timing: batches of back-to-back iterations, until the median's 95% CI is within +-1% or a cap hits.
+    // timing: batches of back-to-back iterations (one iteration per sample with a cold L2), until the median's
+    // 95% CI is within the target, or a sample or time cap is hit; never fewer than min_samples.
     phase = "timing";
     t0 = Clock::now();
-    const std::int64_t batch = choose_batch(steady_s, lab.min_sample_time_s);
+    const std::int64_t batch = opts.cold_l2 ? 1 : choose_batch(steady_s, lab.min_sample_time_s);
     std::vector<double> wall, device;
     std::int64_t syncs = 0, iterations = 0;
     std::string stop;
-    while (true) {
-      const Sample s = exec->sample(batch);
-      const double b = static_cast<double>(s.iterations);
-      wall.push_back(s.wall_time_s / b);
-      if (s.device_time_s) device.push_back(*s.device_time_s / b);
-      syncs += s.host_syncs;
-      iterations += s.iterations;
-      const auto count = static_cast<std::int64_t>(wall.size());
-      if (count < lab.min_samples) continue;
-      const auto& primary = device.empty() ? wall : device;
-      if (median_ci_rel_halfwidth(primary) <= 0.01) { stop = "ci_target"; break; }
-      if (count >= lab.max_samples) { stop = "max_samples"; break; }
-      if (seconds_since(t0) >= lab.max_time_s) { stop = "max_time"; break; }
+    {
+      Range r(backend, "timing");
+      while (true) {
+        const Sample s = exec->sample(batch);
+        const double b = static_cast<double>(s.iterations);
+        wall.push_back(s.wall_time_s / b);
+        if (s.device_time_s) device.push_back(*s.device_time_s / b);
+        syncs += s.host_syncs;
+        iterations += s.iterations;
+        const auto count = static_cast<std::int64_t>(wall.size());
+        if (count < lab.min_samples) continue;
+        if (median_ci_rel_halfwidth(device.empty() ? wall : device) <= lab.target_rel_ci) {
+          stop = "ci_target";
+          break;
+        }
+        if (count >= lab.max_samples) {
+          stop = "max_samples";
+          break;
+        }
+        if (seconds_since(t0) >= lab.max_time_s) {
+          stop = "max_time";
+          break;
+        }
+      }
     }
+    const Summary primary = summarize(device.empty() ? wall : device);
     Json timing;
-    timing["mode"] = mode;
-    timing["method"] = device.empty() ? (lab.timing == "unsynchronized" ? "host_clock_unsynchronized"
-                                                                        : "host_steady_clock")
-                                      : "cuda_events+synchronized_wall";
+    timing["mode"] = opts.mode;
+    timing["l2"] = opts.cold_l2 ? "cold" : "hot";
+    timing["method"] = !opts.synchronized ? "host_clock_unsynchronized"
+                       : device.empty()   ? "host_steady_clock"
+                                          : "cuda_events+synchronized_wall";
     timing["batch"] = batch;
     timing["stop_reason"] = stop;
-    timing["median_ci_rel_halfwidth"] = json_real(median_ci_rel_halfwidth(device.empty() ? wall : device));
+    timing["target_rel_ci"] = lab.target_rel_ci;
+    timing["median_ci_rel_halfwidth"] = json_real(primary.ci_rel_halfwidth);
     timing["host_syncs_per_iteration"] = json_real(static_cast<double>(syncs) / static_cast<double>(iterations));
     timing["wall"] = to_json(summarize(wall), "time_s");
     timing["device"] = device.empty() ? Json(nullptr) : to_json(summarize(device), "time_s");
@@ -190,11 +283,10 @@ Json run_point(const Point& point, const Experiment& experiment, Backend& backen
     for (double v : device) ds.push_back(json_real(v));
     timing["wall_samples_s"] = ws;
     timing["device_samples_s"] = device.empty() ? Json(nullptr) : ds;
-    const double time_s = summarize(device.empty() ? wall : device).median;
-    timing["time_s"] = json_real(time_s);
+    timing["time_s"] = json_real(primary.median);
     rec["timing"] = timing;
     rec["device_state"]["after"] = backend.device_state();
-    if (mode == "eager") {
+    if (opts.mode == "eager" && opts.delay_s == 0) {
       Json k = backend.kernel_breakdown(*workload, lab);
       if (!k.is_null()) rec["kernels"] = k;
     }
@@ -203,7 +295,8 @@ Json run_point(const Point& point, const Experiment& experiment, Backend& backen
     // interpretation: derived quantities from the cost model; bound classification arrives with issue 5.
     phase = "interpretation";
     t0 = Clock::now();
-    rec["derived"] = derived_json(rec["cost"], time_s);
+    rec["derived"] = derived_json(rec["cost"], primary.median);
+    rec["warnings"] = point_warnings(rec, lab, backend.cache_bytes());
     phases["interpretation"] = {{"time_s", seconds_since(t0)}};
     return finish(Status::ok, "");
   } catch (const PointOutcome& o) {
@@ -238,11 +331,24 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
               {"seed", l.seed},
               {"tolerance_scale", l.tolerance_scale ? Json(*l.tolerance_scale) : Json(nullptr)},
               {"host_max_n", l.host_max_n},
-              {"timing", l.timing}};
+              {"timing", l.timing},
+              {"target_rel_ci", l.target_rel_ci},
+              {"l2", l.l2},
+              {"delay_s", l.delay_s}};
   h["environment"] = host_environment();
   h["environment"]["backend"] = backend.name();
   h["environment"]["device"] = backend.environment();
   h["calibration"] = calibration;
+  h["warnings"] = Json::array();
+  if (h["environment"]["labrun"]["build_type"] != "Release")
+    h["warnings"].push_back(fmt_warning("build_type", "labrun was built as " +
+                                                          h["environment"]["labrun"]["build_type"].get<std::string>() +
+                                                          ", not Release: timings include unoptimised host code"));
+  if (l.delay_s > 0)
+    h["warnings"].push_back(fmt_warning("delay", "lab.delay_s adds a spin kernel to every iteration (test aid)"));
+  if (l.timing == "unsynchronized")
+    h["warnings"].push_back(fmt_warning("unsynchronized", "lab.timing: unsynchronized measures the enqueue, not the "
+                                                          "work (teaching demo)"));
   h["point_count"] = point_count;
   return h;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ inline const std::vector<std::string> kPhases = {"environment", "setup", "warmup
 /// point-level failure: the status says what happened ("error" with the message for the unexpected).
 Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab);
 
+/// Warnings of a finished point (docs/records.md): noise above target when sampling stopped, fewer samples
+/// than asked, an L2-resident working set in hot mode, throttle reasons, clocks changed during timing.
+Json point_warnings(const Json& record, const LabSettings& lab, std::optional<double> cache_bytes);
+
 /// The record header: schema version, argv, config (path, sha256, text), build, host and device environment,
 /// calibration, lab settings.
 Json make_header(const SweepConfig& config, const std::vector<std::string>& argv, Backend& backend,
@@ -38,9 +43,8 @@ std::vector<Json> run_sweep(const std::vector<Point>& points, const Experiment& 
 /// iteration; at least 1, at most 100000.
 std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s);
 
-/// Relative half-width of a distribution-free 95% confidence interval of the median of `values` (order
-/// statistics at ranks n/2 -+ 1.96*sqrt(n)/2, Conover, Practical Nonparametric Statistics, 3rd ed., 3.2);
-/// +inf when n is too small for the interval (n < 6).
+/// Relative half-width of the distribution-free 95% confidence interval of the median of `values`
+/// (Summary::ci_rel_halfwidth); +inf when there are fewer than 6 values.
 double median_ci_rel_halfwidth(std::vector<double> values);
 
 }  // namespace labrun

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -33,6 +34,20 @@ Summary summarize(std::vector<double> values) {
     s.stddev = std::sqrt(ss / static_cast<double>(s.count - 1));
   }
   s.rel_iqr = s.median != 0 ? (s.p75 - s.p25) / s.median : 0;
+  const double n = static_cast<double>(s.count);
+  const double half = 1.96 * std::sqrt(n) / 2.0;
+  const auto lo = static_cast<std::size_t>(std::clamp(std::floor(n / 2.0 - half), 0.0, n - 1));
+  const auto hi = static_cast<std::size_t>(std::clamp(std::ceil(n / 2.0 + half), 0.0, n - 1));
+  s.ci_low = s.count < 6 ? s.min : values[lo];
+  s.ci_high = s.count < 6 ? s.max : values[hi];
+  s.ci_rel_halfwidth = (s.count < 6 || s.median <= 0) ? std::numeric_limits<double>::infinity()
+                                                      : (s.ci_high - s.ci_low) / (2.0 * s.median);
+  std::vector<double> dev;
+  for (double v : values) dev.push_back(std::fabs(v - s.median));
+  std::sort(dev.begin(), dev.end());
+  const double mad = quantile_sorted(dev, 0.5);
+  if (mad > 0)
+    for (double v : values) s.outliers += 0.6745 * std::fabs(v - s.median) / mad > 3.5;
   return s;
 }
 
@@ -49,6 +64,10 @@ Json to_json(const Summary& s, const std::string& unit) {
   j["p75_" + unit] = json_real(s.p75);
   j["p95_" + unit] = json_real(s.p95);
   j["rel_iqr"] = json_real(s.rel_iqr);
+  j["ci95_low_" + unit] = json_real(s.ci_low);
+  j["ci95_high_" + unit] = json_real(s.ci_high);
+  j["ci95_rel_halfwidth"] = json_real(s.ci_rel_halfwidth);
+  j["outliers"] = s.outliers;
   return j;
 }
 

@@ -30,7 +30,11 @@ std::vector<Point> expand(const SweepConfig& config, const Experiment& experimen
   for (const auto& decl : experiment.axes) {
     bool written = false;
     for (const auto& a : config.axes) written = written || a.name == decl.name;
-    if (!written) axes.emplace_back(decl.name, std::vector<AxisValue>{decl.default_value});
+    if (!written) {
+      // lab.l2 is the default of an `l2` axis, so `lab: {l2: cold}` reaches experiments that sweep it.
+      const AxisValue value = decl.name == "l2" ? AxisValue(config.lab.l2) : decl.default_value;
+      axes.emplace_back(decl.name, std::vector<AxisValue>{value});
+    }
   }
   std::vector<std::string> variants = config.variants;
   if (variants.empty())

@@ -11,7 +11,7 @@ namespace labrun {
 
 /// Expands `config` for `experiment` into points.
 /// Order (golden-tested): axes in the order the config writes them, then the experiment's remaining axes
-/// at their default values; the first axis varies slowest; variants vary fastest (innermost), in the order of
+/// at their default values (an `l2` axis defaults to lab.l2); the first axis varies slowest; variants vary fastest (innermost), in the order of
 /// `config.variants` or, when that is empty, of registration. Points matching an `exclude` rule are dropped.
 /// @throws std::invalid_argument if the config names an experiment other than `experiment`.
 std::vector<Point> expand(const SweepConfig& config, const Experiment& experiment);

@@ -5,7 +5,11 @@
 #include <cstdio>
 #include <vector>
 
+#include <nvtx3/nvToolsExt.h>
+
 #include "calibration.cuh"
+#include "cublas_gemm.hpp"
+#include "nvml.hpp"
 #include "masking_cuda.hpp"
 #include "stats.hpp"
 #include "status.hpp"
@@ -20,11 +24,19 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 // Times `batch` calls of `issue` between two events on the stream, with the host wall clock synchronized at
 // both ends (stream drained before the start; stop event waited for before the wall clock is read).
-Sample timed(LaunchContext& ctx, std::int64_t batch, bool synchronized, const std::function<void()>& issue) {
+struct Timing {
+  bool synchronized = true;
+  DeviceBuffer* flush = nullptr;  // set for a cold L2: written before the sample, outside the timed region
+  double delay_s = 0;
+};
+
+Sample timed(LaunchContext& ctx, std::int64_t batch, const Timing& how, const std::function<void()>& issue) {
   Event& start = ctx.sample_start();
   Event& stop = ctx.sample_stop();
+  const bool synchronized = how.synchronized;
   Sample s;
   s.iterations = batch;
+  if (how.flush) LABRUN_CUDA(cudaMemsetAsync(how.flush->get(), static_cast<int>(batch & 0xff), how.flush->bytes(), ctx.stream()));
   LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
   const std::int64_t syncs0 = ctx.host_syncs();
   const auto t0 = Clock::now();
@@ -45,30 +57,38 @@ Sample timed(LaunchContext& ctx, std::int64_t batch, bool synchronized, const st
   return s;
 }
 
+// One iteration as issued eagerly: the variant's launches, then the optional test-aid delay kernel.
+void issue_eager(Workload& w, LaunchContext& ctx, double delay_s) {
+  w.run();
+  if (delay_s > 0) kernels::spin(delay_s, ctx.stream());
+}
+
 class EagerExecutor : public Executor {
  public:
-  EagerExecutor(Workload& w, LaunchContext& ctx, bool synchronized) : w_(w), ctx_(ctx), sync_(synchronized) {}
-  void iterate() override { w_.run(); }
+  EagerExecutor(Workload& w, LaunchContext& ctx, Timing how) : w_(w), ctx_(ctx), how_(how) {}
+  void iterate() override { issue_eager(w_, ctx_, how_.delay_s); }
   void wait() override { LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream())); }
-  Sample sample(std::int64_t batch) override { return timed(ctx_, batch, sync_, [&] { w_.run(); }); }
+  Sample sample(std::int64_t batch) override {
+    return timed(ctx_, batch, how_, [&] { issue_eager(w_, ctx_, how_.delay_s); });
+  }
 
  private:
   Workload& w_;
   LaunchContext& ctx_;
-  bool sync_;
+  Timing how_;
 };
 
 class GraphExecutor : public Executor {
  public:
   // Captures one iteration into a graph after an eager pre-run (module load, CUB's first launch, pool
   // growth) — temporary storage was allocated when the workload was built (C12).
-  GraphExecutor(Workload& w, LaunchContext& ctx, bool synchronized) : ctx_(ctx), sync_(synchronized) {
-    w.run();
+  GraphExecutor(Workload& w, LaunchContext& ctx, Timing how) : ctx_(ctx), how_(how) {
+    issue_eager(w, ctx, how.delay_s);
     LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
     auto t0 = Clock::now();
     LABRUN_CUDA(cudaStreamBeginCapture(ctx.stream(), cudaStreamCaptureModeThreadLocal));
     try {
-      w.run();
+      issue_eager(w, ctx, how.delay_s);
     } catch (const CudaError& e) {
       abandon_capture();
       throw PointOutcome(Status::capture_unsupported,
@@ -99,7 +119,7 @@ class GraphExecutor : public Executor {
   void wait() override { LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream())); }
   // Case C13: events are recorded on the stream outside the graph, around the replays.
   Sample sample(std::int64_t batch) override {
-    return timed(ctx_, batch, sync_, [&] { LABRUN_CUDA(cudaGraphLaunch(exec_, ctx_.stream())); });
+    return timed(ctx_, batch, how_, [&] { LABRUN_CUDA(cudaGraphLaunch(exec_, ctx_.stream())); });
   }
   Json setup_record() const override {
     return Json{{"capture_time_s", capture_s_}, {"instantiate_time_s", instantiate_s_}, {"graph_nodes", nodes_}};
@@ -117,7 +137,7 @@ class GraphExecutor : public Executor {
   }
 
   LaunchContext& ctx_;
-  bool sync_;
+  Timing how_;
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
   double capture_s_ = 0, instantiate_s_ = 0;
@@ -144,7 +164,20 @@ int attribute(cudaDeviceAttr a, int dev) {
 
 }  // namespace
 
-CudaBackend::CudaBackend(int index) : index_(index), ctx_((LABRUN_CUDA(cudaSetDevice(index)), index)) {}
+CudaBackend::CudaBackend(int index) : index_(index), ctx_((LABRUN_CUDA(cudaSetDevice(index)), index)) {
+  cudaDeviceProp p{};
+  LABRUN_CUDA(cudaGetDeviceProperties(&p, index));
+  l2_bytes_ = static_cast<std::size_t>(p.l2CacheSize);
+  nvml_ = std::make_unique<Nvml>(uuid_text(p.uuid));
+}
+
+CudaBackend::~CudaBackend() = default;
+
+Json CudaBackend::device_state() { return nvml_->state(); }
+
+void CudaBackend::range_push(const std::string& name) { nvtxRangePushA(name.c_str()); }
+
+void CudaBackend::range_pop() { nvtxRangePop(); }
 
 Json CudaBackend::environment() {
   cudaDeviceProp p{};
@@ -160,6 +193,7 @@ Json CudaBackend::environment() {
   e["name"] = p.name;
   e["uuid"] = uuid_text(p.uuid);
   e["compute_capability"] = std::to_string(p.major) + "." + std::to_string(p.minor);
+  e["arch"] = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
   e["sm_count"] = p.multiProcessorCount;
   e["l2_bytes"] = p.l2CacheSize;
   e["memory_bytes"] = static_cast<std::int64_t>(p.totalGlobalMem);
@@ -169,7 +203,10 @@ Json CudaBackend::environment() {
   e["memory_bus_bits"] = bus_bits;
   // Double data rate: two transfers per memory clock (CUDA samples' bandwidth formula).
   e["theoretical_bandwidth_Bps"] = 2.0 * static_cast<double>(mem_khz) * 1e3 * bus_bits / 8.0;
-  e["driver_version"] = version_text(driver);
+  e["driver_version"] = nvml_->driver_version();
+  e["driver_cuda_version"] = version_text(driver);
+  e["nvml"] = nvml_->available() ? Json("available") : Json(nvml_->why_unavailable());
+  e["state_at_start"] = nvml_->state();
   e["runtime_version"] = version_text(runtime);
   e["pci_bus_id"] = [&] {
     char bus[32] = {0};
@@ -215,7 +252,15 @@ Json CudaBackend::calibrate() {
   const double graph_s = median_of(5, [&] { LABRUN_CUDA(cudaGraphLaunch(exec, ctx_.stream())); }) / kLaunches;
   LABRUN_CUDA(cudaGraphExecDestroy(exec));
   LABRUN_CUDA(cudaGraphDestroy(graph));
+  DeviceBuffer fma_sink(kernels::fma_chain_sink_floats(ctx_.sm_count()) * sizeof(float));
+  double fma_flop = 0;
+  const double fma_s = median_of(5, [&] { fma_flop = kernels::fma_chain(fma_sink.as<float>(), ctx_.sm_count(), 1 << 14, ctx_.stream()); });
+  a = DeviceBuffer();  // the GEMM needs the memory more than the copy buffers do
+  b = DeviceBuffer();
   Json c;
+  c["fp32_fma"] = {{"flop", fma_flop}, {"time_s", fma_s}, {"flop_per_s", fma_flop / fma_s},
+                   {"method", "8 independent FMA chains per thread, 8 blocks of 256 per SM, 16384 steps; median of 5"}};
+  c["bf16_gemm"] = cublas_bf16_gemm(8192, 10, ctx_.stream());
   c["copy"] = {{"bytes", 2 * bytes}, {"time_s", copy_s}, {"bandwidth_Bps", 2.0 * bytes / copy_s},
                {"method", "cudaMemcpyAsync device-to-device of 1 GiB; bytes read + written; median of 10"}};
   c["read"] = {{"bytes", bytes}, {"time_s", read_s}, {"bandwidth_Bps", bytes / read_s},
@@ -230,10 +275,16 @@ std::optional<std::string> CudaBackend::mode_unsupported(const std::string& mode
   return "unknown mode '" + mode + "'";
 }
 
-std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const std::string& mode, const LabSettings& lab) {
-  const bool sync = lab.timing != "unsynchronized";
-  if (mode == "graph") return std::make_unique<GraphExecutor>(workload, ctx_, sync);
-  return std::make_unique<EagerExecutor>(workload, ctx_, sync);
+std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOptions& options) {
+  Timing how;
+  how.synchronized = options.synchronized;
+  how.delay_s = options.delay_s;
+  if (options.cold_l2) {
+    if (!flush_.get()) flush_ = DeviceBuffer(2 * l2_bytes_);
+    how.flush = &flush_;
+  }
+  if (options.mode == "graph") return std::make_unique<GraphExecutor>(workload, ctx_, how);
+  return std::make_unique<EagerExecutor>(workload, ctx_, how);
 }
 
 Json CudaBackend::kernel_breakdown(Workload& workload, const LabSettings&) {

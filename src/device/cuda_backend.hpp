@@ -11,29 +11,44 @@
 
 namespace labrun {
 
+class Nvml;
+
 class CudaBackend : public Backend {
  public:
   /// Opens device `index`. @throws CudaError if the device cannot be initialised.
   explicit CudaBackend(int index);
+  ~CudaBackend() override;
   BackendKind kind() const override { return BackendKind::cuda; }
   std::string name() const override { return "cuda:" + std::to_string(index_); }
   /// Device name, UUID, compute capability, SM count, L2 and memory size, ECC, clocks, bus width, the
   /// theoretical DRAM bandwidth (2 * memory clock * bus width / 8), driver and runtime versions.
   Json environment() override;
-  /// Device-to-device copy bandwidth (bytes read + written, 1 GiB buffers, median of 10 cudaMemcpyAsync),
-  /// read-only stream bandwidth (1 GiB, 16-byte loads), and the time of an empty kernel launch (eager: the
-  /// mean of 1000 back-to-back launches; graph: the same launches replayed from one graph).
+  /// The measured ceilings: device-to-device copy bandwidth (bytes read + written, 1 GiB buffers, median of
+  /// 10 cudaMemcpyAsync), read-only stream bandwidth (1 GiB, 16-byte loads), FP32 FMA throughput (FMA chains),
+  /// bf16 tensor-core GEMM throughput through cuBLAS (8192^3), and the time of an empty kernel launch (eager:
+  /// the mean of 1000 back-to-back launches; graph: the same launches replayed from one graph).
   Json calibrate() override;
   std::optional<std::string> mode_unsupported(const std::string& mode) const override;
-  std::unique_ptr<Executor> executor(Workload& workload, const std::string& mode, const LabSettings& lab) override;
+  /// Eager or graph executor. With cold_l2, each sample first writes a buffer of twice the L2 size (allocated
+  /// once per backend, never per sample: case C10); with delay_s, a spin kernel follows every iteration.
+  std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) override;
   /// Median per-op device time over 5 eager iterations, marked by the workload through LaunchContext::mark.
   Json kernel_breakdown(Workload& workload, const LabSettings& lab) override;
+
+  /// SM and memory clocks, temperature, power and clock-event reasons through NVML ("unavailable" without).
+  Json device_state() override;
+  std::optional<double> cache_bytes() const override { return static_cast<double>(l2_bytes_); }
+  void range_push(const std::string& name) override;
+  void range_pop() override;
 
   LaunchContext& context() { return ctx_; }
 
  private:
   int index_;
   LaunchContext ctx_;
+  std::size_t l2_bytes_ = 0;
+  std::unique_ptr<Nvml> nvml_;
+  DeviceBuffer flush_;  // 2 x L2, allocated on first cold-L2 use
 };
 
 /// Opens CUDA device `index` for `--device auto|cuda[:N]`. Returns nullptr and sets `why` (CUDA error name

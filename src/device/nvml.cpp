@@ -1,0 +1,106 @@
+#include "nvml.hpp"
+
+#include <dlfcn.h>
+
+namespace labrun {
+
+namespace {
+
+// The few NVML entry points used, declared from nvml.h (NVML API reference, r580). nvmlReturn_t is an int
+// enum with NVML_SUCCESS = 0; nvmlDevice_t an opaque pointer.
+using NvmlDevice = void*;
+using InitFn = int (*)();
+using ShutdownFn = int (*)();
+using ByUuidFn = int (*)(const char*, NvmlDevice*);
+using ClockFn = int (*)(NvmlDevice, int, unsigned int*);
+using TempFn = int (*)(NvmlDevice, int, unsigned int*);
+using PowerFn = int (*)(NvmlDevice, unsigned int*);
+using ReasonsFn = int (*)(NvmlDevice, unsigned long long*);
+using DriverFn = int (*)(char*, unsigned int);
+
+constexpr int kClockSm = 1;   // NVML_CLOCK_SM
+constexpr int kClockMem = 2;  // NVML_CLOCK_MEM
+constexpr int kTempGpu = 0;   // NVML_TEMPERATURE_GPU
+
+template <class F>
+F sym(void* lib, const char* name) {
+  return lib ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr;
+}
+
+}  // namespace
+
+Nvml::Nvml(const std::string& uuid) {
+  lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib_) {
+    why_ = "libnvidia-ml.so.1 not found";
+    return;
+  }
+  auto init = sym<InitFn>(lib_, "nvmlInit_v2");
+  auto by_uuid = sym<ByUuidFn>(lib_, "nvmlDeviceGetHandleByUUID");
+  if (!init || !by_uuid || init() != 0) {
+    why_ = "nvmlInit_v2 failed";
+    return;
+  }
+  NvmlDevice dev = nullptr;
+  if (by_uuid(uuid.c_str(), &dev) != 0 || !dev) {
+    why_ = "no NVML device with UUID " + uuid;
+    return;
+  }
+  device_ = dev;
+}
+
+Nvml::~Nvml() {
+  if (lib_) {
+    if (device_)
+      if (auto shutdown = sym<ShutdownFn>(lib_, "nvmlShutdown")) shutdown();
+    dlclose(lib_);
+  }
+}
+
+std::string Nvml::driver_version() const {
+  auto fn = sym<DriverFn>(lib_, "nvmlSystemGetDriverVersion");
+  char buf[96] = {0};
+  if (!device_ || !fn || fn(buf, sizeof buf) != 0) return "unavailable";
+  return buf;
+}
+
+Json Nvml::reason_names(unsigned long long mask) {
+  static const std::pair<unsigned long long, const char*> kNames[] = {
+      {0x1, "gpu_idle"},           {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
+      {0x8, "hw_slowdown"},        {0x10, "sync_boost"},                 {0x20, "sw_thermal_slowdown"},
+      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"},  {0x100, "display_clock_setting"}};
+  Json names = Json::array();
+  for (const auto& [bit, name] : kNames)
+    if (mask & bit) names.push_back(name);
+  return names;
+}
+
+bool Nvml::is_throttle(unsigned long long mask) { return (mask & ~0x103ull) != 0; }
+
+Json Nvml::state() const {
+  const Json na = "unavailable";
+  Json s = {{"sm_clock_hz", na},       {"memory_clock_hz", na}, {"temperature_celsius", na},
+            {"power_W", na},           {"clocks_event_reasons_mask", na}, {"clocks_event_reasons", na},
+            {"throttled", na}};
+  if (!device_) return s;
+  unsigned int v = 0;
+  if (auto clock = sym<ClockFn>(lib_, "nvmlDeviceGetClockInfo")) {
+    if (clock(device_, kClockSm, &v) == 0) s["sm_clock_hz"] = v * 1e6;
+    if (clock(device_, kClockMem, &v) == 0) s["memory_clock_hz"] = v * 1e6;
+  }
+  if (auto temp = sym<TempFn>(lib_, "nvmlDeviceGetTemperature"))
+    if (temp(device_, kTempGpu, &v) == 0) s["temperature_celsius"] = v;
+  if (auto power = sym<PowerFn>(lib_, "nvmlDeviceGetPowerUsage"))
+    if (power(device_, &v) == 0) s["power_W"] = v * 1e-3;
+  auto reasons = sym<ReasonsFn>(lib_, "nvmlDeviceGetCurrentClocksEventReasons");
+  if (!reasons) reasons = sym<ReasonsFn>(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  unsigned long long mask = 0;
+  if (reasons && reasons(device_, &mask) == 0) {
+    s["clocks_event_reasons_mask"] = mask;
+    s["clocks_event_reasons"] = reason_names(mask);
+    s["throttled"] = is_throttle(mask);
+  }
+  return s;
+}
+
+}  // namespace labrun

@@ -1,0 +1,221 @@
+// The lab pass with a mock backend: phase order, adaptive sampling stops (target, sample cap, time cap) and
+// why, warnings, and that a failing point never stops a sweep.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lab.hpp"
+#include "record.hpp"
+#include "status.hpp"
+
+namespace labrun {
+namespace {
+
+// Everything the mock sees, in order.
+struct Log {
+  std::vector<std::string> calls;
+};
+
+class MockWorkload : public Workload {
+ public:
+  MockWorkload(Log& log, bool correct, bool throws) : log_(log), correct_(correct), throws_(throws) {}
+  void run() override {
+    if (throws_) throw std::runtime_error("kernel exploded");
+    log_.calls.push_back("run");
+  }
+  Check check(const std::function<void()>& iterate) override {
+    log_.calls.push_back("check");
+    iterate();
+    Check c;
+    c.value = correct_ ? 1.0 : 2.0;
+    c.reference = 1.0;
+    c.abs_error = std::fabs(c.value - c.reference);
+    c.tolerance = 1e-6;
+    c.passed = correct_;
+    return c;
+  }
+  Json cost() const override { return Json{{"bytes", 1e6}, {"compulsory_bytes", 1e6}, {"flop", 2e6}}; }
+
+ private:
+  Log& log_;
+  bool correct_, throws_;
+};
+
+// Device time of sample i comes from `timeline(i)`; wall time is 10% above it.
+class MockExecutor : public Executor {
+ public:
+  MockExecutor(Workload& w, Log& log, std::function<double(int)> timeline) : w_(w), log_(log), timeline_(timeline) {}
+  void iterate() override { w_.run(); }
+  void wait() override {}
+  Sample sample(std::int64_t batch) override {
+    log_.calls.push_back("sample");
+    Sample s;
+    s.iterations = batch;
+    s.device_time_s = timeline_(samples_++) * static_cast<double>(batch);
+    s.wall_time_s = *s.device_time_s * 1.1;
+    return s;
+  }
+
+ private:
+  Workload& w_;
+  Log& log_;
+  std::function<double(int)> timeline_;
+  int samples_ = 0;
+};
+
+class MockBackend : public Backend {
+ public:
+  MockBackend(Log& log, std::function<double(int)> timeline) : log_(log), timeline_(std::move(timeline)) {}
+  BackendKind kind() const override { return BackendKind::host; }
+  std::string name() const override { return "mock"; }
+  Json environment() override { return Json::object(); }
+  Json calibrate() override { return Json::object(); }
+  std::optional<std::string> mode_unsupported(const std::string&) const override { return std::nullopt; }
+  std::unique_ptr<Executor> executor(Workload& w, const ExecOptions&) override {
+    log_.calls.push_back("executor");
+    return std::make_unique<MockExecutor>(w, log_, timeline_);
+  }
+  Json device_state() override { return state_; }
+  std::optional<double> cache_bytes() const override { return cache_; }
+  Json state_ = nullptr;
+  std::optional<double> cache_;
+
+ private:
+  Log& log_;
+  std::function<double(int)> timeline_;
+};
+
+Experiment mock_experiment(Log& log) {
+  Experiment e;
+  e.name = "mock";
+  e.axes = {{"mode", AxisKind::Word, "", {}, {}, {"eager"}, std::string("eager")}};
+  auto make = [&log](bool correct, bool throws) {
+    return [&log, correct, throws](const Point&, Backend&, const LabSettings&) -> std::unique_ptr<Workload> {
+      log.calls.push_back("setup");
+      return std::make_unique<MockWorkload>(log, correct, throws);
+    };
+  };
+  e.variants.push_back({"good", "", {}, {{BackendKind::host, make(true, false)}}});
+  e.variants.push_back({"wrong", "", {}, {{BackendKind::host, make(false, false)}}});
+  e.variants.push_back({"throws", "", {}, {{BackendKind::host, make(true, true)}}});
+  e.variants.push_back({"gpu_only", "", {}, {}});
+  return e;
+}
+
+Point point(const std::string& variant) { return Point{"mock", variant, {{"mode", std::string("eager")}}}; }
+
+LabSettings quick_lab() {
+  LabSettings lab;
+  lab.warmup_iterations = 2;
+  lab.warmup_time_s = 0;
+  lab.min_samples = 10;
+  lab.max_samples = 50;
+  lab.max_time_s = 60;
+  lab.min_sample_time_s = 0;
+  return lab;
+}
+
+TEST(Lab, PhasesRunInOrderAndStopAtTheCiTarget) {
+  Log log;
+  MockBackend backend(log, [](int) { return 1e-3; });  // no noise: the CI collapses at once
+  const Experiment e = mock_experiment(log);
+  const Json r = run_point(point("good"), e, backend, quick_lab());
+  EXPECT_EQ(r["status"], "ok");
+  const std::vector<std::string> head(log.calls.begin(), log.calls.begin() + 6);
+  EXPECT_EQ(head, (std::vector<std::string>{"setup", "executor", "run", "run", "check", "run"}));
+  EXPECT_EQ(log.calls.back(), "sample");
+  EXPECT_EQ(r["timing"]["stop_reason"], "ci_target");
+  EXPECT_EQ(r["timing"]["device"]["count"], 10);  // never fewer than min_samples
+  EXPECT_DOUBLE_EQ(real_from_json(r["timing"]["time_s"]), 1e-3);
+  EXPECT_DOUBLE_EQ(real_from_json(r["derived"]["bandwidth_Bps"]), 1e9);
+  EXPECT_EQ(r["warnings"].size(), 0u);
+  for (const auto& phase : kPhases) EXPECT_TRUE(r["phases"].contains(phase)) << phase;
+}
+
+TEST(Lab, NoisySamplesStopAtTheSampleCapAndSaySo) {
+  Log log;
+  MockBackend backend(log, [](int i) { return i % 2 ? 1e-3 : 2e-3; });  // bimodal: CI never narrows to 1%
+  const Json r = run_point(point("good"), mock_experiment(log), backend, quick_lab());
+  EXPECT_EQ(r["timing"]["stop_reason"], "max_samples");
+  EXPECT_EQ(r["timing"]["device"]["count"], 50);
+  ASSERT_EQ(r["warnings"].size(), 1u);
+  EXPECT_EQ(r["warnings"][0]["kind"], "noise");
+}
+
+TEST(Lab, TimeCapStopsSamplingAfterMinSamples) {
+  Log log;
+  MockBackend backend(log, [](int i) { return i % 2 ? 1e-3 : 2e-3; });
+  LabSettings lab = quick_lab();
+  lab.max_time_s = 1e-12;
+  const Json r = run_point(point("good"), mock_experiment(log), backend, lab);
+  EXPECT_EQ(r["timing"]["stop_reason"], "max_time");
+  EXPECT_EQ(r["timing"]["device"]["count"], 10);
+}
+
+TEST(Lab, ConvergesOnceNoiseSettles) {
+  Log log;
+  // Noisy for 20 samples, then steady: the CI of the median closes and sampling stops before the cap.
+  MockBackend backend(log, [](int i) { return i < 20 ? (i % 2 ? 1e-3 : 3e-3) : 1.5e-3; });
+  const Json r = run_point(point("good"), mock_experiment(log), backend, quick_lab());
+  EXPECT_EQ(r["timing"]["stop_reason"], "ci_target");
+  const auto count = r["timing"]["device"]["count"].get<int>();
+  EXPECT_GT(count, 20);
+  EXPECT_LT(count, 50);
+}
+
+TEST(Lab, IncorrectResultIsNeverTimed) {
+  Log log;
+  MockBackend backend(log, [](int) { return 1e-3; });
+  const Json r = run_point(point("wrong"), mock_experiment(log), backend, quick_lab());
+  EXPECT_EQ(r["status"], "incorrect");
+  EXPECT_FALSE(r.contains("timing"));
+  EXPECT_EQ(std::count(log.calls.begin(), log.calls.end(), "sample"), 0);
+}
+
+TEST(Lab, AFailingPointDoesNotStopTheSweep) {
+  Log log;
+  MockBackend backend(log, [](int) { return 1e-3; });
+  const Experiment e = mock_experiment(log);
+  std::vector<Json> written;
+  const auto records = run_sweep({point("throws"), point("gpu_only"), point("good")}, e, backend, quick_lab(),
+                                 [&](const Json& r) { written.push_back(r); }, nullptr);
+  ASSERT_EQ(written.size(), 3u);
+  EXPECT_EQ(written[0]["status"], "error");
+  EXPECT_EQ(written[0]["failed_phase"], "warmup");
+  EXPECT_NE(written[0]["reason"].get<std::string>().find("kernel exploded"), std::string::npos);
+  EXPECT_EQ(written[1]["status"], "not_supported");
+  EXPECT_NE(written[1]["reason"].get<std::string>().find("no host implementation"), std::string::npos);
+  EXPECT_EQ(written[2]["status"], "ok");
+  EXPECT_TRUE(written[2]["timing"].contains("wall_samples_s"));  // raw samples stay in the file
+}
+
+TEST(Lab, WarnsOnThrottleClockChangeAndL2ResidentWorkingSet) {
+  Log log;
+  MockBackend backend(log, [](int) { return 1e-3; });
+  backend.state_ = Json{{"sm_clock_hz", 1980e6}, {"throttled", true}, {"clocks_event_reasons", {"sw_power_cap"}}};
+  backend.cache_ = 60e6;
+  Json r = run_point(point("good"), mock_experiment(log), backend, quick_lab());
+  std::vector<std::string> kinds;
+  for (const auto& w : r["warnings"]) kinds.push_back(w["kind"]);
+  // The mock's working set (1 MB) fits its 60 MB cache, and both states report a throttle reason.
+  EXPECT_EQ(kinds, (std::vector<std::string>{"l2_resident", "throttle", "throttle"}));
+  r["device_state"]["after"]["sm_clock_hz"] = 1500e6;
+  r["device_state"]["before"]["throttled"] = false;
+  r["device_state"]["after"]["throttled"] = false;
+  const Json w = point_warnings(r, quick_lab(), std::nullopt);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0]["kind"], "clocks_changed");
+}
+
+TEST(Lab, BatchSizeCoversTheMinimumSampleTime) {
+  EXPECT_EQ(choose_batch(1e-6, 1e-3), 1000);
+  EXPECT_EQ(choose_batch(2e-3, 1e-3), 1);
+  EXPECT_EQ(choose_batch(0, 1e-3), 1);
+  EXPECT_EQ(choose_batch(1e-12, 1.0), 100000);
+}
+
+}  // namespace
+}  // namespace labrun
