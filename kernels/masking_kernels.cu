@@ -46,54 +46,69 @@ template <> struct Traits<__nv_bfloat16> {
 __device__ inline float down_op(float x) { return sinf(x) * 1.0001f; }
 __device__ inline double down_op(double x) { return sin(x) * 1.0001; }
 
-constexpr int kItems = 4;  // elements per thread per step of the elementwise kernels
-
-// Grid-stride elementwise loop: each block handles tiles of kBlock*kItems elements, each thread kItems of
-// them strided by kBlock (coalesced; kItems independent loads in flight).
-template <class F>
-__device__ void for_each_index(std::int64_t limit, F f) {
-  const std::int64_t tile = static_cast<std::int64_t>(kBlock) * kItems;
-  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * tile; base < limit;
-       base += static_cast<std::int64_t>(gridDim.x) * tile) {
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      const std::int64_t i = base + j * kBlock + threadIdx.x;
-      if (i < limit) f(i);
-    }
-  }
-}
-
 __device__ inline std::int64_t limit_of(std::int64_t n, const std::int64_t* count) {
   return count ? min(n, *count) : n;
 }
 
-template <class S>
-__global__ void square_kernel(const S* in, S* out, std::int64_t n, const std::int64_t* count) {
-  using T = Traits<S>;
-  for_each_index(limit_of(n, count), [&](std::int64_t i) {
-    const auto x = T::load(in[i]);
-    out[i] = T::store(x * x);
-  });
-}
+// 16-byte vectors of data with the matching mask bytes.
+template <class S> struct Vec;
+template <> struct Vec<float> { static constexpr int kWidth = 4; using Mask = unsigned int; };
+template <> struct Vec<double> { static constexpr int kWidth = 2; using Mask = unsigned short; };
+template <> struct Vec<__half> { static constexpr int kWidth = 8; using Mask = unsigned long long; };
+template <> struct Vec<__nv_bfloat16> { static constexpr int kWidth = 8; using Mask = unsigned long long; };
 
-template <class S>
-__global__ void downstream_kernel(S* buf, std::int64_t n, const std::int64_t* count) {
-  using T = Traits<S>;
-  for_each_index(limit_of(n, count), [&](std::int64_t i) { buf[i] = T::store(down_op(T::load(buf[i]))); });
-}
+// The elementwise ops, each out = op(in, mask byte) in the storage dtype, as an eager framework runs them.
+template <class S> struct SquareOp {
+  __device__ S operator()(S x, std::uint8_t) const {
+    const auto c = Traits<S>::load(x);
+    return Traits<S>::store(c * c);
+  }
+};
+template <class S> struct DownstreamOp {
+  __device__ S operator()(S x, std::uint8_t) const { return Traits<S>::store(down_op(Traits<S>::load(x))); }
+};
+template <class S> struct MaskMultiplyOp {
+  __device__ S operator()(S x, std::uint8_t m) const {
+    using C = typename Traits<S>::C;
+    return Traits<S>::store(Traits<S>::load(x) * static_cast<C>(m));
+  }
+};
+template <class S> struct WhereZeroOp {
+  __device__ S operator()(S x, std::uint8_t m) const {
+    using C = typename Traits<S>::C;
+    return m ? x : Traits<S>::store(C(0));
+  }
+};
 
-template <class S>
-__global__ void mask_multiply_kernel(S* buf, const std::uint8_t* mask, std::int64_t n) {
-  using T = Traits<S>;
-  using C = typename T::C;
-  for_each_index(n, [&](std::int64_t i) { buf[i] = T::store(T::load(buf[i]) * static_cast<C>(mask[i])); });
-}
-
-template <class S>
-__global__ void where_zero_kernel(const S* in, const std::uint8_t* mask, S* out, std::int64_t n) {
-  using T = Traits<S>;
-  using C = typename T::C;
-  for_each_index(n, [&](std::int64_t i) { out[i] = mask[i] ? in[i] : T::store(C(0)); });
+// out[i] = op(in[i], mask[i]) for i < limit (mask may be null: reads as 0). 16-byte loads and stores, two
+// vectors in flight per thread, grid-stride; the tail that does not fill a vector is done by block 0.
+template <class S, class Op>
+__global__ void __launch_bounds__(kBlock) map_kernel(const S* in, const std::uint8_t* mask, S* out, std::int64_t n,
+                                                     const std::int64_t* count, Op op) {
+  using V = Vec<S>;
+  constexpr int W = V::kWidth;
+  const std::int64_t limit = limit_of(n, count);
+  const std::int64_t vectors = limit / W;
+  const uint4* iv = reinterpret_cast<const uint4*>(in);
+  uint4* ov = reinterpret_cast<uint4*>(out);
+  const auto* mv = reinterpret_cast<const typename V::Mask*>(mask);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
+  auto apply = [&](uint4 d, typename V::Mask m) {
+    S* s = reinterpret_cast<S*>(&d);
+#pragma unroll
+    for (int j = 0; j < W; ++j) s[j] = op(s[j], static_cast<std::uint8_t>(m >> (8 * j)));
+    return d;
+  };
+  std::int64_t v = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  for (; v + stride < vectors; v += 2 * stride) {
+    const uint4 d0 = iv[v], d1 = iv[v + stride];
+    const typename V::Mask m0 = mask ? mv[v] : 0, m1 = mask ? mv[v + stride] : 0;
+    ov[v] = apply(d0, m0);
+    ov[v + stride] = apply(d1, m1);
+  }
+  if (v < vectors) ov[v] = apply(iv[v], mask ? mv[v] : 0);
+  if (blockIdx.x == 0)
+    for (std::int64_t i = vectors * W + threadIdx.x; i < limit; i += kBlock) out[i] = op(in[i], mask ? mask[i] : 0);
 }
 
 template <class S>
@@ -129,13 +144,6 @@ __global__ void final_sum_kernel(const A* partials, int count, A* out) {
   const A total = BlockReduce(temp).Sum(acc);
   if (threadIdx.x == 0) *out = total;
 }
-
-// 16-byte vectors of data with the matching mask bytes.
-template <class S> struct Vec;
-template <> struct Vec<float> { static constexpr int kWidth = 4; using Mask = unsigned int; };
-template <> struct Vec<double> { static constexpr int kWidth = 2; using Mask = unsigned short; };
-template <> struct Vec<__half> { static constexpr int kWidth = 8; using Mask = unsigned long long; };
-template <> struct Vec<__nv_bfloat16> { static constexpr int kWidth = 8; using Mask = unsigned long long; };
 
 template <class S>
 __device__ inline typename Traits<S>::A select_down(S s, std::uint8_t m, int k) {
@@ -193,11 +201,6 @@ __global__ void poison_kernel(A* out) {
   *out = static_cast<A>(NAN);
 }
 
-int elementwise_grid(std::int64_t n, int sm_count) {
-  const std::int64_t tiles = (n + kBlock * kItems - 1) / (kBlock * kItems);
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, 8LL * sm_count)));
-}
-
 // Calls f with a typed null pointer of the dtype's storage type.
 template <class F>
 auto dispatch(DType t, F&& f) {
@@ -210,43 +213,42 @@ auto dispatch(DType t, F&& f) {
   throw std::invalid_argument("unknown dtype");
 }
 
+// Enough blocks for two 16-byte vectors per thread, at most 8 per SM (then grid-stride).
+int elementwise_grid(std::int64_t n, int sm_count) {
+  const std::int64_t per_block = 2LL * kBlock * 4;  // elements per block-step at the narrowest vector (f64: 2)
+  const std::int64_t blocks = (n + per_block - 1) / per_block;
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, 8LL * sm_count)));
+}
+
+template <template <class> class Op>
+void launch_map(DType t, const void* in, const std::uint8_t* mask, void* out, std::int64_t n,
+                const std::int64_t* count, int sm, cudaStream_t s) {
+  if (n == 0) return;
+  dispatch(t, [&](auto* p) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    map_kernel<S><<<elementwise_grid(n, sm), kBlock, 0, s>>>(static_cast<const S*>(in), mask, static_cast<S*>(out), n,
+                                                             count, Op<S>());
+    return 0;
+  });
+  LABRUN_CUDA_LAUNCHED();
+}
+
 }  // namespace
 
 void square(DType t, const void* in, void* out, std::int64_t n, const std::int64_t* count, int sm, cudaStream_t s) {
-  if (n == 0) return;
-  dispatch(t, [&](auto* p) {
-    using S = std::remove_pointer_t<decltype(p)>;
-    square_kernel<S><<<elementwise_grid(n, sm), kBlock, 0, s>>>(static_cast<const S*>(in), static_cast<S*>(out), n, count);
-  });
-  LABRUN_CUDA_LAUNCHED();
+  launch_map<SquareOp>(t, in, nullptr, out, n, count, sm, s);
 }
 
 void downstream(DType t, void* buf, std::int64_t n, const std::int64_t* count, int sm, cudaStream_t s) {
-  if (n == 0) return;
-  dispatch(t, [&](auto* p) {
-    using S = std::remove_pointer_t<decltype(p)>;
-    downstream_kernel<S><<<elementwise_grid(n, sm), kBlock, 0, s>>>(static_cast<S*>(buf), n, count);
-  });
-  LABRUN_CUDA_LAUNCHED();
+  launch_map<DownstreamOp>(t, buf, nullptr, buf, n, count, sm, s);
 }
 
 void mask_multiply(DType t, void* buf, const std::uint8_t* mask, std::int64_t n, int sm, cudaStream_t s) {
-  if (n == 0) return;
-  dispatch(t, [&](auto* p) {
-    using S = std::remove_pointer_t<decltype(p)>;
-    mask_multiply_kernel<S><<<elementwise_grid(n, sm), kBlock, 0, s>>>(static_cast<S*>(buf), mask, n);
-  });
-  LABRUN_CUDA_LAUNCHED();
+  launch_map<MaskMultiplyOp>(t, buf, mask, buf, n, nullptr, sm, s);
 }
 
 void where_zero(DType t, const void* in, const std::uint8_t* mask, void* out, std::int64_t n, int sm, cudaStream_t s) {
-  if (n == 0) return;
-  dispatch(t, [&](auto* p) {
-    using S = std::remove_pointer_t<decltype(p)>;
-    where_zero_kernel<S><<<elementwise_grid(n, sm), kBlock, 0, s>>>(static_cast<const S*>(in), mask,
-                                                                     static_cast<S*>(out), n);
-  });
-  LABRUN_CUDA_LAUNCHED();
+  launch_map<WhereZeroOp>(t, in, mask, out, n, nullptr, sm, s);
 }
 
 std::size_t sum_temp_bytes(DType t, std::int64_t n) {

@@ -15,7 +15,7 @@
 
 namespace labrun::kernels {
 
-/// Launch geometry of the op-by-op elementwise kernels: 256 threads, 4 elements per thread per step, at most
+/// Launch geometry of the op-by-op elementwise kernels: 256 threads, two 16-byte vectors per thread per step, at most
 /// 8 blocks per SM, grid-stride beyond that.
 inline constexpr int kBlock = 256;
 

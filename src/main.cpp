@@ -1,11 +1,13 @@
 // labrun's entry point: wires the device layer (when built with CUDA) into the host command line.
 #include "cli.hpp"
+#include "parallel.hpp"
 
 #ifdef LABRUN_WITH_CUDA
 #include "cuda_backend.hpp"
 #endif
 
 int main(int argc, char** argv) {
+  (void)labrun::process_cpu_mask();  // before any thread is pinned
   labrun::DeviceHooks hooks;
 #ifdef LABRUN_WITH_CUDA
   hooks.open_cuda = labrun::open_cuda_backend;

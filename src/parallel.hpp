@@ -1,12 +1,38 @@
 // Deterministic parallel loops for host-side input generation and references.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <thread>
 #include <vector>
 
 namespace labrun {
+
+/// The CPUs this process may run on, read once, before anything pins the main thread (pin_this_thread()).
+inline const cpu_set_t& process_cpu_mask() {
+  static const cpu_set_t mask = [] {
+    cpu_set_t m;
+    CPU_ZERO(&m);
+    if (sched_getaffinity(0, sizeof m, &m) != 0)
+      for (int i = 0; i < CPU_SETSIZE; ++i) CPU_SET(i, &m);
+    return m;
+  }();
+  return mask;
+}
+
+/// Pins the calling thread to the CPU it is on now and returns that CPU (-1 if it could not). Launch-bound
+/// timings depend on the host core that issues the launches; pinning keeps it the same for a whole run.
+inline int pin_this_thread() {
+  (void)process_cpu_mask();
+  const int cpu = sched_getcpu();
+  if (cpu < 0) return -1;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return sched_setaffinity(0, sizeof one, &one) == 0 ? cpu : -1;
+}
 
 /// Calls fn(chunk, begin, end) for `chunks` contiguous slices of [0, n), on up to hardware_concurrency
 /// threads. The split depends on n and `chunks` only, never on the thread count, so per-chunk results
@@ -22,6 +48,8 @@ void parallel_chunks(std::int64_t n, int chunks, Fn&& fn) {
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
+      // Workers run on every CPU of the process even when the issuing thread is pinned.
+      sched_setaffinity(0, sizeof(cpu_set_t), &process_cpu_mask());
       for (int c = static_cast<int>(t); c < chunks; c += static_cast<int>(threads))
         fn(c, std::min(n, c * per), std::min(n, (c + 1) * per));
     });

@@ -10,6 +10,7 @@
 #include "calibration.cuh"
 #include "cublas_gemm.hpp"
 #include "nvml.hpp"
+#include "parallel.hpp"
 #include "masking_cuda.hpp"
 #include "stats.hpp"
 #include "status.hpp"
@@ -169,6 +170,7 @@ CudaBackend::CudaBackend(int index) : index_(index), ctx_((LABRUN_CUDA(cudaSetDe
   LABRUN_CUDA(cudaGetDeviceProperties(&p, index));
   l2_bytes_ = static_cast<std::size_t>(p.l2CacheSize);
   nvml_ = std::make_unique<Nvml>(uuid_text(p.uuid));
+  pinned_cpu_ = pin_this_thread();
 }
 
 CudaBackend::~CudaBackend() = default;
@@ -208,6 +210,7 @@ Json CudaBackend::environment() {
   e["nvml"] = nvml_->available() ? Json("available") : Json(nvml_->why_unavailable());
   e["state_at_start"] = nvml_->state();
   e["runtime_version"] = version_text(runtime);
+  e["host_thread_cpu"] = pinned_cpu_;
   e["pci_bus_id"] = [&] {
     char bus[32] = {0};
     return cudaDeviceGetPCIBusId(bus, sizeof bus, index_) == cudaSuccess ? std::string(bus) : std::string("unknown");

@@ -15,7 +15,8 @@ class Nvml;
 
 class CudaBackend : public Backend {
  public:
-  /// Opens device `index`. @throws CudaError if the device cannot be initialised.
+  /// Opens device `index` and pins the calling thread to its current CPU, so launch-bound timings do not
+  /// move with the scheduler between runs. @throws CudaError if the device cannot be initialised.
   explicit CudaBackend(int index);
   ~CudaBackend() override;
   BackendKind kind() const override { return BackendKind::cuda; }
@@ -47,6 +48,7 @@ class CudaBackend : public Backend {
   int index_;
   LaunchContext ctx_;
   std::size_t l2_bytes_ = 0;
+  int pinned_cpu_ = -1;  // the host CPU this backend's launches are issued from (pinned at open), -1 if not
   std::unique_ptr<Nvml> nvml_;
   DeviceBuffer flush_;  // 2 x L2, allocated on first cold-L2 use
 };
