@@ -62,9 +62,10 @@ void JsonlWriter::write(const Json& record) {
   }
 }
 
-std::vector<Json> read_jsonl(const std::string& path) {
-  std::ifstream in(path);
+std::vector<Json> read_jsonl(const std::string& path, bool* torn_tail) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path);
+  if (torn_tail) *torn_tail = false;
   std::vector<Json> out;
   std::string line;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
@@ -72,6 +73,11 @@ std::vector<Json> read_jsonl(const std::string& path) {
     try {
       out.push_back(Json::parse(line));
     } catch (const std::exception& e) {
+      // getline() hit end of file without a newline: the record being written when the run was killed.
+      if (in.eof()) {
+        if (torn_tail) *torn_tail = true;
+        break;
+      }
       throw std::runtime_error(path + ":" + std::to_string(lineno) + ": not JSON: " + e.what());
     }
   }

@@ -29,9 +29,10 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Appends one JSON object per line to a file. Each line is handed to the kernel in a single write(2) and
-/// the file is opened O_APPEND, so a line on disk is always complete, even when the process is killed
-/// between points.
+/// Appends one JSON object per line to a file, each line handed to the kernel in one write(2) on an O_APPEND
+/// descriptor and returned only when the kernel has all of it. A line whose write() returned is on disk whole,
+/// whatever happens to the process afterwards; a kill during a write can leave that one line torn (the kernel
+/// copies page by page), and only as the unterminated last line, which read_jsonl() recognises and drops.
 class JsonlWriter {
  public:
   /// Creates `path` (and its parent directories). Without `force`, an existing file is an OutputError and is
@@ -50,7 +51,9 @@ class JsonlWriter {
   int fd_ = -1;
 };
 
-/// Reads every line of a JSONL file. @throws std::runtime_error naming the file and line on bad JSON.
-std::vector<Json> read_jsonl(const std::string& path);
+/// Reads every line of a JSONL file. An unterminated, unparsable last line (a record torn by a killed run)
+/// is dropped and reported through `torn_tail`. @throws std::runtime_error naming the file and line on any
+/// other bad JSON.
+std::vector<Json> read_jsonl(const std::string& path, bool* torn_tail = nullptr);
 
 }  // namespace labrun

@@ -1,0 +1,339 @@
+// Tests of the labrun binary as users run it: exit codes, the records a host sweep writes, refusal to
+// overwrite, strict config errors before anything runs (C01, C03), dry runs and the --only filter.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "record.hpp"
+#include "registry.hpp"
+#include "sha256.hpp"
+
+namespace labrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBinary = LABRUN_BINARY;
+const std::string kSource = LABRUN_SOURCE_DIR;
+const std::string kSmoke = kSource + "/configs/smoke.yaml";
+
+/// A fresh directory (mkdtemp) with an empty working directory `cwd` inside; removed at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "labrun_cli_XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    root_ = pattern;
+    fs::create_directory(root_ / "cwd");
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string cwd() const { return (root_ / "cwd").string(); }
+  std::string path(const std::string& name) const { return (root_ / name).string(); }
+
+ private:
+  fs::path root_;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+struct Result {
+  int code = -1;  ///< exit status, or -1 when the process did not exit normally
+  std::string out, err;
+};
+
+/// Runs `labrun ARGS` in `dir.cwd()` and captures its exit status, stdout and stderr.
+Result labrun(const TempDir& dir, const std::string& args) {
+  const std::string out = dir.path("stdout.txt"), err = dir.path("stderr.txt");
+  const std::string command = "cd " + quote(dir.cwd()) + " && " + quote(kBinary) + " " + args + " >" +
+                              quote(out) + " 2>" + quote(err);
+  const int status = std::system(command.c_str());
+  Result r;
+  if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+bool is_hex16(const std::string& s) {
+  return s.size() == 16 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+/// The smoke sweep on the host backend, run once per process and shared by the tests that read it.
+struct SmokeRun {
+  TempDir dir;
+  std::string output;
+  std::string args;
+  Result result;
+  std::string bytes;
+};
+
+SmokeRun& smoke_run() {
+  static SmokeRun run;
+  static const bool ran = [] {
+    run.output = run.dir.path("out.jsonl");
+    run.args = "sweep " + quote(kSmoke) + " --device cpu -q -o " + quote(run.output);
+    run.result = labrun(run.dir, run.args);
+    run.bytes = slurp(run.output);
+    return true;
+  }();
+  (void)ran;
+  return run;
+}
+
+/// Header of a smoke-sweep output: schema 1, the config's exact bytes and SHA-256, build type, point count.
+void check_smoke_header(const Json& header) {
+  EXPECT_EQ(header["type"], "header");
+  EXPECT_EQ(header["schema_version"], 1);
+  EXPECT_EQ(header["config"]["sha256"], sha256_hex(slurp(kSmoke)));
+  EXPECT_EQ(header["config"]["text"], slurp(kSmoke));
+  ASSERT_TRUE(header["environment"]["labrun"]["build_type"].is_string());
+  EXPECT_FALSE(header["environment"]["labrun"]["build_type"].get<std::string>().empty());
+  EXPECT_EQ(header["environment"]["backend"], "host");
+  ASSERT_TRUE(header["point_count"].is_number_integer());
+  EXPECT_EQ(header["point_count"].get<std::size_t>(), 288u);
+}
+
+/// Fields every point line has, and those of an "ok" point: a passed check and positive times.
+void check_point_line(const Json& r) {
+  EXPECT_EQ(r["type"], "point");
+  ASSERT_TRUE(r["id"].is_string());
+  EXPECT_TRUE(is_hex16(r["id"].get<std::string>())) << r["id"];
+  ASSERT_TRUE(r["variant"].is_string());
+  ASSERT_TRUE(r["key"].is_string());
+  EXPECT_EQ(r["key"].get<std::string>().rfind("masking/" + r["variant"].get<std::string>() + "/", 0), 0u);
+  EXPECT_EQ(r["experiment"], "masking");
+  EXPECT_TRUE(r["axes"].is_object());
+  ASSERT_TRUE(r["status"].is_string());
+  if (r["axes"]["mode"] == "graph" || r["variant"] == "index_device_count") {
+    EXPECT_EQ(r["status"], "not_supported");
+  }
+  if (r["status"] != "ok") return;
+  const Json& c = r["correctness"];
+  ASSERT_TRUE(c.is_object());
+  for (const char* key : {"value", "reference", "abs_error", "tolerance"})
+    EXPECT_TRUE(std::isfinite(real_from_json(c[key]))) << key;
+  EXPECT_EQ(c["passed"], true);
+  EXPECT_LE(real_from_json(c["abs_error"]), real_from_json(c["tolerance"]));
+  const Json& t = r["timing"];
+  ASSERT_TRUE(t.is_object());
+  EXPECT_GT(real_from_json(t["time_s"]), 0);
+  EXPECT_GT(real_from_json(t["wall"]["median_time_s"]), 0);
+  ASSERT_TRUE(t["wall_samples_s"].is_array());
+  EXPECT_FALSE(t["wall_samples_s"].empty());
+  if (r["axes"]["n"] == 0) {
+    EXPECT_EQ(real_from_json(c["value"]), 0.0);
+    EXPECT_EQ(c["detail"]["selected"], 0);
+  }
+}
+
+// The host smoke sweep exits 0 and writes a header plus one line per point (288, unique ids); the 120 eager
+// points of host variants are "ok" with a passed check and timing, including every n = 0 point (C04); the
+// 168 graph or index_device_count points are "not_supported".
+TEST(Cli, C04_SmokeSweepWritesHeaderAndEveryPoint) {
+  const SmokeRun& run = smoke_run();
+  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  const auto records = read_jsonl(run.output);
+  ASSERT_FALSE(records.empty());
+  check_smoke_header(records.front());
+  EXPECT_EQ(records.size(), 1 + records.front()["point_count"].get<std::size_t>());
+  std::map<std::string, int> ids, statuses;
+  int empty_ok = 0;
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    SCOPED_TRACE("line " + std::to_string(i + 1) + ": " + records[i]["key"].dump());
+    check_point_line(records[i]);
+    ++ids[records[i]["id"].get<std::string>()];
+    ++statuses[records[i]["status"].get<std::string>()];
+    empty_ok += records[i]["axes"]["n"] == 0 && records[i]["status"] == "ok";
+  }
+  EXPECT_EQ(ids.size(), 288u);
+  EXPECT_EQ(statuses["ok"], 120);
+  EXPECT_EQ(statuses["not_supported"], 168);
+  EXPECT_EQ(statuses.size(), 2u);
+  EXPECT_EQ(empty_ok, 5 * 2 * 2 * 2);
+}
+
+// The same command again exits 4 (output exists) and leaves the file byte-identical; --force rewrites it.
+TEST(Cli, SweepNeverOverwritesWithoutForce) {
+  SmokeRun& run = smoke_run();
+  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  const std::string before = slurp(run.output);
+  const Result again = labrun(run.dir, run.args);
+  EXPECT_EQ(again.code, 4) << again.err;
+  EXPECT_NE(again.err.find("--force"), std::string::npos) << again.err;
+  EXPECT_EQ(slurp(run.output), before);
+  const Result forced = labrun(run.dir, run.args + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_EQ(read_jsonl(run.output).size(), 289u);
+}
+
+const char* const kUnknownAxisConfig =
+    "experiment: masking\n"
+    "axes:\n"
+    "  n: [1000]\n"
+    "  densty: [0.5]\n";
+
+const char* const kDuplicateKeyConfig =
+    "experiment: masking\n"
+    "axes:\n"
+    "  n: [1024]\n"
+    "  n: [4096]\n";
+
+// C03: an unknown axis stops `sweep` with exit 3 naming file:line and the nearest key, before any output.
+TEST(Cli, C03_UnknownAxisIsAConfigErrorBeforeAnyOutput) {
+  TempDir dir;
+  const std::string bad = dir.path("densty.yaml");
+  write_file(bad, kUnknownAxisConfig);
+  const std::string out = dir.path("out2.jsonl");
+  const Result r = labrun(dir, "sweep " + quote(bad) + " --device cpu -o " + quote(out));
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("densty.yaml:4:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'density'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(fs::path(dir.cwd()) / "results"));
+  EXPECT_EQ(labrun(dir, "validate " + quote(bad)).code, 3);
+}
+
+// C01: `n:` given twice stops `sweep` with exit 3 naming the file, the key and both lines, before any output.
+TEST(Cli, C01_DuplicateKeyIsAConfigErrorBeforeAnyOutput) {
+  TempDir dir;
+  const std::string bad = dir.path("dup.yaml");
+  write_file(bad, kDuplicateKeyConfig);
+  const std::string out = dir.path("out2.jsonl");
+  const Result r = labrun(dir, "sweep " + quote(bad) + " --device cpu -o " + quote(out));
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("dup.yaml:4:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'n'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("line 3"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(fs::path(dir.cwd()) / "results"));
+  EXPECT_EQ(labrun(dir, "validate " + quote(bad)).code, 3);
+}
+
+// `validate` accepts the shipped masking config (exit 0) and reports its point count.
+TEST(Cli, ValidateAcceptsShippedConfigs) {
+  TempDir dir;
+  const Result r = labrun(dir, "validate " + quote(kSource + "/configs/masking.yaml"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("valid"), std::string::npos) << r.out;
+  EXPECT_EQ(labrun(dir, "validate " + quote(kSmoke)).code, 0);
+}
+
+// --dry-run lists every point (id, variant, label) and ends with "288 points"; it writes nothing.
+TEST(Cli, DryRunListsPointsAndWritesNothing) {
+  TempDir dir;
+  const Result r = labrun(dir, "sweep " + quote(kSmoke) + " --dry-run");
+  EXPECT_EQ(r.code, 0) << r.err;
+  const auto lines = lines_of(r.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back(), "288 points");
+  EXPECT_EQ(lines.size() - 1, 288u);
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) EXPECT_TRUE(is_hex16(lines[i].substr(0, 16))) << lines[i];
+  EXPECT_FALSE(fs::exists(fs::path(dir.cwd()) / "results"));
+  EXPECT_TRUE(fs::is_empty(dir.cwd()));
+}
+
+// --only "variant=fused,n=1000" keeps exactly the 16 fused points at n = 1000 (2 densities x 2 dtypes x
+// 2 modes x 2 downstream); an unknown axis in --only is a usage error (exit 2).
+TEST(Cli, OnlyFiltersDryRun) {
+  TempDir dir;
+  const Result r = labrun(dir, "sweep " + quote(kSmoke) + " --dry-run --only 'variant=fused,n=1000'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  const auto lines = lines_of(r.out);
+  ASSERT_EQ(lines.size(), 17u) << r.out;
+  EXPECT_EQ(lines.back(), "16 points");
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    EXPECT_NE(lines[i].find("  fused "), std::string::npos) << lines[i];
+    EXPECT_NE(lines[i].find(" n=1000,"), std::string::npos) << lines[i];
+  }
+  EXPECT_EQ(labrun(dir, "sweep " + quote(kSmoke) + " --dry-run --only 'size=1'").code, 2);
+}
+
+// --device cuda:0 without a usable GPU exits 5 and writes no output.
+TEST(Cli, CudaDeviceWithoutGpuExits5) {
+  if (fs::exists("/dev/nvidiactl") || fs::exists("/dev/nvidia0")) GTEST_SKIP() << "this machine has a GPU";
+  TempDir dir;
+  const std::string out = dir.path("cuda.jsonl");
+  const Result r = labrun(dir, "sweep " + quote(kSmoke) + " --device cuda:0 -o " + quote(out));
+  EXPECT_EQ(r.code, 5) << r.err;
+  EXPECT_NE(r.err.find("cuda:0"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// An unknown subcommand is a usage error: exit 2.
+TEST(Cli, UnknownSubcommandExits2) {
+  TempDir dir;
+  EXPECT_EQ(labrun(dir, "bogus").code, 2);
+  EXPECT_EQ(labrun(dir, "").code, 2);
+}
+
+// `list` exits 0 and names the experiment, each of its axes and each of its variants.
+TEST(Cli, ListNamesExperimentAxesAndVariants) {
+  TempDir dir;
+  const Result r = labrun(dir, "list");
+  EXPECT_EQ(r.code, 0) << r.err;
+  Registry registry;
+  register_builtin(registry);
+  const Experiment* masking = registry.find("masking");
+  ASSERT_NE(masking, nullptr);
+  EXPECT_NE(r.out.find("masking"), std::string::npos);
+  for (const auto& v : masking->variants) EXPECT_NE(r.out.find(" " + v.name + " "), std::string::npos) << v.name;
+  for (const auto& a : masking->axes) EXPECT_NE(r.out.find(" " + a.name + " "), std::string::npos) << a.name;
+  for (const char* v : {"multiply", "index", "where", "sanitize", "index_device_count", "fused"})
+    EXPECT_NE(r.out.find(v), std::string::npos) << v;
+}
+
+// `env --device cpu` prints the environment record as JSON: labrun build (git sha, build type), host backend.
+TEST(Cli, EnvPrintsEnvironmentJson) {
+  TempDir dir;
+  const Result r = labrun(dir, "env --device cpu");
+  EXPECT_EQ(r.code, 0) << r.err;
+  Json env;
+  ASSERT_NO_THROW(env = Json::parse(r.out)) << r.out;
+  ASSERT_TRUE(env["labrun"]["git_sha"].is_string());
+  EXPECT_FALSE(env["labrun"]["git_sha"].get<std::string>().empty());
+  ASSERT_TRUE(env["labrun"]["build_type"].is_string());
+  EXPECT_FALSE(env["labrun"]["build_type"].get<std::string>().empty());
+  EXPECT_TRUE(env["labrun"]["git_dirty"].is_boolean());
+  EXPECT_TRUE(env["host"].is_object());
+  EXPECT_EQ(env["backend"], "host");
+  EXPECT_EQ(env["device"]["kind"], "host");
+}
+
+}  // namespace
+}  // namespace labrun

@@ -1,0 +1,348 @@
+// Tests of the masking experiment on the host: hand-computed sums, empty input (C04), fp16 accumulation
+// overflow (C05), non-finite values in masked-out slots (C06), NaN never close (C07), the input generator,
+// and point dispositions through run_point on the host backend.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "host_backend.hpp"
+#include "lab.hpp"
+#include "masking.hpp"
+#include "registry.hpp"
+
+namespace labrun {
+namespace {
+
+using masking::Inputs;
+using masking::Variant;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::uint64_t kSeed = 20261129;
+
+const Variant kHostVariants[] = {Variant::multiply, Variant::index, Variant::where, Variant::sanitize,
+                                 Variant::fused};
+const DType kDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64};
+
+const Registry& builtin() {
+  static const Registry instance = [] {
+    Registry r;
+    register_builtin(r);
+    return r;
+  }();
+  return instance;
+}
+
+const Experiment& experiment() { return *builtin().find("masking"); }
+
+/// f32 inputs from explicit data and mask.
+Inputs f32_inputs(const std::vector<float>& data, const std::vector<std::uint8_t>& mask) {
+  Inputs in;
+  in.dtype = DType::f32;
+  in.n = static_cast<std::int64_t>(data.size());
+  in.storage.assign((data.size() * sizeof(float) + 7) / 8, 0);
+  if (!data.empty()) std::memcpy(in.data(), data.data(), data.size() * sizeof(float));
+  in.mask = mask;
+  for (auto m : mask) in.selected += m;
+  return in;
+}
+
+masking::Params params(Variant v, std::int64_t n, DType dtype, int downstream) {
+  masking::Params p;
+  p.variant = v;
+  p.n = n;
+  p.dtype = dtype;
+  p.downstream = downstream;
+  return p;
+}
+
+double run_host(Variant v, const Inputs& in, int downstream) {
+  masking::HostScratch scratch;
+  return masking::host_run(v, in, downstream, scratch);
+}
+
+/// A masking point at density 0.5, k = 0, with every axis, as the sweep builds it.
+Point point(const std::string& variant, std::int64_t n, const std::string& dtype,
+            const std::string& mode = "eager", const std::string& nonfinite = "none") {
+  return Point{"masking",
+               variant,
+               {{"n", n},
+                {"density", 0.5},
+                {"dtype", dtype},
+                {"mode", mode},
+                {"downstream", std::int64_t{0}},
+                {"nonfinite", nonfinite},
+                {"l2", std::string("hot")}}};
+}
+
+/// Lab settings that keep a host point to a handful of iterations.
+LabSettings quick_lab() {
+  LabSettings lab;
+  lab.warmup_iterations = 1;
+  lab.warmup_time_s = 0;
+  lab.min_samples = 1;
+  lab.max_samples = 2;
+  lab.max_time_s = 0;
+  lab.min_sample_time_s = 0;
+  return lab;
+}
+
+Json run(const Point& p, const LabSettings& lab = quick_lab()) {
+  HostBackend backend;
+  return run_point(p, experiment(), backend, lab);
+}
+
+// Data {1,-2,0.5,3}, mask {1,0,1,1}: 1 + 0.25 + 9 = 10.25, sum_abs 10.25, sum_magnitude 1 + 1 + 9 = 11.
+TEST(Masking, HandComputedReference) {
+  const Inputs in = f32_inputs({1, -2, 0.5f, 3}, {1, 0, 1, 1});
+  EXPECT_EQ(in.value(1), -2.0);
+  const masking::Reference ref = masking::reference(in, 0);
+  EXPECT_EQ(ref.sum, 10.25);
+  EXPECT_EQ(ref.sum_abs, 10.25);
+  EXPECT_EQ(ref.sum_magnitude, 11.0);
+  EXPECT_EQ(ref.selected, 3);
+
+  const double s = masking::kDownstreamScale;
+  const double down = std::sin(1.0) * s + std::sin(0.25) * s + std::sin(9.0) * s;
+  const masking::Reference ref1 = masking::reference(in, 1);
+  EXPECT_DOUBLE_EQ(ref1.sum, down);
+  EXPECT_DOUBLE_EQ(ref1.sum_abs, std::fabs(std::sin(1.0) * s) + std::fabs(std::sin(0.25) * s) +
+                                     std::fabs(std::sin(9.0) * s));
+  EXPECT_EQ(ref1.sum_magnitude, 11.0);
+}
+
+// Every host variant returns exactly 10.25 for k = 0 and is within tolerance of the reference for k = 1.
+TEST(Masking, HandComputedHostVariants) {
+  const Inputs in = f32_inputs({1, -2, 0.5f, 3}, {1, 0, 1, 1});
+  const masking::Reference ref1 = masking::reference(in, 1);
+  for (Variant v : kHostVariants) {
+    EXPECT_EQ(run_host(v, in, 0), 10.25) << masking::to_string(v);
+    const double k1 = run_host(v, in, 1);
+    const Check c = masking::compare(k1, ref1, masking::tolerance(params(v, 4, DType::f32, 1), ref1, 1.0));
+    EXPECT_TRUE(c.passed) << masking::to_string(v) << ": " << k1 << " vs " << ref1.sum;
+  }
+}
+
+// tol = (2 + 6k) u_s sum_magnitude + (ceil(log2 n) + ceil(sqrt n)) u_acc sum_abs: for f32, n = 4, k = 0 that is
+// 2 * 2^-24 * 11 + (2 + 2) * 2^-24 * 10.25 = 63 * 2^-24.
+TEST(Masking, ToleranceHandComputed) {
+  const Inputs in = f32_inputs({1, -2, 0.5f, 3}, {1, 0, 1, 1});
+  const masking::Reference ref = masking::reference(in, 0);
+  const masking::Params p = params(Variant::where, 4, DType::f32, 0);
+  EXPECT_DOUBLE_EQ(masking::tolerance(p, ref, 1.0), 63 * std::ldexp(1.0, -24));
+  EXPECT_DOUBLE_EQ(masking::tolerance(p, ref, 2.0), 126 * std::ldexp(1.0, -24));
+}
+
+// C04: n = 0 gives reference 0 and every host variant returns 0.
+TEST(Masking, C04_EmptyInputSumsToZero) {
+  for (DType t : kDTypes) {
+    const Inputs in = masking::generate(0, 0.5, t, false, kSeed);
+    EXPECT_EQ(in.n, 0);
+    EXPECT_EQ(in.selected, 0);
+    const masking::Reference ref = masking::reference(in, 0);
+    EXPECT_EQ(ref.sum, 0.0);
+    EXPECT_EQ(ref.selected, 0);
+    for (Variant v : kHostVariants) {
+      EXPECT_EQ(run_host(v, in, 0), 0.0) << masking::to_string(v);
+      EXPECT_EQ(run_host(v, in, 2), 0.0) << masking::to_string(v);
+    }
+  }
+}
+
+// C04: through the lab pass, n = 0 is "ok" with correctness value 0 and 0 selected, for every host variant.
+TEST(Masking, C04_EmptyInputPointIsOk) {
+  for (Variant v : kHostVariants) {
+    const Json rec = run(point(masking::to_string(v), 0, "f32"));
+    EXPECT_EQ(rec["status"], "ok") << masking::to_string(v) << ": " << rec["reason"];
+    ASSERT_TRUE(rec.contains("correctness"));
+    EXPECT_EQ(real_from_json(rec["correctness"]["value"]), 0.0);
+    EXPECT_EQ(real_from_json(rec["correctness"]["reference"]), 0.0);
+    EXPECT_EQ(rec["correctness"]["passed"], true);
+    EXPECT_EQ(rec["correctness"]["detail"]["selected"], 0);
+  }
+}
+
+// C05: 20000 f16 values 2.0 (0x4000), all selected: every host variant accumulates in f32 and returns exactly
+// 80000 (> 65504, fp16's largest finite), the reference is 80000, and an fp16 accumulator's +inf fails.
+TEST(Masking, C05_Fp16AccumulationDoesNotOverflow) {
+  Inputs in;
+  in.dtype = DType::f16;
+  in.n = 20000;
+  in.storage.assign(20000 * 2 / 8, 0);
+  auto* halves = static_cast<std::uint16_t*>(in.data());
+  for (int i = 0; i < 20000; ++i) halves[i] = 0x4000;
+  in.mask.assign(20000, 1);
+  in.selected = 20000;
+  EXPECT_EQ(in.value(19999), 2.0);
+
+  const masking::Reference ref = masking::reference(in, 0);
+  EXPECT_EQ(ref.sum, 80000.0);
+  EXPECT_EQ(ref.selected, 20000);
+  const double tol = masking::tolerance(params(Variant::fused, 20000, DType::f16, 0), ref, 1.0);
+  for (Variant v : kHostVariants) {
+    const double got = run_host(v, in, 0);
+    EXPECT_EQ(got, 80000.0) << masking::to_string(v);
+    EXPECT_TRUE(masking::compare(got, ref, tol).passed) << masking::to_string(v);
+  }
+  const Check overflow = masking::compare(kInf, ref, tol);
+  EXPECT_FALSE(overflow.passed);
+  EXPECT_EQ(overflow.abs_error, kInf);
+}
+
+// C06: with nonfinite, masked-out slots hold some +inf and some NaN and masked-in slots are all finite.
+TEST(Masking, C06_NonFiniteOnlyInMaskedOutSlots) {
+  for (DType t : kDTypes) {
+    const Inputs in = masking::generate(1024, 0.5, t, true, kSeed);
+    int inf = 0, nan = 0, out = 0;
+    for (std::int64_t i = 0; i < in.n; ++i) {
+      const double v = in.value(i);
+      if (in.mask[i]) {
+        EXPECT_TRUE(std::isfinite(v)) << to_string(t) << " element " << i;
+      } else {
+        ++out;
+        inf += std::isinf(v) && v > 0;
+        nan += std::isnan(v);
+      }
+    }
+    EXPECT_GT(inf, 0) << to_string(t);
+    EXPECT_GT(nan, 0) << to_string(t);
+    EXPECT_LT(inf + nan, out) << to_string(t);
+  }
+}
+
+// C06: multiply computes 0 * inf = NaN and fails the comparison; index, where, sanitize and fused equal the
+// finite reference within tolerance.
+TEST(Masking, C06_MultiplyIsPoisonedOthersPass) {
+  for (DType t : kDTypes) {
+    const Inputs in = masking::generate(1024, 0.5, t, true, kSeed);
+    const masking::Reference ref = masking::reference(in, 0);
+    ASSERT_TRUE(std::isfinite(ref.sum)) << to_string(t);
+    ASSERT_GT(ref.sum, 0) << to_string(t);
+    for (Variant v : kHostVariants) {
+      const double got = run_host(v, in, 0);
+      const Check c = masking::compare(got, ref, masking::tolerance(params(v, 1024, t, 0), ref, 1.0));
+      if (v == Variant::multiply) {
+        EXPECT_TRUE(std::isnan(got)) << to_string(t);
+        EXPECT_FALSE(c.passed) << to_string(t);
+      } else {
+        EXPECT_TRUE(c.passed) << to_string(t) << " " << masking::to_string(v) << ": " << got << " vs " << ref.sum;
+      }
+    }
+  }
+}
+
+// C06 through the lab pass: multiply is recorded "incorrect" (value NaN, not timed), the others "ok".
+TEST(Masking, C06_RunPointStatuses) {
+  for (const char* dtype : {"f32", "f16", "bf16", "f64"}) {
+    for (Variant v : kHostVariants) {
+      const Json rec = run(point(masking::to_string(v), 1024, dtype, "eager", "masked_out"));
+      if (v == Variant::multiply) {
+        EXPECT_EQ(rec["status"], "incorrect") << dtype;
+        EXPECT_EQ(rec["correctness"]["value"], "NaN") << dtype;
+        EXPECT_EQ(rec["correctness"]["passed"], false) << dtype;
+        EXPECT_FALSE(rec.contains("timing")) << dtype;
+      } else {
+        EXPECT_EQ(rec["status"], "ok") << dtype << " " << masking::to_string(v) << ": " << rec["reason"];
+        EXPECT_EQ(rec["correctness"]["passed"], true) << dtype << " " << masking::to_string(v);
+      }
+    }
+  }
+}
+
+// C07: NaN and ±inf against a finite reference fail whatever the tolerance; finite values pass within it.
+TEST(Masking, C07_NaNIsNeverClose) {
+  masking::Reference ref;
+  ref.sum = 10.0;
+  const Check nan = masking::compare(kNaN, ref, 1e300);
+  EXPECT_FALSE(nan.passed);
+  EXPECT_EQ(nan.abs_error, kInf);
+  EXPECT_FALSE(masking::compare(kInf, ref, 1e300).passed);
+  EXPECT_FALSE(masking::compare(-kInf, ref, 1e300).passed);
+  EXPECT_FALSE(masking::compare(kInf, ref, kInf).passed);
+  const Check close = masking::compare(10.5, ref, 0.5);
+  EXPECT_TRUE(close.passed);
+  EXPECT_EQ(close.abs_error, 0.5);
+  EXPECT_EQ(close.value, 10.5);
+  EXPECT_EQ(close.reference, 10.0);
+  EXPECT_EQ(close.tolerance, 0.5);
+  EXPECT_FALSE(masking::compare(10.75, ref, 0.5).passed);
+  EXPECT_TRUE(masking::compare(9.75, ref, 0.5).passed);
+}
+
+// The generator is a pure function of (n, density, dtype, nonfinite, seed): same seed, same bytes.
+TEST(Masking, GenerateIsReproducibleAndSeeded) {
+  for (DType t : kDTypes) {
+    const Inputs a = masking::generate(100000, 0.5, t, true, kSeed);
+    const Inputs b = masking::generate(100000, 0.5, t, true, kSeed);
+    const Inputs c = masking::generate(100000, 0.5, t, true, kSeed + 1);
+    EXPECT_EQ(a.storage, b.storage) << to_string(t);
+    EXPECT_EQ(a.mask, b.mask) << to_string(t);
+    EXPECT_EQ(a.selected, b.selected) << to_string(t);
+    EXPECT_NE(a.storage, c.storage) << to_string(t);
+    EXPECT_NE(a.mask, c.mask) << to_string(t);
+    EXPECT_EQ(a.data_bytes(), 100000 * dtype_bytes(t));
+  }
+}
+
+// Data values are never zero and |d| lies in [0.25, 2] after rounding to the dtype; `selected` counts the mask.
+TEST(Masking, GenerateNeverProducesZero) {
+  for (DType t : kDTypes) {
+    const Inputs in = masking::generate(100000, 0.5, t, false, kSeed);
+    std::int64_t zeros = 0, outside = 0, ones = 0;
+    for (std::int64_t i = 0; i < in.n; ++i) {
+      const double v = std::fabs(in.value(i));
+      zeros += v == 0;
+      outside += !(v >= 0.25 && v <= 2.0);
+      ones += in.mask[i];
+      ASSERT_LE(in.mask[i], 1);
+    }
+    EXPECT_EQ(zeros, 0) << to_string(t);
+    EXPECT_EQ(outside, 0) << to_string(t);
+    EXPECT_EQ(ones, in.selected) << to_string(t);
+  }
+}
+
+// At n = 1e6 and density 0.3 the selected fraction is within 1% (relative) of 0.3: the binomial standard
+// deviation is sqrt(0.3 * 0.7 / 1e6) = 0.00046, so 0.003 is 6.5 sigma.
+TEST(Masking, GenerateDensityFraction) {
+  const Inputs in = masking::generate(1000000, 0.3, DType::f32, false, kSeed);
+  const double fraction = static_cast<double>(in.selected) / 1e6;
+  EXPECT_NEAR(fraction, 0.3, 0.003);
+  EXPECT_EQ(masking::generate(1000, 0.0, DType::f32, false, kSeed).selected, 0);
+  EXPECT_EQ(masking::generate(1000, 1.0, DType::f32, false, kSeed).selected, 1000);
+}
+
+// Graph mode needs a CUDA device: on the host backend the point is "not_supported" with a reason.
+TEST(Masking, GraphModeNotSupportedOnHost) {
+  const Json rec = run(point("fused", 1000, "f32", "graph"));
+  EXPECT_EQ(rec["status"], "not_supported");
+  ASSERT_TRUE(rec["reason"].is_string());
+  EXPECT_NE(rec["reason"].get<std::string>().find("graph"), std::string::npos) << rec["reason"];
+}
+
+// index_device_count has no host implementation: "not_supported" naming the host backend.
+TEST(Masking, IndexDeviceCountNotSupportedOnHost) {
+  const Json rec = run(point("index_device_count", 1000, "f32"));
+  EXPECT_EQ(rec["status"], "not_supported");
+  ASSERT_TRUE(rec["reason"].is_string());
+  EXPECT_NE(rec["reason"].get<std::string>().find("host"), std::string::npos) << rec["reason"];
+}
+
+// n above lab.host_max_n is "skipped" with a reason that names host_max_n.
+TEST(Masking, HostMaxNSkipsLargePoints) {
+  LabSettings lab = quick_lab();
+  lab.host_max_n = 100;
+  const Json rec = run(point("where", 101, "f32"), lab);
+  EXPECT_EQ(rec["status"], "skipped");
+  ASSERT_TRUE(rec["reason"].is_string());
+  EXPECT_NE(rec["reason"].get<std::string>().find("host_max_n"), std::string::npos) << rec["reason"];
+  EXPECT_EQ(run(point("where", 100, "f32"), lab)["status"], "ok");
+}
+
+}  // namespace
+}  // namespace labrun
