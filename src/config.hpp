@@ -68,6 +68,7 @@ struct LabSettings {
   double target_rel_ci = 0.01;            ///< stop sampling once the median's 95% CI half-width / median <= this
   std::string l2 = "hot";                 ///< "hot": back to back; "cold": L2 flushed before every sample (C10)
   double delay_s = 0;                     ///< test aid: a spin kernel of this length added to every iteration
+  std::int64_t interleave = 1;            ///< points whose samples are taken round-robin (1: one at a time)
 };
 
 /// A whole validated sweep config.

@@ -130,7 +130,24 @@ Json point_warnings(const Json& rec, const LabSettings& lab, std::optional<doubl
   return w;
 }
 
-Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab) {
+namespace {
+
+// One point between its correctness check and its record: what the (possibly interleaved) timing needs.
+struct PointRun {
+  Json rec;
+  Json phases = Json::object();
+  ExecOptions opts;
+  std::unique_ptr<Workload> workload;
+  std::unique_ptr<Executor> exec;
+  std::int64_t batch = 1;
+  std::vector<double> wall, device;
+  std::int64_t syncs = 0, iterations = 0;
+  double timed_s = 0;  // time spent in this point's own samples (caps count only these)
+  std::string stop;
+  bool finished = false;  // true once rec is final (ended before timing, or timing done and finalised)
+};
+
+Json new_record(const Point& point, const Backend& backend) {
   Json rec;
   rec["type"] = "point";
   rec["id"] = point.id();
@@ -142,76 +159,82 @@ Json run_point(const Point& point, const Experiment& experiment, Backend& backen
   rec["status"] = "error";
   rec["reason"] = nullptr;
   rec["warnings"] = Json::array();
-  Json phases = Json::object();
-  std::string phase = "environment";
-  ExecOptions opts;
-  opts.mode = axis_word(point, "mode", "eager");
-  opts.synchronized = lab.timing != "unsynchronized";
-  opts.cold_l2 = axis_word(point, "l2", lab.l2) == "cold";
-  opts.delay_s = lab.delay_s;
+  return rec;
+}
+
+void end_with(PointRun& run, Status s, const std::string& reason) {
+  run.rec["status"] = to_string(s);
+  run.rec["reason"] = reason.empty() ? Json(nullptr) : Json(reason);
+  run.rec["phases"] = run.phases;
+  run.finished = true;
+  run.exec.reset();
+  run.workload.reset();
+}
+
+// environment -> setup -> warmup -> correctness. Leaves `run` ready for timing, or finished with a status.
+void begin_point(PointRun& run, const Point& point, const Experiment& experiment, Backend& backend,
+                 const LabSettings& lab) {
+  run.rec = new_record(point, backend);
+  run.opts.mode = axis_word(point, "mode", "eager");
+  run.opts.synchronized = lab.timing != "unsynchronized";
+  run.opts.cold_l2 = axis_word(point, "l2", lab.l2) == "cold";
+  run.opts.delay_s = lab.delay_s;
   Range point_range(backend, point.variant + " " + point.label());
-  auto finish = [&](Status s, const std::string& reason) {
-    rec["status"] = to_string(s);
-    rec["reason"] = reason.empty() ? Json(nullptr) : Json(reason);
-    rec["phases"] = phases;
-    return rec;
-  };
+  Json& phases = run.phases;
+  std::string phase = "environment";
   try {
     // environment: the device state as found, before any work of this point.
     auto t0 = Clock::now();
-    rec["device_state"] = {{"before", backend.device_state()}, {"after", nullptr}};
+    run.rec["device_state"] = {{"before", backend.device_state()}, {"after", nullptr}};
     phases["environment"] = {{"time_s", seconds_since(t0)}};
 
     phase = "setup";
     t0 = Clock::now();
-    std::unique_ptr<Workload> workload;
     {
       Range r(backend, "setup");
       const VariantDecl* variant = experiment.find_variant(point.variant);
       if (!variant) throw PointOutcome(Status::error, "unknown variant '" + point.variant + "'");
       if (variant->unsupported)
         if (auto why = variant->unsupported(point)) throw PointOutcome(Status::not_supported, *why);
-      if (auto why = backend.mode_unsupported(opts.mode)) throw PointOutcome(Status::not_supported, *why);
+      if (auto why = backend.mode_unsupported(run.opts.mode)) throw PointOutcome(Status::not_supported, *why);
       auto impl = variant->implementations.find(backend.kind());
       if (impl == variant->implementations.end())
         throw PointOutcome(Status::not_supported, std::string("variant '") + point.variant + "' has no " +
                                                       to_string(backend.kind()) + " implementation");
-      workload = impl->second(point, backend, lab);
+      run.workload = impl->second(point, backend, lab);
     }
-    rec["cost"] = workload->cost();
+    run.rec["cost"] = run.workload->cost();
     phases["setup"] = {{"time_s", seconds_since(t0)}};
 
     // warmup: first iteration timed apart (first-run cost: module load, allocation, capture), then until both
     // the iteration and the time minimums are met.
     phase = "warmup";
     t0 = Clock::now();
-    std::unique_ptr<Executor> exec;
-    double first_s = 0, steady_s = 0;
-    std::int64_t warm = 1;
+    double steady_s = 0;
     {
       Range r(backend, "warmup");
-      exec = backend.executor(*workload, opts);
+      run.exec = backend.executor(*run.workload, run.opts);
       const double mode_setup_s = seconds_since(t0);
       auto t1 = Clock::now();
-      exec->iterate();
-      exec->wait();
-      first_s = seconds_since(t1);
+      run.exec->iterate();
+      run.exec->wait();
+      const double first_s = seconds_since(t1);
+      std::int64_t warm = 1, since = 0;
       t1 = Clock::now();
-      std::int64_t since = 0;
       while (warm < lab.warmup_iterations || seconds_since(t0) < lab.warmup_time_s) {
-        exec->iterate();
+        run.exec->iterate();
         ++warm;
         ++since;
-        if (since % 64 == 0) exec->wait();  // bound the queue of unfinished work
+        if (since % 64 == 0) run.exec->wait();  // bound the queue of unfinished work
       }
-      exec->wait();
+      run.exec->wait();
       steady_s = since > 0 ? seconds_since(t1) / static_cast<double>(since) : first_s;
       phases["warmup"] = {{"iterations", warm},
                           {"time_s", seconds_since(t0)},
                           {"mode_setup_time_s", mode_setup_s},
                           {"first_iteration_time_s", first_s},
                           {"steady_iteration_time_s", steady_s},
-                          {"mode_setup", exec->setup_record()}};
+                          {"mode_setup", run.exec->setup_record()}};
     }
 
     // correctness: poisoned output, one iteration in the point's mode, compared with the reference.
@@ -220,92 +243,112 @@ Json run_point(const Point& point, const Experiment& experiment, Backend& backen
     Check check;
     {
       Range r(backend, "correctness");
-      check = workload->check([&] { exec->iterate(); });
+      check = run.workload->check([&] { run.exec->iterate(); });
     }
-    rec["correctness"] = check_json(check);
+    run.rec["correctness"] = check_json(check);
     phases["correctness"] = {{"time_s", seconds_since(t0)}};
     if (!check.passed) {
-      return finish(Status::incorrect, "result " + to_string(AxisValue(check.value)) + " vs reference " +
-                                           to_string(AxisValue(check.reference)) + " (abs error " +
-                                           to_string(AxisValue(check.abs_error)) + " > tolerance " +
-                                           to_string(AxisValue(check.tolerance)) + "); not timed");
+      end_with(run, Status::incorrect,
+               "result " + to_string(AxisValue(check.value)) + " vs reference " + to_string(AxisValue(check.reference)) +
+                   " (abs error " + to_string(AxisValue(check.abs_error)) + " > tolerance " +
+                   to_string(AxisValue(check.tolerance)) + "); not timed");
+      return;
     }
+    // Batches of back-to-back iterations lasting min_sample_time_s; one iteration per sample with a cold L2.
+    run.batch = run.opts.cold_l2 ? 1 : choose_batch(steady_s, lab.min_sample_time_s);
+  } catch (const PointOutcome& o) {
+    run.rec["failed_phase"] = phase;
+    end_with(run, o.status(), o.what());
+  } catch (const std::exception& e) {
+    run.rec["failed_phase"] = phase;
+    end_with(run, Status::error, phase + ": " + e.what());
+  }
+}
 
-    // timing: batches of back-to-back iterations (one iteration per sample with a cold L2), until the median's
-    // 95% CI is within the target, or a sample or time cap is hit; never fewer than min_samples.
-    phase = "timing";
-    t0 = Clock::now();
-    const std::int64_t batch = opts.cold_l2 ? 1 : choose_batch(steady_s, lab.min_sample_time_s);
-    std::vector<double> wall, device;
-    std::int64_t syncs = 0, iterations = 0;
-    std::string stop;
-    {
-      Range r(backend, "timing");
-      while (true) {
-        const Sample s = exec->sample(batch);
-        const double b = static_cast<double>(s.iterations);
-        wall.push_back(s.wall_time_s / b);
-        if (s.device_time_s) device.push_back(*s.device_time_s / b);
-        syncs += s.host_syncs;
-        iterations += s.iterations;
-        const auto count = static_cast<std::int64_t>(wall.size());
-        if (count < lab.min_samples) continue;
-        if (median_ci_rel_halfwidth(device.empty() ? wall : device) <= lab.target_rel_ci) {
-          stop = "ci_target";
-          break;
-        }
-        if (count >= lab.max_samples) {
-          stop = "max_samples";
-          break;
-        }
-        if (seconds_since(t0) >= lab.max_time_s) {
-          stop = "max_time";
-          break;
-        }
-      }
-    }
-    const Summary primary = summarize(device.empty() ? wall : device);
+// One timed sample. Returns true when sampling of this point is over: the median's 95% CI is within the
+// target, or a sample or time cap is hit; never before min_samples.
+bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab) {
+  Range r(backend, run.rec["variant"].get<std::string>() + " timing");
+  const auto t0 = Clock::now();
+  const Sample s = run.exec->sample(run.batch);
+  run.timed_s += seconds_since(t0);
+  const double b = static_cast<double>(s.iterations);
+  run.wall.push_back(s.wall_time_s / b);
+  if (s.device_time_s) run.device.push_back(*s.device_time_s / b);
+  run.syncs += s.host_syncs;
+  run.iterations += s.iterations;
+  const auto count = static_cast<std::int64_t>(run.wall.size());
+  if (count < lab.min_samples) return false;
+  if (median_ci_rel_halfwidth(run.device.empty() ? run.wall : run.device) <= lab.target_rel_ci)
+    run.stop = "ci_target";
+  else if (count >= lab.max_samples)
+    run.stop = "max_samples";
+  else if (run.timed_s >= lab.max_time_s)
+    run.stop = "max_time";
+  return !run.stop.empty();
+}
+
+// timing's record, the device state after, the kernel breakdown, then interpretation.
+void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved) {
+  try {
+    const Summary primary = summarize(run.device.empty() ? run.wall : run.device);
     Json timing;
-    timing["mode"] = opts.mode;
-    timing["l2"] = opts.cold_l2 ? "cold" : "hot";
-    timing["method"] = !opts.synchronized ? "host_clock_unsynchronized"
-                       : device.empty()   ? "host_steady_clock"
-                                          : "cuda_events+synchronized_wall";
-    timing["batch"] = batch;
-    timing["stop_reason"] = stop;
+    timing["mode"] = run.opts.mode;
+    timing["l2"] = run.opts.cold_l2 ? "cold" : "hot";
+    timing["method"] = !run.opts.synchronized ? "host_clock_unsynchronized"
+                       : run.device.empty()   ? "host_steady_clock"
+                                              : "cuda_events+synchronized_wall";
+    timing["batch"] = run.batch;
+    timing["interleaved_points"] = interleaved;
+    timing["stop_reason"] = run.stop;
     timing["target_rel_ci"] = lab.target_rel_ci;
     timing["median_ci_rel_halfwidth"] = json_real(primary.ci_rel_halfwidth);
-    timing["host_syncs_per_iteration"] = json_real(static_cast<double>(syncs) / static_cast<double>(iterations));
-    timing["wall"] = to_json(summarize(wall), "time_s");
-    timing["device"] = device.empty() ? Json(nullptr) : to_json(summarize(device), "time_s");
+    timing["host_syncs_per_iteration"] =
+        json_real(static_cast<double>(run.syncs) / static_cast<double>(run.iterations));
+    timing["wall"] = to_json(summarize(run.wall), "time_s");
+    timing["device"] = run.device.empty() ? Json(nullptr) : to_json(summarize(run.device), "time_s");
     Json ws = Json::array(), ds = Json::array();
-    for (double v : wall) ws.push_back(json_real(v));
-    for (double v : device) ds.push_back(json_real(v));
+    for (double v : run.wall) ws.push_back(json_real(v));
+    for (double v : run.device) ds.push_back(json_real(v));
     timing["wall_samples_s"] = ws;
-    timing["device_samples_s"] = device.empty() ? Json(nullptr) : ds;
+    timing["device_samples_s"] = run.device.empty() ? Json(nullptr) : ds;
     timing["time_s"] = json_real(primary.median);
-    rec["timing"] = timing;
-    rec["device_state"]["after"] = backend.device_state();
-    if (opts.mode == "eager" && opts.delay_s == 0) {
-      Json k = backend.kernel_breakdown(*workload, lab);
-      if (!k.is_null()) rec["kernels"] = k;
+    run.rec["timing"] = timing;
+    run.phases["timing"] = {{"time_s", run.timed_s}};
+    run.rec["device_state"]["after"] = backend.device_state();
+    if (run.opts.mode == "eager" && run.opts.delay_s == 0) {
+      Json k = backend.kernel_breakdown(*run.workload, lab);
+      if (!k.is_null()) run.rec["kernels"] = k;
     }
-    phases["timing"] = {{"time_s", seconds_since(t0)}};
 
-    // interpretation: derived quantities from the cost model; bound classification arrives with issue 5.
-    phase = "interpretation";
-    t0 = Clock::now();
-    rec["derived"] = derived_json(rec["cost"], primary.median);
-    rec["warnings"] = point_warnings(rec, lab, backend.cache_bytes());
-    phases["interpretation"] = {{"time_s", seconds_since(t0)}};
-    return finish(Status::ok, "");
-  } catch (const PointOutcome& o) {
-    rec["failed_phase"] = phase;
-    return finish(o.status(), o.what());
+    // interpretation: derived quantities from the cost model, warnings.
+    const auto t0 = Clock::now();
+    run.rec["derived"] = derived_json(run.rec["cost"], primary.median);
+    run.rec["warnings"] = point_warnings(run.rec, lab, backend.cache_bytes());
+    run.phases["interpretation"] = {{"time_s", seconds_since(t0)}};
+    end_with(run, Status::ok, "");
   } catch (const std::exception& e) {
-    rec["failed_phase"] = phase;
-    return finish(Status::error, std::string(phase) + ": " + e.what());
+    run.rec["failed_phase"] = "timing";
+    end_with(run, Status::error, std::string("timing: ") + e.what());
   }
+}
+
+}  // namespace
+
+Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab) {
+  PointRun run;
+  begin_point(run, point, experiment, backend, lab);
+  if (run.finished) return run.rec;
+  try {
+    while (!sample_point(run, backend, lab)) {
+    }
+  } catch (const std::exception& e) {
+    run.rec["failed_phase"] = "timing";
+    end_with(run, Status::error, std::string("timing: ") + e.what());
+    return run.rec;
+  }
+  finish_point(run, backend, lab, 1);
+  return run.rec;
 }
 
 Json make_header(const SweepConfig& config, const std::vector<std::string>& argv, Backend& backend,
@@ -334,7 +377,8 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
               {"timing", l.timing},
               {"target_rel_ci", l.target_rel_ci},
               {"l2", l.l2},
-              {"delay_s", l.delay_s}};
+              {"delay_s", l.delay_s},
+              {"interleave", l.interleave}};
   h["environment"] = host_environment();
   h["environment"]["backend"] = backend.name();
   h["environment"]["device"] = backend.environment();
@@ -357,13 +401,37 @@ std::vector<Json> run_sweep(const std::vector<Point>& points, const Experiment& 
                             const LabSettings& lab, const std::function<void(const Json&)>& sink,
                             const std::function<void(std::size_t, std::size_t, const Json&)>& progress) {
   std::vector<Json> records;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    Json rec = run_point(points[i], experiment, backend, lab);
-    sink(rec);
-    if (progress) progress(i + 1, points.size(), rec);
-    // Raw samples stay in the file; the summary keeps the rest.
-    if (rec.contains("timing")) rec["timing"].erase("wall_samples_s");
-    records.push_back(std::move(rec));
+  const auto group = static_cast<std::size_t>(std::max<std::int64_t>(1, lab.interleave));
+  for (std::size_t first = 0; first < points.size(); first += group) {
+    const std::size_t last = std::min(points.size(), first + group);
+    // Every point of the group through correctness, then their samples taken round-robin, so a slow drift
+    // of the machine (host launch speed, clocks) lands on all of them alike instead of on whichever ran then.
+    std::vector<PointRun> runs(last - first);
+    for (std::size_t i = first; i < last; ++i) begin_point(runs[i - first], points[i], experiment, backend, lab);
+    std::size_t timing = 0;
+    for (const auto& r : runs) timing += !r.finished;
+    bool active = true;
+    while (active) {
+      active = false;
+      for (auto& run : runs) {
+        if (run.finished || !run.stop.empty()) continue;
+        try {
+          if (!sample_point(run, backend, lab)) active = true;
+        } catch (const std::exception& e) {
+          run.rec["failed_phase"] = "timing";
+          end_with(run, Status::error, std::string("timing: ") + e.what());
+        }
+      }
+    }
+    for (std::size_t i = first; i < last; ++i) {
+      PointRun& run = runs[i - first];
+      if (!run.finished) finish_point(run, backend, lab, timing);
+      sink(run.rec);
+      if (progress) progress(i + 1, points.size(), run.rec);
+      // Raw samples stay in the file; the summary keeps the rest.
+      if (run.rec.contains("timing")) run.rec["timing"].erase("wall_samples_s");
+      records.push_back(std::move(run.rec));
+    }
   }
   return records;
 }

@@ -2,6 +2,7 @@
 // why, warnings, and that a failing point never stops a sweep.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -190,6 +191,28 @@ TEST(Lab, AFailingPointDoesNotStopTheSweep) {
   EXPECT_NE(written[1]["reason"].get<std::string>().find("no host implementation"), std::string::npos);
   EXPECT_EQ(written[2]["status"], "ok");
   EXPECT_TRUE(written[2]["timing"].contains("wall_samples_s"));  // raw samples stay in the file
+}
+
+// With lab.interleave, a group's points all pass correctness before any is timed, then are sampled in turn;
+// records keep sweep order and say how many points shared the timing.
+TEST(Lab, InterleavedGroupsAreSampledRoundRobin) {
+  Log log;
+  MockBackend backend(log, [](int) { return 1e-3; });
+  LabSettings lab = quick_lab();
+  lab.interleave = 3;
+  std::vector<Json> written;
+  run_sweep({point("good"), point("wrong"), point("good"), point("good")}, mock_experiment(log), backend, lab,
+            [&](const Json& r) { written.push_back(r); }, nullptr);
+  ASSERT_EQ(written.size(), 4u);
+  EXPECT_EQ(written[0]["status"], "ok");
+  EXPECT_EQ(written[1]["status"], "incorrect");
+  EXPECT_EQ(written[2]["status"], "ok");
+  EXPECT_EQ(written[0]["timing"]["interleaved_points"], 2);  // the incorrect point is never timed
+  EXPECT_EQ(written[3]["timing"]["interleaved_points"], 1);
+  // All three checks of the first group happen before its first sample.
+  const auto first_sample = std::find(log.calls.begin(), log.calls.end(), "sample");
+  EXPECT_EQ(std::count(log.calls.begin(), first_sample, "check"), 3);
+  EXPECT_EQ(std::count(log.calls.begin(), log.calls.end(), "sample"), 30);  // 10 samples x 3 timed points
 }
 
 TEST(Lab, WarnsOnThrottleClockChangeAndL2ResidentWorkingSet) {
