@@ -6,11 +6,16 @@
 #include <cstdio>
 #include <iostream>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "config.hpp"
+#include "diff.hpp"
 #include "env.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
 #include "record.hpp"
+#include "report.hpp"
 #include "status.hpp"
 #include "sweep.hpp"
 
@@ -79,8 +84,8 @@ void print_summary(const std::vector<Json>& records) {
       wall = fmt_time(r["timing"]["wall"]["median_time_s"]);
       syncs = fmt::format("{:.2f}", real_from_json(r["timing"]["host_syncs_per_iteration"]));
     }
-    if (r.contains("derived") && r["derived"].contains("bandwidth_Bps"))
-      bw = fmt::format("{:.1f}", real_from_json(r["derived"]["bandwidth_Bps"]) / 1e9);
+    if (r.contains("interpretation") && r["interpretation"]["achieved_bandwidth_Bps"].is_number())
+      bw = fmt::format("{:.1f}", r["interpretation"]["achieved_bandwidth_Bps"].get<double>() / 1e9);
     std::printf("%-20s %-14s %12s %12s %12s %10s  %s\n", r["variant"].get<std::string>().c_str(),
                 r["status"].get<std::string>().c_str(), time.c_str(), wall.c_str(), bw.c_str(), syncs.c_str(),
                 short_axes(r["axes"]).c_str());
@@ -90,6 +95,24 @@ void print_summary(const std::vector<Json>& records) {
   std::string line;
   for (const auto& [s, c] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", c, s);
   std::printf("\n%zu points: %s\n", records.size(), line.c_str());
+}
+
+// "a.jsonl", "a.jsonl,b.jsonl" (shards) or a folder (every .jsonl in it, sorted).
+std::vector<std::string> result_paths(const std::string& arg) {
+  std::vector<std::string> out;
+  if (std::filesystem::is_directory(arg)) {
+    for (const auto& e : std::filesystem::directory_iterator(arg))
+      if (e.path().extension() == ".jsonl") out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = arg.find(',', start);
+    out.push_back(arg.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
 }
 
 Registry make_registry(const DeviceHooks& hooks) {
@@ -149,6 +172,27 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   auto* validate = app.add_subcommand("validate", "check a sweep config; run nothing");
   validate->add_option("config", config_path, "sweep config")->required();
   auto* list = app.add_subcommand("list", "list experiments, their axes and variants");
+
+  std::string base_arg, new_arg, min_effect = "5%", format = "table", fail_on = "slower";
+  double alpha = 0.05;
+  bool normalize = false;
+  auto* diff = app.add_subcommand("diff", "compare two runs point by point (docs/diff.md); exit 1 on a regression");
+  diff->add_option("base", base_arg, "base results: a .jsonl file, a comma-separated list (shards) or a folder")
+      ->required();
+  diff->add_option("new", new_arg, "new results, same forms")->required();
+  diff->add_option("--min-effect", min_effect, "smallest change that counts, e.g. 5% (default) or 0.05");
+  diff->add_option("--alpha", alpha, "false discovery rate over the whole diff (Benjamini-Hochberg), default 0.05");
+  diff->add_option("--format", format, "table (default), markdown or json");
+  diff->add_option("--fail-on", fail_on, "slower (default) or any (also status changes)");
+  diff->add_flag("--normalize", normalize, "compare times scaled by each run's calibrated copy bandwidth");
+
+  std::vector<std::string> report_paths;
+  std::string report_dir = "report";
+  bool no_plots = false;
+  auto* report = app.add_subcommand("report", "markdown + CSV + plots from result files (docs/metrics.md)");
+  report->add_option("results", report_paths, "one or more .jsonl result files")->required();
+  report->add_option("-o,--output", report_dir, "output folder (default ./report)");
+  report->add_flag("--no-plots", no_plots, "skip the matplotlib plots");
   auto* env = app.add_subcommand("env", "print the environment record as JSON");
   env->add_option("--device", device, "auto, cpu, cuda or cuda:N");
 
@@ -161,6 +205,19 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
 
   std::vector<std::string> args(argv, argv + argc);
   try {
+    if (*diff) {
+      DiffOptions options;
+      options.min_effect = parse_percent(min_effect);
+      options.alpha = alpha;
+      options.normalize = normalize;
+      options.fail_on = parse_fail_on(fail_on);
+      return cmd_diff(result_paths(base_arg), result_paths(new_arg), options, format, std::cout, std::cerr);
+    }
+    if (*report) {
+      ReportOptions options;
+      options.plots = !no_plots;
+      return cmd_report(report_paths, report_dir, std::cout, std::cerr, options);
+    }
     Registry registry = make_registry(hooks);
     if (*list) return cmd_list(registry);
     if (*env) {
@@ -191,9 +248,10 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
     std::fprintf(stderr, "labrun: %zu points on %s; writing %s\n", points.size(), backend->name().c_str(),
                  output.c_str());
     const Json calibration = backend->calibrate();
-    writer.write(make_header(config, args, *backend, calibration, points.size()));
+    const Json header = make_header(config, args, *backend, calibration, points.size());
+    writer.write(header);
     auto records = run_sweep(
-        points, experiment, *backend, config.lab, [&](const Json& rec) { writer.write(rec); },
+        points, experiment, *backend, config.lab, header, [&](const Json& rec) { writer.write(rec); },
         [&](std::size_t i, std::size_t total, const Json& rec) {
           if (quiet) return;
           std::string t = rec.contains("timing") ? fmt_time(rec["timing"]["time_s"]) : "";

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "env.hpp"
+#include "interpret.hpp"
 #include "stats.hpp"
 #include "status.hpp"
 
@@ -37,17 +38,6 @@ Json check_json(const Check& c) {
               {"tolerance", json_real(c.tolerance)},
               {"passed", c.passed},
               {"detail", c.detail}};
-}
-
-// Derived quantities of a timed point: achieved bandwidth and flop rate from the cost model.
-Json derived_json(const Json& cost, double time_s) {
-  Json d = Json::object();
-  if (!(time_s > 0) || cost.empty()) return d;
-  auto per_s = [&](const char* key) { return json_real(real_from_json(cost.at(key)) / time_s); };
-  if (cost.contains("bytes")) d["bandwidth_Bps"] = per_s("bytes");
-  if (cost.contains("compulsory_bytes")) d["compulsory_bandwidth_Bps"] = per_s("compulsory_bytes");
-  if (cost.contains("flop")) d["flop_per_s"] = per_s("flop");
-  return d;
 }
 
 Json fmt_warning(const std::string& kind, const std::string& message) {
@@ -289,7 +279,8 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab) {
 }
 
 // timing's record, the device state after, the kernel breakdown, then interpretation.
-void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved) {
+void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved,
+                  const Json& header) {
   try {
     const Summary primary = summarize(run.device.empty() ? run.wall : run.device);
     Json timing;
@@ -321,10 +312,12 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
       if (!k.is_null()) run.rec["kernels"] = k;
     }
 
-    // interpretation: derived quantities from the cost model, warnings.
+    // interpretation: derived quantities against the calibrated ceilings, the bound with its evidence, the
+    // five-part note (src/interpret.cpp), and the warnings.
     const auto t0 = Clock::now();
-    run.rec["derived"] = derived_json(run.rec["cost"], primary.median);
     run.rec["warnings"] = point_warnings(run.rec, lab, backend.cache_bytes());
+    run.rec["status"] = "ok";  // interpret_point reads the status
+    run.rec["interpretation"] = interpret_point(run.rec, header);
     run.phases["interpretation"] = {{"time_s", seconds_since(t0)}};
     end_with(run, Status::ok, "");
   } catch (const std::exception& e) {
@@ -335,7 +328,8 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
 
 }  // namespace
 
-Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab) {
+Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
+               const Json& header) {
   PointRun run;
   begin_point(run, point, experiment, backend, lab);
   if (run.finished) return run.rec;
@@ -347,7 +341,7 @@ Json run_point(const Point& point, const Experiment& experiment, Backend& backen
     end_with(run, Status::error, std::string("timing: ") + e.what());
     return run.rec;
   }
-  finish_point(run, backend, lab, 1);
+  finish_point(run, backend, lab, 1, header);
   return run.rec;
 }
 
@@ -398,7 +392,7 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
 }
 
 std::vector<Json> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
-                            const LabSettings& lab, const std::function<void(const Json&)>& sink,
+                            const LabSettings& lab, const Json& header, const std::function<void(const Json&)>& sink,
                             const std::function<void(std::size_t, std::size_t, const Json&)>& progress) {
   std::vector<Json> records;
   const auto group = static_cast<std::size_t>(std::max<std::int64_t>(1, lab.interleave));
@@ -425,7 +419,7 @@ std::vector<Json> run_sweep(const std::vector<Point>& points, const Experiment& 
     }
     for (std::size_t i = first; i < last; ++i) {
       PointRun& run = runs[i - first];
-      if (!run.finished) finish_point(run, backend, lab, timing);
+      if (!run.finished) finish_point(run, backend, lab, timing, header);
       sink(run.rec);
       if (progress) progress(i + 1, points.size(), run.rec);
       // Raw samples stay in the file; the summary keeps the rest.

@@ -20,9 +20,12 @@ namespace labrun {
 inline const std::vector<std::string> kPhases = {"environment", "setup", "warmup", "correctness", "timing",
                                                  "interpretation"};
 
-/// Runs one point's lab pass on `backend` and returns its record (docs/records.md). Never throws for a
-/// point-level failure: the status says what happened ("error" with the message for the unexpected).
-Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab);
+/// Runs one point's lab pass on `backend` and returns its record (docs/records.md). `header` is the run's
+/// record header (make_header), whose calibration the interpretation reads; without one the bound is
+/// `unknown`. Never throws for a point-level failure: the status says what happened ("error" with the
+/// message for the unexpected).
+Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
+               const Json& header = Json());
 
 /// Warnings of a finished point (docs/records.md): noise above target when sampling stopped, fewer samples
 /// than asked, an L2-resident working set in hot mode, throttle reasons, clocks changed during timing.
@@ -33,10 +36,11 @@ Json point_warnings(const Json& record, const LabSettings& lab, std::optional<do
 Json make_header(const SweepConfig& config, const std::vector<std::string>& argv, Backend& backend,
                  const Json& calibration, std::size_t point_count);
 
-/// Runs every point, writing each record through `sink` as soon as it finishes; `progress` is told after each.
-/// Returns the records (for the summary table).
+/// Runs every point, writing each record through `sink` as soon as it finishes (a group of lab.interleave
+/// points finishes together); `progress` is told after each. Returns the records without their raw wall
+/// samples (for the summary table).
 std::vector<Json> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
-                            const LabSettings& lab, const std::function<void(const Json&)>& sink,
+                            const LabSettings& lab, const Json& header, const std::function<void(const Json&)>& sink,
                             const std::function<void(std::size_t, std::size_t, const Json&)>& progress);
 
 /// Number of iterations per sample so that one sample lasts about `min_sample_time_s`, from the time of one

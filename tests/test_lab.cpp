@@ -131,7 +131,7 @@ TEST(Lab, PhasesRunInOrderAndStopAtTheCiTarget) {
   EXPECT_EQ(r["timing"]["stop_reason"], "ci_target");
   EXPECT_EQ(r["timing"]["device"]["count"], 10);  // never fewer than min_samples
   EXPECT_DOUBLE_EQ(real_from_json(r["timing"]["time_s"]), 1e-3);
-  EXPECT_DOUBLE_EQ(real_from_json(r["derived"]["bandwidth_Bps"]), 1e9);
+  EXPECT_DOUBLE_EQ(r["interpretation"]["achieved_bandwidth_Bps"].get<double>(), 1e9);
   EXPECT_EQ(r["warnings"].size(), 0u);
   for (const auto& phase : kPhases) EXPECT_TRUE(r["phases"].contains(phase)) << phase;
 }
@@ -181,7 +181,7 @@ TEST(Lab, AFailingPointDoesNotStopTheSweep) {
   MockBackend backend(log, [](int) { return 1e-3; });
   const Experiment e = mock_experiment(log);
   std::vector<Json> written;
-  const auto records = run_sweep({point("throws"), point("gpu_only"), point("good")}, e, backend, quick_lab(),
+  const auto records = run_sweep({point("throws"), point("gpu_only"), point("good")}, e, backend, quick_lab(), Json(),
                                  [&](const Json& r) { written.push_back(r); }, nullptr);
   ASSERT_EQ(written.size(), 3u);
   EXPECT_EQ(written[0]["status"], "error");
@@ -201,7 +201,7 @@ TEST(Lab, InterleavedGroupsAreSampledRoundRobin) {
   LabSettings lab = quick_lab();
   lab.interleave = 3;
   std::vector<Json> written;
-  run_sweep({point("good"), point("wrong"), point("good"), point("good")}, mock_experiment(log), backend, lab,
+  run_sweep({point("good"), point("wrong"), point("good"), point("good")}, mock_experiment(log), backend, lab, Json(),
             [&](const Json& r) { written.push_back(r); }, nullptr);
   ASSERT_EQ(written.size(), 4u);
   EXPECT_EQ(written[0]["status"], "ok");

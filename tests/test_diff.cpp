@@ -1,0 +1,544 @@
+// Tests of labrun diff: the statistics against hand-computed values (Mann-Whitney U, Benjamini-Hochberg,
+// Hodges-Lehmann), the verdicts on seeded synthetic samples (lognormal noise), the A/A false-slower rate (C15),
+// non-finite samples (C14), environment warnings, and cmd_diff's exit codes on files.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numbers>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "diff.hpp"
+
+namespace labrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- Synthetic records ------------------------------------------------------------------------------------------
+
+/// n times (seconds) around `median` with lognormal noise of log-sd `sigma`.
+std::vector<double> lognormal(std::mt19937_64& rng, std::size_t n, double median, double sigma) {
+  std::lognormal_distribution<double> dist(std::log(median), sigma);
+  std::vector<double> out(n);
+  for (double& v : out) v = dist(rng);
+  return out;
+}
+
+Json header(const std::string& gpu = "NVIDIA H200", double copy_bandwidth_Bps = 4.2e12) {
+  return Json{{"type", "header"},
+              {"schema_version", 1},
+              {"lab", {{"min_samples", 10}}},
+              {"environment",
+               {{"labrun", {{"build_type", "Release"}}},
+                {"device", {{"name", gpu}, {"driver_version", "580.159.04"}, {"runtime_version", "13.0"}}}}},
+              {"calibration", {{"copy", {{"bandwidth_Bps", copy_bandwidth_Bps}}}}}};
+}
+
+Json point(const std::string& id, const std::vector<double>& samples_s, const std::string& status = "ok",
+           double sm_clock_hz = 1.98e9) {
+  Json p{{"type", "point"},
+         {"id", id},
+         {"key", "exp/v/i=" + id},
+         {"experiment", "exp"},
+         {"variant", "v"},
+         {"axes", {{"i", id}}},
+         {"status", status},
+         {"device_state", {{"before", {{"sm_clock_hz", sm_clock_hz}}}, {"after", {{"sm_clock_hz", sm_clock_hz}}}}}};
+  if (status == "ok") {
+    Json samples = Json::array();
+    for (double s : samples_s) samples.push_back(json_real(s));
+    p["timing"] = Json{{"time_s", json_real(samples_s.empty() ? 0.0 : samples_s.front())},
+                       {"device_samples_s", samples},
+                       {"wall_samples_s", samples}};
+  }
+  return p;
+}
+
+/// "p<i>", built by appending: GCC 12 gives a false -Wrestrict on "p" + std::to_string(i) at -O3.
+std::string point_id(int i) {
+  std::string id = "p";
+  id += std::to_string(i);
+  return id;
+}
+
+/// Diff of one point: base samples vs new samples.
+Json diff_one(const std::vector<double>& base, const std::vector<double>& current, const DiffOptions& o = {}) {
+  return diff_results({header(), point("p", base)}, {header(), point("p", current)}, o);
+}
+
+std::string verdict_of(const Json& diff, std::size_t i = 0) { return diff["points"][i]["verdict"].get<std::string>(); }
+
+/// A fresh directory under the system temp dir, removed with its contents at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() / ("labrun_diff_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                                         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name, const std::vector<Json>& records) const {
+    const std::string p = (path_ / name).string();
+    std::ofstream out(p);
+    for (const auto& r : records) out << r.dump() << "\n";
+    return p;
+  }
+  std::string path(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+// ---- Statistics -------------------------------------------------------------------------------------------------
+
+// {1..5} vs {6..10}: U = 0, mean 12.5, variance 5*5*11/12, continuity-corrected z = 12/sqrt(275/12) = 2.5067,
+// two-sided p = erfc(z / sqrt 2) = 0.0122. The exact null gives 2 / C(10, 5) = 2/252.
+TEST(DiffStats, MannWhitneyHandChecked) {
+  const std::vector<double> a = {1, 2, 3, 4, 5}, b = {6, 7, 8, 9, 10};
+  const MannWhitney normal = mann_whitney(a, b, MannWhitneyMethod::normal);
+  EXPECT_EQ(normal.u, 0.0);
+  EXPECT_FALSE(normal.exact);
+  const double z = (12.5 - 0.5) / std::sqrt(25.0 * 11.0 / 12.0);
+  EXPECT_NEAR(normal.p_value, std::erfc(z / std::numbers::sqrt2), 1e-15);
+  EXPECT_NEAR(normal.p_value, 0.0122, 1e-4);
+  EXPECT_LT(normal.p_value, 0.02);
+
+  const MannWhitney exact = mann_whitney(a, b);  // automatic: no ties, n + m = 10
+  EXPECT_TRUE(exact.exact);
+  EXPECT_NEAR(exact.p_value, 2.0 / 252.0, 1e-15);
+  EXPECT_EQ(mann_whitney(b, a).u, 25.0);
+  EXPECT_NEAR(mann_whitney(b, a).p_value, 2.0 / 252.0, 1e-15);
+}
+
+// With 3 vs 3 values the most extreme arrangement has exact probability 1/20 each side: p >= 0.1.
+TEST(DiffStats, MannWhitneyThreeVersusThreeNeverSignificant) {
+  const MannWhitney r = mann_whitney({1, 2, 3}, {4, 5, 6});
+  EXPECT_TRUE(r.exact);
+  EXPECT_NEAR(r.p_value, 0.1, 1e-15);
+}
+
+// {1,2,2,3} vs {2,3,4,5}: midranks 1, 3, 3, 5.5 for the first sample -> R = 12.5, U = 2.5. Tie groups of 3 and 2:
+// sum(t^3 - t) = 30, variance 16/12 * (9 - 30/56), z = (|2.5 - 8| - 0.5) / sd.
+TEST(DiffStats, MannWhitneyTieCorrection) {
+  const MannWhitney r = mann_whitney({1, 2, 2, 3}, {2, 3, 4, 5});
+  EXPECT_FALSE(r.exact);  // ties force the normal approximation
+  EXPECT_EQ(r.u, 2.5);
+  const double z = 5.0 / std::sqrt(16.0 / 12.0 * (9.0 - 30.0 / 56.0));
+  EXPECT_NEAR(r.p_value, std::erfc(z / std::numbers::sqrt2), 1e-15);
+  EXPECT_THROW(mann_whitney({1, 2, 2, 3}, {2, 3, 4, 5}, MannWhitneyMethod::exact), std::invalid_argument);
+  EXPECT_EQ(mann_whitney({7, 7}, {7, 7, 7}).p_value, 1.0);  // all tied: no evidence
+  EXPECT_THROW(mann_whitney({}, {1.0}), std::invalid_argument);
+  EXPECT_THROW(mann_whitney({std::numeric_limits<double>::quiet_NaN()}, {1.0}), std::invalid_argument);
+}
+
+// Sorted 0.005, 0.01, 0.03, 0.04 -> m p / rank = 0.02, 0.02, 0.04, 0.04 (already monotone).
+TEST(DiffStats, BenjaminiHochbergHandChecked) {
+  const std::vector<double> adj = benjamini_hochberg({0.01, 0.04, 0.03, 0.005});
+  ASSERT_EQ(adj.size(), 4u);
+  EXPECT_NEAR(adj[0], 0.02, 1e-15);
+  EXPECT_NEAR(adj[1], 0.04, 1e-15);
+  EXPECT_NEAR(adj[2], 0.04, 1e-15);
+  EXPECT_NEAR(adj[3], 0.02, 1e-15);
+  // Step-up: 0.04 * 3/2 = 0.06 is lowered to the 0.05 of the rank above it; capped at 1.
+  const std::vector<double> stepped = benjamini_hochberg({0.04, 0.05, 0.05, 0.9});
+  EXPECT_NEAR(stepped[0], 0.0666666666666667, 1e-12);
+  EXPECT_NEAR(stepped[1], 0.0666666666666667, 1e-12);
+  EXPECT_NEAR(stepped[3], 0.9, 1e-15);
+  EXPECT_TRUE(benjamini_hochberg({}).empty());
+  EXPECT_THROW(benjamini_hochberg({std::numeric_limits<double>::quiet_NaN()}), std::invalid_argument);
+}
+
+TEST(DiffStats, HodgesLehmannRatioOfScaledSamples) {
+  std::mt19937_64 rng(7);
+  const std::vector<double> base = lognormal(rng, 20, 1e-3, 0.05);
+  std::vector<double> scaled = base;
+  for (double& v : scaled) v *= 1.1;
+  const RatioEstimate r = hodges_lehmann_ratio(base, scaled, 0.95);
+  EXPECT_NEAR(r.ratio, 1.1, 1e-12);
+  EXPECT_LT(r.ci_low, 1.1);
+  EXPECT_GT(r.ci_high, 1.1);
+  // 3 vs 3 at 95%: k = floor(4.5 - 1.96 sqrt(5.25)) = 0 -> unbounded interval.
+  const RatioEstimate tiny = hodges_lehmann_ratio({1, 2, 3}, {1.1, 2.2, 3.3}, 0.95);
+  EXPECT_EQ(tiny.ci_low, 0.0);
+  EXPECT_TRUE(std::isinf(tiny.ci_high));
+  EXPECT_THROW(hodges_lehmann_ratio({1.0, 0.0}, {1.0}, 0.95), std::invalid_argument);
+}
+
+// 4 vs 4 at 95%: k = floor(8 - 1.96 sqrt(12)) = 1, so the interval is [min, max] of the 16 pairwise log ratios,
+// here [1/8, 8]; their median is 0 (ratio 1).
+TEST(DiffStats, HodgesLehmannIntervalOrderStatistics) {
+  const std::vector<double> base = {1, 2, 4, 8}, current = {1, 2, 4, 8};
+  const RatioEstimate r = hodges_lehmann_ratio(base, current, 0.95);
+  EXPECT_NEAR(r.ratio, 1.0, 1e-15);
+  EXPECT_NEAR(r.ci_low, 1.0 / 8.0, 1e-15);
+  EXPECT_NEAR(r.ci_high, 8.0, 1e-14);
+}
+
+TEST(DiffStats, NormalQuantile) {
+  EXPECT_NEAR(normal_quantile(0.975), 1.959963984540054, 1e-14);
+  EXPECT_NEAR(normal_quantile(0.025), -1.959963984540054, 1e-14);
+  EXPECT_EQ(normal_quantile(0.5), 0.0);
+  EXPECT_NEAR(normal_quantile(1e-10), -6.361340902404056, 1e-12);
+  EXPECT_THROW(normal_quantile(1.0), std::invalid_argument);
+}
+
+TEST(DiffOptionsParse, ParsePercentAndFailOn) {
+  EXPECT_DOUBLE_EQ(parse_percent("5%"), 0.05);
+  EXPECT_DOUBLE_EQ(parse_percent("0.05"), 0.05);
+  EXPECT_DOUBLE_EQ(parse_percent("0.5%"), 0.005);
+  EXPECT_DOUBLE_EQ(parse_percent("150%"), 1.5);
+  EXPECT_EQ(parse_percent("0"), 0.0);
+  for (const char* bad : {"", "%", "5", "-5%", "five", "5 %", " 5%", "5%%", "nan", "inf%", "0.05x"})
+    EXPECT_THROW(parse_percent(bad), std::invalid_argument) << bad;
+  EXPECT_EQ(parse_fail_on("any"), DiffOptions::FailOn::any);
+  EXPECT_EQ(parse_fail_on("slower"), DiffOptions::FailOn::slower);
+  EXPECT_THROW(parse_fail_on("faster"), std::invalid_argument);
+}
+
+// ---- Verdicts -----------------------------------------------------------------------------------------------------
+
+TEST(DiffVerdict, IdenticalDistributionsAreSame) {
+  std::mt19937_64 rng(1);
+  const Json d = diff_one(lognormal(rng, 50, 1e-3, 0.02), lognormal(rng, 50, 1e-3, 0.02));
+  EXPECT_EQ(verdict_of(d), "same");
+  EXPECT_FALSE(d["regression"].get<bool>());
+  EXPECT_EQ(d["summary"]["same"], 1);
+  EXPECT_EQ(d["points"][0]["base_n"], 50);
+}
+
+TEST(DiffVerdict, TenPercentSlowerWithLowNoiseIsSlower) {
+  std::mt19937_64 rng(2);
+  const Json d = diff_one(lognormal(rng, 30, 1e-3, 0.01), lognormal(rng, 30, 1.1e-3, 0.01));
+  EXPECT_EQ(verdict_of(d), "slower");
+  EXPECT_TRUE(d["regression"].get<bool>());
+  const Json& p = d["points"][0];
+  EXPECT_NEAR(p["ratio"].get<double>(), 1.1, 0.01);
+  EXPECT_GT(p["ratio_ci_low"].get<double>(), 1.05);
+  EXPECT_LT(p["p_adjusted"].get<double>(), 1e-6);
+  // The mirror image is faster, and faster is never a regression.
+  std::mt19937_64 rng2(2);
+  const std::vector<double> slow = lognormal(rng2, 30, 1e-3, 0.01), fast = lognormal(rng2, 30, 1.1e-3, 0.01);
+  const Json f = diff_one(fast, slow);
+  EXPECT_EQ(verdict_of(f), "faster");
+  EXPECT_FALSE(f["regression"].get<bool>());
+}
+
+TEST(DiffVerdict, TwoPercentBelowFivePercentMinEffectIsSame) {
+  std::mt19937_64 rng(3);
+  DiffOptions o;
+  o.min_effect = 0.05;
+  const Json d = diff_one(lognormal(rng, 30, 1e-3, 0.01), lognormal(rng, 30, 1.02e-3, 0.01), o);
+  EXPECT_EQ(verdict_of(d), "same");
+  EXPECT_LT(d["points"][0]["p_adjusted"].get<double>(), 0.05);  // significant, yet below the minimum effect
+}
+
+TEST(DiffVerdict, ThreeSamplesEachAreInconclusive) {
+  std::mt19937_64 rng(4);
+  const Json d = diff_one(lognormal(rng, 3, 1e-3, 0.01), lognormal(rng, 3, 1.1e-3, 0.01));
+  EXPECT_EQ(verdict_of(d), "inconclusive");
+  EXPECT_FALSE(d["regression"].get<bool>());
+  EXPECT_EQ(d["points"][0]["ratio_ci_high"], "Infinity");
+  const Json two = diff_one({1e-3, 1e-3}, {2e-3, 2e-3});
+  EXPECT_EQ(verdict_of(two), "inconclusive");
+  EXPECT_NE(two["points"][0]["reason"].get<std::string>().find("fewer than 3 samples"), std::string::npos);
+}
+
+TEST(DiffVerdict, NoisierThanTheEffectIsInconclusive) {
+  std::mt19937_64 rng(5);
+  const Json d = diff_one(lognormal(rng, 10, 1e-3, 0.2), lognormal(rng, 10, 1.05e-3, 0.2));
+  EXPECT_EQ(verdict_of(d), "inconclusive");
+  EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("crosses"), std::string::npos);
+}
+
+// C14: "NaN" and "Infinity" samples are read (json_real's encoding) and give inconclusive with a reason.
+TEST(DiffVerdict, C14_NonFiniteSamplesAreInconclusive) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> good = {1e-3, 1.1e-3, 0.9e-3, 1e-3, 1.05e-3};
+  for (double bad : {nan, inf}) {
+    std::vector<double> with_bad = good;
+    with_bad[2] = bad;
+    Json d;
+    ASSERT_NO_THROW(d = diff_one(good, with_bad));
+    EXPECT_EQ(verdict_of(d), "inconclusive");
+    EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("not a finite positive time"), std::string::npos);
+    EXPECT_TRUE(d["points"][0]["p_value"].is_null());
+    ASSERT_NO_THROW(d = diff_one(with_bad, good));
+    EXPECT_EQ(verdict_of(d), "inconclusive");
+  }
+  // A non-numeric sample, and a point with no samples at all.
+  Json weird = point("p", good);
+  weird["timing"]["device_samples_s"][0] = "fast";
+  EXPECT_EQ(verdict_of(diff_results({header(), point("p", good)}, {header(), weird}, {})), "inconclusive");
+  Json none = point("p", good);
+  none.erase("timing");
+  EXPECT_EQ(verdict_of(diff_results({header(), point("p", good)}, {header(), none}, {})), "inconclusive");
+}
+
+TEST(DiffVerdict, StatusChangeIsReportedAndFailsPerFailOn) {
+  std::mt19937_64 rng(6);
+  const auto s = [&] { return lognormal(rng, 20, 1e-3, 0.01); };
+  const std::vector<Json> base = {header(), point("a", s()), point("b", s()), point("c", s())};
+  const std::vector<Json> current = {header(), point("a", s()), point("b", {}, "incorrect"),
+                                     point("c", {}, "capture_unsupported")};
+  DiffOptions o;
+  const Json d = diff_results(base, current, o);
+  EXPECT_EQ(verdict_of(d, 0), "same");
+  EXPECT_EQ(verdict_of(d, 1), "status_changed");
+  EXPECT_EQ(verdict_of(d, 2), "status_changed");
+  ASSERT_EQ(d["status_changes"].size(), 2u);
+  EXPECT_EQ(d["status_changes"][0]["new_status"], "incorrect");
+  EXPECT_EQ(d["summary"]["status_changed"], 2);
+  EXPECT_TRUE(d["regression"].get<bool>());  // ok -> incorrect fails even under fail_on slower
+
+  // ok -> capture_unsupported alone: reported, a regression only under fail_on any.
+  const std::vector<Json> base2 = {header(), point("c", s())};
+  const std::vector<Json> new2 = {header(), point("c", {}, "capture_unsupported")};
+  EXPECT_FALSE(diff_results(base2, new2, o)["regression"].get<bool>());
+  o.fail_on = DiffOptions::FailOn::any;
+  const Json any = diff_results(base2, new2, o);
+  EXPECT_TRUE(any["regression"].get<bool>());
+  EXPECT_EQ(any["options"]["fail_on"], "any");
+}
+
+TEST(DiffVerdict, NewMissingAndNotComparedPoints) {
+  std::mt19937_64 rng(8);
+  const auto s = [&] { return lognormal(rng, 20, 1e-3, 0.01); };
+  const std::vector<Json> base = {header(), point("kept", s()), point("gone", s()), point("skip", {}, "skipped")};
+  const std::vector<Json> current = {header(), point("kept", s()), point("added", s()), point("skip", {}, "skipped")};
+  const Json d = diff_results(base, current, {});
+  ASSERT_EQ(d["points"].size(), 2u);
+  EXPECT_EQ(verdict_of(d, 1), "not_compared");
+  ASSERT_EQ(d["new"].size(), 1u);
+  EXPECT_EQ(d["new"][0]["id"], "added");
+  EXPECT_EQ(d["new"][0]["key"], "exp/v/i=added");
+  ASSERT_EQ(d["missing"].size(), 1u);
+  EXPECT_EQ(d["missing"][0]["id"], "gone");
+  EXPECT_EQ(d["summary"]["new"], 1);
+  EXPECT_EQ(d["summary"]["missing"], 1);
+  EXPECT_EQ(d["summary"]["compared"], 1);
+  EXPECT_FALSE(d["regression"].get<bool>());
+}
+
+// Shards: several headers on a side; an id present in two shards takes the later record.
+TEST(DiffVerdict, ShardsAndLastRecordWins) {
+  std::mt19937_64 rng(9);
+  const std::vector<Json> base = {header(), point("a", lognormal(rng, 20, 1e-3, 0.01)), header(),
+                                  point("b", lognormal(rng, 20, 1e-3, 0.01))};
+  const std::vector<Json> current = {header(), point("a", lognormal(rng, 20, 2e-3, 0.01)), point("b", {}, "error"),
+                                     header(), point("a", lognormal(rng, 20, 1e-3, 0.01)),
+                                     point("b", lognormal(rng, 20, 1e-3, 0.01))};
+  const Json d = diff_results(base, current, {});
+  EXPECT_EQ(verdict_of(d, 0), "same");
+  EXPECT_EQ(verdict_of(d, 1), "same");
+  EXPECT_TRUE(d["environment"]["warnings"].empty());
+}
+
+// C15 on synthetic data: 1000 points whose base and new come from one lognormal (sigma 3%, 30 samples each).
+// BH holds the false discovery rate at alpha and "slower" also needs the interval above 1 + min effect, so the
+// count of false "slower" must stay at or below alpha * 1000 (expected: 0), and at least 95% must be "same".
+TEST(DiffVerdict, C15_AAFalseSlowerRateAtMostAlpha) {
+  std::mt19937_64 rng(20261129);
+  std::vector<Json> base = {header()}, current = {header()};
+  for (int i = 0; i < 1000; ++i) {
+    const std::string id = point_id(i);
+    const double median = 1e-5 * std::pow(10.0, i % 5);
+    base.push_back(point(id, lognormal(rng, 30, median, 0.03)));
+    current.push_back(point(id, lognormal(rng, 30, median, 0.03)));
+  }
+  const DiffOptions o;
+  const Json d = diff_results(base, current, o);
+  const std::size_t slower = d["summary"]["slower"].get<std::size_t>();
+  EXPECT_LE(static_cast<double>(slower), o.alpha * 1000);
+  EXPECT_EQ(slower, 0u);
+  EXPECT_EQ(d["summary"]["faster"], 0);
+  EXPECT_GE(d["summary"]["same"].get<std::size_t>(), 950u);
+  EXPECT_FALSE(d["regression"].get<bool>());
+}
+
+// ---- Environment and normalize ------------------------------------------------------------------------------
+
+TEST(DiffEnvironment, WarnsOnDifferences) {
+  std::mt19937_64 rng(10);
+  Json other = header("NVIDIA H100 80GB HBM3", 3.0e12);
+  other["environment"]["labrun"]["build_type"] = "Debug";
+  other["lab"]["min_samples"] = 20;
+  const Json d = diff_results({header(), point("p", lognormal(rng, 20, 1e-3, 0.01), "ok", 1.98e9)},
+                              {other, point("p", lognormal(rng, 20, 1e-3, 0.01), "ok", 1.70e9)}, {});
+  const Json& w = d["environment"]["warnings"];
+  const auto has = [&](const std::string& text) {
+    for (const auto& line : w)
+      if (line.get<std::string>().find(text) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("GPU differs: base NVIDIA H200, new NVIDIA H100 80GB HBM3"));
+  EXPECT_TRUE(has("build type differs"));
+  EXPECT_TRUE(has("calibrated copy bandwidth differs by 40.0%"));
+  EXPECT_TRUE(has("median SM clock"));
+  EXPECT_TRUE(has("lab setting min_samples differs: base 10, new 20"));
+  EXPECT_FALSE(has("driver"));
+  EXPECT_EQ(d["environment"]["base"]["gpu"], "NVIDIA H200");
+
+  // Within tolerance: copy bandwidth 4% apart, clocks 1% apart -> no warning.
+  const Json close = diff_results({header("NVIDIA H200", 4.2e12), point("p", {1e-3, 1e-3, 1e-3}, "ok", 1.98e9)},
+                                  {header("NVIDIA H200", 4.04e12), point("p", {1e-3, 1e-3, 1e-3}, "ok", 1.96e9)}, {});
+  EXPECT_TRUE(close["environment"]["warnings"].empty()) << close["environment"]["warnings"].dump();
+}
+
+// New GPU with half the copy bandwidth and twice the times: slower in seconds, the same in "bytes it could
+// have copied".
+TEST(DiffEnvironment, NormalizeByCopyBandwidth) {
+  std::mt19937_64 rng(11);
+  const std::vector<double> b = lognormal(rng, 30, 1e-3, 0.01);
+  std::vector<double> n = lognormal(rng, 30, 1e-3, 0.01);
+  for (double& v : n) v *= 2;
+  const std::vector<Json> base = {header("NVIDIA H200", 4e12), point("p", b)};
+  const std::vector<Json> current = {header("NVIDIA H200", 2e12), point("p", n)};
+  EXPECT_EQ(verdict_of(diff_results(base, current, {})), "slower");
+  DiffOptions o;
+  o.normalize = true;
+  const Json d = diff_results(base, current, o);
+  EXPECT_EQ(verdict_of(d), "same");
+  EXPECT_NEAR(d["points"][0]["new_median_s"].get<double>() / d["points"][0]["base_median_s"].get<double>(), 2.0, 0.05);
+
+  Json no_calibration = header();
+  no_calibration.erase("calibration");
+  EXPECT_THROW(diff_results({no_calibration, point("p", b)}, current, o), std::invalid_argument);
+}
+
+TEST(DiffEnvironment, RejectsBadOptions) {
+  DiffOptions o;
+  o.alpha = 0;
+  EXPECT_THROW(diff_one({1, 2, 3}, {1, 2, 3}, o), std::invalid_argument);
+  o.alpha = 0.05;
+  o.min_effect = -0.1;
+  EXPECT_THROW(diff_one({1, 2, 3}, {1, 2, 3}, o), std::invalid_argument);
+}
+
+// ---- cmd_diff and the renderers -----------------------------------------------------------------------------
+
+class DiffCommand : public ::testing::Test {
+ protected:
+  /// A result file of 40 points with `scale` times the base medians, from its own seed.
+  std::string result_file(const std::string& name, double scale, unsigned seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<Json> records = {header()};
+    for (int i = 0; i < 40; ++i) records.push_back(point(point_id(i), lognormal(rng, 20, scale * 1e-4 * (1 + i), 0.01)));
+    return dir_.file(name, records);
+  }
+  int run(const std::vector<std::string>& base, const std::vector<std::string>& current, const std::string& format,
+          const DiffOptions& o = {}) {
+    out_.str("");
+    err_.str("");
+    return cmd_diff(base, current, o, format, out_, err_);
+  }
+  TempDir dir_;
+  std::ostringstream out_, err_;
+};
+
+TEST_F(DiffCommand, ExitCodes) {
+  const std::string base = result_file("base.jsonl", 1.0, 1);
+  const std::string aa = result_file("aa.jsonl", 1.0, 2);
+  const std::string slow = result_file("slow.jsonl", 1.2, 3);
+
+  EXPECT_EQ(run({base}, {aa}, "table"), kDiffNoRegression) << err_.str();
+  EXPECT_NE(out_.str().find("No regression"), std::string::npos) << out_.str();
+
+  EXPECT_EQ(run({base}, {slow}, "table"), kDiffRegression) << err_.str();
+  EXPECT_NE(out_.str().find("40 slower"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find("REGRESSION"), std::string::npos);
+
+  EXPECT_EQ(run({base}, {dir_.path("nope.jsonl")}, "table"), kDiffBadInput);
+  EXPECT_NE(err_.str().find("nope.jsonl"), std::string::npos) << err_.str();
+
+  const std::string headless = dir_.file("headless.jsonl", {point("p0", {1e-3, 1e-3, 1e-3})});
+  EXPECT_EQ(run({headless}, {aa}, "table"), kDiffBadInput);
+  EXPECT_NE(err_.str().find("headless.jsonl: no header"), std::string::npos) << err_.str();
+
+  const std::string empty_run = dir_.file("header_only.jsonl", {header()});
+  EXPECT_EQ(run({base}, {empty_run}, "table"), kDiffBadInput);
+  EXPECT_NE(err_.str().find("header_only.jsonl: no point records"), std::string::npos) << err_.str();
+
+  {
+    std::ofstream junk(dir_.path("junk.jsonl"));
+    junk << "{\"type\": \"header\"}\nnot json\n";
+  }
+  EXPECT_EQ(run({dir_.path("junk.jsonl")}, {aa}, "table"), kDiffBadInput);
+  EXPECT_NE(err_.str().find("junk.jsonl:2"), std::string::npos) << err_.str();
+
+  {
+    std::ofstream torn(dir_.path("torn.jsonl"));
+    torn << header().dump() << "\n" << point("p0", {1e-4, 1e-4, 1e-4}).dump() << "\n{\"type\": \"poi";
+  }
+  EXPECT_EQ(run({dir_.path("torn.jsonl")}, {aa}, "table"), kDiffNoRegression);  // a killed run is still a result
+  EXPECT_NE(err_.str().find("torn.jsonl: dropped a torn last line"), std::string::npos) << err_.str();
+
+  EXPECT_EQ(run({base}, {aa}, "yaml"), kDiffBadInput);
+  DiffOptions normalize;
+  normalize.normalize = true;
+  Json bare = header();
+  bare.erase("calibration");
+  EXPECT_EQ(run({dir_.file("bare.jsonl", {bare, point("p0", {1e-3, 1e-3, 1e-3})})}, {aa}, "table", normalize),
+            kDiffBadInput);
+}
+
+TEST_F(DiffCommand, ShardsOnEachSide) {
+  std::mt19937_64 rng(12);
+  const std::string b1 = dir_.file("b1.jsonl", {header(), point("x", lognormal(rng, 20, 1e-3, 0.01))});
+  const std::string b2 = dir_.file("b2.jsonl", {header(), point("y", lognormal(rng, 20, 1e-3, 0.01))});
+  const std::string n1 = dir_.file("n1.jsonl", {header(), point("x", lognormal(rng, 20, 1e-3, 0.01)),
+                                               point("y", lognormal(rng, 20, 1e-3, 0.01))});
+  EXPECT_EQ(run({b1, b2}, {n1}, "json"), kDiffNoRegression) << err_.str();
+  const Json d = Json::parse(out_.str());
+  EXPECT_EQ(d["summary"]["same"], 2);
+  EXPECT_EQ(d["type"], "diff");
+}
+
+TEST_F(DiffCommand, MarkdownHasTableAndWarnings) {
+  const std::string base = result_file("base.jsonl", 1.0, 1);
+  std::mt19937_64 rng(13);
+  std::vector<Json> records = {header("NVIDIA H100 80GB HBM3")};
+  for (int i = 0; i < 40; ++i) {
+    const std::string id = point_id(i);
+    records.push_back(i == 0   ? point(id, {}, "incorrect")
+                      : i == 1 ? point(id, lognormal(rng, 2, 1e-4 * (1 + i), 0.01))
+                               : point(id, lognormal(rng, 20, (i == 2 ? 1.3 : 1.0) * 1e-4 * (1 + i), 0.01)));
+  }
+  records.push_back(point("brand_new", {1e-3, 1e-3, 1e-3}));
+  const std::string current = dir_.file("new.jsonl", records);
+
+  EXPECT_EQ(run({base}, {current}, "markdown"), kDiffRegression) << err_.str();
+  const std::string md = out_.str();
+  EXPECT_NE(md.find("### labrun diff: **regression**"), std::string::npos) << md;
+  EXPECT_NE(md.find("| verdict | point | change | interval | p (BH) | base | new | samples |\n|---|"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| status_changed | `exp/v/i=p0` | ok -> incorrect |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| slower | `exp/v/i=p2` | +2"), std::string::npos) << md;  // about +30%
+  EXPECT_NE(md.find("> [!WARNING]"), std::string::npos);
+  EXPECT_NE(md.find("GPU differs"), std::string::npos);
+  EXPECT_NE(md.find("<details><summary>1 inconclusive point(s)</summary>"), std::string::npos) << md;
+  EXPECT_NE(md.find("<details><summary>1 new point(s)</summary>"), std::string::npos) << md;
+
+  EXPECT_EQ(run({base}, {current}, "table"), kDiffRegression);
+  const std::string table = out_.str();
+  EXPECT_EQ(table.rfind("warning: GPU differs", 0), 0u) << table;
+  // Worst first: the status change row comes before the slower row, which comes before the inconclusive one.
+  const auto changed = table.find("status_changed"), slower = table.find("slower "),
+             inconclusive = table.find("inconclusive ");
+  EXPECT_LT(changed, slower);
+  EXPECT_LT(slower, inconclusive);
+  EXPECT_EQ(table.find("same "), std::string::npos);  // same rows hidden by default
+  ASSERT_EQ(run({base}, {current}, "json"), kDiffRegression);
+  EXPECT_NE(diff_table(Json::parse(out_.str()), true).find("same "), std::string::npos);  // all rows on request
+}
+
+}  // namespace
+}  // namespace labrun

@@ -1,0 +1,599 @@
+// The interpretation on synthetic records: one test per bound class, the suspect flag (below the physical floor;
+// unsynchronized timing), records without ceilings or with non-finite fields, winners, crossover detection and
+// interpolation, hypothesis verdicts, and `labrun report`'s outputs and exit codes.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "interpret.hpp"
+#include "record.hpp"
+#include "report.hpp"
+
+namespace labrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Round numbers close to an H200's, so expected fractions are easy to check by hand.
+constexpr double kCopy = 4.0e12, kRead = 4.4e12, kTheoretical = 4.8e12;
+constexpr double kFp32 = 5.0e13, kBf16 = 8.0e14;
+constexpr double kEagerLaunch = 4e-6, kGraphLaunch = 5e-7;
+constexpr double kL2 = 6e7;
+
+Json gpu_header(Json hypothesis = nullptr) {
+  Json h;
+  h["type"] = "header";
+  h["config"] = {{"path", "synthetic.yaml"}, {"experiment", "synthetic"}, {"hypothesis", hypothesis}};
+  h["lab"] = {{"timing", "synchronized"}, {"l2", "hot"}, {"target_rel_ci", 0.01}};
+  h["environment"] = {{"backend", "cuda:0"},
+                      {"device", {{"name", "Test GPU"}, {"theoretical_bandwidth_Bps", kTheoretical}, {"l2_bytes", kL2}}}};
+  h["calibration"] = {{"fp32_fma", {{"flop_per_s", kFp32}}},
+                      {"bf16_gemm", {{"flop_per_s", kBf16}}},
+                      {"copy", {{"bandwidth_Bps", kCopy}}},
+                      {"read", {{"bandwidth_Bps", kRead}}},
+                      {"launch", {{"eager_time_s", kEagerLaunch}, {"graph_time_s", kGraphLaunch}}}};
+  return h;
+}
+
+// What a synthetic point costs and how it was timed.
+struct Spec {
+  std::string variant = "v";
+  Json axes = Json::object();
+  double time_s = 1e-3;
+  double wall_s = -1;  // < 0: equal to the device time
+  double bytes = 0, compulsory = 0, flop = 0, launches = 1, syncs = 0;
+  std::string mode = "graph";
+  std::string l2 = "cold";
+  std::string method = "cuda_events+synchronized_wall";
+  double rel_ci = 0.01;  // CI half-width relative to the median
+};
+
+Json point(const Spec& s) {
+  static int counter = 0;
+  Json p;
+  p["type"] = "point";
+  p["id"] = "p" + std::to_string(++counter);
+  p["key"] = "synthetic/" + s.variant + "/" + s.axes.dump();
+  p["experiment"] = "synthetic";
+  p["variant"] = s.variant;
+  p["axes"] = s.axes;
+  p["status"] = "ok";
+  p["cost"] = {{"bytes", s.bytes},     {"compulsory_bytes", s.compulsory}, {"flop", s.flop},
+               {"launches", s.launches}, {"host_syncs", s.syncs}};
+  const double wall = s.wall_s < 0 ? s.time_s : s.wall_s;
+  auto summary = [&](double median) {
+    return Json{{"median_time_s", median},
+                {"ci95_low_time_s", median * (1 - s.rel_ci)},
+                {"ci95_high_time_s", median * (1 + s.rel_ci)}};
+  };
+  const bool unsync = s.method == "host_clock_unsynchronized";
+  p["timing"] = {{"mode", s.mode},
+                 {"l2", s.l2},
+                 {"method", s.method},
+                 {"host_syncs_per_iteration", s.syncs},
+                 {"wall", summary(wall)},
+                 {"device", unsync ? Json(nullptr) : summary(s.time_s)},
+                 {"time_s", s.time_s}};
+  return p;
+}
+
+// The bytes a point must move in `time` to run at `fraction` of the read ceiling.
+double bytes_at(double fraction, double time) { return fraction * kRead * time; }
+
+// ---- bound classes ------------------------------------------------------------------------------------------
+
+TEST(InterpretPoint, MemoryBound) {
+  Spec s;
+  s.time_s = 1e-3;
+  s.bytes = s.compulsory = bytes_at(0.9, s.time_s);
+  s.flop = 1e9;  // 2% of the FP32 ceiling
+  s.launches = 2;
+  const Json in = interpret_point(point(s), gpu_header());
+  EXPECT_EQ(in["bound"], "memory");
+  EXPECT_EQ(in["confidence"], "strong");
+  EXPECT_FALSE(in["suspect"].get<bool>());
+  EXPECT_NEAR(in["fraction_of"]["memory_ceiling"].get<double>(), 0.9, 1e-12);
+  EXPECT_NEAR(in["fraction_of"]["read"].get<double>(), 0.9, 1e-12);
+  EXPECT_NEAR(in["fraction_of"]["copy"].get<double>(), 0.9 * kRead / kCopy, 1e-12);  // the higher ceiling rules
+  EXPECT_NEAR(in["achieved_bandwidth_Bps"].get<double>(), 0.9 * kRead, 1e3);
+  EXPECT_NEAR(in["arithmetic_intensity_flop_per_byte"].get<double>(), 1e9 / s.compulsory, 1e-12);
+  // Roofline at this intensity: min(memory ceiling × AI, compute ceiling).
+  EXPECT_NEAR(in["roofline_ceiling_flop_per_s"].get<double>(), kRead * 1e9 / s.compulsory, 1e-3);
+  // Floor: compulsory bytes at the peak bandwidth (the theoretical figure here).
+  EXPECT_NEAR(in["time_floor_s"].get<double>(), s.compulsory / kTheoretical, 1e-15);
+  const std::string bound = in["note"]["bound"];
+  EXPECT_NE(bound.find("memory-bound"), std::string::npos) << bound;
+  EXPECT_NE(bound.find("90% of the 4.40 TB/s read ceiling"), std::string::npos) << bound;
+  EXPECT_NE(bound.find("copy figure"), std::string::npos) << bound;
+  for (const char* part : {"measured", "bound", "evidence", "next_change", "other_cause_checked"})
+    EXPECT_FALSE(in["note"][part].get<std::string>().empty()) << part;
+}
+
+TEST(InterpretPoint, ComputeBound) {
+  Spec s;
+  s.time_s = 1e-3;
+  s.flop = 0.8 * kFp32 * s.time_s;
+  s.bytes = s.compulsory = bytes_at(0.05, s.time_s);
+  const Json in = interpret_point(point(s), gpu_header());
+  EXPECT_EQ(in["bound"], "compute");
+  EXPECT_NEAR(in["fraction_of"]["compute_ceiling"].get<double>(), 0.8, 1e-12);
+  EXPECT_NE(in["note"]["bound"].get<std::string>().find("80% of the 50.0 TFLOP/s FP32 FMA ceiling"), std::string::npos)
+      << in["note"]["bound"];
+}
+
+TEST(InterpretPoint, LaunchBound) {
+  Spec s;
+  s.mode = "eager";
+  s.launches = 10;  // 10 × 4 µs = 40 µs of a 50 µs iteration
+  s.time_s = 50e-6;
+  s.bytes = s.compulsory = bytes_at(0.1, s.time_s);
+  const Json in = interpret_point(point(s), gpu_header());
+  EXPECT_EQ(in["bound"], "launch");
+  EXPECT_NEAR(in["launch_overhead_share"].get<double>(), 0.8, 1e-12);
+  EXPECT_NE(in["note"]["next_change"].get<std::string>().find("CUDA graph"), std::string::npos);
+  // The same work replayed from a graph (0.5 µs per launch) is no longer launch-bound.
+  s.mode = "graph";
+  EXPECT_NEAR(interpret_point(point(s), gpu_header())["launch_overhead_share"].get<double>(), 0.1, 1e-12);
+  EXPECT_NE(interpret_point(point(s), gpu_header())["bound"], "launch");
+}
+
+TEST(InterpretPoint, SyncBound) {
+  Spec s;
+  s.mode = "eager";
+  s.syncs = 1;
+  s.launches = 2;
+  s.time_s = 700e-6;  // device
+  s.wall_s = 1e-3;    // the host waited 300 µs of 1 ms
+  s.bytes = s.compulsory = bytes_at(0.2, s.time_s);
+  const Json in = interpret_point(point(s), gpu_header());
+  EXPECT_EQ(in["bound"], "sync");
+  EXPECT_EQ(in["confidence"], "strong");
+  EXPECT_NEAR(in["host_stall_share"].get<double>(), 0.3, 1e-12);
+  EXPECT_NE(in["note"]["next_change"].get<std::string>().find("on the device"), std::string::npos);
+  // Without the sync the same stall is not called sync-bound.
+  s.syncs = 0;
+  EXPECT_NE(interpret_point(point(s), gpu_header())["bound"], "sync");
+}
+
+TEST(InterpretPoint, LatencyBound) {
+  Spec s;
+  s.mode = "graph";
+  s.launches = 4;  // 2 µs of graph launches in 8 µs: not launch-bound
+  s.time_s = 8e-6;
+  s.bytes = s.compulsory = bytes_at(0.1, s.time_s);
+  const Json in = interpret_point(point(s), gpu_header());
+  EXPECT_EQ(in["bound"], "latency");
+  // Also above 10 µs when each launch has less than 5 µs of ideal streaming.
+  s.time_s = 40e-6;
+  s.launches = 20;
+  s.bytes = s.compulsory = bytes_at(0.3, s.time_s);  // 0.6 µs of streaming per launch
+  EXPECT_EQ(interpret_point(point(s), gpu_header())["bound"], "latency");
+}
+
+TEST(InterpretPoint, BelowBothRoofsWithLargeWorkIsUnknown) {
+  Spec s;
+  s.time_s = 1e-3;
+  s.launches = 1;
+  s.bytes = s.compulsory = bytes_at(0.1, s.time_s);  // 100 µs of streaming in one launch
+  const Json in = interpret_point(point(s), gpu_header());
+  EXPECT_EQ(in["bound"], "unknown");
+  EXPECT_TRUE(in["confidence"].is_null());
+}
+
+// ---- suspect ------------------------------------------------------------------------------------------------
+
+TEST(InterpretPoint, SuspectBelowPhysicalFloor) {
+  Spec s;
+  s.time_s = 1e-3;
+  s.bytes = s.compulsory = 1.1 * kTheoretical * s.time_s;  // 10% faster than the theoretical peak allows
+  const Json in = interpret_point(point(s), gpu_header());
+  EXPECT_TRUE(in["suspect"].get<bool>());
+  EXPECT_EQ(in["bound"], "unknown");
+  EXPECT_NE(in["suspect_reason"].get<std::string>().find("below the physical floor"), std::string::npos);
+  // Within the 5% margin: not suspect.
+  s.bytes = s.compulsory = 1.04 * kTheoretical * s.time_s;
+  EXPECT_FALSE(interpret_point(point(s), gpu_header())["suspect"].get<bool>());
+}
+
+TEST(InterpretPoint, HotL2ResidentWorkingSetMayBeatDram) {  // case C10
+  Spec s;
+  s.time_s = 1e-6;
+  s.compulsory = s.bytes = 8e6;  // 8 TB/s: above DRAM, possible from a hot L2 of 60 MB
+  s.l2 = "hot";
+  const Json in = interpret_point(point(s), gpu_header());
+  EXPECT_TRUE(in["l2_resident"].get<bool>());
+  EXPECT_FALSE(in["suspect"].get<bool>());
+  s.l2 = "cold";  // a flushed L2: the same rate is impossible
+  EXPECT_TRUE(interpret_point(point(s), gpu_header())["suspect"].get<bool>());
+}
+
+TEST(InterpretPoint, UnsynchronizedTimingIsAlwaysSuspect) {
+  Spec s;
+  s.method = "host_clock_unsynchronized";
+  s.time_s = 5e-3;  // a plausible-looking time: the method alone makes it suspect
+  s.bytes = s.compulsory = bytes_at(0.1, s.time_s);
+  const Json in = interpret_point(point(s), gpu_header());
+  EXPECT_TRUE(in["suspect"].get<bool>());
+  EXPECT_EQ(in["bound"], "unknown");
+  EXPECT_NE(in["suspect_reason"].get<std::string>().find("enqueue"), std::string::npos);
+  EXPECT_NE(in["note"]["next_change"].get<std::string>().find("synchronized"), std::string::npos);
+}
+
+// ---- robustness ---------------------------------------------------------------------------------------------
+
+TEST(InterpretPoint, HostBackendIsUnknownWithAReason) {
+  Json header = gpu_header();
+  header["calibration"] = {{"backend", "host"}};
+  header["environment"] = {{"backend", "host"}, {"device", {{"kind", "host"}}}};
+  Spec s;
+  s.bytes = s.compulsory = 1e6;
+  s.method = "host_steady_clock";
+  Json p = point(s);
+  p["timing"]["device"] = nullptr;
+  const Json in = interpret_point(p, header);
+  EXPECT_EQ(in["bound"], "unknown");
+  EXPECT_NE(in["reason"].get<std::string>().find("no calibrated ceilings"), std::string::npos) << in["reason"];
+  EXPECT_TRUE(in["fraction_of"]["memory_ceiling"].is_null());
+  EXPECT_NEAR(in["achieved_bandwidth_Bps"].get<double>(), 1e9, 1e-3);  // still derived from the cost model
+  EXPECT_FALSE(in["suspect"].get<bool>());
+}
+
+TEST(InterpretPoint, NonFiniteAndMalformedFieldsNeverCrash) {
+  Spec s;
+  s.bytes = s.compulsory = 1e9;
+  Json p = point(s);
+  p["timing"]["time_s"] = json_real(std::nan(""));
+  p["timing"]["wall"]["median_time_s"] = "Infinity";
+  p["cost"]["bytes"] = "NaN";
+  Json in;
+  ASSERT_NO_THROW(in = interpret_point(p, gpu_header()));
+  EXPECT_EQ(in["bound"], "unknown");
+  EXPECT_TRUE(in["time_s"].is_null());
+
+  p["timing"]["time_s"] = 1e-3;  // a time, but NaN costs and ceilings
+  Json header = gpu_header();
+  header["calibration"]["read"]["bandwidth_Bps"] = "NaN";
+  header["calibration"]["copy"]["bandwidth_Bps"] = "NaN";
+  ASSERT_NO_THROW(in = interpret_point(p, header));
+  EXPECT_TRUE(in["achieved_bandwidth_Bps"].is_null());
+  EXPECT_EQ(in["bound"], "unknown");
+
+  for (const Json& weird : {Json(nullptr), Json(42), Json("text"), Json::array({1, 2}),
+                            Json{{"timing", 5}, {"cost", "abc"}, {"axes", 3}, {"status", "ok"}}})
+    EXPECT_NO_THROW(interpret_point(weird, weird));
+}
+
+TEST(InterpretPoint, FailedPointIsNotTimed) {
+  Spec s;
+  Json p = point(s);
+  p["status"] = "capture_unsupported";
+  p["reason"] = "cudaErrorStreamCaptureUnsupported";
+  p.erase("timing");
+  const Json in = interpret_point(p, gpu_header());
+  EXPECT_EQ(in["bound"], "unknown");
+  EXPECT_NE(in["reason"].get<std::string>().find("capture_unsupported"), std::string::npos);
+}
+
+// ---- across points ------------------------------------------------------------------------------------------
+
+// Two variants a, b along one axis with the given times.
+std::vector<Json> two_variants(const std::string& axis, const std::vector<Json>& xs, const std::vector<double>& ta,
+                               const std::vector<double>& tb, const Json& header) {
+  std::vector<Json> recs{header};
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    for (const auto& [v, t] : {std::pair{"a", ta[i]}, std::pair{"b", tb[i]}}) {
+      Spec s;
+      s.variant = v;
+      s.axes = {{axis, xs[i]}, {"mode", "graph"}};
+      s.time_s = t;
+      s.bytes = s.compulsory = 1e6;
+      recs.push_back(point(s));
+    }
+  return recs;
+}
+
+TEST(InterpretAnalyze, WinnerWithMargin) {
+  const auto recs = two_variants("density", {0.5}, {1e-3}, {1.5e-3}, gpu_header());
+  const Json a = analyze(recs);
+  ASSERT_EQ(a["groups"].size(), 1u);
+  const Json& g = a["groups"][0];
+  EXPECT_EQ(g["winner"], "a");
+  EXPECT_EQ(g["runner_up"], "b");
+  EXPECT_NEAR(g["margin_ratio"].get<double>(), 1.5, 1e-12);
+  EXPECT_TRUE(g["significant"].get<bool>());
+  // 1% CIs around times 1% apart overlap: not beyond the noise.
+  const Json close = analyze(two_variants("density", {0.5}, {1e-3}, {1.01e-3}, gpu_header()));
+  EXPECT_FALSE(close["groups"][0]["significant"].get<bool>());
+}
+
+TEST(InterpretAnalyze, CrossoverLinearInterpolation) {
+  // log(ta/tb) goes from log(0.5) at density 0 to log(4) at density 1: zero a third of the way.
+  const auto recs = two_variants("density", {0.0, 1.0}, {1e-3, 4e-3}, {2e-3, 1e-3}, gpu_header());
+  const Json a = analyze(recs);
+  ASSERT_EQ(a["crossovers"].size(), 1u);
+  const Json& x = a["crossovers"][0];
+  EXPECT_EQ(x["axis"], "density");
+  EXPECT_EQ(x["scale"], "linear");
+  EXPECT_NEAR(x["at"].get<double>(), 1.0 / 3.0, 1e-12);
+  EXPECT_EQ(x["faster_below"], "a");
+  EXPECT_EQ(x["faster_above"], "b");
+  EXPECT_NEAR(x["ratio_below"].get<double>(), 2.0, 1e-12);
+  EXPECT_NEAR(x["ratio_above"].get<double>(), 4.0, 1e-12);
+  EXPECT_TRUE(x["significant"].get<bool>());
+  EXPECT_NE(x["text"].get<std::string>().find("b overtakes a between density 0 and 1, at ≈ 0.333"), std::string::npos)
+      << x["text"];
+}
+
+TEST(InterpretAnalyze, CrossoverLogInterpolationAlongSizes) {
+  // Symmetric log ratios at n = 1e5 and 1e7: the crossing is the geometric midpoint, 1e6 (not 5.05e6).
+  const auto recs = two_variants("n", {100000, 10000000}, {1e-5, 4e-3}, {2e-5, 2e-3}, gpu_header());
+  const Json a = analyze(recs);
+  ASSERT_EQ(a["crossovers"].size(), 1u);
+  EXPECT_EQ(a["crossovers"][0]["scale"], "log");
+  EXPECT_NEAR(a["crossovers"][0]["at"].get<double>(), 1e6, 1e-3);
+}
+
+TEST(InterpretAnalyze, NoCrossoverWithoutSignChangeAndPerSlice) {
+  // a is faster everywhere: nothing to report.
+  EXPECT_TRUE(analyze(two_variants("density", {0.1, 0.5, 0.9}, {1, 1, 1}, {2, 2, 2}, gpu_header()))["crossovers"].empty());
+  // Two slices (n fixed at two values); only the second crosses, between 0.1 and 0.5.
+  std::vector<Json> recs{gpu_header()};
+  for (const int n : {1000, 2000})
+    for (const double d : {0.1, 0.5, 0.9})
+      for (const char* v : {"a", "b"}) {
+        Spec s;
+        s.variant = v;
+        s.axes = {{"n", n}, {"density", d}};
+        s.time_s = std::string(v) == "a" ? 1e-3 : (n == 2000 && d > 0.2 ? 0.5e-3 : 2e-3);
+        recs.push_back(point(s));
+      }
+  const Json a = analyze(recs);
+  std::vector<Json> along_density;
+  for (const auto& x : a["crossovers"])
+    if (x["axis"] == "density") along_density.push_back(x);
+  ASSERT_EQ(along_density.size(), 1u);
+  EXPECT_EQ(along_density[0]["fixed"]["n"], 2000);
+  EXPECT_EQ(along_density[0]["between"], Json::array({0.1, 0.5}));
+  EXPECT_NEAR(along_density[0]["at"].get<double>(), 0.3, 1e-12);  // |log 2| each side: the midpoint
+}
+
+Json hypothesis(const std::string& faster, const std::string& than, Json when, double by) {
+  return Json{{"faster", faster}, {"than", than}, {"when", std::move(when)}, {"by_at_least", by}};
+}
+
+// Variants a and b over n ∈ {1e5, 1e6, 1e7}, density ∈ {0.1, 0.5, 0.9}: b takes `ratio(n, d)` × a's time.
+template <class F>
+std::vector<Json> grid(const Json& hypotheses, F ratio) {
+  std::vector<Json> recs{gpu_header(hypotheses)};
+  for (const std::int64_t n : {100000, 1000000, 10000000})
+    for (const double d : {0.1, 0.5, 0.9})
+      for (const char* v : {"a", "b"}) {
+        Spec s;
+        s.variant = v;
+        s.axes = {{"n", n}, {"density", d}};
+        s.time_s = 1e-3 * (std::string(v) == "b" ? ratio(static_cast<double>(n), d) : 1.0);
+        s.bytes = s.compulsory = s.flop = 1e7;  // intensity 1 flop/B: a place on the roofline
+        recs.push_back(point(s));
+      }
+  return recs;
+}
+
+TEST(InterpretAnalyze, HypothesisConfirmed) {
+  const Json h = Json::array({hypothesis("a", "b", {{"density", {0.1, 0.5}}, {"n", {1e6, 1e7}}}, 1.5)});
+  const Json a = analyze(grid(h, [](double, double) { return 2.0; }));
+  ASSERT_EQ(a["hypotheses"].size(), 1u);
+  const Json& v = a["hypotheses"][0];
+  EXPECT_EQ(v["verdict"], "confirmed");
+  EXPECT_EQ(v["matched"], 4);  // n ∈ {1e6, 1e7} × density ∈ {0.1, 0.5}: ranges are inclusive
+  EXPECT_EQ(v["passed"], 4);
+  EXPECT_NEAR(v["ratio_min"].get<double>(), 2.0, 1e-12);
+  EXPECT_NEAR(v["ratio_median"].get<double>(), 2.0, 1e-12);
+  EXPECT_EQ(v["points"].size(), 4u);
+}
+
+TEST(InterpretAnalyze, HypothesisRefuted) {
+  // a is slower than b everywhere the hypothesis looks.
+  const Json h = Json::array({hypothesis("a", "b", {{"density", 0.5}}, 1.2)});
+  const Json a = analyze(grid(h, [](double, double) { return 0.8; }));
+  const Json& v = a["hypotheses"][0];
+  EXPECT_EQ(v["verdict"], "refuted");
+  EXPECT_EQ(v["matched"], 3);
+  EXPECT_EQ(v["passed"], 0);
+  EXPECT_EQ(v["counterexamples"].size(), 3u);
+}
+
+TEST(InterpretAnalyze, HypothesisInconclusive) {
+  // No matching point: density 0.3 was never run.
+  const Json none = Json::array({hypothesis("a", "b", {{"density", 0.3}}, 1.0)});
+  const Json v1 = analyze(grid(none, [](double, double) { return 2.0; }))["hypotheses"][0];
+  EXPECT_EQ(v1["verdict"], "inconclusive");
+  EXPECT_EQ(v1["matched"], 0);
+  // Mixed: a wins by 2× at two of three sizes and loses at the third (67%, between 50% and 90%).
+  const Json mixed = Json::array({hypothesis("a", "b", {{"density", 0.5}}, 1.5)});
+  const Json v2 = analyze(grid(mixed, [](double n, double) { return n < 5e6 ? 2.0 : 0.9; }))["hypotheses"][0];
+  EXPECT_EQ(v2["verdict"], "inconclusive");
+  EXPECT_EQ(v2["passed"], 2);
+  EXPECT_EQ(v2["matched"], 3);
+  EXPECT_EQ(v2["counterexamples"][0]["axes"]["n"], 10000000);
+  // Unknown variant names match nothing.
+  const Json typo = Json::array({hypothesis("nope", "b", Json::object(), 1.0)});
+  EXPECT_EQ(analyze(grid(typo, [](double, double) { return 2.0; }))["hypotheses"][0]["verdict"], "inconclusive");
+}
+
+TEST(InterpretAnalyze, SuspectPointsTakeNoPart) {
+  std::vector<Json> recs{gpu_header(Json::array({hypothesis("a", "b", Json::object(), 1.0)}))};
+  for (const char* v : {"a", "b"}) {
+    Spec s;
+    s.variant = v;
+    s.axes = {{"density", 0.5}};
+    s.method = "host_clock_unsynchronized";
+    s.time_s = std::string(v) == "a" ? 1e-6 : 2e-6;
+    recs.push_back(point(s));
+  }
+  const Json a = analyze(recs);
+  EXPECT_TRUE(a["groups"][0]["winner"].is_null());
+  EXPECT_EQ(a["hypotheses"][0]["verdict"], "inconclusive");
+  EXPECT_EQ(a["hypotheses"][0]["skipped"], 1);
+  EXPECT_EQ(a["runs"][0]["usable_points"], 0);
+}
+
+TEST(InterpretAnalyze, EachHeaderStartsARun) {
+  auto first = two_variants("density", {0.5}, {1e-3}, {2e-3}, gpu_header());
+  const auto second = two_variants("density", {0.5}, {3e-3}, {2e-3}, gpu_header());
+  first.insert(first.end(), second.begin(), second.end());
+  const Json a = analyze(first);
+  ASSERT_EQ(a["runs"].size(), 2u);
+  ASSERT_EQ(a["groups"].size(), 2u);  // same axes, different runs: never mixed
+  EXPECT_EQ(a["groups"][0]["winner"], "a");
+  EXPECT_EQ(a["groups"][1]["winner"], "b");
+}
+
+TEST(InterpretFormat, NumbersAndUnits) {
+  EXPECT_EQ(format_number(1e8), "1e8");
+  EXPECT_EQ(format_number(1600000), "1.6e6");
+  EXPECT_EQ(format_number(1024), "1024");
+  EXPECT_EQ(format_number(0.04), "0.04");
+  EXPECT_EQ(format_number(3.2e7 + 0.5), "3.2e7");
+  EXPECT_EQ(format_rate(4.37e12, "B/s"), "4.37 TB/s");
+  EXPECT_EQ(format_time(114.3e-6), "114 µs");
+  EXPECT_EQ(format_percent(0.987), "99%");
+  EXPECT_EQ(format_percent(std::nan("")), "n/a");
+}
+
+// ---- labrun report ------------------------------------------------------------------------------------------
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "labrun_report_XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string write_jsonl(const std::string& path, const std::vector<Json>& recs) {
+  std::ofstream f(path);
+  for (const auto& r : recs) f << r.dump() << '\n';
+  return path;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(ReportCmd, WritesMarkdownAndCsv) {
+  TempDir dir;
+  const Json h = Json::array({hypothesis("a", "b", {{"density", {0.1, 0.9}}}, 1.5)});
+  const std::string in = write_jsonl(dir.file("run.jsonl"), grid(h, [](double, double) { return 2.0; }));
+  std::ostringstream out, err;
+  ReportOptions o;
+  o.plots = false;
+  ASSERT_EQ(cmd_report({in}, dir.file("out"), out, err, o), 0) << err.str();
+  const std::string md = slurp(dir.file("out/report.md"));
+  EXPECT_NE(md.find("## Summary"), std::string::npos);
+  EXPECT_NE(md.find("## Hypothesis verdicts"), std::string::npos);
+  EXPECT_NE(md.find("**confirmed**"), std::string::npos);
+  EXPECT_LT(md.find("## Hypothesis verdicts"), md.find("## Winners"));  // verdicts first
+  EXPECT_NE(md.find("## Crossovers"), std::string::npos);
+  EXPECT_NE(md.find("**Likely bound:**"), std::string::npos);
+  EXPECT_EQ(md.find("!["), std::string::npos);  // no plot drawn, none linked
+  const std::string csv = slurp(dir.file("out/points.csv"));
+  EXPECT_EQ(csv.rfind("run,file,id,experiment,variant,axis.n,axis.density,status,time_s", 0), 0u) << csv.substr(0, 200);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 18);  // header + 3 n × 3 densities × 2 variants
+  EXPECT_TRUE(fs::exists(dir.file("out/ceilings.json")));
+}
+
+TEST(ReportCmd, UnsynchronizedRunListsEverySuspectPoint) {
+  TempDir dir;
+  Json header = gpu_header();
+  header["lab"]["timing"] = "unsynchronized";
+  std::vector<Json> recs{header};
+  for (const char* v : {"a", "b", "c"}) {
+    Spec s;
+    s.variant = v;
+    s.method = "host_clock_unsynchronized";
+    s.time_s = 2e-6;
+    s.bytes = s.compulsory = 4e8;
+    recs.push_back(point(s));
+  }
+  const std::string in = write_jsonl(dir.file("unsync.jsonl"), recs);
+  std::ostringstream out, err;
+  ReportOptions o;
+  o.plots = false;
+  ASSERT_EQ(cmd_report({in}, dir.file("out"), out, err, o), 0) << err.str();
+  const std::string md = slurp(dir.file("out/report.md"));
+  std::size_t suspects = 0;
+  for (auto p = md.find("- **Suspect:**"); p != std::string::npos; p = md.find("- **Suspect:**", p + 1)) ++suspects;
+  EXPECT_EQ(suspects, 3u);
+  EXPECT_NE(md.find("| suspect points | 3"), std::string::npos);
+}
+
+TEST(ReportCmd, BadInputNamesTheFile) {
+  TempDir dir;
+  std::ostringstream out, err;
+  ReportOptions o;
+  o.plots = false;
+  const std::string missing = dir.file("missing.jsonl");
+  EXPECT_EQ(cmd_report({missing}, dir.file("out"), out, err, o), 2);
+  EXPECT_NE(err.str().find(missing), std::string::npos) << err.str();
+
+  const std::string garbage = dir.file("garbage.jsonl");
+  std::ofstream(garbage) << "{\"type\": \"header\"}\nthis is not json\n{}\n";
+  err.str("");
+  EXPECT_EQ(cmd_report({garbage}, dir.file("out"), out, err, o), 2);
+  EXPECT_NE(err.str().find(garbage), std::string::npos) << err.str();
+
+  const std::string untyped = dir.file("untyped.jsonl");
+  std::ofstream(untyped) << "{\"variant\": \"a\"}\n";
+  err.str("");
+  EXPECT_EQ(cmd_report({untyped}, dir.file("out"), out, err, o), 2);
+  EXPECT_NE(err.str().find(untyped), std::string::npos) << err.str();
+
+  const std::string empty = dir.file("empty.jsonl");
+  std::ofstream{empty};
+  err.str("");
+  EXPECT_EQ(cmd_report({empty}, dir.file("out"), out, err, o), 2);
+  EXPECT_NE(err.str().find(empty), std::string::npos) << err.str();
+}
+
+TEST(ReportCmd, PlotsAreLinkedOnlyWhenDrawn) {
+  bool have = false;
+  for (const char* py : {"python3", "/usr/bin/python3"})
+    have = have || std::system((std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0;
+  if (!have) GTEST_SKIP() << "python3 with matplotlib not available";
+  TempDir dir;
+  const std::string in = write_jsonl(dir.file("run.jsonl"), grid(nullptr, [](double n, double) { return n < 5e5 ? 2.0 : 0.5; }));
+  std::ostringstream out, err;
+  ReportOptions o;
+  o.plot_script = std::string(LABRUN_SOURCE_DIR) + "/scripts/plot_report.py";
+  ASSERT_EQ(cmd_report({in}, dir.file("out"), out, err, o), 0) << err.str();
+  const std::string md = slurp(dir.file("out/report.md"));
+  EXPECT_TRUE(fs::exists(dir.file("out/roofline_run0.png"))) << err.str();
+  EXPECT_NE(md.find("](roofline_run0.png)"), std::string::npos);
+  EXPECT_NE(md.find("](time_vs_n_run0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace labrun
