@@ -231,7 +231,12 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
     const SweepConfig config = load_config(config_path, registry);
     const Experiment& experiment = *registry.find(config.experiment);
     std::vector<Point> points = expand(config, experiment);
-    if (!only.empty()) points = filter_points(points, only);
+    if (!only.empty()) {
+      points = filter_points(points, only);
+      if (points.empty())
+        throw std::invalid_argument("--only \"" + only + "\" matches none of the config's points (labrun sweep " +
+                                    config_path + " --dry-run lists them)");
+    }
     if (*validate) {
       std::printf("%s: valid; experiment %s, %zu points\n", config_path.c_str(), config.experiment.c_str(),
                   points.size());

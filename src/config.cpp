@@ -343,16 +343,25 @@ class Parser {
     return item.node.Scalar();
   }
 
+  // A plain scalar's text where a number belongs. A quoted or !!str-tagged scalar is a string, even if it reads
+  // like a number ("0.5"): taking it as one would hide a type mistake in the config (case C03).
+  std::string number_text(const Item& item, const std::string& path, const std::string& expected) const {
+    const std::string text = scalar(item, path, expected);
+    if (item.node.Tag() == "!" || item.node.Tag() == "tag:yaml.org,2002:str")
+      fail(item.loc, path, "the string \"" + text + "\" where a number belongs (remove the quotes); expected " + expected);
+    return text;
+  }
+
   std::int64_t integer(const Item& item, const std::string& path, const std::string& expected) const {
     std::string why;
-    const auto value = parse_exact_integer(scalar(item, path, expected), &why);
+    const auto value = parse_exact_integer(number_text(item, path, expected), &why);
     if (!value) fail(item.loc, path, why + "; expected " + expected);
     return *value;
   }
 
   double real(const Item& item, const std::string& path, const std::string& expected) const {
     std::string why;
-    const auto value = parse_real(scalar(item, path, expected), &why);
+    const auto value = parse_real(number_text(item, path, expected), &why);
     if (!value) fail(item.loc, path, why + "; expected " + expected);
     return *value;
   }

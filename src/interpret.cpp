@@ -19,28 +19,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr const InterpretThresholds& kT = kInterpretThresholds;
 
-// The value at `path` inside nested objects, or nullptr.
-const Json* child(const Json& j, std::initializer_list<const char*> path) {
-  const Json* p = &j;
-  for (const char* k : path) {
-    if (!p->is_object()) return nullptr;
-    auto it = p->find(k);
-    if (it == p->end()) return nullptr;
-    p = &*it;
-  }
-  return p;
-}
-
-// A number at `path` (JSON number or json_real string); NaN when missing, null or not a number.
-double num(const Json& j, std::initializer_list<const char*> path) {
-  const Json* p = child(j, path);
-  if (!p || p->is_null() || p->is_boolean()) return kNaN;
-  try {
-    return real_from_json(*p);
-  } catch (const std::exception&) {
-    return kNaN;
-  }
-}
+const Json* child(const Json& j, std::initializer_list<const char*> path) { return json_find(j, path); }
+double num(const Json& j, std::initializer_list<const char*> path) { return json_number(j, path); }
 
 std::string word(const Json& j, std::initializer_list<const char*> path) {
   const Json* p = child(j, path);
@@ -453,6 +433,13 @@ Json interpret_point(const Json& point, const Json& header) {
                        "× below the physical floor " + format_time(q.suspect_floor) +
                        " (compulsory bytes at the peak bandwidth " + format_rate(q.peak_bw, "B/s") +
                        ", flops at the peak compute rate)");
+  // Case C10: with L2 flushed before every sample, data must come from DRAM, so a compulsory bandwidth above
+  // the measured memory ceiling (no margin) means the flush or the byte count is wrong.
+  const double cold_bw = over(q.cbytes, q.time);
+  if (q.timed && q.l2 == "cold" && positive(q.mem_ceiling) && std::isfinite(cold_bw) && cold_bw > q.mem_ceiling)
+    suspects.push_back("cold L2, yet the compulsory bandwidth " + format_rate(cold_bw, "B/s") +
+                       " exceeds the measured memory ceiling " + format_rate(q.mem_ceiling, "B/s") +
+                       ": data cannot come from DRAM that fast");
   const bool suspect = !suspects.empty();
   std::string suspect_reason;
   for (const auto& s : suspects) suspect_reason += (suspect_reason.empty() ? "" : "; and ") + s;

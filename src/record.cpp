@@ -30,6 +30,27 @@ double real_from_json(const Json& value) {
   throw std::invalid_argument("not a number in a labrun record: " + value.dump());
 }
 
+const Json* json_find(const Json& j, std::initializer_list<const char*> path) {
+  const Json* p = &j;
+  for (const char* k : path) {
+    if (!p->is_object()) return nullptr;
+    auto it = p->find(k);
+    if (it == p->end()) return nullptr;
+    p = &*it;
+  }
+  return p;
+}
+
+double json_number(const Json& j, std::initializer_list<const char*> path) {
+  const Json* p = json_find(j, path);
+  if (!p || p->is_null() || p->is_boolean()) return std::numeric_limits<double>::quiet_NaN();
+  try {
+    return real_from_json(*p);
+  } catch (const std::exception&) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
 JsonlWriter::JsonlWriter(const std::string& path, bool force) : path_(path) {
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();

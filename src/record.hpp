@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,14 @@ Json json_real(double value);
 /// Reads a number written by json_real() (or any JSON number) back to a double.
 /// @throws std::invalid_argument for anything else (null, other strings, objects).
 double real_from_json(const Json& value);
+
+/// The value at `path` inside nested objects (e.g. {"timing", "device", "median_time_s"}), or nullptr when a
+/// step is missing or not an object.
+const Json* json_find(const Json& j, std::initializer_list<const char*> path);
+
+/// The number at `path` (a JSON number or a json_real() string); NaN when missing, null, a boolean or not a
+/// number. Never throws: for reading records whose fields may be absent.
+double json_number(const Json& j, std::initializer_list<const char*> path);
 
 /// Error opening an output file (exists and no --force, or cannot be created). main() maps it to kExitOutput.
 class OutputError : public std::runtime_error {

@@ -21,6 +21,7 @@
 
 #include "cli.hpp"
 #include "interpret.hpp"
+#include "stats.hpp"
 #include "record.hpp"
 
 namespace labrun {
@@ -37,26 +38,8 @@ class BadInput : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-const Json* child(const Json& j, std::initializer_list<const char*> path) {
-  const Json* p = &j;
-  for (const char* k : path) {
-    if (!p->is_object()) return nullptr;
-    auto it = p->find(k);
-    if (it == p->end()) return nullptr;
-    p = &*it;
-  }
-  return p;
-}
-
-double num(const Json& j, std::initializer_list<const char*> path) {
-  const Json* p = child(j, path);
-  if (!p || p->is_null() || p->is_boolean()) return kNaN;
-  try {
-    return real_from_json(*p);
-  } catch (const std::exception&) {
-    return kNaN;
-  }
-}
+const Json* child(const Json& j, std::initializer_list<const char*> path) { return json_find(j, path); }
+double num(const Json& j, std::initializer_list<const char*> path) { return json_number(j, path); }
 
 std::string word(const Json& j, std::initializer_list<const char*> path) {
   const Json* p = child(j, path);
@@ -69,10 +52,7 @@ std::string word(const Json& j, std::initializer_list<const char*> path) {
 bool positive(double x) { return std::isfinite(x) && x > 0; }
 
 double median_of(std::vector<double> v) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return v.empty() ? kNaN : summarize(std::move(v)).median;
 }
 
 // A markdown table cell: pipes escaped, newlines flattened.

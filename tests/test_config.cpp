@@ -528,3 +528,26 @@ TEST(Config, EditDistanceAndNearest) {
 
 }  // namespace
 }  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// Case C03: a quoted number is a string, and a string where a number belongs is an error with file:line.
+TEST(Config, C03_QuotedNumberIsAString) {
+  Registry registry;
+  register_builtin(registry);
+  for (const char* yaml : {"experiment: masking\naxes:\n  density: [\"0.5\"]\n",
+                           "experiment: masking\naxes:\n  downstream: [!!str 2]\n",
+                           "experiment: masking\nlab:\n  seed: '123'\n"}) {
+    try {
+      parse_config(yaml, "q.yaml", registry);
+      FAIL() << "accepted: " << yaml;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("q.yaml:3:"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("where a number belongs"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace labrun

@@ -193,6 +193,7 @@ TEST(InterpretPoint, BelowBothRoofsWithLargeWorkIsUnknown) {
 
 TEST(InterpretPoint, SuspectBelowPhysicalFloor) {
   Spec s;
+  s.l2 = "hot";  // a 5 GB working set: not L2-resident, and the cold-L2 rule (C10 test below) stays out of it
   s.time_s = 1e-3;
   s.bytes = s.compulsory = 1.1 * kTheoretical * s.time_s;  // 10% faster than the theoretical peak allows
   const Json in = interpret_point(point(s), gpu_header());
@@ -214,6 +215,19 @@ TEST(InterpretPoint, HotL2ResidentWorkingSetMayBeatDram) {  // case C10
   EXPECT_FALSE(in["suspect"].get<bool>());
   s.l2 = "cold";  // a flushed L2: the same rate is impossible
   EXPECT_TRUE(interpret_point(point(s), gpu_header())["suspect"].get<bool>());
+}
+
+// Case C10: with a cold L2 the measured memory ceiling (not the theoretical peak) bounds the compulsory rate.
+TEST(InterpretPoint, C10_ColdL2AboveMeasuredCeilingIsSuspect) {
+  Spec s;
+  s.time_s = 1e-3;
+  s.l2 = "cold";
+  s.bytes = s.compulsory = 1.02 * kRead * s.time_s;  // above the read ceiling, still under the theoretical peak
+  const Json in = interpret_point(point(s), gpu_header());
+  EXPECT_TRUE(in["suspect"].get<bool>());
+  EXPECT_NE(in["suspect_reason"].get<std::string>().find("cold L2"), std::string::npos);
+  s.bytes = s.compulsory = 0.98 * kRead * s.time_s;
+  EXPECT_FALSE(interpret_point(point(s), gpu_header())["suspect"].get<bool>());
 }
 
 TEST(InterpretPoint, UnsynchronizedTimingIsAlwaysSuspect) {
