@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "build_info.hpp"
 #include "config.hpp"
 #include "diff.hpp"
 #include "env.hpp"
@@ -157,6 +158,8 @@ int cmd_list(const Registry& registry) {
 int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   CLI::App app{"labrun: GPU performance experiments with the measurement discipline built in"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", build_info().version + " (" + build_info().git_sha.substr(0, 12) +
+                                        (build_info().git_dirty ? ", dirty" : "") + ", " + build_info().build_type + ")");
   std::string config_path, device = "auto", output, only;
   bool force = false, dry_run = false, quiet = false;
 

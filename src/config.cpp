@@ -273,10 +273,61 @@ class Parser {
       out.variants = parse_variants(it->second, experiment);
     if (auto it = top.find("exclude"); it != top.end()) out.excludes = parse_excludes(it->second, experiment);
     if (auto it = top.find("lab"); it != top.end()) out.lab = parse_lab(it->second);
-    if (auto it = top.find("hypothesis"); it != top.end()) out.hypothesis = to_json(it->second.value.node);
+    if (auto it = top.find("hypothesis"); it != top.end()) {
+      check_hypothesis(it->second, experiment);
+      out.hypothesis = to_json(it->second.value.node);
+    }
   }
 
  private:
+  // The hypothesis is evaluated after the run (src/interpret.cpp); its names and numbers are checked now, so a
+  // misspelled variant or axis fails before any GPU time is spent rather than reading "inconclusive" after.
+  // Form: a list of {faster: VARIANT, than: VARIANT, when: {AXIS: value or [lo, hi]}, by_at_least: r > 0}.
+  void check_hypothesis(const Entry& entry, const Experiment& experiment) const {
+    static const std::vector<std::string> kKeys = {"faster", "than", "when", "by_at_least"};
+    if (!entry.value.node.IsSequence())
+      fail(entry.value.loc, entry.path, "expected a list of {faster, than, when, by_at_least}, got " +
+                                            describe(entry.value.node));
+    std::vector<std::string> variants;
+    for (const auto& v : experiment.variants) variants.push_back(v.name);
+    std::size_t i = 0;
+    for (const auto& item : elements(entry.value)) {
+      const std::string path = entry.path + "[" + std::to_string(i++) + "]";
+      if (!item.node.IsMap()) fail(item.loc, path, "expected a map {faster, than, when, by_at_least}");
+      bool has_faster = false, has_than = false;
+      for (const auto& e : entries(item, path)) {
+        if (std::find(kKeys.begin(), kKeys.end(), e.key) == kKeys.end())
+          fail(e.key_loc, e.path, "unknown key" + suggest(e.key, kKeys) + " (keys: " + join(kKeys) + ")");
+        if (e.key == "faster" || e.key == "than") {
+          const std::string name = scalar(e.value, e.path, "a variant name");
+          if (std::find(variants.begin(), variants.end(), name) == variants.end())
+            fail(e.value.loc, e.path, "no variant '" + name + "'" + suggest(name, variants) + " (variants: " +
+                                          join(variants) + ")");
+          (e.key == "faster" ? has_faster : has_than) = true;
+        } else if (e.key == "by_at_least") {
+          if (real(e.value, e.path, "a ratio > 0") <= 0) fail(e.value.loc, e.path, "expected a ratio > 0");
+        } else {
+          if (!e.value.node.IsMap()) fail(e.value.loc, e.path, "expected a map of axis: value or [lo, hi]");
+          for (const auto& w : entries(e.value, e.path)) {
+            const AxisDecl* decl = experiment.find_axis(w.key);
+            if (!decl)
+              fail(w.key_loc, w.path, "unknown axis" + suggest(w.key, axis_names(experiment)) + " (axes: " +
+                                          join(axis_names(experiment)) + ")");
+            if (w.value.node.IsSequence()) {
+              const auto bounds = elements(w.value);
+              if (bounds.size() != 2 || decl->kind == AxisKind::Word)
+                fail(w.value.loc, w.path, "expected [lo, hi] of a numeric axis");
+              for (const auto& b : bounds) (void)axis_value(b, w.path, *decl);
+            } else {
+              (void)axis_value(w.value, w.path, *decl);
+            }
+          }
+        }
+      }
+      if (!has_faster || !has_than) fail(item.loc, path, "both 'faster' and 'than' are required");
+    }
+  }
+
   [[noreturn]] void fail(const SourceLoc& at, const std::string& key, const std::string& message) const {
     throw ConfigError(at, key, message);
   }

@@ -606,8 +606,27 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
   for (const auto& id : base.order)
     if (!current.points.contains(id)) missing.push_back(point_stub(*base.points.at(id).record, id));
 
+  if (points.empty())
+    throw std::invalid_argument("base and new have no point in common (different sweeps?): nothing to compare");
+  // A run killed part-way has fewer points than its headers announced: say so, and under --fail-on any count
+  // it as a regression (a CI job that died must not pass as "no regression").
+  bool incomplete = false;
+  for (const auto* side : {&base_records, &new_records}) {
+    std::int64_t announced = 0, present = 0;
+    for (const auto& r : *side) {
+      if (string_or(r, "type", "") == "header" && r.contains("point_count") && r["point_count"].is_number_integer())
+        announced += r["point_count"].get<std::int64_t>();
+      if (string_or(r, "type", "") == "point") ++present;
+    }
+    if (present < announced) {
+      warnings.push_back(fmt::format("{} run is incomplete: {} of the {} points its header(s) announce",
+                                     side == &base_records ? "base" : "new", present, announced));
+      incomplete = incomplete || side == &new_records;
+    }
+  }
+
   std::map<std::string, std::size_t> counts;
-  bool regression = false;
+  bool regression = options.fail_on == DiffOptions::FailOn::any && (incomplete || !missing.empty());
   for (const auto& row : points) {
     const std::string verdict = row["verdict"].get<std::string>();
     ++counts[verdict];

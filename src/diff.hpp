@@ -138,10 +138,12 @@ double parse_percent(const std::string& text);
 /// Environment warnings: GPU name, driver, CUDA runtime, build type or a lab setting differ; a calibrated
 /// ceiling (copy and read bandwidth, FP32 FMA and BF16 GEMM rate) differs by more than 5%; the median SM clock
 /// seen by the points (device_state before/after) differs by more than 2%; device samples compared with wall
-/// samples. New and missing points are reported, never a regression.
+/// samples; a side with fewer points than its headers' point_count (a run killed part-way). New and missing
+/// points are reported; under fail_on=any, missing points or an incomplete new run are a regression.
 ///
-/// @throws std::invalid_argument for options out of range, a point record without a string `id`, or
-/// `normalize` with a point whose header has no finite positive calibration.copy.bandwidth_Bps.
+/// @throws std::invalid_argument for options out of range, a point record without a string `id`, no point in
+/// common between the sides, or `normalize` with a point whose header has no finite positive
+/// calibration.copy.bandwidth_Bps.
 Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>& new_records,
                   const DiffOptions& options);
 

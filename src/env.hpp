@@ -13,7 +13,8 @@ namespace labrun {
 /// CPU count, CUDA_VISIBLE_DEVICES (or null). Reads /proc and uname; never fails (unknown fields are null).
 Json host_environment();
 
-/// Current UTC time as "2026-11-29T07:31:02Z" (`compact` = "20261129T073102Z", for file names).
+/// Current UTC time with milliseconds, "2026-11-29T07:31:02.417Z" (`compact`: "20261129T073102.417Z", for
+/// file names, so two sweeps started in the same second get different default outputs).
 std::string utc_timestamp(bool compact);
 
 }  // namespace labrun

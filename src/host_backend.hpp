@@ -15,8 +15,8 @@ class HostBackend : public Backend {
   Json calibrate() override;
   /// "eager" runs; "graph" is not supported (CUDA graphs need a device).
   std::optional<std::string> mode_unsupported(const std::string& mode) const override;
-  /// Eager executor timed with the steady clock. cold_l2 and delay_s do not apply on the host and are ignored
-  /// (the record's timing.l2 says "hot" for host points).
+  /// Eager executor timed with the steady clock. @throws PointOutcome(not_supported) for cold_l2 or delay_s,
+  /// which need a device.
   std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) override;
 };
 

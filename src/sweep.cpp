@@ -39,6 +39,13 @@ std::vector<Point> expand(const SweepConfig& config, const Experiment& experimen
   std::vector<std::string> variants = config.variants;
   if (variants.empty())
     for (const auto& v : experiment.variants) variants.push_back(v.name);
+  // Refuse before allocating: each range is capped, but their product is not.
+  double product = static_cast<double>(variants.size());
+  for (const auto& a : axes) product *= static_cast<double>(a.second.size());
+  if (product > static_cast<double>(kMaxPoints))
+    throw ConfigError(SourceLoc{config.path, 0, 0}, "axes",
+                      "the sweep expands to " + to_string(AxisValue(product)) + " points before excludes, more than " +
+                          std::to_string(kMaxPoints) + "; split it into several configs");
 
   std::vector<Point> points;
   std::vector<std::size_t> index(axes.size(), 0);

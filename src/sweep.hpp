@@ -9,11 +9,15 @@
 
 namespace labrun {
 
+/// Most points one sweep may expand to (before excludes).
+inline constexpr std::size_t kMaxPoints = 1'000'000;
+
 /// Expands `config` for `experiment` into points.
 /// Order (golden-tested): axes in the order the config writes them, then the experiment's remaining axes
 /// at their default values (an `l2` axis defaults to lab.l2); the first axis varies slowest; variants vary fastest (innermost), in the order of
 /// `config.variants` or, when that is empty, of registration. Points matching an `exclude` rule are dropped.
-/// @throws std::invalid_argument if the config names an experiment other than `experiment`.
+/// @throws std::invalid_argument if the config names an experiment other than `experiment`; ConfigError if
+/// the product of the axes' sizes and the variants exceeds kMaxPoints.
 std::vector<Point> expand(const SweepConfig& config, const Experiment& experiment);
 
 /// True if `point` matches every key of `rule` ("variant" matches the point's variant).

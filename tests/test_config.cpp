@@ -450,14 +450,12 @@ TEST(Config, HypothesisRoundTrip) {
       "experiment: masking\n"
       "description: masking costs\n"
       "hypothesis:\n"
-      "  zeta: 1e7\n"
-      "  alpha: [1, 2.5, true, False, text, \"42\", ~]\n"
-      "  nested: {b: 1, a: {c: null}}\n");
+      "  - {faster: where, than: index, when: {n: [1e6, 1e8], density: 0.5, dtype: bf16}, by_at_least: 1.2}\n");
   EXPECT_EQ(c.description, "masking costs");
-  EXPECT_EQ(
-      c.hypothesis.dump(),
-      R"({"zeta":10000000,"alpha":[1,2.5,true,false,"text","42",null],"nested":{"b":1,"a":{"c":null}}})");
-  EXPECT_TRUE(c.hypothesis["zeta"].is_number_integer());
+  EXPECT_EQ(c.hypothesis.dump(),
+            R"([{"faster":"where","than":"index","when":{"n":[1000000,100000000],"density":0.5,"dtype":"bf16"},)"
+            R"("by_at_least":1.2}])");
+  EXPECT_TRUE(c.hypothesis[0]["when"]["n"][0].is_number_integer());
   EXPECT_TRUE(parse("experiment: masking\n").hypothesis.is_null());
 }
 
@@ -545,6 +543,25 @@ TEST(Config, C03_QuotedNumberIsAString) {
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find("q.yaml:3:"), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find("where a number belongs"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The hypothesis is checked when loading: a misspelled variant or axis or a non-numeric ratio is an error.
+TEST(Config, HypothesisNamesAndNumbersAreChecked) {
+  Registry registry;
+  register_builtin(registry);
+  const std::string head = "experiment: masking\nhypothesis:\n";
+  EXPECT_NO_THROW(parse_config(head + "  - {faster: where, than: index, when: {density: [0.1, 0.9], n: 1e6}, by_at_least: 1.2}\n",
+                               "h.yaml", registry));
+  for (const char* bad : {"  - {faster: wehre, than: index}\n", "  - {faster: where, than: index, when: {densty: 0.5}}\n",
+                          "  - {faster: where, than: index, by_at_least: two}\n", "  - {faster: where}\n",
+                          "  - {faster: where, than: index, when: {density: [0.1, 2]}}\n"}) {
+    try {
+      parse_config(head + bad, "h.yaml", registry);
+      FAIL() << "accepted: " << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("h.yaml:3:"), std::string::npos) << e.what();
     }
   }
 }

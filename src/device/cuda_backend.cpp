@@ -329,6 +329,9 @@ std::unique_ptr<Backend> open_cuda_backend(int index, std::string* why) {
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     *why = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+    // Without any NVIDIA driver the runtime also answers cudaErrorInsufficientDriver.
+    if (e == cudaErrorInsufficientDriver) *why = "no usable NVIDIA driver (" + *why + ")";
+    if (e == cudaErrorNoDevice) *why = "no CUDA device (" + *why + ")";
     return nullptr;
   }
   if (index >= count) {
