@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "interpret.hpp"
+#include "test_util.hpp"
 #include "record.hpp"
 #include "report.hpp"
 
@@ -485,24 +486,8 @@ TEST(InterpretFormat, NumbersAndUnits) {
 
 // ---- labrun report ------------------------------------------------------------------------------------------
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "labrun_report_XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
+using test::TempDir;
 
- private:
-  fs::path path_;
-};
 
 std::string write_jsonl(const std::string& path, const std::vector<Json>& recs) {
   std::ofstream f(path);

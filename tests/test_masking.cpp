@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "host_backend.hpp"
+#include "test_util.hpp"
 #include "lab.hpp"
 #include "masking.hpp"
 #include "registry.hpp"
@@ -29,14 +30,7 @@ const Variant kHostVariants[] = {Variant::multiply, Variant::index, Variant::whe
                                  Variant::fused};
 const DType kDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64};
 
-const Registry& builtin() {
-  static const Registry instance = [] {
-    Registry r;
-    register_builtin(r);
-    return r;
-  }();
-  return instance;
-}
+using test::builtin;
 
 const Experiment& experiment() { return *builtin().find("masking"); }
 

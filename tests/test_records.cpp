@@ -21,31 +21,15 @@
 #include <vector>
 
 #include "record.hpp"
+#include "test_util.hpp"
 
 namespace labrun {
 namespace {
 
+using test::TempDir;
+
 namespace fs = std::filesystem;
 
-/// A fresh directory under the system temp dir, removed with its contents at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "labrun_records_XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

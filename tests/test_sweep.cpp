@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "test_util.hpp"
 #include "point.hpp"
 #include "registry.hpp"
 #include "sweep.hpp"
@@ -18,14 +19,7 @@
 namespace labrun {
 namespace {
 
-const Registry& builtin() {
-  static const Registry instance = [] {
-    Registry r;
-    register_builtin(r);
-    return r;
-  }();
-  return instance;
-}
+using test::builtin;
 
 const char* const kConfig =
     "experiment: masking\n"
