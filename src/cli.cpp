@@ -75,24 +75,35 @@ std::string short_axes(const Json& axes) {
   return out;
 }
 
+// One row per point that ran (ok, incorrect, error); skipped and not-supported points only counted, by reason.
 void print_summary(const std::vector<Json>& records) {
-  std::printf("\n%-20s %-14s %12s %12s %12s %10s  %s\n", "variant", "status", "time", "wall", "GB/s", "syncs/it",
-              "axes");
+  std::printf("\n%-20s %-10s %11s %11s %9s %8s %-8s %s\n", "variant", "status", "time", "wall", "GB/s", "syncs/it",
+              "bound", "axes");
+  std::map<std::string, int> counts, not_run;
   for (const auto& r : records) {
-    std::string time = "-", wall = "-", bw = "-", syncs = "-";
+    const std::string status = r["status"].get<std::string>();
+    counts[status]++;
+    if (status != "ok" && status != "incorrect" && status != "error") {
+      not_run[status + ": " + (r["reason"].is_string() ? r["reason"].get<std::string>().substr(0, 90) : "")]++;
+      continue;
+    }
+    std::string time = "-", wall = "-", bw = "-", syncs = "-", bound = "-";
     if (r.contains("timing")) {
       time = fmt_time(r["timing"]["time_s"]);
       wall = fmt_time(r["timing"]["wall"]["median_time_s"]);
       syncs = fmt::format("{:.2f}", real_from_json(r["timing"]["host_syncs_per_iteration"]));
     }
-    if (r.contains("interpretation") && r["interpretation"]["achieved_bandwidth_Bps"].is_number())
-      bw = fmt::format("{:.1f}", r["interpretation"]["achieved_bandwidth_Bps"].get<double>() / 1e9);
-    std::printf("%-20s %-14s %12s %12s %12s %10s  %s\n", r["variant"].get<std::string>().c_str(),
-                r["status"].get<std::string>().c_str(), time.c_str(), wall.c_str(), bw.c_str(), syncs.c_str(),
-                short_axes(r["axes"]).c_str());
+    if (r.contains("interpretation")) {
+      const Json& in = r["interpretation"];
+      if (in["achieved_bandwidth_Bps"].is_number())
+        bw = fmt::format("{:.1f}", in["achieved_bandwidth_Bps"].get<double>() / 1e9);
+      bound = in["suspect"] == true ? "SUSPECT" : in["bound"].is_string() ? in["bound"].get<std::string>() : "-";
+    }
+    std::printf("%-20s %-10s %11s %11s %9s %8s %-8s %s\n", r["variant"].get<std::string>().c_str(), status.c_str(),
+                time.c_str(), wall.c_str(), bw.c_str(), syncs.c_str(), bound.c_str(), short_axes(r["axes"]).c_str());
+    if (status != "ok" && r["reason"].is_string()) std::printf("    %s\n", r["reason"].get<std::string>().c_str());
   }
-  std::map<std::string, int> counts;
-  for (const auto& r : records) counts[r["status"].get<std::string>()]++;
+  for (const auto& [why, n] : not_run) std::printf("%6d x %s\n", n, why.c_str());
   std::string line;
   for (const auto& [s, c] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", c, s);
   std::printf("\n%zu points: %s\n", records.size(), line.c_str());
@@ -196,6 +207,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   report->add_option("results", report_paths, "one or more .jsonl result files")->required();
   report->add_option("-o,--output", report_dir, "output folder (default ./report)");
   report->add_flag("--no-plots", no_plots, "skip the matplotlib plots");
+  report->add_flag("--force", force, "replace an existing report in the output folder");
   auto* env = app.add_subcommand("env", "print the environment record as JSON");
   env->add_option("--device", device, "auto, cpu, cuda or cuda:N");
 
@@ -217,6 +229,12 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       return cmd_diff(result_paths(base_arg), result_paths(new_arg), options, format, std::cout, std::cerr);
     }
     if (*report) {
+      if (!force && std::filesystem::exists(std::filesystem::path(report_dir) / "report.md")) {
+        std::fprintf(stderr, "labrun: %s already holds a report; labrun never overwrites results (use --force)\n",
+                     report_dir.c_str());
+        return kExitOutput;
+      }
+      if (force) std::filesystem::remove_all(report_dir);  // no stale plots from an earlier report
       ReportOptions options;
       options.plots = !no_plots;
       return cmd_report(report_paths, report_dir, std::cout, std::cerr, options);
