@@ -213,9 +213,9 @@ auto dispatch(DType t, F&& f) {
   throw std::invalid_argument("unknown dtype");
 }
 
-// Enough blocks for two 16-byte vectors per thread, at most 8 per SM (then grid-stride).
-int elementwise_grid(std::int64_t n, int sm_count) {
-  const std::int64_t per_block = 2LL * kBlock * 4;  // elements per block-step at the narrowest vector (f64: 2)
+// Enough blocks for two 16-byte vectors (of `width` elements) per thread, at most 8 per SM (then grid-stride).
+int elementwise_grid(std::int64_t n, int sm_count, int width) {
+  const std::int64_t per_block = 2LL * kBlock * width;
   const std::int64_t blocks = (n + per_block - 1) / per_block;
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, 8LL * sm_count)));
 }
@@ -226,7 +226,7 @@ void launch_map(DType t, const void* in, const std::uint8_t* mask, void* out, st
   if (n == 0) return;
   dispatch(t, [&](auto* p) {
     using S = std::remove_pointer_t<decltype(p)>;
-    map_kernel<S><<<elementwise_grid(n, sm), kBlock, 0, s>>>(static_cast<const S*>(in), mask, static_cast<S*>(out), n,
+    map_kernel<S><<<elementwise_grid(n, sm, Vec<S>::kWidth), kBlock, 0, s>>>(static_cast<const S*>(in), mask, static_cast<S*>(out), n,
                                                              count, Op<S>());
     return 0;
   });

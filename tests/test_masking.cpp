@@ -91,14 +91,15 @@ Json run(const Point& p, const LabSettings& lab = quick_lab()) {
   return run_point(p, experiment(), backend, lab);
 }
 
-// Data {1,-2,0.5,3}, mask {1,0,1,1}: 1 + 0.25 + 9 = 10.25, sum_abs 10.25, sum_magnitude 1 + 1 + 9 = 11.
+// Data {1,-2,0.5,3}, mask {1,0,1,1}: 1 + 0.25 + 9 = 10.25, sum_abs 10.25; f32 squares carry
+// (u_c + u_s)|x| = 2^-23 |x| each, so elementwise_error = 10.25 * 2^-23.
 TEST(Masking, HandComputedReference) {
   const Inputs in = f32_inputs({1, -2, 0.5f, 3}, {1, 0, 1, 1});
   EXPECT_EQ(in.value(1), -2.0);
   const masking::Reference ref = masking::reference(in, 0);
   EXPECT_EQ(ref.sum, 10.25);
   EXPECT_EQ(ref.sum_abs, 10.25);
-  EXPECT_EQ(ref.sum_magnitude, 11.0);
+  EXPECT_DOUBLE_EQ(ref.elementwise_error, 10.25 * std::ldexp(1.0, -23));
   EXPECT_EQ(ref.selected, 3);
 
   const double s = masking::kDownstreamScale;
@@ -107,7 +108,11 @@ TEST(Masking, HandComputedReference) {
   EXPECT_DOUBLE_EQ(ref1.sum, down);
   EXPECT_DOUBLE_EQ(ref1.sum_abs, std::fabs(std::sin(1.0) * s) + std::fabs(std::sin(0.25) * s) +
                                      std::fabs(std::sin(9.0) * s));
-  EXPECT_EQ(ref1.sum_magnitude, 11.0);
+  // One step: e1 = 1.0001 |cos x0| e0 + (5 u_c + u_s)|x1| with u_c = u_s = 2^-24, per element.
+  const double u = std::ldexp(1.0, -24);
+  double e1 = 0;
+  for (double x0 : {1.0, 0.25, 9.0}) e1 += s * std::fabs(std::cos(x0)) * 2 * u * x0 + 6 * u * std::fabs(std::sin(x0) * s);
+  EXPECT_DOUBLE_EQ(ref1.elementwise_error, e1);
 }
 
 // Every host variant returns exactly 10.25 for k = 0 and is within tolerance of the reference for k = 1.
@@ -122,14 +127,26 @@ TEST(Masking, HandComputedHostVariants) {
   }
 }
 
-// tol = (2 + 6k) u_s sum_magnitude + (ceil(log2 n) + ceil(sqrt n)) u_acc sum_abs: for f32, n = 4, k = 0 that is
-// 2 * 2^-24 * 11 + (2 + 2) * 2^-24 * 10.25 = 63 * 2^-24.
+// tol = 2 elementwise_error + (ceil(log2 n) + ceil(sqrt n)) u_acc sum_abs: for f32, n = 4, k = 0 that is
+// 2 * 10.25 * 2^-23 + (2 + 2) * 2^-24 * 10.25 = 82 * 2^-24.
 TEST(Masking, ToleranceHandComputed) {
   const Inputs in = f32_inputs({1, -2, 0.5f, 3}, {1, 0, 1, 1});
   const masking::Reference ref = masking::reference(in, 0);
   const masking::Params p = params(Variant::where, 4, DType::f32, 0);
-  EXPECT_DOUBLE_EQ(masking::tolerance(p, ref, 1.0), 63 * std::ldexp(1.0, -24));
-  EXPECT_DOUBLE_EQ(masking::tolerance(p, ref, 2.0), 126 * std::ldexp(1.0, -24));
+  EXPECT_DOUBLE_EQ(masking::tolerance(p, ref, 1.0), 82 * std::ldexp(1.0, -24));
+  EXPECT_DOUBLE_EQ(masking::tolerance(p, ref, 2.0), 164 * std::ldexp(1.0, -24));
+}
+
+// The bound is tight enough that a wrong answer fails where the old (2 + 6k) u_s bound let 0 pass: bf16 with
+// k = 8 downstream steps (a review found tolerance / |reference| = 1.19 there).
+TEST(Masking, ToleranceRejectsZeroForBf16WithDownstreamWork) {
+  const Inputs in = masking::generate(100000, 0.5, DType::bf16, false, kSeed);
+  for (int k : {0, 1, 8, 64}) {
+    const masking::Reference ref = masking::reference(in, k);
+    const double tol = masking::tolerance(params(Variant::where, 100000, DType::bf16, k), ref, 1.0);
+    if (k <= 8) EXPECT_LT(tol, 0.2 * std::fabs(ref.sum)) << "k = " << k;
+    EXPECT_FALSE(masking::compare(0.0, ref, tol).passed) << "k = " << k;
+  }
 }
 
 // C04: n = 0 gives reference 0 and every host variant returns 0.

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <memory>
 #include <vector>
 
 #include "calibration.cuh"
@@ -42,8 +43,11 @@ Json cublas_bf16_gemm(int n, int reps, cudaStream_t stream) {
   auto set_stream = reinterpret_cast<SetStreamFn>(dlsym(lib, "cublasSetStream_v2"));
   auto gemm = reinterpret_cast<GemmExFn>(dlsym(lib, "cublasGemmEx"));
   if (!create || !destroy || !set_stream || !gemm) return Json{{"unavailable", "cuBLAS symbols missing"}};
-  Handle h = nullptr;
-  if (create(&h) != 0) return Json{{"unavailable", "cublasCreate failed"}};
+  Handle raw = nullptr;
+  if (create(&raw) != 0) return Json{{"unavailable", "cublasCreate failed"}};
+  // Destroyed on every path out, an allocation that throws included.
+  const std::unique_ptr<void, DestroyFn> handle(raw, destroy);
+  Handle h = handle.get();
   set_stream(h, stream);
   const std::size_t elems = static_cast<std::size_t>(n) * n;
   DeviceBuffer a(elems * 2), b(elems * 2), c(elems * 2);
@@ -65,7 +69,6 @@ Json cublas_bf16_gemm(int n, int reps, cudaStream_t stream) {
     e1.synchronize();
     t.push_back(e1.seconds_since(e0));
   }
-  destroy(h);
   if (status != 0) return Json{{"unavailable", "cublasGemmEx returned an error"}};
   const double time_s = summarize(t).median;
   const double flop = 2.0 * n * static_cast<double>(n) * n;

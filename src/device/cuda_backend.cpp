@@ -95,6 +95,9 @@ class GraphExecutor : public Executor {
       abandon_capture();
       throw PointOutcome(Status::capture_unsupported,
                          std::string(e.name()) + ": the variant cannot be captured into a CUDA graph (" + e.what() + ")");
+    } catch (...) {
+      abandon_capture();  // never leave the shared stream capturing for the next point
+      throw;
     }
     const cudaError_t end = cudaStreamEndCapture(ctx.stream(), &graph_);
     if (end != cudaSuccess) {
@@ -104,19 +107,21 @@ class GraphExecutor : public Executor {
       throw PointOutcome(Status::capture_unsupported, std::string(cudaGetErrorName(end)) + ": capture ended invalid");
     }
     capture_s_ = since(t0);
-    t0 = Clock::now();
-    LABRUN_CUDA(cudaGraphInstantiate(&exec_, graph_, 0));
-    LABRUN_CUDA(cudaGraphUpload(exec_, ctx.stream()));
-    LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
-    instantiate_s_ = since(t0);
-    size_t nodes = 0;
-    LABRUN_CUDA(cudaGraphGetNodes(graph_, nullptr, &nodes));
-    nodes_ = static_cast<std::int64_t>(nodes);
+    try {
+      t0 = Clock::now();
+      LABRUN_CUDA(cudaGraphInstantiate(&exec_, graph_, 0));
+      LABRUN_CUDA(cudaGraphUpload(exec_, ctx.stream()));
+      LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
+      instantiate_s_ = since(t0);
+      size_t nodes = 0;
+      LABRUN_CUDA(cudaGraphGetNodes(graph_, nullptr, &nodes));
+      nodes_ = static_cast<std::int64_t>(nodes);
+    } catch (...) {
+      release();  // the destructor does not run for a constructor that throws
+      throw;
+    }
   }
-  ~GraphExecutor() override {
-    if (exec_) LABRUN_CUDA_NOTHROW(cudaGraphExecDestroy(exec_));
-    if (graph_) LABRUN_CUDA_NOTHROW(cudaGraphDestroy(graph_));
-  }
+  ~GraphExecutor() override { release(); }
   void iterate() override { LABRUN_CUDA(cudaGraphLaunch(exec_, ctx_.stream())); }
   void wait() override { LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream())); }
   // Case C13: events are recorded on the stream outside the graph, around the replays.
@@ -128,6 +133,13 @@ class GraphExecutor : public Executor {
   }
 
  private:
+  void release() noexcept {
+    if (exec_) LABRUN_CUDA_NOTHROW(cudaGraphExecDestroy(exec_));
+    if (graph_) LABRUN_CUDA_NOTHROW(cudaGraphDestroy(graph_));
+    exec_ = nullptr;
+    graph_ = nullptr;
+  }
+
   // Case C11: end the broken capture, drop its graph, clear the error so the next point captures normally.
   void abandon_capture() {
     cudaGraph_t g = nullptr;
@@ -304,7 +316,12 @@ Json CudaBackend::kernel_breakdown(Workload& workload, const LabSettings&) {
   std::vector<std::vector<std::tuple<std::string, double, double>>> runs;
   for (int r = 0; r < kReps; ++r) {
     ctx_.begin_marks();
-    workload.run();
+    try {
+      workload.run();
+    } catch (...) {
+      (void)ctx_.end_marks();  // never leave marking on for later points and their timed samples
+      throw;
+    }
     runs.push_back(ctx_.end_marks());
   }
   Json out = Json::array();

@@ -44,6 +44,7 @@ Nvml::Nvml(const std::string& uuid) {
   NvmlDevice dev = nullptr;
   if (by_uuid(uuid.c_str(), &dev) != 0 || !dev) {
     why_ = "no NVML device with UUID " + uuid;
+    if (auto shutdown = sym<ShutdownFn>(lib_, "nvmlShutdown")) shutdown();
     return;
   }
   device_ = dev;
