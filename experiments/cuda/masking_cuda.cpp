@@ -27,7 +27,16 @@ class PoolBuffer {
   PoolBuffer(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
     LABRUN_CUDA(cudaMallocAsync(&ptr_, bytes, stream));
   }
-  ~PoolBuffer() { LABRUN_CUDA_NOTHROW(cudaFreeAsync(ptr_, stream_)); }
+  ~PoolBuffer() {
+    // During a capture that a host sync invalidated (case C11), the allocation was a node of the graph being
+    // dropped: there is nothing to free, and cudaFreeAsync would only report the invalidated capture.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream_, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
+      (void)cudaGetLastError();
+      return;
+    }
+    LABRUN_CUDA_NOTHROW(cudaFreeAsync(ptr_, stream_));
+  }
   PoolBuffer(const PoolBuffer&) = delete;
   PoolBuffer& operator=(const PoolBuffer&) = delete;
   void* get() const { return ptr_; }
