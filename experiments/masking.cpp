@@ -331,16 +331,23 @@ Json cost(const Params& p, std::int64_t m) {
   return c;
 }
 
+namespace {
+
+// The axes that define a point's inputs, as text: what the seed hashes and the cache compares.
+std::string input_key(const Params& p) {
+  return std::to_string(p.n) + "/" + std::to_string(p.density) + "/" + to_string(p.dtype) + "/" +
+         (p.nonfinite ? "nonfinite" : "finite");
+}
+
+}  // namespace
+
 std::uint64_t input_seed(const Params& p, std::uint64_t lab_seed) {
-  const std::string key = std::to_string(p.n) + "/" + std::to_string(p.density) + "/" + to_string(p.dtype) +
-                          "/" + (p.nonfinite ? "nonfinite" : "finite");
-  return splitmix64(lab_seed ^ fnv1a64(key));
+  return splitmix64(lab_seed ^ fnv1a64(input_key(p)));
 }
 
 std::shared_ptr<const Inputs> InputCache::inputs(const Params& p, std::uint64_t seed) {
   const std::uint64_t s = input_seed(p, seed);
-  const std::string key = std::to_string(p.n) + "/" + std::to_string(p.density) + "/" + to_string(p.dtype) +
-                          "/" + std::to_string(p.nonfinite) + "/" + std::to_string(s);
+  const std::string key = input_key(p) + "/" + std::to_string(s);
   if (key != key_ || !inputs_) {
     inputs_.reset();  // release the old set first: at n = 1e8 each set is hundreds of MB
     refs_.clear();

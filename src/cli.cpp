@@ -13,6 +13,7 @@
 #include "config.hpp"
 #include "diff.hpp"
 #include "env.hpp"
+#include "interpret.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
 #include "record.hpp"
@@ -58,13 +59,8 @@ std::unique_ptr<Backend> open_backend(const std::string& device, const DeviceHoo
   throw std::invalid_argument("--device: expected auto, cpu, cuda or cuda:N, got '" + device + "'");
 }
 
-std::string fmt_time(const Json& t) {
-  if (!t.is_number()) return "-";
-  const double s = t.get<double>();
-  if (s < 1e-3) return fmt::format("{:.2f} us", s * 1e6);
-  if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
-  return fmt::format("{:.3f} s", s);
-}
+// A time from a record as "114 µs" (format_time, shared with the report), "-" when absent.
+std::string fmt_time(const Json& t) { return t.is_number() ? format_time(t.get<double>()) : "-"; }
 
 std::string short_axes(const Json& axes) {
   std::string out;

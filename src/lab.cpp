@@ -44,12 +44,6 @@ Json fmt_warning(const std::string& kind, const std::string& message) {
   return Json{{"kind", kind}, {"message", message}};
 }
 
-std::string percent(double fraction) {
-  if (!std::isfinite(fraction)) return "inf%";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", fraction * 100);
-  return buf;
-}
 
 }  // namespace
 
@@ -94,8 +88,8 @@ Json point_warnings(const Json& rec, const LabSettings& lab, std::optional<doubl
     const double ci = real_from_json(timing["median_ci_rel_halfwidth"]);
     if (timing["stop_reason"] != "ci_target")
       w.push_back(fmt_warning("noise", "sampling stopped (" + timing["stop_reason"].get<std::string>() +
-                                           ") with the median's 95% CI at +-" + percent(ci) + ", above the target +-" +
-                                           percent(lab.target_rel_ci)));
+                                           ") with the median's 95% CI at +-" + format_percent(ci) + ", above the target +-" +
+                                           format_percent(lab.target_rel_ci)));
     if (timing["wall"]["count"].get<std::int64_t>() < lab.min_samples)
       w.push_back(fmt_warning("few_samples", "fewer samples than lab.min_samples"));
     if (timing["l2"] == "hot" && cache_bytes && rec.contains("cost") && rec["cost"].contains("compulsory_bytes")) {
