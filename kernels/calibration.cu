@@ -36,6 +36,20 @@ __global__ void spin_kernel(unsigned long long ns) {
   }
 }
 
+// Holds its stream until the host writes a non-zero `release` (host-mapped memory), or until `timeout_ns`
+// have passed, in which case it sets `*timed_out` and returns: a queue the host could not fill in time (the
+// driver blocks a launch when its queue is full) ends in a flagged sample, never a deadlock.
+__global__ void block_kernel(const volatile int* release, volatile int* timed_out, unsigned long long timeout_ns) {
+  const unsigned long long start = global_ns();
+  while (*release == 0) {
+    if (global_ns() - start > timeout_ns) {
+      *timed_out = 1;
+      return;
+    }
+    __nanosleep(256);
+  }
+}
+
 }  // namespace
 
 int read_stream_sink_words(int sm_count) { return 8 * sm_count; }
@@ -48,6 +62,11 @@ void read_stream(const void* src, std::size_t bytes, unsigned int* sink, int sm_
 
 void empty(cudaStream_t stream) {
   empty_kernel<<<1, 1, 0, stream>>>();
+  LABRUN_CUDA_LAUNCHED();
+}
+
+void block_stream(const int* release, int* timed_out, double timeout_s, cudaStream_t stream) {
+  block_kernel<<<1, 1, 0, stream>>>(release, timed_out, static_cast<unsigned long long>(timeout_s * 1e9));
   LABRUN_CUDA_LAUNCHED();
 }
 

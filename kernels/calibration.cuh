@@ -18,6 +18,9 @@ int read_stream_sink_words(int sm_count);
 void empty(cudaStream_t stream);
 /// One thread that spins for `seconds` by the global nanosecond timer (%globaltimer).
 void spin(double seconds, cudaStream_t stream);
+/// nvbench's blocking kernel: one thread that holds `stream` until the host stores non-zero to `*release`, or
+/// sets `*timed_out` = 1 and returns after `timeout_s`. Both pointers are device views of host-mapped memory.
+void block_stream(const int* release, int* timed_out, double timeout_s, cudaStream_t stream);
 
 }  // namespace labrun::kernels
 

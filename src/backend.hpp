@@ -50,6 +50,9 @@ struct Sample {
   std::optional<double> device_time_s;    ///< CUDA events on the work's stream (absent on the host backend)
   std::int64_t iterations = 1;            ///< batch size; per-iteration times divide by this
   std::int64_t host_syncs = 0;            ///< host synchronizations the variant performed in the batch
+  /// Blocked samples (ExecOptions::blocking) only: seconds the host spent enqueuing the batch (its launches
+  /// and the two events) while a blocking kernel held the stream; the host's cost of issuing the work.
+  std::optional<double> submit_time_s;
 };
 
 /// Runs a workload in one mode ("eager" or "graph").
@@ -72,6 +75,10 @@ struct ExecOptions {
   bool synchronized = true;    ///< false: the unsynchronized-timing teaching demo (host clock around enqueue)
   bool cold_l2 = false;        ///< flush L2 before every sample (case C10); the lab then uses batches of 1
   double delay_s = 0;          ///< test aid: a spin kernel of this length appended to every iteration
+  /// Queue each sample behind a blocking kernel (nvbench's technique) when its iterations never synchronize
+  /// with the host: device time is then the GPU's execution of back-to-back work, free of the host's launch
+  /// rate, and the enqueue time is reported apart (Sample::submit_time_s).
+  bool blocking = true;
 };
 
 /// A device that runs points.

@@ -140,7 +140,8 @@ const std::vector<std::string> kTopKeys = {"experiment", "description", "axes", 
 const std::vector<std::string> kLabKeys = {
     "warmup_iterations", "warmup_time_s", "min_samples",     "max_samples", "max_time_s",
     "min_sample_time_s", "seed",          "tolerance_scale", "host_max_n",  "timing",
-    "target_rel_ci",     "l2",            "delay_s",         "interleave"};
+    "target_rel_ci",     "l2",            "delay_s",         "interleave",
+    "blocking_kernel"};
 const std::vector<std::string> kTimings = {"synchronized", "unsynchronized"};
 const std::vector<std::string> kL2States = {"hot", "cold"};
 const std::vector<std::string> kRangeKeys = {"decades", "powers_of_two", "from", "to", "step"};
@@ -764,6 +765,8 @@ class Parser {
         lab.delay_s = real_above(e, 0, true);
       } else if (e.key == "interleave") {
         lab.interleave = int_at_least(e, 1);
+      } else if (e.key == "blocking_kernel") {
+        lab.blocking_kernel = word_of(e, {"true", "false"}) == "true";
       } else {
         fail(e.key_loc, e.path,
              "unknown lab setting" + suggest(e.key, kLabKeys) + " (settings: " + join(kLabKeys) + ")");

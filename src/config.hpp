@@ -69,6 +69,7 @@ struct LabSettings {
   std::string l2 = "hot";                 ///< "hot": back to back; "cold": L2 flushed before every sample (C10)
   double delay_s = 0;                     ///< test aid: a spin kernel of this length added to every iteration
   std::int64_t interleave = 1;            ///< points whose samples are taken round-robin (1: one at a time)
+  bool blocking_kernel = true;            ///< queue sync-free samples behind a blocking kernel (docs/metrics.md)
 };
 
 /// A whole validated sweep config.

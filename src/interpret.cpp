@@ -172,7 +172,8 @@ std::string clocks_text(const Json& point) {
 // fractions are dimensionless. NaN marks a quantity whose inputs are missing or non-finite.
 struct Quantities {
   std::string what, status, method, mode, l2, mem_source;
-  double time = kNaN, wall = kNaN, device = kNaN, syncs = kNaN;
+  double time = kNaN, wall = kNaN, device = kNaN, syncs = kNaN, submit = kNaN;
+  bool blocked = false;  // GPU time measured on work queued behind a blocking kernel; submit = host enqueue time
   double bytes = kNaN, cbytes = kNaN, flop = kNaN, launches = kNaN;
   double copy = kNaN, read = kNaN, theo = kNaN, fp32 = kNaN, bf16 = kNaN, launch_time = kNaN, l2_bytes = kNaN;
   double mem_ceiling = kNaN, peak_bw = kNaN, peak_compute = kNaN;
@@ -198,12 +199,17 @@ std::string compute_text(const Quantities& q) {
 }
 
 std::string launch_text(const Quantities& q) {
+  if (q.blocked && std::isfinite(q.submit))
+    return "host submission " + format_time(q.submit) + " per iteration (measured: " +
+           plural(q.launches, "launch", "launches") + " enqueued behind a blocking kernel) = " +
+           format_percent(q.launch_share) + " of the GPU time";
   return plural(q.launches, "launch", "launches") + " × " + format_time(q.launch_time) + " (calibrated " + q.mode +
          " launch) = " + format_time(q.launches * q.launch_time) + ", " + format_percent(q.launch_share) +
          " of the time";
 }
 
 std::string stall_text(const Quantities& q) {
+  if (q.blocked) return "no host stall (no host sync; the GPU ran work queued ahead)";
   if (!std::isfinite(q.stall)) return "host stall unknown (no device timing)";
   return "host stall (wall − device) " + format_time(q.wall - q.device) + " = " + format_percent(q.stall) +
          " of the wall time";
@@ -250,11 +256,15 @@ Verdict classify(const Quantities& q) {
               " (below the " + format_percent(kT.launch_share) + " launch threshold)";
     return v;
   }
-  if (lshare >= kT.launch_share) {
+  // Blocked samples: the share is measured submission over GPU time, and the loop is host-paced (launch-bound)
+  // once the host needs longer to issue an iteration than the GPU needs to run it.
+  const double lthreshold = q.blocked && std::isfinite(q.submit) ? 1.0 : kT.launch_share;
+  if (lshare >= lthreshold) {
     v.bound = "launch";
     v.confidence = "strong";
-    v.rule = fmt::format("launch_overhead_share >= {}", kT.launch_share);
-    v.reason = "the calibrated cost of its kernel launches is most of the time";
+    v.rule = fmt::format("launch_overhead_share >= {}", lthreshold);
+    v.reason = lthreshold == 1.0 ? "the host takes longer to issue an iteration than the GPU takes to run it"
+                                 : "the calibrated cost of its kernel launches is most of the time";
     v.bound_text = "launch-bound: " + launch_text(q);
     v.next = q.mode == "graph"
                  ? "fuse kernels: even replayed from a graph, " + plural(q.launches, "launch", "launches") +
@@ -301,7 +311,7 @@ Verdict classify(const Quantities& q) {
                    format_percent(q.f_mem) + " of the memory ceiling reached";
     v.next = "give each launch more work: larger problems or several batched per launch, and fewer, fused "
              "kernels (a graph removes launch cost but not each kernel's fill and drain)";
-    v.other = "not launch-bound: " + launch_text(q) + " (below " + format_percent(kT.launch_share) + "); " +
+    v.other = "not launch-bound: " + launch_text(q) + " (below " + format_percent(lthreshold) + "); " +
               sync_text(q) + "; " + roofs;
     return v;
   } else if (std::max(fm, fc) >= kT.weak_roof_fraction) {
@@ -368,6 +378,8 @@ Json interpret_point(const Json& point, const Json& header) {
   q.device = num(point, {"timing", "device", "median_time_s"});
   q.syncs = num(point, {"timing", "host_syncs_per_iteration"});
   q.method = word(point, {"timing", "method"});
+  q.blocked = q.method == "cuda_events_blocked+synchronized_wall";
+  q.submit = num(point, {"timing", "submit", "median_time_s"});
   q.mode = word(point, {"timing", "mode"});
   if (q.mode.empty()) q.mode = word(point, {"axes", "mode"});
   if (q.mode.empty()) q.mode = "eager";
@@ -400,7 +412,10 @@ Json interpret_point(const Json& point, const Json& header) {
     q.bw = over(q.bytes, q.time);
     q.cbw = over(q.cbytes, q.time);
     q.fps = over(q.flop, q.time);
-    q.launch_share = over(q.launches * q.launch_time, q.time);
+    // Blocked samples measure the host's cost of issuing an iteration directly; otherwise the calibrated
+    // empty-kernel launch time stands in for each launch.
+    q.launch_share = q.blocked && std::isfinite(q.submit) ? over(q.submit, q.time)
+                                                          : over(q.launches * q.launch_time, q.time);
   }
   q.ai = over(q.flop, q.cbytes);
   q.f_mem = over(q.bw, q.mem_ceiling);
@@ -412,7 +427,8 @@ Json interpret_point(const Json& point, const Json& header) {
   if (std::isfinite(q.ai) && q.calibrated) q.roof = std::min(q.mem_ceiling * q.ai, q.fp32);
   q.f_roof = over(q.fps, q.roof);
   q.ridge = over(q.fp32, q.mem_ceiling);
-  if (positive(q.wall) && std::isfinite(q.device)) q.stall = (q.wall - q.device) / q.wall;
+  // Blocked samples enqueue first and execute after, so their wall - device is the enqueue, not a stall.
+  if (!q.blocked && positive(q.wall) && std::isfinite(q.device)) q.stall = (q.wall - q.device) / q.wall;
   q.per_launch = over(over(q.bytes, q.launches), q.mem_ceiling);
   q.l2_resident = q.l2 == "hot" && std::isfinite(q.cbytes) && positive(q.l2_bytes) &&
                   q.cbytes <= kT.l2_resident_multiple * q.l2_bytes;
@@ -538,6 +554,13 @@ Json interpret_point(const Json& point, const Json& header) {
   out["time_s"] = opt(q.timed ? q.time : kNaN);
   out["wall_time_s"] = opt(q.wall);
   out["device_time_s"] = opt(q.device);
+  out["submit_time_s"] = opt(q.submit);
+  // What a loop of this iteration costs: with blocked samples the GPU time and the host's submission time are
+  // measured apart, and an eager loop runs at the slower of the two (the host cannot issue faster than its
+  // submission time; the GPU cannot run ahead of what was issued). Otherwise the measured time itself.
+  const bool host_paced = q.timed && q.blocked && std::isfinite(q.submit) && q.submit > q.time;
+  out["iteration_time_s"] = opt(q.timed ? (host_paced ? q.submit : q.time) : kNaN);
+  out["iteration_time_basis"] = !q.timed ? Json(nullptr) : Json(host_paced ? "host_submission" : "measured_time");
   out["timing_method"] = q.method.empty() ? Json(nullptr) : Json(q.method);
   out["achieved_bandwidth_Bps"] = opt(q.bw);
   out["compulsory_bandwidth_Bps"] = opt(q.cbw);
@@ -682,12 +705,15 @@ Json analyze(const std::vector<Json>& records) {
     p.status = word(r, {"status"});
     const Json* ax = child(r, {"axes"});
     p.axes = (ax && ax->is_object()) ? *ax : Json::object();
-    p.t = num(r, {"timing", "time_s"});
+    const Json interp = interpret_point(r, run.header ? *run.header : kNoHeader);
+    // Variants are compared on what a loop of the iteration costs (interpretation.iteration_time_s): for an
+    // eager point paced by the host's submission, that time and its interval.
+    const bool host_paced = interp["iteration_time_basis"] == "host_submission";
     const bool dev = child(r, {"timing", "device"}) && child(r, {"timing", "device"})->is_object();
-    const char* src = dev ? "device" : "wall";
+    const char* src = host_paced ? "submit" : dev ? "device" : "wall";
+    p.t = host_paced ? num(r, {"timing", "submit", "median_time_s"}) : num(r, {"timing", "time_s"});
     p.lo = num(r, {"timing", src, "ci95_low_time_s"});
     p.hi = num(r, {"timing", src, "ci95_high_time_s"});
-    const Json interp = interpret_point(r, run.header ? *run.header : kNoHeader);
     p.usable = p.status == "ok" && positive(p.t) && interp["suspect"] == false;
     run.points.push_back(std::move(p));
   }

@@ -124,7 +124,7 @@ struct PointRun {
   std::unique_ptr<Workload> workload;
   std::unique_ptr<Executor> exec;
   std::int64_t batch = 1;
-  std::vector<double> wall, device;
+  std::vector<double> wall, device, submit;
   std::int64_t syncs = 0, iterations = 0;
   double timed_s = 0;  // time spent in this point's own samples (caps count only these)
   std::string stop;
@@ -163,6 +163,7 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
   run.opts.synchronized = lab.timing != "unsynchronized";
   run.opts.cold_l2 = axis_word(point, "l2", lab.l2) == "cold";
   run.opts.delay_s = lab.delay_s;
+  run.opts.blocking = lab.blocking_kernel;
   Range point_range(backend, point.variant + " " + point.label());
   Json& phases = run.phases;
   std::string phase = "environment";
@@ -265,6 +266,8 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool 
   const double b = static_cast<double>(s.iterations);
   run.wall.push_back(s.wall_time_s / b);
   if (s.device_time_s) run.device.push_back(*s.device_time_s / b);
+  if (s.submit_time_s) run.submit.push_back(*s.submit_time_s / b);
+  run.batch = s.iterations;  // a blocked sample may time fewer iterations than asked (queue depth)
   run.syncs += s.host_syncs;
   run.iterations += s.iterations;
   const auto count = static_cast<std::int64_t>(run.wall.size());
@@ -288,6 +291,7 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     timing["l2"] = run.opts.cold_l2 ? "cold" : "hot";
     timing["method"] = !run.opts.synchronized ? "host_clock_unsynchronized"
                        : run.device.empty()   ? "host_steady_clock"
+                       : !run.submit.empty()  ? "cuda_events_blocked+synchronized_wall"
                                               : "cuda_events+synchronized_wall";
     timing["batch"] = run.batch;
     timing["interleaved_points"] = interleaved;
@@ -298,11 +302,15 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
         json_real(static_cast<double>(run.syncs) / static_cast<double>(run.iterations));
     timing["wall"] = to_json(summarize(run.wall), "time_s");
     timing["device"] = run.device.empty() ? Json(nullptr) : to_json(summarize(run.device), "time_s");
-    Json ws = Json::array(), ds = Json::array();
-    for (double v : run.wall) ws.push_back(json_real(v));
-    for (double v : run.device) ds.push_back(json_real(v));
-    timing["wall_samples_s"] = ws;
-    timing["device_samples_s"] = run.device.empty() ? Json(nullptr) : ds;
+    timing["submit"] = run.submit.empty() ? Json(nullptr) : to_json(summarize(run.submit), "time_s");
+    auto raw = [](const std::vector<double>& v) {
+      Json a = Json::array();
+      for (double x : v) a.push_back(json_real(x));
+      return a;
+    };
+    timing["wall_samples_s"] = raw(run.wall);
+    timing["device_samples_s"] = run.device.empty() ? Json(nullptr) : raw(run.device);
+    timing["submit_samples_s"] = run.submit.empty() ? Json(nullptr) : raw(run.submit);
     timing["time_s"] = json_real(primary.median);
     run.rec["timing"] = timing;
     run.phases["timing"] = {{"time_s", run.timed_s}};
@@ -372,7 +380,8 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
               {"target_rel_ci", l.target_rel_ci},
               {"l2", l.l2},
               {"delay_s", l.delay_s},
-              {"interleave", l.interleave}};
+              {"interleave", l.interleave},
+              {"blocking_kernel", l.blocking_kernel}};
   h["environment"] = host_environment();
   h["environment"]["backend"] = backend.name();
   h["environment"]["device"] = backend.environment();

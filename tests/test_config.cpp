@@ -230,6 +230,15 @@ TEST(Config, C03_UnknownLabKey) {
   EXPECT_TRUE(contains(e.message(), "did you mean 'min_samples'?")) << e.what();
 }
 
+TEST(Config, BlockingKernelIsTrueOrFalse) {
+  EXPECT_TRUE(parse("experiment: masking\n").lab.blocking_kernel);  // the default
+  EXPECT_FALSE(parse("experiment: masking\nlab:\n  blocking_kernel: false\n").lab.blocking_kernel);
+  const ConfigError e = parse_error("experiment: masking\nlab:\n  blocking_kernel: maybe\n");
+  EXPECT_EQ(e.key(), "lab.blocking_kernel");
+  EXPECT_EQ(e.loc().line, 3);
+  EXPECT_TRUE(contains(e.message(), "'maybe' is not one of")) << e.what();
+}
+
 TEST(Config, C03_WrongTypeForLabMinSamples) {
   ConfigError e = parse_error("experiment: masking\nlab:\n  min_samples: [1, 2]\n");
   EXPECT_EQ(e.key(), "lab.min_samples");

@@ -56,6 +56,7 @@ struct Spec {
   std::string l2 = "cold";
   std::string method = "cuda_events+synchronized_wall";
   double rel_ci = 0.01;  // CI half-width relative to the median
+  double submit_s = -1;  // >= 0: a blocked sample's per-iteration host enqueue time (method ..._blocked...)
 };
 
 Json point(const Spec& s) {
@@ -84,6 +85,11 @@ Json point(const Spec& s) {
                  {"wall", summary(wall)},
                  {"device", unsync ? Json(nullptr) : summary(s.time_s)},
                  {"time_s", s.time_s}};
+  if (s.submit_s >= 0) {
+    p["timing"]["method"] = "cuda_events_blocked+synchronized_wall";
+    p["timing"]["submit"] = summary(s.submit_s);
+    p["timing"]["wall"] = summary(wall + s.submit_s);  // a blocked sample enqueues, then executes
+  }
   return p;
 }
 
@@ -145,6 +151,33 @@ TEST(InterpretPoint, LaunchBound) {
   s.mode = "graph";
   EXPECT_NEAR(interpret_point(point(s), gpu_header())["launch_overhead_share"].get<double>(), 0.1, 1e-12);
   EXPECT_NE(interpret_point(point(s), gpu_header())["bound"], "launch");
+}
+
+// Blocked samples: the launch share is the measured submission over the GPU time, the loop is launch-bound
+// (host-paced) only once submission exceeds the GPU time, and the blocked wall - device is no host stall.
+TEST(InterpretPoint, BlockedSamplesUseMeasuredSubmission) {
+  Spec s;
+  s.mode = "eager";
+  s.launches = 4;
+  s.time_s = 8e-6;     // GPU time of the queued iteration
+  s.submit_s = 20e-6;  // the host needs 20 µs to issue it
+  s.bytes = s.compulsory = bytes_at(0.1, s.time_s);
+  Json in = interpret_point(point(s), gpu_header());
+  EXPECT_EQ(in["bound"], "launch");
+  EXPECT_EQ(in["evidence"]["rule"], "launch_overhead_share >= 1");
+  EXPECT_NEAR(in["launch_overhead_share"].get<double>(), 2.5, 1e-12);
+  EXPECT_TRUE(in["host_stall_share"].is_null());
+  EXPECT_DOUBLE_EQ(in["iteration_time_s"].get<double>(), 20e-6);
+  EXPECT_EQ(in["iteration_time_basis"], "host_submission");
+  EXPECT_NE(in["note"]["bound"].get<std::string>().find("host submission 20.0 µs"), std::string::npos)
+      << in["note"]["bound"];
+  // Submission at 60% of the GPU time: the GPU paces the loop; by the calibrated model (4 × 4 µs = 16 µs
+  // against 8 µs) it would have been called launch-bound.
+  s.submit_s = 4.8e-6;
+  in = interpret_point(point(s), gpu_header());
+  EXPECT_NE(in["bound"], "launch");
+  EXPECT_DOUBLE_EQ(in["iteration_time_s"].get<double>(), 8e-6);
+  EXPECT_EQ(in["iteration_time_basis"], "measured_time");
 }
 
 TEST(InterpretPoint, SyncBound) {

@@ -48,15 +48,23 @@ class MockWorkload : public Workload {
 // Device time of sample i comes from `timeline(i)`; wall time is 10% above it.
 class MockExecutor : public Executor {
  public:
-  MockExecutor(Workload& w, Log& log, std::function<double(int)> timeline) : w_(w), log_(log), timeline_(timeline) {}
+  MockExecutor(Workload& w, Log& log, std::function<double(int)> timeline, std::optional<double> submit,
+               std::int64_t cap)
+      : w_(w), log_(log), timeline_(timeline), submit_(submit), cap_(cap) {}
   void iterate() override { w_.run(); }
   void wait() override {}
+  // With submit_, a blocked sample as the CUDA backend takes it: at most cap_ iterations, enqueue time apart.
   Sample sample(std::int64_t batch) override {
     log_.calls.push_back("sample");
     Sample s;
-    s.iterations = batch;
-    s.device_time_s = timeline_(samples_++) * static_cast<double>(batch);
+    s.iterations = cap_ > 0 ? std::min(batch, cap_) : batch;
+    const auto b = static_cast<double>(s.iterations);
+    s.device_time_s = timeline_(samples_++) * b;
     s.wall_time_s = *s.device_time_s * 1.1;
+    if (submit_) {
+      s.submit_time_s = *submit_ * b;
+      s.wall_time_s = *s.device_time_s + *s.submit_time_s;
+    }
     return s;
   }
 
@@ -64,6 +72,8 @@ class MockExecutor : public Executor {
   Workload& w_;
   Log& log_;
   std::function<double(int)> timeline_;
+  std::optional<double> submit_;
+  std::int64_t cap_;
   int samples_ = 0;
 };
 
@@ -75,14 +85,18 @@ class MockBackend : public Backend {
   Json environment() override { return Json::object(); }
   Json calibrate() override { return Json::object(); }
   std::optional<std::string> mode_unsupported(const std::string&) const override { return std::nullopt; }
-  std::unique_ptr<Executor> executor(Workload& w, const ExecOptions&) override {
+  std::unique_ptr<Executor> executor(Workload& w, const ExecOptions& options) override {
     log_.calls.push_back("executor");
-    return std::make_unique<MockExecutor>(w, log_, timeline_);
+    blocking_ = options.blocking;
+    return std::make_unique<MockExecutor>(w, log_, timeline_, options.blocking ? submit_ : std::nullopt, cap_);
   }
   Json device_state() override { return state_; }
   std::optional<double> cache_bytes() const override { return cache_; }
   Json state_ = nullptr;
   std::optional<double> cache_;
+  std::optional<double> submit_;  // per-iteration enqueue time of blocked samples
+  std::int64_t cap_ = 0;          // iterations a sample may time (0: as asked)
+  bool blocking_ = false;         // what the lab asked of the last executor
 
  private:
   Log& log_;
@@ -134,6 +148,34 @@ TEST(Lab, PhasesRunInOrderAndStopAtTheCiTarget) {
   EXPECT_DOUBLE_EQ(r["interpretation"]["achieved_bandwidth_Bps"].get<double>(), 1e9);
   EXPECT_EQ(r["warnings"].size(), 0u);
   for (const auto& phase : kPhases) EXPECT_TRUE(r["phases"].contains(phase)) << phase;
+}
+
+// Blocked samples (lab.blocking_kernel): the host's enqueue time is recorded apart from the GPU time, the batch
+// recorded is what a sample timed (the queue-depth cap), and the loop is host-paced when submission is slower.
+TEST(Lab, BlockedSamplesRecordSubmitTimeAndTheBatchTimed) {
+  Log log;
+  MockBackend backend(log, [](int) { return 1e-6; });
+  backend.submit_ = 3e-6;
+  backend.cap_ = 64;
+  LabSettings lab = quick_lab();
+  lab.min_sample_time_s = 1e-3;  // asks for 1000 iterations a sample
+  const Json r = run_point(point("good"), mock_experiment(log), backend, lab);
+  ASSERT_EQ(r["status"], "ok") << r.dump();
+  EXPECT_TRUE(backend.blocking_);
+  EXPECT_EQ(r["timing"]["method"], "cuda_events_blocked+synchronized_wall");
+  EXPECT_EQ(r["timing"]["batch"], 64);
+  EXPECT_DOUBLE_EQ(real_from_json(r["timing"]["time_s"]), 1e-6);
+  EXPECT_DOUBLE_EQ(real_from_json(r["timing"]["submit"]["median_time_s"]), 3e-6);
+  EXPECT_EQ(r["timing"]["submit_samples_s"].size(), r["timing"]["device_samples_s"].size());
+  EXPECT_DOUBLE_EQ(r["interpretation"]["iteration_time_s"].get<double>(), 3e-6);
+  EXPECT_EQ(r["interpretation"]["iteration_time_basis"], "host_submission");
+
+  lab.blocking_kernel = false;  // live samples: no submit time, the measured time is the loop's
+  const Json live = run_point(point("good"), mock_experiment(log), backend, lab);
+  EXPECT_FALSE(backend.blocking_);
+  EXPECT_EQ(live["timing"]["method"], "cuda_events+synchronized_wall");
+  EXPECT_TRUE(live["timing"]["submit"].is_null());
+  EXPECT_EQ(live["interpretation"]["iteration_time_basis"], "measured_time");
 }
 
 TEST(Lab, NoisySamplesStopAtTheSampleCapAndSaySo) {

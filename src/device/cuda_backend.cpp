@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cmath>
 #include <cstdio>
+#include <stdexcept>
 #include <vector>
 
 #include <nvtx3/nvToolsExt.h>
@@ -24,39 +26,75 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Times `batch` calls of `issue` between two events on the stream, with the host wall clock synchronized at
-// both ends (stream drained before the start; stop event waited for before the wall clock is read).
+// How samples are issued and timed. `queue` is set when samples may be queued behind a blocking kernel.
 struct Timing {
   bool synchronized = true;
   DeviceBuffer* flush = nullptr;  // set for a cold L2: written before the sample, outside the timed region
   double delay_s = 0;
+  StreamBlocker* blocker = nullptr;        // lab.blocking_kernel: the backend's blocker
+  std::int64_t* queue_launches = nullptr;  // launches queued behind it at most (learned, shared by the backend)
 };
 
-Sample timed(LaunchContext& ctx, std::int64_t batch, const Timing& how, const std::function<void()>& issue) {
+// Longest a blocking kernel holds the stream. Queuing a capped batch takes milliseconds; a timeout means the
+// driver's launch queue filled up before the batch was queued (the host blocked inside a launch).
+constexpr double kBlockTimeout_s = 1.0;
+
+// Times up to `batch` calls of `issue` between two events on the stream, with the host wall clock synchronized
+// at both ends (stream drained before the start; stop event waited for before the wall clock is read).
+// With a blocker and `blockable` (no host synchronization inside an iteration), the events and the batch are
+// queued while a blocking kernel holds the stream, then released: the events time the GPU's execution of the
+// queued work, and the host's enqueue time is returned as submit_time_s. The batch is capped so that at most
+// *queue_launches launches wait in the queue; a blocker that times out halves that cap and the sample is
+// taken again (nvbench warns the safe depth is device- and driver-dependent).
+Sample timed(LaunchContext& ctx, std::int64_t batch, const Timing& how, std::int64_t launches_per_iteration,
+             bool blockable, const std::function<void()>& issue) {
   Event& start = ctx.sample_start();
   Event& stop = ctx.sample_stop();
-  const bool synchronized = how.synchronized;
-  Sample s;
-  s.iterations = batch;
-  if (how.flush) LABRUN_CUDA(cudaMemsetAsync(how.flush->get(), static_cast<int>(batch & 0xff), how.flush->bytes(), ctx.stream()));
-  LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
-  const std::int64_t syncs0 = ctx.host_syncs();
-  const auto t0 = Clock::now();
-  if (!synchronized) {
-    // Teaching demo of the classic trap: a host clock around enqueued work measures the enqueue.
-    for (std::int64_t i = 0; i < batch; ++i) issue();
-    s.wall_time_s = since(t0);
+  const bool blocked = how.synchronized && how.blocker && blockable;
+  for (;;) {
+    Sample s;
+    s.iterations = blocked ? std::clamp(*how.queue_launches / std::max<std::int64_t>(1, launches_per_iteration),
+                                        std::int64_t{1}, batch)
+                           : batch;
+    if (how.flush)
+      LABRUN_CUDA(cudaMemsetAsync(how.flush->get(), static_cast<int>(s.iterations & 0xff), how.flush->bytes(), ctx.stream()));
     LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
-  } else {
-    start.record(ctx.stream());
-    for (std::int64_t i = 0; i < batch; ++i) issue();
-    stop.record(ctx.stream());
-    stop.synchronize();
-    s.wall_time_s = since(t0);
-    s.device_time_s = stop.seconds_since(start);
+    const std::int64_t syncs0 = ctx.host_syncs();
+    const auto t0 = Clock::now();
+    if (!how.synchronized) {
+      // Teaching demo of the classic trap: a host clock around enqueued work measures the enqueue.
+      for (std::int64_t i = 0; i < s.iterations; ++i) issue();
+      s.wall_time_s = since(t0);
+      LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
+    } else if (blocked) {
+      how.blocker->block(ctx.stream(), kBlockTimeout_s);
+      const auto t1 = Clock::now();
+      start.record(ctx.stream());
+      for (std::int64_t i = 0; i < s.iterations; ++i) issue();
+      stop.record(ctx.stream());
+      s.submit_time_s = since(t1);
+      how.blocker->unblock();
+      stop.synchronize();
+      s.wall_time_s = since(t0);
+      s.device_time_s = stop.seconds_since(start);
+      if (how.blocker->timed_out()) {
+        if (*how.queue_launches <= 1)
+          throw std::runtime_error("the blocking kernel timed out with one launch queued behind it; set "
+                                   "lab.blocking_kernel: false");
+        *how.queue_launches /= 2;  // the sample is void: the host stalled inside a launch while the queue was held
+        continue;
+      }
+    } else {
+      start.record(ctx.stream());
+      for (std::int64_t i = 0; i < s.iterations; ++i) issue();
+      stop.record(ctx.stream());
+      stop.synchronize();
+      s.wall_time_s = since(t0);
+      s.device_time_s = stop.seconds_since(start);
+    }
+    s.host_syncs = ctx.host_syncs() - syncs0;
+    return s;
   }
-  s.host_syncs = ctx.host_syncs() - syncs0;
-  return s;
 }
 
 // One iteration as issued eagerly: the variant's launches, then the optional test-aid delay kernel.
@@ -65,19 +103,41 @@ void issue_eager(Workload& w, LaunchContext& ctx, double delay_s) {
   if (delay_s > 0) kernels::spin(delay_s, ctx.stream());
 }
 
+// Launches per eager iteration from the workload's cost model (a conservative 16 where it has none), plus the
+// delay kernel.
+std::int64_t eager_launches(const Workload& w, double delay_s) {
+  const Json cost = w.cost();
+  const std::int64_t n = cost.contains("launches") && cost["launches"].is_number()
+                             ? static_cast<std::int64_t>(std::ceil(cost["launches"].get<double>()))
+                             : 16;
+  return std::max<std::int64_t>(1, n) + (delay_s > 0 ? 1 : 0);
+}
+
 class EagerExecutor : public Executor {
  public:
-  EagerExecutor(Workload& w, LaunchContext& ctx, Timing how) : w_(w), ctx_(ctx), how_(how) {}
-  void iterate() override { issue_eager(w_, ctx_, how_.delay_s); }
+  EagerExecutor(Workload& w, LaunchContext& ctx, Timing how)
+      : w_(w), ctx_(ctx), how_(how), launches_(eager_launches(w, how.delay_s)) {
+    const Json cost = w.cost();
+    syncs_seen_ = cost.contains("host_syncs") && cost["host_syncs"].is_number() && cost["host_syncs"].get<double>() > 0;
+  }
+  void iterate() override {
+    const std::int64_t s0 = ctx_.host_syncs();
+    issue_eager(w_, ctx_, how_.delay_s);
+    syncs_seen_ += ctx_.host_syncs() - s0;
+  }
   void wait() override { LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream())); }
+  // An iteration that synchronizes with the host would wait on the blocked stream: such variants (by their
+  // cost model, or by a sync seen in any earlier iteration) are timed live.
   Sample sample(std::int64_t batch) override {
-    return timed(ctx_, batch, how_, [&] { issue_eager(w_, ctx_, how_.delay_s); });
+    return timed(ctx_, batch, how_, launches_, syncs_seen_ == 0, [&] { issue_eager(w_, ctx_, how_.delay_s); });
   }
 
  private:
   Workload& w_;
   LaunchContext& ctx_;
   Timing how_;
+  std::int64_t launches_;
+  std::int64_t syncs_seen_ = 0;
 };
 
 class GraphExecutor : public Executor {
@@ -126,7 +186,9 @@ class GraphExecutor : public Executor {
   void wait() override { LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream())); }
   // Case C13: events are recorded on the stream outside the graph, around the replays.
   Sample sample(std::int64_t batch) override {
-    return timed(ctx_, batch, how_, [&] { LABRUN_CUDA(cudaGraphLaunch(exec_, ctx_.stream())); });
+    // A captured graph cannot hold a host synchronization, so replays can always be queued blocked.
+    return timed(ctx_, batch, how_, std::max<std::int64_t>(1, nodes_), true,
+                 [&] { LABRUN_CUDA(cudaGraphLaunch(exec_, ctx_.stream())); });
   }
   Json setup_record() const override {
     return Json{{"capture_time_s", capture_s_}, {"instantiate_time_s", instantiate_s_}, {"graph_nodes", nodes_}};
@@ -303,6 +365,10 @@ std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOp
   Timing how;
   how.synchronized = options.synchronized;
   how.delay_s = options.delay_s;
+  if (options.blocking) {
+    how.blocker = &blocker_;
+    how.queue_launches = &queue_launches_;
+  }
   if (options.cold_l2) {
     if (!flush_.get()) flush_ = DeviceBuffer(2 * l2_bytes_);
     how.flush = &flush_;

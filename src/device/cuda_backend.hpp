@@ -32,6 +32,8 @@ class CudaBackend : public Backend {
   std::optional<std::string> mode_unsupported(const std::string& mode) const override;
   /// Eager or graph executor. With cold_l2, each sample first writes a buffer of twice the L2 size (allocated
   /// once per backend, never per sample: case C10); with delay_s, a spin kernel follows every iteration.
+  /// With blocking, samples of iterations that never synchronize with the host are queued behind a blocking
+  /// kernel, at most queue_launches_ launches deep (Sample::iterations says how many iterations were timed).
   std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) override;
   /// Median per-op device time over 5 eager iterations, marked by the workload through LaunchContext::mark.
   Json kernel_breakdown(Workload& workload, const LabSettings& lab) override;
@@ -51,6 +53,10 @@ class CudaBackend : public Backend {
   int pinned_cpu_ = -1;  // the host CPU this backend's launches are issued from (pinned at open), -1 if not
   std::unique_ptr<Nvml> nvml_;
   DeviceBuffer flush_;  // 2 x L2, allocated on first cold-L2 use
+  StreamBlocker blocker_;
+  // Launches a blocked sample queues at most. The driver blocks a launch once its queue is full, which would
+  // hold the host until the blocking kernel times out; nvbench calls ~32 safe. Halved on every timeout.
+  std::int64_t queue_launches_ = 256;
 };
 
 /// Opens CUDA device `index` for `--device auto|cuda[:N]`. Returns nullptr and sets `why` (CUDA error name

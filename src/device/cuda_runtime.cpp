@@ -1,6 +1,9 @@
 #include "cuda_runtime.hpp"
 
+#include <atomic>
 #include <tuple>
+
+#include "calibration.cuh"
 
 namespace labrun {
 
@@ -21,6 +24,25 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 PinnedBuffer::PinnedBuffer(std::size_t bytes) { LABRUN_CUDA(cudaMallocHost(&ptr_, bytes)); }
 PinnedBuffer::~PinnedBuffer() { LABRUN_CUDA_NOTHROW(cudaFreeHost(ptr_)); }
+
+StreamBlocker::StreamBlocker() {
+  LABRUN_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&host_), 2 * sizeof(int), cudaHostAllocMapped));
+  LABRUN_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), host_, 0));
+  host_[0] = 1;
+  host_[1] = 0;
+}
+StreamBlocker::~StreamBlocker() { LABRUN_CUDA_NOTHROW(cudaFreeHost(host_)); }
+void StreamBlocker::block(cudaStream_t stream, double timeout_s) {
+  static_cast<volatile int*>(host_)[0] = 0;
+  static_cast<volatile int*>(host_)[1] = 0;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  kernels::block_stream(device_, device_ + 1, timeout_s, stream);
+}
+void StreamBlocker::unblock() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  static_cast<volatile int*>(host_)[0] = 1;
+}
+bool StreamBlocker::timed_out() const { return static_cast<volatile int*>(host_)[1] != 0; }
 
 Stream::Stream() { LABRUN_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
 Stream::~Stream() { LABRUN_CUDA_NOTHROW(cudaStreamDestroy(s_)); }

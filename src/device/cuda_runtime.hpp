@@ -47,6 +47,28 @@ class PinnedBuffer {
   void* ptr_ = nullptr;
 };
 
+/// Holds a stream behind a blocking kernel while the host queues work, so the queued work then runs back to
+/// back at the GPU's pace instead of the host's launch rate (nvbench's blocking_kernel). Two ints of
+/// host-mapped page-locked memory: the release flag the kernel polls and the flag it sets on timeout.
+/// Every block() must be followed by unblock() before the stream is waited on.
+class StreamBlocker {
+ public:
+  StreamBlocker();
+  ~StreamBlocker();
+  StreamBlocker(const StreamBlocker&) = delete;
+  StreamBlocker& operator=(const StreamBlocker&) = delete;
+  /// Clears both flags and launches the blocking kernel on `stream`; it gives up after `timeout_s` seconds.
+  void block(cudaStream_t stream, double timeout_s);
+  /// Lets the held stream run.
+  void unblock();
+  /// Whether the last block() ended by its timeout. Valid once the stream has been synchronized.
+  bool timed_out() const;
+
+ private:
+  int* host_ = nullptr;    // [0] release, [1] timed out
+  int* device_ = nullptr;  // device view of host_
+};
+
 /// A non-blocking stream (cudaStreamNonBlocking: no implicit ordering with the legacy default stream).
 class Stream {
  public:

@@ -143,6 +143,48 @@ TEST_F(Gpu, C08_EventsOnTheLaunchStream) {
   }
 }
 
+// A workload whose iteration is a 20 µs spin kernel after 1 ms of host work: live, the host paces the GPU;
+// queued behind the blocking kernel, the events time the GPU's 20 µs and the host's millisecond is the
+// submission time.
+class HostPacedWorkload : public Workload {
+ public:
+  explicit HostPacedWorkload(LaunchContext& ctx) : ctx_(ctx) {}
+  void run() override {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(1000)) {
+    }
+    kernels::spin(20e-6, ctx_.stream());
+  }
+  Check check(const std::function<void()>&) override { return Check{}; }
+  Json cost() const override { return Json{{"launches", 1}, {"host_syncs", 0}}; }
+
+ private:
+  LaunchContext& ctx_;
+};
+
+TEST_F(Gpu, BlockingKernelSeparatesGpuTimeFromHostSubmission) {
+  HostPacedWorkload w(cuda().context());
+  for (const bool blocking : {true, false}) {
+    ExecOptions o;
+    o.blocking = blocking;
+    auto exec = backend_->executor(w, o);
+    exec->iterate();
+    exec->wait();
+    const Sample s = exec->sample(8);
+    ASSERT_EQ(s.iterations, 8);
+    const double gpu = *s.device_time_s / 8;
+    if (blocking) {
+      ASSERT_TRUE(s.submit_time_s.has_value());
+      EXPECT_NEAR(gpu, 20e-6, 5e-6) << "GPU time of 8 queued 20 us spins";
+      EXPECT_GT(*s.submit_time_s / 8, 0.9e-3);
+      EXPECT_GT(s.wall_time_s, *s.submit_time_s + *s.device_time_s * 0.9);
+    } else {
+      EXPECT_FALSE(s.submit_time_s.has_value());
+      EXPECT_GT(gpu, 0.9e-3) << "live, the events span the host's work between launches";
+    }
+  }
+}
+
 // Case C09: eager index synchronizes with the host every iteration and its wall time exceeds device time;
 // index_device_count in a graph never does.
 TEST_F(Gpu, C09_HostSyncsAreCounted) {
