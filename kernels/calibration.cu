@@ -22,6 +22,18 @@ __global__ void read_stream_kernel(const uint4* src, std::size_t vectors, unsign
   if (acc == 0x9e3779b9u) sink[blockIdx.x] = acc;
 }
 
+// Plain (evict-normal) 16-byte loads over a buffer larger than L2, so its clean lines displace whatever the
+// cache held. Streaming loads (__ldcs) would be inserted first-to-evict and leave older lines in place.
+__global__ void l2_flush_kernel(const uint4* src, std::size_t vectors, unsigned int* sink) {
+  unsigned int acc = 0;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors; i += stride) {
+    const uint4 a = src[i];
+    acc ^= a.x ^ a.y ^ a.z ^ a.w;
+  }
+  if (acc == 0x9e3779b9u) sink[blockIdx.x] = acc;
+}
+
 __global__ void empty_kernel() {}
 
 __device__ inline unsigned long long global_ns() {
@@ -57,6 +69,12 @@ int read_stream_sink_words(int sm_count) { return 8 * sm_count; }
 void read_stream(const void* src, std::size_t bytes, unsigned int* sink, int sm_count, cudaStream_t stream) {
   read_stream_kernel<<<read_stream_sink_words(sm_count), 256, 0, stream>>>(static_cast<const uint4*>(src), bytes / 16,
                                                                           sink);
+  LABRUN_CUDA_LAUNCHED();
+}
+
+void l2_flush(const void* buffer, std::size_t bytes, unsigned int* sink, int sm_count, cudaStream_t stream) {
+  l2_flush_kernel<<<read_stream_sink_words(sm_count), 256, 0, stream>>>(static_cast<const uint4*>(buffer), bytes / 16,
+                                                                        sink);
   LABRUN_CUDA_LAUNCHED();
 }
 

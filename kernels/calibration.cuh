@@ -14,6 +14,10 @@ namespace labrun::kernels {
 void read_stream(const void* src, std::size_t bytes, unsigned int* sink, int sm_count, cudaStream_t stream);
 /// Number of words read_stream() writes into `sink`.
 int read_stream_sink_words(int sm_count);
+/// Cold-L2 flush: reads `bytes` (a multiple of 16, at least twice the L2 size) of `buffer` with plain loads,
+/// leaving L2 full of clean lines of `buffer` (a memset would leave dirty lines, written back during the timed
+/// work that evicts them). Writes into `sink` (read_stream_sink_words words) only to keep the loads live.
+void l2_flush(const void* buffer, std::size_t bytes, unsigned int* sink, int sm_count, cudaStream_t stream);
 /// An empty kernel: <<<1, 1>>>.
 void empty(cudaStream_t stream);
 /// One thread that spins for `seconds` by the global nanosecond timer (%globaltimer).

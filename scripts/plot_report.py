@@ -76,6 +76,13 @@ def load(csv_path):
     return rows, usable, axes
 
 
+def loop_time(row):
+    """Seconds per loop iteration: the CSV's iteration_time_s (the host's submission time where an eager loop
+    is host-paced, else the GPU time), or time_s in CSVs written before that column existed."""
+    t = number(row.get("iteration_time_s", ""))
+    return t if t is not None and t > 0 else number(row["time_s"])
+
+
 def varying_axes(rows, axes):
     return [a for a in axes if len({r["axis." + a] for r in rows}) > 1]
 
@@ -121,7 +128,7 @@ def time_figures(rows, axes, out_dir, colours, plots):
                         pts.sort(key=lambda r: number(r["axis." + x_axis]))
                         if not pts:
                             continue
-                        ax.plot([number(r["axis." + x_axis]) for r in pts], [number(r["time_s"]) for r in pts],
+                        ax.plot([number(r["axis." + x_axis]) for r in pts], [loop_time(r) for r in pts],
                                 LINE_STYLES[s % len(LINE_STYLES)], marker=".", color=colours[variant], linewidth=1.4,
                                 markersize=5)
                     ax.set_xscale("log")

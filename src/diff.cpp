@@ -31,6 +31,8 @@ constexpr std::size_t kMinSamples = 3;
 constexpr double kCeilingTolerance = 0.05;
 /// Relative gap between the two sides' median SM clocks that earns an environment warning.
 constexpr double kClockTolerance = 0.02;
+/// Host speed (calibrated eager launch time) differences above this are reported: 5%, the default minimum effect.
+constexpr double kHostTolerance = 0.05;
 
 /// Standard normal CDF.
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::numbers::sqrt2); }
@@ -247,7 +249,7 @@ Json compare_environment(const Side& base, const Side& current, Json& warnings) 
       {"runtime_version", "CUDA runtime", {"environment", "device", "runtime_version"}},
       {"build_type", "build type", {"environment", "labrun", "build_type"}},
   };
-  // Calibrated ceilings; the launch-time calibration is left out: it moves by ~10% between identical runs.
+  // Calibrated ceilings. The launch-time calibration measures the host, not the device: compared below.
   static const NumberField kCeilings[] = {
       {"copy_bandwidth_Bps", "calibrated copy bandwidth", {"calibration", "copy", "bandwidth_Bps"}, 1e9, "GB/s"},
       {"read_bandwidth_Bps", "calibrated read bandwidth", {"calibration", "read", "bandwidth_Bps"}, 1e9, "GB/s"},
@@ -279,6 +281,12 @@ Json compare_environment(const Side& base, const Side& current, Json& warnings) 
                     kCeilingTolerance, f.unit, f.unit_name);
   compare_numbers("median_sm_clock_hz", "median SM clock seen by the points", median_sm_clock(base),
                   median_sm_clock(current), kClockTolerance, 1e6, "MHz");
+  // The host's speed: on a virtualised host it moved 3.7-4.7 µs between back-to-back runs of one build
+  // (results/h200/README.md), and points timed live that the host paces (sync- or launch-bound) move with it.
+  compare_numbers("eager_launch_time_s",
+                  "host speed (calibrated eager launch time; moves sync- and launch-bound points timed live)",
+                  median_over_headers(base, {"calibration", "launch", "eager_time_s"}),
+                  median_over_headers(current, {"calibration", "launch", "eager_time_s"}), kHostTolerance, 1e-6, "µs");
 
   // Lab settings (sample counts, L2 mode, an added delay...) change what a time means.
   std::vector<std::string> lab_keys;
@@ -318,6 +326,15 @@ std::pair<std::string, std::string> decide(const RatioEstimate& r, double p_adju
   return {"inconclusive", fmt::format("the interval [{:.4f}, {:.4f}] crosses a minimum-effect bound "
                                       "[{:.4f}, {:.4f}]: noise larger than the effect, or too few samples",
                                       r.ci_low, r.ci_high, down, up)};
+}
+
+/// Whether the host paces the point's measured time: timed live (not behind a blocking kernel) and
+/// interpreted as sync- or launch-bound. Such a time moves with the host's speed as much as with the code.
+bool host_paced(const Json& record) {
+  const Json* method = find_path(record, {"timing", "method"});
+  const Json* bound = find_path(record, {"interpretation", "bound"});
+  const bool blocked = method && method->is_string() && *method == "cuda_events_blocked+synchronized_wall";
+  return !blocked && bound && bound->is_string() && (*bound == "sync" || *bound == "launch");
 }
 
 bool is_failure_status(const std::string& status) { return status == "incorrect" || status == "error"; }
@@ -547,7 +564,8 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
              {"base_median_s", nullptr},
              {"new_median_s", nullptr},
              {"base_n", nullptr},
-             {"new_n", nullptr}};
+             {"new_n", nullptr},
+             {"host_paced", host_paced(*b.record) || host_paced(*n.record)}};
     if (b_status != n_status) {
       row["verdict"] = "status_changed";
       row["reason"] = fmt::format("{} -> {}", b_status, n_status);
@@ -626,6 +644,9 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
   }
 
   std::map<std::string, std::size_t> counts;
+  std::size_t host_paced_changes = 0;
+  for (const auto& row : points)
+    host_paced_changes += row["host_paced"] == true && (row["verdict"] == "slower" || row["verdict"] == "faster");
   bool regression = options.fail_on == DiffOptions::FailOn::any && (incomplete || !missing.empty());
   for (const auto& row : points) {
     const std::string verdict = row["verdict"].get<std::string>();
@@ -644,7 +665,8 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
                {"status_changed", counts["status_changed"]},
                {"not_compared", counts["not_compared"]},
                {"new", added.size()},
-               {"missing", missing.size()}};
+               {"missing", missing.size()},
+               {"host_paced_changes", host_paced_changes}};
 
   Json env_out{{"warnings", std::move(warnings)}, {"base", environment["base"]}, {"new", environment["new"]}};
   return Json{{"type", "diff"},
@@ -833,6 +855,11 @@ std::string diff_markdown(const Json& diff) {
     for (const auto& w : warnings) out += "> - " + md_cell(w.get<std::string>()) + "\n";
     out += "\n";
   }
+  if (const std::size_t k = s.value("host_paced_changes", std::size_t{0}); k > 0)
+    out += fmt::format("{} of the slower/faster verdicts are on host-paced points (sync- or launch-bound, timed live, "
+                       "marked `host_paced`): their times move with the host's speed as well as with the code; see "
+                       "the host-speed line of the environment comparison.\n\n",
+                       k);
   std::vector<const Json*> main_rows, inconclusive;
   for (const Json* row : rows_by_severity(diff, false))
     ((*row)["verdict"] == "inconclusive" ? inconclusive : main_rows).push_back(row);

@@ -365,6 +365,17 @@ Verdict classify(const Quantities& q) {
 
 }  // namespace
 
+IterationTime iteration_time(const Json& point) {
+  const double gpu = num(point, {"timing", "time_s"});
+  const double submit = num(point, {"timing", "submit", "median_time_s"});
+  const bool blocked = word(point, {"timing", "method"}) == "cuda_events_blocked+synchronized_wall";
+  const bool host_paced = blocked && std::isfinite(submit) && std::isfinite(gpu) && submit > gpu;
+  const Json* device = child(point, {"timing", "device"});
+  const char* src = host_paced ? "submit" : (device && device->is_object()) ? "device" : "wall";
+  return IterationTime{host_paced ? submit : gpu, num(point, {"timing", src, "ci95_low_time_s"}),
+                       num(point, {"timing", src, "ci95_high_time_s"}), host_paced};
+}
+
 Json interpret_point(const Json& point, const Json& header) {
   Quantities q;
   const Json* axes_p = child(point, {"axes"});
@@ -555,12 +566,9 @@ Json interpret_point(const Json& point, const Json& header) {
   out["wall_time_s"] = opt(q.wall);
   out["device_time_s"] = opt(q.device);
   out["submit_time_s"] = opt(q.submit);
-  // What a loop of this iteration costs: with blocked samples the GPU time and the host's submission time are
-  // measured apart, and an eager loop runs at the slower of the two (the host cannot issue faster than its
-  // submission time; the GPU cannot run ahead of what was issued). Otherwise the measured time itself.
-  const bool host_paced = q.timed && q.blocked && std::isfinite(q.submit) && q.submit > q.time;
-  out["iteration_time_s"] = opt(q.timed ? (host_paced ? q.submit : q.time) : kNaN);
-  out["iteration_time_basis"] = !q.timed ? Json(nullptr) : Json(host_paced ? "host_submission" : "measured_time");
+  const IterationTime it = iteration_time(point);
+  out["iteration_time_s"] = opt(q.timed ? it.time_s : kNaN);
+  out["iteration_time_basis"] = !q.timed ? Json(nullptr) : Json(it.host_paced ? "host_submission" : "measured_time");
   out["timing_method"] = q.method.empty() ? Json(nullptr) : Json(q.method);
   out["achieved_bandwidth_Bps"] = opt(q.bw);
   out["compulsory_bandwidth_Bps"] = opt(q.cbw);
@@ -706,14 +714,11 @@ Json analyze(const std::vector<Json>& records) {
     const Json* ax = child(r, {"axes"});
     p.axes = (ax && ax->is_object()) ? *ax : Json::object();
     const Json interp = interpret_point(r, run.header ? *run.header : kNoHeader);
-    // Variants are compared on what a loop of the iteration costs (interpretation.iteration_time_s): for an
-    // eager point paced by the host's submission, that time and its interval.
-    const bool host_paced = interp["iteration_time_basis"] == "host_submission";
-    const bool dev = child(r, {"timing", "device"}) && child(r, {"timing", "device"})->is_object();
-    const char* src = host_paced ? "submit" : dev ? "device" : "wall";
-    p.t = host_paced ? num(r, {"timing", "submit", "median_time_s"}) : num(r, {"timing", "time_s"});
-    p.lo = num(r, {"timing", src, "ci95_low_time_s"});
-    p.hi = num(r, {"timing", src, "ci95_high_time_s"});
+    // Variants are compared on what a loop of the iteration costs.
+    const IterationTime it = iteration_time(r);
+    p.t = it.time_s;
+    p.lo = it.ci95_low_s;
+    p.hi = it.ci95_high_s;
     p.usable = p.status == "ok" && positive(p.t) && interp["suspect"] == false;
     run.points.push_back(std::move(p));
   }

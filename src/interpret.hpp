@@ -21,7 +21,8 @@ struct InterpretThresholds {
   /// ... or launch_overhead_share + host_stall_share >= sync_host_share (a sync stops the host queueing ahead,
   /// so every launch after it is exposed; the sum is a lower bound of the sync's cost).
   double sync_host_share = 0.3;
-  /// launch-bound: launches × calibrated launch time >= launch_share of the time.
+  /// launch-bound: launches × calibrated launch time >= launch_share of the time. With blocked samples (a
+  /// measured submission time) the threshold is 1: submission slower than the GPU paces the loop.
   double launch_share = 0.5;
   /// memory- or compute-bound: achieved rate >= roof_fraction of the calibrated ceiling (the larger fraction
   /// of the two decides).
@@ -65,8 +66,11 @@ inline constexpr InterpretThresholds kInterpretThresholds{};
 ///   Patterson, "Roofline", CACM 2009);
 /// - time_floor_s = max(compulsory_bytes / peak_bandwidth, flop / peak_compute); l2_resident when timed with a
 ///   hot L2 and compulsory_bytes fit in it (the suspect test then keeps only the flop term: a cache can beat DRAM);
-/// - launch_overhead_share = launches × calibrated launch time (eager or graph by timing.mode) / time_s;
-///   host_stall_share = (wall − device) / wall of the medians;
+/// - launch_overhead_share = launches × calibrated launch time (eager or graph by timing.mode) / time_s, or,
+///   with blocked samples (timing.method "cuda_events_blocked+synchronized_wall"), the measured
+///   timing.submit.median_time_s / time_s; host_stall_share = (wall − device) / wall of the medians (null for
+///   blocked samples, whose wall is enqueue then execution);
+/// - submit_time_s, iteration_time_s and iteration_time_basis: see iteration_time();
 /// - bound ∈ {memory, compute, launch, sync, latency, unknown}, confidence ("strong", "weak" or null), reason,
 ///   evidence (the numbers and the rule that decided);
 /// - suspect (bool) and suspect_reason: time below the floor by more than 5%, or timing.method
@@ -74,6 +78,17 @@ inline constexpr InterpretThresholds kInterpretThresholds{};
 /// - note: {measured, bound, evidence, next_change, other_cause_checked}, plain English with numbers.
 /// Quantities that cannot be computed are null.
 Json interpret_point(const Json& point, const Json& header);
+
+/// What one loop iteration of a point costs, with the 95% CI of its median (seconds; NaN where missing).
+/// Blocked samples time the GPU and the host's submission apart; an eager loop runs at the slower of the two
+/// (the host cannot issue faster than its submission time, the GPU cannot run ahead of what was issued), so
+/// the time is the submission's when it exceeds the GPU time (`host_paced`), else timing.time_s with the
+/// device (or, without device timing, wall) CI.
+struct IterationTime {
+  double time_s, ci95_low_s, ci95_high_s;
+  bool host_paced;
+};
+IterationTime iteration_time(const Json& point);
 
 /// Cross-point analysis of the records of one or more JSONL files, in file order: each "header" line starts a
 /// run and applies to the "point" lines after it (points before any header form a run with an empty header).

@@ -254,7 +254,8 @@ void write_csv(const Context& c, const fs::path& file) {
   if (!f) throw OutputError("cannot write " + file.string());
   f << "run,file,id,experiment,variant";
   for (const auto& a : axes) f << ",axis." << a;
-  f << ",status,time_s,wall_time_s,device_time_s,ci95_low_time_s,ci95_high_time_s,achieved_bandwidth_Bps,"
+  f << ",status,time_s,wall_time_s,device_time_s,ci95_low_time_s,ci95_high_time_s,submit_time_s,iteration_time_s,"
+       "achieved_bandwidth_Bps,"
        "compulsory_bandwidth_Bps,flop_per_s,arithmetic_intensity_flop_per_byte,fraction_of_memory_ceiling,"
        "fraction_of_copy,fraction_of_read,fraction_of_compute_ceiling,fraction_of_roofline,launch_overhead_share,"
        "host_stall_share,host_syncs_per_iteration,bound,confidence,suspect,memory_ceiling_Bps,"
@@ -275,7 +276,7 @@ void write_csv(const Context& c, const fs::path& file) {
       f << ',' << csv_field(word(r, {"status"}));
       for (double x : {num(in, {"time_s"}), num(in, {"wall_time_s"}), num(in, {"device_time_s"}),
                        num(r, {"timing", src, "ci95_low_time_s"}), num(r, {"timing", src, "ci95_high_time_s"}),
-                       num(in, {"achieved_bandwidth_Bps"}), num(in, {"compulsory_bandwidth_Bps"}),
+                       num(in, {"submit_time_s"}), num(in, {"iteration_time_s"}), num(in, {"achieved_bandwidth_Bps"}), num(in, {"compulsory_bandwidth_Bps"}),
                        num(in, {"flop_per_s"}), num(in, {"arithmetic_intensity_flop_per_byte"}),
                        num(in, {"fraction_of", "memory_ceiling"}), num(in, {"fraction_of", "copy"}),
                        num(in, {"fraction_of", "read"}), num(in, {"fraction_of", "compute_ceiling"}),
@@ -610,13 +611,7 @@ void masking_section(const Context& c, std::ostream& md) {
       bool sig = false;
       const Json* ri_rec = record_by_id(c, rid, g.id.at("index"));
       const Json* rb_rec = record_by_id(c, rid, g.id.at(positive(tm) && tm < tw ? "multiply" : "where"));
-      if (ri_rec && rb_rec) {
-        auto ci = [](const Json& r, const char* which) {
-          const bool dev = child(r, {"timing", "device"}) && (*child(r, {"timing", "device"})).is_object();
-          return num(r, {"timing", dev ? "device" : "wall", which});
-        };
-        sig = ci(*ri_rec, "ci95_high_time_s") < ci(*rb_rec, "ci95_low_time_s");
-      }
+      if (ri_rec && rb_rec) sig = iteration_time(*ri_rec).ci95_high_s < iteration_time(*rb_rec).ci95_low_s;
       wins.push_back(Win{g.axes, ti, tw, tm, best / ti, sig});
     }
 
@@ -700,7 +695,7 @@ void masking_section(const Context& c, std::ostream& md) {
       const double ds = num(r, {"axes", "downstream"});
       if (word(r, {"variant"}) == "index" && word(r, {"status"}) == "ok" && num(r, {"axes", "n"}) == n_min &&
           (!std::isfinite(ds) || ds == 0))
-        small.push_back(num(r, {"timing", "time_s"}));
+        small.push_back(iteration_time(r).time_s);
     }
     fixed = median_of(small);
     // where at the largest n: its traffic and its fraction of the memory ceiling.
@@ -1016,10 +1011,13 @@ void tables_section(const Context& c, std::ostream& md) {
       }
       md << "\n";
     };
-    table("Median time per iteration (the winner in bold; a status where the point was not timed):",
+    table("Median time per loop iteration (GPU time, or, marked (host), the host's submission time where an eager "
+          "loop cannot be fed faster; the winner in bold; a status where the point was not timed):",
           [](const Json& r, bool winner) {
             if (word(r, {"status"}) != "ok") return word(r, {"status"});
-            const std::string t = format_time(num(r["interpretation"], {"time_s"}));
+            // What a loop of the iteration costs: an eager point the host cannot feed is marked "host".
+            const IterationTime it = iteration_time(r);
+            const std::string t = format_time(it.time_s) + (it.host_paced ? " (host)" : "");
             const bool sus = r["interpretation"].value("suspect", false);
             return (winner ? "**" + t + "**" : t) + (sus ? " (suspect)" : "");
           });

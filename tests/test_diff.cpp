@@ -393,6 +393,38 @@ TEST(DiffEnvironment, WarnsOnDifferences) {
   EXPECT_TRUE(close["environment"]["warnings"].empty()) << close["environment"]["warnings"].dump();
 }
 
+// A slower host (calibrated eager launch 4.15 vs 4.74 µs, as two back-to-back H200 runs measured) earns a warning,
+// and a slower verdict on a sync-bound point timed live is counted as host-paced; a blocked one is not.
+TEST(DiffEnvironment, HostSpeedAndHostPacedPoints) {
+  std::mt19937_64 rng(11);
+  Json fast = header(), slow = header();
+  fast["calibration"]["launch"] = {{"eager_time_s", 4.15e-6}};
+  slow["calibration"]["launch"] = {{"eager_time_s", 4.74e-6}};
+  auto with = [](Json p, const std::string& method, const std::string& bound) {
+    p["timing"]["method"] = method;
+    p["interpretation"] = {{"bound", bound}};
+    return p;
+  };
+  const std::string live = "cuda_events+synchronized_wall", blocked = "cuda_events_blocked+synchronized_wall";
+  const Json d = diff_results(
+      {fast, with(point("a", lognormal(rng, 30, 50e-6, 0.005)), live, "sync"),
+       with(point("b", lognormal(rng, 30, 10e-6, 0.005)), blocked, "launch")},
+      {slow, with(point("a", lognormal(rng, 30, 56e-6, 0.005)), live, "sync"),
+       with(point("b", lognormal(rng, 30, 11.2e-6, 0.005)), blocked, "launch")},
+      {});
+  bool warned = false;
+  for (const auto& line : d["environment"]["warnings"])
+    warned = warned || line.get<std::string>().find("host speed (calibrated eager launch time") != std::string::npos;
+  EXPECT_TRUE(warned) << d["environment"]["warnings"].dump();
+  EXPECT_NEAR(d["environment"]["new"]["eager_launch_time_s"].get<double>(), 4.74e-6, 1e-12);
+  ASSERT_EQ(verdict_of(d, 0), "slower");
+  ASSERT_EQ(verdict_of(d, 1), "slower");
+  EXPECT_TRUE(d["points"][0]["host_paced"].get<bool>());
+  EXPECT_FALSE(d["points"][1]["host_paced"].get<bool>());
+  EXPECT_EQ(d["summary"]["host_paced_changes"], 1);
+  EXPECT_NE(diff_markdown(d).find("1 of the slower/faster verdicts are on host-paced points"), std::string::npos);
+}
+
 // New GPU with half the copy bandwidth and twice the times: slower in seconds, the same in "bytes it could
 // have copied".
 TEST(DiffEnvironment, NormalizeByCopyBandwidth) {

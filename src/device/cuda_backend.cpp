@@ -29,7 +29,8 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 // How samples are issued and timed. `queue` is set when samples may be queued behind a blocking kernel.
 struct Timing {
   bool synchronized = true;
-  DeviceBuffer* flush = nullptr;  // set for a cold L2: written before the sample, outside the timed region
+  DeviceBuffer* flush = nullptr;  // set for a cold L2: read before the sample, outside the timed region
+  DeviceBuffer* flush_sink = nullptr;
   double delay_s = 0;
   StreamBlocker* blocker = nullptr;        // lab.blocking_kernel: the backend's blocker
   std::int64_t* queue_launches = nullptr;  // launches queued behind it at most (learned, shared by the backend)
@@ -57,7 +58,8 @@ Sample timed(LaunchContext& ctx, std::int64_t batch, const Timing& how, std::int
                                         std::int64_t{1}, batch)
                            : batch;
     if (how.flush)
-      LABRUN_CUDA(cudaMemsetAsync(how.flush->get(), static_cast<int>(s.iterations & 0xff), how.flush->bytes(), ctx.stream()));
+      kernels::l2_flush(how.flush->get(), how.flush->bytes(), how.flush_sink->as<unsigned int>(), ctx.sm_count(),
+                        ctx.stream());
     LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
     const std::int64_t syncs0 = ctx.host_syncs();
     const auto t0 = Clock::now();
@@ -370,8 +372,13 @@ std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOp
     how.queue_launches = &queue_launches_;
   }
   if (options.cold_l2) {
-    if (!flush_.get()) flush_ = DeviceBuffer(2 * l2_bytes_);
+    if (!flush_.get()) {
+      flush_ = DeviceBuffer((2 * l2_bytes_ + 15) / 16 * 16);
+      flush_sink_ = DeviceBuffer(static_cast<std::size_t>(kernels::read_stream_sink_words(ctx_.sm_count())) * 4);
+      LABRUN_CUDA(cudaMemsetAsync(flush_.get(), 0x5a, flush_.bytes(), ctx_.stream()));  // written once, read per sample
+    }
     how.flush = &flush_;
+    how.flush_sink = &flush_sink_;
   }
   if (options.mode == "graph") return std::make_unique<GraphExecutor>(workload, ctx_, how);
   return std::make_unique<EagerExecutor>(workload, ctx_, how);

@@ -30,8 +30,8 @@ class CudaBackend : public Backend {
   /// the mean of 1000 back-to-back launches; graph: the same launches replayed from one graph).
   Json calibrate() override;
   std::optional<std::string> mode_unsupported(const std::string& mode) const override;
-  /// Eager or graph executor. With cold_l2, each sample first writes a buffer of twice the L2 size (allocated
-  /// once per backend, never per sample: case C10); with delay_s, a spin kernel follows every iteration.
+  /// Eager or graph executor. With cold_l2, each sample first reads a buffer of twice the L2 size with plain
+  /// loads (allocated and written once per backend, never per sample: case C10; reading leaves clean lines); with delay_s, a spin kernel follows every iteration.
   /// With blocking, samples of iterations that never synchronize with the host are queued behind a blocking
   /// kernel, at most queue_launches_ launches deep (Sample::iterations says how many iterations were timed).
   std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) override;
@@ -52,7 +52,8 @@ class CudaBackend : public Backend {
   std::size_t l2_bytes_ = 0;
   int pinned_cpu_ = -1;  // the host CPU this backend's launches are issued from (pinned at open), -1 if not
   std::unique_ptr<Nvml> nvml_;
-  DeviceBuffer flush_;  // 2 x L2, allocated on first cold-L2 use
+  DeviceBuffer flush_;       // 2 x L2, allocated and written once, on first cold-L2 use; read before each cold sample
+  DeviceBuffer flush_sink_;  // where the flush kernel's loads go
   StreamBlocker blocker_;
   // Launches a blocked sample queues at most. The driver blocks a launch once its queue is full, which would
   // hold the host until the blocking kernel times out; nvbench calls ~32 safe. Halved on every timeout.

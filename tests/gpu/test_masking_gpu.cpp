@@ -185,6 +185,23 @@ TEST_F(Gpu, BlockingKernelSeparatesGpuTimeFromHostSubmission) {
   }
 }
 
+// Case C10: an 8 MB working set timed hot is served from L2; flushed (plain reads of 2 x L2) before every
+// sample it comes from DRAM, so the cold time is clearly longer.
+TEST_F(Gpu, C10_ColdL2FlushMakesAnL2ResidentPointSlower) {
+  lab_.min_samples = lab_.max_samples = 20;
+  Point p{"masking", "where",
+          {{"n", std::int64_t{4000000}}, {"density", 0.5}, {"dtype", std::string("f32")}, {"mode", std::string("graph")},
+           {"downstream", std::int64_t{0}}, {"nonfinite", std::string("none")}, {"l2", std::string("hot")}}};
+  const Json hot = run_point(p, *registry_.find("masking"), *backend_, lab_);
+  p.axes.back().second = std::string("cold");
+  const Json cold = run_point(p, *registry_.find("masking"), *backend_, lab_);
+  ASSERT_EQ(hot["status"], "ok") << hot.dump();
+  ASSERT_EQ(cold["status"], "ok") << cold.dump();
+  EXPECT_EQ(cold["timing"]["l2"], "cold");
+  EXPECT_EQ(cold["timing"]["batch"], 1);
+  EXPECT_GT(real_from_json(cold["timing"]["time_s"]), 1.2 * real_from_json(hot["timing"]["time_s"]));
+}
+
 // Case C09: eager index synchronizes with the host every iteration and its wall time exceeds device time;
 // index_device_count in a graph never does.
 TEST_F(Gpu, C09_HostSyncsAreCounted) {
