@@ -287,6 +287,13 @@ Json compare_environment(const Side& base, const Side& current, Json& warnings) 
                   "host speed (calibrated eager launch time; moves sync- and launch-bound points timed live)",
                   median_over_headers(base, {"calibration", "launch", "eager_time_s"}),
                   median_over_headers(current, {"calibration", "launch", "eager_time_s"}), kHostTolerance, 1e-6, "µs");
+  // The GPU side of an eager launch (empty kernels queued behind a blocking kernel): blocked eager points made of
+  // short kernels pay it once per launch.
+  compare_numbers("eager_queued_launch_time_s",
+                  "GPU-side eager launch cost (calibrated, launches queued; moves eager points of short kernels)",
+                  median_over_headers(base, {"calibration", "launch", "eager_queued_time_s"}),
+                  median_over_headers(current, {"calibration", "launch", "eager_queued_time_s"}), kHostTolerance, 1e-6,
+                  "µs");
 
   // Lab settings (sample counts, L2 mode, an added delay...) change what a time means.
   std::vector<std::string> lab_keys;

@@ -398,8 +398,8 @@ TEST(DiffEnvironment, WarnsOnDifferences) {
 TEST(DiffEnvironment, HostSpeedAndHostPacedPoints) {
   std::mt19937_64 rng(11);
   Json fast = header(), slow = header();
-  fast["calibration"]["launch"] = {{"eager_time_s", 4.15e-6}};
-  slow["calibration"]["launch"] = {{"eager_time_s", 4.74e-6}};
+  fast["calibration"]["launch"] = {{"eager_time_s", 4.15e-6}, {"eager_queued_time_s", 1.00e-6}};
+  slow["calibration"]["launch"] = {{"eager_time_s", 4.74e-6}, {"eager_queued_time_s", 1.02e-6}};
   auto with = [](Json p, const std::string& method, const std::string& bound) {
     p["timing"]["method"] = method;
     p["interpretation"] = {{"bound", bound}};
@@ -416,6 +416,13 @@ TEST(DiffEnvironment, HostSpeedAndHostPacedPoints) {
   for (const auto& line : d["environment"]["warnings"])
     warned = warned || line.get<std::string>().find("host speed (calibrated eager launch time") != std::string::npos;
   EXPECT_TRUE(warned) << d["environment"]["warnings"].dump();
+  EXPECT_EQ(d["environment"]["warnings"].size(), 1u) << "the GPU side, 2% apart, is within tolerance";
+  slow["calibration"]["launch"]["eager_queued_time_s"] = 1.10e-6;
+  const Json gpu_side = diff_results({fast, point("c", {1e-3, 1e-3, 1e-3})}, {slow, point("c", {1e-3, 1e-3, 1e-3})}, {});
+  bool gpu_warned = false;
+  for (const auto& line : gpu_side["environment"]["warnings"])
+    gpu_warned = gpu_warned || line.get<std::string>().find("GPU-side eager launch cost") != std::string::npos;
+  EXPECT_TRUE(gpu_warned) << gpu_side["environment"]["warnings"].dump();
   EXPECT_NEAR(d["environment"]["new"]["eager_launch_time_s"].get<double>(), 4.74e-6, 1e-12);
   ASSERT_EQ(verdict_of(d, 0), "slower");
   ASSERT_EQ(verdict_of(d, 1), "slower");

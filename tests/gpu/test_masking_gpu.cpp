@@ -238,6 +238,7 @@ TEST_F(Gpu, EnvironmentAndCalibration) {
   EXPECT_GT(cal["copy"]["bandwidth_Bps"].get<double>(), 1e11);
   EXPECT_GT(cal["read"]["bandwidth_Bps"].get<double>(), 1e11);
   EXPECT_GT(cal["launch"]["eager_time_s"].get<double>(), 0.0);
+  EXPECT_GT(cal["launch"]["eager_queued_time_s"].get<double>(), 0.0);
 }
 
 }  // namespace
