@@ -3,7 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include <algorithm>
@@ -16,6 +22,7 @@
 #include "interpret.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
+#include "processes.hpp"
 #include "record.hpp"
 #include "report.hpp"
 #include "status.hpp"
@@ -123,6 +130,32 @@ std::vector<std::string> result_paths(const std::string& arg) {
   }
 }
 
+extern "C" char** environ;
+
+// Runs `argv` (argv[0] is this executable, through /proc/self/exe) and returns its exit status; 128 + the
+// signal number if it was killed. @throws std::runtime_error if it cannot be started.
+int run_child(const std::vector<std::string>& argv) {
+  std::vector<char*> c_argv;
+  for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
+  c_argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (const int e = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, c_argv.data(), environ); e != 0)
+    throw std::runtime_error(std::string("cannot start a labrun process: ") + std::strerror(e));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// "I/K" of --process: this run is process I of K of a lab.processes sweep.
+std::pair<int, int> parse_process(const std::string& text) {
+  int i = 0, k = 0;
+  char slash = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &i, &slash, &k, &extra) != 3 || slash != '/' || i < 1 || k < 1 || i > k)
+    throw std::invalid_argument("--process: expected I/K with 1 <= I <= K, got '" + text + "'");
+  return {i, k};
+}
+
 Registry make_registry(const DeviceHooks& hooks) {
   Registry r;
   register_builtin(r);
@@ -167,7 +200,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   app.require_subcommand(1);
   app.set_version_flag("--version", build_info().version + " (" + build_info().git_sha.substr(0, 12) +
                                         (build_info().git_dirty ? ", dirty" : "") + ", " + build_info().build_type + ")");
-  std::string config_path, device = "auto", output, only;
+  std::string config_path, device = "auto", output, only, process;
   bool force = false, dry_run = false, quiet = false;
 
   auto* sweep = app.add_subcommand("sweep", "run every point of a sweep config through the lab pass");
@@ -178,20 +211,22 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   sweep->add_flag("--dry-run", dry_run, "print the expanded points and their count; run nothing");
   sweep->add_option("--only", only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"");
   sweep->add_flag("-q,--quiet", quiet, "no per-point progress on stderr");
+  // Internal: set by the parent of a lab.processes sweep on each child it starts.
+  sweep->add_option("--process", process, "run as process I/K of a lab.processes sweep (set by labrun itself)")
+      ->group("");
 
   auto* validate = app.add_subcommand("validate", "check a sweep config; run nothing");
   validate->add_option("config", config_path, "sweep config")->required();
   auto* list = app.add_subcommand("list", "list experiments, their axes and variants");
 
-  std::string base_arg, new_arg, min_effect = "5%", format = "table", fail_on = "slower";
-  double alpha = 0.05;
+  std::string base_arg, new_arg, min_effect = "5%", format = "table", fail_on = "slower", alpha = "0.05";
   bool normalize = false;
   auto* diff = app.add_subcommand("diff", "compare two runs point by point (docs/diff.md); exit 1 on a regression");
   diff->add_option("base", base_arg, "base results: a .jsonl file, a comma-separated list (shards) or a folder")
       ->required();
   diff->add_option("new", new_arg, "new results, same forms")->required();
   diff->add_option("--min-effect", min_effect, "smallest change that counts, e.g. 5% (default) or 0.05");
-  diff->add_option("--alpha", alpha, "false discovery rate over the whole diff (Benjamini-Hochberg), default 0.05");
+  diff->add_option("--alpha", alpha, "false discovery rate over the whole diff (Benjamini-Hochberg): 0.05 (default) or 5%");
   diff->add_option("--format", format, "table (default), markdown or json");
   diff->add_option("--fail-on", fail_on, "slower (default) or any (also status changes)");
   diff->add_flag("--normalize", normalize, "compare times scaled by each run's calibrated copy bandwidth");
@@ -219,7 +254,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
     if (*diff) {
       DiffOptions options;
       options.min_effect = parse_percent(min_effect);
-      options.alpha = alpha;
+      options.alpha = parse_percent(alpha);
       options.normalize = normalize;
       options.fail_on = parse_fail_on(fail_on);
       return cmd_diff(result_paths(base_arg), result_paths(new_arg), options, format, std::cout, std::cerr);
@@ -264,13 +299,54 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       std::printf("%zu points\n", points.size());
       return kExitOk;
     }
-    auto backend = open_backend(device, hooks);
     if (output.empty()) output = "results/" + config.experiment + "-" + utc_timestamp(true) + ".jsonl";
+    if (config.lab.processes > 1 && process.empty()) {
+      // lab.processes: K child processes, one after another, each running the whole sweep into its own file;
+      // then their records are pooled point by point (src/processes.hpp) into the output.
+      JsonlWriter writer(output, force);
+      const auto k = static_cast<int>(config.lab.processes);
+      const std::filesystem::path dir = output + ".processes";
+      std::filesystem::create_directories(dir);
+      std::vector<std::vector<Json>> runs;
+      for (int i = 1; i <= k; ++i) {
+        const std::string part = (dir / fmt::format("process-{}-of-{}.jsonl", i, k)).string();
+        std::vector<std::string> child{args[0], "sweep", config_path, "--device", device, "-o", part, "--force",
+                                       "--process", fmt::format("{}/{}", i, k)};
+        if (!only.empty()) child.insert(child.end(), {"--only", only});
+        if (quiet) child.push_back("-q");
+        std::fprintf(stderr, "labrun: process %d of %d (lab.processes)\n", i, k);
+        const int rc = run_child(child);
+        if (rc != kExitOk && rc != kExitPointsFailed)
+          throw std::runtime_error(fmt::format("process {} of {} exited with status {}; the processes' results are "
+                                               "kept in {}",
+                                               i, k, rc, dir.string()));
+        runs.push_back(read_jsonl(part));
+      }
+      const std::vector<Json> pooled = pool_processes(runs, args, config.lab);
+      std::vector<Json> records;
+      for (const auto& r : pooled) {
+        writer.write(r);
+        if (r.value("type", "") == "point") records.push_back(r);
+      }
+      std::filesystem::remove_all(dir);
+      print_summary(records);
+      std::printf("results: %s (%d processes pooled)\n", output.c_str(), k);
+      for (const auto& r : records) {
+        const auto st = r["status"].get<std::string>();
+        if (st == "incorrect" || st == "error") return kExitPointsFailed;
+      }
+      return kExitOk;
+    }
+    auto backend = open_backend(device, hooks);
     JsonlWriter writer(output, force);
     std::fprintf(stderr, "labrun: %zu points on %s; writing %s\n", points.size(), backend->name().c_str(),
                  output.c_str());
     const Json calibration = backend->calibrate();
-    const Json header = make_header(config, args, *backend, calibration, points.size());
+    Json header = make_header(config, args, *backend, calibration, points.size());
+    if (!process.empty()) {
+      const auto [i, k] = parse_process(process);
+      header["process"] = {{"index", i}, {"count", k}};
+    }
     writer.write(header);
     auto records = run_sweep(
         points, experiment, *backend, config.lab, header, [&](const Json& rec) { writer.write(rec); },

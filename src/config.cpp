@@ -141,7 +141,7 @@ const std::vector<std::string> kLabKeys = {
     "warmup_iterations", "warmup_time_s", "min_samples",     "max_samples", "max_time_s",
     "min_sample_time_s", "seed",          "tolerance_scale", "host_max_n",  "timing",
     "target_rel_ci",     "l2",            "delay_s",         "interleave",
-    "blocking_kernel"};
+    "blocking_kernel",   "processes"};
 const std::vector<std::string> kTimings = {"synchronized", "unsynchronized"};
 const std::vector<std::string> kL2States = {"hot", "cold"};
 const std::vector<std::string> kRangeKeys = {"decades", "powers_of_two", "from", "to", "step"};
@@ -765,6 +765,9 @@ class Parser {
         lab.delay_s = real_above(e, 0, true);
       } else if (e.key == "interleave") {
         lab.interleave = int_at_least(e, 1);
+      } else if (e.key == "processes") {
+        lab.processes = int_at_least(e, 1);
+        if (lab.processes > 16) fail(e.value.loc, e.path, std::to_string(lab.processes) + " is out of range; expected at most 16");
       } else if (e.key == "blocking_kernel") {
         lab.blocking_kernel = word_of(e, {"true", "false"}) == "true";
       } else {

@@ -70,6 +70,7 @@ struct LabSettings {
   double delay_s = 0;                     ///< test aid: a spin kernel of this length added to every iteration
   std::int64_t interleave = 1;            ///< points whose samples are taken round-robin (1: one at a time)
   bool blocking_kernel = true;            ///< queue sync-free samples behind a blocking kernel (docs/metrics.md)
+  std::int64_t processes = 1;             ///< run the sweep in this many processes, one after another, and pool them
 };
 
 /// A whole validated sweep config.

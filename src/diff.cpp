@@ -335,9 +335,9 @@ std::pair<std::string, std::string> decide(const RatioEstimate& r, double p_adju
                                       r.ci_low, r.ci_high, down, up)};
 }
 
-/// Whether the host paces the point's measured time: timed live (not behind a blocking kernel) and
+/// Whether the point's compared time holds the host's work: timed live (not behind a blocking kernel) and
 /// interpreted as sync- or launch-bound. Such a time moves with the host's speed as much as with the code.
-bool host_paced(const Json& record) {
+bool host_sensitive(const Json& record) {
   const Json* method = find_path(record, {"timing", "method"});
   const Json* bound = find_path(record, {"interpretation", "bound"});
   const bool blocked = method && method->is_string() && *method == "cuda_events_blocked+synchronized_wall";
@@ -547,6 +547,7 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
   };
   std::vector<Pending> pending;
   std::size_t mixed_sources = 0;
+  std::map<std::pair<std::string, std::string>, std::size_t> mixed_methods;  // (base, new) timing.method -> points
 
   for (const auto& id : base.order) {
     const auto found = current.points.find(id);
@@ -572,7 +573,7 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
              {"new_median_s", nullptr},
              {"base_n", nullptr},
              {"new_n", nullptr},
-             {"host_paced", host_paced(*b.record) || host_paced(*n.record)}};
+             {"host_sensitive", host_sensitive(*b.record) || host_sensitive(*n.record)}};
     if (b_status != n_status) {
       row["verdict"] = "status_changed";
       row["reason"] = fmt::format("{} -> {}", b_status, n_status);
@@ -593,6 +594,11 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
         row["reason"] = !bs.problem.empty() ? "base: " + bs.problem : "new: " + ns.problem;
       } else {
         mixed_sources += bs.source != ns.source;
+        const Json* bm = find_path(*b.record, {"timing", "method"});
+        const Json* nm = find_path(*n.record, {"timing", "method"});
+        const std::string bms = bm && bm->is_string() ? bm->get<std::string>() : "unknown";
+        const std::string nms = nm && nm->is_string() ? nm->get<std::string>() : "unknown";
+        if (bms != nms) ++mixed_methods[{bms, nms}];
         row["base_median_s"] = json_real(median_of(bs.seconds));
         row["new_median_s"] = json_real(median_of(ns.seconds));
         const double b_scale = time_scale(b, options, "base"), n_scale = time_scale(n, options, "new");
@@ -624,6 +630,13 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
 
   if (mixed_sources > 0)
     warnings.push_back(fmt::format("{} point(s) compare device-timed samples with wall-clock samples", mixed_sources));
+  if (!mixed_methods.empty()) {
+    std::string which;
+    for (const auto& [pair, count] : mixed_methods)
+      which += fmt::format("{}{} from {} to {}", which.empty() ? "" : "; ", count, pair.first, pair.second);
+    warnings.push_back("timing.method differs, so those times measure different things (blocked samples time the "
+                       "GPU only, live ones include the host's launches): " + which);
+  }
 
   Json added = Json::array(), missing = Json::array();
   for (const auto& id : current.order)
@@ -651,9 +664,10 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
   }
 
   std::map<std::string, std::size_t> counts;
-  std::size_t host_paced_changes = 0;
+  std::size_t host_sensitive_changes = 0;
   for (const auto& row : points)
-    host_paced_changes += row["host_paced"] == true && (row["verdict"] == "slower" || row["verdict"] == "faster");
+    host_sensitive_changes +=
+        row["host_sensitive"] == true && (row["verdict"] == "slower" || row["verdict"] == "faster");
   bool regression = options.fail_on == DiffOptions::FailOn::any && (incomplete || !missing.empty());
   for (const auto& row : points) {
     const std::string verdict = row["verdict"].get<std::string>();
@@ -673,7 +687,7 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
                {"not_compared", counts["not_compared"]},
                {"new", added.size()},
                {"missing", missing.size()},
-               {"host_paced_changes", host_paced_changes}};
+               {"host_sensitive_changes", host_sensitive_changes}};
 
   Json env_out{{"warnings", std::move(warnings)}, {"base", environment["base"]}, {"new", environment["new"]}};
   return Json{{"type", "diff"},
@@ -805,7 +819,8 @@ std::string md_table(const std::vector<const Json*>& rows, bool with_reason) {
   out += with_reason ? "---|\n" : "\n";
   for (const Json* r : rows) {
     const Json& row = *r;
-    out += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} |", row["verdict"].get<std::string>(),
+    out += fmt::format("| {}{} | `{}` | {} | {} | {} | {} | {} | {} |", row["verdict"].get<std::string>(),
+                       row.value("host_sensitive", false) ? " *host*" : "",
                        md_cell(text_or_dash(row["key"])), md_cell(fmt_change_cell(row)), fmt_interval(row),
                        fmt_p(row["p_adjusted"]), fmt_seconds(row["base_median_s"]), fmt_seconds(row["new_median_s"]),
                        fmt_samples(row));
@@ -825,7 +840,8 @@ std::string diff_table(const Json& diff, bool all_rows) {
         {"verdict", "change", "interval", "p(BH)", "base", "new", "n", "point", "reason"}};
     for (const Json* r : rows) {
       const Json& row = *r;
-      cells.push_back({row["verdict"].get<std::string>(), fmt_change_cell(row), fmt_interval(row),
+      cells.push_back({row["verdict"].get<std::string>() + (row.value("host_sensitive", false) ? " (host)" : ""),
+                       fmt_change_cell(row), fmt_interval(row),
                        fmt_p(row["p_adjusted"]), fmt_seconds(row["base_median_s"]), fmt_seconds(row["new_median_s"]),
                        fmt_samples(row), text_or_dash(row["key"]),
                        row["reason"].is_null() ? "" : row["reason"].get<std::string>()});
@@ -862,10 +878,10 @@ std::string diff_markdown(const Json& diff) {
     for (const auto& w : warnings) out += "> - " + md_cell(w.get<std::string>()) + "\n";
     out += "\n";
   }
-  if (const std::size_t k = s.value("host_paced_changes", std::size_t{0}); k > 0)
-    out += fmt::format("{} of the slower/faster verdicts are on host-paced points (sync- or launch-bound, timed live, "
-                       "marked `host_paced`): their times move with the host's speed as well as with the code; see "
-                       "the host-speed line of the environment comparison.\n\n",
+  if (const std::size_t k = s.value("host_sensitive_changes", std::size_t{0}); k > 0)
+    out += fmt::format("{} of the slower/faster verdicts are on host-sensitive points (sync- or launch-bound, timed "
+                       "live; marked *host* below): their times move with the host's speed as well as with the code; "
+                       "see the host-speed line of the environment comparison.\n\n",
                        k);
   std::vector<const Json*> main_rows, inconclusive;
   for (const Json* row : rows_by_severity(diff, false))

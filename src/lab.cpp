@@ -381,7 +381,8 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
               {"l2", l.l2},
               {"delay_s", l.delay_s},
               {"interleave", l.interleave},
-              {"blocking_kernel", l.blocking_kernel}};
+              {"blocking_kernel", l.blocking_kernel},
+              {"processes", l.processes}};
   h["environment"] = host_environment();
   h["environment"]["backend"] = backend.name();
   h["environment"]["device"] = backend.environment();

@@ -673,7 +673,7 @@ void masking_section(const Context& c, std::ostream& md) {
 
     // Why: the index points' bound classes, their stall, and the static-shape variants' traffic.
     std::map<std::string, int> index_bounds;
-    std::vector<double> index_stall;
+    std::vector<double> index_stall, index_launch;
     int unsupported = 0;
     double fixed = kNaN, n_min = std::numeric_limits<double>::infinity();
     for (std::size_t i : run.points) {
@@ -685,6 +685,8 @@ void masking_section(const Context& c, std::ostream& md) {
       index_bounds[word(r["interpretation"], {"bound"})]++;
       const double s = num(r["interpretation"], {"host_stall_share"});
       if (std::isfinite(s)) index_stall.push_back(s);
+      const double l = num(r["interpretation"], {"launch_overhead_share"});
+      if (std::isfinite(l)) index_launch.push_back(l);
       const double n = num(r, {"axes", "n"});
       if (n < n_min) n_min = n;
     }
@@ -720,10 +722,11 @@ void masking_section(const Context& c, std::ostream& md) {
                                         [](const auto& a, const auto& b) { return a.second < b.second; });
       md << "`index` is classed " << top->first << "-bound at " << top->second << " of its " << total_index
          << " timed points (" << counts_text(index_bounds) << "). It copies the selected count to the host every "
-         << "iteration to size its result: the host waits (median host stall "
-         << format_percent(median_of(index_stall)) << " of the wall time, up to "
-         << format_percent(index_stall.empty() ? kNaN : *std::max_element(index_stall.begin(), index_stall.end()))
-         << "), and cannot queue the next launches ahead, so every launch after the sync is exposed. Its fixed cost "
+         << "iteration to size its result: the host waits for it, and cannot queue the next launches ahead, so "
+         << "every launch after the sync is exposed (its launches at the calibrated eager cost: median "
+         << format_percent(median_of(index_launch)) << " of its time; the stall the two clocks can see: median "
+         << format_percent(median_of(index_stall)) << " of the wall time, a lower bound, since neither clock sees "
+         << "the device idle while the count travels). Its fixed cost "
          << "shows at the smallest size: " << format_time(fixed) << " median at n = " << format_number(n_min)
          << " (no downstream work)"
          << ", where there is almost no work to save. ";
@@ -1011,17 +1014,19 @@ void tables_section(const Context& c, std::ostream& md) {
       }
       md << "\n";
     };
-    table("Median time per loop iteration (GPU time, or, marked (host), the host's submission time where an eager "
-          "loop cannot be fed faster; the winner in bold; a status where the point was not timed):",
+    table("Median time per loop iteration: the measured time (GPU time; live time for `index`, host syncs included), "
+          "or, marked (submit), the host's submission time where it exceeds the GPU time, because an eager loop "
+          "cannot be fed faster; the winner in bold; a status where the point was not timed:",
           [](const Json& r, bool winner) {
             if (word(r, {"status"}) != "ok") return word(r, {"status"});
-            // What a loop of the iteration costs: an eager point the host cannot feed is marked "host".
+            // What a loop of the iteration costs: an eager point the host cannot feed shows its submission time.
             const IterationTime it = iteration_time(r);
-            const std::string t = format_time(it.time_s) + (it.host_paced ? " (host)" : "");
+            const std::string t = format_time(it.time_s) + (it.host_paced ? " (submit)" : "");
             const bool sus = r["interpretation"].value("suspect", false);
             return (winner ? "**" + t + "**" : t) + (sus ? " (suspect)" : "");
           });
-    table("Achieved bandwidth (bytes issued / time) and its fraction of the memory ceiling:", [](const Json& r, bool) {
+    table("Achieved bandwidth (bytes issued / GPU time; `time_s`, not the loop time above) and its fraction of the "
+          "memory ceiling:", [](const Json& r, bool) {
       if (word(r, {"status"}) != "ok") return std::string("–");
       const Json& in = r["interpretation"];
       return format_rate(num(in, {"achieved_bandwidth_Bps"}), "B/s") + " (" +

@@ -202,6 +202,55 @@ TEST(Cli, SweepNeverOverwritesWithoutForce) {
   EXPECT_EQ(read_jsonl(run.output).size(), 289u);
 }
 
+// The complete example of docs/config.md is a valid config.
+TEST(Cli, DocsCompleteExampleValidates) {
+  TempDir dir;
+  const std::string doc = slurp(kSource + "/docs/config.md");
+  const auto start = doc.find("```yaml", doc.find("## Complete example"));
+  ASSERT_NE(start, std::string::npos);
+  const auto body = doc.find('\n', start) + 1;
+  const std::string yaml = doc.substr(body, doc.find("```", body) - body);
+  write_file(dir.path("complete.yaml"), yaml);
+  const Result r = labrun(dir, "validate " + quote(dir.path("complete.yaml")));
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// lab.processes: the sweep runs in that many child processes and their records are pooled: one header that
+// lists the processes, one point per id whose raw samples are the processes' together, and no leftover files.
+TEST(Cli, ProcessesArePooledPointByPoint) {
+  TempDir dir;
+  const std::string config = dir.path("p.yaml"), out = dir.path("p.jsonl");
+  write_file(config,
+             "experiment: masking\n"
+             "axes:\n  n: [1000, 4096]\n  density: [0.5]\n  mode: [eager]\n"
+             "variants: [multiply, index, index_device_count]\n"
+             "lab:\n  min_samples: 10\n  max_samples: 10\n  min_sample_time_s: 0\n  warmup_time_s: 0\n"
+             "  processes: 3\n");
+  const Result r = labrun(dir, "sweep " + quote(config) + " --device cpu -q -o " + quote(out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("3 processes pooled"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out + ".processes"));
+  const auto records = read_jsonl(out);
+  ASSERT_EQ(records.size(), 7u);  // header + 2 n x 3 variants
+  EXPECT_EQ(records[0]["processes"]["count"], 3);
+  EXPECT_EQ(records[0]["processes"]["runs"].size(), 3u);
+  EXPECT_EQ(records[0]["lab"]["processes"], 3);
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    const Json& p = records[i];
+    if (p["variant"] == "index_device_count") {  // not_supported alike in all three: reason unprefixed
+      EXPECT_EQ(p["status"], "not_supported");
+      EXPECT_EQ(p["reason"].get<std::string>().find("process"), std::string::npos) << p["reason"];
+      continue;
+    }
+    ASSERT_EQ(p["status"], "ok") << p.dump();
+    EXPECT_EQ(p["timing"]["wall_samples_s"].size(), 30u);
+    EXPECT_EQ(p["timing"]["wall"]["count"], 30);
+    EXPECT_EQ(p["timing"]["processes"]["count"], 3);
+    EXPECT_EQ(p["timing"]["processes"]["time_s"].size(), 3u);
+    EXPECT_TRUE(p["interpretation"].is_object());
+  }
+}
+
 const char* const kUnknownAxisConfig =
     "experiment: masking\n"
     "axes:\n"

@@ -394,8 +394,8 @@ TEST(DiffEnvironment, WarnsOnDifferences) {
 }
 
 // A slower host (calibrated eager launch 4.15 vs 4.74 µs, as two back-to-back H200 runs measured) earns a warning,
-// and a slower verdict on a sync-bound point timed live is counted as host-paced; a blocked one is not.
-TEST(DiffEnvironment, HostSpeedAndHostPacedPoints) {
+// and a slower verdict on a sync-bound point timed live is counted as host-sensitive; a blocked one is not.
+TEST(DiffEnvironment, HostSpeedAndHostSensitivePoints) {
   std::mt19937_64 rng(11);
   Json fast = header(), slow = header();
   fast["calibration"]["launch"] = {{"eager_time_s", 4.15e-6}, {"eager_queued_time_s", 1.00e-6}};
@@ -426,10 +426,20 @@ TEST(DiffEnvironment, HostSpeedAndHostPacedPoints) {
   EXPECT_NEAR(d["environment"]["new"]["eager_launch_time_s"].get<double>(), 4.74e-6, 1e-12);
   ASSERT_EQ(verdict_of(d, 0), "slower");
   ASSERT_EQ(verdict_of(d, 1), "slower");
-  EXPECT_TRUE(d["points"][0]["host_paced"].get<bool>());
-  EXPECT_FALSE(d["points"][1]["host_paced"].get<bool>());
-  EXPECT_EQ(d["summary"]["host_paced_changes"], 1);
-  EXPECT_NE(diff_markdown(d).find("1 of the slower/faster verdicts are on host-paced points"), std::string::npos);
+  EXPECT_TRUE(d["points"][0]["host_sensitive"].get<bool>());
+  EXPECT_FALSE(d["points"][1]["host_sensitive"].get<bool>());
+  EXPECT_EQ(d["summary"]["host_sensitive_changes"], 1);
+  EXPECT_NE(diff_markdown(d).find("1 of the slower/faster verdicts are on host-sensitive points"), std::string::npos);
+  EXPECT_NE(diff_markdown(d).find("| slower *host* |"), std::string::npos) << diff_markdown(d);
+  EXPECT_NE(diff_table(d, false).find("slower (host)"), std::string::npos) << diff_table(d, false);
+
+  // The same points timed live on one side and blocked on the other measure different things: said so.
+  Json live_b = with(point("b", lognormal(rng, 30, 10e-6, 0.005)), live, "launch");
+  const Json mixed = diff_results({fast, live_b}, {fast, with(point("b", lognormal(rng, 30, 10e-6, 0.005)), blocked, "launch")}, {});
+  bool method_warned = false;
+  for (const auto& line : mixed["environment"]["warnings"])
+    method_warned = method_warned || line.get<std::string>().find("timing.method differs") != std::string::npos;
+  EXPECT_TRUE(method_warned) << mixed["environment"]["warnings"].dump();
 }
 
 // New GPU with half the copy bandwidth and twice the times: slower in seconds, the same in "bytes it could

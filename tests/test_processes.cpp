@@ -1,0 +1,101 @@
+// Pooling the records of a sweep run in several processes (lab.processes, src/processes.hpp).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "processes.hpp"
+#include "record.hpp"
+#include "stats.hpp"
+
+namespace labrun {
+namespace {
+
+Json header(double copy_Bps, double launch_s) {
+  return Json{{"type", "header"},
+              {"created_utc", "t"},
+              {"lab", Json::object()},
+              {"environment", {{"device", {{"l2_bytes", 50e6}, {"host_thread_cpu", 3}}}}},
+              {"calibration",
+               {{"copy", {{"bandwidth_Bps", copy_Bps}, {"method", "m"}}}, {"launch", {{"eager_time_s", launch_s}}}}}};
+}
+
+Json ok_point(const std::string& id, const std::vector<double>& samples) {
+  Json s = Json::array();
+  for (double x : samples) s.push_back(json_real(x));
+  return Json{{"type", "point"},
+              {"id", id},
+              {"variant", "v"},
+              {"status", "ok"},
+              {"reason", nullptr},
+              {"cost", {{"bytes", 1e6}, {"compulsory_bytes", 1e6}, {"flop", 0}, {"launches", 1}}},
+              {"device_state", {{"before", nullptr}, {"after", nullptr}}},
+              {"timing",
+               {{"mode", "eager"},
+                {"l2", "hot"},
+                {"method", "cuda_events+synchronized_wall"},
+                {"stop_reason", "ci_target"},
+                {"host_syncs_per_iteration", 0.0},
+                {"time_s", json_real(summarize(samples).median)},
+                {"wall_samples_s", s},
+                {"device_samples_s", s},
+                {"submit_samples_s", nullptr}}},
+              {"warnings", Json::array()}};
+}
+
+Json other_point(const std::string& id, const std::string& status, const std::string& reason) {
+  return Json{{"type", "point"}, {"id", id}, {"variant", "v"}, {"status", status}, {"reason", reason}};
+}
+
+TEST(Processes, SamplesArePooledAndTheSpreadIsReported) {
+  LabSettings lab;  // target_rel_ci 1%: a process spread above 3% is warned about
+  const std::vector<std::vector<Json>> runs = {
+      {header(4.0e12, 4.0e-6), ok_point("a", {1.00e-3, 1.01e-3, 0.99e-3}), ok_point("b", {2e-3, 2e-3, 2e-3})},
+      {header(4.2e12, 5.0e-6), ok_point("a", {1.05e-3, 1.06e-3, 1.04e-3}), ok_point("b", {2e-3, 2e-3, 2e-3})},
+      {header(4.1e12, 4.4e-6), ok_point("a", {1.02e-3, 1.03e-3, 1.01e-3}), ok_point("b", {2e-3, 2e-3, 2e-3})}};
+  const std::vector<Json> out = pool_processes(runs, Json::array({"labrun", "sweep"}), lab);
+  ASSERT_EQ(out.size(), 3u);
+  const Json& h = out[0];
+  EXPECT_EQ(h["processes"]["count"], 3);
+  EXPECT_DOUBLE_EQ(h["calibration"]["copy"]["bandwidth_Bps"].get<double>(), 4.1e12);  // median of 4.0, 4.2, 4.1
+  EXPECT_DOUBLE_EQ(h["calibration"]["launch"]["eager_time_s"].get<double>(), 4.4e-6);
+  EXPECT_EQ(h["calibration"]["copy"]["method"], "m");
+  EXPECT_EQ(h["argv"], Json::array({"labrun", "sweep"}));
+  EXPECT_DOUBLE_EQ(h["processes"]["runs"][1]["calibration"]["copy"]["bandwidth_Bps"].get<double>(), 4.2e12);
+
+  const Json& a = out[1];
+  EXPECT_EQ(a["timing"]["device"]["count"], 9);
+  EXPECT_DOUBLE_EQ(real_from_json(a["timing"]["time_s"]), 1.02e-3);  // median of the 9 pooled samples
+  EXPECT_NEAR(real_from_json(a["timing"]["processes"]["spread"]), 1.05 / 1.00 - 1, 1e-12);
+  EXPECT_EQ(a["timing"]["processes"]["time_s"].size(), 3u);
+  const auto& w = a["warnings"];
+  EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const Json& x) { return x["kind"] == "process_spread"; })) << w;
+  EXPECT_TRUE(a["interpretation"].is_object());
+  const Json& b = out[2];
+  EXPECT_DOUBLE_EQ(real_from_json(b["timing"]["processes"]["spread"]), 0.0);
+  EXPECT_TRUE(std::none_of(b["warnings"].begin(), b["warnings"].end(),
+                           [](const Json& x) { return x["kind"] == "process_spread"; }));
+}
+
+TEST(Processes, AFailedProcessDecidesThePointAndIsNamed) {
+  LabSettings lab;
+  const std::vector<std::vector<Json>> runs = {
+      {header(4e12, 4e-6), ok_point("a", {1e-3, 1e-3, 1e-3}), other_point("b", "not_supported", "no")},
+      {header(4e12, 4e-6), other_point("a", "incorrect", "result 2 vs 1"), other_point("b", "not_supported", "no")}};
+  const std::vector<Json> out = pool_processes(runs, Json::array(), lab);
+  EXPECT_EQ(out[1]["status"], "incorrect");
+  EXPECT_EQ(out[1]["reason"], "process 2 of 2: result 2 vs 1");
+  EXPECT_EQ(out[2]["reason"], "no");  // the same in every process
+}
+
+TEST(Processes, DifferentSweepsAreRefused) {
+  LabSettings lab;
+  EXPECT_THROW(pool_processes({}, Json::array(), lab), std::invalid_argument);
+  EXPECT_THROW(pool_processes({{header(4e12, 4e-6), ok_point("a", {1e-3})}, {header(4e12, 4e-6), ok_point("z", {1e-3})}},
+                              Json::array(), lab),
+               std::invalid_argument);
+  EXPECT_THROW(pool_processes({{ok_point("a", {1e-3})}}, Json::array(), lab), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace labrun
