@@ -65,6 +65,46 @@ double median_of(std::vector<double> values) {
   return quantile_sorted(values, 0.5);
 }
 
+// Continued fraction of the regularized incomplete beta function (modified Lentz; Numerical Recipes, 3rd ed.,
+// section 6.4, betacf), converging for x < (a + 1) / (a + b + 2).
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300, kEps = 1e-15;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 10000; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((a - 1 + m2) * (a + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1 + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    const double del = d * c;
+    h *= del;
+    if (std::fabs(del - 1) < kEps) break;
+  }
+  return h;
+}
+
+// I_x(a, b), the regularized incomplete beta function.
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
+                                b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
+  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
 // ---- Reading records defensively: a malformed field gives "absent", never an exception --------------------
 
 /// A path of object keys into a record, e.g. {"calibration", "copy", "bandwidth_Bps"}.
@@ -175,6 +215,17 @@ Samples read_samples(const Json& point) {
     s.seconds.push_back(x);
   }
   return s;
+}
+
+/// The per-process medians of a pooled lab.processes record (timing.processes.time_s), finite and positive
+/// ones only; empty for a record of one process.
+std::vector<double> process_medians(const Json& point) {
+  std::vector<double> out;
+  const Json* list = find_path(point, {"timing", "processes", "time_s"});
+  if (list == nullptr || !list->is_array()) return out;
+  for (const auto& v : *list)
+    if (const auto x = finite_number(&v); x && *x > 0) out.push_back(*x);
+  return out;
 }
 
 /// Factor that turns a point's seconds into the compared unit: 1, or with normalize the calibrated copy
@@ -315,12 +366,19 @@ Json compare_environment(const Side& base, const Side& current, Json& warnings) 
 
 /// The verdict rule of an ok/ok point with usable samples (docs/diff.md "Verdicts"), in one place.
 std::pair<std::string, std::string> decide(const RatioEstimate& r, double p_adjusted, std::size_t n_base,
-                                           std::size_t n_new, const DiffOptions& o) {
+                                           std::size_t n_new, const DiffOptions& o, std::optional<WelchLog> process) {
   const double up = 1 + o.min_effect, down = 1 / up;
   if (n_base < kMinSamples || n_new < kMinSamples)
     return {"inconclusive",
             fmt::format("fewer than {} samples on a side ({} base, {} new)", kMinSamples, n_base, n_new)};
   const bool significant = p_adjusted <= o.alpha;
+  // Pooled processes: the samples are not independent across processes, so a change must also stand out from
+  // the variation between the processes' medians.
+  if (significant && (r.ci_low > up || r.ci_high < down) && process && !(process->p_value <= o.alpha))
+    return {"inconclusive",
+            fmt::format("the processes' medians do not differ (Welch's t on their logs: ratio {:.4f}, p {:.3g} > alpha "
+                        "{:g}): the change is within the variation between processes",
+                        process->ratio, process->p_value, o.alpha)};
   if (significant && r.ci_low > up) return {"slower", ""};
   if (significant && r.ci_high < down) return {"faster", ""};
   if (r.ci_low >= down && r.ci_high <= up) return {"same", ""};
@@ -457,6 +515,42 @@ std::vector<double> benjamini_hochberg(const std::vector<double>& p_values) {
   return adjusted;
 }
 
+double student_t_two_sided_p(double t, double df) {
+  if (!(df > 0) || std::isnan(t)) return kNaN;
+  if (std::isinf(t)) return 0;
+  return incomplete_beta(df / 2, 0.5, df / (df + t * t));
+}
+
+WelchLog welch_log_test(const std::vector<double>& base, const std::vector<double>& current) {
+  for (const auto* side : {&base, &current}) {
+    if (side->size() < 2) throw std::invalid_argument("welch_log_test: fewer than 2 values on a side");
+    for (double v : *side)
+      if (!std::isfinite(v) || v <= 0) throw std::invalid_argument("welch_log_test: a value is not finite and positive");
+  }
+  auto moments = [](const std::vector<double>& v) {
+    double mean = 0;
+    for (double x : v) mean += std::log(x);
+    mean /= static_cast<double>(v.size());
+    double ss = 0;
+    for (double x : v) ss += (std::log(x) - mean) * (std::log(x) - mean);
+    return std::pair{mean, ss / static_cast<double>(v.size() - 1)};
+  };
+  const auto [mb, vb] = moments(base);
+  const auto [mn, vn] = moments(current);
+  const double nb = static_cast<double>(base.size()), nn = static_cast<double>(current.size());
+  WelchLog w;
+  w.ratio = std::exp(mn - mb);
+  const double qb = vb / nb, qn = vn / nn, se2 = qb + qn;
+  if (se2 <= 0) {
+    w.p_value = mn == mb ? 1.0 : 0.0;
+    w.df = nb + nn - 2;
+    return w;
+  }
+  w.df = se2 * se2 / (qb * qb / (nb - 1) + qn * qn / (nn - 1));
+  w.p_value = student_t_two_sided_p((mn - mb) / std::sqrt(se2), w.df);
+  return w;
+}
+
 RatioEstimate hodges_lehmann_ratio(const std::vector<double>& base, const std::vector<double>& current,
                                    double confidence) {
   for (const auto* sample : {&base, &current}) {
@@ -544,6 +638,7 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
     RatioEstimate estimate;
     double p_value;
     std::size_t n_base, n_new;
+    std::optional<WelchLog> process;  ///< both sides pooled from >= 2 processes
   };
   std::vector<Pending> pending;
   std::size_t mixed_sources = 0;
@@ -573,7 +668,8 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
              {"new_median_s", nullptr},
              {"base_n", nullptr},
              {"new_n", nullptr},
-             {"host_sensitive", host_sensitive(*b.record) || host_sensitive(*n.record)}};
+             {"host_sensitive", host_sensitive(*b.record) || host_sensitive(*n.record)},
+             {"process_p", nullptr}};
     if (b_status != n_status) {
       row["verdict"] = "status_changed";
       row["reason"] = fmt::format("{} -> {}", b_status, n_status);
@@ -611,7 +707,16 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
         row["ratio_ci_low"] = json_real(est.ci_low);
         row["ratio_ci_high"] = json_real(est.ci_high);
         row["p_value"] = json_real(p);
-        pending.push_back(Pending{points.size(), est, p, bx.size(), nx.size()});
+        std::optional<WelchLog> process;
+        const std::vector<double> bp = process_medians(*b.record), np = process_medians(*n.record);
+        if (bp.size() >= 2 && np.size() >= 2) {
+          std::vector<double> bps = bp, nps = np;
+          for (double& v : bps) v *= b_scale;
+          for (double& v : nps) v *= n_scale;
+          process = welch_log_test(bps, nps);
+          row["process_p"] = json_real(process->p_value);
+        }
+        pending.push_back(Pending{points.size(), est, p, bx.size(), nx.size(), process});
       }
     }
     points.push_back(std::move(row));
@@ -623,7 +728,8 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
   for (std::size_t i = 0; i < pending.size(); ++i) {
     Json& row = points[pending[i].index];
     row["p_adjusted"] = json_real(adjusted[i]);
-    auto [verdict, reason] = decide(pending[i].estimate, adjusted[i], pending[i].n_base, pending[i].n_new, options);
+    auto [verdict, reason] =
+        decide(pending[i].estimate, adjusted[i], pending[i].n_base, pending[i].n_new, options, pending[i].process);
     row["verdict"] = verdict;
     row["reason"] = reason.empty() ? Json() : Json(reason);
   }

@@ -74,6 +74,22 @@ struct RatioEstimate {
 RatioEstimate hodges_lehmann_ratio(const std::vector<double>& base, const std::vector<double>& current,
                                    double confidence);
 
+/// Two-sided p-value of Student's t statistic `t` with `df` > 0 degrees of freedom (df need not be an integer):
+/// I_{df/(df+t^2)}(df/2, 1/2), the regularized incomplete beta function (Abramowitz & Stegun 26.7.1 with
+/// 26.5.2), evaluated by its continued fraction (Numerical Recipes, 3rd ed., section 6.4). NaN for df <= 0.
+double student_t_two_sided_p(double t, double df);
+
+/// Welch's t-test on log times: does the new side's mean log time differ from the base's? Used on the
+/// per-process medians of a lab.processes run, where the process, not the sample, is the unit of replication.
+struct WelchLog {
+  double ratio = 1;    ///< exp(mean log new - mean log base)
+  double p_value = 1;  ///< two-sided; 0 when both sides are constant and differ, 1 when they are equal
+  double df = 0;       ///< Welch-Satterthwaite degrees of freedom
+};
+/// @param base, current  at least 2 values each, every one finite and > 0.
+/// @throws std::invalid_argument otherwise.
+WelchLog welch_log_test(const std::vector<double>& base, const std::vector<double>& current);
+
 // ---- Comparing result files ---------------------------------------------------------------------------------
 
 /// Settings of one diff.
@@ -121,6 +137,9 @@ double parse_percent(const std::string& text);
 ///    and e = min_effect:
 ///      `slower`        p_adj <= alpha and lo > 1 + e
 ///      `faster`        p_adj <= alpha and hi < 1 / (1 + e)
+///      and, when both records come from lab.processes runs (timing.processes.time_s, >= 2 each), the
+///      processes' medians must differ too: Welch's t on their logs with p <= alpha (field `process_p`), else
+///      `inconclusive` (the change is within the variation between processes)
 ///      `same`          1 / (1 + e) <= lo and hi <= 1 + e
 ///      `inconclusive`  otherwise; also fewer than 3 samples on a side, or a sample that is not a finite
 ///                      positive number (C14: "NaN"/"Infinity" are read, never crash), or no samples at all

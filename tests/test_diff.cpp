@@ -191,6 +191,56 @@ TEST(DiffStats, NormalQuantile) {
   EXPECT_THROW(normal_quantile(1.0), std::invalid_argument);
 }
 
+// Two-sided Student t p-values against table values (e.g. t_{0.975, 4} = 2.776445, t_{0.975, 1} = 12.7062).
+TEST(DiffStats, StudentTTwoSidedP) {
+  EXPECT_NEAR(student_t_two_sided_p(2.776445, 4), 0.05, 1e-6);
+  EXPECT_NEAR(student_t_two_sided_p(12.7062, 1), 0.05, 1e-5);
+  EXPECT_NEAR(student_t_two_sided_p(-2.228139, 10), 0.05, 1e-6);
+  EXPECT_NEAR(student_t_two_sided_p(2.0, 10), 0.0733880, 1e-6);
+  EXPECT_NEAR(student_t_two_sided_p(1.959964, 1e7), 0.05, 1e-5);  // the normal limit
+  EXPECT_DOUBLE_EQ(student_t_two_sided_p(0, 3), 1.0);
+  EXPECT_TRUE(std::isnan(student_t_two_sided_p(1, 0)));
+}
+
+// Welch on logs of {1.00, 1.02, 0.98} ms vs {1.10, 1.12, 1.09} ms, by hand: ratio exp(mean log new - mean log
+// base) = 1.1034102, t = 7.0111393, Welch-Satterthwaite df = 3.5544288.
+TEST(DiffStats, WelchLogTest) {
+  const WelchLog w = welch_log_test({1.00e-3, 1.02e-3, 0.98e-3}, {1.10e-3, 1.12e-3, 1.09e-3});
+  EXPECT_NEAR(w.ratio, 1.1034102, 1e-7);
+  EXPECT_NEAR(w.df, 3.5544288, 1e-6);
+  EXPECT_NEAR(w.p_value, student_t_two_sided_p(7.0111393, 3.5544288), 1e-7);
+  EXPECT_LT(w.p_value, 0.01);
+  EXPECT_DOUBLE_EQ(welch_log_test({1.0, 1.0}, {1.0, 1.0}).p_value, 1.0);
+  EXPECT_DOUBLE_EQ(welch_log_test({1.0, 1.0}, {2.0, 2.0}).p_value, 0.0);
+  EXPECT_THROW(welch_log_test({1.0}, {1.0, 2.0}), std::invalid_argument);
+  EXPECT_THROW(welch_log_test({1.0, -1.0}, {1.0, 2.0}), std::invalid_argument);
+}
+
+// Pooled lab.processes records: a sample-level +10% that the processes' medians do not show (they overlap:
+// 1.00/1.20/0.90 vs 1.10/0.95/1.25) is inconclusive; the same samples with separated process medians are slower.
+TEST(DiffVerdict, ProcessGateOnPooledRecords) {
+  std::mt19937_64 rng(12);
+  auto pooled = [](Json p, const std::vector<double>& medians) {
+    Json m = Json::array();
+    for (double x : medians) m.push_back(json_real(x));
+    p["timing"]["processes"] = {{"count", medians.size()}, {"time_s", m}};
+    return p;
+  };
+  const auto base = lognormal(rng, 60, 1.0e-3, 0.005), current = lognormal(rng, 60, 1.1e-3, 0.005);
+  const Json overlap = diff_results({header(), pooled(point("p", base), {1.00e-3, 1.20e-3, 0.90e-3})},
+                                    {header(), pooled(point("p", current), {1.10e-3, 0.95e-3, 1.25e-3})}, {});
+  EXPECT_EQ(verdict_of(overlap), "inconclusive");
+  EXPECT_NE(overlap["points"][0]["reason"].get<std::string>().find("processes' medians do not differ"), std::string::npos);
+  EXPECT_GT(real_from_json(overlap["points"][0]["process_p"]), 0.05);
+  const Json apart = diff_results({header(), pooled(point("p", base), {1.00e-3, 1.01e-3, 0.99e-3})},
+                                  {header(), pooled(point("p", current), {1.10e-3, 1.11e-3, 1.09e-3})}, {});
+  EXPECT_EQ(verdict_of(apart), "slower");
+  EXPECT_LT(real_from_json(apart["points"][0]["process_p"]), 0.05);
+  // Without process medians on both sides the gate does not apply.
+  EXPECT_EQ(verdict_of(diff_results({header(), point("p", base)}, {header(), pooled(point("p", current), {1.1e-3, 1.1e-3})}, {})),
+            "slower");
+}
+
 TEST(DiffOptionsParse, ParsePercentAndFailOn) {
   EXPECT_DOUBLE_EQ(parse_percent("5%"), 0.05);
   EXPECT_DOUBLE_EQ(parse_percent("0.05"), 0.05);
