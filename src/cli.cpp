@@ -125,6 +125,8 @@ std::vector<std::string> result_paths(const std::string& arg) {
   while (true) {
     const std::size_t comma = arg.find(',', start);
     out.push_back(arg.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (out.back().empty())
+      throw std::invalid_argument("'" + arg + "': an empty file name in a comma-separated list of result files");
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
@@ -235,7 +237,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   std::string report_dir = "report";
   bool no_plots = false;
   auto* report = app.add_subcommand("report", "markdown + CSV + plots from result files (docs/metrics.md)");
-  report->add_option("results", report_paths, "one or more .jsonl result files")->required();
+  report->add_option("results", report_paths, "result files: .jsonl files, comma-separated lists or folders")->required();
   report->add_option("-o,--output", report_dir, "output folder (default ./report)");
   report->add_flag("--no-plots", no_plots, "skip the matplotlib plots");
   report->add_flag("--force", force, "replace an existing report in the output folder");
@@ -265,10 +267,13 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
                      report_dir.c_str());
         return kExitOutput;
       }
-      if (force) std::filesystem::remove_all(report_dir);  // no stale plots from an earlier report
       ReportOptions options;
       options.plots = !no_plots;
-      return cmd_report(report_paths, report_dir, std::cout, std::cerr, options);
+      options.replace = force;
+      std::vector<std::string> files;  // each argument: a file, a comma-separated list or a folder, as for diff
+      for (const auto& arg : report_paths)
+        for (auto& f : result_paths(arg)) files.push_back(std::move(f));
+      return cmd_report(files, report_dir, std::cout, std::cerr, options);
     }
     Registry registry = make_registry(hooks);
     if (*list) return cmd_list(registry);

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -152,7 +153,10 @@ struct PointRef {
 };
 
 struct Side {
+  /// Headers that own at least one compared point (a header whose points were all replaced by a later
+  /// shard's does not describe what is compared).
   std::vector<const Json*> headers;
+  std::size_t superseded = 0;  ///< headers with points, every one of them replaced by a later record
   std::vector<std::string> order;  ///< ids in order of first appearance
   std::unordered_map<std::string, PointRef> points;
 };
@@ -160,6 +164,7 @@ struct Side {
 Side index_side(const std::vector<Json>& records, const char* side) {
   Side s;
   const Json* header = nullptr;
+  std::unordered_set<const Json*> had_points;
   for (const Json& r : records) {
     const std::string type = r.is_object() ? string_or(r, "type", "") : "";
     if (type == "header") {
@@ -171,8 +176,17 @@ Side index_side(const std::vector<Json>& records, const char* side) {
         throw std::invalid_argument(std::string(side) + ": a point record has no string \"id\"");
       const auto [it, inserted] = s.points.insert_or_assign(id->get<std::string>(), PointRef{&r, header});
       if (inserted) s.order.push_back(it->first);
+      had_points.insert(header);
     }
   }
+  std::unordered_set<const Json*> owners;
+  for (const auto& [id, ref] : s.points) owners.insert(ref.header);
+  std::vector<const Json*> live;
+  for (const Json* h : s.headers) {
+    if (owners.contains(h)) live.push_back(h);
+    else if (had_points.contains(h)) ++s.superseded;
+  }
+  s.headers = std::move(live);
   return s;
 }
 
@@ -629,6 +643,11 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
   const Side current = index_side(new_records, "new");
 
   Json warnings = Json::array();
+  for (const Side* side : {&base, &current})
+    if (side->superseded > 0)
+      warnings.push_back(fmt::format("{} side: {} run(s) had every point replaced by a later record with the same id "
+                                     "(last record wins); their headers are left out of this comparison",
+                                     side == &base ? "base" : "new", side->superseded));
   const Json environment = compare_environment(base, current, warnings);
 
   Json points = Json::array(), status_changes = Json::array();

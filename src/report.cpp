@@ -1076,6 +1076,7 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
   const fs::path dir(out_dir);
   try {
     std::error_code ec;
+    if (options.replace) fs::remove_all(dir, ec);  // no stale plots from an earlier report
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir)) throw OutputError("cannot create directory " + out_dir + ": " + ec.message());
     write_csv(c, dir / "points.csv");

@@ -16,6 +16,9 @@ struct ReportOptions {
   /// The plotting script; empty: scripts/plot_report.py looked up from the working directory, then from the
   /// directories above the running executable.
   std::string plot_script;
+  /// Replace an existing report: the output folder is emptied, but only once every input has loaded, so a bad
+  /// input never costs the old report.
+  bool replace = false;
 };
 
 /// Reads the JSONL result files in `paths` (each a header line and point lines), interprets every point with

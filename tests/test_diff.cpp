@@ -389,7 +389,9 @@ TEST(DiffVerdict, ShardsAndLastRecordWins) {
   const Json d = diff_results(base, current, {});
   EXPECT_EQ(verdict_of(d, 0), "same");
   EXPECT_EQ(verdict_of(d, 1), "same");
-  EXPECT_TRUE(d["environment"]["warnings"].empty());
+  // The new side's first shard lost both its points to the second: said, and nothing else differs.
+  ASSERT_EQ(d["environment"]["warnings"].size(), 1u) << d["environment"]["warnings"].dump();
+  EXPECT_NE(d["environment"]["warnings"][0].get<std::string>().find("new side: 1 run(s)"), std::string::npos);
 }
 
 // C15 on synthetic data: 1000 points whose base and new come from one lognormal (sigma 3%, 30 samples each).
@@ -490,6 +492,20 @@ TEST(DiffEnvironment, HostSpeedAndHostSensitivePoints) {
   for (const auto& line : mixed["environment"]["warnings"])
     method_warned = method_warned || line.get<std::string>().find("timing.method differs") != std::string::npos;
   EXPECT_TRUE(method_warned) << mixed["environment"]["warnings"].dump();
+}
+
+// Shards where a later run replaces every point of an earlier one: the earlier header no longer describes what
+// is compared, so its environment is left out (no host-speed warning here) and the replacement is said.
+TEST(DiffEnvironment, SupersededShardHeadersAreLeftOut) {
+  Json slow = header(), fast = header();
+  slow["calibration"]["launch"] = {{"eager_time_s", 4.6e-6}};
+  fast["calibration"]["launch"] = {{"eager_time_s", 4.2e-6}};
+  const Json d = diff_results({slow, point("a", {1e-3, 1e-3, 1e-3}), fast, point("a", {1e-3, 1e-3, 1e-3})},
+                              {fast, point("a", {1e-3, 1e-3, 1e-3})}, {});
+  const Json& w = d["environment"]["warnings"];
+  ASSERT_EQ(w.size(), 1u) << w.dump();
+  EXPECT_NE(w[0].get<std::string>().find("base side: 1 run(s) had every point replaced"), std::string::npos) << w[0];
+  EXPECT_NEAR(d["environment"]["base"]["eager_launch_time_s"].get<double>(), 4.2e-6, 1e-15);
 }
 
 // New GPU with half the copy bandwidth and twice the times: slower in seconds, the same in "bytes it could
