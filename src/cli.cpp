@@ -213,6 +213,9 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   sweep->add_flag("--dry-run", dry_run, "print the expanded points and their count; run nothing");
   sweep->add_option("--only", only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"");
   sweep->add_flag("-q,--quiet", quiet, "no per-point progress on stderr");
+  std::vector<std::string> lab_overrides;
+  sweep->add_option("--lab", lab_overrides,
+                    "override a lab setting, KEY=VALUE (repeatable), checked as under lab: (e.g. --lab processes=5)");
   // Internal: set by the parent of a lab.processes sweep on each child it starts.
   sweep->add_option("--process", process, "run as process I/K of a lab.processes sweep (set by labrun itself)")
       ->group("");
@@ -285,7 +288,8 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       std::printf("%s\n", e.dump(2).c_str());
       return kExitOk;
     }
-    const SweepConfig config = load_config(config_path, registry);
+    SweepConfig config = load_config(config_path, registry);
+    config.lab = apply_lab_overrides(config.lab, lab_overrides, registry);
     const Experiment& experiment = *registry.find(config.experiment);
     std::vector<Point> points = expand(config, experiment);
     if (!only.empty()) {
@@ -318,6 +322,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
         std::vector<std::string> child{args[0], "sweep", config_path, "--device", device, "-o", part, "--force",
                                        "--process", fmt::format("{}/{}", i, k)};
         if (!only.empty()) child.insert(child.end(), {"--only", only});
+        for (const auto& o : lab_overrides) child.insert(child.end(), {"--lab", o});
         if (quiet) child.push_back("-q");
         std::fprintf(stderr, "labrun: process %d of %d (lab.processes)\n", i, k);
         const int rc = run_child(child);

@@ -280,6 +280,20 @@ class Parser {
     }
   }
 
+  /// `lab:` overrides given as YAML text "lab:\n  KEY: VALUE\n..." applied on top of `lab`, with the same checks.
+  LabSettings parse_lab_overrides(const std::string& text, const LabSettings& lab) const {
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      throw ConfigError({file_, e.mark.is_null() ? 0 : e.mark.line + 1, 0}, "lab", "YAML syntax error: " + e.msg);
+    }
+    const SourceLoc start{file_, 1, 1};
+    for (auto& entry : entries(Item{root, loc(root, start)}, ""))
+      if (entry.key == "lab") return parse_lab(entry, lab);
+    return lab;
+  }
+
  private:
   // The hypothesis is evaluated after the run (src/interpret.cpp); its names and numbers are checked now, so a
   // misspelled variant or axis fails before any GPU time is spent rather than reading "inconclusive" after.
@@ -702,11 +716,11 @@ class Parser {
     return out;
   }
 
-  LabSettings parse_lab(const Entry& lab_entry) const {
+  LabSettings parse_lab(const Entry& lab_entry, const LabSettings& start = LabSettings{}) const {
     if (!lab_entry.value.node.IsMap())
       fail(lab_entry.value.loc, lab_entry.path,
            "expected a map of lab settings, got " + describe(lab_entry.value.node));
-    LabSettings lab;
+    LabSettings lab = start;
     const Entry* min_samples = nullptr;
     const Entry* max_samples = nullptr;
     const auto keys = entries(lab_entry.value, lab_entry.path);
@@ -827,6 +841,19 @@ SweepConfig parse_config(const std::string& text, const std::string& path, const
   config.sha256 = sha256_hex(text);
   Parser(path, registry).parse(text, config);
   return config;
+}
+
+LabSettings apply_lab_overrides(const LabSettings& lab, const std::vector<std::string>& assignments,
+                                const Registry& registry) {
+  if (assignments.empty()) return lab;
+  std::string text = "lab:\n";
+  for (const auto& a : assignments) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0 || a.find('\n') != std::string::npos)
+      throw ConfigError({"--lab", 0, 0}, "lab", "expected KEY=VALUE (e.g. --lab processes=5), got '" + a + "'");
+    text += "  " + a.substr(0, eq) + ": " + a.substr(eq + 1) + "\n";
+  }
+  return Parser("--lab", registry).parse_lab_overrides(text, lab);
 }
 
 SweepConfig load_config(const std::string& path, const Registry& registry) {

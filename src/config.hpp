@@ -94,6 +94,12 @@ struct SweepConfig {
 /// @throws ConfigError naming file:line, the key and what was expected.
 SweepConfig load_config(const std::string& path, const Registry& registry);
 
+/// Lab settings from the command line (`--lab KEY=VALUE`, repeatable) applied on top of a config's: each is
+/// checked exactly as the same key under `lab:` would be (errors name the file "--lab" and the key `lab.KEY`);
+/// a later assignment of a key wins. @throws ConfigError for a malformed assignment or a bad key or value.
+LabSettings apply_lab_overrides(const LabSettings& lab, const std::vector<std::string>& assignments,
+                                const Registry& registry);
+
 /// Same as load_config() but from text in memory; `path` is used in messages only.
 SweepConfig parse_config(const std::string& text, const std::string& path, const Registry& registry);
 

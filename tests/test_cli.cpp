@@ -202,6 +202,30 @@ TEST(Cli, SweepNeverOverwritesWithoutForce) {
   EXPECT_EQ(read_jsonl(run.output).size(), 289u);
 }
 
+// --lab KEY=VALUE overrides a lab setting with the config's own checks: a bad one is a config error (exit 3)
+// naming --lab and the key, before any output; a good one is in force and in the header.
+TEST(Cli, LabOverridesAreCheckedAndRecorded) {
+  TempDir dir;
+  const std::string out = dir.path("o.jsonl");
+  Result bad = labrun(dir, "sweep " + quote(kSmoke) + " --device cpu -o " + quote(out) + " --lab procesess=2");
+  EXPECT_EQ(bad.code, 3) << bad.err;
+  EXPECT_NE(bad.err.find("--lab"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("did you mean 'processes'?"), std::string::npos) << bad.err;
+  bad = labrun(dir, "sweep " + quote(kSmoke) + " --device cpu -o " + quote(out) + " --lab processes=0");
+  EXPECT_EQ(bad.code, 3) << bad.err;
+  EXPECT_NE(bad.err.find("lab.processes"), std::string::npos) << bad.err;
+  bad = labrun(dir, "sweep " + quote(kSmoke) + " --device cpu -o " + quote(out) + " --lab processes");
+  EXPECT_EQ(bad.code, 3) << bad.err;
+  EXPECT_FALSE(fs::exists(out));
+  const Result ok = labrun(dir, "sweep " + quote(kSmoke) + " --device cpu -q -o " + quote(out) +
+                                    " --only variant=fused,n=1000,density=0.5,dtype=f32,mode=eager,downstream=0"
+                                    " --lab max_samples=12 --lab min_samples=12");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  const auto records = read_jsonl(out);
+  EXPECT_EQ(records[0]["lab"]["max_samples"], 12);
+  EXPECT_EQ(records[1]["timing"]["wall"]["count"], 12);
+}
+
 // The complete example of docs/config.md is a valid config.
 TEST(Cli, DocsCompleteExampleValidates) {
   TempDir dir;
