@@ -78,6 +78,13 @@ std::string short_axes(const Json& axes) {
   return out;
 }
 
+// `text` padded on the left to `width` terminal columns (µ is two bytes but one column).
+std::string right_aligned(const std::string& text, std::size_t width) {
+  std::size_t columns = 0;
+  for (unsigned char c : text) columns += (c & 0xC0) != 0x80;
+  return std::string(width > columns ? width - columns : 0, ' ') + text;
+}
+
 // One row per point that ran (ok, incorrect, error); skipped and not-supported points only counted, by reason.
 void print_summary(const std::vector<Json>& records) {
   std::printf("\n%-20s %-10s %11s %11s %9s %8s %-8s %s\n", "variant", "status", "time", "wall", "GB/s", "syncs/it",
@@ -102,8 +109,9 @@ void print_summary(const std::vector<Json>& records) {
         bw = fmt::format("{:.1f}", in["achieved_bandwidth_Bps"].get<double>() / 1e9);
       bound = in["suspect"] == true ? "SUSPECT" : in["bound"].is_string() ? in["bound"].get<std::string>() : "-";
     }
-    std::printf("%-20s %-10s %11s %11s %9s %8s %-8s %s\n", r["variant"].get<std::string>().c_str(), status.c_str(),
-                time.c_str(), wall.c_str(), bw.c_str(), syncs.c_str(), bound.c_str(), short_axes(r["axes"]).c_str());
+    std::printf("%-20s %-10s %s %s %9s %8s %-8s %s\n", r["variant"].get<std::string>().c_str(), status.c_str(),
+                right_aligned(time, 11).c_str(), right_aligned(wall, 11).c_str(), bw.c_str(), syncs.c_str(),
+                bound.c_str(), short_axes(r["axes"]).c_str());
     if (status != "ok" && r["reason"].is_string()) std::printf("    %s\n", r["reason"].get<std::string>().c_str());
   }
   for (const auto& [why, n] : not_run) std::printf("%6d x %s\n", n, why.c_str());

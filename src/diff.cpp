@@ -1,5 +1,7 @@
 #include "diff.hpp"
 
+#include "interpret.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -847,12 +849,14 @@ double number_or_nan(const Json& v) {
 /// A time in seconds with a readable unit, 3 significant digits; "-" when absent.
 std::string fmt_seconds(const Json& v) {
   const double s = number_or_nan(v);
-  if (!std::isfinite(s)) return "-";
-  const double a = std::fabs(s);
-  if (a < 1e-6) return fmt::format("{:.3g} ns", s * 1e9);
-  if (a < 1e-3) return fmt::format("{:.3g} us", s * 1e6);
-  if (a < 1) return fmt::format("{:.3g} ms", s * 1e3);
-  return fmt::format("{:.3g} s", s);
+  return std::isfinite(s) ? format_time(s) : "-";  // the sweep's and the report's spelling (µs)
+}
+
+/// Columns a UTF-8 string takes in a terminal: its code points (µ is two bytes, one column).
+std::size_t display_width(const std::string& text) {
+  std::size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
 }
 
 /// A ratio new/base as a signed change in percent: 1.102 -> "+10.2%".
@@ -973,14 +977,15 @@ std::string diff_table(const Json& diff, bool all_rows) {
     }
     std::vector<std::size_t> width(cells.front().size(), 0);
     for (const auto& line : cells)
-      for (std::size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], line[c].size());
+      for (std::size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], display_width(line[c]));
     for (const auto& line : cells) {
       std::string text;
       for (std::size_t c = 0; c < line.size(); ++c) {
         const bool last = c + 1 == line.size();
         // Numbers right-aligned, words left-aligned; the last column is never padded.
         const bool right = c >= 1 && c <= 6;
-        text += last ? line[c] : right ? fmt::format("{:>{}}  ", line[c], width[c]) : fmt::format("{:<{}}  ", line[c], width[c]);
+        const std::string pad(width[c] - display_width(line[c]), ' ');
+        text += last ? line[c] : right ? pad + line[c] + "  " : line[c] + pad + "  ";
       }
       while (!text.empty() && text.back() == ' ') text.pop_back();
       out += text + "\n";
