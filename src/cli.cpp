@@ -3,8 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +15,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <optional>
 
 #include "build_info.hpp"
 #include "config.hpp"
@@ -142,15 +145,22 @@ std::vector<std::string> result_paths(const std::string& arg) {
 
 extern "C" char** environ;
 
-// Runs `argv` (argv[0] is this executable, through /proc/self/exe) and returns its exit status; 128 + the
-// signal number if it was killed. @throws std::runtime_error if it cannot be started.
+// Runs `argv` (argv[0] is only a name: the program is this executable, /proc/self/exe) and returns its exit
+// status, or 128 + the signal number if it was killed. The child is sent SIGTERM if this process dies first
+// (prctl PR_SET_PDEATHSIG), so killing a pooled sweep never leaves a sweep running on the device.
+// @throws std::runtime_error if it cannot be started.
 int run_child(const std::vector<std::string>& argv) {
   std::vector<char*> c_argv;
   for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
   c_argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (const int e = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, c_argv.data(), environ); e != 0)
-    throw std::runtime_error(std::string("cannot start a labrun process: ") + std::strerror(e));
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("cannot start a labrun process: ") + std::strerror(errno));
+  if (pid == 0) {  // only async-signal-safe calls until exec
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
+    execve("/proc/self/exe", c_argv.data(), environ);
+    _exit(127);
+  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
@@ -164,6 +174,68 @@ std::pair<int, int> parse_process(const std::string& text) {
   if (std::sscanf(text.c_str(), "%d%c%d%c", &i, &slash, &k, &extra) != 3 || slash != '/' || i < 1 || k < 1 || i > k)
     throw std::invalid_argument("--process: expected I/K with 1 <= I <= K, got '" + text + "'");
   return {i, k};
+}
+
+// True for a result file's statuses that make a sweep exit 1.
+bool any_failed(const std::vector<Json>& records) {
+  for (const auto& r : records) {
+    const auto st = r.value("status", "");
+    if (st == "incorrect" || st == "error") return true;
+  }
+  return false;
+}
+
+// lab.processes: K child processes, one after another, each running the whole sweep into its own file in
+// OUTPUT.processes/, then their records pooled point by point (src/processes.hpp) into OUTPUT. OUTPUT is
+// created only once every process has finished and the pool is made, so a failed or killed run never leaves
+// an empty or partial OUTPUT; the processes' files stay in OUTPUT.processes/ until the pool is written.
+// Returns the exit status: a child's own status for bad input or device trouble (2-5), 70 if one was killed.
+int run_pooled(const SweepConfig& config, const std::string& output, bool force, bool quiet,
+               const std::vector<std::string>& args,
+               const std::function<std::vector<std::string>(int, int, const std::string&)>& child_argv) {
+  namespace fs = std::filesystem;
+  const int k = static_cast<int>(config.lab.processes);
+  const fs::path dir = output + ".processes";
+  std::error_code ec;
+  if (!force && fs::exists(output, ec))
+    throw OutputError("output file " + output + " exists; labrun never overwrites results (use --force)");
+  if (fs::exists(fs::symlink_status(dir, ec))) {
+    if (!force)
+      throw OutputError(dir.string() + " exists (the processes' files of an earlier pooled run?); labrun never "
+                                       "overwrites results: move it away, or use --force to replace it");
+    fs::remove_all(dir, ec);
+  }
+  if (!fs::create_directories(dir, ec) && !fs::is_directory(dir, ec))
+    throw OutputError("cannot create " + dir.string() + ": " + ec.message());
+  std::vector<std::vector<Json>> runs;
+  for (int i = 1; i <= k; ++i) {
+    const std::string part = (dir / fmt::format("process-{}-of-{}.jsonl", i, k)).string();
+    std::fprintf(stderr, "labrun: process %d of %d (lab.processes)\n", i, k);
+    const int rc = run_child(child_argv(i, k, part));
+    if (rc != kExitOk && rc != kExitPointsFailed) {
+      const bool empty = fs::is_empty(dir, ec);
+      if (empty) fs::remove(dir, ec);
+      const std::string kept = empty ? "" : "; the processes' files are kept in " + dir.string();
+      if (rc > 128) {
+        std::fprintf(stderr, "labrun: process %d of %d was killed by signal %d%s\n", i, k, rc - 128, kept.c_str());
+        return kExitInternal;
+      }
+      std::fprintf(stderr, "labrun: process %d of %d exited with status %d%s\n", i, k, rc, kept.c_str());
+      return rc;
+    }
+    runs.push_back(read_jsonl(part));
+  }
+  const std::vector<Json> pooled = pool_processes(runs, args, config.lab);
+  JsonlWriter writer(output, force);
+  std::vector<Json> records;
+  for (const auto& r : pooled) {
+    writer.write(r);
+    if (r.value("type", "") == "point") records.push_back(r);
+  }
+  fs::remove_all(dir, ec);
+  print_summary(records);
+  std::printf("results: %s (%d processes pooled)\n", output.c_str(), k);
+  return any_failed(records) ? kExitPointsFailed : kExitOk;
 }
 
 Registry make_registry(const DeviceHooks& hooks) {
@@ -316,55 +388,25 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       std::printf("%zu points\n", points.size());
       return kExitOk;
     }
+    const std::optional<std::pair<int, int>> process_of =
+        process.empty() ? std::nullopt : std::optional(parse_process(process));
     if (output.empty()) output = "results/" + config.experiment + "-" + utc_timestamp(true) + ".jsonl";
-    if (config.lab.processes > 1 && process.empty()) {
-      // lab.processes: K child processes, one after another, each running the whole sweep into its own file;
-      // then their records are pooled point by point (src/processes.hpp) into the output.
-      JsonlWriter writer(output, force);
-      const auto k = static_cast<int>(config.lab.processes);
-      const std::filesystem::path dir = output + ".processes";
-      std::filesystem::create_directories(dir);
-      std::vector<std::vector<Json>> runs;
-      for (int i = 1; i <= k; ++i) {
-        const std::string part = (dir / fmt::format("process-{}-of-{}.jsonl", i, k)).string();
+    if (config.lab.processes > 1 && process.empty())
+      return run_pooled(config, output, force, quiet, args, [&](int i, int k, const std::string& part) {
         std::vector<std::string> child{args[0], "sweep", config_path, "--device", device, "-o", part, "--force",
                                        "--process", fmt::format("{}/{}", i, k)};
         if (!only.empty()) child.insert(child.end(), {"--only", only});
         for (const auto& o : lab_overrides) child.insert(child.end(), {"--lab", o});
         if (quiet) child.push_back("-q");
-        std::fprintf(stderr, "labrun: process %d of %d (lab.processes)\n", i, k);
-        const int rc = run_child(child);
-        if (rc != kExitOk && rc != kExitPointsFailed)
-          throw std::runtime_error(fmt::format("process {} of {} exited with status {}; the processes' results are "
-                                               "kept in {}",
-                                               i, k, rc, dir.string()));
-        runs.push_back(read_jsonl(part));
-      }
-      const std::vector<Json> pooled = pool_processes(runs, args, config.lab);
-      std::vector<Json> records;
-      for (const auto& r : pooled) {
-        writer.write(r);
-        if (r.value("type", "") == "point") records.push_back(r);
-      }
-      std::filesystem::remove_all(dir);
-      print_summary(records);
-      std::printf("results: %s (%d processes pooled)\n", output.c_str(), k);
-      for (const auto& r : records) {
-        const auto st = r["status"].get<std::string>();
-        if (st == "incorrect" || st == "error") return kExitPointsFailed;
-      }
-      return kExitOk;
-    }
+        return child;
+      });
     auto backend = open_backend(device, hooks);
     JsonlWriter writer(output, force);
     std::fprintf(stderr, "labrun: %zu points on %s; writing %s\n", points.size(), backend->name().c_str(),
                  output.c_str());
     const Json calibration = backend->calibrate();
     Json header = make_header(config, args, *backend, calibration, points.size());
-    if (!process.empty()) {
-      const auto [i, k] = parse_process(process);
-      header["process"] = {{"index", i}, {"count", k}};
-    }
+    if (process_of) header["process"] = {{"index", process_of->first}, {"count", process_of->second}};
     writer.write(header);
     auto records = run_sweep(
         points, experiment, *backend, config.lab, header, [&](const Json& rec) { writer.write(rec); },
@@ -377,13 +419,11 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
                        short_axes(rec["axes"]).c_str(), rec["status"].get<std::string>().c_str(), t.c_str(),
                        reason.c_str());
         });
-    print_summary(records);
-    std::printf("results: %s\n", output.c_str());
-    for (const auto& r : records) {
-      const auto s = r["status"].get<std::string>();
-      if (s == "incorrect" || s == "error") return kExitPointsFailed;
+    if (!process_of) {  // a child of a pooled sweep leaves the summary to its parent
+      print_summary(records);
+      std::printf("results: %s\n", output.c_str());
     }
-    return kExitOk;
+    return any_failed(records) ? kExitPointsFailed : kExitOk;
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "labrun: invalid config: %s\n", e.what());
     return kExitConfig;

@@ -290,7 +290,7 @@ class Parser {
     }
     const SourceLoc start{file_, 1, 1};
     for (auto& entry : entries(Item{root, loc(root, start)}, ""))
-      if (entry.key == "lab") return parse_lab(entry, lab);
+      if (entry.key == "lab") return parse_lab(entry, lab, "from the config");
     return lab;
   }
 
@@ -716,7 +716,10 @@ class Parser {
     return out;
   }
 
-  LabSettings parse_lab(const Entry& lab_entry, const LabSettings& start = LabSettings{}) const {
+  /// `unset_label`: what a setting not written here is called in messages ("the default", or, for command-line
+  /// overrides on top of a config, "from the config").
+  LabSettings parse_lab(const Entry& lab_entry, const LabSettings& start = LabSettings{},
+                        const std::string& unset_label = "the default") const {
     if (!lab_entry.value.node.IsMap())
       fail(lab_entry.value.loc, lab_entry.path,
            "expected a map of lab settings, got " + describe(lab_entry.value.node));
@@ -793,9 +796,9 @@ class Parser {
       // Point at whichever of the two the config wrote; the other is a default.
       const Entry& culprit = max_samples ? *max_samples : *min_samples;
       fail(culprit.value.loc, culprit.path,
-           "max_samples (" + std::to_string(lab.max_samples) + (max_samples ? "" : ", the default") +
+           "max_samples (" + std::to_string(lab.max_samples) + (max_samples ? "" : ", " + unset_label) +
                ") is below min_samples (" + std::to_string(lab.min_samples) +
-               (min_samples ? "" : ", the default") + ")");
+               (min_samples ? "" : ", " + unset_label) + ")");
     }
     return lab;
   }
@@ -846,14 +849,33 @@ SweepConfig parse_config(const std::string& text, const std::string& path, const
 LabSettings apply_lab_overrides(const LabSettings& lab, const std::vector<std::string>& assignments,
                                 const Registry& registry) {
   if (assignments.empty()) return lab;
+  // One YAML line per assignment, after "lab:" on line 1: assignment i is on line i + 1. Keys are plain words
+  // and values single YAML scalars, so nothing in an argument can add structure (a comment, another key).
   std::string text = "lab:\n";
-  for (const auto& a : assignments) {
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < assignments.size(); ++i) {
+    const std::string& a = assignments[i];
     const auto eq = a.find('=');
-    if (eq == std::string::npos || eq == 0 || a.find('\n') != std::string::npos)
-      throw ConfigError({"--lab", 0, 0}, "lab", "expected KEY=VALUE (e.g. --lab processes=5), got '" + a + "'");
-    text += "  " + a.substr(0, eq) + ": " + a.substr(eq + 1) + "\n";
+    const std::string key = eq == std::string::npos ? "" : a.substr(0, eq);
+    const SourceLoc where{"--lab", static_cast<int>(i + 1), 0};
+    const bool word = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+    if (!word)
+      throw ConfigError(where, "lab", "expected KEY=VALUE with KEY a lab setting (e.g. --lab processes=5), got '" + a + "'");
+    const std::string value = a.substr(eq + 1);
+    if (value.find_first_of("#\n\r") != std::string::npos)
+      throw ConfigError(where, "lab." + key, "a value on the command line cannot hold '#' or a line break, got '" + value + "'");
+    if (std::find(keys.begin(), keys.end(), key) != keys.end())
+      throw ConfigError(where, "lab." + key, "set twice on the command line (case C01: a key is given once)");
+    keys.push_back(key);
+    text += "  " + key + ": " + value + "\n";
   }
-  return Parser("--lab", registry).parse_lab_overrides(text, lab);
+  try {
+    return Parser("--lab", registry).parse_lab_overrides(text, lab);
+  } catch (const ConfigError& e) {  // report the argument's position, not the line of the text built above
+    throw ConfigError({"--lab", std::max(1, e.loc().line - 1), 0}, e.key(), e.message());
+  }
 }
 
 SweepConfig load_config(const std::string& path, const Registry& registry) {

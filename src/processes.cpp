@@ -32,10 +32,12 @@ Json median_merge(const std::vector<const Json*>& parts) {
     return out;
   }
   if (first.is_number() && !first.is_boolean()) {
+    // Equal values stay as written (an integer stays an integer, case C14); others become their median.
+    if (std::all_of(parts.begin(), parts.end(), [&](const Json* p) { return *p == first; })) return first;
     std::vector<double> v;
     for (const Json* p : parts)
       if (p->is_number()) v.push_back(p->get<double>());
-    return first.is_number_integer() && parts.size() == 1 ? first : Json(summarize(v).median);
+    return Json(summarize(v).median);
   }
   return first;
 }
@@ -121,6 +123,7 @@ std::vector<Json> pool_processes(const std::vector<std::vector<Json>>& runs, con
   }
   if (!calibrations.empty()) header["calibration"] = median_merge(calibrations);
   header["argv"] = argv;
+  header.erase("process");  // the first child's marker; the pooled run is all of them
   header["processes"] = {{"count", count}, {"runs", per_process}};
 
   std::vector<std::map<std::string, const Json*>> by_id(count);

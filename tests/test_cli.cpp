@@ -226,6 +226,44 @@ TEST(Cli, LabOverridesAreCheckedAndRecorded) {
   EXPECT_EQ(records[1]["timing"]["wall"]["count"], 12);
 }
 
+// A pooled sweep that cannot run (here: no GPU for --device cuda) exits with the child's status and writes
+// nothing; an OUTPUT.processes left by an earlier run is never reused or removed without --force.
+TEST(Cli, PooledSweepFailsCleanlyAndKeepsEarlierFiles) {
+  TempDir dir;
+  const std::string config = dir.path("p.yaml"), out = dir.path("p.jsonl");
+  write_file(config, "experiment: masking\naxes:\n  n: [1000]\n  density: [0.5]\n  mode: [eager]\n"
+                     "variants: [fused]\nlab:\n  processes: 2\n  min_sample_time_s: 0\n");
+  const Result device = labrun(dir, "sweep " + quote(config) + " --device cuda -q -o " + quote(out));
+  EXPECT_EQ(device.code, 5) << device.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".processes"));
+
+  fs::create_directory(out + ".processes");
+  write_file(out + ".processes/process-1-of-2.jsonl", "precious\n");
+  const Result kept = labrun(dir, "sweep " + quote(config) + " --device cpu -q -o " + quote(out));
+  EXPECT_EQ(kept.code, 4) << kept.err;
+  EXPECT_NE(kept.err.find(".processes exists"), std::string::npos) << kept.err;
+  EXPECT_EQ(slurp(out + ".processes/process-1-of-2.jsonl"), "precious\n");
+  EXPECT_FALSE(fs::exists(out));
+  const Result forced = labrun(dir, "sweep " + quote(config) + " --device cpu -q -o " + quote(out) + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_EQ(read_jsonl(out).size(), 2u);
+}
+
+// --lab arguments cannot smuggle YAML structure in, are given once each, and errors name the argument's position.
+TEST(Cli, LabOverridesAreWordsAndScalars) {
+  TempDir dir;
+  const std::string args = "sweep " + quote(kSmoke) + " --device cpu --dry-run";
+  for (const char* bad : {"'seed: 7 #=x'", "'seed=1 # comment'", "' seed=4'", "'seed =4'", "seed=1 --lab seed=2"}) {
+    const Result r = labrun(dir, args + " --lab " + bad);
+    EXPECT_EQ(r.code, 3) << bad << ": " << r.err;
+  }
+  const Result second = labrun(dir, args + " --lab seed=1 --lab sede=2");
+  EXPECT_NE(second.err.find("--lab:2: key 'lab.sede'"), std::string::npos) << second.err;
+  const Result label = labrun(dir, args + " --lab max_samples=5");
+  EXPECT_NE(label.err.find("min_samples (10, from the config)"), std::string::npos) << label.err;
+}
+
 // The complete example of docs/config.md is a valid config.
 TEST(Cli, DocsCompleteExampleValidates) {
   TempDir dir;
@@ -253,10 +291,12 @@ TEST(Cli, ProcessesArePooledPointByPoint) {
   const Result r = labrun(dir, "sweep " + quote(config) + " --device cpu -q -o " + quote(out));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("3 processes pooled"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("results:"), r.out.rfind("results:")) << "one summary, the pooled one:\n" << r.out;
   EXPECT_FALSE(fs::exists(out + ".processes"));
   const auto records = read_jsonl(out);
   ASSERT_EQ(records.size(), 7u);  // header + 2 n x 3 variants
   EXPECT_EQ(records[0]["processes"]["count"], 3);
+  EXPECT_FALSE(records[0].contains("process"));  // a child's marker, not the pooled run's
   EXPECT_EQ(records[0]["processes"]["runs"].size(), 3u);
   EXPECT_EQ(records[0]["lab"]["processes"], 3);
   for (std::size_t i = 1; i < records.size(); ++i) {

@@ -16,8 +16,11 @@ Json header(double copy_Bps, double launch_s) {
               {"created_utc", "t"},
               {"lab", Json::object()},
               {"environment", {{"device", {{"l2_bytes", 50e6}, {"host_thread_cpu", 3}}}}},
+              {"process", {{"index", 1}, {"count", 3}}},
               {"calibration",
-               {{"copy", {{"bandwidth_Bps", copy_Bps}, {"method", "m"}}}, {"launch", {{"eager_time_s", launch_s}}}}}};
+               {{"copy", {{"bandwidth_Bps", copy_Bps}, {"method", "m"}}},
+                {"launch", {{"eager_time_s", launch_s}}},
+                {"n", 8192}}}};
 }
 
 Json ok_point(const std::string& id, const std::vector<double>& samples) {
@@ -60,6 +63,8 @@ TEST(Processes, SamplesArePooledAndTheSpreadIsReported) {
   EXPECT_DOUBLE_EQ(h["calibration"]["copy"]["bandwidth_Bps"].get<double>(), 4.1e12);  // median of 4.0, 4.2, 4.1
   EXPECT_DOUBLE_EQ(h["calibration"]["launch"]["eager_time_s"].get<double>(), 4.4e-6);
   EXPECT_EQ(h["calibration"]["copy"]["method"], "m");
+  EXPECT_TRUE(h["calibration"]["n"].is_number_integer()) << h["calibration"].dump();  // equal integers stay so
+  EXPECT_FALSE(h.contains("process"));
   EXPECT_EQ(h["argv"], Json::array({"labrun", "sweep"}));
   EXPECT_DOUBLE_EQ(h["processes"]["runs"][1]["calibration"]["copy"]["bandwidth_Bps"].get<double>(), 4.2e12);
 
