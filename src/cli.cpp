@@ -83,8 +83,7 @@ std::string short_axes(const Json& axes) {
 
 // `text` padded on the left to `width` terminal columns (µ is two bytes but one column).
 std::string right_aligned(const std::string& text, std::size_t width) {
-  std::size_t columns = 0;
-  for (unsigned char c : text) columns += (c & 0xC0) != 0x80;
+  const std::size_t columns = display_width(text);
   return std::string(width > columns ? width - columns : 0, ' ') + text;
 }
 

@@ -852,12 +852,6 @@ std::string fmt_seconds(const Json& v) {
   return std::isfinite(s) ? format_time(s) : "-";  // the sweep's and the report's spelling (µs)
 }
 
-/// Columns a UTF-8 string takes in a terminal: its code points (µ is two bytes, one column).
-std::size_t display_width(const std::string& text) {
-  std::size_t n = 0;
-  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
-  return n;
-}
 
 /// A ratio new/base as a signed change in percent: 1.102 -> "+10.2%".
 std::string fmt_change(double ratio) {

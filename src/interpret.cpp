@@ -62,6 +62,12 @@ std::string plural(double count, const std::string& one, const std::string& many
 
 }  // namespace
 
+std::size_t display_width(const std::string& text) {
+  std::size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;  // count every byte but UTF-8 continuation bytes
+  return n;
+}
+
 std::string format_time(double s) {
   if (!std::isfinite(s)) return "n/a";
   const double a = std::fabs(s);

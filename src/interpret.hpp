@@ -117,6 +117,8 @@ Json analyze(const std::vector<Json>& records);
 
 /// Seconds as "114 µs", "2.99 ms", "850 ns".
 std::string format_time(double seconds);
+/// Terminal columns of UTF-8 text: its code points ("µs" is 3 bytes, 2 columns), for aligning tables.
+std::size_t display_width(const std::string& text);
 /// A rate in base units per second with an SI prefix: format_rate(4.37e12, "B/s") is "4.37 TB/s".
 std::string format_rate(double per_second, const std::string& unit);
 /// Bytes as "500 MB" (decimal prefixes).

@@ -513,6 +513,8 @@ TEST(InterpretFormat, NumbersAndUnits) {
   EXPECT_EQ(format_number(3.2e7 + 0.5), "3.2e7");
   EXPECT_EQ(format_rate(4.37e12, "B/s"), "4.37 TB/s");
   EXPECT_EQ(format_time(114.3e-6), "114 µs");
+  EXPECT_EQ(display_width(format_time(114.3e-6)), 6u);  // µ: two bytes, one column
+  EXPECT_EQ(display_width("2.99 ms"), 7u);
   EXPECT_EQ(format_percent(0.987), "99%");
   EXPECT_EQ(format_percent(std::nan("")), "n/a");
 }
