@@ -417,6 +417,24 @@ void summary_section(const Context& c, std::ostream& md) {
     return s;
   });
   row("calibration", [](const RunData& r, std::size_t) { return calibration_text(r.header); });
+  row("processes", [&](const RunData& r, std::size_t) {
+    const double k = num(r.header, {"processes", "count"});
+    if (!std::isfinite(k) || k < 2) return std::string("1 (one process: variation between processes not sampled)");
+    std::vector<double> spread;
+    int warned = 0;
+    for (std::size_t i : r.points) {
+      const double sp = num(c.records[i], {"timing", "processes", "spread"});
+      if (std::isfinite(sp)) spread.push_back(sp);
+      if (const Json* w = child(c.records[i], {"warnings"}); w && w->is_array())
+        for (const auto& x : *w) warned += word(x, {"kind"}) == "process_spread";
+    }
+    return fmt::format("{} pooled (lab.processes); the processes' medians of a point differ by a median {} "
+                       "(max {}); {} point(s) warned `process_spread`. Winners' and crossovers' intervals come "
+                       "from the pooled samples; `labrun diff` also compares the processes' medians",
+                       static_cast<int>(k), format_percent(median_of(spread)),
+                       format_percent(spread.empty() ? kNaN : *std::max_element(spread.begin(), spread.end())),
+                       warned);
+  });
   row("points", [&](const RunData& r, std::size_t) {
     std::map<std::string, int> counts;
     for (std::size_t i : r.points) counts[word(c.records[i], {"status"})]++;
