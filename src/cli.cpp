@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <tuple>
 
 #include "build_info.hpp"
 #include "config.hpp"
@@ -189,8 +190,7 @@ bool any_failed(const std::vector<Json>& records) {
 // created only once every process has finished and the pool is made, so a failed or killed run never leaves
 // an empty or partial OUTPUT; the processes' files stay in OUTPUT.processes/ until the pool is written.
 // Returns the exit status: a child's own status for bad input or device trouble (2-5), 70 if one was killed.
-int run_pooled(const SweepConfig& config, const std::string& output, bool force, bool quiet,
-               const std::vector<std::string>& args,
+int run_pooled(const SweepConfig& config, const std::string& output, bool force, const std::vector<std::string>& args,
                const std::function<std::vector<std::string>(int, int, const std::string&)>& child_argv) {
   namespace fs = std::filesystem;
   const int k = static_cast<int>(config.lab.processes);
@@ -387,11 +387,11 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       std::printf("%zu points\n", points.size());
       return kExitOk;
     }
-    const std::optional<std::pair<int, int>> process_of =
-        process.empty() ? std::nullopt : std::optional(parse_process(process));
+    int process_index = 0, process_count = 0;  // this run is process I of K of a pooled sweep (K = 0: it is not)
+    if (!process.empty()) std::tie(process_index, process_count) = parse_process(process);
     if (output.empty()) output = "results/" + config.experiment + "-" + utc_timestamp(true) + ".jsonl";
     if (config.lab.processes > 1 && process.empty())
-      return run_pooled(config, output, force, quiet, args, [&](int i, int k, const std::string& part) {
+      return run_pooled(config, output, force, args, [&](int i, int k, const std::string& part) {
         std::vector<std::string> child{args[0], "sweep", config_path, "--device", device, "-o", part, "--force",
                                        "--process", fmt::format("{}/{}", i, k)};
         if (!only.empty()) child.insert(child.end(), {"--only", only});
@@ -405,7 +405,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
                  output.c_str());
     const Json calibration = backend->calibrate();
     Json header = make_header(config, args, *backend, calibration, points.size());
-    if (process_of) header["process"] = {{"index", process_of->first}, {"count", process_of->second}};
+    if (process_count > 0) header["process"] = {{"index", process_index}, {"count", process_count}};
     writer.write(header);
     auto records = run_sweep(
         points, experiment, *backend, config.lab, header, [&](const Json& rec) { writer.write(rec); },
@@ -418,7 +418,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
                        short_axes(rec["axes"]).c_str(), rec["status"].get<std::string>().c_str(), t.c_str(),
                        reason.c_str());
         });
-    if (!process_of) {  // a child of a pooled sweep leaves the summary to its parent
+    if (process_count == 0) {  // a child of a pooled sweep leaves the summary to its parent
       print_summary(records);
       std::printf("results: %s\n", output.c_str());
     }

@@ -37,6 +37,30 @@ ConfigError::ConfigError(SourceLoc loc, std::string key, std::string message)
       key_(std::move(key)),
       message_(std::move(message)) {}
 
+std::optional<double> parse_decimal(const std::string& text) {
+  std::size_t i = 0;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i - from;
+  };
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  std::size_t mantissa = digits();
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return std::nullopt;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (digits() == 0) return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  const double value = std::strtod(text.c_str(), nullptr);  // the text is a plain decimal by now
+  return std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
+}
+
 std::optional<std::int64_t> parse_exact_integer(const std::string& text, std::string* why) {
   auto fail = [why](std::string reason) -> std::optional<std::int64_t> {
     if (why) *why = std::move(reason);

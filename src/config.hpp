@@ -103,6 +103,11 @@ LabSettings apply_lab_overrides(const LabSettings& lab, const std::vector<std::s
 /// Same as load_config() but from text in memory; `path` is used in messages only.
 SweepConfig parse_config(const std::string& text, const std::string& path, const Registry& registry);
 
+/// Parses a finite decimal number as written by people: an optional sign, digits with an optional fraction,
+/// an optional exponent (`12`, `-0.5`, `.5`, `1e7`, `2.5E-3`). Hex, `inf`, `nan`, spaces and anything else
+/// give nullopt (std::strtod would take `0x10` and `inf`).
+std::optional<double> parse_decimal(const std::string& text);
+
 /// Parses a decimal written as `123`, `-4`, `1e7`, `2.5e3`, `1.0E+02` into the exact integer it denotes.
 /// @returns nullopt and sets `why` when the text is not a number, not an integer (`12.5`) or outside int64
 /// (`1e20`). Exact: works on the digits, never through a double. Case C02.

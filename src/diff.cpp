@@ -1,5 +1,6 @@
 #include "diff.hpp"
 
+#include "config.hpp"
 #include "interpret.hpp"
 
 #include <algorithm>
@@ -626,11 +627,10 @@ double parse_percent(const std::string& text) {
   const auto bad = [&](const std::string& why) {
     return std::invalid_argument("'" + text + "': " + why + " (write e.g. 5% or 0.05)");
   };
-  if (number.empty() || std::isspace(static_cast<unsigned char>(number.front())) != 0) throw bad("not a number");
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size()) throw bad("not a number");
-  if (!std::isfinite(value) || value < 0) throw bad("expected a finite value >= 0");
+  const std::optional<double> parsed = parse_decimal(number);
+  if (!parsed) throw bad("not a decimal number");
+  const double value = *parsed;
+  if (value < 0) throw bad("expected a finite value >= 0");
   if (percent) return value / 100;
   if (value > 1) throw bad("a plain number is a fraction and must lie in [0, 1]; add % for a percentage");
   return value;

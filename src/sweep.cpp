@@ -75,11 +75,10 @@ namespace {
 
 bool value_equals(const AxisValue& have, const std::string& text) {
   if (const auto* s = std::get_if<std::string>(&have)) return *s == text;
-  char* end = nullptr;
-  const double want = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0') return false;
-  if (const auto* i = std::get_if<std::int64_t>(&have)) return static_cast<double>(*i) == want;
-  return std::get<double>(have) == want;
+  const std::optional<double> want = parse_decimal(text);  // decimal only: no hex, no inf
+  if (!want) return false;
+  if (const auto* i = std::get_if<std::int64_t>(&have)) return static_cast<double>(*i) == *want;
+  return std::get<double>(have) == *want;
 }
 
 }  // namespace

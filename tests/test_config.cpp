@@ -230,6 +230,17 @@ TEST(Config, C03_UnknownLabKey) {
   EXPECT_TRUE(contains(e.message(), "did you mean 'min_samples'?")) << e.what();
 }
 
+TEST(Config, ParseDecimalIsPlainDecimalOnly) {
+  EXPECT_EQ(parse_decimal("12"), 12.0);
+  EXPECT_EQ(parse_decimal("-0.5"), -0.5);
+  EXPECT_EQ(parse_decimal(".5"), 0.5);
+  EXPECT_EQ(parse_decimal("1e7"), 1e7);
+  EXPECT_EQ(parse_decimal("2.5E-3"), 2.5e-3);
+  EXPECT_EQ(parse_decimal("+3."), 3.0);
+  for (const char* bad : {"", "0x10", "inf", "nan", " 5", "5 ", "1e", "e5", ".", "1e400", "5%", "1,5"})
+    EXPECT_FALSE(parse_decimal(bad).has_value()) << bad;
+}
+
 TEST(Config, BlockingKernelIsTrueOrFalse) {
   EXPECT_TRUE(parse("experiment: masking\n").lab.blocking_kernel);  // the default
   EXPECT_FALSE(parse("experiment: masking\nlab:\n  blocking_kernel: false\n").lab.blocking_kernel);

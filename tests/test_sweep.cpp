@@ -145,6 +145,8 @@ TEST(Sweep, FilterPointsComparesNumbersByValue) {
   EXPECT_EQ(filter_points(points, "dtype=f16").size(), 2u);
   EXPECT_EQ(filter_points(points, "n=3").size(), 0u);
   EXPECT_EQ(filter_points(points, "variant=fused").size(), 0u);
+  EXPECT_EQ(filter_points(points, "n=0x2").size(), 0u);  // decimal only: strtod would read hex as 2
+  EXPECT_EQ(filter_points(points, "n= 2").size(), 0u);
 }
 
 // An unknown axis or a term that is not axis=value is std::invalid_argument.
