@@ -2,6 +2,7 @@
 
 #include "config.hpp"
 #include "interpret.hpp"
+#include "record.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -415,7 +416,7 @@ std::pair<std::string, std::string> decide(const RatioEstimate& r, double p_adju
 bool host_sensitive(const Json& record) {
   const Json* method = find_path(record, {"timing", "method"});
   const Json* bound = find_path(record, {"interpretation", "bound"});
-  const bool blocked = method && method->is_string() && *method == "cuda_events_blocked+synchronized_wall";
+  const bool blocked = method && method->is_string() && *method == kBlockedTimingMethod;
   return !blocked && bound && bound->is_string() && (*bound == "sync" || *bound == "launch");
 }
 

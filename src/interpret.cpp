@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "record.hpp"
+
 namespace labrun {
 
 namespace {
@@ -281,15 +283,14 @@ Verdict classify(const Quantities& q) {
     v.other = "not memory- or compute-bound: " + roofs + "; " + sync_text(q) + ", " + stall_text(q);
     return v;
   }
+  // The nearer roof: memory or compute, whichever fraction is larger, with the rule that placed it.
+  const auto nearer_roof = [&](const char* prefix, double threshold, const char* suffix) {
+    v.bound = fm >= fc ? "memory" : "compute";
+    v.rule = fmt::format("{}fraction_of_{}_ceiling >= {}{}", prefix, v.bound, threshold, suffix);
+  };
   if (fm >= kT.roof_fraction || fc >= kT.roof_fraction) {
     v.confidence = "strong";
-    if (fm >= fc) {
-      v.bound = "memory";
-      v.rule = fmt::format("fraction_of_memory_ceiling >= {}", kT.roof_fraction);
-    } else {
-      v.bound = "compute";
-      v.rule = fmt::format("fraction_of_compute_ceiling >= {}", kT.roof_fraction);
-    }
+    nearer_roof("", kT.roof_fraction, "");
   } else if (synced) {
     v.bound = "sync";
     v.confidence = "weak";
@@ -322,13 +323,7 @@ Verdict classify(const Quantities& q) {
     return v;
   } else if (std::max(fm, fc) >= kT.weak_roof_fraction) {
     v.confidence = "weak";
-    if (fm >= fc) {
-      v.bound = "memory";
-      v.rule = fmt::format("no other class; fraction_of_memory_ceiling >= {} (weak)", kT.weak_roof_fraction);
-    } else {
-      v.bound = "compute";
-      v.rule = fmt::format("no other class; fraction_of_compute_ceiling >= {} (weak)", kT.weak_roof_fraction);
-    }
+    nearer_roof("no other class; ", kT.weak_roof_fraction, " (weak)");
   } else {
     v.bound = "unknown";
     v.rule = "no threshold met";
@@ -374,7 +369,7 @@ Verdict classify(const Quantities& q) {
 IterationTime iteration_time(const Json& point) {
   const double gpu = num(point, {"timing", "time_s"});
   const double submit = num(point, {"timing", "submit", "median_time_s"});
-  const bool blocked = word(point, {"timing", "method"}) == "cuda_events_blocked+synchronized_wall";
+  const bool blocked = word(point, {"timing", "method"}) == kBlockedTimingMethod;
   const bool host_paced = blocked && std::isfinite(submit) && std::isfinite(gpu) && submit > gpu;
   const Json* device = child(point, {"timing", "device"});
   const char* src = host_paced ? "submit" : (device && device->is_object()) ? "device" : "wall";
@@ -395,7 +390,7 @@ Json interpret_point(const Json& point, const Json& header) {
   q.device = num(point, {"timing", "device", "median_time_s"});
   q.syncs = num(point, {"timing", "host_syncs_per_iteration"});
   q.method = word(point, {"timing", "method"});
-  q.blocked = q.method == "cuda_events_blocked+synchronized_wall";
+  q.blocked = q.method == kBlockedTimingMethod;
   q.submit = num(point, {"timing", "submit", "median_time_s"});
   q.mode = word(point, {"timing", "mode"});
   if (q.mode.empty()) q.mode = word(point, {"axes", "mode"});

@@ -8,6 +8,7 @@
 
 #include "env.hpp"
 #include "interpret.hpp"
+#include "record.hpp"
 #include "stats.hpp"
 #include "status.hpp"
 
@@ -52,6 +53,24 @@ std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s) {
   // The relative nudge keeps 1e-3 / 1e-6 (= 1000.0000000000001 in binary) from rounding up to 1001.
   const double b = std::ceil(min_sample_time_s / iteration_time_s * (1 - 1e-12));
   return static_cast<std::int64_t>(std::clamp(b, 1.0, 100000.0));
+}
+
+void set_timing_samples(Json& timing, const std::vector<double>& wall, const std::vector<double>& device,
+                        const std::vector<double>& submit) {
+  const Summary primary = summarize(device.empty() ? wall : device);
+  auto raw = [](const std::vector<double>& v) {
+    Json a = Json::array();
+    for (double x : v) a.push_back(json_real(x));
+    return a;
+  };
+  timing["median_ci_rel_halfwidth"] = json_real(primary.ci_rel_halfwidth);
+  timing["wall"] = to_json(summarize(wall), "time_s");
+  timing["device"] = device.empty() ? Json(nullptr) : to_json(summarize(device), "time_s");
+  timing["submit"] = submit.empty() ? Json(nullptr) : to_json(summarize(submit), "time_s");
+  timing["wall_samples_s"] = raw(wall);
+  timing["device_samples_s"] = device.empty() ? Json(nullptr) : raw(device);
+  timing["submit_samples_s"] = submit.empty() ? Json(nullptr) : raw(submit);
+  timing["time_s"] = json_real(primary.median);
 }
 
 double median_ci_rel_halfwidth(std::vector<double> v) {
@@ -285,33 +304,21 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool 
 void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved,
                   const Json& header) {
   try {
-    const Summary primary = summarize(run.device.empty() ? run.wall : run.device);
     Json timing;
     timing["mode"] = run.opts.mode;
     timing["l2"] = run.opts.cold_l2 ? "cold" : "hot";
     timing["method"] = !run.opts.synchronized ? "host_clock_unsynchronized"
                        : run.device.empty()   ? "host_steady_clock"
-                       : !run.submit.empty()  ? "cuda_events_blocked+synchronized_wall"
+                       : !run.submit.empty()  ? kBlockedTimingMethod
                                               : "cuda_events+synchronized_wall";
     timing["batch"] = run.batch;
     timing["interleaved_points"] = interleaved;
     timing["stop_reason"] = run.stop;
     timing["target_rel_ci"] = lab.target_rel_ci;
-    timing["median_ci_rel_halfwidth"] = json_real(primary.ci_rel_halfwidth);
+    timing["median_ci_rel_halfwidth"] = nullptr;  // keeps its place in the record; set_timing_samples fills it
     timing["host_syncs_per_iteration"] =
         json_real(static_cast<double>(run.syncs) / static_cast<double>(run.iterations));
-    timing["wall"] = to_json(summarize(run.wall), "time_s");
-    timing["device"] = run.device.empty() ? Json(nullptr) : to_json(summarize(run.device), "time_s");
-    timing["submit"] = run.submit.empty() ? Json(nullptr) : to_json(summarize(run.submit), "time_s");
-    auto raw = [](const std::vector<double>& v) {
-      Json a = Json::array();
-      for (double x : v) a.push_back(json_real(x));
-      return a;
-    };
-    timing["wall_samples_s"] = raw(run.wall);
-    timing["device_samples_s"] = run.device.empty() ? Json(nullptr) : raw(run.device);
-    timing["submit_samples_s"] = run.submit.empty() ? Json(nullptr) : raw(run.submit);
-    timing["time_s"] = json_real(primary.median);
+    set_timing_samples(timing, run.wall, run.device, run.submit);
     run.rec["timing"] = timing;
     run.phases["timing"] = {{"time_s", run.timed_s}};
     run.rec["device_state"]["after"] = backend.device_state();

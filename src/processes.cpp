@@ -66,25 +66,14 @@ Json pooled_point(const std::vector<const Json*>& recs, const Json& header, cons
   }
   if (wall.empty()) throw std::invalid_argument("point " + merged.value("id", "?") + " has no raw wall samples");
   Json& t = merged["timing"];
-  const Summary primary = summarize(device.empty() ? wall : device);
   t["stop_reason"] = stop;
-  t["median_ci_rel_halfwidth"] = json_real(primary.ci_rel_halfwidth);
   t["host_syncs_per_iteration"] = json_real(syncs / static_cast<double>(recs.size()));
-  t["wall"] = to_json(summarize(wall), "time_s");
-  t["device"] = device.empty() ? Json(nullptr) : to_json(summarize(device), "time_s");
-  t["submit"] = submit.empty() ? Json(nullptr) : to_json(summarize(submit), "time_s");
-  auto raw = [](const std::vector<double>& v) {
-    Json a = Json::array();
-    for (double x : v) a.push_back(json_real(x));
-    return a;
-  };
-  t["wall_samples_s"] = raw(wall);
-  t["device_samples_s"] = device.empty() ? Json(nullptr) : raw(device);
-  t["submit_samples_s"] = submit.empty() ? Json(nullptr) : raw(submit);
-  t["time_s"] = json_real(primary.median);
+  set_timing_samples(t, wall, device, submit);
   const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
   const double spread = *lo > 0 ? *hi / *lo - 1 : 0;
-  t["processes"] = {{"count", recs.size()}, {"time_s", raw(medians)}, {"spread", json_real(spread)}};
+  Json per_process = Json::array();
+  for (double m : medians) per_process.push_back(json_real(m));
+  t["processes"] = {{"count", recs.size()}, {"time_s", per_process}, {"spread", json_real(spread)}};
   merged["device_state"]["after"] = (*recs.back())["device_state"]["after"];
 
   // The warnings of the pooled record, from its pooled statistics and first/last device state.

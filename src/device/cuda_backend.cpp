@@ -107,8 +107,7 @@ void issue_eager(Workload& w, LaunchContext& ctx, double delay_s) {
 
 // Launches per eager iteration from the workload's cost model (a conservative 16 where it has none), plus the
 // delay kernel.
-std::int64_t eager_launches(const Workload& w, double delay_s) {
-  const Json cost = w.cost();
+std::int64_t eager_launches(const Json& cost, double delay_s) {
   const std::int64_t n = cost.contains("launches") && cost["launches"].is_number()
                              ? static_cast<std::int64_t>(std::ceil(cost["launches"].get<double>()))
                              : 16;
@@ -117,11 +116,11 @@ std::int64_t eager_launches(const Workload& w, double delay_s) {
 
 class EagerExecutor : public Executor {
  public:
-  EagerExecutor(Workload& w, LaunchContext& ctx, Timing how)
-      : w_(w), ctx_(ctx), how_(how), launches_(eager_launches(w, how.delay_s)) {
-    const Json cost = w.cost();
-    syncs_seen_ = cost.contains("host_syncs") && cost["host_syncs"].is_number() && cost["host_syncs"].get<double>() > 0;
-  }
+  // `cost`: the workload's cost model, read for its launches and host syncs per iteration.
+  EagerExecutor(Workload& w, LaunchContext& ctx, Timing how, const Json& cost)
+      : w_(w), ctx_(ctx), how_(how), launches_(eager_launches(cost, how.delay_s)),
+        syncs_seen_(cost.contains("host_syncs") && cost["host_syncs"].is_number() &&
+                    cost["host_syncs"].get<double>() > 0) {}
   void iterate() override {
     const std::int64_t s0 = ctx_.host_syncs();
     issue_eager(w_, ctx_, how_.delay_s);
@@ -333,23 +332,15 @@ Json CudaBackend::calibrate() {
   }) / kLaunches;
   // The GPU side of an eager launch: empty kernels queued behind the blocking kernel, so the host's launch
   // rate is out of the time. What eager points made of short kernels pay per launch when timed blocked.
-  std::int64_t queued = std::min<std::int64_t>(200, queue_launches_);
+  Timing queue;
+  queue.blocker = &blocker_;
+  queue.queue_launches = &queue_launches_;
+  std::int64_t queued = 0;
   std::vector<double> per_launch;
-  while (per_launch.size() < 5) {
-    blocker_.block(ctx_.stream(), kBlockTimeout_s);
-    e0.record(ctx_.stream());
-    for (std::int64_t i = 0; i < queued; ++i) kernels::empty(ctx_.stream());
-    e1.record(ctx_.stream());
-    blocker_.unblock();
-    e1.synchronize();
-    if (blocker_.timed_out()) {  // the queue was too deep for the driver: shallower, and start over
-      if (queued <= 1) throw std::runtime_error("the blocking kernel timed out with one launch queued behind it");
-      queue_launches_ = std::max<std::int64_t>(1, queue_launches_ / 2);
-      queued = std::min(queued / 2, queue_launches_);
-      per_launch.clear();
-      continue;
-    }
-    per_launch.push_back(e1.seconds_since(e0) / static_cast<double>(queued));
+  for (int i = 0; i < 5; ++i) {
+    const Sample q = timed(ctx_, 200, queue, 1, true, [&] { kernels::empty(ctx_.stream()); });
+    queued = q.iterations;
+    per_launch.push_back(*q.device_time_s / static_cast<double>(q.iterations));
   }
   const double queued_s = summarize(per_launch).median;
   cudaGraph_t graph = nullptr;
@@ -406,7 +397,7 @@ std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOp
     how.flush_sink = &flush_sink_;
   }
   if (options.mode == "graph") return std::make_unique<GraphExecutor>(workload, ctx_, how);
-  return std::make_unique<EagerExecutor>(workload, ctx_, how);
+  return std::make_unique<EagerExecutor>(workload, ctx_, how, workload.cost());
 }
 
 Json CudaBackend::kernel_breakdown(Workload& workload, const LabSettings&) {
