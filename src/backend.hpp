@@ -53,6 +53,10 @@ struct Sample {
   /// Blocked samples (ExecOptions::blocking) only: seconds the host spent enqueuing the batch (its launches
   /// and the two events) while a blocking kernel held the stream; the host's cost of issuing the work.
   std::optional<double> submit_time_s;
+  /// Live samples on a device only: the host's speed right after the sample, as the median wall time of a few
+  /// sync round trips (an empty kernel, a 4-byte device-to-host copy, a stream synchronize), in seconds per
+  /// round trip. It moves with the host as a point that waits on the host does (docs/metrics.md "Host probe").
+  std::optional<double> host_probe_time_s;
 };
 
 /// Runs a workload in one mode ("eager" or "graph").

@@ -246,6 +246,20 @@ std::vector<double> process_medians(const Json& point) {
   return out;
 }
 
+/// The per-process host probe medians of a pooled record (timing.processes.host_probe_time_s, seconds per sync
+/// round trip, in process order), or empty unless every one is finite and positive.
+std::vector<double> process_probe_medians(const Json& point) {
+  std::vector<double> out;
+  const Json* list = find_path(point, {"timing", "processes", "host_probe_time_s"});
+  if (list == nullptr || !list->is_array()) return out;
+  for (const auto& v : *list) {
+    const auto x = finite_number(&v);
+    if (!x || *x <= 0) return {};
+    out.push_back(*x);
+  }
+  return out;
+}
+
 /// Factor that turns a point's seconds into the compared unit: 1, or with normalize the calibrated copy
 /// bandwidth of the point's header (bytes/s), giving "bytes the device could have copied".
 double time_scale(const PointRef& p, const DiffOptions& options, const char* side) {
@@ -384,7 +398,8 @@ Json compare_environment(const Side& base, const Side& current, Json& warnings) 
 
 /// The verdict rule of an ok/ok point with usable samples (docs/diff.md "Verdicts"), in one place.
 std::pair<std::string, std::string> decide(const RatioEstimate& r, double p_adjusted, std::size_t n_base,
-                                           std::size_t n_new, const DiffOptions& o, std::optional<WelchLog> process) {
+                                           std::size_t n_new, const DiffOptions& o, std::optional<WelchLog> process,
+                                           bool host_adjusted) {
   const double up = 1 + o.min_effect, down = 1 / up;
   if (n_base < kMinSamples || n_new < kMinSamples)
     return {"inconclusive",
@@ -392,7 +407,17 @@ std::pair<std::string, std::string> decide(const RatioEstimate& r, double p_adju
   const bool significant = p_adjusted <= o.alpha;
   // Pooled processes: the samples are not independent across processes, so a change must also stand out from
   // the variation between the processes' medians.
-  if (significant && (r.ci_low > up || r.ci_high < down) && process && !(process->p_value <= o.alpha))
+  const bool beyond = r.ci_low > up || r.ci_high < down;
+  // A host-sensitive point with host probes: each process's median per host round trip, so that the host's
+  // speed, which moves such a point between processes, is taken out. The change must hold there too, in the same
+  // direction and beyond the minimum effect (a host slowdown can move that ratio a little either way).
+  if (significant && beyond && process && host_adjusted &&
+      !(process->p_value <= o.alpha && (r.ci_low > up ? process->ratio > up : process->ratio < down)))
+    return {"inconclusive",
+            fmt::format("not a change beyond {:g}% once the host's speed is taken out (the processes' medians per host "
+                        "probe: ratio {:.4f}, Welch's t on their logs p {:.3g}, alpha {:g})",
+                        100 * o.min_effect, process->ratio, process->p_value, o.alpha)};
+  if (significant && beyond && process && !host_adjusted && !(process->p_value <= o.alpha))
     return {"inconclusive",
             fmt::format("the processes' medians do not differ (Welch's t on their logs: ratio {:.4f}, p {:.3g} > alpha "
                         "{:g}): the change is within the variation between processes",
@@ -661,6 +686,7 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
     double p_value;
     std::size_t n_base, n_new;
     std::optional<WelchLog> process;  ///< both sides pooled from >= 2 processes
+    bool host_adjusted = false;       ///< `process` compares medians per host probe (host-sensitive points)
   };
   std::vector<Pending> pending;
   std::size_t mixed_sources = 0;
@@ -691,7 +717,9 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
              {"base_n", nullptr},
              {"new_n", nullptr},
              {"host_sensitive", host_sensitive(*b.record) || host_sensitive(*n.record)},
-             {"process_p", nullptr}};
+             {"process_p", nullptr},
+             {"process_ratio", nullptr},
+             {"process_host_adjusted", false}};
     if (b_status != n_status) {
       row["verdict"] = "status_changed";
       row["reason"] = fmt::format("{} -> {}", b_status, n_status);
@@ -730,15 +758,25 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
         row["ratio_ci_high"] = json_real(est.ci_high);
         row["p_value"] = json_real(p);
         std::optional<WelchLog> process;
+        bool host_adjusted = false;
         const std::vector<double> bp = process_medians(*b.record), np = process_medians(*n.record);
         if (bp.size() >= 2 && np.size() >= 2) {
           std::vector<double> bps = bp, nps = np;
           for (double& v : bps) v *= b_scale;
           for (double& v : nps) v *= n_scale;
+          // Host-sensitive and probed in every process on both sides: compare the medians per host round trip.
+          const std::vector<double> bh = process_probe_medians(*b.record), nh = process_probe_medians(*n.record);
+          host_adjusted = row["host_sensitive"] == true && bh.size() == bps.size() && nh.size() == nps.size();
+          if (host_adjusted) {
+            for (std::size_t k = 0; k < bps.size(); ++k) bps[k] /= bh[k];
+            for (std::size_t k = 0; k < nps.size(); ++k) nps[k] /= nh[k];
+          }
           process = welch_log_test(bps, nps);
           row["process_p"] = json_real(process->p_value);
+          row["process_ratio"] = json_real(process->ratio);
+          row["process_host_adjusted"] = host_adjusted;
         }
-        pending.push_back(Pending{points.size(), est, p, bx.size(), nx.size(), process});
+        pending.push_back(Pending{points.size(), est, p, bx.size(), nx.size(), process, host_adjusted});
       }
     }
     points.push_back(std::move(row));
@@ -751,7 +789,8 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
     Json& row = points[pending[i].index];
     row["p_adjusted"] = json_real(adjusted[i]);
     auto [verdict, reason] =
-        decide(pending[i].estimate, adjusted[i], pending[i].n_base, pending[i].n_new, options, pending[i].process);
+        decide(pending[i].estimate, adjusted[i], pending[i].n_base, pending[i].n_new, options, pending[i].process,
+               pending[i].host_adjusted);
     row["verdict"] = verdict;
     row["reason"] = reason.empty() ? Json() : Json(reason);
   }

@@ -56,7 +56,7 @@ std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s) {
 }
 
 void set_timing_samples(Json& timing, const std::vector<double>& wall, const std::vector<double>& device,
-                        const std::vector<double>& submit) {
+                        const std::vector<double>& submit, const std::vector<double>& host_probe) {
   const Summary primary = summarize(device.empty() ? wall : device);
   auto raw = [](const std::vector<double>& v) {
     Json a = Json::array();
@@ -70,6 +70,8 @@ void set_timing_samples(Json& timing, const std::vector<double>& wall, const std
   timing["wall_samples_s"] = raw(wall);
   timing["device_samples_s"] = device.empty() ? Json(nullptr) : raw(device);
   timing["submit_samples_s"] = submit.empty() ? Json(nullptr) : raw(submit);
+  timing["host_probe"] = host_probe.empty() ? Json(nullptr) : to_json(summarize(host_probe), "time_s");
+  timing["host_probe_samples_s"] = host_probe.empty() ? Json(nullptr) : raw(host_probe);
   timing["time_s"] = json_real(primary.median);
 }
 
@@ -143,7 +145,7 @@ struct PointRun {
   std::unique_ptr<Workload> workload;
   std::unique_ptr<Executor> exec;
   std::int64_t batch = 1;
-  std::vector<double> wall, device, submit;
+  std::vector<double> wall, device, submit, host_probe;
   std::int64_t syncs = 0, iterations = 0;
   double timed_s = 0;  // time spent in this point's own samples (caps count only these)
   std::string stop;
@@ -286,6 +288,7 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool 
   run.wall.push_back(s.wall_time_s / b);
   if (s.device_time_s) run.device.push_back(*s.device_time_s / b);
   if (s.submit_time_s) run.submit.push_back(*s.submit_time_s / b);
+  if (s.host_probe_time_s) run.host_probe.push_back(*s.host_probe_time_s);  // per round trip already
   run.batch = s.iterations;  // a blocked sample may time fewer iterations than asked (queue depth)
   run.syncs += s.host_syncs;
   run.iterations += s.iterations;
@@ -318,7 +321,7 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     timing["median_ci_rel_halfwidth"] = nullptr;  // keeps its place in the record; set_timing_samples fills it
     timing["host_syncs_per_iteration"] =
         json_real(static_cast<double>(run.syncs) / static_cast<double>(run.iterations));
-    set_timing_samples(timing, run.wall, run.device, run.submit);
+    set_timing_samples(timing, run.wall, run.device, run.submit, run.host_probe);
     run.rec["timing"] = timing;
     run.phases["timing"] = {{"time_s", run.timed_s}};
     run.rec["device_state"]["after"] = backend.device_state();

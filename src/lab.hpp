@@ -49,10 +49,11 @@ std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s);
 
 /// Writes the sample-derived fields of a point's `timing` from per-iteration samples in seconds:
 /// `median_ci_rel_halfwidth` and `time_s` of the primary samples (device, or wall without device samples), the
-/// `wall`, `device` and `submit` summaries (null when empty) and the raw `*_samples_s`. Used by the lab pass and
-/// by pool_processes (src/processes.hpp). @throws std::invalid_argument if `wall` is empty.
+/// `wall`, `device`, `submit` and `host_probe` summaries (null when empty) and the raw `*_samples_s`.
+/// `host_probe` holds seconds per sync round trip, one per sample (Sample::host_probe_time_s). Used by the lab
+/// pass and by pool_processes (src/processes.hpp). @throws std::invalid_argument if `wall` is empty.
 void set_timing_samples(Json& timing, const std::vector<double>& wall, const std::vector<double>& device,
-                        const std::vector<double>& submit);
+                        const std::vector<double>& submit, const std::vector<double>& host_probe = {});
 
 /// Relative half-width of the distribution-free 95% confidence interval of the median of `values`
 /// (Summary::ci_rel_halfwidth); +inf when there are fewer than 6 values.

@@ -53,14 +53,17 @@ std::vector<double> reals(const Json& record, const char* key) {
 Json pooled_point(const std::vector<const Json*>& recs, const Json& header, const LabSettings& lab) {
   const double spread_warning = 3 * lab.target_rel_ci;
   Json merged = *recs.front();
-  std::vector<double> wall, device, submit, medians;
+  std::vector<double> wall, device, submit, probe, medians, probe_medians;
   double syncs = 0;
   std::string stop = (*recs.front())["timing"].value("stop_reason", "");
   for (const Json* r : recs) {
     for (double x : reals(*r, "wall_samples_s")) wall.push_back(x);
     for (double x : reals(*r, "device_samples_s")) device.push_back(x);
     for (double x : reals(*r, "submit_samples_s")) submit.push_back(x);
+    for (double x : reals(*r, "host_probe_samples_s")) probe.push_back(x);
     medians.push_back(real_from_json((*r)["timing"]["time_s"]));
+    if (const Json* m = json_find(*r, {"timing", "host_probe", "median_time_s"}); m && m->is_number())
+      probe_medians.push_back(m->get<double>());
     syncs += real_from_json((*r)["timing"]["host_syncs_per_iteration"]);
     if ((*r)["timing"].value("stop_reason", "") != stop) stop = "mixed";
   }
@@ -68,12 +71,17 @@ Json pooled_point(const std::vector<const Json*>& recs, const Json& header, cons
   Json& t = merged["timing"];
   t["stop_reason"] = stop;
   t["host_syncs_per_iteration"] = json_real(syncs / static_cast<double>(recs.size()));
-  set_timing_samples(t, wall, device, submit);
+  set_timing_samples(t, wall, device, submit, probe);
   const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
   const double spread = *lo > 0 ? *hi / *lo - 1 : 0;
   Json per_process = Json::array();
   for (double m : medians) per_process.push_back(json_real(m));
   t["processes"] = {{"count", recs.size()}, {"time_s", per_process}, {"spread", json_real(spread)}};
+  if (probe_medians.size() == recs.size()) {  // every process probed the host: its speed per process, in order
+    Json per_probe = Json::array();
+    for (double m : probe_medians) per_probe.push_back(json_real(m));
+    t["processes"]["host_probe_time_s"] = per_probe;
+  }
   merged["device_state"]["after"] = (*recs.back())["device_state"]["after"];
 
   // The warnings of the pooled record, from its pooled statistics and first/last device state.

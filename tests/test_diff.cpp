@@ -241,6 +241,64 @@ TEST(DiffVerdict, ProcessGateOnPooledRecords) {
             "slower");
 }
 
+// Host-sensitive pooled points with host probes (timing.processes.host_probe_time_s): the gate compares each
+// process's median per host round trip. Numbers shaped on the H200's eager `index` (results/h200/README.md):
+// a ~40 us iteration that is ~3 host round trips of ~12 us, one process in three with a host 50-60% slower.
+TEST(DiffVerdict, HostAdjustedProcessGate) {
+  std::mt19937_64 rng(21);
+  // A point of `host_s` host work scaled by each process's host factor plus `gpu_s`; probe 12 us x factor.
+  auto pooled = [&](const std::string& id, const std::vector<double>& host_factor, double host_s, double gpu_s) {
+    std::vector<double> samples, medians;
+    Json m = Json::array(), probes = Json::array();
+    for (double f : host_factor) {
+      const double t = host_s * f + gpu_s;
+      for (double x : lognormal(rng, 20, t, 0.01)) samples.push_back(x);
+      m.push_back(json_real(t));
+      probes.push_back(json_real(12e-6 * f));
+    }
+    Json p = point(id, samples);
+    p["timing"]["method"] = "cuda_events+synchronized_wall";
+    p["interpretation"] = {{"bound", "sync"}};
+    p["timing"]["processes"] = {{"count", host_factor.size()}, {"time_s", m}, {"host_probe_time_s", probes}};
+    return p;
+  };
+  const std::vector<double> base_host = {1.00, 1.60, 0.90}, new_host = {1.10, 0.95, 1.50};
+  // 1. A 20 us GPU delay on top of host drift: the raw process medians overlap, per probe they do not.
+  const Json delay = diff_results({header(), pooled("p", base_host, 36e-6, 4e-6)},
+                                  {header(), pooled("p", new_host, 36e-6, 24e-6)}, {});
+  EXPECT_EQ(verdict_of(delay), "slower") << delay["points"][0].dump();
+  EXPECT_TRUE(delay["points"][0]["process_host_adjusted"].get<bool>());
+  EXPECT_LT(real_from_json(delay["points"][0]["process_p"]), 0.05);
+  // The raw medians alone would not have shown it.
+  const auto raw = [](const Json& p) {
+    std::vector<double> v;
+    for (const auto& x : p["timing"]["processes"]["time_s"]) v.push_back(real_from_json(x));
+    return v;
+  };
+  const Json b1 = pooled("q", base_host, 36e-6, 4e-6), n1 = pooled("q", new_host, 36e-6, 24e-6);
+  EXPECT_GT(welch_log_test(raw(b1), raw(n1)).p_value, 0.05);
+
+  // 2. Same code, the new side's host 15% slower in every process: sample-level slower, no change per probe.
+  const Json host_only = diff_results({header(), pooled("p", {1.00, 1.02, 0.99}, 36e-6, 4e-6)},
+                                      {header(), pooled("p", {1.15, 1.17, 1.14}, 36e-6, 4e-6)}, {});
+  EXPECT_EQ(verdict_of(host_only), "inconclusive") << host_only["points"][0].dump();
+  EXPECT_NE(host_only["points"][0]["reason"].get<std::string>().find("once the host's speed is taken out"),
+            std::string::npos);
+
+  // 3. A host slowdown on a point with a large GPU share moves the ratio per probe the other way: never slower.
+  const Json mixed = diff_results({header(), pooled("p", {1.00, 1.01, 0.99}, 40e-6, 40e-6)},
+                                  {header(), pooled("p", {1.30, 1.31, 1.29}, 40e-6, 40e-6)}, {});
+  EXPECT_EQ(verdict_of(mixed), "inconclusive") << mixed["points"][0].dump();
+  EXPECT_LT(real_from_json(mixed["points"][0]["process_ratio"]), 1.0);
+
+  // 4. Not host-sensitive (blocked, memory-bound): the probes are not used, the raw medians decide.
+  Json blocked_b = pooled("p", base_host, 36e-6, 4e-6), blocked_n = pooled("p", new_host, 36e-6, 24e-6);
+  for (Json* p : {&blocked_b, &blocked_n}) (*p)["interpretation"]["bound"] = "memory";
+  const Json not_host = diff_results({header(), blocked_b}, {header(), blocked_n}, {});
+  EXPECT_FALSE(not_host["points"][0]["process_host_adjusted"].get<bool>());
+  EXPECT_EQ(verdict_of(not_host), "inconclusive");
+}
+
 TEST(DiffOptionsParse, ParsePercentAndFailOn) {
   EXPECT_DOUBLE_EQ(parse_percent("5%"), 0.05);
   EXPECT_DOUBLE_EQ(parse_percent("0.05"), 0.05);

@@ -49,8 +49,8 @@ class MockWorkload : public Workload {
 class MockExecutor : public Executor {
  public:
   MockExecutor(Workload& w, Log& log, std::function<double(int)> timeline, std::optional<double> submit,
-               std::int64_t cap)
-      : w_(w), log_(log), timeline_(timeline), submit_(submit), cap_(cap) {}
+               std::int64_t cap, std::optional<double> probe = std::nullopt)
+      : w_(w), log_(log), timeline_(timeline), submit_(submit), cap_(cap), probe_(probe) {}
   void iterate() override { w_.run(); }
   void wait() override {}
   // With submit_, a blocked sample as the CUDA backend takes it: at most cap_ iterations, enqueue time apart.
@@ -64,6 +64,8 @@ class MockExecutor : public Executor {
     if (submit_) {
       s.submit_time_s = *submit_ * b;
       s.wall_time_s = *s.device_time_s + *s.submit_time_s;
+    } else if (probe_) {
+      s.host_probe_time_s = *probe_ * (1 + 0.01 * (samples_ - 1));  // +1% per sample  // per round trip, never scaled by the batch
     }
     return s;
   }
@@ -74,6 +76,7 @@ class MockExecutor : public Executor {
   std::function<double(int)> timeline_;
   std::optional<double> submit_;
   std::int64_t cap_;
+  std::optional<double> probe_;
   int samples_ = 0;
 };
 
@@ -88,7 +91,7 @@ class MockBackend : public Backend {
   std::unique_ptr<Executor> executor(Workload& w, const ExecOptions& options) override {
     log_.calls.push_back("executor");
     blocking_ = options.blocking;
-    return std::make_unique<MockExecutor>(w, log_, timeline_, options.blocking ? submit_ : std::nullopt, cap_);
+    return std::make_unique<MockExecutor>(w, log_, timeline_, options.blocking ? submit_ : std::nullopt, cap_, probe_);
   }
   Json device_state() override { return state_; }
   std::optional<double> cache_bytes() const override { return cache_; }
@@ -96,6 +99,7 @@ class MockBackend : public Backend {
   std::optional<double> cache_;
   std::optional<double> submit_;  // per-iteration enqueue time of blocked samples
   std::int64_t cap_ = 0;          // iterations a sample may time (0: as asked)
+  std::optional<double> probe_;   // host probe of live samples, seconds per round trip (the first sample's)
   bool blocking_ = false;         // what the lab asked of the last executor
 
  private:
@@ -176,6 +180,30 @@ TEST(Lab, BlockedSamplesRecordSubmitTimeAndTheBatchTimed) {
   EXPECT_EQ(live["timing"]["method"], "cuda_events+synchronized_wall");
   EXPECT_TRUE(live["timing"]["submit"].is_null());
   EXPECT_EQ(live["interpretation"]["iteration_time_basis"], "measured_time");
+}
+
+// A live sample's host probe (the host's speed right after it) is kept per sample, unscaled by the batch, with
+// a summary; blocked samples have none.
+TEST(Lab, LiveSamplesKeepTheirHostProbe) {
+  Log log;
+  MockBackend backend(log, [](int) { return 1e-6; });
+  backend.submit_ = 3e-6;
+  backend.probe_ = 10e-6;
+  LabSettings lab = quick_lab();
+  lab.min_sample_time_s = 1e-4;  // 100 iterations a sample
+  const Json blocked = run_point(point("good"), mock_experiment(log), backend, lab);
+  EXPECT_TRUE(blocked["timing"]["host_probe"].is_null());
+  EXPECT_TRUE(blocked["timing"]["host_probe_samples_s"].is_null());
+
+  lab.blocking_kernel = false;
+  const Json live = run_point(point("good"), mock_experiment(log), backend, lab);
+  ASSERT_EQ(live["status"], "ok") << live.dump();
+  const Json& probes = live["timing"]["host_probe_samples_s"];
+  ASSERT_EQ(probes.size(), live["timing"]["device_samples_s"].size());
+  ASSERT_EQ(probes.size(), 10u);  // constant samples: the CI target is met at min_samples
+  EXPECT_DOUBLE_EQ(real_from_json(probes[0]), 10e-6);
+  EXPECT_DOUBLE_EQ(real_from_json(probes[9]), 10e-6 * 1.09);
+  EXPECT_NEAR(real_from_json(live["timing"]["host_probe"]["median_time_s"]), 10e-6 * 1.045, 1e-15);
 }
 
 TEST(Lab, NoisySamplesStopAtTheSampleCapAndSaySo) {

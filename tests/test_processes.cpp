@@ -46,6 +46,16 @@ Json ok_point(const std::string& id, const std::vector<double>& samples) {
               {"warnings", Json::array()}};
 }
 
+// An ok point timed live whose samples each carry a host probe of `probe_s` (seconds per round trip).
+Json probed_point(const std::string& id, const std::vector<double>& samples, double probe_s) {
+  Json p = ok_point(id, samples);
+  Json probes = Json::array();
+  for (std::size_t i = 0; i < samples.size(); ++i) probes.push_back(json_real(probe_s));
+  p["timing"]["host_probe_samples_s"] = probes;
+  p["timing"]["host_probe"] = {{"median_time_s", probe_s}};
+  return p;
+}
+
 Json other_point(const std::string& id, const std::string& status, const std::string& reason) {
   return Json{{"type", "point"}, {"id", id}, {"variant", "v"}, {"status", status}, {"reason", reason}};
 }
@@ -80,6 +90,24 @@ TEST(Processes, SamplesArePooledAndTheSpreadIsReported) {
   EXPECT_DOUBLE_EQ(real_from_json(b["timing"]["processes"]["spread"]), 0.0);
   EXPECT_TRUE(std::none_of(b["warnings"].begin(), b["warnings"].end(),
                            [](const Json& x) { return x["kind"] == "process_spread"; }));
+  EXPECT_FALSE(b["timing"]["processes"].contains("host_probe_time_s"));  // no process probed the host
+}
+
+// Each process's host probe median is kept in process order beside its time; the probe samples are pooled.
+// Where one process has no probe, there is no per-process probe list (nothing to pair with).
+TEST(Processes, HostProbesArePooledAndKeptPerProcess) {
+  LabSettings lab;
+  const std::vector<std::vector<Json>> runs = {
+      {header(4e12, 4e-6), probed_point("a", {40e-6, 41e-6}, 12e-6), probed_point("b", {1e-3, 1e-3}, 12e-6)},
+      {header(4e12, 5e-6), probed_point("a", {48e-6, 49e-6}, 15e-6), ok_point("b", {1e-3, 1e-3})},
+      {header(4e12, 4e-6), probed_point("a", {42e-6, 43e-6}, 13e-6), probed_point("b", {1e-3, 1e-3}, 13e-6)}};
+  const std::vector<Json> out = pool_processes(runs, Json::array(), lab);
+  const Json& a = out[1]["timing"];
+  ASSERT_EQ(a["processes"]["host_probe_time_s"].size(), 3u) << a.dump();
+  EXPECT_DOUBLE_EQ(real_from_json(a["processes"]["host_probe_time_s"][1]), 15e-6);
+  EXPECT_EQ(a["host_probe_samples_s"].size(), 6u);
+  EXPECT_DOUBLE_EQ(real_from_json(a["host_probe"]["median_time_s"]), 13e-6);
+  EXPECT_FALSE(out[2]["timing"]["processes"].contains("host_probe_time_s"));
 }
 
 TEST(Processes, AFailedProcessDecidesThePointAndIsNamed) {

@@ -1,6 +1,7 @@
 #include "cuda_backend.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cmath>
@@ -34,11 +35,33 @@ struct Timing {
   double delay_s = 0;
   StreamBlocker* blocker = nullptr;        // lab.blocking_kernel: the backend's blocker
   std::int64_t* queue_launches = nullptr;  // launches queued behind it at most (learned, shared by the backend)
+  const DeviceBuffer* probe_word = nullptr;  // set to probe the host's speed after every live sample
+  const PinnedBuffer* probe_host = nullptr;
 };
 
 // Longest a blocking kernel holds the stream. Queuing a capped batch takes milliseconds; a timeout means the
 // driver's launch queue filled up before the batch was queued (the host blocked inside a launch).
 constexpr double kBlockTimeout_s = 1.0;
+
+// Sync round trips per host probe; the probe is their median.
+constexpr int kProbeTrips = 5;
+
+// The host's speed now: the median wall time of kProbeTrips sync round trips, each an empty kernel, a 4-byte
+// device-to-host copy into pinned memory and a stream synchronize: the pattern of a variant that reads a count
+// back, with no work of its own. The host's share of a live point's time moves with it.
+double host_probe(LaunchContext& ctx, const Timing& how) {
+  std::array<double, kProbeTrips> trips{};
+  for (double& t : trips) {
+    const auto t0 = Clock::now();
+    kernels::empty(ctx.stream());
+    LABRUN_CUDA(cudaMemcpyAsync(how.probe_host->as<void>(), how.probe_word->get(), 4, cudaMemcpyDeviceToHost,
+                                ctx.stream()));
+    LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
+    t = since(t0);
+  }
+  std::nth_element(trips.begin(), trips.begin() + kProbeTrips / 2, trips.end());
+  return trips[kProbeTrips / 2];
+}
 
 // Times up to `batch` calls of `issue` between two events on the stream, with the host wall clock synchronized
 // at both ends (stream drained before the start; stop event waited for before the wall clock is read).
@@ -46,7 +69,8 @@ constexpr double kBlockTimeout_s = 1.0;
 // queued while a blocking kernel holds the stream, then released: the events time the GPU's execution of the
 // queued work, and the host's enqueue time is returned as submit_time_s. The batch is capped so that at most
 // *queue_launches launches wait in the queue; a blocker that times out halves that cap and the sample is
-// taken again (nvbench warns the safe depth is device- and driver-dependent).
+// taken again (nvbench warns the safe depth is device- and driver-dependent). A live sample is followed by a
+// host probe when `how` has its buffers.
 Sample timed(LaunchContext& ctx, std::int64_t batch, const Timing& how, std::int64_t launches_per_iteration,
              bool blockable, const std::function<void()>& issue) {
   Event& start = ctx.sample_start();
@@ -93,6 +117,9 @@ Sample timed(LaunchContext& ctx, std::int64_t batch, const Timing& how, std::int
       stop.synchronize();
       s.wall_time_s = since(t0);
       s.device_time_s = stop.seconds_since(start);
+      s.host_syncs = ctx.host_syncs() - syncs0;
+      if (how.probe_word) s.host_probe_time_s = host_probe(ctx, how);
+      return s;
     }
     s.host_syncs = ctx.host_syncs() - syncs0;
     return s;
@@ -247,6 +274,7 @@ CudaBackend::CudaBackend(int index) : index_(index), ctx_((LABRUN_CUDA(cudaSetDe
   l2_bytes_ = static_cast<std::size_t>(p.l2CacheSize);
   nvml_ = std::make_unique<Nvml>(uuid_text(p.uuid));
   pinned_cpu_ = pin_this_thread();
+  LABRUN_CUDA(cudaMemset(probe_word_.get(), 0, probe_word_.bytes()));
   // Keep memory freed with cudaFreeAsync in the device's default pool, as an eager framework's caching
   // allocator does. With the default threshold (0) the pool returns it to the OS at every synchronization,
   // and a variant that allocates per iteration (index) would pay an unmap + map of its buffers each time.
@@ -383,6 +411,8 @@ std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOp
   Timing how;
   how.synchronized = options.synchronized;
   how.delay_s = options.delay_s;
+  how.probe_word = &probe_word_;
+  how.probe_host = &probe_host_;
   if (options.blocking) {
     how.blocker = &blocker_;
     how.queue_launches = &queue_launches_;

@@ -34,6 +34,7 @@ class CudaBackend : public Backend {
   /// loads (allocated and written once per backend, never per sample: case C10; reading leaves clean lines); with delay_s, a spin kernel follows every iteration.
   /// With blocking, samples of iterations that never synchronize with the host are queued behind a blocking
   /// kernel, at most queue_launches_ launches deep (Sample::iterations says how many iterations were timed).
+  /// Every live synchronized sample is followed by a host probe (Sample::host_probe_time_s).
   std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) override;
   /// Median per-op device time over 5 eager iterations, marked by the workload through LaunchContext::mark.
   Json kernel_breakdown(Workload& workload, const LabSettings& lab) override;
@@ -58,6 +59,8 @@ class CudaBackend : public Backend {
   // Launches a blocked sample queues at most. The driver blocks a launch once its queue is full, which would
   // hold the host until the blocking kernel times out; nvbench calls ~32 safe. Halved on every timeout.
   std::int64_t queue_launches_ = 256;
+  DeviceBuffer probe_word_{4};  // the host probe's round trip copies this word ...
+  PinnedBuffer probe_host_{4};  // ... into this one
 };
 
 /// Opens CUDA device `index` for `--device auto|cuda[:N]`. Returns nullptr and sets `why` (CUDA error name

@@ -176,12 +176,17 @@ TEST_F(Gpu, BlockingKernelSeparatesGpuTimeFromHostSubmission) {
     const double gpu = *s.device_time_s / 8;
     if (blocking) {
       ASSERT_TRUE(s.submit_time_s.has_value());
+      EXPECT_FALSE(s.host_probe_time_s.has_value());
       EXPECT_NEAR(gpu, 20e-6, 5e-6) << "GPU time of 8 queued 20 us spins";
       EXPECT_GT(*s.submit_time_s / 8, 0.9e-3);
       EXPECT_GT(s.wall_time_s, *s.submit_time_s + *s.device_time_s * 0.9);
     } else {
       EXPECT_FALSE(s.submit_time_s.has_value());
       EXPECT_GT(gpu, 0.9e-3) << "live, the events span the host's work between launches";
+      ASSERT_TRUE(s.host_probe_time_s.has_value()) << "a live sample is followed by a host probe";
+      // A sync round trip: at least an empty kernel's launch and completion, far below the 1 ms host pace.
+      EXPECT_GT(*s.host_probe_time_s, 1e-6);
+      EXPECT_LT(*s.host_probe_time_s, 0.5e-3);
     }
   }
 }
@@ -226,9 +231,17 @@ TEST_F(Gpu, C09_HostSyncsAreCounted) {
   EXPECT_GE(real_from_json(index["timing"]["host_syncs_per_iteration"]), 1.0);
   EXPECT_GT(real_from_json(index["timing"]["wall"]["median_time_s"]),
             real_from_json(index["timing"]["device"]["median_time_s"]));
+  // Timed live, so every sample carries the host probe; index waits on at least one such round trip.
+  ASSERT_EQ(index["timing"]["host_probe_samples_s"].size(), 10u);
+  const double probe = real_from_json(index["timing"]["host_probe"]["median_time_s"]);
+  std::printf("eager index n=1e6: %.2f us per iteration, host probe %.2f us per sync round trip\n",
+              real_from_json(index["timing"]["time_s"]) * 1e6, probe * 1e6);
+  EXPECT_GT(probe, 1e-6);
+  EXPECT_LT(probe, real_from_json(index["timing"]["wall"]["median_time_s"]));
   const Json dc = run("index_device_count", 1000000, 0.5, "f32", "graph");
   ASSERT_EQ(dc["status"], "ok");
   EXPECT_EQ(real_from_json(dc["timing"]["host_syncs_per_iteration"]), 0.0);
+  EXPECT_TRUE(dc["timing"]["host_probe"].is_null()) << "graph replays are queued blocked: no probe";
 }
 
 // Cases C11 and C13: a capture that hits a host sync is recorded as capture_unsupported with the CUDA error
