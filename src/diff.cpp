@@ -399,25 +399,30 @@ Json compare_environment(const Side& base, const Side& current, Json& warnings) 
 /// The verdict rule of an ok/ok point with usable samples (docs/diff.md "Verdicts"), in one place.
 std::pair<std::string, std::string> decide(const RatioEstimate& r, double p_adjusted, std::size_t n_base,
                                            std::size_t n_new, const DiffOptions& o, std::optional<WelchLog> process,
-                                           bool host_adjusted) {
+                                           std::optional<HostAdjusted> host) {
   const double up = 1 + o.min_effect, down = 1 / up;
   if (n_base < kMinSamples || n_new < kMinSamples)
     return {"inconclusive",
             fmt::format("fewer than {} samples on a side ({} base, {} new)", kMinSamples, n_base, n_new)};
   const bool significant = p_adjusted <= o.alpha;
-  // Pooled processes: the samples are not independent across processes, so a change must also stand out from
-  // the variation between the processes' medians.
   const bool beyond = r.ci_low > up || r.ci_high < down;
-  // A host-sensitive point with host probes: each process's median per host round trip, so that the host's
-  // speed, which moves such a point between processes, is taken out. The change must hold there too, in the same
-  // direction and beyond the minimum effect (a host slowdown can move that ratio a little either way).
-  if (significant && beyond && process && host_adjusted &&
-      !(process->p_value <= o.alpha && (r.ci_low > up ? process->ratio > up : process->ratio < down)))
-    return {"inconclusive",
-            fmt::format("not a change beyond {:g}% once the host's speed is taken out (the processes' medians per host "
-                        "probe: ratio {:.4f}, Welch's t on their logs p {:.3g}, alpha {:g})",
-                        100 * o.min_effect, process->ratio, process->p_value, o.alpha)};
-  if (significant && beyond && process && !host_adjusted && !(process->p_value <= o.alpha))
+  // A host-sensitive point whose processes all probed the host: the change must hold with the host's speed
+  // taken out both ways (per probe, and by covariance), beyond the minimum effect in the same direction, and the
+  // processes' medians must differ by one of the three tests at alpha / 3 (Bonferroni). A change of the host's
+  // speed alone moves neither adjusted ratio beyond the minimum effect (docs/diff.md "Host-sensitive points").
+  if (significant && beyond && process && host) {
+    auto holds = [&](double ratio) { return r.ci_low > up ? ratio > up : ratio < down; };
+    const double p_min = std::min({process->p_value, host->per_probe.p_value, host->covariate.p_value});
+    if (!(holds(host->per_probe.ratio) && holds(host->covariate.ratio) && 3 * p_min <= o.alpha))
+      return {"inconclusive",
+              fmt::format("not a change beyond {:g}% once the host's speed is taken out (processes' medians: raw ratio "
+                          "{:.4f} p {:.3g}; per host probe {:.4f} p {:.3g}; by covariance, elasticity {:.2f}, {:.4f} p "
+                          "{:.3g}; each ratio must pass the minimum effect and one p alpha/3 = {:.3g})",
+                          100 * o.min_effect, process->ratio, process->p_value, host->per_probe.ratio,
+                          host->per_probe.p_value, host->elasticity, host->covariate.ratio, host->covariate.p_value,
+                          o.alpha / 3)};
+  }
+  if (significant && beyond && process && !host && !(process->p_value <= o.alpha))
     return {"inconclusive",
             fmt::format("the processes' medians do not differ (Welch's t on their logs: ratio {:.4f}, p {:.3g} > alpha "
                         "{:g}): the change is within the variation between processes",
@@ -594,6 +599,45 @@ WelchLog welch_log_test(const std::vector<double>& base, const std::vector<doubl
   return w;
 }
 
+HostAdjusted host_adjusted_tests(const std::vector<double>& base_time, const std::vector<double>& base_probe,
+                                 const std::vector<double>& new_time, const std::vector<double>& new_probe) {
+  if (base_time.size() != base_probe.size() || new_time.size() != new_probe.size())
+    throw std::invalid_argument("host_adjusted_tests: times and probes differ in count");
+  for (const auto* v : {&base_time, &base_probe, &new_time, &new_probe})
+    for (double x : *v)
+      if (!std::isfinite(x) || x <= 0)
+        throw std::invalid_argument("host_adjusted_tests: a value is not finite and positive");
+  auto logs = [](const std::vector<double>& v) {
+    std::vector<double> out(v.size());
+    std::transform(v.begin(), v.end(), out.begin(), [](double x) { return std::log(x); });
+    return out;
+  };
+  auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); };
+  const std::vector<double> yb = logs(base_time), xb = logs(base_probe), yn = logs(new_time), xn = logs(new_probe);
+  // Pooled within-side sums of squares and products (each side about its own means).
+  double sxx = 0, sxy = 0;
+  for (const auto& [x, y] : {std::pair{&xb, &yb}, std::pair{&xn, &yn}}) {
+    const double mx = mean(*x), my = mean(*y);
+    for (std::size_t i = 0; i < x->size(); ++i) {
+      sxx += ((*x)[i] - mx) * ((*x)[i] - mx);
+      sxy += ((*x)[i] - mx) * ((*y)[i] - my);
+    }
+  }
+  HostAdjusted h;
+  h.elasticity = sxx > 0 ? std::clamp(sxy / sxx, 0.0, 1.0) : 1.0;
+  std::vector<double> all_x = xb;
+  all_x.insert(all_x.end(), xn.begin(), xn.end());
+  const double mx = mean(all_x);
+  auto adjusted = [&](const std::vector<double>& x, const std::vector<double>& y, double slope, double centre) {
+    std::vector<double> out(y.size());
+    for (std::size_t i = 0; i < y.size(); ++i) out[i] = std::exp(y[i] - slope * (x[i] - centre));
+    return out;
+  };
+  h.per_probe = welch_log_test(adjusted(xb, yb, 1.0, 0.0), adjusted(xn, yn, 1.0, 0.0));
+  h.covariate = welch_log_test(adjusted(xb, yb, h.elasticity, mx), adjusted(xn, yn, h.elasticity, mx));
+  return h;
+}
+
 RatioEstimate hodges_lehmann_ratio(const std::vector<double>& base, const std::vector<double>& current,
                                    double confidence) {
   for (const auto* sample : {&base, &current}) {
@@ -686,7 +730,7 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
     double p_value;
     std::size_t n_base, n_new;
     std::optional<WelchLog> process;  ///< both sides pooled from >= 2 processes
-    bool host_adjusted = false;       ///< `process` compares medians per host probe (host-sensitive points)
+    std::optional<HostAdjusted> host;  ///< the same with the host's speed out (host-sensitive, every process probed)
   };
   std::vector<Pending> pending;
   std::size_t mixed_sources = 0;
@@ -719,7 +763,7 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
              {"host_sensitive", host_sensitive(*b.record) || host_sensitive(*n.record)},
              {"process_p", nullptr},
              {"process_ratio", nullptr},
-             {"process_host_adjusted", false}};
+             {"host_adjusted", nullptr}};
     if (b_status != n_status) {
       row["verdict"] = "status_changed";
       row["reason"] = fmt::format("{} -> {}", b_status, n_status);
@@ -758,25 +802,27 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
         row["ratio_ci_high"] = json_real(est.ci_high);
         row["p_value"] = json_real(p);
         std::optional<WelchLog> process;
-        bool host_adjusted = false;
+        std::optional<HostAdjusted> host;
         const std::vector<double> bp = process_medians(*b.record), np = process_medians(*n.record);
         if (bp.size() >= 2 && np.size() >= 2) {
           std::vector<double> bps = bp, nps = np;
           for (double& v : bps) v *= b_scale;
           for (double& v : nps) v *= n_scale;
-          // Host-sensitive and probed in every process on both sides: compare the medians per host round trip.
-          const std::vector<double> bh = process_probe_medians(*b.record), nh = process_probe_medians(*n.record);
-          host_adjusted = row["host_sensitive"] == true && bh.size() == bps.size() && nh.size() == nps.size();
-          if (host_adjusted) {
-            for (std::size_t k = 0; k < bps.size(); ++k) bps[k] /= bh[k];
-            for (std::size_t k = 0; k < nps.size(); ++k) nps[k] /= nh[k];
-          }
           process = welch_log_test(bps, nps);
           row["process_p"] = json_real(process->p_value);
           row["process_ratio"] = json_real(process->ratio);
-          row["process_host_adjusted"] = host_adjusted;
+          // Host-sensitive and probed in every process on both sides: also the medians per host round trip.
+          const std::vector<double> bh = process_probe_medians(*b.record), nh = process_probe_medians(*n.record);
+          if (row["host_sensitive"] == true && bh.size() == bps.size() && nh.size() == nps.size()) {
+            host = host_adjusted_tests(bps, bh, nps, nh);
+            row["host_adjusted"] = {{"per_probe_ratio", json_real(host->per_probe.ratio)},
+                                    {"per_probe_p", json_real(host->per_probe.p_value)},
+                                    {"elasticity", json_real(host->elasticity)},
+                                    {"covariate_ratio", json_real(host->covariate.ratio)},
+                                    {"covariate_p", json_real(host->covariate.p_value)}};
+          }
         }
-        pending.push_back(Pending{points.size(), est, p, bx.size(), nx.size(), process, host_adjusted});
+        pending.push_back(Pending{points.size(), est, p, bx.size(), nx.size(), process, host});
       }
     }
     points.push_back(std::move(row));
@@ -790,7 +836,7 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
     row["p_adjusted"] = json_real(adjusted[i]);
     auto [verdict, reason] =
         decide(pending[i].estimate, adjusted[i], pending[i].n_base, pending[i].n_new, options, pending[i].process,
-               pending[i].host_adjusted);
+               pending[i].host);
     row["verdict"] = verdict;
     row["reason"] = reason.empty() ? Json() : Json(reason);
   }

@@ -90,6 +90,24 @@ struct WelchLog {
 /// @throws std::invalid_argument otherwise.
 WelchLog welch_log_test(const std::vector<double>& base, const std::vector<double>& current);
 
+/// A host-sensitive point's per-process medians with the host's speed taken out two ways, each tested with
+/// welch_log_test (docs/diff.md "Host-sensitive points"):
+///  - per_probe:  time / host probe (the whole time scales with the host);
+///  - covariate:  log time - b (log probe - mean log probe), b the elasticity, the pooled within-side slope of log
+///                time on log probe (analysis of covariance with a common slope), clamped to [0, 1]; 1 where the
+///                probes do not vary within either side. Only the part of the time that moves with the host
+///                is scaled. (The slope's own degree of freedom is not deducted: an approximation.)
+struct HostAdjusted {
+  WelchLog per_probe;
+  WelchLog covariate;
+  double elasticity = 1;
+};
+/// @param base_time, base_probe, new_time, new_probe  per-process medians (seconds) and host probe medians
+///        (seconds per round trip) in process order; each pair of one length >= 2, every value finite and > 0.
+/// @throws std::invalid_argument otherwise.
+HostAdjusted host_adjusted_tests(const std::vector<double>& base_time, const std::vector<double>& base_probe,
+                                 const std::vector<double>& new_time, const std::vector<double>& new_probe);
+
 // ---- Comparing result files ---------------------------------------------------------------------------------
 
 /// Settings of one diff.

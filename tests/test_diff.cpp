@@ -241,6 +241,26 @@ TEST(DiffVerdict, ProcessGateOnPooledRecords) {
             "slower");
 }
 
+// The elasticity is the within-side slope of log time on log probe: time = a * probe^0.5 on both sides gives
+// 0.5, and a new side 20% slower at equal probes gives a covariate ratio of 1.2; the per-probe ratio also moves
+// with the probes' own difference. Constant probes give elasticity 1; slopes outside [0, 1] are clamped.
+TEST(DiffStats, HostAdjustedTestsRecoverTheElasticity) {
+  const std::vector<double> pb = {10e-6, 12e-6, 14e-6}, pn = {11e-6, 13e-6, 15e-6};
+  std::vector<double> tb, tn;
+  for (double p : pb) tb.push_back(1e-3 * std::sqrt(p));
+  for (double p : pn) tn.push_back(1.2e-3 * std::sqrt(p));
+  const HostAdjusted h = host_adjusted_tests(tb, pb, tn, pn);
+  EXPECT_NEAR(h.elasticity, 0.5, 1e-9);
+  EXPECT_NEAR(h.covariate.ratio, 1.2, 1e-9);
+  EXPECT_LT(h.covariate.p_value, 1e-6);
+  EXPECT_GT(h.per_probe.ratio, 1.0);
+  EXPECT_LT(h.per_probe.ratio, 1.2);  // the new side's slower probes take part of the change out
+  EXPECT_DOUBLE_EQ(host_adjusted_tests({1, 2}, {3, 3}, {1, 2}, {3, 3}).elasticity, 1.0);
+  EXPECT_DOUBLE_EQ(host_adjusted_tests({1, 4}, {1, 2}, {1, 4}, {1, 2}).elasticity, 1.0);  // slope 2, clamped
+  EXPECT_THROW(host_adjusted_tests({1, 2}, {1}, {1, 2}, {1, 2}), std::invalid_argument);
+  EXPECT_THROW(host_adjusted_tests({1, 2}, {1, 0}, {1, 2}, {1, 2}), std::invalid_argument);
+}
+
 // Host-sensitive pooled points with host probes (timing.processes.host_probe_time_s): the gate compares each
 // process's median per host round trip. Numbers shaped on the H200's eager `index` (results/h200/README.md):
 // a ~40 us iteration that is ~3 host round trips of ~12 us, one process in three with a host 50-60% slower.
@@ -267,8 +287,8 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   const Json delay = diff_results({header(), pooled("p", base_host, 36e-6, 4e-6)},
                                   {header(), pooled("p", new_host, 36e-6, 24e-6)}, {});
   EXPECT_EQ(verdict_of(delay), "slower") << delay["points"][0].dump();
-  EXPECT_TRUE(delay["points"][0]["process_host_adjusted"].get<bool>());
-  EXPECT_LT(real_from_json(delay["points"][0]["process_p"]), 0.05);
+  EXPECT_LT(real_from_json(delay["points"][0]["host_adjusted"]["per_probe_p"]), 0.05 / 3);
+  EXPECT_GT(real_from_json(delay["points"][0]["process_p"]), 0.05);
   // The raw medians alone would not have shown it.
   const auto raw = [](const Json& p) {
     std::vector<double> v;
@@ -289,13 +309,23 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   const Json mixed = diff_results({header(), pooled("p", {1.00, 1.01, 0.99}, 40e-6, 40e-6)},
                                   {header(), pooled("p", {1.30, 1.31, 1.29}, 40e-6, 40e-6)}, {});
   EXPECT_EQ(verdict_of(mixed), "inconclusive") << mixed["points"][0].dump();
-  EXPECT_LT(real_from_json(mixed["points"][0]["process_ratio"]), 1.0);
+  EXPECT_LT(real_from_json(mixed["points"][0]["process_p"]), 0.05) << "the raw medians alone would call it";
+  EXPECT_LT(real_from_json(mixed["points"][0]["host_adjusted"]["per_probe_ratio"]), 1.0);
+  EXPECT_NEAR(real_from_json(mixed["points"][0]["host_adjusted"]["covariate_ratio"]), 1.0, 0.02);
 
-  // 4. Not host-sensitive (blocked, memory-bound): the probes are not used, the raw medians decide.
+  // 4. A 30 us delay on a GPU-heavy host-sensitive point (180 us of GPU work), the host drifting within each
+  // side: the raw medians differ clearly; per probe the change is noisier, by covariance it is clean: slower.
+  const Json gpu_heavy = diff_results({header(), pooled("p", {1.0, 1.3, 0.9}, 36e-6, 180e-6)},
+                                      {header(), pooled("p", {1.0, 1.3, 0.9}, 36e-6, 210e-6)}, {});
+  EXPECT_EQ(verdict_of(gpu_heavy), "slower") << gpu_heavy["points"][0].dump();
+  EXPECT_GT(real_from_json(gpu_heavy["points"][0]["host_adjusted"]["per_probe_ratio"]), 1.05);
+  EXPECT_LT(real_from_json(gpu_heavy["points"][0]["host_adjusted"]["elasticity"]), 0.3);
+
+  // 5. Not host-sensitive (blocked, memory-bound): the probes are not used, the raw medians decide.
   Json blocked_b = pooled("p", base_host, 36e-6, 4e-6), blocked_n = pooled("p", new_host, 36e-6, 24e-6);
   for (Json* p : {&blocked_b, &blocked_n}) (*p)["interpretation"]["bound"] = "memory";
   const Json not_host = diff_results({header(), blocked_b}, {header(), blocked_n}, {});
-  EXPECT_FALSE(not_host["points"][0]["process_host_adjusted"].get<bool>());
+  EXPECT_TRUE(not_host["points"][0]["host_adjusted"].is_null());
   EXPECT_EQ(verdict_of(not_host), "inconclusive");
 }
 
