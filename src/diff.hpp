@@ -157,7 +157,10 @@ double parse_percent(const std::string& text);
 ///      `faster`        p_adj <= alpha and hi < 1 / (1 + e)
 ///      and, when both records come from lab.processes runs (timing.processes.time_s, >= 2 each), the
 ///      processes' medians must differ too: Welch's t on their logs with p <= alpha (field `process_p`), else
-///      `inconclusive` (the change is within the variation between processes)
+///      `inconclusive` (the change is within the variation between processes). For a host_sensitive point whose
+///      processes all probed the host (timing.processes.host_probe_time_s) instead: both host_adjusted_tests
+///      ratios beyond the minimum effect in the verdict's direction, and one of the raw, per-probe and covariate
+///      Welch p-values <= alpha / 3 (field `host_adjusted`)
 ///      `same`          1 / (1 + e) <= lo and hi <= 1 + e
 ///      `inconclusive`  otherwise; also fewer than 3 samples on a side, or a sample that is not a finite
 ///                      positive number (C14: "NaN"/"Infinity" are read, never crash), or no samples at all
