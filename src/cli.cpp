@@ -301,6 +301,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
 
   auto* validate = app.add_subcommand("validate", "check a sweep config; run nothing");
   validate->add_option("config", config_path, "sweep config")->required();
+  validate->add_option("--lab", lab_overrides, "check the config with these lab overrides too, KEY=VALUE (as sweep)");
   auto* list = app.add_subcommand("list", "list experiments, their axes and variants");
 
   std::string base_arg, new_arg, min_effect = "5%", format = "table", fail_on = "slower", alpha = "0.05";

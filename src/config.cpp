@@ -810,6 +810,10 @@ class Parser {
         lab.processes = int_at_least(e, 1);
         if (lab.processes > 16) fail(e.value.loc, e.path, std::to_string(lab.processes) + " is out of range; expected at most 16");
       } else if (e.key == "blocking_kernel") {
+        // A boolean: a quoted "true" is a string in YAML, refused like a quoted number (case C03).
+        if (e.value.node.IsScalar() && (e.value.node.Tag() == "!" || e.value.node.Tag() == "tag:yaml.org,2002:str"))
+          fail(e.value.loc, e.path, "the string \"" + e.value.node.Scalar() +
+                                        "\" where a boolean belongs (remove the quotes); expected true or false");
         lab.blocking_kernel = word_of(e, {"true", "false"}) == "true";
       } else {
         fail(e.key_loc, e.path,

@@ -546,10 +546,12 @@ Json interpret_point(const Json& point, const Json& header) {
 
   std::string evidence_text;
   if (q.timed) {
-    evidence_text = "arithmetic intensity " + format_number(q.ai) + " flop/B (ridge point " + format_number(q.ridge) +
+    // Quantities without a value (no calibrated ceilings on the host backend, 0/0 at n = 0) read "n/a".
+    auto number = [](double v) { return std::isfinite(v) ? format_number(v) : std::string("n/a"); };
+    evidence_text = "arithmetic intensity " + number(q.ai) + " flop/B (ridge point " + number(q.ridge) +
                     " flop/B), roofline ceiling here " + format_rate(q.roof, "FLOP/s") + " (" +
                     format_percent(q.f_roof) + " reached); memory " + format_percent(q.f_mem) + " and compute " +
-                    format_percent(q.f_comp) + " of their ceilings; time " + format_number(q.time / q.floor) +
+                    format_percent(q.f_comp) + " of their ceilings; time " + number(q.time / q.floor) +
                     "× the floor " + format_time(q.floor) +
                     (q.l2_resident ? " (its DRAM term is no hard floor for an L2-resident working set)" : "") +
                     "; launch overhead ≈ " + format_percent(q.launch_share) +

@@ -365,6 +365,11 @@ TEST(Cli, ValidateAcceptsShippedConfigs) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("valid"), std::string::npos) << r.out;
   EXPECT_EQ(labrun(dir, "validate " + quote(kSmoke)).code, 0);
+  // The overrides a sweep would take are checked the same way (exit 3 for a bad one).
+  EXPECT_EQ(labrun(dir, "validate " + quote(kSmoke) + " --lab processes=5").code, 0);
+  const Result bad = labrun(dir, "validate " + quote(kSmoke) + " --lab processes=99");
+  EXPECT_EQ(bad.code, 3) << bad.err;
+  EXPECT_NE(bad.err.find("--lab"), std::string::npos) << bad.err;
 }
 
 // --dry-run lists every point (id, variant, label) and ends with "288 points"; it writes nothing.

@@ -248,6 +248,10 @@ TEST(Config, BlockingKernelIsTrueOrFalse) {
   EXPECT_EQ(e.key(), "lab.blocking_kernel");
   EXPECT_EQ(e.loc().line, 3);
   EXPECT_TRUE(contains(e.message(), "'maybe' is not one of")) << e.what();
+  // A quoted "true" is a string, refused as a quoted number is (C03).
+  const ConfigError quoted = parse_error("experiment: masking\nlab:\n  blocking_kernel: \"true\"\n");
+  EXPECT_EQ(quoted.key(), "lab.blocking_kernel");
+  EXPECT_TRUE(contains(quoted.message(), "where a boolean belongs")) << quoted.what();
 }
 
 TEST(Config, C03_WrongTypeForLabMinSamples) {

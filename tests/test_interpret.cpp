@@ -293,6 +293,10 @@ TEST(InterpretPoint, HostBackendIsUnknownWithAReason) {
   EXPECT_TRUE(in["fraction_of"]["memory_ceiling"].is_null());
   EXPECT_NEAR(in["achieved_bandwidth_Bps"].get<double>(), 1e9, 1e-3);  // still derived from the cost model
   EXPECT_FALSE(in["suspect"].get<bool>());
+  // Quantities without a ceiling read n/a in the note, never NaN.
+  const std::string evidence = in["note"]["evidence"].get<std::string>();
+  EXPECT_EQ(evidence.find("NaN"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("ridge point n/a"), std::string::npos) << evidence;
 }
 
 TEST(InterpretPoint, NonFiniteAndMalformedFieldsNeverCrash) {
