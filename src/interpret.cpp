@@ -181,6 +181,7 @@ std::string clocks_text(const Json& point) {
 struct Quantities {
   std::string what, status, method, mode, l2, mem_source;
   double time = kNaN, wall = kNaN, device = kNaN, syncs = kNaN, submit = kNaN;
+  double probe = kNaN;   // host probe: seconds per bare sync round trip, measured beside the samples (live only)
   bool blocked = false;  // GPU time measured on work queued behind a blocking kernel; submit = host enqueue time
   double bytes = kNaN, cbytes = kNaN, flop = kNaN, launches = kNaN;
   double copy = kNaN, read = kNaN, theo = kNaN, fp32 = kNaN, bf16 = kNaN, launch_time = kNaN, l2_bytes = kNaN;
@@ -224,8 +225,12 @@ std::string stall_text(const Quantities& q) {
 }
 
 std::string sync_text(const Quantities& q) {
-  return std::isfinite(q.syncs) ? plural(q.syncs, "host sync", "host syncs") + " per iteration"
-                                : "host syncs not recorded";
+  if (!std::isfinite(q.syncs)) return "host syncs not recorded";
+  std::string text = plural(q.syncs, "host sync", "host syncs") + " per iteration";
+  if (q.syncs > 0 && positive(q.probe) && std::isfinite(q.time))
+    text += "; a bare sync round trip (host probe) took " + format_time(q.probe) + ", the iteration " +
+            format_number(std::round(q.time / q.probe * 10) / 10) + " of them";
+  return text;
 }
 
 std::string l2_text(const Quantities& q) {
@@ -392,6 +397,7 @@ Json interpret_point(const Json& point, const Json& header) {
   q.method = word(point, {"timing", "method"});
   q.blocked = q.method == kBlockedTimingMethod;
   q.submit = num(point, {"timing", "submit", "median_time_s"});
+  q.probe = num(point, {"timing", "host_probe", "median_time_s"});
   q.mode = word(point, {"timing", "mode"});
   if (q.mode.empty()) q.mode = word(point, {"axes", "mode"});
   if (q.mode.empty()) q.mode = "eager";
@@ -540,6 +546,7 @@ Json interpret_point(const Json& point, const Json& header) {
   evidence["launch_overhead_share"] = opt(q.launch_share);
   evidence["host_stall_share"] = opt(q.stall);
   evidence["host_syncs_per_iteration"] = opt(q.syncs);
+  evidence["host_probe_time_s"] = opt(q.probe);
   evidence["ideal_time_per_launch_s"] = opt(q.per_launch);
   evidence["time_s"] = opt(q.time);
   evidence["time_floor_s"] = opt(q.floor);

@@ -193,6 +193,15 @@ TEST(InterpretPoint, SyncBound) {
   EXPECT_EQ(in["confidence"], "strong");
   EXPECT_NEAR(in["host_stall_share"].get<double>(), 0.3, 1e-12);
   EXPECT_NE(in["note"]["next_change"].get<std::string>().find("on the device"), std::string::npos);
+  // With a host probe the evidence says how many bare sync round trips the iteration is worth.
+  Json probed = point(s);
+  probed["timing"]["host_probe"] = {{"median_time_s", 100e-6}};
+  const Json pin = interpret_point(probed, gpu_header());
+  EXPECT_DOUBLE_EQ(pin["evidence"]["host_probe_time_s"].get<double>(), 100e-6);
+  EXPECT_NE(pin["note"]["evidence"].get<std::string>().find("a bare sync round trip (host probe) took 100 µs, the "
+                                                             "iteration 7 of them"),
+            std::string::npos)
+      << pin["note"]["evidence"];
   // Without the sync the same stall is not called sync-bound.
   s.syncs = 0;
   EXPECT_NE(interpret_point(point(s), gpu_header())["bound"], "sync");
