@@ -127,8 +127,14 @@ void print_summary(const std::vector<Json>& records) {
 std::vector<std::string> result_paths(const std::string& arg) {
   std::vector<std::string> out;
   if (std::filesystem::is_directory(arg)) {
-    for (const auto& e : std::filesystem::directory_iterator(arg))
+    bool gzipped = false;
+    for (const auto& e : std::filesystem::directory_iterator(arg)) {
       if (e.path().extension() == ".jsonl") out.push_back(e.path().string());
+      gzipped = gzipped || e.path().string().ends_with(".jsonl.gz");
+    }
+    if (out.empty())
+      throw std::invalid_argument("folder '" + arg + "' holds no .jsonl result file" +
+                                  (gzipped ? " (its .jsonl.gz files must be unpacked first: gunzip -k)" : ""));
     std::sort(out.begin(), out.end());
     return out;
   }

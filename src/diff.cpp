@@ -235,29 +235,53 @@ Samples read_samples(const Json& point) {
   return s;
 }
 
-/// The per-process medians of a pooled lab.processes record (timing.processes.time_s), finite and positive
-/// ones only; empty for a record of one process.
-std::vector<double> process_medians(const Json& point) {
-  std::vector<double> out;
-  const Json* list = find_path(point, {"timing", "processes", "time_s"});
-  if (list == nullptr || !list->is_array()) return out;
-  for (const auto& v : *list)
-    if (const auto x = finite_number(&v); x && *x > 0) out.push_back(*x);
-  return out;
-}
+/// What a pooled lab.processes record says per process (timing.processes).
+struct ProcessData {
+  bool pooled = false;         ///< the record has a timing.processes block
+  std::vector<double> times;   ///< each process's median (seconds), >= 2 of them, in process order
+  std::vector<double> probes;  ///< each process's host probe median (seconds per round trip), same order; or none
+  std::string problem;         ///< why a timing.processes block that is there cannot be used; empty if it can
+};
 
-/// The per-process host probe medians of a pooled record (timing.processes.host_probe_time_s, seconds per sync
-/// round trip, in process order), or empty unless every one is finite and positive.
-std::vector<double> process_probe_medians(const Json& point) {
-  std::vector<double> out;
-  const Json* list = find_path(point, {"timing", "processes", "host_probe_time_s"});
-  if (list == nullptr || !list->is_array()) return out;
-  for (const auto& v : *list) {
-    const auto x = finite_number(&v);
-    if (!x || *x <= 0) return {};
-    out.push_back(*x);
+/// Reads timing.processes: `time_s` must hold >= 2 finite positive times, and `host_probe_time_s`, where
+/// present, one finite positive time per process. A block that breaks either is a problem, never dropped in
+/// part: times and probes are paired by position.
+ProcessData read_processes(const Json& point) {
+  ProcessData d;
+  const Json* block = find_path(point, {"timing", "processes"});
+  if (block == nullptr || block->is_null()) return d;
+  d.pooled = true;
+  auto list = [&](const char* key, std::vector<double>& out) {
+    const Json* a = find_path(*block, {key});
+    if (a == nullptr || !a->is_array()) {
+      d.problem = fmt::format("timing.processes.{} is not a list", key);
+      return;
+    }
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      const auto x = finite_number(&(*a)[i]);
+      if (!x || *x <= 0) {
+        d.problem = fmt::format("timing.processes.{} entry {} is not a finite positive time ({})", key, i,
+                                (*a)[i].dump());
+        out.clear();
+        return;
+      }
+      out.push_back(*x);
+    }
+  };
+  list("time_s", d.times);
+  if (d.problem.empty() && d.times.size() < 2)
+    d.problem = fmt::format("timing.processes.time_s holds {} process median(s); pooling needs 2 or more", d.times.size());
+  if (d.problem.empty() && block->contains("host_probe_time_s")) {
+    list("host_probe_time_s", d.probes);
+    if (d.problem.empty() && d.probes.size() != d.times.size())
+      d.problem = fmt::format("timing.processes.host_probe_time_s holds {} probes for {} processes", d.probes.size(),
+                              d.times.size());
   }
-  return out;
+  if (!d.problem.empty()) {
+    d.times.clear();
+    d.probes.clear();
+  }
+  return d;
 }
 
 /// Factor that turns a point's seconds into the compared unit: 1, or with normalize the calibrated copy
@@ -413,14 +437,20 @@ std::pair<std::string, std::string> decide(const RatioEstimate& r, double p_adju
   if (significant && beyond && process && host) {
     auto holds = [&](double ratio) { return r.ci_low > up ? ratio > up : ratio < down; };
     const double p_min = std::min({process->p_value, host->per_probe.p_value, host->covariate.p_value});
-    if (!(holds(host->per_probe.ratio) && holds(host->covariate.ratio) && 3 * p_min <= o.alpha))
-      return {"inconclusive",
-              fmt::format("not a change beyond {:g}% once the host's speed is taken out (processes' medians: raw ratio "
-                          "{:.4f} p {:.3g}; per host probe {:.4f} p {:.3g}; by covariance, elasticity {:.2f}, {:.4f} p "
-                          "{:.3g}; each ratio must pass the minimum effect and one p alpha/3 = {:.3g})",
-                          100 * o.min_effect, process->ratio, process->p_value, host->per_probe.ratio,
-                          host->per_probe.p_value, host->elasticity, host->covariate.ratio, host->covariate.p_value,
-                          o.alpha / 3)};
+    const bool effect = holds(host->per_probe.ratio) && holds(host->covariate.ratio);
+    const bool tested = 3 * p_min <= o.alpha;
+    if (!(effect && tested)) {
+      std::string why;
+      if (!effect)
+        why = fmt::format("with the host's speed taken out the change is {:+.1f}% per probe and {:+.1f}% by covariance "
+                          "(elasticity {:.2f}), not both beyond the {:g}% minimum effect",
+                          100 * (host->per_probe.ratio - 1), 100 * (host->covariate.ratio - 1), host->elasticity,
+                          100 * o.min_effect);
+      if (!tested)
+        why += fmt::format("{}the processes' medians do not differ enough (smallest Welch p {:.3g} > alpha/3 = {:.3g})",
+                           why.empty() ? "" : "; ", p_min, o.alpha / 3);
+      return {"inconclusive", why};
+    }
   }
   if (significant && beyond && process && !host && !(process->p_value <= o.alpha))
     return {"inconclusive",
@@ -459,8 +489,10 @@ Json point_stub(const Json& record, const std::string& id) {
 void check_options(const DiffOptions& o) {
   if (!(o.min_effect >= 0) || !std::isfinite(o.min_effect))
     throw std::invalid_argument(fmt::format("min effect must be a finite fraction >= 0, got {}", o.min_effect));
-  if (!(o.alpha > 0 && o.alpha < 1))
-    throw std::invalid_argument(fmt::format("alpha must lie in (0, 1), got {}", o.alpha));
+  // Above 0.5 the "confidence" intervals would be narrower than 50%; below 1e-12 the interval's normal quantile
+  // is beyond what the statistics are accurate for.
+  if (!(o.alpha >= 1e-12 && o.alpha <= 0.5))
+    throw std::invalid_argument(fmt::format("alpha must lie in [1e-12, 0.5] (e.g. 0.05 or 5%), got {}", o.alpha));
 }
 
 }  // namespace
@@ -734,6 +766,9 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
   };
   std::vector<Pending> pending;
   std::size_t mixed_sources = 0;
+  // Points compared without a gate they would have had: a pooled record against an unpooled one; host-sensitive
+  // points where a side is not pooled, or pooled without host probes (a run from before the probe).
+  std::size_t half_pooled = 0, host_unpooled = 0, host_unprobed = 0;
   std::map<std::pair<std::string, std::string>, std::size_t> mixed_methods;  // (base, new) timing.method -> points
 
   for (const auto& id : base.order) {
@@ -763,7 +798,8 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
              {"host_sensitive", host_sensitive(*b.record) || host_sensitive(*n.record)},
              {"process_p", nullptr},
              {"process_ratio", nullptr},
-             {"host_adjusted", nullptr}};
+             {"host_adjusted", nullptr},
+             {"gate", nullptr}};
     if (b_status != n_status) {
       row["verdict"] = "status_changed";
       row["reason"] = fmt::format("{} -> {}", b_status, n_status);
@@ -777,11 +813,15 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
       row["reason"] = "not timed: " + b_status + " on both sides";
     } else {
       const Samples bs = read_samples(*b.record), ns = read_samples(*n.record);
+      const ProcessData bpd = read_processes(*b.record), npd = read_processes(*n.record);
       row["base_n"] = bs.seconds.size();
       row["new_n"] = ns.seconds.size();
-      if (!bs.problem.empty() || !ns.problem.empty()) {
+      if (!bs.problem.empty() || !ns.problem.empty() || !bpd.problem.empty() || !npd.problem.empty()) {
         row["verdict"] = "inconclusive";
-        row["reason"] = !bs.problem.empty() ? "base: " + bs.problem : "new: " + ns.problem;
+        row["reason"] = !bs.problem.empty()    ? "base: " + bs.problem
+                        : !ns.problem.empty()  ? "new: " + ns.problem
+                        : !bpd.problem.empty() ? "base: " + bpd.problem
+                                               : "new: " + npd.problem;
       } else {
         mixed_sources += bs.source != ns.source;
         const Json* bm = find_path(*b.record, {"timing", "method"});
@@ -803,25 +843,34 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
         row["p_value"] = json_real(p);
         std::optional<WelchLog> process;
         std::optional<HostAdjusted> host;
-        const std::vector<double> bp = process_medians(*b.record), np = process_medians(*n.record);
-        if (bp.size() >= 2 && np.size() >= 2) {
-          std::vector<double> bps = bp, nps = np;
+        std::string gate = "samples";
+        if (bpd.pooled && npd.pooled) {
+          std::vector<double> bps = bpd.times, nps = npd.times;
           for (double& v : bps) v *= b_scale;
           for (double& v : nps) v *= n_scale;
           process = welch_log_test(bps, nps);
+          gate = "processes";
           row["process_p"] = json_real(process->p_value);
           row["process_ratio"] = json_real(process->ratio);
-          // Host-sensitive and probed in every process on both sides: also the medians per host round trip.
-          const std::vector<double> bh = process_probe_medians(*b.record), nh = process_probe_medians(*n.record);
-          if (row["host_sensitive"] == true && bh.size() == bps.size() && nh.size() == nps.size()) {
-            host = host_adjusted_tests(bps, bh, nps, nh);
-            row["host_adjusted"] = {{"per_probe_ratio", json_real(host->per_probe.ratio)},
-                                    {"per_probe_p", json_real(host->per_probe.p_value)},
-                                    {"elasticity", json_real(host->elasticity)},
-                                    {"covariate_ratio", json_real(host->covariate.ratio)},
-                                    {"covariate_p", json_real(host->covariate.p_value)}};
+          // Host-sensitive and probed in every process on both sides: the host's speed taken out as well.
+          if (row["host_sensitive"] == true) {
+            if (!bpd.probes.empty() && !npd.probes.empty()) {
+              host = host_adjusted_tests(bps, bpd.probes, nps, npd.probes);
+              gate = "host_adjusted";
+              row["host_adjusted"] = {{"per_probe_ratio", json_real(host->per_probe.ratio)},
+                                      {"per_probe_p", json_real(host->per_probe.p_value)},
+                                      {"elasticity", json_real(host->elasticity)},
+                                      {"covariate_ratio", json_real(host->covariate.ratio)},
+                                      {"covariate_p", json_real(host->covariate.p_value)}};
+            } else {
+              ++host_unprobed;
+            }
           }
+        } else {
+          half_pooled += bpd.pooled != npd.pooled;
+          host_unpooled += row["host_sensitive"] == true;
         }
+        row["gate"] = gate;
         pending.push_back(Pending{points.size(), est, p, bx.size(), nx.size(), process, host});
       }
     }
@@ -843,6 +892,16 @@ Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>
 
   if (mixed_sources > 0)
     warnings.push_back(fmt::format("{} point(s) compare device-timed samples with wall-clock samples", mixed_sources));
+  if (half_pooled > 0)
+    warnings.push_back(fmt::format("{} point(s) compare a record pooled from lab.processes with one that is not: the "
+                                   "process gate does not apply to them, and their samples are judged alone",
+                                   half_pooled));
+  if (host_unpooled + host_unprobed > 0)
+    warnings.push_back(fmt::format(
+        "{} host-sensitive point(s) were compared without taking the host's speed out ({} not pooled from processes "
+        "on both sides, {} without host probes on a side, e.g. a run from before the probe): a change of the host's "
+        "speed alone can make them slower or faster",
+        host_unpooled + host_unprobed, host_unpooled, host_unprobed));
   if (!mixed_methods.empty()) {
     std::string which;
     for (const auto& [pair, count] : mixed_methods)
@@ -1090,8 +1149,10 @@ std::string diff_markdown(const Json& diff) {
   }
   if (const std::size_t k = s.value("host_sensitive_changes", std::size_t{0}); k > 0)
     out += fmt::format("{} of the slower/faster verdicts are on host-sensitive points (sync- or launch-bound, timed "
-                       "live; marked *host* below): their times move with the host's speed as well as with the code; "
-                       "see the host-speed line of the environment comparison.\n\n",
+                       "live; marked *host* below): their times move with the host's speed as well as with the code. "
+                       "Where both sides probed the host in every process, the change also held with the host's speed "
+                       "taken out (docs/diff.md, \"Host-sensitive points\"); the environment warnings say whether the "
+                       "host's speed differed.\n\n",
                        k);
   std::vector<const Json*> main_rows, inconclusive;
   for (const Json* row : rows_by_severity(diff, false))

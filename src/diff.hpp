@@ -124,7 +124,7 @@ struct DiffOptions {
   /// What makes `regression` true (and cmd_diff exit 1).
   enum class FailOn {
     slower,  ///< any `slower` point, or a point whose status became `incorrect` or `error`
-    any,     ///< any `slower` point, or any change of status (either direction)
+    any,     ///< also any change of status (either direction), any missing point, or an incomplete new run
   };
   FailOn fail_on = FailOn::slower;
 };
@@ -169,10 +169,12 @@ double parse_percent(const std::string& text);
 ///
 /// Output (ordered JSON): {"type": "diff", "schema_version", "options", "environment": {"warnings": [...],
 /// "base": {...}, "new": {...}}, "points": [{id, key, variant, axes, base_status, new_status, verdict, reason,
-/// ratio, ratio_ci_low, ratio_ci_high, p_value, p_adjusted, base_median_s, new_median_s, base_n, new_n}],
+/// ratio, ratio_ci_low, ratio_ci_high, p_value, p_adjusted, base_median_s, new_median_s, base_n, new_n,
+/// host_sensitive, process_p, process_ratio, host_adjusted {per_probe_ratio, per_probe_p, elasticity,
+/// covariate_ratio, covariate_p}, gate ("samples", "processes" or "host_adjusted")}],
 /// "new": [{id, key, status}], "missing": [{id, key, status}], "status_changes": [{id, key, base_status,
 /// new_status, reason}], "summary": {matched, compared, same, slower, faster, inconclusive, status_changed,
-/// not_compared, new, missing}, "regression": bool}. Numbers go through json_real (non-finite as strings);
+/// not_compared, new, missing, host_sensitive_changes}, "regression": bool}. Numbers go through json_real (non-finite as strings);
 /// a statistic that was not computed is null. Medians are of the raw samples, in seconds, even with normalize.
 ///
 /// Environment warnings: GPU name, driver, CUDA runtime, build type or a lab setting differ; a calibrated

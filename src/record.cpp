@@ -85,7 +85,7 @@ void JsonlWriter::write(const Json& record) {
 
 std::vector<Json> read_jsonl(const std::string& path, bool* torn_tail) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
+  if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
   if (torn_tail) *torn_tail = false;
   std::vector<Json> out;
   std::string line;

@@ -414,6 +414,22 @@ TEST(Cli, CudaDeviceWithoutGpuExits5) {
 }
 
 // An unknown subcommand is a usage error: exit 2.
+// A folder with no .jsonl file is named in the error (exit 2), with a hint when it holds .jsonl.gz files; a
+// missing file says why it cannot be read.
+TEST(Cli, DiffNamesAnEmptyFolderAndAMissingFile) {
+  TempDir dir;
+  const std::string folder = dir.path("runs");
+  fs::create_directory(folder);
+  std::ofstream(folder + "/a.jsonl.gz") << "x";
+  const Result r = labrun(dir, "diff " + quote(folder) + " " + quote(folder));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("holds no .jsonl result file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gunzip -k"), std::string::npos) << r.err;
+  const Result missing = labrun(dir, "diff " + quote(dir.path("nope.jsonl")) + " " + quote(dir.path("nope.jsonl")));
+  EXPECT_EQ(missing.code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("No such file or directory"), std::string::npos) << missing.err;
+}
+
 TEST(Cli, UnknownSubcommandExits2) {
   TempDir dir;
   EXPECT_EQ(labrun(dir, "bogus").code, 2);

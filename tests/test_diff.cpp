@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -302,8 +303,10 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   const Json host_only = diff_results({header(), pooled("p", {1.00, 1.02, 0.99}, 36e-6, 4e-6)},
                                       {header(), pooled("p", {1.15, 1.17, 1.14}, 36e-6, 4e-6)}, {});
   EXPECT_EQ(verdict_of(host_only), "inconclusive") << host_only["points"][0].dump();
-  EXPECT_NE(host_only["points"][0]["reason"].get<std::string>().find("once the host's speed is taken out"),
-            std::string::npos);
+  EXPECT_NE(host_only["points"][0]["reason"].get<std::string>().find("with the host's speed taken out the change is"),
+            std::string::npos)
+      << host_only["points"][0]["reason"];
+  EXPECT_EQ(host_only["points"][0]["gate"], "host_adjusted");
 
   // 3. A host slowdown on a point with a large GPU share moves the ratio per probe the other way: never slower.
   const Json mixed = diff_results({header(), pooled("p", {1.00, 1.01, 0.99}, 40e-6, 40e-6)},
@@ -327,6 +330,70 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   const Json not_host = diff_results({header(), blocked_b}, {header(), blocked_n}, {});
   EXPECT_TRUE(not_host["points"][0]["host_adjusted"].is_null());
   EXPECT_EQ(verdict_of(not_host), "inconclusive");
+}
+
+// The gates never fail open: a timing.processes block that cannot be used (a bad entry, too few processes, probes
+// that do not pair one to one with the processes) makes the point inconclusive with the reason; a host-sensitive
+// point compared without probes on a side, or against an unpooled record, is said so in a warning; a withheld
+// verdict's reason names the condition that failed.
+TEST(DiffVerdict, ProcessGatesNeverFailOpen) {
+  std::mt19937_64 rng(5);
+  auto pooled = [&](const std::string& id, double t, const std::vector<double>& medians,
+                    const std::optional<std::vector<double>>& probes) {
+    Json p = point(id, lognormal(rng, 40, t, 0.005));
+    p["timing"]["method"] = "cuda_events+synchronized_wall";
+    p["interpretation"] = {{"bound", "sync"}};
+    Json m = Json::array();
+    for (double x : medians) m.push_back(json_real(x));
+    p["timing"]["processes"] = {{"count", medians.size()}, {"time_s", m}};
+    if (probes) {
+      Json h = Json::array();
+      for (double x : *probes) h.push_back(json_real(x));
+      p["timing"]["processes"]["host_probe_time_s"] = h;
+    }
+    return p;
+  };
+  const std::vector<double> probes = {12e-6, 12e-6, 12e-6};
+  const Json base = pooled("p", 50e-6, {50e-6, 50.5e-6, 49.5e-6}, probes);
+  // A NaN process median: never dropped (it would misalign times and probes): inconclusive, with the reason.
+  Json nan_median = pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, probes);
+  nan_median["timing"]["processes"]["time_s"][1] = "NaN";
+  Json d = diff_results({header(), base}, {header(), nan_median}, {});
+  EXPECT_EQ(verdict_of(d), "inconclusive");
+  EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("new: timing.processes.time_s entry 1"), std::string::npos)
+      << d["points"][0]["reason"];
+  // Probes that do not pair with the processes.
+  d = diff_results({header(), base}, {header(), pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, std::vector<double>{12e-6, 12e-6})}, {});
+  EXPECT_EQ(verdict_of(d), "inconclusive");
+  EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("holds 2 probes for 3 processes"), std::string::npos);
+  // A zero probe, and one process only.
+  d = diff_results({header(), base}, {header(), pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, std::vector<double>{12e-6, 0, 12e-6})}, {});
+  EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("host_probe_time_s entry 1"), std::string::npos);
+  d = diff_results({header(), base}, {header(), pooled("p", 60e-6, {60e-6}, std::nullopt)}, {});
+  EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("pooling needs 2 or more"), std::string::npos);
+
+  // One side without probes (a run from before the probe): the raw process gate, and a warning.
+  d = diff_results({header(), base}, {header(), pooled("p", 60e-6, {60e-6, 60.3e-6, 59.7e-6}, std::nullopt)}, {});
+  EXPECT_EQ(verdict_of(d), "slower");
+  EXPECT_EQ(d["points"][0]["gate"], "processes");
+  ASSERT_EQ(d["environment"]["warnings"].size(), 1u);
+  EXPECT_NE(d["environment"]["warnings"][0].get<std::string>().find("1 without host probes on a side"), std::string::npos);
+  // Against an unpooled record: the samples alone, and two warnings (half pooled; host-sensitive unpooled).
+  Json unpooled = pooled("p", 60e-6, {60e-6, 60e-6}, std::nullopt);
+  unpooled["timing"].erase("processes");
+  d = diff_results({header(), base}, {header(), unpooled}, {});
+  EXPECT_EQ(d["points"][0]["gate"], "samples");
+  EXPECT_EQ(d["environment"]["warnings"].size(), 2u) << d["environment"]["warnings"].dump();
+
+  // Withheld for significance only: the effect holds per probe and by covariance (+20%), but two processes a
+  // side with wide spread leave every Welch p above alpha / 3.
+  const Json wide_b = pooled("p", 50e-6, {40e-6, 60e-6}, std::vector<double>{12e-6, 12e-6});
+  const Json wide_n = pooled("p", 60e-6, {48e-6, 72e-6}, std::vector<double>{12e-6, 12e-6});
+  d = diff_results({header(), wide_b}, {header(), wide_n}, {});
+  ASSERT_EQ(verdict_of(d), "inconclusive") << d["points"][0].dump();
+  const std::string reason = d["points"][0]["reason"].get<std::string>();
+  EXPECT_EQ(reason.find("minimum effect"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("do not differ enough"), std::string::npos) << reason;
 }
 
 TEST(DiffOptionsParse, ParsePercentAndFailOn) {
@@ -556,7 +623,13 @@ TEST(DiffEnvironment, HostSpeedAndHostSensitivePoints) {
   for (const auto& line : d["environment"]["warnings"])
     warned = warned || line.get<std::string>().find("host speed (calibrated eager launch time") != std::string::npos;
   EXPECT_TRUE(warned) << d["environment"]["warnings"].dump();
-  EXPECT_EQ(d["environment"]["warnings"].size(), 1u) << "the GPU side, 2% apart, is within tolerance";
+  // The second warning: the host-sensitive point could not have the host's speed taken out (no processes).
+  ASSERT_EQ(d["environment"]["warnings"].size(), 2u) << "the GPU side, 2% apart, is within tolerance";
+  EXPECT_NE(d["environment"]["warnings"][1].get<std::string>().find(
+                "1 host-sensitive point(s) were compared without taking the host's speed out (1 not pooled"),
+            std::string::npos)
+      << d["environment"]["warnings"].dump();
+  EXPECT_EQ(d["points"][0]["gate"], "samples");
   slow["calibration"]["launch"]["eager_queued_time_s"] = 1.10e-6;
   const Json gpu_side = diff_results({fast, point("c", {1e-3, 1e-3, 1e-3})}, {slow, point("c", {1e-3, 1e-3, 1e-3})}, {});
   bool gpu_warned = false;
@@ -619,8 +692,12 @@ TEST(DiffEnvironment, NormalizeByCopyBandwidth) {
 
 TEST(DiffEnvironment, RejectsBadOptions) {
   DiffOptions o;
-  o.alpha = 0;
-  EXPECT_THROW(diff_one({1, 2, 3}, {1, 2, 3}, o), std::invalid_argument);
+  for (double bad : {0.0, 1e-300, 0.6, 1.0}) {  // outside [1e-12, 0.5]: no interval narrower than 50%
+    o.alpha = bad;
+    EXPECT_THROW(diff_one({1, 2, 3}, {1, 2, 3}, o), std::invalid_argument) << bad;
+  }
+  o.alpha = 0.5;
+  EXPECT_NO_THROW(diff_one({1, 2, 3}, {1, 2, 3}, o));
   o.alpha = 0.05;
   o.min_effect = -0.1;
   EXPECT_THROW(diff_one({1, 2, 3}, {1, 2, 3}, o), std::invalid_argument);
