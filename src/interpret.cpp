@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -126,6 +128,10 @@ std::string format_axis_value(const Json& v) {
     if (s == "NaN" || s == "Infinity" || s == "-Infinity") return format_number(real_from_json(v));
     return s;
   }
+  // Integers beyond 2^53 are not exact as doubles: written out in full (case C14).
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() > (std::uint64_t{1} << 53)) return v.dump();
+  if (v.is_number_integer() && !v.is_number_unsigned() && std::llabs(v.get<std::int64_t>()) > (std::int64_t{1} << 53))
+    return v.dump();
   if (v.is_number()) return format_number(v.get<double>());
   return v.dump();
 }

@@ -616,13 +616,14 @@ void masking_section(const Context& c, std::ostream& md) {
       bool significant;
     };
     std::vector<Win> wins;
-    std::size_t compared = 0;
+    std::size_t compared = 0, multiply_timed = 0;
     for (const auto& g : groups) {
       const double ti = g.t.count("index") ? g.t.at("index") : kNaN;
       const double tw = g.t.count("where") ? g.t.at("where") : kNaN;
       const double tm = has_multiply && g.t.count("multiply") ? g.t.at("multiply") : kNaN;
       if (!positive(ti) || !positive(tw)) continue;
       ++compared;
+      multiply_timed += positive(tm);
       const double best = positive(tm) ? std::min(tw, tm) : tw;
       if (ti >= best) continue;
       // Significant when index's CI lies below the better rival's.
@@ -634,7 +635,10 @@ void masking_section(const Context& c, std::ostream& md) {
     }
 
     // Narrative.
-    const std::string vs = has_multiply ? "`where` and `multiply`" : "`where`";
+    // `multiply` is named only where it had a time (it may be incorrect everywhere, as with planted NaNs: C06).
+    const std::string vs = multiply_timed > 0                ? "`where` and `multiply`"
+                           : has_multiply && compared > 0 ? "`where` (`multiply` has no time here: not ok)"
+                                                           : "`where`";
     if (!all_rw0.empty()) {
       md << "**Where it loses.** At moderate densities (10%–90%) with no downstream work, `index` takes a median "
          << ratio_text(median_of(all_rw0)) << " the time of `where` (range "

@@ -530,6 +530,10 @@ TEST(InterpretFormat, NumbersAndUnits) {
   EXPECT_EQ(display_width("2.99 ms"), 7u);
   EXPECT_EQ(format_percent(0.987), "99%");
   EXPECT_EQ(format_percent(std::nan("")), "n/a");
+  // C14: an axis value beyond 2^53 is printed exactly, not through a double.
+  EXPECT_EQ(format_axis_value(Json(std::int64_t{9007199254740993})), "9007199254740993");
+  EXPECT_EQ(format_axis_value(Json(std::uint64_t{18446744073709551615u})), "18446744073709551615");
+  EXPECT_EQ(format_axis_value(Json(std::int64_t{100000000})), "1e8");
 }
 
 // ---- labrun report ------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <tuple>
 
 #include "calibration.cuh"
 #include "cuda_backend.hpp"
@@ -220,6 +221,40 @@ TEST_F(Gpu, C10_ColdL2FlushEvictsAnL2ResidentBuffer) {
   std::printf("32 MB read: hot %.2f us (%.2f TB/s), after the flush %.2f us (%.2f TB/s)\n", hot * 1e6, bytes / hot / 1e12,
               cold * 1e6, bytes / cold / 1e12);
   EXPECT_GT(cold, 1.3 * hot);
+}
+
+// Case C12: CUB's temporary storage is sized and allocated before capture, so replays allocate nothing: the
+// device's free memory, the default pool's used memory and the graph memory in use are the same before and after
+// 20 replays of every capturable variant.
+TEST_F(Gpu, C12_GraphReplaysDoNotAllocate) {
+  const Experiment& experiment = *registry_.find("masking");
+  auto snapshot = [&] {
+    std::size_t free = 0, total = 0;
+    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+    cudaMemPool_t pool = nullptr;
+    EXPECT_EQ(cudaDeviceGetDefaultMemPool(&pool, cuda().context().device()), cudaSuccess);
+    std::uint64_t pool_used = 0, graph_used = 0;
+    EXPECT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &pool_used), cudaSuccess);
+    EXPECT_EQ(cudaDeviceGetGraphMemAttribute(cuda().context().device(), cudaGraphMemAttrUsedMemCurrent, &graph_used),
+              cudaSuccess);
+    return std::tuple{free, pool_used, graph_used};
+  };
+  for (const char* v : {"multiply", "where", "sanitize", "index_device_count", "fused"}) {
+    SCOPED_TRACE(v);
+    const Point p{"masking", v,
+                  {{"n", std::int64_t{1000000}}, {"density", 0.5}, {"dtype", std::string("f32")},
+                   {"mode", std::string("graph")}, {"downstream", std::int64_t{0}}, {"nonfinite", std::string("none")}}};
+    auto workload = experiment.find_variant(v)->implementations.at(BackendKind::cuda)(p, *backend_, lab_);
+    ExecOptions o;
+    o.mode = "graph";
+    auto exec = backend_->executor(*workload, o);
+    exec->iterate();
+    exec->wait();
+    const auto before = snapshot();
+    for (int i = 0; i < 20; ++i) exec->iterate();
+    exec->wait();
+    EXPECT_EQ(snapshot(), before) << "a replay allocated device memory";
+  }
 }
 
 // Case C09: eager index synchronizes with the host every iteration and its wall time exceeds device time;
