@@ -433,25 +433,31 @@ class Parser {
     return item.node.Scalar();
   }
 
-  // A plain scalar's text where a number belongs. A quoted or !!str-tagged scalar is a string, even if it reads
-  // like a number ("0.5"): taking it as one would hide a type mistake in the config (case C03).
-  std::string number_text(const Item& item, const std::string& path, const std::string& expected) const {
+  // Whether a scalar is a string by its form: quoted or !!str-tagged.
+  static bool string_scalar(const YAML::Node& node) {
+    return node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str";
+  }
+
+  // A plain scalar's text where `kind` (a number, a boolean) belongs. A quoted or !!str-tagged scalar is a string,
+  // even if it reads like one ("0.5", "true"): taking it as one would hide a type mistake in the config (case C03).
+  std::string plain_text(const Item& item, const std::string& path, const std::string& expected,
+                         const std::string& kind = "a number") const {
     const std::string text = scalar(item, path, expected);
-    if (item.node.Tag() == "!" || item.node.Tag() == "tag:yaml.org,2002:str")
-      fail(item.loc, path, "the string \"" + text + "\" where a number belongs (remove the quotes); expected " + expected);
+    if (string_scalar(item.node))
+      fail(item.loc, path, "the string \"" + text + "\" where " + kind + " belongs (remove the quotes); expected " + expected);
     return text;
   }
 
   std::int64_t integer(const Item& item, const std::string& path, const std::string& expected) const {
     std::string why;
-    const auto value = parse_exact_integer(number_text(item, path, expected), &why);
+    const auto value = parse_exact_integer(plain_text(item, path, expected), &why);
     if (!value) fail(item.loc, path, why + "; expected " + expected);
     return *value;
   }
 
   double real(const Item& item, const std::string& path, const std::string& expected) const {
     std::string why;
-    const auto value = parse_real(number_text(item, path, expected), &why);
+    const auto value = parse_real(plain_text(item, path, expected), &why);
     if (!value) fail(item.loc, path, why + "; expected " + expected);
     return *value;
   }
@@ -810,10 +816,7 @@ class Parser {
         lab.processes = int_at_least(e, 1);
         if (lab.processes > 16) fail(e.value.loc, e.path, std::to_string(lab.processes) + " is out of range; expected at most 16");
       } else if (e.key == "blocking_kernel") {
-        // A boolean: a quoted "true" is a string in YAML, refused like a quoted number (case C03).
-        if (e.value.node.IsScalar() && (e.value.node.Tag() == "!" || e.value.node.Tag() == "tag:yaml.org,2002:str"))
-          fail(e.value.loc, e.path, "the string \"" + e.value.node.Scalar() +
-                                        "\" where a boolean belongs (remove the quotes); expected true or false");
+        (void)plain_text(e.value, e.path, "true or false", "a boolean");  // a quoted "true" is a string
         lab.blocking_kernel = word_of(e, {"true", "false"}) == "true";
       } else {
         fail(e.key_loc, e.path,
@@ -847,7 +850,7 @@ class Parser {
       }
       case YAML::NodeType::Scalar: {
         const std::string& text = node.Scalar();
-        if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return text;
+        if (string_scalar(node)) return text;
         std::string why;
         if (const auto i = parse_exact_integer(text, &why)) return *i;
         if (const auto d = parse_real(text, &why)) return *d;

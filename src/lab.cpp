@@ -58,20 +58,16 @@ std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s) {
 void set_timing_samples(Json& timing, const std::vector<double>& wall, const std::vector<double>& device,
                         const std::vector<double>& submit, const std::vector<double>& host_probe) {
   const Summary primary = summarize(device.empty() ? wall : device);
-  auto raw = [](const std::vector<double>& v) {
-    Json a = Json::array();
-    for (double x : v) a.push_back(json_real(x));
-    return a;
-  };
+  auto raw = [](const std::vector<double>& v) { return v.empty() ? Json(nullptr) : json_reals(v); };
   timing["median_ci_rel_halfwidth"] = json_real(primary.ci_rel_halfwidth);
   timing["wall"] = to_json(summarize(wall), "time_s");
   timing["device"] = device.empty() ? Json(nullptr) : to_json(summarize(device), "time_s");
   timing["submit"] = submit.empty() ? Json(nullptr) : to_json(summarize(submit), "time_s");
-  timing["wall_samples_s"] = raw(wall);
-  timing["device_samples_s"] = device.empty() ? Json(nullptr) : raw(device);
-  timing["submit_samples_s"] = submit.empty() ? Json(nullptr) : raw(submit);
+  timing["wall_samples_s"] = json_reals(wall);
+  timing["device_samples_s"] = raw(device);
+  timing["submit_samples_s"] = raw(submit);
   timing["host_probe"] = host_probe.empty() ? Json(nullptr) : to_json(summarize(host_probe), "time_s");
-  timing["host_probe_samples_s"] = host_probe.empty() ? Json(nullptr) : raw(host_probe);
+  timing["host_probe_samples_s"] = raw(host_probe);
   timing["time_s"] = json_real(primary.median);
 }
 

@@ -74,14 +74,9 @@ Json pooled_point(const std::vector<const Json*>& recs, const Json& header, cons
   set_timing_samples(t, wall, device, submit, probe);
   const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
   const double spread = *lo > 0 ? *hi / *lo - 1 : 0;
-  Json per_process = Json::array();
-  for (double m : medians) per_process.push_back(json_real(m));
-  t["processes"] = {{"count", recs.size()}, {"time_s", per_process}, {"spread", json_real(spread)}};
-  if (probe_medians.size() == recs.size()) {  // every process probed the host: its speed per process, in order
-    Json per_probe = Json::array();
-    for (double m : probe_medians) per_probe.push_back(json_real(m));
-    t["processes"]["host_probe_time_s"] = per_probe;
-  }
+  t["processes"] = {{"count", recs.size()}, {"time_s", json_reals(medians)}, {"spread", json_real(spread)}};
+  if (probe_medians.size() == recs.size())  // every process probed the host: its speed per process, in order
+    t["processes"]["host_probe_time_s"] = json_reals(probe_medians);
   merged["device_state"]["after"] = (*recs.back())["device_state"]["after"];
 
   // The warnings of the pooled record, from its pooled statistics and first/last device state.

@@ -19,6 +19,12 @@ Json json_real(double value) {
   return value;
 }
 
+Json json_reals(const std::vector<double>& values) {
+  Json a = Json::array();
+  for (double v : values) a.push_back(json_real(v));
+  return a;
+}
+
 double real_from_json(const Json& value) {
   if (value.is_number()) return value.get<double>();
   if (value.is_string()) {

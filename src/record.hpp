@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,9 @@ inline constexpr const char* kBlockedTimingMethod = "cuda_events_blocked+synchro
 /// exactly). JSON has no NaN or infinity, so those become the strings "NaN", "Infinity" and "-Infinity"
 /// (the spellings of JavaScript and of Python's json module): lossless, and never `null`. Case C14.
 Json json_real(double value);
+
+/// A JSON array of json_real(v) for each of `values`, in order.
+Json json_reals(const std::vector<double>& values);
 
 /// Reads a number written by json_real() (or any JSON number) back to a double.
 /// @throws std::invalid_argument for anything else (null, other strings, objects).

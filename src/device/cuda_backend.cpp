@@ -117,11 +117,9 @@ Sample timed(LaunchContext& ctx, std::int64_t batch, const Timing& how, std::int
       stop.synchronize();
       s.wall_time_s = since(t0);
       s.device_time_s = stop.seconds_since(start);
-      s.host_syncs = ctx.host_syncs() - syncs0;
-      if (how.probe_word) s.host_probe_time_s = host_probe(ctx, how);
-      return s;
     }
     s.host_syncs = ctx.host_syncs() - syncs0;
+    if (how.synchronized && !blocked && how.probe_word) s.host_probe_time_s = host_probe(ctx, how);  // live only
     return s;
   }
 }
