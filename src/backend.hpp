@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config.hpp"
+#include "cost.hpp"
 
 namespace labrun {
 
@@ -39,9 +40,8 @@ class Workload {
   /// Poisons the output (NaN), calls `iterate` once (which runs this workload in the point's mode), waits for
   /// completion, and compares the result with the reference.
   virtual Check check(const std::function<void()>& iterate) = 0;
-  /// Compulsory cost of one iteration as functions of the point's axes (bytes_read, bytes_written, flop,
-  /// launches, host_syncs). Empty object if the experiment has no model.
-  virtual nlohmann::ordered_json cost() const { return nlohmann::ordered_json::object(); }
+  /// Cost of one iteration at this point (the experiment's cost model); Cost{} (all NaN) without a model.
+  virtual Cost cost() const { return Cost{}; }
 };
 
 /// One timed sample: `iterations` back-to-back iterations.
@@ -111,6 +111,8 @@ class Backend {
   /// Device state read before and after a point's timing (clocks, temperature, power, clock-event
   /// reasons); null where the backend has none.
   virtual nlohmann::ordered_json device_state() { return nullptr; }
+  /// Bytes of memory a point's buffers can take on this device (device memory on CUDA); nullopt if unknown.
+  virtual std::optional<double> memory_bytes() const { return std::nullopt; }
   /// Bytes of the last-level cache that back-to-back timing can keep data in (GPU L2); nullopt if unknown.
   virtual std::optional<double> cache_bytes() const { return std::nullopt; }
   /// Profiler ranges (NVTX on CUDA) around points and phases, so a trace of a sweep reads at a glance.

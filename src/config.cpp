@@ -163,7 +163,7 @@ const std::vector<std::string> kTopKeys = {"experiment", "description", "axes", 
                                            "exclude",    "lab",         "hypothesis"};
 const std::vector<std::string> kLabKeys = {
     "warmup_iterations", "warmup_time_s", "min_samples",     "max_samples", "max_time_s",
-    "min_sample_time_s", "seed",          "tolerance_scale", "host_max_n",  "timing",
+    "min_sample_time_s", "seed",          "tolerance_scale", "host_max_bytes", "host_max_time_s", "timing",
     "target_rel_ci",     "l2",            "delay_s",         "interleave",
     "blocking_kernel",   "processes"};
 const std::vector<std::string> kTimings = {"synchronized", "unsynchronized"};
@@ -800,8 +800,10 @@ class Parser {
         lab.seed = static_cast<std::uint64_t>(int_at_least(e, 0));
       } else if (e.key == "tolerance_scale") {
         lab.tolerance_scale = real_above(e, 0, false);
-      } else if (e.key == "host_max_n") {
-        lab.host_max_n = int_at_least(e, 0);
+      } else if (e.key == "host_max_bytes") {
+        lab.host_max_bytes = real_above(e, 0, true);
+      } else if (e.key == "host_max_time_s") {
+        lab.host_max_time_s = real_above(e, 0, false);
       } else if (e.key == "timing") {
         lab.timing = word_of(e, kTimings);
       } else if (e.key == "l2") {

@@ -63,7 +63,8 @@ struct LabSettings {
   double min_sample_time_s = 1e-3;        ///< a sample batches iterations until it lasts at least this long
   std::uint64_t seed = 20261129;          ///< seed of every input generator
   std::optional<double> tolerance_scale;  ///< multiplies every derived correctness tolerance (>= 1 loosens)
-  std::int64_t host_max_n = 1000000;      ///< host backend skips points with larger `n` (time), with a reason
+  double host_max_bytes = 32e6;           ///< host backend skips points whose working set is larger (estimate)
+  double host_max_time_s = 0.5;           ///< host backend skips points estimated to take longer per iteration
   std::string timing = "synchronized";    ///< "synchronized" (default) or "unsynchronized" (teaching demo)
   double target_rel_ci = 0.01;            ///< stop sampling once the median's 95% CI half-width / median <= this
   std::string l2 = "hot";                 ///< "hot": back to back; "cold": L2 flushed before every sample (C10)

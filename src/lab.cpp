@@ -8,6 +8,7 @@
 
 #include "env.hpp"
 #include "interpret.hpp"
+#include "lab_axes.hpp"
 #include "record.hpp"
 #include "stats.hpp"
 #include "status.hpp"
@@ -39,6 +40,17 @@ Json check_json(const Check& c) {
               {"tolerance", json_real(c.tolerance)},
               {"passed", c.passed},
               {"detail", c.detail}};
+}
+
+Json cost_json(const Cost& c) {
+  Json j = Json::object();
+  const std::pair<const char*, double> fields[] = {{"bytes_read", c.bytes_read}, {"bytes_written", c.bytes_written},
+                                                   {"bytes", c.bytes}, {"compulsory_bytes", c.compulsory_bytes},
+                                                   {"flop", c.flop}, {"launches", c.launches},
+                                                   {"host_syncs", c.host_syncs}};
+  for (const auto& [key, value] : fields)
+    if (!std::isnan(value)) j[key] = json_real(value);
+  return j;
 }
 
 Json fmt_warning(const std::string& kind, const std::string& message) {
@@ -83,6 +95,26 @@ std::string axis_word(const Point& p, const std::string& axis, const std::string
     if (a.first == axis) return std::get<std::string>(a.second);
   return fallback;
 }
+
+}  // namespace
+
+std::optional<std::string> over_budget(const PointEstimate& e, const Backend& backend, const LabSettings& lab) {
+  if (backend.kind() == BackendKind::host) {
+    if (e.working_set_bytes > lab.host_max_bytes)
+      return "host backend runs working sets up to " + format_bytes(lab.host_max_bytes) +
+             " (lab.host_max_bytes); this point's is " + format_bytes(e.working_set_bytes);
+    const double t = e.bytes / kHostEstimateBandwidth_Bps + e.flop / kHostEstimateFlopPerS;
+    if (t > lab.host_max_time_s)
+      return "host backend runs points estimated at up to " + format_time(lab.host_max_time_s) +
+             " per iteration (lab.host_max_time_s); this one is estimated at " + format_time(t);
+  }
+  if (const auto memory = backend.memory_bytes(); memory && e.working_set_bytes > 0.9 * *memory)
+    return "the working set " + format_bytes(e.working_set_bytes) + " exceeds 90% of the device's " +
+           format_bytes(*memory) + " of memory";
+  return std::nullopt;
+}
+
+namespace {
 
 // Pops the profiler range on scope exit, including when a phase throws.
 struct Range {
@@ -176,9 +208,9 @@ void end_with(PointRun& run, Status s, const std::string& reason) {
 void begin_point(PointRun& run, const Point& point, const Experiment& experiment, Backend& backend,
                  const LabSettings& lab) {
   run.rec = new_record(point, backend);
-  run.opts.mode = axis_word(point, "mode", "eager");
+  run.opts.mode = axis_word(point, kModeAxis, "eager");
   run.opts.synchronized = lab.timing != "unsynchronized";
-  run.opts.cold_l2 = axis_word(point, "l2", lab.l2) == "cold";
+  run.opts.cold_l2 = axis_word(point, kL2Axis, lab.l2) == "cold";
   run.opts.delay_s = lab.delay_s;
   run.opts.blocking = lab.blocking_kernel;
   Range point_range(backend, point.variant + " " + point.label());
@@ -198,14 +230,22 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
       if (!variant) throw PointOutcome(Status::error, "unknown variant '" + point.variant + "'");
       if (variant->unsupported)
         if (auto why = variant->unsupported(point)) throw PointOutcome(Status::not_supported, *why);
+      if (std::find(variant->modes.begin(), variant->modes.end(), run.opts.mode) == variant->modes.end()) {
+        std::string modes;
+        for (const auto& m : variant->modes) modes += (modes.empty() ? "" : ", ") + m;
+        throw PointOutcome(Status::not_supported, "variant '" + point.variant + "' does not run in " + run.opts.mode +
+                                                      " mode (it declares: " + modes + ")");
+      }
       if (auto why = backend.mode_unsupported(run.opts.mode)) throw PointOutcome(Status::not_supported, *why);
+      if (experiment.estimate)
+        if (auto why = over_budget(experiment.estimate(point), backend, lab)) throw PointOutcome(Status::skipped, *why);
       auto impl = variant->implementations.find(backend.kind());
       if (impl == variant->implementations.end())
         throw PointOutcome(Status::not_supported, std::string("variant '") + point.variant + "' has no " +
                                                       to_string(backend.kind()) + " implementation");
       run.workload = impl->second(point, backend, lab);
     }
-    run.rec["cost"] = run.workload->cost();
+    run.rec["cost"] = cost_json(run.workload->cost());
     phases["setup"] = {{"time_s", seconds_since(t0)}};
 
     // warmup: first iteration timed apart (first-run cost: module load, allocation, capture), then until both
@@ -381,7 +421,8 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
               {"min_sample_time_s", l.min_sample_time_s},
               {"seed", l.seed},
               {"tolerance_scale", l.tolerance_scale ? Json(*l.tolerance_scale) : Json(nullptr)},
-              {"host_max_n", l.host_max_n},
+              {"host_max_bytes", l.host_max_bytes},
+              {"host_max_time_s", l.host_max_time_s},
               {"timing", l.timing},
               {"target_rel_ci", l.target_rel_ci},
               {"l2", l.l2},

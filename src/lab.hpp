@@ -27,6 +27,16 @@ inline const std::vector<std::string> kPhases = {"environment", "setup", "warmup
 Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
                const Json& header = Json());
 
+/// Rates the host-backend time estimate assumes (a slow 2-core machine, one thread per variant): an
+/// estimated iteration time is bytes / kHostEstimateBandwidth_Bps + flop / kHostEstimateFlopPerS.
+inline constexpr double kHostEstimateBandwidth_Bps = 2e9;
+inline constexpr double kHostEstimateFlopPerS = 5e8;
+
+/// Why a point with estimate `e` must not run on `backend` (nullopt: it may): on the host, a working set over
+/// lab.host_max_bytes or an estimated iteration time over lab.host_max_time_s; on any backend, a working set
+/// over 90% of its memory (Backend::memory_bytes).
+std::optional<std::string> over_budget(const PointEstimate& e, const Backend& backend, const LabSettings& lab);
+
 /// Warnings of a finished point (docs/records.md): noise above target when sampling stopped, fewer samples
 /// than asked, an L2-resident working set in hot mode, throttle reasons, clocks changed during timing.
 Json point_warnings(const Json& record, const LabSettings& lab, std::optional<double> cache_bytes);

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "lab_axes.hpp"
 #include "status.hpp"
 
 namespace labrun {
@@ -40,6 +41,11 @@ VariantDecl* Experiment::find_variant(const std::string& variant) {
 
 Experiment& Registry::add(Experiment experiment) {
   if (find(experiment.name)) throw std::logic_error("experiment '" + experiment.name + "' registered twice");
+  for (const auto& a : experiment.axes)
+    if (is_lab_axis(a.name))
+      throw std::logic_error("experiment '" + experiment.name + "' declares the lab axis '" + a.name +
+                             "' (the lab adds it to every experiment)");
+  for (auto& a : lab_axes()) experiment.axes.push_back(std::move(a));
   experiments_.push_back(std::move(experiment));
   return experiments_.back();
 }
@@ -51,6 +57,15 @@ void Registry::implement(const std::string& experiment, const std::string& varia
     VariantDecl* v = e.find_variant(variant);
     if (!v) throw std::logic_error("experiment '" + experiment + "' has no variant '" + variant + "'");
     v->implementations[backend] = std::move(fn);
+    return;
+  }
+  throw std::logic_error("no experiment '" + experiment + "'");
+}
+
+void Registry::implement_all(const std::string& experiment, BackendKind backend, CreateFn fn) {
+  for (auto& e : experiments_) {
+    if (e.name != experiment) continue;
+    for (auto& v : e.variants) v.implementations[backend] = fn;
     return;
   }
   throw std::logic_error("no experiment '" + experiment + "'");

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "lab_axes.hpp"
+
 namespace labrun {
 
 bool matches(const ExcludeRule& rule, const Point& point) {
@@ -32,7 +34,7 @@ std::vector<Point> expand(const SweepConfig& config, const Experiment& experimen
     for (const auto& a : config.axes) written = written || a.name == decl.name;
     if (!written) {
       // lab.l2 is the default of an `l2` axis, so `lab: {l2: cold}` reaches experiments that sweep it.
-      const AxisValue value = decl.name == "l2" ? AxisValue(config.lab.l2) : decl.default_value;
+      const AxisValue value = decl.name == kL2Axis ? AxisValue(config.lab.l2) : decl.default_value;
       axes.emplace_back(decl.name, std::vector<AxisValue>{value});
     }
   }

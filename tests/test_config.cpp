@@ -35,7 +35,8 @@ AxisDecl word_axis(const std::string& name, std::vector<std::string> choices) {
   return axis;
 }
 
-/// A registry with one experiment shaped like the real "masking" one, so that no test depends on it.
+/// A registry with one experiment shaped like the real "masking" one, so that no test depends on it (the lab
+/// axes mode and l2 are appended by Registry::add).
 const Registry& registry() {
   static const Registry instance = [] {
     Experiment e;
@@ -45,7 +46,6 @@ const Registry& registry() {
         numeric_axis("n", AxisKind::Integer, 0, 1e12, std::int64_t{1000}),
         numeric_axis("density", AxisKind::Real, 0, 1, 0.5),
         word_axis("dtype", {"f32", "f16", "bf16", "f64"}),
-        word_axis("mode", {"eager", "graph"}),
         numeric_axis("downstream", AxisKind::Integer, 0, 1024, std::int64_t{0}),
     };
     for (const char* name : {"multiply", "index", "where", "sanitize"}) {
@@ -433,7 +433,7 @@ TEST(Config, LabSettingsParsed) {
       "  min_sample_time_s: 2e-3\n"
       "  seed: 12345678901234\n"
       "  tolerance_scale: 2\n"
-      "  host_max_n: 1e6\n"
+      "  host_max_bytes: 1e6\n"
       "  timing: unsynchronized\n");
   EXPECT_EQ(c.lab.warmup_iterations, 3);
   EXPECT_DOUBLE_EQ(c.lab.warmup_time_s, 0.5);
@@ -444,7 +444,7 @@ TEST(Config, LabSettingsParsed) {
   EXPECT_EQ(c.lab.seed, 12345678901234u);
   ASSERT_TRUE(c.lab.tolerance_scale.has_value());
   EXPECT_DOUBLE_EQ(*c.lab.tolerance_scale, 2.0);
-  EXPECT_EQ(c.lab.host_max_n, 1000000);
+  EXPECT_DOUBLE_EQ(c.lab.host_max_bytes, 1e6);
   EXPECT_EQ(c.lab.timing, "unsynchronized");
 
   const LabSettings defaults = parse("experiment: masking\n").lab;
@@ -459,7 +459,7 @@ TEST(Config, LabSettingsErrors) {
   e = parse_error("experiment: masking\nlab:\n  min_samples: 5\n  max_samples: 4\n");
   EXPECT_EQ(e.key(), "lab.max_samples");
   EXPECT_EQ(e.loc().line, 4);
-  e = parse_error("experiment: masking\nlab:\n  host_max_n: 1.5e0\n");
+  e = parse_error("experiment: masking\nlab:\n  interleave: 1.5e0\n");
   EXPECT_TRUE(contains(e.message(), "1.5e0 is not an integer")) << e.what();
   e = parse_error("experiment: masking\nlab:\n  timing: synchronised\n");
   EXPECT_TRUE(contains(e.message(), "did you mean 'synchronized'?")) << e.what();

@@ -38,7 +38,13 @@ class MockWorkload : public Workload {
     c.passed = correct_;
     return c;
   }
-  Json cost() const override { return Json{{"bytes", 1e6}, {"compulsory_bytes", 1e6}, {"flop", 2e6}}; }
+  Cost cost() const override {
+    Cost c;
+    c.bytes = 1e6;
+    c.compulsory_bytes = 1e6;
+    c.flop = 2e6;
+    return c;
+  }
 
  private:
   Log& log_;

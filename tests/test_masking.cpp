@@ -13,7 +13,7 @@
 #include "host_backend.hpp"
 #include "test_util.hpp"
 #include "lab.hpp"
-#include "masking.hpp"
+#include "masking/masking.hpp"
 #include "registry.hpp"
 
 namespace labrun {
@@ -344,15 +344,25 @@ TEST(Masking, IndexDeviceCountNotSupportedOnHost) {
   EXPECT_NE(rec["reason"].get<std::string>().find("host"), std::string::npos) << rec["reason"];
 }
 
-// n above lab.host_max_n is "skipped" with a reason that names host_max_n.
-TEST(Masking, HostMaxNSkipsLargePoints) {
+// A working set (the experiment's estimate) above lab.host_max_bytes is "skipped" with a reason naming the
+// setting: where at n = 100 f32 holds data, mask and a temporary, 9 bytes per element.
+TEST(Masking, HostMaxBytesSkipsLargePoints) {
   LabSettings lab = quick_lab();
-  lab.host_max_n = 100;
+  lab.host_max_bytes = 900;
   const Json rec = run(point("where", 101, "f32"), lab);
   EXPECT_EQ(rec["status"], "skipped");
   ASSERT_TRUE(rec["reason"].is_string());
-  EXPECT_NE(rec["reason"].get<std::string>().find("host_max_n"), std::string::npos) << rec["reason"];
+  EXPECT_NE(rec["reason"].get<std::string>().find("host_max_bytes"), std::string::npos) << rec["reason"];
   EXPECT_EQ(run(point("where", 100, "f32"), lab)["status"], "ok");
+}
+
+// An estimated iteration time above lab.host_max_time_s is "skipped" too.
+TEST(Masking, HostMaxTimeSkipsSlowPoints) {
+  LabSettings lab = quick_lab();
+  lab.host_max_time_s = 1e-9;
+  const Json rec = run(point("where", 1000, "f32"), lab);
+  EXPECT_EQ(rec["status"], "skipped");
+  EXPECT_NE(rec["reason"].get<std::string>().find("host_max_time_s"), std::string::npos) << rec["reason"];
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ std::string fnv_hex(const std::string& bytes) {
 // and the excluded (f16, n=2) combination absent.
 TEST(Sweep, GoldenExpansionOrderWithExclude) {
   const auto points = expand_text(kConfig);
-  const std::string rest = ",density=0.5,mode=eager,downstream=0,nonfinite=none,l2=hot";
+  const std::string rest = ",density=0.5,downstream=0,nonfinite=none,mode=eager,l2=hot";
   const std::vector<std::pair<std::string, std::string>> expected = {
       {"multiply", "n=1,dtype=f32" + rest}, {"index", "n=1,dtype=f32" + rest},
       {"multiply", "n=1,dtype=f16" + rest}, {"index", "n=1,dtype=f16" + rest},
@@ -127,7 +127,7 @@ TEST(Sweep, AxisOrderInConfigDoesNotChangeKeys) {
   EXPECT_EQ(keys_a, keys_b);
   EXPECT_EQ(ids_a, ids_b);
   EXPECT_EQ(keys_a.size(), a.size());
-  EXPECT_EQ(b[2].label(), "dtype=f32,n=2,density=0.5,mode=eager,downstream=0,nonfinite=none,l2=hot");
+  EXPECT_EQ(b[2].label(), "dtype=f32,n=2,density=0.5,downstream=0,nonfinite=none,mode=eager,l2=hot");
   EXPECT_EQ(b[2].key(), a[4].key());
 }
 
@@ -167,7 +167,7 @@ TEST(Sweep, LabL2IsTheDefaultOfAnUnwrittenL2Axis) {
   const auto written = expand_text(
       "experiment: masking\naxes:\n  n: [1]\n  l2: [hot]\nvariants: [fused]\nlab: {l2: cold}\n");
   ASSERT_EQ(written.size(), 1u);
-  EXPECT_EQ(written[0].label(), "n=1,l2=hot,density=0.5,dtype=f32,mode=eager,downstream=0,nonfinite=none");
+  EXPECT_EQ(written[0].label(), "n=1,l2=hot,density=0.5,dtype=f32,downstream=0,nonfinite=none,mode=eager");
 }
 
 // A config for another experiment cannot be expanded against masking.

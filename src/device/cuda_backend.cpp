@@ -15,7 +15,6 @@
 #include "cublas_gemm.hpp"
 #include "nvml.hpp"
 #include "parallel.hpp"
-#include "masking_cuda.hpp"
 #include "stats.hpp"
 #include "status.hpp"
 
@@ -132,20 +131,17 @@ void issue_eager(Workload& w, LaunchContext& ctx, double delay_s) {
 
 // Launches per eager iteration from the workload's cost model (a conservative 16 where it has none), plus the
 // delay kernel.
-std::int64_t eager_launches(const Json& cost, double delay_s) {
-  const std::int64_t n = cost.contains("launches") && cost["launches"].is_number()
-                             ? static_cast<std::int64_t>(std::ceil(cost["launches"].get<double>()))
-                             : 16;
+std::int64_t eager_launches(const Cost& cost, double delay_s) {
+  const std::int64_t n = std::isfinite(cost.launches) ? static_cast<std::int64_t>(std::ceil(cost.launches)) : 16;
   return std::max<std::int64_t>(1, n) + (delay_s > 0 ? 1 : 0);
 }
 
 class EagerExecutor : public Executor {
  public:
   // `cost`: the workload's cost model, read for its launches and host syncs per iteration.
-  EagerExecutor(Workload& w, LaunchContext& ctx, Timing how, const Json& cost)
+  EagerExecutor(Workload& w, LaunchContext& ctx, Timing how, const Cost& cost)
       : w_(w), ctx_(ctx), how_(how), launches_(eager_launches(cost, how.delay_s)),
-        syncs_seen_(cost.contains("host_syncs") && cost["host_syncs"].is_number() &&
-                    cost["host_syncs"].get<double>() > 0) {}
+        syncs_seen_(std::isfinite(cost.host_syncs) && cost.host_syncs > 0) {}
   void iterate() override {
     const std::int64_t s0 = ctx_.host_syncs();
     issue_eager(w_, ctx_, how_.delay_s);
@@ -270,16 +266,10 @@ CudaBackend::CudaBackend(int index) : index_(index), ctx_((LABRUN_CUDA(cudaSetDe
   cudaDeviceProp p{};
   LABRUN_CUDA(cudaGetDeviceProperties(&p, index));
   l2_bytes_ = static_cast<std::size_t>(p.l2CacheSize);
+  memory_bytes_ = static_cast<std::size_t>(p.totalGlobalMem);
   nvml_ = std::make_unique<Nvml>(uuid_text(p.uuid));
   pinned_cpu_ = pin_this_thread();
   LABRUN_CUDA(cudaMemset(probe_word_.get(), 0, probe_word_.bytes()));
-  // Keep memory freed with cudaFreeAsync in the device's default pool, as an eager framework's caching
-  // allocator does. With the default threshold (0) the pool returns it to the OS at every synchronization,
-  // and a variant that allocates per iteration (index) would pay an unmap + map of its buffers each time.
-  cudaMemPool_t pool = nullptr;
-  LABRUN_CUDA(cudaDeviceGetDefaultMemPool(&pool, index));
-  std::uint64_t keep = UINT64_MAX;
-  LABRUN_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
 }
 
 CudaBackend::~CudaBackend() = default;
@@ -320,7 +310,6 @@ Json CudaBackend::environment() {
   e["state_at_start"] = nvml_->state();
   e["runtime_version"] = version_text(runtime);
   e["host_thread_cpu"] = pinned_cpu_;
-  e["mempool_release_threshold_bytes"] = UINT64_MAX;  // set at open: freed pool memory stays cached
   e["pci_bus_id"] = [&] {
     char bus[32] = {0};
     return cudaDeviceGetPCIBusId(bus, sizeof bus, index_) == cudaSuccess ? std::string(bus) : std::string("unknown");
@@ -482,8 +471,10 @@ std::unique_ptr<Backend> open_cuda_backend(int index, std::string* why) {
   }
 }
 
-void register_cuda_experiments(Registry& registry) {
-  masking::register_cuda(registry);  // experiments/cuda/masking_cuda.cpp
+LaunchContext& launch_context(Backend& backend) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  if (!cuda) throw PointOutcome(Status::not_supported, "a CUDA implementation needs the CUDA backend, not " + backend.name());
+  return cuda->context();
 }
 
 }  // namespace labrun

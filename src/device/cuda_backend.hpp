@@ -42,6 +42,7 @@ class CudaBackend : public Backend {
   /// SM and memory clocks, temperature, power and clock-event reasons through NVML ("unavailable" without).
   Json device_state() override;
   std::optional<double> cache_bytes() const override { return static_cast<double>(l2_bytes_); }
+  std::optional<double> memory_bytes() const override { return static_cast<double>(memory_bytes_); }
   void range_push(const std::string& name) override;
   void range_pop() override;
 
@@ -51,6 +52,7 @@ class CudaBackend : public Backend {
   int index_;
   LaunchContext ctx_;
   std::size_t l2_bytes_ = 0;
+  std::size_t memory_bytes_ = 0;
   int pinned_cpu_ = -1;  // the host CPU this backend's launches are issued from (pinned at open), -1 if not
   std::unique_ptr<Nvml> nvml_;
   DeviceBuffer flush_;       // 2 x L2, allocated and written once, on first cold-L2 use; read before each cold sample
@@ -68,7 +70,8 @@ class CudaBackend : public Backend {
 /// index is out of range. Never throws.
 std::unique_ptr<Backend> open_cuda_backend(int index, std::string* why);
 
-/// Adds the CUDA implementations of the built-in experiments (experiments/cuda/).
-void register_cuda_experiments(Registry& registry);
+/// The launch context (stream, host-sync counter, kernel marks) of a CUDA backend, for an experiment's CUDA
+/// workload factory. @throws PointOutcome(not_supported) when `backend` is not a CUDA backend.
+LaunchContext& launch_context(Backend& backend);
 
 }  // namespace labrun

@@ -11,7 +11,7 @@
 #include "calibration.cuh"
 #include "cuda_backend.hpp"
 #include "lab.hpp"
-#include "masking_kernels.cuh"
+#include "masking/cuda/masking_kernels.cuh"
 #include "record.hpp"
 #include "stats.hpp"
 
@@ -158,7 +158,12 @@ class HostPacedWorkload : public Workload {
     kernels::spin(20e-6, ctx_.stream());
   }
   Check check(const std::function<void()>&) override { return Check{}; }
-  Json cost() const override { return Json{{"launches", 1}, {"host_syncs", 0}}; }
+  Cost cost() const override {
+    Cost c;
+    c.launches = 1;
+    c.host_syncs = 0;
+    return c;
+  }
 
  private:
   LaunchContext& ctx_;

@@ -1,4 +1,4 @@
-#include "masking_kernels.cuh"
+#include "masking/cuda/masking_kernels.cuh"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_reduce.cuh>

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,7 +93,7 @@ Check compare(double value, const Reference& ref, double tol);
 
 /// Per-iteration cost model of a variant as implemented (DRAM bytes read and written, flop, launches, host
 /// syncs) and the compulsory bytes of the computation (data + mask read once). Formulas: docs/metrics.md.
-Json cost(const Params& params, std::int64_t selected);
+Cost cost(const Params& params, std::int64_t selected);
 
 /// Scratch buffers of the host implementations, sized once at setup.
 struct HostScratch {
@@ -125,5 +126,8 @@ std::uint64_t input_seed(const Params& params, std::uint64_t lab_seed);
 
 /// Registers the experiment, its axes and variants with their host implementations.
 void register_experiment(class Registry& registry);
+
+/// Adds the CUDA implementation of every variant (experiments/masking/cuda/masking_cuda.cpp).
+void register_cuda(class Registry& registry);
 
 }  // namespace labrun::masking

@@ -11,22 +11,36 @@
 
 namespace labrun::masking {
 
+namespace {
+
+// The one table of masking's variants: name, one-line description, and whether it has a host implementation.
+struct VariantRow {
+  Variant variant;
+  const char* name;
+  const char* description;
+  bool host;
+};
+constexpr VariantRow kVariants[] = {
+    {Variant::multiply, "multiply", "sum(down(d*d) * mask): static shape, op by op; 0*inf poisons it", true},
+    {Variant::index, "index", "sum(down(d[mask]^2)): compaction with a host-visible count (host sync)", true},
+    {Variant::where, "where", "sum(where(mask, down(d*d), 0)): static shape, op by op", true},
+    {Variant::sanitize, "sanitize", "sum(down(where(mask, d, 0)^2)): select first, then compute", true},
+    {Variant::index_device_count, "index_device_count",
+     "compaction whose count stays on the device: no host sync, capturable", false},
+    {Variant::fused, "fused", "one pass over data and mask, down() on selected elements only (speed of light)", true},
+};
+
+}  // namespace
+
 const char* to_string(Variant v) {
-  switch (v) {
-    case Variant::multiply: return "multiply";
-    case Variant::index: return "index";
-    case Variant::where: return "where";
-    case Variant::sanitize: return "sanitize";
-    case Variant::index_device_count: return "index_device_count";
-    case Variant::fused: return "fused";
-  }
+  for (const auto& row : kVariants)
+    if (row.variant == v) return row.name;
   return "?";
 }
 
 Variant parse_variant(const std::string& name) {
-  for (Variant v : {Variant::multiply, Variant::index, Variant::where, Variant::sanitize,
-                    Variant::index_device_count, Variant::fused})
-    if (name == to_string(v)) return v;
+  for (const auto& row : kVariants)
+    if (name == row.name) return row.variant;
   throw std::invalid_argument("unknown masking variant '" + name + "'");
 }
 
@@ -285,7 +299,7 @@ Check compare(double value, const Reference& ref, double tol) {
   return c;
 }
 
-Json cost(const Params& p, std::int64_t m) {
+Cost cost(const Params& p, std::int64_t m) {
   const double n = static_cast<double>(p.n);
   const double s = static_cast<double>(dtype_bytes(p.dtype));
   const double k = p.downstream;
@@ -319,16 +333,8 @@ Json cost(const Params& p, std::int64_t m) {
       launches = 2;
       break;
   }
-  Json c;
-  c["bytes_read"] = json_real(read);
-  c["bytes_written"] = json_real(written);
-  c["bytes"] = json_real(read + written);
-  c["compulsory_bytes"] = json_real(n * s + n);
   // sin counted as one op; the square and the downstream multiply as one flop each; the sum one add.
-  c["flop"] = json_real(sel * (1 + 2 * k + 1));
-  c["launches"] = json_real(launches);
-  c["host_syncs"] = json_real(syncs);
-  return c;
+  return Cost::of(read, written, n * s + n, sel * (1 + 2 * k + 1), launches, syncs);
 }
 
 namespace {
@@ -377,7 +383,7 @@ class HostWorkload : public Workload {
     iterate();
     return compare(last_, ref_, tolerance(p_, ref_, scale_));
   }
-  Json cost() const override { return masking::cost(p_, in_->selected); }
+  Cost cost() const override { return masking::cost(p_, in_->selected); }
 
  private:
   Params p_;
@@ -399,38 +405,35 @@ void register_experiment(Registry& registry) {
       {"density", AxisKind::Real, "fraction of elements the mask selects", 0.0, 1.0, {}, 0.5},
       {"dtype", AxisKind::Word, "storage dtype of the data (sums accumulate in f32, f64 for f64)", {}, {},
        {"f32", "f16", "bf16", "f64"}, std::string("f32")},
-      {"mode", AxisKind::Word, "eager launches, or one CUDA graph replayed per iteration", {}, {},
-       {"eager", "graph"}, std::string("eager")},
       {"downstream", AxisKind::Integer, "times x <- sin(x)*1.0001 is applied after squaring", 0.0, 1024.0, {},
        std::int64_t{0}},
       {"nonfinite", AxisKind::Word, "plant +inf/NaN in masked-out slots (case C06)", {}, {},
        {"none", "masked_out"}, std::string("none")},
-      {"l2", AxisKind::Word, "hot: back to back; cold: L2 flushed before every sample (default lab.l2)", {}, {},
-       {"hot", "cold"}, std::string("hot")},
   };
   auto cache = std::make_shared<InputCache>();
   auto host = [cache](const Point& point, Backend&, const LabSettings& lab) -> std::unique_ptr<Workload> {
     const Params p = params_of(point);
-    if (p.n > lab.host_max_n)
-      throw PointOutcome(Status::skipped, "host backend runs n <= " + std::to_string(lab.host_max_n) +
-                                              " (lab.host_max_n); this point has n = " + std::to_string(p.n));
     auto in = cache->inputs(p, lab.seed);
     const Reference& ref = cache->reference_for(p, lab.seed);
     return std::make_unique<HostWorkload>(p, in, ref, lab.tolerance_scale.value_or(1.0));
   };
-  const std::pair<Variant, const char*> variants[] = {
-      {Variant::multiply, "sum(down(d*d) * mask): static shape, op by op; 0*inf poisons it"},
-      {Variant::index, "sum(down(d[mask]^2)): compaction with a host-visible count (host sync)"},
-      {Variant::where, "sum(where(mask, down(d*d), 0)): static shape, op by op"},
-      {Variant::sanitize, "sum(down(where(mask, d, 0)^2)): select first, then compute"},
-      {Variant::index_device_count, "compaction whose count stays on the device: no host sync, capturable"},
-      {Variant::fused, "one pass over data and mask, down() on selected elements only (speed of light)"},
-  };
-  for (const auto& [v, description] : variants) {
-    VariantDecl decl{to_string(v), description, {}, {}};
-    if (v != Variant::index_device_count) decl.implementations[BackendKind::host] = host;
+  for (const auto& row : kVariants) {
+    VariantDecl decl{row.name, row.description, {}, {}};
+    if (row.host) decl.implementations[BackendKind::host] = host;
     e.variants.push_back(std::move(decl));
   }
+  e.size_axis = "n";
+  e.estimate = [](const Point& point) {
+    const Params p = params_of(point);
+    const double n = static_cast<double>(p.n), s = static_cast<double>(dtype_bytes(p.dtype));
+    // Data and mask, plus the op-by-op variants' temporary and the compactions' selection buffer.
+    const bool compacts = p.variant == Variant::index || p.variant == Variant::index_device_count;
+    const double working = n * s + n + (p.variant == Variant::fused ? 0 : n * s) + (compacts ? n * s : 0);
+    const Cost c = cost(p, static_cast<std::int64_t>(p.density * n));
+    return PointEstimate{working, c.bytes, c.flop};
+  };
+  e.plots = {PlotSpec{"n", "variant", {"density"}, "time vs n"}, PlotSpec{"density", "variant", {"n"}, "time vs density"}};
+  e.docs = "docs/experiments/masking.md";
   registry.add(std::move(e));
 }
 

@@ -1,13 +1,12 @@
-#include "masking_cuda.hpp"
-
 #include <cuda_runtime_api.h>
 
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "cuda_backend.hpp"
-#include "masking.hpp"
-#include "masking_kernels.cuh"
+#include "masking/cuda/masking_kernels.cuh"
+#include "masking/masking.hpp"
 #include "registry.hpp"
 #include "status.hpp"
 
@@ -46,6 +45,41 @@ class PoolBuffer {
   cudaStream_t stream_;
 };
 
+// As an eager framework's caching allocator does, the device's default pool keeps memory freed with cudaFreeAsync
+// while any index workload lives (with the default threshold, 0, the pool returns it to the OS at every
+// synchronization, and index, which allocates per iteration, would pay an unmap + map each time). Counted, since
+// interleaved points live together: the last one out hands the memory back and restores the default, so later
+// points' cudaMalloc can use it.
+class CachingPool {
+ public:
+  CachingPool() = default;
+  explicit CachingPool(int device) {
+    LABRUN_CUDA(cudaDeviceGetDefaultMemPool(&pool_, device));
+    if (users()++ == 0) set_threshold(UINT64_MAX);
+  }
+  CachingPool(CachingPool&& o) noexcept : pool_(std::exchange(o.pool_, nullptr)) {}
+  CachingPool& operator=(CachingPool&& o) noexcept {
+    std::swap(pool_, o.pool_);
+    return *this;
+  }
+  ~CachingPool() {
+    if (!pool_ || --users() > 0) return;
+    (void)cudaDeviceSynchronize();
+    set_threshold(0);
+    LABRUN_CUDA_NOTHROW(cudaMemPoolTrimTo(pool_, 0));
+  }
+
+ private:
+  static int& users() {
+    static int count = 0;
+    return count;
+  }
+  void set_threshold(std::uint64_t bytes) noexcept {
+    LABRUN_CUDA_NOTHROW(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &bytes));
+  }
+  cudaMemPool_t pool_ = nullptr;
+};
+
 class CudaWorkload : public Workload {
  public:
   CudaWorkload(const Params& p, LaunchContext& ctx, std::shared_ptr<DeviceInputs> dev, const Reference& ref,
@@ -60,6 +94,7 @@ class CudaWorkload : public Workload {
     temp_bytes_ = kernels::sum_temp_bytes(p.dtype, p.n);
     if (p.variant == Variant::index || p.variant == Variant::index_device_count)
       temp_bytes_ = std::max(temp_bytes_, kernels::select_temp_bytes(p.dtype, p.n));
+    if (p.variant == Variant::index) caching_ = CachingPool(ctx.device());
     temp_ = DeviceBuffer(temp_bytes_);
     count_ = DeviceBuffer(sizeof(std::int64_t));
     result_ = DeviceBuffer(sizeof(double));
@@ -166,16 +201,7 @@ class CudaWorkload : public Workload {
     return c;
   }
 
-  Json cost() const override { return masking::cost(p_, dev_->host->selected); }
-
-  // index leaves its per-iteration buffers cached in the pool (a caching allocator's behaviour, set by the
-  // backend); hand them back when the point ends so later points' cudaMalloc can use the memory.
-  ~CudaWorkload() override {
-    if (p_.variant != Variant::index) return;
-    LABRUN_CUDA_NOTHROW(cudaStreamSynchronize(ctx_.stream()));
-    cudaMemPool_t pool = nullptr;
-    if (cudaDeviceGetDefaultMemPool(&pool, ctx_.device()) == cudaSuccess) LABRUN_CUDA_NOTHROW(cudaMemPoolTrimTo(pool, 0));
-  }
+  Cost cost() const override { return masking::cost(p_, dev_->host->selected); }
 
  private:
   Params p_;
@@ -186,6 +212,7 @@ class CudaWorkload : public Workload {
   PinnedBuffer pinned_;
   DeviceBuffer tmp_, sel_, temp_, count_, result_, partials_;
   std::size_t temp_bytes_ = 0;
+  CachingPool caching_;  // index only; declared last, so it is released after the buffers
 };
 
 }  // namespace
@@ -194,8 +221,7 @@ void register_cuda(Registry& registry) {
   auto cache = std::make_shared<InputCache>();
   auto device = std::make_shared<std::shared_ptr<DeviceInputs>>();
   auto create = [cache, device](const Point& point, Backend& backend, const LabSettings& lab) -> std::unique_ptr<Workload> {
-    auto* cuda = dynamic_cast<CudaBackend*>(&backend);
-    if (!cuda) throw PointOutcome(Status::not_supported, "CUDA implementation needs the CUDA backend");
+    LaunchContext& ctx = launch_context(backend);
     const Params p = params_of(point);
     auto in = cache->inputs(p, lab.seed);
     const Reference& ref = cache->reference_for(p, lab.seed);
@@ -210,11 +236,9 @@ void register_cuda(Registry& registry) {
       LABRUN_CUDA(cudaMemcpy(fresh->mask.get(), in->mask.data(), static_cast<std::size_t>(in->n), cudaMemcpyHostToDevice));
       dev = fresh;
     }
-    return std::make_unique<CudaWorkload>(p, cuda->context(), dev, ref, lab.tolerance_scale.value_or(1.0));
+    return std::make_unique<CudaWorkload>(p, ctx, dev, ref, lab.tolerance_scale.value_or(1.0));
   };
-  for (Variant v : {Variant::multiply, Variant::index, Variant::where, Variant::sanitize, Variant::index_device_count,
-                    Variant::fused})
-    registry.implement("masking", to_string(v), BackendKind::cuda, create);
+  registry.implement_all("masking", BackendKind::cuda, create);
 }
 
 }  // namespace labrun::masking

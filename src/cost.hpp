@@ -1,0 +1,39 @@
+// The cost model of one iteration of a variant at a point: what the interpretation divides by the time.
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+namespace labrun {
+
+/// Compulsory and issued cost of one iteration, as the experiment's cost model counts it. NaN = not modelled.
+/// Units: bytes (DRAM bytes as the variant's kernels issue them), flop (floating-point operations), counts.
+struct Cost {
+  static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  double bytes_read = kNone;        ///< bytes the iteration's kernels read
+  double bytes_written = kNone;     ///< bytes they write
+  double bytes = kNone;             ///< bytes_read + bytes_written
+  double compulsory_bytes = kNone;  ///< the computation's own bytes: each input read once, each output written once
+  double flop = kNone;              ///< floating-point operations
+  double launches = kNone;          ///< kernel launches (and copies) per iteration
+  double host_syncs = kNone;        ///< host synchronizations per iteration
+  /// No field modelled (an experiment without a cost model).
+  bool empty() const {
+    return std::isnan(bytes_read) && std::isnan(bytes_written) && std::isnan(bytes) && std::isnan(compulsory_bytes) &&
+           std::isnan(flop) && std::isnan(launches) && std::isnan(host_syncs);
+  }
+  /// A cost of `read` and `written` bytes (bytes = their sum) with the other fields as given.
+  static Cost of(double read, double written, double compulsory, double flop, double launches, double syncs) {
+    Cost c;
+    c.bytes_read = read;
+    c.bytes_written = written;
+    c.bytes = read + written;
+    c.compulsory_bytes = compulsory;
+    c.flop = flop;
+    c.launches = launches;
+    c.host_syncs = syncs;
+    return c;
+  }
+};
+
+}  // namespace labrun
