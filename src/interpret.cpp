@@ -642,7 +642,7 @@ struct Pt {
   double t = kNaN, lo = kNaN, hi = kNaN;
 };
 
-struct Run {
+struct RunPoints {
   const Json* header = nullptr;
   std::vector<Pt> points;
 };
@@ -707,18 +707,18 @@ Json point_ref(const Pt& p) { return Json{{"id", p.id}, {"key", p.key}, {"axes",
 }  // namespace
 
 Json analyze(const std::vector<Json>& records) {
-  std::vector<Run> runs;
+  std::vector<RunPoints> runs;
   for (const auto& r : records) {
     if (!r.is_object()) continue;
     const std::string type = r.value("type", std::string());
     if (type == "header") {
-      runs.push_back(Run{&r, {}});
+      runs.push_back(RunPoints{&r, {}});
       continue;
     }
     if (type != "point") continue;
-    if (runs.empty()) runs.push_back(Run{});
+    if (runs.empty()) runs.push_back(RunPoints{});
     static const Json kNoHeader = Json::object();
-    Run& run = runs.back();
+    RunPoints& run = runs.back();
     Pt p;
     p.run = static_cast<int>(runs.size()) - 1;
     p.rec = &r;
@@ -743,7 +743,7 @@ Json analyze(const std::vector<Json>& records) {
   Json runs_j = Json::array(), groups_j = Json::array(), cross_j = Json::array(), hyp_j = Json::array();
 
   for (std::size_t ri = 0; ri < runs.size(); ++ri) {
-    const Run& run = runs[ri];
+    const RunPoints& run = runs[ri];
     const Json header = run.header ? *run.header : Json::object();
     const int rid = static_cast<int>(ri);
 
@@ -1024,6 +1024,19 @@ Json analyze(const std::vector<Json>& records) {
   out["crossovers"] = cross_j;
   out["hypotheses"] = hyp_j;
   return out;
+}
+
+Interpretation interpret(const PointRecord& point, const RunHeader& header) {
+  return interpretation_from_json(interpret_point(to_json(point), header.json));
+}
+
+Json analyze(const ResultSet& results) {
+  std::vector<Json> records;
+  for (const auto& run : results.runs) {
+    records.push_back(run.header.json);
+    for (const auto& p : run.points) records.push_back(to_json(p));
+  }
+  return analyze(records);
 }
 
 }  // namespace labrun

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "point_record.hpp"
 #include "record.hpp"
 
 namespace labrun {
@@ -79,6 +80,10 @@ inline constexpr InterpretThresholds kInterpretThresholds{};
 /// Quantities that cannot be computed are null.
 Json interpret_point(const Json& point, const Json& header);
 
+/// Typed form of interpret_point(): the interpretation of `point` against its run's header. The one entry
+/// point the lab, pooling and the report use.
+Interpretation interpret(const PointRecord& point, const RunHeader& header);
+
 /// What one loop iteration of a point costs, with the 95% CI of its median (seconds; NaN where missing).
 /// Blocked samples time the GPU and the host's submission apart; an eager loop runs at the slower of the two
 /// (the host cannot issue faster than its submission time, the GPU cannot run ahead of what was issued), so
@@ -112,6 +117,9 @@ IterationTime iteration_time(const Json& point);
 ///   skipped_because {"variant status": count}, fraction_passed, ratio_min/median/max (time_B / time_A),
 ///   min_point, max_point, counterexamples, points [{id, key, axes, ratio, passed}]}.
 Json analyze(const std::vector<Json>& records);
+
+/// analyze() over loaded results: each run's header, then its points, in order.
+Json analyze(const ResultSet& results);
 
 // Text for notes and reports: three significant figures with an SI prefix; "n/a" for a non-finite value.
 

@@ -1,0 +1,797 @@
+#include "point_record.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "axis.hpp"
+
+namespace labrun {
+
+namespace {
+
+// ---- Reading fields: absent or null takes the default; a present field of the wrong type is a ResultError
+// naming its dotted path. -------------------------------------------------------------------------------------
+
+std::string at(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
+
+[[noreturn]] void bad(const std::string& where, const char* expected, const Json& got) {
+  std::string text = got.dump();
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  throw ResultError((where.empty() ? std::string("record") : where) + ": expected " + expected + ", got " + text);
+}
+
+void require_object(const Json& j, const std::string& where) {
+  if (!j.is_object()) bad(where, "an object", j);
+}
+
+// The value of `key`, or nullptr when absent or null.
+const Json* present(const Json& obj, const char* key) {
+  const auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+double real_of(const Json& v, const std::string& where) {
+  if (v.is_null()) return kNoValue;
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    try {
+      return real_from_json(v);
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  bad(where, "a number", v);
+}
+
+double real_at(const Json& obj, const char* key, const std::string& where) {
+  const Json* v = present(obj, key);
+  return v ? real_of(*v, at(where, key)) : kNoValue;
+}
+
+std::int64_t int_at(const Json& obj, const char* key, const std::string& where, std::int64_t fallback) {
+  const Json* v = present(obj, key);
+  if (!v) return fallback;
+  if (v->is_number_unsigned()) {
+    const auto u = v->get<std::uint64_t>();
+    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return static_cast<std::int64_t>(u);
+  } else if (v->is_number_integer()) {
+    return v->get<std::int64_t>();
+  } else if (v->is_number_float()) {
+    const double d = v->get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<std::int64_t>(d);
+  }
+  bad(at(where, key), "an integer", *v);
+}
+
+std::string string_at(const Json& obj, const char* key, const std::string& where) {
+  const Json* v = present(obj, key);
+  if (!v) return "";
+  if (!v->is_string()) bad(at(where, key), "a string", *v);
+  return v->get<std::string>();
+}
+
+std::optional<std::string> opt_string_at(const Json& obj, const char* key, const std::string& where) {
+  const Json* v = present(obj, key);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) bad(at(where, key), "a string or null", *v);
+  return v->get<std::string>();
+}
+
+std::string required_string(const Json& obj, const char* key) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) throw ResultError(std::string("point record has no \"") + key + "\"");
+  if (!it->is_string()) bad(key, "a string", *it);
+  return it->get<std::string>();
+}
+
+bool bool_at(const Json& obj, const char* key, const std::string& where) {
+  const Json* v = present(obj, key);
+  if (!v) return false;
+  if (!v->is_boolean()) bad(at(where, key), "true or false", *v);
+  return v->get<bool>();
+}
+
+std::vector<double> reals_of(const Json& v, const std::string& where) {
+  if (!v.is_array()) bad(where, "an array of numbers", v);
+  std::vector<double> out;
+  out.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(real_of(v[i], where + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+std::vector<double> reals_at(const Json& obj, const char* key, const std::string& where) {
+  const Json* v = present(obj, key);
+  return v ? reals_of(*v, at(where, key)) : std::vector<double>{};
+}
+
+// ---- Writing ----------------------------------------------------------------------------------------------
+
+// interpret_point()'s encoding: a finite number, else null.
+Json finite_or_null(double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); }
+
+Json string_or_null(const std::optional<std::string>& s) { return s ? Json(*s) : Json(nullptr); }
+
+// lab.cpp's raw sample arrays: null when there are none.
+Json reals_or_null(const std::vector<double>& v) { return v.empty() ? Json(nullptr) : json_reals(v); }
+
+Json summary_or_null(const std::optional<TimeSummary>& s) { return s ? to_json(*s) : Json(nullptr); }
+
+// ---- Readers with a path for messages -------------------------------------------------------------------
+
+TimeSummary read_summary(const Json& j, const std::string& w) {
+  require_object(j, w);
+  TimeSummary s;
+  s.count = int_at(j, "count", w, 0);
+  s.median_time_s = real_at(j, "median_time_s", w);
+  s.mean_time_s = real_at(j, "mean_time_s", w);
+  s.stddev_time_s = real_at(j, "stddev_time_s", w);
+  s.min_time_s = real_at(j, "min_time_s", w);
+  s.max_time_s = real_at(j, "max_time_s", w);
+  s.p5_time_s = real_at(j, "p5_time_s", w);
+  s.p25_time_s = real_at(j, "p25_time_s", w);
+  s.p75_time_s = real_at(j, "p75_time_s", w);
+  s.p95_time_s = real_at(j, "p95_time_s", w);
+  s.rel_iqr = real_at(j, "rel_iqr", w);
+  s.ci95_low_time_s = real_at(j, "ci95_low_time_s", w);
+  s.ci95_high_time_s = real_at(j, "ci95_high_time_s", w);
+  s.ci95_rel_halfwidth = real_at(j, "ci95_rel_halfwidth", w);
+  s.outliers = int_at(j, "outliers", w, 0);
+  return s;
+}
+
+std::optional<TimeSummary> summary_at(const Json& obj, const char* key, const std::string& w) {
+  const Json* v = present(obj, key);
+  return v ? std::optional<TimeSummary>(read_summary(*v, at(w, key))) : std::nullopt;
+}
+
+Cost read_cost(const Json& j, const std::string& w) {
+  Cost c;
+  if (j.is_null()) return c;
+  require_object(j, w);
+  c.bytes_read = real_at(j, "bytes_read", w);
+  c.bytes_written = real_at(j, "bytes_written", w);
+  c.bytes = real_at(j, "bytes", w);
+  c.compulsory_bytes = real_at(j, "compulsory_bytes", w);
+  c.flop = real_at(j, "flop", w);
+  c.launches = real_at(j, "launches", w);
+  c.host_syncs = real_at(j, "host_syncs", w);
+  return c;
+}
+
+ProcessStats read_processes(const Json& j, const std::string& w) {
+  require_object(j, w);
+  ProcessStats p;
+  p.count = int_at(j, "count", w, 0);
+  p.time_s = reals_at(j, "time_s", w);
+  p.spread = real_at(j, "spread", w);
+  if (const Json* v = present(j, "host_probe_time_s")) p.host_probe_time_s = reals_of(*v, at(w, "host_probe_time_s"));
+  return p;
+}
+
+Timing read_timing(const Json& j, const std::string& w) {
+  require_object(j, w);
+  Timing t;
+  t.mode = string_at(j, "mode", w);
+  t.l2 = string_at(j, "l2", w);
+  t.method = string_at(j, "method", w);
+  t.batch = int_at(j, "batch", w, 1);
+  t.interleaved_points = int_at(j, "interleaved_points", w, 1);
+  t.stop_reason = string_at(j, "stop_reason", w);
+  t.target_rel_ci = real_at(j, "target_rel_ci", w);
+  t.median_ci_rel_halfwidth = real_at(j, "median_ci_rel_halfwidth", w);
+  t.host_syncs_per_iteration = real_at(j, "host_syncs_per_iteration", w);
+  t.wall = summary_at(j, "wall", w);
+  t.device = summary_at(j, "device", w);
+  t.submit = summary_at(j, "submit", w);
+  t.wall_samples_s = reals_at(j, "wall_samples_s", w);
+  t.device_samples_s = reals_at(j, "device_samples_s", w);
+  t.submit_samples_s = reals_at(j, "submit_samples_s", w);
+  t.host_probe_recorded = j.contains("host_probe") || j.contains("host_probe_samples_s");
+  t.host_probe = summary_at(j, "host_probe", w);
+  t.host_probe_samples_s = reals_at(j, "host_probe_samples_s", w);
+  t.time_s = real_at(j, "time_s", w);
+  if (const Json* v = present(j, "processes")) t.processes = read_processes(*v, at(w, "processes"));
+  return t;
+}
+
+Correctness read_correctness(const Json& j, const std::string& w) {
+  require_object(j, w);
+  Correctness c;
+  c.value = real_at(j, "value", w);
+  c.reference = real_at(j, "reference", w);
+  c.abs_error = real_at(j, "abs_error", w);
+  c.tolerance = real_at(j, "tolerance", w);
+  c.passed = bool_at(j, "passed", w);
+  if (const auto it = j.find("detail"); it != j.end()) c.detail = *it;
+  return c;
+}
+
+KernelTime read_kernel(const Json& j, const std::string& w) {
+  require_object(j, w);
+  KernelTime k;
+  k.op = string_at(j, "op", w);
+  k.bytes = real_at(j, "bytes", w);
+  k.time_s = real_at(j, "time_s", w);
+  k.bandwidth_Bps = real_at(j, "bandwidth_Bps", w);
+  return k;
+}
+
+Warning read_warning(const Json& j, const std::string& w) {
+  require_object(j, w);
+  return Warning{string_at(j, "kind", w), string_at(j, "message", w)};
+}
+
+Note read_note(const Json& j, const std::string& w) {
+  require_object(j, w);
+  Note n;
+  n.measured = string_at(j, "measured", w);
+  n.bound = string_at(j, "bound", w);
+  n.evidence = string_at(j, "evidence", w);
+  n.next_change = string_at(j, "next_change", w);
+  n.other_cause_checked = string_at(j, "other_cause_checked", w);
+  return n;
+}
+
+Ceilings read_ceilings(const Json& j, const std::string& w) {
+  require_object(j, w);
+  Ceilings c;
+  c.memory_bandwidth_Bps = real_at(j, "memory_bandwidth_Bps", w);
+  c.memory_source = opt_string_at(j, "memory_source", w);
+  c.copy_bandwidth_Bps = real_at(j, "copy_bandwidth_Bps", w);
+  c.read_bandwidth_Bps = real_at(j, "read_bandwidth_Bps", w);
+  c.theoretical_bandwidth_Bps = real_at(j, "theoretical_bandwidth_Bps", w);
+  c.peak_bandwidth_Bps = real_at(j, "peak_bandwidth_Bps", w);
+  c.compute_flop_per_s = real_at(j, "compute_flop_per_s", w);
+  c.bf16_gemm_flop_per_s = real_at(j, "bf16_gemm_flop_per_s", w);
+  c.peak_compute_flop_per_s = real_at(j, "peak_compute_flop_per_s", w);
+  c.launch_time_s = real_at(j, "launch_time_s", w);
+  c.l2_bytes = real_at(j, "l2_bytes", w);
+  return c;
+}
+
+Fractions read_fractions(const Json& j, const std::string& w) {
+  require_object(j, w);
+  Fractions f;
+  f.memory_ceiling = real_at(j, "memory_ceiling", w);
+  f.copy = real_at(j, "copy", w);
+  f.read = real_at(j, "read", w);
+  f.theoretical = real_at(j, "theoretical", w);
+  f.compute_ceiling = real_at(j, "compute_ceiling", w);
+  f.bf16_gemm = real_at(j, "bf16_gemm", w);
+  f.roofline = real_at(j, "roofline", w);
+  return f;
+}
+
+Evidence read_evidence(const Json& j, const std::string& w) {
+  require_object(j, w);
+  Evidence e;
+  e.rule = string_at(j, "rule", w);
+  e.fraction_of_memory_ceiling = real_at(j, "fraction_of_memory_ceiling", w);
+  e.fraction_of_compute_ceiling = real_at(j, "fraction_of_compute_ceiling", w);
+  e.launch_overhead_share = real_at(j, "launch_overhead_share", w);
+  e.host_stall_share = real_at(j, "host_stall_share", w);
+  e.host_syncs_per_iteration = real_at(j, "host_syncs_per_iteration", w);
+  e.host_probe_recorded = j.contains("host_probe_time_s");
+  e.host_probe_time_s = real_at(j, "host_probe_time_s", w);
+  e.ideal_time_per_launch_s = real_at(j, "ideal_time_per_launch_s", w);
+  e.time_s = real_at(j, "time_s", w);
+  e.time_floor_s = real_at(j, "time_floor_s", w);
+  return e;
+}
+
+Interpretation read_interpretation(const Json& j, const std::string& w) {
+  require_object(j, w);
+  Interpretation i;
+  i.time_s = real_at(j, "time_s", w);
+  i.wall_time_s = real_at(j, "wall_time_s", w);
+  i.device_time_s = real_at(j, "device_time_s", w);
+  i.submit_time_s = real_at(j, "submit_time_s", w);
+  i.iteration_time_s = real_at(j, "iteration_time_s", w);
+  i.iteration_time_basis = opt_string_at(j, "iteration_time_basis", w);
+  i.timing_method = opt_string_at(j, "timing_method", w);
+  i.achieved_bandwidth_Bps = real_at(j, "achieved_bandwidth_Bps", w);
+  i.compulsory_bandwidth_Bps = real_at(j, "compulsory_bandwidth_Bps", w);
+  i.flop_per_s = real_at(j, "flop_per_s", w);
+  i.arithmetic_intensity_flop_per_byte = real_at(j, "arithmetic_intensity_flop_per_byte", w);
+  if (const Json* v = present(j, "ceilings")) i.ceilings = read_ceilings(*v, at(w, "ceilings"));
+  if (const Json* v = present(j, "fraction_of")) i.fraction_of = read_fractions(*v, at(w, "fraction_of"));
+  i.roofline_ceiling_flop_per_s = real_at(j, "roofline_ceiling_flop_per_s", w);
+  i.ridge_point_flop_per_byte = real_at(j, "ridge_point_flop_per_byte", w);
+  i.time_floor_s = real_at(j, "time_floor_s", w);
+  i.launch_overhead_share = real_at(j, "launch_overhead_share", w);
+  i.host_stall_share = real_at(j, "host_stall_share", w);
+  i.host_syncs_per_iteration = real_at(j, "host_syncs_per_iteration", w);
+  i.ideal_time_per_launch_s = real_at(j, "ideal_time_per_launch_s", w);
+  i.l2_resident = bool_at(j, "l2_resident", w);
+  i.bound = string_at(j, "bound", w);
+  i.confidence = opt_string_at(j, "confidence", w);
+  i.reason = string_at(j, "reason", w);
+  if (const Json* v = present(j, "evidence")) i.evidence = read_evidence(*v, at(w, "evidence"));
+  i.suspect = bool_at(j, "suspect", w);
+  i.suspect_reason = opt_string_at(j, "suspect_reason", w);
+  if (const Json* v = present(j, "note")) i.note = read_note(*v, at(w, "note"));
+  return i;
+}
+
+const Json& null_json() {
+  static const Json null;
+  return null;
+}
+
+// The value at `path` of a header, or null.
+const Json& header_at(const Json& h, std::initializer_list<const char*> path) {
+  const Json* v = json_find(h, path);
+  return v ? *v : null_json();
+}
+
+std::string header_word(const Json& h, std::initializer_list<const char*> path) {
+  const Json& v = header_at(h, path);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+}  // namespace
+
+// ---- TimeSummary, Cost, ProcessStats, Timing ----------------------------------------------------------------
+
+TimeSummary TimeSummary::of(const Summary& s) {
+  TimeSummary t;
+  t.count = static_cast<std::int64_t>(s.count);
+  t.median_time_s = s.median;
+  t.mean_time_s = s.mean;
+  t.stddev_time_s = s.stddev;
+  t.min_time_s = s.min;
+  t.max_time_s = s.max;
+  t.p5_time_s = s.p5;
+  t.p25_time_s = s.p25;
+  t.p75_time_s = s.p75;
+  t.p95_time_s = s.p95;
+  t.rel_iqr = s.rel_iqr;
+  t.ci95_low_time_s = s.ci_low;
+  t.ci95_high_time_s = s.ci_high;
+  t.ci95_rel_halfwidth = s.ci_rel_halfwidth;
+  t.outliers = static_cast<std::int64_t>(s.outliers);
+  return t;
+}
+
+Json to_json(const TimeSummary& s) {
+  Json j = Json::object();
+  j["count"] = s.count;
+  j["median_time_s"] = json_real(s.median_time_s);
+  j["mean_time_s"] = json_real(s.mean_time_s);
+  j["stddev_time_s"] = json_real(s.stddev_time_s);
+  j["min_time_s"] = json_real(s.min_time_s);
+  j["max_time_s"] = json_real(s.max_time_s);
+  j["p5_time_s"] = json_real(s.p5_time_s);
+  j["p25_time_s"] = json_real(s.p25_time_s);
+  j["p75_time_s"] = json_real(s.p75_time_s);
+  j["p95_time_s"] = json_real(s.p95_time_s);
+  j["rel_iqr"] = json_real(s.rel_iqr);
+  j["ci95_low_time_s"] = json_real(s.ci95_low_time_s);
+  j["ci95_high_time_s"] = json_real(s.ci95_high_time_s);
+  j["ci95_rel_halfwidth"] = json_real(s.ci95_rel_halfwidth);
+  j["outliers"] = s.outliers;
+  return j;
+}
+
+TimeSummary time_summary_from_json(const Json& j) { return read_summary(j, ""); }
+
+Json to_json(const Cost& c) {
+  Json j = Json::object();
+  auto put = [&](const char* key, double v) {
+    if (!std::isnan(v)) j[key] = json_real(v);
+  };
+  put("bytes_read", c.bytes_read);
+  put("bytes_written", c.bytes_written);
+  put("bytes", c.bytes);
+  put("compulsory_bytes", c.compulsory_bytes);
+  put("flop", c.flop);
+  put("launches", c.launches);
+  put("host_syncs", c.host_syncs);
+  return j;
+}
+
+Cost cost_from_json(const Json& j) { return read_cost(j, "cost"); }
+
+Json to_json(const ProcessStats& p) {
+  Json j = Json::object();
+  j["count"] = p.count;
+  j["time_s"] = json_reals(p.time_s);
+  j["spread"] = json_real(p.spread);
+  if (p.host_probe_time_s) j["host_probe_time_s"] = json_reals(*p.host_probe_time_s);
+  return j;
+}
+
+ProcessStats process_stats_from_json(const Json& j) { return read_processes(j, "processes"); }
+
+Json to_json(const Timing& t) {
+  Json j = Json::object();
+  j["mode"] = t.mode;
+  j["l2"] = t.l2;
+  j["method"] = t.method;
+  j["batch"] = t.batch;
+  j["interleaved_points"] = t.interleaved_points;
+  j["stop_reason"] = t.stop_reason;
+  j["target_rel_ci"] = json_real(t.target_rel_ci);
+  j["median_ci_rel_halfwidth"] = json_real(t.median_ci_rel_halfwidth);
+  j["host_syncs_per_iteration"] = json_real(t.host_syncs_per_iteration);
+  j["wall"] = summary_or_null(t.wall);
+  j["device"] = summary_or_null(t.device);
+  j["submit"] = summary_or_null(t.submit);
+  j["wall_samples_s"] = json_reals(t.wall_samples_s);
+  j["device_samples_s"] = reals_or_null(t.device_samples_s);
+  j["submit_samples_s"] = reals_or_null(t.submit_samples_s);
+  if (t.host_probe_recorded) {
+    j["host_probe"] = summary_or_null(t.host_probe);
+    j["host_probe_samples_s"] = reals_or_null(t.host_probe_samples_s);
+  }
+  j["time_s"] = json_real(t.time_s);
+  if (t.processes) j["processes"] = to_json(*t.processes);
+  return j;
+}
+
+Timing timing_from_json(const Json& j) { return read_timing(j, "timing"); }
+
+// ---- Correctness, kernels, warnings -----------------------------------------------------------------------
+
+Json to_json(const Correctness& c) {
+  Json j = Json::object();
+  j["value"] = json_real(c.value);
+  j["reference"] = json_real(c.reference);
+  j["abs_error"] = json_real(c.abs_error);
+  j["tolerance"] = json_real(c.tolerance);
+  j["passed"] = c.passed;
+  j["detail"] = c.detail;
+  return j;
+}
+
+Correctness correctness_from_json(const Json& j) { return read_correctness(j, "correctness"); }
+
+Json to_json(const KernelTime& k) {
+  Json j = Json::object();
+  j["op"] = k.op;
+  j["bytes"] = json_real(k.bytes);
+  j["time_s"] = json_real(k.time_s);
+  j["bandwidth_Bps"] = finite_or_null(k.bandwidth_Bps);
+  return j;
+}
+
+KernelTime kernel_time_from_json(const Json& j) { return read_kernel(j, "kernels[]"); }
+
+Json to_json(const Warning& w) { return Json{{"kind", w.kind}, {"message", w.message}}; }
+
+Warning warning_from_json(const Json& j) { return read_warning(j, "warnings[]"); }
+
+// ---- Interpretation ---------------------------------------------------------------------------------------
+
+Json to_json(const Note& n) {
+  Json j = Json::object();
+  j["measured"] = n.measured;
+  j["bound"] = n.bound;
+  j["evidence"] = n.evidence;
+  j["next_change"] = n.next_change;
+  j["other_cause_checked"] = n.other_cause_checked;
+  return j;
+}
+
+Note note_from_json(const Json& j) { return read_note(j, "note"); }
+
+Json to_json(const Ceilings& c) {
+  Json j = Json::object();
+  j["memory_bandwidth_Bps"] = finite_or_null(c.memory_bandwidth_Bps);
+  j["memory_source"] = string_or_null(c.memory_source);
+  j["copy_bandwidth_Bps"] = finite_or_null(c.copy_bandwidth_Bps);
+  j["read_bandwidth_Bps"] = finite_or_null(c.read_bandwidth_Bps);
+  j["theoretical_bandwidth_Bps"] = finite_or_null(c.theoretical_bandwidth_Bps);
+  j["peak_bandwidth_Bps"] = finite_or_null(c.peak_bandwidth_Bps);
+  j["compute_flop_per_s"] = finite_or_null(c.compute_flop_per_s);
+  j["bf16_gemm_flop_per_s"] = finite_or_null(c.bf16_gemm_flop_per_s);
+  j["peak_compute_flop_per_s"] = finite_or_null(c.peak_compute_flop_per_s);
+  j["launch_time_s"] = finite_or_null(c.launch_time_s);
+  j["l2_bytes"] = finite_or_null(c.l2_bytes);
+  return j;
+}
+
+Ceilings ceilings_from_json(const Json& j) { return read_ceilings(j, "ceilings"); }
+
+Json to_json(const Fractions& f) {
+  Json j = Json::object();
+  j["memory_ceiling"] = finite_or_null(f.memory_ceiling);
+  j["copy"] = finite_or_null(f.copy);
+  j["read"] = finite_or_null(f.read);
+  j["theoretical"] = finite_or_null(f.theoretical);
+  j["compute_ceiling"] = finite_or_null(f.compute_ceiling);
+  j["bf16_gemm"] = finite_or_null(f.bf16_gemm);
+  j["roofline"] = finite_or_null(f.roofline);
+  return j;
+}
+
+Fractions fractions_from_json(const Json& j) { return read_fractions(j, "fraction_of"); }
+
+Json to_json(const Evidence& e) {
+  Json j = Json::object();
+  j["rule"] = e.rule;
+  j["fraction_of_memory_ceiling"] = finite_or_null(e.fraction_of_memory_ceiling);
+  j["fraction_of_compute_ceiling"] = finite_or_null(e.fraction_of_compute_ceiling);
+  j["launch_overhead_share"] = finite_or_null(e.launch_overhead_share);
+  j["host_stall_share"] = finite_or_null(e.host_stall_share);
+  j["host_syncs_per_iteration"] = finite_or_null(e.host_syncs_per_iteration);
+  if (e.host_probe_recorded) j["host_probe_time_s"] = finite_or_null(e.host_probe_time_s);
+  j["ideal_time_per_launch_s"] = finite_or_null(e.ideal_time_per_launch_s);
+  j["time_s"] = finite_or_null(e.time_s);
+  j["time_floor_s"] = finite_or_null(e.time_floor_s);
+  return j;
+}
+
+Evidence evidence_from_json(const Json& j) { return read_evidence(j, "evidence"); }
+
+Json to_json(const Interpretation& i) {
+  Json j = Json::object();
+  j["time_s"] = finite_or_null(i.time_s);
+  j["wall_time_s"] = finite_or_null(i.wall_time_s);
+  j["device_time_s"] = finite_or_null(i.device_time_s);
+  j["submit_time_s"] = finite_or_null(i.submit_time_s);
+  j["iteration_time_s"] = finite_or_null(i.iteration_time_s);
+  j["iteration_time_basis"] = string_or_null(i.iteration_time_basis);
+  j["timing_method"] = string_or_null(i.timing_method);
+  j["achieved_bandwidth_Bps"] = finite_or_null(i.achieved_bandwidth_Bps);
+  j["compulsory_bandwidth_Bps"] = finite_or_null(i.compulsory_bandwidth_Bps);
+  j["flop_per_s"] = finite_or_null(i.flop_per_s);
+  j["arithmetic_intensity_flop_per_byte"] = finite_or_null(i.arithmetic_intensity_flop_per_byte);
+  j["ceilings"] = to_json(i.ceilings);
+  j["fraction_of"] = to_json(i.fraction_of);
+  j["roofline_ceiling_flop_per_s"] = finite_or_null(i.roofline_ceiling_flop_per_s);
+  j["ridge_point_flop_per_byte"] = finite_or_null(i.ridge_point_flop_per_byte);
+  j["time_floor_s"] = finite_or_null(i.time_floor_s);
+  j["launch_overhead_share"] = finite_or_null(i.launch_overhead_share);
+  j["host_stall_share"] = finite_or_null(i.host_stall_share);
+  j["host_syncs_per_iteration"] = finite_or_null(i.host_syncs_per_iteration);
+  j["ideal_time_per_launch_s"] = finite_or_null(i.ideal_time_per_launch_s);
+  j["l2_resident"] = i.l2_resident;
+  j["bound"] = i.bound;
+  j["confidence"] = string_or_null(i.confidence);
+  j["reason"] = i.reason;
+  j["evidence"] = to_json(i.evidence);
+  j["suspect"] = i.suspect;
+  j["suspect_reason"] = string_or_null(i.suspect_reason);
+  j["note"] = to_json(i.note);
+  return j;
+}
+
+Interpretation interpretation_from_json(const Json& j) { return read_interpretation(j, "interpretation"); }
+
+// ---- PointRecord -------------------------------------------------------------------------------------------
+
+double PointRecord::axis_number(const std::string& name) const {
+  if (!axes.is_object()) return kNoValue;
+  const auto it = axes.find(name);
+  if (it == axes.end() || it->is_boolean()) return kNoValue;
+  if (it->is_number()) return it->get<double>();
+  if (it->is_string()) {
+    try {
+      return real_from_json(*it);
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  return kNoValue;
+}
+
+std::string PointRecord::axis_word(const std::string& name) const {
+  if (!axes.is_object()) return "";
+  const auto it = axes.find(name);
+  if (it == axes.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number_unsigned()) return std::to_string(it->get<std::uint64_t>());
+  if (it->is_number_integer()) return to_string(AxisValue(it->get<std::int64_t>()));
+  if (it->is_number_float()) return to_string(AxisValue(it->get<double>()));
+  return it->is_null() ? "" : it->dump();
+}
+
+Json to_json(const PointRecord& p) {
+  Json j = Json::object();
+  j["type"] = "point";
+  j["id"] = p.id;
+  j["key"] = p.key;
+  j["experiment"] = p.experiment;
+  j["variant"] = p.variant;
+  j["axes"] = p.axes;
+  j["backend"] = p.backend;
+  j["status"] = p.status;
+  j["reason"] = string_or_null(p.reason);
+  Json warnings = Json::array();
+  for (const auto& w : p.warnings) warnings.push_back(to_json(w));
+  j["warnings"] = std::move(warnings);
+  if (!p.device_state.is_null()) j["device_state"] = p.device_state;
+  if (p.cost_recorded) j["cost"] = to_json(p.cost);
+  if (p.correctness) j["correctness"] = to_json(*p.correctness);
+  if (p.timing) j["timing"] = to_json(*p.timing);
+  if (p.kernels) {
+    Json k = Json::array();
+    for (const auto& kt : *p.kernels) k.push_back(to_json(kt));
+    j["kernels"] = std::move(k);
+  }
+  if (p.interpretation) j["interpretation"] = to_json(*p.interpretation);
+  if (p.failed_phase) j["failed_phase"] = *p.failed_phase;
+  if (!p.phases.is_null()) j["phases"] = p.phases;
+  return j;
+}
+
+PointRecord point_from_json(const Json& j) {
+  if (!j.is_object()) bad("point record", "an object", j);
+  if (const auto it = j.find("type"); it != j.end() && *it != "point") bad("type", "\"point\"", *it);
+  PointRecord p;
+  p.id = required_string(j, "id");
+  p.key = required_string(j, "key");
+  p.experiment = required_string(j, "experiment");
+  p.variant = required_string(j, "variant");
+  p.status = required_string(j, "status");
+  if (const Json* v = present(j, "axes")) {
+    require_object(*v, "axes");
+    p.axes = *v;
+  }
+  p.backend = string_at(j, "backend", "");
+  p.reason = opt_string_at(j, "reason", "");
+  p.failed_phase = opt_string_at(j, "failed_phase", "");
+  if (const Json* v = present(j, "warnings")) {
+    if (!v->is_array()) bad("warnings", "an array", *v);
+    for (std::size_t i = 0; i < v->size(); ++i)
+      p.warnings.push_back(read_warning((*v)[i], "warnings[" + std::to_string(i) + "]"));
+  }
+  if (const Json* v = present(j, "device_state")) p.device_state = *v;
+  p.cost_recorded = j.contains("cost");
+  if (const Json* v = present(j, "cost")) p.cost = read_cost(*v, "cost");
+  if (const Json* v = present(j, "correctness")) p.correctness = read_correctness(*v, "correctness");
+  if (const Json* v = present(j, "timing")) p.timing = read_timing(*v, "timing");
+  if (const Json* v = present(j, "kernels")) {
+    if (!v->is_array()) bad("kernels", "an array", *v);
+    p.kernels.emplace();
+    for (std::size_t i = 0; i < v->size(); ++i)
+      p.kernels->push_back(read_kernel((*v)[i], "kernels[" + std::to_string(i) + "]"));
+  }
+  if (const Json* v = present(j, "interpretation")) p.interpretation = read_interpretation(*v, "interpretation");
+  if (const Json* v = present(j, "phases")) p.phases = *v;
+  return p;
+}
+
+// ---- RunHeader ---------------------------------------------------------------------------------------------
+
+std::string RunHeader::experiment() const { return header_word(json, {"config", "experiment"}); }
+std::string RunHeader::description() const { return header_word(json, {"config", "description"}); }
+std::string RunHeader::config_path() const { return header_word(json, {"config", "path"}); }
+std::string RunHeader::config_sha256() const { return header_word(json, {"config", "sha256"}); }
+std::string RunHeader::created_utc() const { return header_word(json, {"created_utc"}); }
+std::string RunHeader::git_sha() const { return header_word(json, {"environment", "labrun", "git_sha"}); }
+std::string RunHeader::device_name() const { return header_word(json, {"environment", "device", "name"}); }
+std::string RunHeader::device_uuid() const { return header_word(json, {"environment", "device", "uuid"}); }
+std::string RunHeader::backend() const { return header_word(json, {"environment", "backend"}); }
+
+double RunHeader::calibration(const char* ceiling, const char* key) const {
+  return json_number(json, {"calibration", ceiling, key});
+}
+
+std::string RunHeader::calibration_backend() const { return header_word(json, {"calibration", "backend"}); }
+double RunHeader::l2_bytes() const { return json_number(json, {"environment", "device", "l2_bytes"}); }
+double RunHeader::theoretical_bandwidth_Bps() const {
+  return json_number(json, {"environment", "device", "theoretical_bandwidth_Bps"});
+}
+double RunHeader::memory_bytes() const { return json_number(json, {"environment", "device", "memory_bytes"}); }
+double RunHeader::point_count() const { return json_number(json, {"point_count"}); }
+double RunHeader::process_count() const { return json_number(json, {"processes", "count"}); }
+
+const Json& RunHeader::lab() const {
+  static const Json empty = Json::object();
+  const Json& v = header_at(json, {"lab"});
+  return v.is_object() ? v : empty;
+}
+
+const Json& RunHeader::hypothesis() const { return header_at(json, {"config", "hypothesis"}); }
+const Json& RunHeader::device() const { return header_at(json, {"environment", "device"}); }
+const Json& RunHeader::build() const { return header_at(json, {"environment", "labrun"}); }
+const Json& RunHeader::calibration_json() const { return header_at(json, {"calibration"}); }
+
+const Json& RunHeader::warnings() const {
+  static const Json empty = Json::array();
+  const Json& v = header_at(json, {"warnings"});
+  return v.is_array() ? v : empty;
+}
+
+Json to_json(const RunHeader& h) { return h.json; }
+
+RunHeader header_from_json(const Json& j) {
+  if (!j.is_object()) bad("header", "an object", j);
+  if (const auto it = j.find("type"); it != j.end() && *it != "header") bad("type", "\"header\"", *it);
+  return RunHeader{j};
+}
+
+// ---- load_results -------------------------------------------------------------------------------------------
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// result_paths() of src/cli.cpp: a folder's *.jsonl (sorted), else a comma-separated list of files.
+std::vector<std::string> expand_path(const std::string& arg) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (fs::is_directory(arg, ec)) {
+    bool gzipped = false;
+    for (const auto& e : fs::directory_iterator(arg, ec)) {
+      if (e.path().extension() == ".jsonl") out.push_back(e.path().string());
+      gzipped = gzipped || e.path().string().ends_with(".jsonl.gz");
+    }
+    if (ec) throw ResultError("cannot list folder " + arg + ": " + ec.message());
+    if (out.empty())
+      throw ResultError("folder '" + arg + "' holds no .jsonl result file" +
+                        (gzipped ? " (its .jsonl.gz files must be unpacked first: gunzip -k)" : ""));
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = arg.find(',', start);
+    out.push_back(arg.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (out.back().empty())
+      throw ResultError("'" + arg + "': an empty file name in a comma-separated list of result files");
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+void load_file(const std::string& path, ResultSet& set) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw ResultError("cannot read " + path + ": a folder in a list of result files");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ResultError("cannot read " + path + ": " + std::strerror(errno));
+  std::optional<Run> run;
+  std::size_t records = 0;
+  std::string line;
+  for (std::size_t lineno = 1; std::getline(in, line); ++lineno) {
+    if (line.empty()) continue;
+    const std::string where = path + ":" + std::to_string(lineno);
+    Json r;
+    try {
+      r = Json::parse(line);
+    } catch (const std::exception& e) {
+      // getline() hit end of file without a newline: the record being written when the run was killed.
+      if (in.eof()) {
+        set.warnings.push_back(where + ": dropped a torn last line (was the run killed?)");
+        break;
+      }
+      throw ResultError(where + ": not JSON: " + e.what());
+    }
+    ++records;
+    if (!r.is_object()) throw ResultError(where + ": not a JSON object, so not a labrun record");
+    const auto type = r.find("type");
+    if (type == r.end() || !type->is_string())
+      throw ResultError(where + ": not a labrun record (no string \"type\")");
+    try {
+      if (*type == "header") {
+        if (run && (run->has_header || !run->points.empty())) set.runs.push_back(std::move(*run));
+        run = Run{path, header_from_json(r), true, {}};
+      } else if (*type == "point") {
+        if (!run) run = Run{path, RunHeader{Json{{"type", "header"}}}, false, {}};
+        run->points.push_back(point_from_json(r));
+      }
+    } catch (const ResultError& e) {
+      throw ResultError(where + ": " + e.what());
+    }
+  }
+  if (in.bad()) throw ResultError("cannot read " + path + ": " + std::strerror(errno));
+  if (records == 0) throw ResultError(path + ": empty; expected a labrun result file (JSON Lines, header first)");
+  if (!run) throw ResultError(path + ": no header and no point records");
+  set.runs.push_back(std::move(*run));
+}
+
+}  // namespace
+
+ResultSet load_results(const std::vector<std::string>& paths) {
+  ResultSet set;
+  for (const auto& arg : paths)
+    for (const auto& file : expand_path(arg)) load_file(file, set);
+  return set;
+}
+
+}  // namespace labrun

@@ -1,0 +1,344 @@
+// Typed records of labrun's JSON Lines result files (docs/records.md), each with one to_json and one
+// *_from_json, and the one loader of result files that report, diff and pooling share.
+//
+// Style: for every record type X there is a free `Json to_json(const X&)` and a free `X x_from_json(const Json&)`
+// (time_summary_, cost_, process_stats_, timing_, correctness_, kernel_time_, warning_, note_, ceilings_,
+// fractions_, evidence_, interpretation_, point_ and header_from_json). to_json(x_from_json(j)) == j, with the
+// same keys in the same order and the same values (and the same text from dump()), for every record labrun
+// writes (schema_version 1): tested on every committed file under results/ and on host-backend runs. The few
+// inputs that do not round-trip are named at their type. Numbers: reals are written with json_real() ("NaN", "Infinity", "-Infinity" for
+// non-finite values) except in `interpretation` and `kernels[].bandwidth_Bps`, where a missing or non-finite
+// quantity is `null`; in memory, NaN stands for both. Integers stay JSON integers.
+//
+// Reading never throws on a missing optional field (it takes the default: NaN, "", 0, false, nullopt, empty);
+// every *_from_json throws ResultError, naming the field's dotted path, when a field is present with the wrong
+// JSON type (e.g. a string where a number belongs, other than the json_real spellings).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cost.hpp"
+#include "record.hpp"
+#include "stats.hpp"
+
+namespace labrun {
+
+/// NaN: the in-memory value of a real a record does not have (absent, or null where null means "not
+/// applicable"). Every real of the structs below starts as kNoValue, as a missing key reads.
+inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+
+/// A result file that cannot be used: unreadable, not JSON, a line without "type", empty, or a record whose
+/// required field has the wrong type. The message names the file and, where there is one, the line
+/// ("results/a.jsonl:7: ..."); *_from_json alone names the field instead (the loader adds file and line).
+class ResultError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One summary of timing samples, as `timing.wall|device|submit|host_probe` (stats.hpp to_json(Summary,
+/// "time_s")): seconds per iteration (host_probe: seconds per sync round trip), dimensionless rel_iqr and
+/// ci95_rel_halfwidth, counts of samples and outliers.
+struct TimeSummary {
+  std::int64_t count = 0;
+  double median_time_s = kNoValue, mean_time_s = kNoValue, stddev_time_s = kNoValue, min_time_s = kNoValue,
+         max_time_s = kNoValue;
+  double p5_time_s = kNoValue, p25_time_s = kNoValue, p75_time_s = kNoValue, p95_time_s = kNoValue;
+  double rel_iqr = kNoValue;
+  double ci95_low_time_s = kNoValue, ci95_high_time_s = kNoValue;
+  double ci95_rel_halfwidth = kNoValue;  ///< +inf for fewer than 6 samples (written "Infinity")
+  std::int64_t outliers = 0;
+
+  /// The same numbers as `s` (count and outliers as int64); to_json of it equals to_json(s, "time_s").
+  static TimeSummary of(const Summary& s);
+};
+
+/// The object {count, median_time_s, ..., outliers}, keys in stats.cpp's order, reals as json_real.
+Json to_json(const TimeSummary& s);
+/// Reads a summary object; missing keys take 0 (counts) or NaN (reals). @throws ResultError if `j` is not an
+/// object or a key has the wrong type.
+TimeSummary time_summary_from_json(const Json& j);
+
+// Cost (the variant's cost model per iteration: bytes_read, bytes_written, bytes, compulsory_bytes, flop,
+// launches, host_syncs; NaN = absent; empty() when all are) is the struct of cost.hpp, shared with the workloads.
+
+/// The object `cost` with the quantities that are not NaN, in cost.hpp's order (bytes_read, bytes_written,
+/// bytes, compulsory_bytes, flop, launches, host_syncs), as json_real; an empty object when empty(). (A "NaN"
+/// written for a quantity reads back as absent and is then left out: labrun never writes one.)
+Json to_json(const Cost& c);
+/// Reads `cost`; null or a missing key is NaN. @throws ResultError if `j` is neither null nor an object, or a
+/// quantity is not a number.
+Cost cost_from_json(const Json& j);
+
+/// `timing.processes` of a pooled lab.processes record: one median per process, in process order.
+struct ProcessStats {
+  std::int64_t count = 0;              ///< processes pooled
+  std::vector<double> time_s;          ///< each process's median time, seconds
+  double spread = kNoValue;               ///< max/min − 1 of time_s, dimensionless
+  /// Each process's host probe median (s per sync round trip), written only where every process probed.
+  std::optional<std::vector<double>> host_probe_time_s;
+};
+
+/// {count, time_s, spread[, host_probe_time_s]}.
+Json to_json(const ProcessStats& p);
+/// @throws ResultError if `j` is not an object or a field has the wrong type.
+ProcessStats process_stats_from_json(const Json& j);
+
+/// A point's `timing`: how it was sampled, the summaries and the raw per-iteration samples (seconds).
+struct Timing {
+  std::string mode;                 ///< "eager" or "graph"
+  std::string l2;                   ///< "hot" or "cold"
+  std::string method;               ///< e.g. kBlockedTimingMethod, "host_steady_clock"
+  std::int64_t batch = 1;           ///< iterations one sample timed
+  std::int64_t interleaved_points = 1;
+  std::string stop_reason;          ///< "ci_target", "max_samples", "max_time", "mixed"
+  double target_rel_ci = kNoValue;
+  double median_ci_rel_halfwidth = kNoValue;
+  double host_syncs_per_iteration = kNoValue;
+  std::optional<TimeSummary> wall, device, submit, host_probe;  ///< nullopt is written as null
+  std::vector<double> wall_samples_s;        ///< always written, as an array (empty: [])
+  std::vector<double> device_samples_s;      ///< empty is written as null
+  std::vector<double> submit_samples_s;      ///< empty is written as null
+  std::vector<double> host_probe_samples_s;  ///< empty is written as null
+  /// False for records written before the host probe existed (older schema_version 1 files): they have
+  /// neither `host_probe` nor `host_probe_samples_s`, and to_json then writes neither. Records that have the
+  /// keys (null or not) read as true.
+  bool host_probe_recorded = true;
+  double time_s = kNoValue;                  ///< the device median, or the wall median without device timing
+  std::optional<ProcessStats> processes;     ///< pooled runs only; nullopt: no key
+};
+
+/// The object `timing` in lab.cpp's order: mode, l2, method, batch, interleaved_points, stop_reason,
+/// target_rel_ci, median_ci_rel_halfwidth, host_syncs_per_iteration, wall, device, submit, wall_samples_s,
+/// device_samples_s, submit_samples_s, host_probe, host_probe_samples_s, time_s, processes.
+Json to_json(const Timing& t);
+/// @throws ResultError if `j` is not an object or a field has the wrong type.
+Timing timing_from_json(const Json& j);
+
+/// A point's `correctness`: the result against its double-precision reference.
+struct Correctness {
+  double value = kNoValue, reference = kNoValue, abs_error = kNoValue, tolerance = kNoValue;
+  bool passed = false;
+  Json detail = Json::object();  ///< selected count, magnitudes, rel_error, poisoned (opaque, kept as written)
+};
+
+/// {value, reference, abs_error, tolerance, passed, detail}.
+Json to_json(const Correctness& c);
+/// @throws ResultError if `j` is not an object or a field has the wrong type.
+Correctness correctness_from_json(const Json& j);
+
+/// One op of the eager per-kernel breakdown (`kernels[]`).
+struct KernelTime {
+  std::string op;
+  double bytes = kNoValue;   ///< bytes the op moves
+  double time_s = kNoValue;  ///< median over the breakdown's repetitions, seconds
+  double bandwidth_Bps = kNoValue;  ///< bytes / time_s; NaN is written as null (time 0)
+};
+
+/// {op, bytes, time_s, bandwidth_Bps}.
+Json to_json(const KernelTime& k);
+/// @throws ResultError if `j` is not an object or a field has the wrong type.
+KernelTime kernel_time_from_json(const Json& j);
+
+/// One warning of a point or header: {kind, message}; kinds in docs/records.md.
+struct Warning {
+  std::string kind, message;
+};
+
+/// {kind, message}.
+Json to_json(const Warning& w);
+/// @throws ResultError if `j` is not an object or a field is not a string.
+Warning warning_from_json(const Json& j);
+
+/// The five-part note of an interpretation (docs/metrics.md): what was measured, the bound, the evidence, the
+/// next change to try and the other cause checked. Plain text.
+struct Note {
+  std::string measured, bound, evidence, next_change, other_cause_checked;
+};
+
+/// {measured, bound, evidence, next_change, other_cause_checked}.
+Json to_json(const Note& n);
+/// @throws ResultError if `j` is not an object or a field is not a string.
+Note note_from_json(const Json& j);
+
+/// `interpretation.ceilings`: the ceilings a point was judged against (B/s, FLOP/s, s, bytes); NaN = null.
+struct Ceilings {
+  double memory_bandwidth_Bps = kNoValue;
+  std::optional<std::string> memory_source;  ///< "read" or "copy"; null without a memory ceiling
+  double copy_bandwidth_Bps = kNoValue, read_bandwidth_Bps = kNoValue, theoretical_bandwidth_Bps = kNoValue;
+  double peak_bandwidth_Bps = kNoValue;
+  double compute_flop_per_s = kNoValue, bf16_gemm_flop_per_s = kNoValue, peak_compute_flop_per_s = kNoValue;
+  double launch_time_s = kNoValue, l2_bytes = kNoValue;
+};
+
+/// The object in interpret_point()'s order; NaN (and any non-finite value) as null.
+Json to_json(const Ceilings& c);
+/// @throws ResultError if `j` is not an object or a field has the wrong type.
+Ceilings ceilings_from_json(const Json& j);
+
+/// `interpretation.fraction_of`: achieved rate over each ceiling, dimensionless; NaN = null.
+struct Fractions {
+  double memory_ceiling = kNoValue, copy = kNoValue, read = kNoValue, theoretical = kNoValue;
+  double compute_ceiling = kNoValue, bf16_gemm = kNoValue, roofline = kNoValue;
+};
+
+/// The object in interpret_point()'s order; NaN as null.
+Json to_json(const Fractions& f);
+/// @throws ResultError if `j` is not an object or a field has the wrong type.
+Fractions fractions_from_json(const Json& j);
+
+/// `interpretation.evidence`: the rule that placed the bound and the quantities it looked at; NaN = null.
+struct Evidence {
+  std::string rule;
+  double fraction_of_memory_ceiling = kNoValue, fraction_of_compute_ceiling = kNoValue;
+  double launch_overhead_share = kNoValue, host_stall_share = kNoValue, host_syncs_per_iteration = kNoValue;
+  double host_probe_time_s = kNoValue;  ///< seconds per sync round trip
+  /// False for records from before the host probe: they have no `host_probe_time_s` key, and to_json then
+  /// writes none.
+  bool host_probe_recorded = true;
+  double ideal_time_per_launch_s = kNoValue, time_s = kNoValue, time_floor_s = kNoValue;
+};
+
+/// The object in interpret_point()'s order; NaN as null.
+Json to_json(const Evidence& e);
+/// @throws ResultError if `j` is not an object or a field has the wrong type.
+Evidence evidence_from_json(const Json& j);
+
+/// A point's `interpretation` (src/interpret.cpp interpret_point(), docs/metrics.md "Interpretation"): SI units
+/// (s, B/s, FLOP/s, flop/B, bytes), shares and fractions dimensionless. NaN stands for null (not applicable or
+/// not computable); nullopt strings for null.
+struct Interpretation {
+  double time_s = kNoValue, wall_time_s = kNoValue, device_time_s = kNoValue, submit_time_s = kNoValue;
+  double iteration_time_s = kNoValue;
+  std::optional<std::string> iteration_time_basis;  ///< "measured_time" or "host_submission"
+  std::optional<std::string> timing_method;
+  double achieved_bandwidth_Bps = kNoValue, compulsory_bandwidth_Bps = kNoValue, flop_per_s = kNoValue;
+  double arithmetic_intensity_flop_per_byte = kNoValue;
+  Ceilings ceilings;
+  Fractions fraction_of;
+  double roofline_ceiling_flop_per_s = kNoValue, ridge_point_flop_per_byte = kNoValue, time_floor_s = kNoValue;
+  double launch_overhead_share = kNoValue, host_stall_share = kNoValue, host_syncs_per_iteration = kNoValue;
+  double ideal_time_per_launch_s = kNoValue;
+  bool l2_resident = false;
+  std::string bound;                       ///< "memory", "compute", "launch", "sync", "latency", "unknown", ""
+  std::optional<std::string> confidence;   ///< "strong", "weak" or null
+  std::string reason;
+  Evidence evidence;
+  bool suspect = false;
+  std::optional<std::string> suspect_reason;
+  Note note;
+};
+
+/// The object in interpret_point()'s order (time_s, wall_time_s, ..., note); NaN as null.
+Json to_json(const Interpretation& i);
+/// @throws ResultError if `j` is not an object or a field has the wrong type.
+Interpretation interpretation_from_json(const Json& j);
+
+/// One point line (`"type": "point"`, docs/records.md). Optional parts are nullopt (or a null Json) when the
+/// record does not have them, and to_json leaves them out.
+struct PointRecord {
+  std::string id;          ///< 16 hex digits, FNV-1a 64 of key
+  std::string key;         ///< experiment/variant/axis=value,... (axes sorted by name)
+  std::string experiment;
+  std::string variant;
+  /// Every axis of the experiment, in the experiment's order: JSON integers, json_real numbers or words.
+  Json axes = Json::object();
+  std::string backend;     ///< "host" or "cuda:N"
+  std::string status;      ///< "ok", "incorrect", "skipped", "not_supported", "capture_unsupported", "error"
+  std::optional<std::string> reason;        ///< null for ok; always written
+  std::optional<std::string> failed_phase;  ///< the phase that ended the pass; nullopt: no key
+  std::vector<Warning> warnings;            ///< always written (possibly [])
+  Json device_state;       ///< {before, after} as the backend reported them (opaque); null Json: no key
+  /// The cost model, written as the object `cost` (an empty object when cost.empty()).
+  Cost cost;
+  /// False for a record without a `cost` key (its pass ended in setup, before the cost model): to_json then
+  /// writes none, so such records round-trip. point_from_json sets it from the key's presence.
+  bool cost_recorded = true;
+  std::optional<Correctness> correctness;
+  std::optional<Timing> timing;
+  std::optional<std::vector<KernelTime>> kernels;
+  std::optional<Interpretation> interpretation;
+  Json phases;             ///< per phase {time_s, ...} (opaque); null Json: no key
+
+  /// The numeric axis `name` (integer or json_real); NaN when absent or a word.
+  double axis_number(const std::string& name) const;
+  /// The word axis `name`, or a numeric axis's canonical text as in `key` (to_string(AxisValue): "100000",
+  /// "0.001", "nan"); "" when absent.
+  std::string axis_word(const std::string& name) const;
+};
+
+/// The point line in lab.cpp's key order: type, id, key, experiment, variant, axes, backend, status, reason,
+/// warnings, device_state, cost, correctness, timing, kernels, interpretation, failed_phase, phases (each
+/// optional part only when present).
+Json to_json(const PointRecord& p);
+/// Reads a point line. @throws ResultError if `j` is not an object, its `type` is present but not "point", one
+/// of id, key, experiment, variant, status is missing or not a string, or any present field has the wrong
+/// type (the message names the field).
+PointRecord point_from_json(const Json& j);
+
+/// The header line of a run (`"type": "header"`), kept whole: headers are large and vary between versions, so
+/// this is a thin typed view. Every read of a header by its keys belongs in these accessors. Strings are ""
+/// and numbers NaN when absent or of another type; none throws.
+struct RunHeader {
+  Json json = Json::object();  ///< the whole header line, as read
+
+  std::string experiment() const;     ///< config.experiment
+  std::string description() const;    ///< config.description
+  std::string config_path() const;    ///< config.path
+  std::string config_sha256() const;  ///< config.sha256
+  std::string created_utc() const;    ///< created_utc (ISO 8601)
+  std::string git_sha() const;        ///< environment.labrun.git_sha
+  std::string device_name() const;    ///< environment.device.name ("" on the host backend)
+  std::string device_uuid() const;    ///< environment.device.uuid
+  std::string backend() const;        ///< environment.backend: "host" or "cuda:N"
+  /// calibration.<ceiling>.<key>, e.g. ("copy", "bandwidth_Bps"), ("launch", "eager_time_s"): SI units.
+  double calibration(const char* ceiling, const char* key) const;
+  std::string calibration_backend() const;  ///< calibration.backend (set when there are no ceilings)
+  double l2_bytes() const;                  ///< environment.device.l2_bytes
+  double theoretical_bandwidth_Bps() const; ///< environment.device.theoretical_bandwidth_Bps
+  double memory_bytes() const;              ///< environment.device.memory_bytes
+  double point_count() const;               ///< point_count: points announced; NaN when absent
+  double process_count() const;             ///< processes.count of a pooled run; NaN otherwise
+  const Json& lab() const;                  ///< the `lab` object (settings in force); an empty object if absent
+  const Json& hypothesis() const;           ///< config.hypothesis as written; null if absent
+  const Json& device() const;               ///< the environment.device object; null if absent
+  const Json& build() const;                ///< the environment.labrun object; null if absent
+  const Json& calibration_json() const;     ///< the `calibration` object; null if absent
+  const Json& warnings() const;             ///< header `warnings` array; an empty array if absent
+};
+
+/// The header line itself (h.json).
+Json to_json(const RunHeader& h);
+/// Wraps a header line. @throws ResultError if `j` is not an object or its `type` is present and not "header".
+RunHeader header_from_json(const Json& j);
+
+/// One run: a header and the points after it (up to the next header) in one file.
+struct Run {
+  std::string file;                 ///< the file it came from, as given
+  RunHeader header;                 ///< {"type": "header"} alone when has_header is false
+  bool has_header = false;          ///< false for points that came before any header of the file
+  std::vector<PointRecord> points;  ///< in file order
+};
+
+/// What load_results() read.
+struct ResultSet {
+  std::vector<Run> runs;              ///< in the order of the paths, then of the files' lines
+  std::vector<std::string> warnings;  ///< e.g. "a.jsonl:9: dropped a torn last line (was the run killed?)"
+};
+
+/// Reads result files. Each element of `paths` is a file, a comma-separated list of files (shards), or a
+/// folder (every *.jsonl directly in it, sorted by name; .jsonl.gz files are not read, as for report and diff).
+/// In a file, points belong to the header before them; a second header starts a new run; points before any
+/// header form a run with has_header = false; a header with no points after it is a run without points.
+/// Lines whose `type` is neither "header" nor "point" are skipped; blank lines are ignored. An unterminated
+/// unparsable last line (a record torn by a killed run) is dropped with a warning in `warnings`.
+/// @throws ResultError naming the file (and line) for a file that cannot be read, a line that is not JSON or
+/// not an object, a record without a string "type", a file with no record, a point or header that its
+/// *_from_json rejects, a folder with no .jsonl file, or an empty name in a comma-separated list.
+ResultSet load_results(const std::vector<std::string>& paths);
+
+}  // namespace labrun

@@ -1,0 +1,344 @@
+// Tests of the typed result records (src/point_record.hpp): exact round trips of committed H200 results,
+// plain and gzip-compressed, and load_results() on folders, comma lists, concatenated runs, torn last lines and
+// each kind of bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "point_record.hpp"
+#include "record.hpp"
+#include "stats.hpp"
+#include "test_util.hpp"
+
+namespace labrun {
+namespace {
+
+using test::TempDir;
+namespace fs = std::filesystem;
+
+const std::string kResults = std::string(LABRUN_SOURCE_DIR) + "/results/h200/";
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// `gzip -dc SRC > DST`; false when gzip is missing or fails.
+bool gunzip(const std::string& src, const std::string& dst) {
+  if (std::system("command -v gzip >/dev/null 2>&1") != 0) return false;
+  FILE* pipe = ::popen(("gzip -dc '" + src + "'").c_str(), "r");
+  if (!pipe) return false;
+  std::ofstream out(dst, std::ios::binary);
+  char buf[1 << 16];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.write(buf, static_cast<std::streamsize>(n));
+  return ::pclose(pipe) == 0 && static_cast<bool>(out);
+}
+
+// Every line of `path` through its typed record and back: same keys, same order, same values, same text.
+// Returns the number of points checked.
+std::size_t expect_round_trips(const std::string& path) {
+  bool torn = false;
+  const std::vector<Json> lines = read_jsonl(path, &torn);
+  EXPECT_FALSE(torn) << path;
+  std::size_t points = 0, headers = 0, failures = 0;
+  for (std::size_t i = 0; i < lines.size() && failures < 3; ++i) {
+    const Json& j = lines[i];
+    const std::string type = j.value("type", "");
+    Json back;
+    if (type == "point") {
+      back = to_json(point_from_json(j));
+      ++points;
+    } else if (type == "header") {
+      back = to_json(header_from_json(j));
+      ++headers;
+    } else {
+      continue;
+    }
+    if (back.dump() != j.dump() || back != j) {
+      ++failures;
+      ADD_FAILURE() << path << " line " << i + 1 << " does not round-trip; patch to the original: "
+                    << Json::diff(back, j).dump().substr(0, 2000);
+    }
+  }
+  EXPECT_GE(headers, 1u) << path;
+  return points;
+}
+
+TEST(PointRecord, RoundTripsCommittedPlainFile) {
+  const std::size_t points = expect_round_trips(kResults + "masking-2026-11-29-run1.jsonl");
+  EXPECT_GT(points, 100u);
+}
+
+TEST(PointRecord, RoundTripsCommittedGzipFile) {
+  TempDir dir("labrun_rec");
+  const std::string plain = dir.file("masking-run1.jsonl");
+  if (!gunzip(kResults + "final-fbceaea/masking-run1.jsonl.gz", plain)) GTEST_SKIP() << "gzip -dc unavailable";
+  const std::size_t points = expect_round_trips(plain);
+  EXPECT_GT(points, 100u);
+}
+
+// Every committed result file, plain or compressed, is accepted and round-trips (older and newer records:
+// with and without host probes, pooled and not, skipped, incorrect and capture_unsupported points).
+TEST(PointRecord, RoundTripsEveryCommittedResult) {
+  TempDir dir("labrun_rec");
+  std::size_t files = 0, points = 0;
+  bool have_gzip = true;
+  for (const auto& e : fs::recursive_directory_iterator(std::string(LABRUN_SOURCE_DIR) + "/results")) {
+    const std::string p = e.path().string();
+    std::string plain;
+    if (p.ends_with(".jsonl")) {
+      plain = p;
+    } else if (p.ends_with(".jsonl.gz") && have_gzip) {
+      plain = dir.file("f" + std::to_string(files) + ".jsonl");
+      if (!gunzip(p, plain)) {
+        have_gzip = false;
+        continue;
+      }
+    } else {
+      continue;
+    }
+    SCOPED_TRACE(p);
+    points += expect_round_trips(plain);
+    ++files;
+    if (plain != p) fs::remove(plain);
+  }
+  EXPECT_GT(files, 5u);
+  EXPECT_GT(points, 1000u);
+}
+
+TEST(PointRecord, TypedFieldsOfACommittedPoint) {
+  const ResultSet set = load_results({kResults + "masking-2026-11-29-run1.jsonl"});
+  ASSERT_EQ(set.runs.size(), 1u);
+  const labrun::Run& run = set.runs[0];
+  EXPECT_TRUE(run.has_header);
+  EXPECT_EQ(run.header.experiment(), "masking");
+  EXPECT_NE(run.header.device_name().find("H200"), std::string::npos);
+  EXPECT_EQ(run.header.backend(), "cuda:0");
+  EXPECT_GT(run.header.calibration("copy", "bandwidth_Bps"), 1e12);
+  EXPECT_GT(run.header.l2_bytes(), 1e6);
+  EXPECT_GT(run.header.theoretical_bandwidth_Bps(), 1e12);
+  EXPECT_TRUE(std::isnan(run.header.calibration("copy", "no_such_key")));
+  EXPECT_TRUE(run.header.lab().is_object());
+  EXPECT_EQ(run.header.config_sha256().size(), 64u);
+  EXPECT_FALSE(run.header.created_utc().empty());
+  EXPECT_TRUE(set.warnings.empty());
+  std::size_t timed = 0;
+  for (const PointRecord& p : run.points) {
+    EXPECT_EQ(p.id.size(), 16u);
+    EXPECT_EQ(p.experiment, "masking");
+    EXPECT_FALSE(std::isnan(p.axis_number("n")));
+    EXPECT_EQ(p.axis_word("n"), p.axes["n"].dump());
+    EXPECT_FALSE(p.axis_word("dtype").empty());
+    EXPECT_TRUE(std::isnan(p.axis_number("dtype")));
+    EXPECT_EQ(p.axis_word("no_such_axis"), "");
+    // Each axis's text is the one in the key.
+    EXPECT_NE(p.key.find("density=" + p.axis_word("density")), std::string::npos) << p.key;
+    if (p.status == "ok") {
+      ASSERT_TRUE(p.timing && p.interpretation) << p.id;
+      ASSERT_TRUE(p.timing->wall);
+      EXPECT_EQ(p.timing->wall->count, static_cast<std::int64_t>(p.timing->wall_samples_s.size()));
+      EXPECT_GT(p.timing->time_s, 0);
+      EXPECT_FALSE(p.cost.empty());
+      EXPECT_FALSE(p.interpretation->bound.empty());
+      ++timed;
+    } else {
+      EXPECT_TRUE(p.reason.has_value()) << p.id;
+    }
+  }
+  EXPECT_GT(timed, 100u);
+}
+
+TEST(PointRecord, TimeSummaryOfSummaryWritesAsStats) {
+  const Summary s = summarize({3e-6, 1e-6, 2e-6, 5e-6, 4e-6, 2.5e-6, 9e-6});
+  EXPECT_EQ(to_json(TimeSummary::of(s)), to_json(s, "time_s"));
+  EXPECT_EQ(to_json(TimeSummary::of(s)).dump(), to_json(s, "time_s").dump());
+  const Summary few = summarize({1.0});  // ci95_rel_halfwidth is +inf: written "Infinity", read back
+  const Json j = to_json(TimeSummary::of(few));
+  EXPECT_EQ(j["ci95_rel_halfwidth"], "Infinity");
+  EXPECT_EQ(to_json(time_summary_from_json(j)), j);
+}
+
+TEST(PointRecord, MinimalRecordReadsWithDefaults) {
+  const Json j = Json{{"type", "point"}, {"id", "0123456789abcdef"}, {"key", "e/v/n=1"}, {"experiment", "e"},
+                      {"variant", "v"}, {"status", "skipped"}};
+  const PointRecord p = point_from_json(j);
+  EXPECT_EQ(p.status, "skipped");
+  EXPECT_FALSE(p.reason);
+  EXPECT_FALSE(p.cost_recorded);
+  EXPECT_TRUE(p.cost.empty());
+  EXPECT_FALSE(p.timing || p.correctness || p.kernels || p.interpretation || p.failed_phase);
+  EXPECT_TRUE(std::isnan(p.axis_number("n")));
+  // Always-written keys appear; absent optional parts (cost included) stay absent.
+  const Json back = to_json(p);
+  EXPECT_EQ(back.dump(), R"({"type":"point","id":"0123456789abcdef","key":"e/v/n=1","experiment":"e",)"
+                         R"("variant":"v","axes":{},"backend":"","status":"skipped","reason":null,"warnings":[]})");
+}
+
+TEST(PointRecord, CostIsAnObjectEmptyWhenEmpty) {
+  PointRecord p;
+  p.id = "x";
+  EXPECT_EQ(to_json(p)["cost"], Json::object());
+  p.cost = Cost::of(8, 4, 8, 2, 1, 0);
+  EXPECT_EQ(to_json(p)["cost"].dump(),
+            R"({"bytes_read":8.0,"bytes_written":4.0,"bytes":12.0,"compulsory_bytes":8.0,"flop":2.0,)"
+            R"("launches":1.0,"host_syncs":0.0})");
+  const Json empty_cost = Json{{"id", "a"}, {"key", "k"}, {"experiment", "e"}, {"variant", "v"}, {"status", "ok"},
+                               {"cost", Json::object()}};
+  const PointRecord q = point_from_json(empty_cost);
+  EXPECT_TRUE(q.cost_recorded && q.cost.empty());
+  EXPECT_EQ(to_json(q)["cost"], Json::object());
+}
+
+TEST(PointRecord, RequiredFieldsOfTheWrongTypeThrow) {
+  const Json good = Json{{"type", "point"}, {"id", "a"}, {"key", "k"}, {"experiment", "e"}, {"variant", "v"},
+                         {"status", "ok"}};
+  for (const char* key : {"id", "key", "experiment", "variant", "status"}) {
+    Json j = good;
+    j[key] = 7;
+    try {
+      point_from_json(j);
+      ADD_FAILURE() << key << " = 7 was accepted";
+    } catch (const ResultError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+    j.erase(key);
+    EXPECT_THROW(point_from_json(j), ResultError) << key << " missing";
+  }
+  Json j = good;
+  j["timing"] = {{"time_s", "fast"}};
+  try {
+    point_from_json(j);
+    ADD_FAILURE() << "timing.time_s = \"fast\" was accepted";
+  } catch (const ResultError& e) {
+    EXPECT_NE(std::string(e.what()).find("timing.time_s"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(point_from_json(Json::array()), ResultError);
+  EXPECT_THROW(header_from_json(Json{{"type", "point"}}), ResultError);
+}
+
+// ---- load_results --------------------------------------------------------------------------------------------
+
+std::string header_line(const std::string& experiment) {
+  return Json{{"type", "header"}, {"schema_version", 1}, {"config", {{"experiment", experiment}}}}.dump() + "\n";
+}
+
+std::string point_line(const std::string& id) {
+  return Json{{"type", "point"}, {"id", id}, {"key", "e/v/n=" + id}, {"experiment", "e"}, {"variant", "v"},
+              {"axes", {{"n", 1}}}, {"backend", "host"}, {"status", "ok"}, {"reason", nullptr},
+              {"warnings", Json::array()}}
+             .dump() +
+         "\n";
+}
+
+std::string message_of(const std::vector<std::string>& paths) {
+  try {
+    load_results(paths);
+  } catch (const ResultError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(PointRecord, LoadsAFolderSortedAndOnlyJsonl) {
+  TempDir dir("labrun_rec");
+  write_file(dir.file("b.jsonl"), header_line("b") + point_line("b1"));
+  write_file(dir.file("a.jsonl"), header_line("a") + point_line("a1") + point_line("a2"));
+  write_file(dir.file("notes.txt"), "not a result");
+  fs::create_directory(dir.path() / "sub");
+  write_file(dir.file("sub/c.jsonl"), header_line("c") + point_line("c1"));
+  const ResultSet set = load_results({dir.path().string()});
+  ASSERT_EQ(set.runs.size(), 2u);
+  EXPECT_EQ(set.runs[0].file, dir.file("a.jsonl"));
+  EXPECT_EQ(set.runs[0].header.experiment(), "a");
+  EXPECT_EQ(set.runs[0].points.size(), 2u);
+  EXPECT_EQ(set.runs[1].header.experiment(), "b");
+  EXPECT_EQ(set.runs[1].points[0].id, "b1");
+}
+
+TEST(PointRecord, LoadsACommaList) {
+  TempDir dir("labrun_rec");
+  write_file(dir.file("s1.jsonl"), header_line("s1") + point_line("p1"));
+  write_file(dir.file("s2.jsonl"), header_line("s2") + point_line("p2"));
+  const ResultSet set = load_results({dir.file("s2.jsonl") + "," + dir.file("s1.jsonl")});
+  ASSERT_EQ(set.runs.size(), 2u);
+  EXPECT_EQ(set.runs[0].header.experiment(), "s2");  // the list's order
+  EXPECT_EQ(set.runs[1].points.at(0).id, "p1");
+  EXPECT_NE(message_of({dir.file("s1.jsonl") + ",," + dir.file("s2.jsonl")}).find("empty file name"),
+            std::string::npos);
+}
+
+TEST(PointRecord, TwoHeadersInOneFileAreTwoRuns) {
+  TempDir dir("labrun_rec");
+  const std::string f = dir.file("cat.jsonl");
+  write_file(f, point_line("x0") + header_line("one") + point_line("x1") + "\n" + header_line("two") +
+                    point_line("x2") + point_line("x3") + header_line("three"));
+  const ResultSet set = load_results({f});
+  ASSERT_EQ(set.runs.size(), 4u);
+  EXPECT_FALSE(set.runs[0].has_header);  // points before any header
+  EXPECT_EQ(set.runs[0].points.at(0).id, "x0");
+  EXPECT_EQ(set.runs[0].header.json, Json({{"type", "header"}}));
+  EXPECT_TRUE(set.runs[1].has_header);
+  EXPECT_EQ(set.runs[1].header.experiment(), "one");
+  EXPECT_EQ(set.runs[1].points.size(), 1u);
+  EXPECT_EQ(set.runs[2].header.experiment(), "two");
+  EXPECT_EQ(set.runs[2].points.size(), 2u);
+  EXPECT_EQ(set.runs[3].header.experiment(), "three");  // a header with no points is a run without points
+  EXPECT_TRUE(set.runs[3].points.empty());
+  for (const labrun::Run& r : set.runs) EXPECT_EQ(r.file, f);
+}
+
+TEST(PointRecord, DropsATornLastLineWithAWarning) {
+  TempDir dir("labrun_rec");
+  const std::string f = dir.file("killed.jsonl");
+  const std::string torn = point_line("t2");
+  write_file(f, header_line("h") + point_line("t1") + torn.substr(0, torn.size() / 2));
+  const ResultSet set = load_results({f});
+  ASSERT_EQ(set.runs.size(), 1u);
+  EXPECT_EQ(set.runs[0].points.size(), 1u);
+  ASSERT_EQ(set.warnings.size(), 1u);
+  EXPECT_NE(set.warnings[0].find(f + ":3"), std::string::npos) << set.warnings[0];
+  EXPECT_NE(set.warnings[0].find("torn"), std::string::npos) << set.warnings[0];
+}
+
+TEST(PointRecord, ErrorsNameTheFileAndLine) {
+  TempDir dir("labrun_rec");
+  const std::string missing = dir.file("missing.jsonl");
+  EXPECT_NE(message_of({missing}).find("cannot read " + missing), std::string::npos) << message_of({missing});
+
+  const std::string bad_json = dir.file("bad.jsonl");
+  write_file(bad_json, header_line("h") + "{not json\n" + point_line("p"));
+  EXPECT_NE(message_of({bad_json}).find(bad_json + ":2: not JSON"), std::string::npos) << message_of({bad_json});
+
+  const std::string no_type = dir.file("notype.jsonl");
+  write_file(no_type, header_line("h") + point_line("p") + "\n" + R"({"id": "x"})" + "\n");
+  EXPECT_NE(message_of({no_type}).find(no_type + ":4: "), std::string::npos) << message_of({no_type});
+  EXPECT_NE(message_of({no_type}).find("\"type\""), std::string::npos) << message_of({no_type});
+
+  const std::string empty = dir.file("empty.jsonl");
+  write_file(empty, "");
+  EXPECT_NE(message_of({empty}).find(empty + ": empty"), std::string::npos) << message_of({empty});
+
+  const std::string bad_id = dir.file("badid.jsonl");
+  Json p = Json::parse(point_line("p"));
+  p["id"] = 12;
+  write_file(bad_id, header_line("h") + p.dump() + "\n");
+  EXPECT_NE(message_of({bad_id}).find(bad_id + ":2: id"), std::string::npos) << message_of({bad_id});
+
+  const std::string not_object = dir.file("array.jsonl");
+  write_file(not_object, "[1, 2]\n");
+  EXPECT_NE(message_of({not_object}).find(not_object + ":1: "), std::string::npos) << message_of({not_object});
+
+  TempDir gz("labrun_rec");
+  write_file(gz.file("r.jsonl.gz"), "");
+  EXPECT_NE(message_of({gz.path().string()}).find("gunzip"), std::string::npos) << message_of({gz.path().string()});
+}
+
+}  // namespace
+}  // namespace labrun
