@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -26,6 +27,7 @@
 #include "interpret.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
+#include "point_record.hpp"
 #include "processes.hpp"
 #include "record.hpp"
 #include "report.hpp"
@@ -71,7 +73,7 @@ std::unique_ptr<Backend> open_backend(const std::string& device, const DeviceHoo
 }
 
 // A time from a record as "114 µs" (format_time, shared with the report), "-" when absent.
-std::string fmt_time(const Json& t) { return t.is_number() ? format_time(t.get<double>()) : "-"; }
+std::string fmt_time(double t) { return std::isfinite(t) ? format_time(t) : "-"; }
 
 std::string short_axes(const Json& axes) {
   std::string out;
@@ -89,33 +91,32 @@ std::string right_aligned(const std::string& text, std::size_t width) {
 }
 
 // One row per point that ran (ok, incorrect, error); skipped and not-supported points only counted, by reason.
-void print_summary(const std::vector<Json>& records) {
+void print_summary(const std::vector<PointRecord>& records) {
   std::printf("\n%-20s %-10s %11s %11s %9s %8s %-8s %s\n", "variant", "status", "time", "wall", "GB/s", "syncs/it",
               "bound", "axes");
   std::map<std::string, int> counts, not_run;
   for (const auto& r : records) {
-    const std::string status = r["status"].get<std::string>();
+    const std::string& status = r.status;
     counts[status]++;
     if (status != "ok" && status != "incorrect" && status != "error") {
-      not_run[status + ": " + (r["reason"].is_string() ? r["reason"].get<std::string>().substr(0, 90) : "")]++;
+      not_run[status + ": " + r.reason.value_or("").substr(0, 90)]++;
       continue;
     }
     std::string time = "-", wall = "-", bw = "-", syncs = "-", bound = "-";
-    if (r.contains("timing")) {
-      time = fmt_time(r["timing"]["time_s"]);
-      wall = fmt_time(r["timing"]["wall"]["median_time_s"]);
-      syncs = fmt::format("{:.2f}", real_from_json(r["timing"]["host_syncs_per_iteration"]));
+    if (r.timing) {
+      time = fmt_time(r.timing->time_s);
+      wall = fmt_time(r.timing->wall ? r.timing->wall->median_time_s : std::nan(""));
+      syncs = fmt::format("{:.2f}", r.timing->host_syncs_per_iteration);
     }
-    if (r.contains("interpretation")) {
-      const Json& in = r["interpretation"];
-      if (in["achieved_bandwidth_Bps"].is_number())
-        bw = fmt::format("{:.1f}", in["achieved_bandwidth_Bps"].get<double>() / 1e9);
-      bound = in["suspect"] == true ? "SUSPECT" : in["bound"].is_string() ? in["bound"].get<std::string>() : "-";
+    if (r.interpretation) {
+      const Interpretation& in = *r.interpretation;
+      if (std::isfinite(in.achieved_bandwidth_Bps)) bw = fmt::format("{:.1f}", in.achieved_bandwidth_Bps / 1e9);
+      bound = in.suspect ? "SUSPECT" : in.bound.empty() ? "-" : in.bound;
     }
-    std::printf("%-20s %-10s %s %s %9s %8s %-8s %s\n", r["variant"].get<std::string>().c_str(), status.c_str(),
+    std::printf("%-20s %-10s %s %s %9s %8s %-8s %s\n", r.variant.c_str(), status.c_str(),
                 right_aligned(time, 11).c_str(), right_aligned(wall, 11).c_str(), bw.c_str(), syncs.c_str(),
-                bound.c_str(), short_axes(r["axes"]).c_str());
-    if (status != "ok" && r["reason"].is_string()) std::printf("    %s\n", r["reason"].get<std::string>().c_str());
+                bound.c_str(), short_axes(r.axes).c_str());
+    if (status != "ok" && r.reason) std::printf("    %s\n", r.reason->c_str());
   }
   for (const auto& [why, n] : not_run) std::printf("%6d x %s\n", n, why.c_str());
   std::string line;
@@ -183,11 +184,9 @@ std::pair<int, int> parse_process(const std::string& text) {
 }
 
 // True for a result file's statuses that make a sweep exit 1.
-bool any_failed(const std::vector<Json>& records) {
-  for (const auto& r : records) {
-    const auto st = r.value("status", "");
-    if (st == "incorrect" || st == "error") return true;
-  }
+bool any_failed(const std::vector<PointRecord>& records) {
+  for (const auto& r : records)
+    if (r.status == "incorrect" || r.status == "error") return true;
   return false;
 }
 
@@ -212,7 +211,7 @@ int run_pooled(const SweepConfig& config, const std::string& output, bool force,
   }
   if (!fs::create_directories(dir, ec) && !fs::is_directory(dir, ec))
     throw OutputError("cannot create " + dir.string() + ": " + ec.message());
-  std::vector<std::vector<Json>> runs;
+  std::vector<Run> runs;
   for (int i = 1; i <= k; ++i) {
     const std::string part = (dir / fmt::format("process-{}-of-{}.jsonl", i, k)).string();
     std::fprintf(stderr, "labrun: process %d of %d (lab.processes)\n", i, k);
@@ -228,19 +227,19 @@ int run_pooled(const SweepConfig& config, const std::string& output, bool force,
       std::fprintf(stderr, "labrun: process %d of %d exited with status %d%s\n", i, k, rc, kept.c_str());
       return rc;
     }
-    runs.push_back(read_jsonl(part));
+    ResultSet part_runs = load_results({part});  // the one loader: report, diff and pooling read alike
+    if (part_runs.runs.size() != 1)
+      throw std::runtime_error(part + ": expected one run (one header), found " + std::to_string(part_runs.runs.size()));
+    runs.push_back(std::move(part_runs.runs.front()));
   }
-  const std::vector<Json> pooled = pool_processes(runs, args, config.lab);
+  const Run pooled = pool_processes(runs, args, config.lab);
   JsonlWriter writer(output, force);
-  std::vector<Json> records;
-  for (const auto& r : pooled) {
-    writer.write(r);
-    if (r.value("type", "") == "point") records.push_back(r);
-  }
+  writer.write(to_json(pooled.header));
+  for (const auto& r : pooled.points) writer.write(to_json(r));
   fs::remove_all(dir, ec);
-  print_summary(records);
+  print_summary(pooled.points);
   std::printf("results: %s (%d processes pooled)\n", output.c_str(), k);
-  return any_failed(records) ? kExitPointsFailed : kExitOk;
+  return any_failed(pooled.points) ? kExitPointsFailed : kExitOk;
 }
 
 Registry make_registry(const DeviceHooks& hooks) {
@@ -415,15 +414,14 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
     if (process_count > 0) header["process"] = {{"index", process_index}, {"count", process_count}};
     writer.write(header);
     auto records = run_sweep(
-        points, experiment, *backend, config.lab, header, [&](const Json& rec) { writer.write(rec); },
-        [&](std::size_t i, std::size_t total, const Json& rec) {
+        points, experiment, *backend, config.lab, header, [&](const PointRecord& rec) { writer.write(to_json(rec)); },
+        [&](std::size_t i, std::size_t total, const PointRecord& rec) {
           if (quiet) return;
-          std::string t = rec.contains("timing") ? fmt_time(rec["timing"]["time_s"]) : "";
-          std::string reason = rec["reason"].is_string() ? rec["reason"].get<std::string>() : "";
+          std::string t = rec.timing ? fmt_time(rec.timing->time_s) : "";
+          std::string reason = rec.reason.value_or("");
           if (reason.size() > 100) reason = reason.substr(0, 100) + "...";
-          std::fprintf(stderr, "[%zu/%zu] %-20s %-40s %-19s %s %s\n", i, total, rec["variant"].get<std::string>().c_str(),
-                       short_axes(rec["axes"]).c_str(), rec["status"].get<std::string>().c_str(), t.c_str(),
-                       reason.c_str());
+          std::fprintf(stderr, "[%zu/%zu] %-20s %-40s %-19s %s %s\n", i, total, rec.variant.c_str(),
+                       short_axes(rec.axes).c_str(), rec.status.c_str(), t.c_str(), reason.c_str());
         });
     if (process_count == 0) {  // a child of a pooled sweep leaves the summary to its parent
       print_summary(records);

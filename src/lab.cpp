@@ -33,24 +33,15 @@ Json axes_json(const Point& p) {
   return axes;
 }
 
-Json check_json(const Check& c) {
-  return Json{{"value", json_real(c.value)},
-              {"reference", json_real(c.reference)},
-              {"abs_error", json_real(c.abs_error)},
-              {"tolerance", json_real(c.tolerance)},
-              {"passed", c.passed},
-              {"detail", c.detail}};
-}
-
-Json cost_json(const Cost& c) {
-  Json j = Json::object();
-  const std::pair<const char*, double> fields[] = {{"bytes_read", c.bytes_read}, {"bytes_written", c.bytes_written},
-                                                   {"bytes", c.bytes}, {"compulsory_bytes", c.compulsory_bytes},
-                                                   {"flop", c.flop}, {"launches", c.launches},
-                                                   {"host_syncs", c.host_syncs}};
-  for (const auto& [key, value] : fields)
-    if (!std::isnan(value)) j[key] = json_real(value);
-  return j;
+Correctness correctness_of(const Check& c) {
+  Correctness out;
+  out.value = c.value;
+  out.reference = c.reference;
+  out.abs_error = c.abs_error;
+  out.tolerance = c.tolerance;
+  out.passed = c.passed;
+  out.detail = c.detail;
+  return out;
 }
 
 Json fmt_warning(const std::string& kind, const std::string& message) {
@@ -67,20 +58,23 @@ std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s) {
   return static_cast<std::int64_t>(std::clamp(b, 1.0, 100000.0));
 }
 
-void set_timing_samples(Json& timing, const std::vector<double>& wall, const std::vector<double>& device,
+void set_timing_samples(Timing& timing, const std::vector<double>& wall, const std::vector<double>& device,
                         const std::vector<double>& submit, const std::vector<double>& host_probe) {
   const Summary primary = summarize(device.empty() ? wall : device);
-  auto raw = [](const std::vector<double>& v) { return v.empty() ? Json(nullptr) : json_reals(v); };
-  timing["median_ci_rel_halfwidth"] = json_real(primary.ci_rel_halfwidth);
-  timing["wall"] = to_json(summarize(wall), "time_s");
-  timing["device"] = device.empty() ? Json(nullptr) : to_json(summarize(device), "time_s");
-  timing["submit"] = submit.empty() ? Json(nullptr) : to_json(summarize(submit), "time_s");
-  timing["wall_samples_s"] = json_reals(wall);
-  timing["device_samples_s"] = raw(device);
-  timing["submit_samples_s"] = raw(submit);
-  timing["host_probe"] = host_probe.empty() ? Json(nullptr) : to_json(summarize(host_probe), "time_s");
-  timing["host_probe_samples_s"] = raw(host_probe);
-  timing["time_s"] = json_real(primary.median);
+  auto summary = [](const std::vector<double>& v) {
+    return v.empty() ? std::nullopt : std::optional<TimeSummary>(TimeSummary::of(summarize(v)));
+  };
+  timing.median_ci_rel_halfwidth = primary.ci_rel_halfwidth;
+  timing.wall = TimeSummary::of(summarize(wall));
+  timing.device = summary(device);
+  timing.submit = summary(submit);
+  timing.wall_samples_s = wall;
+  timing.device_samples_s = device;
+  timing.submit_samples_s = submit;
+  timing.host_probe = summary(host_probe);
+  timing.host_probe_samples_s = host_probe;
+  timing.host_probe_recorded = true;
+  timing.time_s = primary.median;
 }
 
 double median_ci_rel_halfwidth(std::vector<double> v) {
@@ -123,43 +117,33 @@ struct Range {
   ~Range() { b.range_pop(); }
 };
 
-double number_or_nan(const Json& j, const char* key) {
-  return (j.is_object() && j.contains(key) && j[key].is_number()) ? j[key].get<double>()
-                                                                   : std::numeric_limits<double>::quiet_NaN();
-}
-
 }  // namespace
 
-Json point_warnings(const Json& rec, const LabSettings& lab, std::optional<double> cache_bytes) {
-  Json w = Json::array();
-  const Json& timing = rec.contains("timing") ? rec["timing"] : Json();
-  if (timing.is_object()) {
-    const double ci = real_from_json(timing["median_ci_rel_halfwidth"]);
-    if (timing["stop_reason"] != "ci_target")
-      w.push_back(fmt_warning("noise", "sampling stopped (" + timing["stop_reason"].get<std::string>() +
-                                           ") with the median's 95% CI at +-" + format_percent(ci) + ", above the target +-" +
-                                           format_percent(lab.target_rel_ci)));
-    if (timing["wall"]["count"].get<std::int64_t>() < lab.min_samples)
-      w.push_back(fmt_warning("few_samples", "fewer samples than lab.min_samples"));
-    if (timing["l2"] == "hot" && cache_bytes && rec.contains("cost") && rec["cost"].contains("compulsory_bytes")) {
-      const double bytes = real_from_json(rec["cost"]["compulsory_bytes"]);
-      if (bytes > 0 && bytes < *cache_bytes)
-        w.push_back(fmt_warning("l2_resident", "hot L2 and a working set of " + std::to_string(bytes / 1e6).substr(0, 6) +
-                                                   " MB under the " + std::to_string(*cache_bytes / 1e6).substr(0, 6) +
-                                                   " MB L2: repeated iterations read from cache, not DRAM"));
-    }
+std::vector<Warning> point_warnings(const PointRecord& rec, const LabSettings& lab, std::optional<double> cache_bytes) {
+  std::vector<Warning> w;
+  if (rec.timing) {
+    const Timing& timing = *rec.timing;
+    if (timing.stop_reason != "ci_target")
+      w.push_back({"noise", "sampling stopped (" + timing.stop_reason + ") with the median's 95% CI at +-" +
+                                format_percent(timing.median_ci_rel_halfwidth) + ", above the target +-" +
+                                format_percent(lab.target_rel_ci)});
+    if (!timing.wall || timing.wall->count < lab.min_samples)
+      w.push_back({"few_samples", "fewer samples than lab.min_samples"});
+    const double bytes = rec.cost.compulsory_bytes;
+    if (timing.l2 == "hot" && cache_bytes && bytes > 0 && bytes < *cache_bytes)
+      w.push_back({"l2_resident", "hot L2 and a working set of " + std::to_string(bytes / 1e6).substr(0, 6) +
+                                      " MB under the " + std::to_string(*cache_bytes / 1e6).substr(0, 6) +
+                                      " MB L2: repeated iterations read from cache, not DRAM"});
   }
-  const Json& st = rec["device_state"];
-  for (const char* when : {"before", "after"})
-    if (st[when].is_object() && st[when]["throttled"] == true)
-      w.push_back(fmt_warning("throttle", std::string("clock-event reasons ") + st[when]["clocks_event_reasons"].dump() +
-                                              " " + when + " timing"));
-  if (st["before"].is_object() && st["after"].is_object()) {
-    const double b = number_or_nan(st["before"], "sm_clock_hz"), a = number_or_nan(st["after"], "sm_clock_hz");
-    if (std::isfinite(a) && std::isfinite(b) && std::fabs(a - b) > 0.02 * std::max(a, b))
-      w.push_back(fmt_warning("clocks_changed", "SM clock " + std::to_string(static_cast<long>(b / 1e6)) + " MHz before, " +
-                                                    std::to_string(static_cast<long>(a / 1e6)) + " MHz after timing"));
-  }
+  const DeviceState before = device_state_of(rec, "before"), after = device_state_of(rec, "after");
+  for (const DeviceState* st : {&before, &after})
+    if (st->throttled)
+      w.push_back({"throttle", "clock-event reasons " + st->reasons + " " + (st == &before ? "before" : "after") +
+                                   " timing"});
+  const double b = before.sm_clock_hz, a = after.sm_clock_hz;
+  if (std::isfinite(a) && std::isfinite(b) && std::fabs(a - b) > 0.02 * std::max(a, b))
+    w.push_back({"clocks_changed", "SM clock " + std::to_string(static_cast<long>(b / 1e6)) + " MHz before, " +
+                                       std::to_string(static_cast<long>(a / 1e6)) + " MHz after timing"});
   return w;
 }
 
@@ -167,7 +151,7 @@ namespace {
 
 // One point between its correctness check and its record: what the (possibly interleaved) timing needs.
 struct PointRun {
-  Json rec;
+  PointRecord rec;
   Json phases = Json::object();
   ExecOptions opts;
   std::unique_ptr<Workload> workload;
@@ -180,25 +164,23 @@ struct PointRun {
   bool finished = false;  // true once rec is final (ended before timing, or timing done and finalised)
 };
 
-Json new_record(const Point& point, const Backend& backend) {
-  Json rec;
-  rec["type"] = "point";
-  rec["id"] = point.id();
-  rec["key"] = point.key();
-  rec["experiment"] = point.experiment;
-  rec["variant"] = point.variant;
-  rec["axes"] = axes_json(point);
-  rec["backend"] = backend.name();
-  rec["status"] = "error";
-  rec["reason"] = nullptr;
-  rec["warnings"] = Json::array();
+PointRecord new_record(const Point& point, const Backend& backend) {
+  PointRecord rec;
+  rec.id = point.id();
+  rec.key = point.key();
+  rec.experiment = point.experiment;
+  rec.variant = point.variant;
+  rec.axes = axes_json(point);
+  rec.backend = backend.name();
+  rec.status = "error";
+  rec.cost_recorded = false;  // set once the workload gives its cost model
   return rec;
 }
 
 void end_with(PointRun& run, Status s, const std::string& reason) {
-  run.rec["status"] = to_string(s);
-  run.rec["reason"] = reason.empty() ? Json(nullptr) : Json(reason);
-  run.rec["phases"] = run.phases;
+  run.rec.status = to_string(s);
+  run.rec.reason = reason.empty() ? std::nullopt : std::optional<std::string>(reason);
+  run.rec.phases = run.phases;
   run.finished = true;
   run.exec.reset();
   run.workload.reset();
@@ -219,7 +201,7 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
   try {
     // environment: the device state as found, before any work of this point.
     auto t0 = Clock::now();
-    run.rec["device_state"] = {{"before", backend.device_state()}, {"after", nullptr}};
+    run.rec.device_state = {{"before", backend.device_state()}, {"after", nullptr}};
     phases["environment"] = {{"time_s", seconds_since(t0)}};
 
     phase = "setup";
@@ -245,7 +227,8 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
                                                       to_string(backend.kind()) + " implementation");
       run.workload = impl->second(point, backend, lab);
     }
-    run.rec["cost"] = cost_json(run.workload->cost());
+    run.rec.cost = run.workload->cost();
+    run.rec.cost_recorded = true;
     phases["setup"] = {{"time_s", seconds_since(t0)}};
 
     // warmup: first iteration timed apart (first-run cost: module load, allocation, capture), then until both
@@ -287,7 +270,7 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
       Range r(backend, "correctness");
       check = run.workload->check([&] { run.exec->iterate(); });
     }
-    run.rec["correctness"] = check_json(check);
+    run.rec.correctness = correctness_of(check);
     phases["correctness"] = {{"time_s", seconds_since(t0)}};
     if (!check.passed) {
       end_with(run, Status::incorrect,
@@ -299,10 +282,10 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
     // Batches of back-to-back iterations lasting min_sample_time_s; one iteration per sample with a cold L2.
     run.batch = run.opts.cold_l2 ? 1 : choose_batch(steady_s, lab.min_sample_time_s);
   } catch (const PointOutcome& o) {
-    run.rec["failed_phase"] = phase;
+    run.rec.failed_phase = phase;
     end_with(run, o.status(), o.what());
   } catch (const std::exception& e) {
-    run.rec["failed_phase"] = phase;
+    run.rec.failed_phase = phase;
     end_with(run, Status::error, phase + ": " + e.what());
   }
 }
@@ -310,7 +293,7 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
 // One timed sample. Returns true when sampling of this point is over: the median's 95% CI is within the
 // target, or a sample or time cap is hit; never before min_samples.
 bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool interleaved) {
-  Range r(backend, run.rec["variant"].get<std::string>() + " timing");
+  Range r(backend, run.rec.variant + " timing");
   // Interleaved with other points, the cache holds their data: one untimed iteration restores this point's hot
   // state, as back-to-back timing has it (with a cold L2 the flush resets it anyway).
   if (interleaved && !run.opts.cold_l2) {
@@ -343,47 +326,53 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool 
 void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved,
                   const Json& header) {
   try {
-    Json timing;
-    timing["mode"] = run.opts.mode;
-    timing["l2"] = run.opts.cold_l2 ? "cold" : "hot";
-    timing["method"] = !run.opts.synchronized ? "host_clock_unsynchronized"
-                       : run.device.empty()   ? "host_steady_clock"
-                       : !run.submit.empty()  ? kBlockedTimingMethod
-                                              : "cuda_events+synchronized_wall";
-    timing["batch"] = run.batch;
-    timing["interleaved_points"] = interleaved;
-    timing["stop_reason"] = run.stop;
-    timing["target_rel_ci"] = lab.target_rel_ci;
-    timing["median_ci_rel_halfwidth"] = nullptr;  // keeps its place in the record; set_timing_samples fills it
-    timing["host_syncs_per_iteration"] =
-        json_real(static_cast<double>(run.syncs) / static_cast<double>(run.iterations));
+    Timing timing;
+    timing.mode = run.opts.mode;
+    timing.l2 = run.opts.cold_l2 ? "cold" : "hot";
+    timing.method = !run.opts.synchronized ? "host_clock_unsynchronized"
+                    : run.device.empty()   ? "host_steady_clock"
+                    : !run.submit.empty()  ? kBlockedTimingMethod
+                                           : "cuda_events+synchronized_wall";
+    timing.batch = run.batch;
+    timing.interleaved_points = static_cast<std::int64_t>(interleaved);
+    timing.stop_reason = run.stop;
+    timing.target_rel_ci = lab.target_rel_ci;
+    timing.host_syncs_per_iteration = static_cast<double>(run.syncs) / static_cast<double>(run.iterations);
     set_timing_samples(timing, run.wall, run.device, run.submit, run.host_probe);
-    run.rec["timing"] = timing;
+    run.rec.timing = timing;
     run.phases["timing"] = {{"time_s", run.timed_s}};
-    run.rec["device_state"]["after"] = backend.device_state();
+    run.rec.device_state["after"] = backend.device_state();
     if (run.opts.mode == "eager" && run.opts.delay_s == 0) {
       Json k = backend.kernel_breakdown(*run.workload, lab);
-      if (!k.is_null()) run.rec["kernels"] = k;
+      if (k.is_array()) {
+        std::vector<KernelTime> kernels;
+        for (const auto& op : k) kernels.push_back(kernel_time_from_json(op));
+        run.rec.kernels = kernels;
+      }
     }
 
     // interpretation: derived quantities against the calibrated ceilings, the bound with its evidence, the
-    // five-part note (src/interpret.cpp), and the warnings.
+    // five-part note (src/interpret.cpp), and the warnings. Computed once per point: a process of a pooled run
+    // leaves it to the pool, which interprets the pooled samples.
     const auto t0 = Clock::now();
-    run.rec["warnings"] = point_warnings(run.rec, lab, backend.cache_bytes());
-    run.rec["status"] = "ok";  // interpret_point reads the status
-    run.rec["interpretation"] = interpret_point(run.rec, header);
-    run.phases["interpretation"] = {{"time_s", seconds_since(t0)}};
+    run.rec.warnings = point_warnings(run.rec, lab, backend.cache_bytes());
+    run.rec.status = "ok";  // the interpretation reads the status
+    const RunHeader h = header_from_json(header.is_object() ? header : Json::object());
+    if (!h.pooled_process()) {
+      run.rec.interpretation = interpret(run.rec, h);
+      run.phases["interpretation"] = {{"time_s", seconds_since(t0)}};
+    }
     end_with(run, Status::ok, "");
   } catch (const std::exception& e) {
-    run.rec["failed_phase"] = "timing";
+    run.rec.failed_phase = "timing";
     end_with(run, Status::error, std::string("timing: ") + e.what());
   }
 }
 
 }  // namespace
 
-Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
-               const Json& header) {
+PointRecord lab_pass(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
+                     const Json& header) {
   PointRun run;
   begin_point(run, point, experiment, backend, lab);
   if (run.finished) return run.rec;
@@ -391,12 +380,17 @@ Json run_point(const Point& point, const Experiment& experiment, Backend& backen
     while (!sample_point(run, backend, lab, false)) {
     }
   } catch (const std::exception& e) {
-    run.rec["failed_phase"] = "timing";
+    run.rec.failed_phase = "timing";
     end_with(run, Status::error, std::string("timing: ") + e.what());
     return run.rec;
   }
   finish_point(run, backend, lab, 1, header);
   return run.rec;
+}
+
+Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
+               const Json& header) {
+  return to_json(lab_pass(point, experiment, backend, lab, header));
 }
 
 Json make_header(const SweepConfig& config, const std::vector<std::string>& argv, Backend& backend,
@@ -448,10 +442,11 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
   return h;
 }
 
-std::vector<Json> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
-                            const LabSettings& lab, const Json& header, const std::function<void(const Json&)>& sink,
-                            const std::function<void(std::size_t, std::size_t, const Json&)>& progress) {
-  std::vector<Json> records;
+std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
+                                   const LabSettings& lab, const Json& header,
+                                   const std::function<void(const PointRecord&)>& sink,
+                                   const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress) {
+  std::vector<PointRecord> records;
   const auto group = static_cast<std::size_t>(std::max<std::int64_t>(1, lab.interleave));
   for (std::size_t first = 0; first < points.size(); first += group) {
     const std::size_t last = std::min(points.size(), first + group);
@@ -469,7 +464,7 @@ std::vector<Json> run_sweep(const std::vector<Point>& points, const Experiment& 
         try {
           if (!sample_point(run, backend, lab, timing > 1)) active = true;
         } catch (const std::exception& e) {
-          run.rec["failed_phase"] = "timing";
+          run.rec.failed_phase = "timing";
           end_with(run, Status::error, std::string("timing: ") + e.what());
         }
       }
@@ -480,7 +475,7 @@ std::vector<Json> run_sweep(const std::vector<Point>& points, const Experiment& 
       sink(run.rec);
       if (progress) progress(i + 1, points.size(), run.rec);
       // Raw samples stay in the file; the summary keeps the rest.
-      if (run.rec.contains("timing")) run.rec["timing"].erase("wall_samples_s");
+      if (run.rec.timing) run.rec.timing->wall_samples_s.clear();
       records.push_back(std::move(run.rec));
     }
   }

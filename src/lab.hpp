@@ -11,6 +11,7 @@
 #include "backend.hpp"
 #include "config.hpp"
 #include "point.hpp"
+#include "point_record.hpp"
 #include "record.hpp"
 #include "registry.hpp"
 
@@ -22,8 +23,13 @@ inline const std::vector<std::string> kPhases = {"environment", "setup", "warmup
 
 /// Runs one point's lab pass on `backend` and returns its record (docs/records.md). `header` is the run's
 /// record header (make_header), whose calibration the interpretation reads; without one the bound is
-/// `unknown`. Never throws for a point-level failure: the status says what happened ("error" with the
-/// message for the unexpected).
+/// `unknown`; a header with `process` (a process of a pooled lab.processes run) leaves the interpretation to
+/// the pool. Never throws for a point-level failure: the status says what happened ("error" with the message
+/// for the unexpected).
+PointRecord lab_pass(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
+                     const Json& header = Json());
+
+/// lab_pass() as the JSON line a result file holds (to_json of the record): for tests and tools.
 Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
                const Json& header = Json());
 
@@ -39,7 +45,7 @@ std::optional<std::string> over_budget(const PointEstimate& e, const Backend& ba
 
 /// Warnings of a finished point (docs/records.md): noise above target when sampling stopped, fewer samples
 /// than asked, an L2-resident working set in hot mode, throttle reasons, clocks changed during timing.
-Json point_warnings(const Json& record, const LabSettings& lab, std::optional<double> cache_bytes);
+std::vector<Warning> point_warnings(const PointRecord& record, const LabSettings& lab, std::optional<double> cache_bytes);
 
 /// The record header: schema version, argv, config (path, sha256, text), build, host and device environment,
 /// calibration, lab settings.
@@ -49,9 +55,10 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
 /// Runs every point, writing each record through `sink` as soon as it finishes (a group of lab.interleave
 /// points finishes together); `progress` is told after each. Returns the records without their raw wall
 /// samples (for the summary table).
-std::vector<Json> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
-                            const LabSettings& lab, const Json& header, const std::function<void(const Json&)>& sink,
-                            const std::function<void(std::size_t, std::size_t, const Json&)>& progress);
+std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
+                                   const LabSettings& lab, const Json& header,
+                                   const std::function<void(const PointRecord&)>& sink,
+                                   const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress);
 
 /// Number of iterations per sample so that one sample lasts about `min_sample_time_s`, from the time of one
 /// iteration; at least 1, at most 100000.
@@ -62,7 +69,7 @@ std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s);
 /// `wall`, `device`, `submit` and `host_probe` summaries (null when empty) and the raw `*_samples_s`.
 /// `host_probe` holds seconds per sync round trip, one per sample (Sample::host_probe_time_s). Used by the lab
 /// pass and by pool_processes (src/processes.hpp). @throws std::invalid_argument if `wall` is empty.
-void set_timing_samples(Json& timing, const std::vector<double>& wall, const std::vector<double>& device,
+void set_timing_samples(Timing& timing, const std::vector<double>& wall, const std::vector<double>& device,
                         const std::vector<double>& submit, const std::vector<double>& host_probe = {});
 
 /// Relative half-width of the distribution-free 95% confidence interval of the median of `values`

@@ -794,4 +794,19 @@ ResultSet load_results(const std::vector<std::string>& paths) {
   return set;
 }
 
+bool RunHeader::pooled_process() const { return json.is_object() && json.contains("process"); }
+
+DeviceState device_state_of(const PointRecord& point, const char* when) {
+  DeviceState st;
+  if (!point.device_state.is_object() || !point.device_state.contains(when)) return st;
+  const Json& j = point.device_state[when];
+  if (!j.is_object()) return st;
+  st.recorded = true;
+  st.sm_clock_hz = json_number(j, {"sm_clock_hz"});
+  st.memory_clock_hz = json_number(j, {"memory_clock_hz"});
+  st.throttled = j.contains("throttled") && j["throttled"] == true;
+  if (j.contains("clocks_event_reasons")) st.reasons = j["clocks_event_reasons"].dump();
+  return st;
+}
+
 }  // namespace labrun

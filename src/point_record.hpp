@@ -271,6 +271,18 @@ struct PointRecord {
   std::string axis_word(const std::string& name) const;
 };
 
+/// What a backend recorded of the device before or after a point's timing (`device_state.before|after`; NVML on
+/// CUDA, nothing on the host). A typed view: every read of device_state belongs here.
+struct DeviceState {
+  bool recorded = false;            ///< an object was recorded (false: null, "unavailable" or absent)
+  double sm_clock_hz = kNoValue;    ///< SM clock, Hz
+  double memory_clock_hz = kNoValue;
+  bool throttled = false;           ///< any clock-event reason that lowers the clock
+  std::string reasons;              ///< clocks_event_reasons as JSON text ("" when none recorded)
+};
+/// device_state.<when> of `point`, `when` = "before" or "after". Never throws.
+DeviceState device_state_of(const PointRecord& point, const char* when);
+
 /// The point line in lab.cpp's key order: type, id, key, experiment, variant, axes, backend, status, reason,
 /// warnings, device_state, cost, correctness, timing, kernels, interpretation, failed_phase, phases (each
 /// optional part only when present).
@@ -303,6 +315,8 @@ struct RunHeader {
   double memory_bytes() const;              ///< environment.device.memory_bytes
   double point_count() const;               ///< point_count: points announced; NaN when absent
   double process_count() const;             ///< processes.count of a pooled run; NaN otherwise
+  /// True for the header of one process of a pooled lab.processes run (it has `process`: {index, count}).
+  bool pooled_process() const;
   const Json& lab() const;                  ///< the `lab` object (settings in force); an empty object if absent
   const Json& hypothesis() const;           ///< config.hypothesis as written; null if absent
   const Json& device() const;               ///< the environment.device object; null if absent

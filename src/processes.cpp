@@ -42,112 +42,109 @@ Json median_merge(const std::vector<const Json*>& parts) {
   return first;
 }
 
-std::vector<double> reals(const Json& record, const char* key) {
-  std::vector<double> out;
-  const Json* a = json_find(record, {"timing", key});
-  if (a && a->is_array())
-    for (const auto& x : *a) out.push_back(real_from_json(x));
-  return out;
-}
-
-Json pooled_point(const std::vector<const Json*>& recs, const Json& header, const LabSettings& lab) {
+PointRecord pooled_point(const std::vector<const PointRecord*>& recs, const RunHeader& header, const LabSettings& lab) {
   const double spread_warning = 3 * lab.target_rel_ci;
-  Json merged = *recs.front();
+  PointRecord merged = *recs.front();
   std::vector<double> wall, device, submit, probe, medians, probe_medians;
   double syncs = 0;
-  std::string stop = (*recs.front())["timing"].value("stop_reason", "");
-  for (const Json* r : recs) {
-    for (double x : reals(*r, "wall_samples_s")) wall.push_back(x);
-    for (double x : reals(*r, "device_samples_s")) device.push_back(x);
-    for (double x : reals(*r, "submit_samples_s")) submit.push_back(x);
-    for (double x : reals(*r, "host_probe_samples_s")) probe.push_back(x);
-    medians.push_back(real_from_json((*r)["timing"]["time_s"]));
-    if (const Json* m = json_find(*r, {"timing", "host_probe", "median_time_s"}); m && m->is_number())
-      probe_medians.push_back(m->get<double>());
-    syncs += real_from_json((*r)["timing"]["host_syncs_per_iteration"]);
-    if ((*r)["timing"].value("stop_reason", "") != stop) stop = "mixed";
+  std::string stop = recs.front()->timing ? recs.front()->timing->stop_reason : "";
+  for (const PointRecord* r : recs) {
+    if (!r->timing) throw std::invalid_argument("point " + merged.id + " says ok but has no timing");
+    const Timing& t = *r->timing;
+    wall.insert(wall.end(), t.wall_samples_s.begin(), t.wall_samples_s.end());
+    device.insert(device.end(), t.device_samples_s.begin(), t.device_samples_s.end());
+    submit.insert(submit.end(), t.submit_samples_s.begin(), t.submit_samples_s.end());
+    probe.insert(probe.end(), t.host_probe_samples_s.begin(), t.host_probe_samples_s.end());
+    medians.push_back(t.time_s);
+    if (t.host_probe && std::isfinite(t.host_probe->median_time_s)) probe_medians.push_back(t.host_probe->median_time_s);
+    syncs += t.host_syncs_per_iteration;
+    if (t.stop_reason != stop) stop = "mixed";
   }
-  if (wall.empty()) throw std::invalid_argument("point " + merged.value("id", "?") + " has no raw wall samples");
-  Json& t = merged["timing"];
-  t["stop_reason"] = stop;
-  t["host_syncs_per_iteration"] = json_real(syncs / static_cast<double>(recs.size()));
+  if (wall.empty()) throw std::invalid_argument("point " + merged.id + " has no raw wall samples");
+  Timing& t = *merged.timing;
+  t.stop_reason = stop;
+  t.host_syncs_per_iteration = syncs / static_cast<double>(recs.size());
   set_timing_samples(t, wall, device, submit, probe);
   const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
   const double spread = *lo > 0 ? *hi / *lo - 1 : 0;
-  t["processes"] = {{"count", recs.size()}, {"time_s", json_reals(medians)}, {"spread", json_real(spread)}};
+  ProcessStats ps;
+  ps.count = static_cast<std::int64_t>(recs.size());
+  ps.time_s = medians;
+  ps.spread = spread;
   if (probe_medians.size() == recs.size())  // every process probed the host: its speed per process, in order
-    t["processes"]["host_probe_time_s"] = json_reals(probe_medians);
-  merged["device_state"]["after"] = (*recs.back())["device_state"]["after"];
+    ps.host_probe_time_s = probe_medians;
+  t.processes = ps;
+  if (merged.device_state.is_object() && recs.back()->device_state.is_object() &&
+      recs.back()->device_state.contains("after"))
+    merged.device_state["after"] = recs.back()->device_state["after"];
 
   // The warnings of the pooled record, from its pooled statistics and first/last device state.
-  const double l2 = json_number(header, {"environment", "device", "l2_bytes"});
-  Json warnings = point_warnings(merged, lab, std::isfinite(l2) ? std::optional<double>(l2) : std::nullopt);
+  const double l2 = header.l2_bytes();
+  merged.warnings = point_warnings(merged, lab, std::isfinite(l2) ? std::optional<double>(l2) : std::nullopt);
   if (spread > spread_warning)
-    warnings.push_back(Json{{"kind", "process_spread"},
-                            {"message", fmt::format("the {} processes' medians differ by {:.1f}% ({:.4g} to {:.4g} s): "
-                                                    "variation between processes, inside the pooled samples",
-                                                    recs.size(), 100 * spread, *lo, *hi)}});
-  merged["warnings"] = warnings;
-  merged["interpretation"] = interpret_point(merged, header);
+    merged.warnings.push_back({"process_spread", fmt::format("the {} processes' medians differ by {:.1f}% ({:.4g} to "
+                                                             "{:.4g} s): variation between processes, inside the "
+                                                             "pooled samples",
+                                                             recs.size(), 100 * spread, *lo, *hi)});
+  merged.interpretation = interpret(merged, header);  // once per point: the processes left it to the pool
   return merged;
 }
 
 }  // namespace
 
-std::vector<Json> pool_processes(const std::vector<std::vector<Json>>& runs, const Json& argv, const LabSettings& lab) {
+Run pool_processes(const std::vector<Run>& runs, const Json& argv, const LabSettings& lab) {
   if (runs.empty()) throw std::invalid_argument("no process results to pool");
   for (std::size_t k = 0; k < runs.size(); ++k)
-    if (runs[k].empty() || runs[k].front().value("type", "") != "header")
-      throw std::invalid_argument(fmt::format("process {} of {} wrote no header", k + 1, runs.size()));
+    if (!runs[k].has_header) throw std::invalid_argument(fmt::format("process {} of {} wrote no header", k + 1, runs.size()));
   const std::size_t count = runs.size();
 
-  Json header = runs.front().front();
+  Json header = runs.front().header.json;
   std::vector<const Json*> calibrations;
   Json per_process = Json::array();
   for (std::size_t k = 0; k < count; ++k) {
-    const Json& h = runs[k].front();
-    if (h.contains("calibration")) calibrations.push_back(&h["calibration"]);
-    const Json* cpu = json_find(h, {"environment", "device", "host_thread_cpu"});
+    const RunHeader& h = runs[k].header;
+    const Json& calibration = h.calibration_json();
+    if (!calibration.is_null()) calibrations.push_back(&calibration);
+    const Json& device = h.device();
     per_process.push_back(Json{{"index", k + 1},
-                               {"created_utc", h.value("created_utc", "")},
-                               {"host_thread_cpu", cpu ? *cpu : Json(nullptr)},
-                               {"calibration", h.contains("calibration") ? h["calibration"] : Json(nullptr)}});
+                               {"created_utc", h.created_utc()},
+                               {"host_thread_cpu", device.is_object() && device.contains("host_thread_cpu")
+                                                       ? device["host_thread_cpu"]
+                                                       : Json(nullptr)},
+                               {"calibration", calibration}});
   }
   if (!calibrations.empty()) header["calibration"] = median_merge(calibrations);
   header["argv"] = argv;
   header.erase("process");  // the first child's marker; the pooled run is all of them
   header["processes"] = {{"count", count}, {"runs", per_process}};
 
-  std::vector<std::map<std::string, const Json*>> by_id(count);
+  Run out;
+  out.file = runs.front().file;
+  out.has_header = true;
+  out.header = header_from_json(header);
+  std::vector<std::map<std::string, const PointRecord*>> by_id(count);
   for (std::size_t k = 0; k < count; ++k)
-    for (const auto& r : runs[k])
-      if (r.value("type", "") == "point") by_id[k][r.value("id", "")] = &r;
+    for (const auto& r : runs[k].points) by_id[k][r.id] = &r;
 
-  std::vector<Json> out{header};
-  for (const auto& r : runs.front()) {
-    if (r.value("type", "") != "point") continue;
-    const std::string id = r.value("id", "");
-    std::vector<const Json*> recs;
+  for (const auto& r : runs.front().points) {
+    std::vector<const PointRecord*> recs;
     for (std::size_t k = 0; k < count; ++k) {
-      const auto it = by_id[k].find(id);
+      const auto it = by_id[k].find(r.id);
       if (it == by_id[k].end())
-        throw std::invalid_argument(fmt::format("point {} is missing from process {} of {}", id, k + 1, count));
+        throw std::invalid_argument(fmt::format("point {} is missing from process {} of {}", r.id, k + 1, count));
       recs.push_back(it->second);
     }
-    const auto not_ok = std::find_if(recs.begin(), recs.end(), [](const Json* p) { return (*p)["status"] != "ok"; });
+    const auto not_ok = std::find_if(recs.begin(), recs.end(), [](const PointRecord* p) { return p->status != "ok"; });
     if (not_ok == recs.end()) {
-      out.push_back(pooled_point(recs, header, lab));
+      out.points.push_back(pooled_point(recs, out.header, lab));
     } else {
       // The first process that did not say ok; its reason names it where the processes disagree.
-      Json rec = **not_ok;
-      const bool all_alike = std::all_of(recs.begin(), recs.end(), [&](const Json* p) {
-        return (*p)["status"] == rec["status"] && (*p)["reason"] == rec["reason"];
+      PointRecord rec = **not_ok;
+      const bool all_alike = std::all_of(recs.begin(), recs.end(), [&](const PointRecord* p) {
+        return p->status == rec.status && p->reason == rec.reason;
       });
-      if (!all_alike) {
-        const std::string reason = rec["reason"].is_string() ? rec["reason"].get<std::string>() : "";
-        rec["reason"] = fmt::format("process {} of {}: {}", not_ok - recs.begin() + 1, count, reason);
-      }
-      out.push_back(std::move(rec));
+      if (!all_alike) rec.reason = fmt::format("process {} of {}: {}", not_ok - recs.begin() + 1, count, rec.reason.value_or(""));
+      out.points.push_back(std::move(rec));
     }
   }
   return out;

@@ -12,13 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "config.hpp"
+#include "point_record.hpp"
 
 namespace labrun {
 
 using Json = nlohmann::ordered_json;
 
-/// Pools the records of K runs of one sweep (`runs[k]` = one process's JSONL records: a header, then points)
-/// into one run: a header, then one point per id in the first run's order.
+/// Pools the records of K runs of one sweep (`runs[k]` = one process's file as load_results() reads it: a header,
+/// then points) into one run: a header, then one point per id in the first run's order.
 ///
 /// Header: the first process's, with `calibration` the element-wise median of the processes' calibrations
 /// (numbers; other values from the first), `argv` = `argv`, and `processes` = {count, runs: [{index,
@@ -33,9 +34,11 @@ using Json = nlohmann::ordered_json;
 /// `interpretation` recomputed against the pooled header. Otherwise the first non-ok record, its reason
 /// prefixed "process i of K: " unless every process recorded the same status and reason.
 ///
-/// @throws std::invalid_argument if `runs` is empty, a run has no header first, or a point id of the first run
-/// is missing from another (the processes ran different sweeps).
-std::vector<Json> pool_processes(const std::vector<std::vector<Json>>& runs, const Json& argv,
-                                 const LabSettings& lab);
+/// The processes' own records carry no interpretation (lab_pass leaves it to the pool): the pooled point's is
+/// computed here, once.
+///
+/// @throws std::invalid_argument if `runs` is empty, a run has no header first, a point id of the first run
+/// is missing from another (the processes ran different sweeps), or an ok point has no samples.
+Run pool_processes(const std::vector<Run>& runs, const Json& argv, const LabSettings& lab);
 
 }  // namespace labrun

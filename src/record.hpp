@@ -14,7 +14,7 @@ namespace labrun {
 using Json = nlohmann::ordered_json;
 
 /// Version of the record schema, written in every header as `schema_version`.
-inline constexpr int kRecordSchemaVersion = 1;
+inline constexpr int kRecordSchemaVersion = 2;
 
 /// `timing.method` of a point whose samples were queued behind a blocking kernel (GPU time; the host's
 /// enqueue time in `timing.submit`); docs/metrics.md, "Blocking kernel".

@@ -119,7 +119,7 @@ SmokeRun& smoke_run() {
 /// Header of a smoke-sweep output: schema 1, the config's exact bytes and SHA-256, build type, point count.
 void check_smoke_header(const Json& header) {
   EXPECT_EQ(header["type"], "header");
-  EXPECT_EQ(header["schema_version"], 1);
+  EXPECT_EQ(header["schema_version"], kRecordSchemaVersion);
   EXPECT_EQ(header["config"]["sha256"], sha256_hex(slurp(kSmoke)));
   EXPECT_EQ(header["config"]["text"], slurp(kSmoke));
   ASSERT_TRUE(header["environment"]["labrun"]["build_type"].is_string());

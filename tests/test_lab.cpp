@@ -258,7 +258,7 @@ TEST(Lab, AFailingPointDoesNotStopTheSweep) {
   const Experiment e = mock_experiment(log);
   std::vector<Json> written;
   const auto records = run_sweep({point("throws"), point("gpu_only"), point("good")}, e, backend, quick_lab(), Json(),
-                                 [&](const Json& r) { written.push_back(r); }, nullptr);
+                                 [&](const PointRecord& r) { written.push_back(to_json(r)); }, nullptr);
   ASSERT_EQ(written.size(), 3u);
   EXPECT_EQ(written[0]["status"], "error");
   EXPECT_EQ(written[0]["failed_phase"], "warmup");
@@ -278,7 +278,7 @@ TEST(Lab, InterleavedGroupsAreSampledRoundRobin) {
   lab.interleave = 3;
   std::vector<Json> written;
   run_sweep({point("good"), point("wrong"), point("good"), point("good")}, mock_experiment(log), backend, lab, Json(),
-            [&](const Json& r) { written.push_back(r); }, nullptr);
+            [&](const PointRecord& r) { written.push_back(to_json(r)); }, nullptr);
   ASSERT_EQ(written.size(), 4u);
   EXPECT_EQ(written[0]["status"], "ok");
   EXPECT_EQ(written[1]["status"], "incorrect");
@@ -304,9 +304,9 @@ TEST(Lab, WarnsOnThrottleClockChangeAndL2ResidentWorkingSet) {
   r["device_state"]["after"]["sm_clock_hz"] = 1500e6;
   r["device_state"]["before"]["throttled"] = false;
   r["device_state"]["after"]["throttled"] = false;
-  const Json w = point_warnings(r, quick_lab(), std::nullopt);
+  const std::vector<Warning> w = point_warnings(point_from_json(r), quick_lab(), std::nullopt);
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0]["kind"], "clocks_changed");
+  EXPECT_EQ(w[0].kind, "clocks_changed");
 }
 
 TEST(Lab, BatchSizeCoversTheMinimumSampleTime) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "point_record.hpp"
 #include "processes.hpp"
 #include "record.hpp"
 #include "stats.hpp"
@@ -28,6 +29,8 @@ Json ok_point(const std::string& id, const std::vector<double>& samples) {
   for (double x : samples) s.push_back(json_real(x));
   return Json{{"type", "point"},
               {"id", id},
+              {"key", "e/v/" + id},
+              {"experiment", "e"},
               {"variant", "v"},
               {"status", "ok"},
               {"reason", nullptr},
@@ -57,7 +60,30 @@ Json probed_point(const std::string& id, const std::vector<double>& samples, dou
 }
 
 Json other_point(const std::string& id, const std::string& status, const std::string& reason) {
-  return Json{{"type", "point"}, {"id", id}, {"variant", "v"}, {"status", status}, {"reason", reason}};
+  return Json{{"type", "point"}, {"id", id},         {"key", "e/v/" + id}, {"experiment", "e"},
+              {"variant", "v"},   {"status", status}, {"reason", reason}};
+}
+
+// pool_processes over runs given as JSON lines (what each process's file holds), back as JSON lines: the pooled
+// header, then its points.
+std::vector<Json> pool(const std::vector<std::vector<Json>>& lines, const Json& argv, const LabSettings& lab) {
+  std::vector<Run> runs;
+  for (const auto& file : lines) {
+    Run run;
+    for (const auto& line : file) {
+      if (line["type"] == "header") {
+        run.header = header_from_json(line);
+        run.has_header = true;
+      } else {
+        run.points.push_back(point_from_json(line));
+      }
+    }
+    runs.push_back(run);
+  }
+  const Run pooled = pool_processes(runs, argv, lab);
+  std::vector<Json> out{to_json(pooled.header)};
+  for (const auto& p : pooled.points) out.push_back(to_json(p));
+  return out;
 }
 
 TEST(Processes, SamplesArePooledAndTheSpreadIsReported) {
@@ -66,7 +92,7 @@ TEST(Processes, SamplesArePooledAndTheSpreadIsReported) {
       {header(4.0e12, 4.0e-6), ok_point("a", {1.00e-3, 1.01e-3, 0.99e-3}), ok_point("b", {2e-3, 2e-3, 2e-3})},
       {header(4.2e12, 5.0e-6), ok_point("a", {1.05e-3, 1.06e-3, 1.04e-3}), ok_point("b", {2e-3, 2e-3, 2e-3})},
       {header(4.1e12, 4.4e-6), ok_point("a", {1.02e-3, 1.03e-3, 1.01e-3}), ok_point("b", {2e-3, 2e-3, 2e-3})}};
-  const std::vector<Json> out = pool_processes(runs, Json::array({"labrun", "sweep"}), lab);
+  const std::vector<Json> out = pool(runs, Json::array({"labrun", "sweep"}), lab);
   ASSERT_EQ(out.size(), 3u);
   const Json& h = out[0];
   EXPECT_EQ(h["processes"]["count"], 3);
@@ -101,7 +127,7 @@ TEST(Processes, HostProbesArePooledAndKeptPerProcess) {
       {header(4e12, 4e-6), probed_point("a", {40e-6, 41e-6}, 12e-6), probed_point("b", {1e-3, 1e-3}, 12e-6)},
       {header(4e12, 5e-6), probed_point("a", {48e-6, 49e-6}, 15e-6), ok_point("b", {1e-3, 1e-3})},
       {header(4e12, 4e-6), probed_point("a", {42e-6, 43e-6}, 13e-6), probed_point("b", {1e-3, 1e-3}, 13e-6)}};
-  const std::vector<Json> out = pool_processes(runs, Json::array(), lab);
+  const std::vector<Json> out = pool(runs, Json::array(), lab);
   const Json& a = out[1]["timing"];
   ASSERT_EQ(a["processes"]["host_probe_time_s"].size(), 3u) << a.dump();
   EXPECT_DOUBLE_EQ(real_from_json(a["processes"]["host_probe_time_s"][1]), 15e-6);
@@ -115,7 +141,7 @@ TEST(Processes, AFailedProcessDecidesThePointAndIsNamed) {
   const std::vector<std::vector<Json>> runs = {
       {header(4e12, 4e-6), ok_point("a", {1e-3, 1e-3, 1e-3}), other_point("b", "not_supported", "no")},
       {header(4e12, 4e-6), other_point("a", "incorrect", "result 2 vs 1"), other_point("b", "not_supported", "no")}};
-  const std::vector<Json> out = pool_processes(runs, Json::array(), lab);
+  const std::vector<Json> out = pool(runs, Json::array(), lab);
   EXPECT_EQ(out[1]["status"], "incorrect");
   EXPECT_EQ(out[1]["reason"], "process 2 of 2: result 2 vs 1");
   EXPECT_EQ(out[2]["reason"], "no");  // the same in every process
@@ -123,11 +149,11 @@ TEST(Processes, AFailedProcessDecidesThePointAndIsNamed) {
 
 TEST(Processes, DifferentSweepsAreRefused) {
   LabSettings lab;
-  EXPECT_THROW(pool_processes({}, Json::array(), lab), std::invalid_argument);
-  EXPECT_THROW(pool_processes({{header(4e12, 4e-6), ok_point("a", {1e-3})}, {header(4e12, 4e-6), ok_point("z", {1e-3})}},
+  EXPECT_THROW(pool({}, Json::array(), lab), std::invalid_argument);
+  EXPECT_THROW(pool({{header(4e12, 4e-6), ok_point("a", {1e-3})}, {header(4e12, 4e-6), ok_point("z", {1e-3})}},
                               Json::array(), lab),
                std::invalid_argument);
-  EXPECT_THROW(pool_processes({{ok_point("a", {1e-3})}}, Json::array(), lab), std::invalid_argument);
+  EXPECT_THROW(pool({{ok_point("a", {1e-3})}}, Json::array(), lab), std::invalid_argument);
 }
 
 }  // namespace
