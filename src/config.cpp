@@ -161,13 +161,6 @@ constexpr std::size_t kMaxRangeValues = 100'000;
 
 const std::vector<std::string> kTopKeys = {"experiment", "description", "axes",      "variants",
                                            "exclude",    "lab",         "hypothesis"};
-const std::vector<std::string> kLabKeys = {
-    "warmup_iterations", "warmup_time_s", "min_samples",     "max_samples", "max_time_s",
-    "min_sample_time_s", "seed",          "tolerance_scale", "host_max_bytes", "host_max_time_s", "timing",
-    "target_rel_ci",     "l2",            "delay_s",         "interleave",
-    "blocking_kernel",   "processes"};
-const std::vector<std::string> kTimings = {"synchronized", "unsynchronized"};
-const std::vector<std::string> kL2States = {"hot", "cold"};
 const std::vector<std::string> kRangeKeys = {"decades", "powers_of_two", "from", "to", "step"};
 const char* const kRangeForms = "{decades: [A, B]}, {powers_of_two: [A, B]} or {from: A, to: B, step: S}";
 
@@ -781,49 +774,33 @@ class Parser {
       return w;
     };
 
+    // One table drives the keys and their checks (src/lab_settings.hpp).
     for (const auto& e : keys) {
-      if (e.key == "warmup_iterations") {
-        lab.warmup_iterations = int_at_least(e, 0);
-      } else if (e.key == "warmup_time_s") {
-        lab.warmup_time_s = real_above(e, 0, true);
-      } else if (e.key == "min_samples") {
-        lab.min_samples = int_at_least(e, 1);
-        min_samples = &e;
-      } else if (e.key == "max_samples") {
-        lab.max_samples = int_at_least(e, 1);
-        max_samples = &e;
-      } else if (e.key == "max_time_s") {
-        lab.max_time_s = real_above(e, 0, false);
-      } else if (e.key == "min_sample_time_s") {
-        lab.min_sample_time_s = real_above(e, 0, true);
-      } else if (e.key == "seed") {
-        lab.seed = static_cast<std::uint64_t>(int_at_least(e, 0));
-      } else if (e.key == "tolerance_scale") {
-        lab.tolerance_scale = real_above(e, 0, false);
-      } else if (e.key == "host_max_bytes") {
-        lab.host_max_bytes = real_above(e, 0, true);
-      } else if (e.key == "host_max_time_s") {
-        lab.host_max_time_s = real_above(e, 0, false);
-      } else if (e.key == "timing") {
-        lab.timing = word_of(e, kTimings);
-      } else if (e.key == "l2") {
-        lab.l2 = word_of(e, kL2States);
-      } else if (e.key == "target_rel_ci") {
-        lab.target_rel_ci = real_above(e, 0, false);
-      } else if (e.key == "delay_s") {
-        lab.delay_s = real_above(e, 0, true);
-      } else if (e.key == "interleave") {
-        lab.interleave = int_at_least(e, 1);
-      } else if (e.key == "processes") {
-        lab.processes = int_at_least(e, 1);
-        if (lab.processes > 16) fail(e.value.loc, e.path, std::to_string(lab.processes) + " is out of range; expected at most 16");
-      } else if (e.key == "blocking_kernel") {
-        (void)plain_text(e.value, e.path, "true or false", "a boolean");  // a quoted "true" is a string
-        lab.blocking_kernel = word_of(e, {"true", "false"}) == "true";
-      } else {
-        fail(e.key_loc, e.path,
-             "unknown lab setting" + suggest(e.key, kLabKeys) + " (settings: " + join(kLabKeys) + ")");
+      const LabSettingInfo* row = find_lab_setting(e.key);
+      if (!row) {
+        const std::vector<std::string> names = lab_setting_names();
+        fail(e.key_loc, e.path, "unknown lab setting" + suggest(e.key, names) + " (settings: " + join(names) + ")");
       }
+      const LabRule& rule = row->rule;
+      LabValue value;
+      switch (rule.kind) {
+        case LabRule::Kind::Integer: {
+          const std::int64_t v = int_at_least(e, static_cast<std::int64_t>(rule.min));
+          if (static_cast<double>(v) > rule.max)
+            fail(e.value.loc, e.path, std::to_string(v) + " is out of range; expected at most " + bound_text(rule.max));
+          value = v;
+          break;
+        }
+        case LabRule::Kind::Real: value = real_above(e, rule.min, rule.inclusive); break;
+        case LabRule::Kind::Word: value = word_of(e, rule.words); break;
+        case LabRule::Kind::Bool:
+          (void)plain_text(e.value, e.path, "true or false", "a boolean");  // a quoted "true" is a string
+          value = word_of(e, {"true", "false"}) == "true";
+          break;
+      }
+      row->assign(lab, value);
+      if (e.key == "min_samples") min_samples = &e;
+      if (e.key == "max_samples") max_samples = &e;
     }
     if (lab.max_samples < lab.min_samples) {
       // Point at whichever of the two the config wrote; the other is a default.

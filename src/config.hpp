@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "axis.hpp"
+#include "lab_settings.hpp"
 
 namespace labrun {
 
@@ -51,27 +52,6 @@ struct AxisSpec {
 struct ExcludeRule {
   std::vector<std::pair<std::string, std::vector<AxisValue>>> match;
   SourceLoc loc;
-};
-
-/// Settings of the lab pass (`lab:` in the config). Times in seconds.
-struct LabSettings {
-  std::int64_t warmup_iterations = 5;     ///< minimum warmup iterations before any timed sample
-  double warmup_time_s = 0.02;            ///< minimum warmup duration
-  std::int64_t min_samples = 10;          ///< timed samples per point, at least
-  std::int64_t max_samples = 200;         ///< timed samples per point, at most
-  double max_time_s = 2.0;                ///< stop sampling a point after this much timed time
-  double min_sample_time_s = 1e-3;        ///< a sample batches iterations until it lasts at least this long
-  std::uint64_t seed = 20261129;          ///< seed of every input generator
-  std::optional<double> tolerance_scale;  ///< multiplies every derived correctness tolerance (>= 1 loosens)
-  double host_max_bytes = 32e6;           ///< host backend skips points whose working set is larger (estimate)
-  double host_max_time_s = 0.5;           ///< host backend skips points estimated to take longer per iteration
-  std::string timing = "synchronized";    ///< "synchronized" (default) or "unsynchronized" (teaching demo)
-  double target_rel_ci = 0.01;            ///< stop sampling once the median's 95% CI half-width / median <= this
-  std::string l2 = "hot";                 ///< "hot": back to back; "cold": L2 flushed before every sample (C10)
-  double delay_s = 0;                     ///< test aid: a spin kernel of this length added to every iteration
-  std::int64_t interleave = 1;            ///< points whose samples are taken round-robin (1: one at a time)
-  bool blocking_kernel = true;            ///< queue sync-free samples behind a blocking kernel (docs/metrics.md)
-  std::int64_t processes = 1;             ///< run the sweep in this many processes, one after another, and pool them
 };
 
 /// A whole validated sweep config.

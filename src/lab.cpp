@@ -407,23 +407,7 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
                  {"hypothesis", config.hypothesis},
                  {"text", config.text}};
   const LabSettings& l = config.lab;
-  h["lab"] = {{"warmup_iterations", l.warmup_iterations},
-              {"warmup_time_s", l.warmup_time_s},
-              {"min_samples", l.min_samples},
-              {"max_samples", l.max_samples},
-              {"max_time_s", l.max_time_s},
-              {"min_sample_time_s", l.min_sample_time_s},
-              {"seed", l.seed},
-              {"tolerance_scale", l.tolerance_scale ? Json(*l.tolerance_scale) : Json(nullptr)},
-              {"host_max_bytes", l.host_max_bytes},
-              {"host_max_time_s", l.host_max_time_s},
-              {"timing", l.timing},
-              {"target_rel_ci", l.target_rel_ci},
-              {"l2", l.l2},
-              {"delay_s", l.delay_s},
-              {"interleave", l.interleave},
-              {"blocking_kernel", l.blocking_kernel},
-              {"processes", l.processes}};
+  h["lab"] = to_json(l);
   h["environment"] = host_environment();
   h["environment"]["backend"] = backend.name();
   h["environment"]["device"] = backend.environment();

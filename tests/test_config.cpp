@@ -592,3 +592,26 @@ TEST(Config, HypothesisNamesAndNumbersAreChecked) {
 
 }  // namespace
 }  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// One table drives the lab settings (src/lab_settings.hpp): every setting is documented in docs/config.md, the
+// header's `lab` object lists them all in table order, and a new one needs no parser change.
+TEST(Config, EveryLabSettingIsDocumentedAndInTheHeader) {
+  std::ifstream in(std::string(LABRUN_SOURCE_DIR) + "/docs/config.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Json lab = to_json(LabSettings{});
+  std::size_t i = 0;
+  for (const auto& row : lab_settings_table()) {
+    EXPECT_NE(doc.find(std::string("| `") + row.name + "`"), std::string::npos) << row.name << " is not in docs/config.md";
+    ASSERT_LT(i, lab.size());
+    EXPECT_EQ((lab.begin() + static_cast<long>(i))->first, row.name);
+    ++i;
+  }
+  EXPECT_EQ(lab.size(), lab_settings_table().size());
+  EXPECT_TRUE(lab["tolerance_scale"].is_null());
+}
+
+}  // namespace
+}  // namespace labrun

@@ -1,0 +1,90 @@
+// The lab settings (`lab:` in a config, `--lab KEY=VALUE` on the command line, `lab` in every record header),
+// driven by one table: adding a setting is one line of LABRUN_LAB_SETTINGS. The struct's fields, the config
+// parser's keys and checks, the header's `lab` object and `labrun list`'s help all come from it. Documented in
+// docs/config.md ("lab"), which a test holds to the table.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace labrun {
+
+/// How a setting's value is checked. Integer: an exact integer in [min, max] (C02). Real: a finite number
+/// >= min (inclusive) or > min. Word: one of `words`. Bool: the plain scalar true or false (a quoted "true" is a
+/// string, refused).
+struct LabRule {
+  enum class Kind { Integer, Real, Word, Bool } kind = Kind::Integer;
+  double min = 0;
+  double max = static_cast<double>(std::numeric_limits<std::int64_t>::max());
+  bool inclusive = true;
+  std::vector<std::string> words;
+};
+
+inline LabRule integer_at_least(double min, double max = static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
+  return LabRule{LabRule::Kind::Integer, min, max, true, {}};
+}
+inline LabRule real_at_least(double min) { return LabRule{LabRule::Kind::Real, min, 0, true, {}}; }
+inline LabRule real_above(double min) { return LabRule{LabRule::Kind::Real, min, 0, false, {}}; }
+inline LabRule one_of(std::vector<std::string> words) { return LabRule{LabRule::Kind::Word, 0, 0, true, std::move(words)}; }
+inline LabRule boolean() { return LabRule{LabRule::Kind::Bool, 0, 0, true, {}}; }
+
+// X(type, name, default, rule, description): one line per setting, in the header's order. Times in seconds,
+// sizes in bytes.
+#define LABRUN_LAB_SETTINGS(X)                                                                                     \
+  X(std::int64_t, warmup_iterations, 5, integer_at_least(0), "minimum warmup iterations before any timed sample")  \
+  X(double, warmup_time_s, 0.02, real_at_least(0), "minimum warmup duration (s)")                                  \
+  X(std::int64_t, min_samples, 10, integer_at_least(1), "timed samples per point, at least")                      \
+  X(std::int64_t, max_samples, 200, integer_at_least(1), "timed samples per point, at most (>= min_samples)")     \
+  X(double, max_time_s, 2.0, real_above(0), "stop sampling a point after this much timed time (s)")               \
+  X(double, min_sample_time_s, 1e-3, real_at_least(0), "a sample batches iterations until it lasts this long (s)") \
+  X(std::uint64_t, seed, 20261129, integer_at_least(0), "seed of every input generator")                          \
+  X(std::optional<double>, tolerance_scale, std::nullopt, real_above(0),                                          \
+    "multiplies every derived correctness tolerance (>= 1 loosens); unset: 1")                                    \
+  X(double, host_max_bytes, 32e6, real_at_least(0),                                                                \
+    "the host backend skips points whose estimated working set is larger (bytes)")                                \
+  X(double, host_max_time_s, 0.5, real_above(0),                                                                   \
+    "the host backend skips points whose iteration is estimated to take longer (s)")                              \
+  X(std::string, timing, "synchronized", one_of({"synchronized", "unsynchronized"}),                              \
+    "unsynchronized is a teaching demo of what not to do")                                                        \
+  X(double, target_rel_ci, 0.01, real_above(0), "stop sampling once the median's 95% CI is within +- this")      \
+  X(std::string, l2, "hot", one_of({"hot", "cold"}), "default of the lab axis l2 (cold: flushed before a sample)") \
+  X(double, delay_s, 0, real_at_least(0), "test aid: a spin kernel of this length added to every iteration (s)")   \
+  X(std::int64_t, interleave, 1, integer_at_least(1), "points whose samples are taken round-robin")               \
+  X(bool, blocking_kernel, true, boolean(), "queue sync-free samples behind a blocking kernel (CUDA)")             \
+  X(std::int64_t, processes, 1, integer_at_least(1, 16), "run the sweep in this many processes and pool them")
+
+/// Settings of the lab pass. Every field comes from LABRUN_LAB_SETTINGS (defaults there).
+struct LabSettings {
+#define LABRUN_LAB_FIELD(type, name, default_value, rule, description) type name = default_value;
+  LABRUN_LAB_SETTINGS(LABRUN_LAB_FIELD)
+#undef LABRUN_LAB_FIELD
+};
+
+/// A checked value on its way into a setting.
+using LabValue = std::variant<std::int64_t, double, std::string, bool>;
+
+/// One row of the table: name, rule, description, and how to store a checked value / write it to JSON.
+struct LabSettingInfo {
+  const char* name;
+  LabRule rule;
+  const char* description;
+  void (*assign)(LabSettings&, const LabValue&);
+  nlohmann::ordered_json (*to_json)(const LabSettings&);
+};
+
+/// The table, in LABRUN_LAB_SETTINGS order.
+const std::vector<LabSettingInfo>& lab_settings_table();
+/// The row for `name`, or nullptr.
+const LabSettingInfo* find_lab_setting(const std::string& name);
+/// Every setting's name, in table order.
+std::vector<std::string> lab_setting_names();
+/// The `lab` object of a record header: every setting, in table order (unset optionals are null).
+nlohmann::ordered_json to_json(const LabSettings& lab);
+
+}  // namespace labrun
