@@ -606,7 +606,7 @@ TEST(Config, EveryLabSettingIsDocumentedAndInTheHeader) {
   for (const auto& row : lab_settings_table()) {
     EXPECT_NE(doc.find(std::string("| `") + row.name + "`"), std::string::npos) << row.name << " is not in docs/config.md";
     ASSERT_LT(i, lab.size());
-    EXPECT_EQ((lab.begin() + static_cast<long>(i))->first, row.name);
+    EXPECT_EQ(std::next(lab.items().begin(), static_cast<long>(i)).key(), row.name);
     ++i;
   }
   EXPECT_EQ(lab.size(), lab_settings_table().size());
