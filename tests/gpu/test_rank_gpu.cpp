@@ -139,7 +139,9 @@ TEST_F(RankGpu, HostSyncsAndCapture) {
       ASSERT_EQ(r["status"], "ok") << r.dump();
       EXPECT_EQ(real_from_json(r["timing"]["host_syncs_per_iteration"]), 0.0);
       EXPECT_GT(real_from_json(r["timing"]["device"]["median_time_s"]), 0.0);
-      if (std::string(mode) == "graph") EXPECT_GT(r["phases"]["warmup"]["mode_setup"]["graph_nodes"].get<int>(), 0);
+      if (std::string(mode) == "graph") {
+        EXPECT_GT(r["phases"]["warmup"]["mode_setup"]["graph_nodes"].get<int>(), 0);
+      }
     }
 }
 
@@ -175,18 +177,24 @@ TEST_F(RankGpu, C12_GraphReplaysDoNotAllocate) {
 }
 
 // The launchers on their own at awkward sizes, against values computed here: fill and arange with odd counts,
-// scatter of a reversed permutation, select_rank over a tail shorter than a tile.
+// scatter of a reversed permutation, select_rank over tails shorter than a tile with several grids.
 TEST_F(RankGpu, KernelsHandleTails) {
   cudaStream_t s = cuda().context().stream();
   const int sm = cuda().context().sm_count();
-  for (std::int64_t n : {1, 2, 3, 31, 4097, 100001}) {
+  for (std::int64_t n : {1, 2, 3, 31, 4096, 4097, 3 * 4096, 100001}) {
     SCOPED_TRACE("n=" + std::to_string(n));
     const std::size_t bytes = static_cast<std::size_t>(n) * 8;
     DeviceBuffer a(bytes), b(bytes), c(bytes), m(static_cast<std::size_t>(n) + 16);
     std::vector<std::int64_t> host(static_cast<std::size_t>(n));
+    // Uploads on the stream the kernels run on (the legacy stream does not order the non-blocking one).
+    auto upload = [&](const DeviceBuffer& d, const void* src, std::size_t size) {
+      ASSERT_EQ(cudaMemcpyAsync(d.get(), src, size, cudaMemcpyHostToDevice, s), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    };
     auto read = [&](const DeviceBuffer& d) {
       EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-      EXPECT_EQ(cudaMemcpy(host.data(), d.get(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(cudaMemcpyAsync(host.data(), d.get(), bytes, cudaMemcpyDeviceToHost, s), cudaSuccess);
+      EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     };
     rank::kernels::fill(a.as<std::int64_t>(), -7, n, sm, s);
     read(a);
@@ -197,19 +205,22 @@ TEST_F(RankGpu, KernelsHandleTails) {
     // idx = n-1 .. 0, values = arange: out[n-1-j] = j.
     std::vector<std::int64_t> rev(static_cast<std::size_t>(n));
     for (std::int64_t j = 0; j < n; ++j) rev[static_cast<std::size_t>(j)] = n - 1 - j;
-    ASSERT_EQ(cudaMemcpy(c.get(), rev.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    upload(c, rev.data(), bytes);
     rank::kernels::scatter(a.as<std::int64_t>(), c.as<std::int64_t>(), b.as<std::int64_t>(), n, sm, s);
     read(a);
     for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], n - 1 - i) << i;
     // select_rank with s = arange + 1 (an all-true inclusive scan) and an alternating mask.
     std::vector<std::uint8_t> mask(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) mask[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i % 3 != 1);
-    ASSERT_EQ(cudaMemcpy(m.get(), mask.data(), static_cast<std::size_t>(n), cudaMemcpyHostToDevice), cudaSuccess);
+    upload(m, mask.data(), static_cast<std::size_t>(n));
     for (std::int64_t j = 0; j < n; ++j) rev[static_cast<std::size_t>(j)] = j + 1;
-    ASSERT_EQ(cudaMemcpy(c.get(), rev.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
-    rank::kernels::select_rank(m.as<std::uint8_t>(), c.as<std::int64_t>(), a.as<std::int64_t>(), n, sm, s);
-    read(a);
-    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], i % 3 != 1 ? i : -1) << i;
+    upload(c, rev.data(), bytes);
+    for (int grid : {1, 3, rank::kernels::select_rank_grid(n, sm)}) {
+      ASSERT_EQ(cudaMemsetAsync(a.get(), 0x5a, bytes, s), cudaSuccess);
+      rank::kernels::select_rank(m.as<std::uint8_t>(), c.as<std::int64_t>(), a.as<std::int64_t>(), n, grid, s);
+      read(a);
+      for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], i % 3 != 1 ? i : -1) << i << " grid " << grid;
+    }
   }
 }
 

@@ -108,6 +108,7 @@ class CudaWorkload : public Workload {
       case Variant::scan_select:
         temp_bytes_ = kernels::scan_temp_bytes(p.n);
         s_ = DeviceBuffer(at_least_16(8 * n));
+        select_grid_ = kernels::select_rank_grid(p.n, ctx.sm_count());  // outside any capture
         break;
       case Variant::fused:
         temp_bytes_ = kernels::fused_temp_bytes(p.n);
@@ -151,7 +152,7 @@ class CudaWorkload : public Workload {
       case Variant::scan_select:
         kernels::inclusive_count(mask, n, s_.as<std::int64_t>(), temp_.get(), temp_bytes_, st);
         ctx_.mark("scan", 9 * nn);
-        kernels::select_rank(mask, s_.as<std::int64_t>(), out, n, sm, st);
+        kernels::select_rank(mask, s_.as<std::int64_t>(), out, n, select_grid_, st);
         ctx_.mark("select", 17 * nn);
         break;
       case Variant::fused:
@@ -202,6 +203,7 @@ class CudaWorkload : public Workload {
   PinnedBuffer pinned_;
   DeviceBuffer out_, s_, temp_, count_, selected_;
   std::size_t temp_bytes_ = 0;
+  int select_grid_ = 1;
   CachingPool caching_;  // indexed_assign only; declared last, so it is released after the buffers
 };
 
@@ -220,8 +222,13 @@ void register_cuda(Registry& registry) {
       auto fresh = std::make_shared<DeviceInputs>();
       fresh->host = in;
       fresh->mask = DeviceBuffer(std::max<std::size_t>(static_cast<std::size_t>(in->n), 16));
-      if (in->n > 0)
-        LABRUN_CUDA(cudaMemcpy(fresh->mask.get(), in->mask.data(), static_cast<std::size_t>(in->n), cudaMemcpyHostToDevice));
+      // On the workload's (non-blocking) stream, then waited for: a plain cudaMemcpy from pageable memory may
+      // return before its last DMA lands, and the legacy stream does not order the non-blocking one.
+      if (in->n > 0) {
+        LABRUN_CUDA(cudaMemcpyAsync(fresh->mask.get(), in->mask.data(), static_cast<std::size_t>(in->n),
+                                    cudaMemcpyHostToDevice, ctx.stream()));
+        LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
+      }
       dev = fresh;
     }
     return std::make_unique<CudaWorkload>(p, ctx, dev);

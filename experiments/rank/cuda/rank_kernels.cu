@@ -77,6 +77,9 @@ constexpr int kTile = 16 * kBlock;
 // int64 pairs (16-byte vectors of s and out) per thread per tile.
 constexpr int kPairs = kTile / 2 / kBlock;
 
+// Tiles of kTile elements, grid-stride over a grid of exactly the blocks that are resident at once
+// (select_rank_grid): every block runs the same number of tiles, give or take one, and none waits for a second
+// wave while others idle. The last, partial tile is done element by element by the last block.
 __global__ void __launch_bounds__(kBlock) select_rank_kernel(const std::uint8_t* mask, const std::int64_t* s,
                                                              std::int64_t* out, std::int64_t n) {
   __shared__ uint4 tile_mask[kBlock];  // kTile bytes
@@ -99,7 +102,6 @@ __global__ void __launch_bounds__(kBlock) select_rank_kernel(const std::uint8_t*
     }
     __syncthreads();  // before the next tile overwrites tile_mask
   }
-  // The tail that does not fill a tile (< kTile elements): the last block.
   if (blockIdx.x == gridDim.x - 1)
     for (std::int64_t i = tiles * kTile + threadIdx.x; i < n; i += kBlock) out[i] = mask[i] ? s[i] - 1 : -1;
 }
@@ -168,10 +170,20 @@ void inclusive_count(const std::uint8_t* mask, std::int64_t n, std::int64_t* s, 
   LABRUN_CUDA_LAUNCHED();
 }
 
-void select_rank(const std::uint8_t* mask, const std::int64_t* s, std::int64_t* out, std::int64_t n, int sm,
+int select_rank_grid(std::int64_t n, int sm_count) {
+  static const int per_sm = [] {
+    int blocks = 0;
+    LABRUN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, select_rank_kernel, kBlock, 0));
+    return std::max(1, blocks);
+  }();
+  const std::int64_t tiles = std::max<std::int64_t>(1, n / kTile);
+  return static_cast<int>(std::min<std::int64_t>(tiles, static_cast<std::int64_t>(per_sm) * sm_count));
+}
+
+void select_rank(const std::uint8_t* mask, const std::int64_t* s, std::int64_t* out, std::int64_t n, int grid,
                  cudaStream_t stream) {
   if (n <= 0) return;
-  select_rank_kernel<<<grid_for(n, 16, sm), kBlock, 0, stream>>>(mask, s, out, n);
+  select_rank_kernel<<<std::max(grid, 1), kBlock, 0, stream>>>(mask, s, out, n);
   LABRUN_CUDA_LAUNCHED();
 }
 

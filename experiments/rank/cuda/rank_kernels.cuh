@@ -48,9 +48,14 @@ void inclusive_count(const std::uint8_t* mask, std::int64_t n, std::int64_t* s, 
                      cudaStream_t stream);
 
 /// out[i] = mask[i] ? s[i] - 1 : -1 (where(mask, s - 1, -1)): tiles of 4096 elements, the tile's mask staged
-/// through shared memory with one 16-byte load per thread, s read and out written as 16-byte vectors.
-void select_rank(const std::uint8_t* mask, const std::int64_t* s, std::int64_t* out, std::int64_t n, int sm_count,
+/// through shared memory with one 16-byte load per thread, s read and out written as 16-byte vectors; a grid of
+/// the blocks resident at once (select_rank_grid), grid-stride over the tiles. Any grid >= 1 is correct.
+void select_rank(const std::uint8_t* mask, const std::int64_t* s, std::int64_t* out, std::int64_t n, int grid,
                  cudaStream_t stream);
+/// The grid of select_rank(): the kernel's resident blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor,
+/// queried once) x sm_count, at most one block per full tile, at least 1. Call it outside any stream capture
+/// (the workload's constructor does).
+int select_rank_grid(std::int64_t n, int sm_count);
 
 /// Temporary bytes of fused_rank() for up to n elements.
 std::size_t fused_temp_bytes(std::int64_t n);
