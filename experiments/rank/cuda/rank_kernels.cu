@@ -1,0 +1,204 @@
+#include "rank/cuda/rank_kernels.cuh"
+
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/tabulate_output_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <algorithm>
+
+#include "cuda_check.hpp"
+
+namespace labrun::rank::kernels {
+
+namespace {
+
+// The mask byte widened to int64: the scan's and the count's accumulation type (a count over up to 4e9
+// elements overflows int32).
+struct Widen {
+  __host__ __device__ std::int64_t operator()(std::uint8_t m) const { return static_cast<std::int64_t>(m); }
+};
+using MaskIt = thrust::transform_iterator<Widen, const std::uint8_t*, std::int64_t, std::int64_t>;
+MaskIt widened(const std::uint8_t* mask) { return MaskIt(mask, Widen{}); }
+
+// fused's output functor: CUB assigns the exclusive count v of element i; masked-out elements get -1. The
+// mask byte it reads was loaded by the same thread for the same tile moments earlier (warp-striped load and
+// store), so it comes from L1.
+struct RankWriter {
+  std::int64_t* out;
+  const std::uint8_t* mask;
+  __device__ void operator()(std::ptrdiff_t i, std::int64_t v) const { out[i] = mask[i] ? v : std::int64_t{-1}; }
+};
+using RankOut = thrust::tabulate_output_iterator<RankWriter>;
+
+// Enough blocks for `per_thread` items per thread, at least 1, at most 8 per SM (then grid-stride).
+int grid_for(std::int64_t items, std::int64_t per_thread, int sm_count) {
+  const std::int64_t per_block = static_cast<std::int64_t>(kBlock) * per_thread;
+  const std::int64_t blocks = (items + per_block - 1) / per_block;
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, 8LL * sm_count)));
+}
+
+__global__ void __launch_bounds__(kBlock) fill_kernel(std::int64_t* out, std::int64_t value, std::int64_t n) {
+  const std::int64_t vectors = n / 2;
+  auto* ov = reinterpret_cast<longlong2*>(out);
+  const longlong2 v = make_longlong2(value, value);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < vectors; i += stride) ov[i] = v;
+  if (blockIdx.x == 0 && threadIdx.x == 0 && (n & 1)) out[n - 1] = value;
+}
+
+__global__ void __launch_bounds__(kBlock) arange_kernel(std::int64_t* out, std::int64_t count) {
+  const std::int64_t vectors = count / 2;
+  auto* ov = reinterpret_cast<longlong2*>(out);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < vectors; i += stride)
+    ov[i] = make_longlong2(2 * i, 2 * i + 1);
+  if (blockIdx.x == 0 && threadIdx.x == 0 && (count & 1)) out[count - 1] = count - 1;
+}
+
+__global__ void __launch_bounds__(kBlock) scatter_kernel(std::int64_t* out, const std::int64_t* idx,
+                                                         const std::int64_t* values, std::int64_t count) {
+  const std::int64_t vectors = count / 2;
+  const auto* iv = reinterpret_cast<const longlong2*>(idx);
+  const auto* vv = reinterpret_cast<const longlong2*>(values);
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < vectors; i += stride) {
+    const longlong2 at = iv[i], v = vv[i];
+    out[at.x] = v.x;
+    out[at.y] = v.y;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0 && (count & 1)) out[idx[count - 1]] = values[count - 1];
+}
+
+// Elements per tile of select_rank: one 16-byte mask vector per thread.
+constexpr int kTile = 16 * kBlock;
+// int64 pairs (16-byte vectors of s and out) per thread per tile.
+constexpr int kPairs = kTile / 2 / kBlock;
+
+// Tiles of kTile elements, grid-stride over a grid of exactly the blocks that are resident at once
+// (select_rank_grid): every block runs the same number of tiles, give or take one, and none waits for a second
+// wave while others idle. The last, partial tile is done element by element by the last block.
+__global__ void __launch_bounds__(kBlock) select_rank_kernel(const std::uint8_t* mask, const std::int64_t* s,
+                                                             std::int64_t* out, std::int64_t n) {
+  __shared__ uint4 tile_mask[kBlock];  // kTile bytes
+  const auto* pair_mask = reinterpret_cast<const unsigned short*>(tile_mask);
+  const std::int64_t tiles = n / kTile;
+  for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const std::int64_t base = tile * kTile;
+    tile_mask[threadIdx.x] = reinterpret_cast<const uint4*>(mask + base)[threadIdx.x];
+    const auto* sv = reinterpret_cast<const longlong2*>(s + base);
+    auto* ov = reinterpret_cast<longlong2*>(out + base);
+    longlong2 v[kPairs];
+#pragma unroll
+    for (int k = 0; k < kPairs; ++k) v[k] = sv[k * kBlock + threadIdx.x];  // coalesced: a warp reads 512 B
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kPairs; ++k) {
+      const int p = k * kBlock + threadIdx.x;
+      const unsigned short m = pair_mask[p];  // the mask bytes of elements 2p and 2p + 1 of the tile
+      ov[p] = make_longlong2((m & 0xff) ? v[k].x - 1 : -1, (m >> 8) ? v[k].y - 1 : -1);
+    }
+    __syncthreads();  // before the next tile overwrites tile_mask
+  }
+  if (blockIdx.x == gridDim.x - 1)
+    for (std::int64_t i = tiles * kTile + threadIdx.x; i < n; i += kBlock) out[i] = mask[i] ? s[i] - 1 : -1;
+}
+
+}  // namespace
+
+void fill(std::int64_t* out, std::int64_t value, std::int64_t n, int sm, cudaStream_t stream) {
+  if (n <= 0) return;
+  fill_kernel<<<grid_for(n / 2 + 1, 1, sm), kBlock, 0, stream>>>(out, value, n);
+  LABRUN_CUDA_LAUNCHED();
+}
+
+std::size_t count_temp_bytes(std::int64_t n) {
+  std::size_t bytes = 0;
+  LABRUN_CUDA(cub::DeviceReduce::Sum(nullptr, bytes, widened(nullptr), static_cast<std::int64_t*>(nullptr), n));
+  return std::max<std::size_t>(bytes, 16);
+}
+
+void count(const std::uint8_t* mask, std::int64_t n, std::int64_t* result, void* temp, std::size_t temp_bytes,
+           cudaStream_t stream) {
+  std::size_t bytes = temp_bytes;
+  LABRUN_CUDA(cub::DeviceReduce::Sum(temp, bytes, widened(mask), result, n, stream));
+  LABRUN_CUDA_LAUNCHED();
+}
+
+void arange(std::int64_t* out, std::int64_t count, int sm, cudaStream_t stream) {
+  if (count <= 0) return;
+  arange_kernel<<<grid_for(count / 2 + 1, 1, sm), kBlock, 0, stream>>>(out, count);
+  LABRUN_CUDA_LAUNCHED();
+}
+
+std::size_t select_temp_bytes(std::int64_t n) {
+  std::size_t bytes = 0;
+  LABRUN_CUDA(cub::DeviceSelect::Flagged(nullptr, bytes, thrust::counting_iterator<std::int64_t>(0),
+                                         static_cast<const std::uint8_t*>(nullptr), static_cast<std::int64_t*>(nullptr),
+                                         static_cast<std::int64_t*>(nullptr), n));
+  return std::max<std::size_t>(bytes, 16);
+}
+
+void select_indices(const std::uint8_t* mask, std::int64_t n, std::int64_t* idx, std::int64_t* selected, void* temp,
+                    std::size_t temp_bytes, cudaStream_t stream) {
+  std::size_t bytes = temp_bytes;
+  LABRUN_CUDA(cub::DeviceSelect::Flagged(temp, bytes, thrust::counting_iterator<std::int64_t>(0), mask, idx, selected,
+                                         n, stream));
+  LABRUN_CUDA_LAUNCHED();
+}
+
+void scatter(std::int64_t* out, const std::int64_t* idx, const std::int64_t* values, std::int64_t count, int sm,
+             cudaStream_t stream) {
+  if (count <= 0) return;
+  scatter_kernel<<<grid_for(count / 2 + 1, 1, sm), kBlock, 0, stream>>>(out, idx, values, count);
+  LABRUN_CUDA_LAUNCHED();
+}
+
+std::size_t scan_temp_bytes(std::int64_t n) {
+  std::size_t bytes = 0;
+  LABRUN_CUDA(cub::DeviceScan::InclusiveSum(nullptr, bytes, widened(nullptr), static_cast<std::int64_t*>(nullptr), n));
+  return std::max<std::size_t>(bytes, 16);
+}
+
+void inclusive_count(const std::uint8_t* mask, std::int64_t n, std::int64_t* s, void* temp, std::size_t temp_bytes,
+                     cudaStream_t stream) {
+  if (n <= 0) return;
+  std::size_t bytes = temp_bytes;
+  LABRUN_CUDA(cub::DeviceScan::InclusiveSum(temp, bytes, widened(mask), s, n, stream));
+  LABRUN_CUDA_LAUNCHED();
+}
+
+int select_rank_grid(std::int64_t n, int sm_count) {
+  static const int per_sm = [] {
+    int blocks = 0;
+    LABRUN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, select_rank_kernel, kBlock, 0));
+    return std::max(1, blocks);
+  }();
+  const std::int64_t tiles = std::max<std::int64_t>(1, n / kTile);
+  return static_cast<int>(std::min<std::int64_t>(tiles, static_cast<std::int64_t>(per_sm) * sm_count));
+}
+
+void select_rank(const std::uint8_t* mask, const std::int64_t* s, std::int64_t* out, std::int64_t n, int grid,
+                 cudaStream_t stream) {
+  if (n <= 0) return;
+  select_rank_kernel<<<std::max(grid, 1), kBlock, 0, stream>>>(mask, s, out, n);
+  LABRUN_CUDA_LAUNCHED();
+}
+
+std::size_t fused_temp_bytes(std::int64_t n) {
+  std::size_t bytes = 0;
+  LABRUN_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, bytes, widened(nullptr), RankOut(RankWriter{nullptr, nullptr}), n));
+  return std::max<std::size_t>(bytes, 16);
+}
+
+void fused_rank(const std::uint8_t* mask, std::int64_t n, std::int64_t* out, void* temp, std::size_t temp_bytes,
+                cudaStream_t stream) {
+  if (n <= 0) return;
+  std::size_t bytes = temp_bytes;
+  LABRUN_CUDA(cub::DeviceScan::ExclusiveSum(temp, bytes, widened(mask), RankOut(RankWriter{out, mask}), n, stream));
+  LABRUN_CUDA_LAUNCHED();
+}
+
+}  // namespace labrun::rank::kernels
