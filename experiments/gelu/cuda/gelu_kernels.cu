@@ -1,0 +1,269 @@
+#include "gelu/cuda/gelu_kernels.cuh"
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "cuda_check.hpp"
+
+namespace labrun::gelu::kernels {
+
+namespace {
+
+// The constants, rounded to f32 once (as gelu.hpp's kAlphaF, kSqrt2OverPiF, kAlphaSqrt2OverPiF; static_cast of
+// the same double literals, so host and device use the same bits).
+constexpr float kAlphaF = static_cast<float>(0.044715);
+constexpr float kSqrt2OverPiF = static_cast<float>(0.79788456080286535587989211986876);
+constexpr float kAlphaSqrt2OverPiF = static_cast<float>(0.044715 * 0.79788456080286535587989211986876);
+
+// The fused kernels' per-element expression (host twin: gelu::fused_f32): z = x·(√(2/π) + √(2/π)·0.044715·x²),
+// y = h + h·tanh z with h = 0.5x. Explicit fmaf, so the compiler's contraction cannot change it.
+__device__ __forceinline__ float gelu_f32(float x) {
+  const float q = x * x;
+  const float p = fmaf(kAlphaSqrt2OverPiF, q, kSqrt2OverPiF);
+  const float z = x * p;
+  const float t = tanhf(z);
+  const float h = 0.5f * x;
+  return fmaf(h, t, h);
+}
+
+// Storage traits: S is the stored element; compute is f32.
+template <class S> struct Traits;
+template <> struct Traits<float> {
+  __device__ static float load(float s) { return s; }
+  __device__ static float store(float c) { return c; }
+};
+template <> struct Traits<__nv_bfloat16> {
+  __device__ static float load(__nv_bfloat16 s) { return __bfloat162float(s); }
+  __device__ static __nv_bfloat16 store(float c) { return __float2bfloat16_rn(c); }
+};
+
+// A 16-byte vector as W f32 values: unpacked on load, packed (rounded for bf16) on store.
+template <class S> struct Vec;
+template <> struct Vec<float> {
+  static constexpr int kWidth = 4;
+  __device__ static void unpack(const uint4& v, float (&f)[4]) {
+    f[0] = __uint_as_float(v.x);
+    f[1] = __uint_as_float(v.y);
+    f[2] = __uint_as_float(v.z);
+    f[3] = __uint_as_float(v.w);
+  }
+  __device__ static uint4 pack(const float (&f)[4]) {
+    return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]), __float_as_uint(f[3]));
+  }
+};
+template <> struct Vec<__nv_bfloat16> {
+  static constexpr int kWidth = 8;
+  __device__ static void unpack(const uint4& v, float (&f)[8]) {
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {  // element 2k in the low half of word k (little endian)
+      f[2 * k] = __uint_as_float(w[k] << 16);
+      f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+    }
+  }
+  __device__ static uint4 pack(const float (&f)[8]) {
+    unsigned w[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);  // .x = low half = element 2k
+      w[k] = *reinterpret_cast<const unsigned*>(&h);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+};
+
+// The per-element functors, on f32 values (b unused by one-input ops).
+struct GeluOp {
+  static constexpr int kInputs = 1;
+  __device__ float operator()(float a, float) const { return gelu_f32(a); }
+};
+template <Op O> struct UnfusedOp;
+template <> struct UnfusedOp<Op::pow3> {
+  static constexpr int kInputs = 1;
+  __device__ float operator()(float a, float) const { return a * a * a; }
+};
+template <> struct UnfusedOp<Op::scale_alpha> {
+  static constexpr int kInputs = 1;
+  __device__ float operator()(float a, float) const { return kAlphaF * a; }
+};
+template <> struct UnfusedOp<Op::add> {
+  static constexpr int kInputs = 2;
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+template <> struct UnfusedOp<Op::scale_sqrt2pi> {
+  static constexpr int kInputs = 1;
+  __device__ float operator()(float a, float) const { return kSqrt2OverPiF * a; }
+};
+template <> struct UnfusedOp<Op::tanh> {
+  static constexpr int kInputs = 1;
+  __device__ float operator()(float a, float) const { return tanhf(a); }
+};
+template <> struct UnfusedOp<Op::add_one> {
+  static constexpr int kInputs = 1;
+  __device__ float operator()(float a, float) const { return 1.0f + a; }
+};
+template <> struct UnfusedOp<Op::mul_half> {
+  static constexpr int kInputs = 2;
+  __device__ float operator()(float a, float b) const { return (0.5f * a) * b; }
+};
+
+// out[i] = F(a[i], b[i]) over n elements with 16-byte loads and stores: each grid-stride step a thread issues
+// kVectorsPerThread independent loads per input (vectors v, v + T, v + 2T, ... for T threads in the grid, so a
+// warp's accesses are 512 contiguous bytes each), then computes and stores them; the vectors left over (fewer than
+// kVectorsPerThread per thread) one at a time; the last n mod W elements by block 0, scalar.
+template <class S, class F>
+__global__ void __launch_bounds__(kBlock) map_vec_kernel(const S* __restrict__ a, const S* __restrict__ b,
+                                                         S* __restrict__ out, std::int64_t n, F f) {
+  using V = Vec<S>;
+  constexpr int W = V::kWidth;
+  constexpr int U = kVectorsPerThread;
+  constexpr bool kTwo = F::kInputs == 2;
+  const std::int64_t vectors = n / W;
+  const uint4* av = reinterpret_cast<const uint4*>(a);
+  const uint4* bv = reinterpret_cast<const uint4*>(b);
+  uint4* ov = reinterpret_cast<uint4*>(out);
+  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * kBlock;
+  auto apply = [&](const uint4& ra, const uint4& rb) {
+    float fa[W], fb[W];
+    V::unpack(ra, fa);
+    if constexpr (kTwo) V::unpack(rb, fb);
+#pragma unroll
+    for (int j = 0; j < W; ++j) fa[j] = f(fa[j], kTwo ? fb[j] : 0.0f);
+    return V::pack(fa);
+  };
+  std::int64_t v = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  for (; v + (U - 1) * threads < vectors; v += U * threads) {
+    uint4 ra[U], rb[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      ra[u] = __ldg(av + v + u * threads);
+      if constexpr (kTwo) rb[u] = __ldg(bv + v + u * threads);
+      else rb[u] = ra[u];
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) ov[v + u * threads] = apply(ra[u], rb[u]);
+  }
+  for (; v < vectors; v += threads) {
+    const uint4 ra = __ldg(av + v);
+    ov[v] = apply(ra, kTwo ? __ldg(bv + v) : ra);
+  }
+  if (blockIdx.x == 0)
+    for (std::int64_t i = vectors * W + threadIdx.x; i < n; i += kBlock)
+      out[i] = Traits<S>::store(f(Traits<S>::load(a[i]), kTwo ? Traits<S>::load(b[i]) : 0.0f));
+}
+
+// The scalar fused kernel: one element per thread per grid-stride step, one 4- or 2-byte load and store each.
+template <class S>
+__global__ void __launch_bounds__(kBlock) fused_scalar_kernel(const S* __restrict__ x, S* __restrict__ y,
+                                                              std::int64_t n) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < n; i += stride)
+    y[i] = Traits<S>::store(gelu_f32(Traits<S>::load(x[i])));
+}
+
+// Blocks of `Kernel` resident per SM at kBlock threads (the occupancy calculator), looked up once per kernel
+// and process (prepare() does it before any graph capture).
+template <auto Kernel>
+int resident_blocks() {
+  static const int blocks = [] {
+    int b = 0;
+    LABRUN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, 0));
+    return std::max(b, 1);
+  }();
+  return blocks;
+}
+
+int clamp_grid(std::int64_t work_items, int per_sm, int sm_count) {
+  const std::int64_t wanted = (work_items + kBlock - 1) / kBlock;
+  const std::int64_t cap = static_cast<std::int64_t>(per_sm) * std::max(sm_count, 1);
+  return static_cast<int>(std::max<std::int64_t>(1, std::min(wanted, cap)));
+}
+
+template <class S, class F>
+void launch_map(const void* a, const void* b, void* out, std::int64_t n, int sm, cudaStream_t s) {
+  const int grid = clamp_grid(n / Vec<S>::kWidth, resident_blocks<&map_vec_kernel<S, F>>(), sm);
+  map_vec_kernel<S, F><<<grid, kBlock, 0, s>>>(static_cast<const S*>(a), static_cast<const S*>(b ? b : a), static_cast<S*>(out), n,
+                                 F());
+  LABRUN_CUDA_LAUNCHED();
+}
+
+template <class F>
+void launch_map(DType t, const void* a, const void* b, void* out, std::int64_t n, int sm, cudaStream_t s) {
+  switch (t) {
+    case DType::f32: return launch_map<float, F>(a, b, out, n, sm, s);
+    case DType::bf16: return launch_map<__nv_bfloat16, F>(a, b, out, n, sm, s);
+    default: throw std::invalid_argument("gelu kernels: dtype must be f32 or bf16");
+  }
+}
+
+}  // namespace
+
+int op_inputs(Op op) { return op == Op::add || op == Op::mul_half ? 2 : 1; }
+
+void unfused_op(Op op, DType t, const void* a, const void* b, void* out, std::int64_t n, int sm, cudaStream_t s) {
+  switch (op) {
+    case Op::pow3: return launch_map<UnfusedOp<Op::pow3>>(t, a, b, out, n, sm, s);
+    case Op::scale_alpha: return launch_map<UnfusedOp<Op::scale_alpha>>(t, a, b, out, n, sm, s);
+    case Op::add: return launch_map<UnfusedOp<Op::add>>(t, a, b, out, n, sm, s);
+    case Op::scale_sqrt2pi: return launch_map<UnfusedOp<Op::scale_sqrt2pi>>(t, a, b, out, n, sm, s);
+    case Op::tanh: return launch_map<UnfusedOp<Op::tanh>>(t, a, b, out, n, sm, s);
+    case Op::add_one: return launch_map<UnfusedOp<Op::add_one>>(t, a, b, out, n, sm, s);
+    case Op::mul_half: return launch_map<UnfusedOp<Op::mul_half>>(t, a, b, out, n, sm, s);
+  }
+  throw std::invalid_argument("gelu kernels: unknown op");
+}
+
+void fused_vec(DType t, const void* x, void* y, std::int64_t n, int sm, cudaStream_t s) {
+  launch_map<GeluOp>(t, x, nullptr, y, n, sm, s);
+}
+
+void fused(DType t, const void* x, void* y, std::int64_t n, int sm, cudaStream_t s) {
+  auto launch = [&](auto* typed) {
+    using S = std::remove_pointer_t<decltype(typed)>;
+    const int grid = clamp_grid(n, resident_blocks<&fused_scalar_kernel<S>>(), sm);
+    fused_scalar_kernel<S><<<grid, kBlock, 0, s>>>(static_cast<const S*>(x), static_cast<S*>(y), n);
+    LABRUN_CUDA_LAUNCHED();
+  };
+  switch (t) {
+    case DType::f32: return launch(static_cast<float*>(nullptr));
+    case DType::bf16: return launch(static_cast<__nv_bfloat16*>(nullptr));
+    default: throw std::invalid_argument("gelu kernels: dtype must be f32 or bf16");
+  }
+}
+
+int vec_grid(DType t, std::int64_t n, int sm) {
+  if (t == DType::bf16) return clamp_grid(n / 8, resident_blocks<&map_vec_kernel<__nv_bfloat16, GeluOp>>(), sm);
+  return clamp_grid(n / 4, resident_blocks<&map_vec_kernel<float, GeluOp>>(), sm);
+}
+
+int scalar_grid(DType t, std::int64_t n, int sm) {
+  if (t == DType::bf16) return clamp_grid(n, resident_blocks<&fused_scalar_kernel<__nv_bfloat16>>(), sm);
+  return clamp_grid(n, resident_blocks<&fused_scalar_kernel<float>>(), sm);
+}
+
+namespace {
+
+template <class S>
+void prepare_typed() {
+  (void)resident_blocks<&fused_scalar_kernel<S>>();
+  (void)resident_blocks<&map_vec_kernel<S, GeluOp>>();
+  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::pow3>>>();
+  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::scale_alpha>>>();
+  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::add>>>();
+  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::scale_sqrt2pi>>>();
+  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::tanh>>>();
+  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::add_one>>>();
+  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::mul_half>>>();
+}
+
+}  // namespace
+
+void prepare(DType t) {
+  if (t == DType::bf16) prepare_typed<__nv_bfloat16>();
+  else if (t == DType::f32) prepare_typed<float>();
+  else throw std::invalid_argument("gelu kernels: dtype must be f32 or bf16");
+}
+
+}  // namespace labrun::gelu::kernels
