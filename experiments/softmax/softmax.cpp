@@ -213,7 +213,7 @@ double Inputs::value(std::int64_t i) const {
 double row_offset(std::int64_t row) {
   switch (row % 4) {
     case 0: return 80.0;
-    case 2: return -80.0;
+    case 2: return -120.0;
     default: return 0.0;
   }
 }

@@ -58,9 +58,9 @@ struct Inputs {
   double value(std::int64_t i) const;
 };
 
-/// The per-row offset added to the uniform values of row r: +80 for r % 4 == 0 (exp(x) would overflow f32
-/// without the max subtraction: exp(88) * cols > FLT_MAX), -80 for r % 4 == 2 (exp(x) would underflow to
-/// subnormals and 0), 0 otherwise.
+/// The per-row offset added to the uniform values of row r: +80 for r % 4 == 0 (x in [72, 88): without the max
+/// subtraction the f32 sum of exp(x) overflows, e^72 * 4096 > FLT_MAX), -120 for r % 4 == 2 (x in [-128, -112):
+/// exp(x) underflows to 0 in f32, e^-112 < 2^-149), 0 otherwise.
 double row_offset(std::int64_t row);
 
 /// Draws x from a counter-based generator (SplitMix64 of seed and flat index; Steele, Lea & Flood 2014):
