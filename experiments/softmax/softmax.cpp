@@ -41,6 +41,20 @@ std::uint64_t splitmix64(std::uint64_t x) {
 
 double unit_interval(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
+// fn(chunk, first_row, end_row) over whole rows, split by elements so that a few long rows still spread over
+// the threads: chunk k takes the rows whose first element lies in its slice of [0, rows * cols). The split
+// depends only on the shape, so per-chunk results combined in order are identical on every machine.
+template <class Fn>
+void for_rows(std::int64_t rows, std::int64_t cols, Fn&& fn) {
+  if (cols <= 0) {
+    for (int k = 0; k < kChunks; ++k) fn(k, k == 0 ? 0 : rows, rows);
+    return;
+  }
+  parallel_chunks(rows * cols, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+    fn(chunk, std::min(rows, (begin + cols - 1) / cols), std::min(rows, (end + cols - 1) / cols));
+  });
+}
+
 void require_supported(DType t) {
   if (t != DType::f32 && t != DType::bf16)
     throw std::invalid_argument(std::string("softmax: dtype ") + labrun::to_string(t) + " is not supported (f32, bf16)");
@@ -248,7 +262,7 @@ Reference reference(const Inputs& in) {
   ref.max.assign(static_cast<std::size_t>(in.rows), 0.0);
   ref.spread.assign(static_cast<std::size_t>(in.rows), 0.0);
   const std::int64_t cols = in.cols;
-  parallel_chunks(in.rows, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  for_rows(in.rows, cols, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       double mx = -std::numeric_limits<double>::infinity(), mn = std::numeric_limits<double>::infinity();
       for (std::int64_t c = 0; c < cols; ++c) {
@@ -293,7 +307,7 @@ Check compare(const Inputs& in, const void* y, const Reference& ref, const Toler
     if (in.dtype == DType::bf16) return bf16_to_float(static_cast<const std::uint16_t*>(y)[i]);
     return static_cast<const float*>(y)[i];
   };
-  parallel_chunks(rows, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+  for_rows(rows, cols, [&](int chunk, std::int64_t begin, std::int64_t end) {
     Part p;
     for (std::int64_t r = begin; r < end; ++r) {
       double sum = 0, sum_bound = 0;
