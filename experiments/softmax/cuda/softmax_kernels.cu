@@ -1,0 +1,553 @@
+#include "softmax/cuda/softmax_kernels.cuh"
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "cuda_check.hpp"
+#include "softmax/softmax_shape.hpp"
+
+namespace labrun::softmax::kernels {
+
+namespace {
+
+constexpr float kNegInf = -INFINITY;
+
+// ---- loads and stores of W consecutive elements as f32 ------------------------------------------------------
+// W * sizeof(S) == 16: one 16-byte access (the row start and the element offset are multiples of W, and buffers
+// are 256-byte aligned); W == 1: a scalar access.
+template <class S, int W> struct Io;
+template <> struct Io<float, 4> {
+  __device__ static void load(const float* p, float* v) {
+    const float4 q = *reinterpret_cast<const float4*>(p);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  }
+  __device__ static void store(float* p, const float* v) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  }
+  __device__ static void store_cs(float* p, const float* v) {
+    __stcs(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
+  }
+};
+template <> struct Io<float, 1> {
+  __device__ static void load(const float* p, float* v) { v[0] = *p; }
+  __device__ static void store(float* p, const float* v) { *p = v[0]; }
+  __device__ static void store_cs(float* p, const float* v) { __stcs(p, v[0]); }
+};
+template <> struct Io<__nv_bfloat16, 8> {
+  __device__ static void load(const __nv_bfloat16* p, float* v) {
+    const uint4 q = *reinterpret_cast<const uint4*>(p);
+    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&q);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 f = __bfloat1622float2(h[i]);
+      v[2 * i] = f.x, v[2 * i + 1] = f.y;
+    }
+  }
+  __device__ static uint4 pack(const float* v) {
+    uint4 q;
+    __nv_bfloat162* h = reinterpret_cast<__nv_bfloat162*>(&q);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) h[i] = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
+    return q;
+  }
+  __device__ static void store(__nv_bfloat16* p, const float* v) { *reinterpret_cast<uint4*>(p) = pack(v); }
+  __device__ static void store_cs(__nv_bfloat16* p, const float* v) { __stcs(reinterpret_cast<uint4*>(p), pack(v)); }
+};
+template <> struct Io<__nv_bfloat16, 1> {
+  __device__ static void load(const __nv_bfloat16* p, float* v) { v[0] = __bfloat162float(*p); }
+  __device__ static void store(__nv_bfloat16* p, const float* v) { *p = __float2bfloat16_rn(v[0]); }
+  __device__ static void store_cs(__nv_bfloat16* p, const float* v) {
+    __stcs(reinterpret_cast<unsigned short*>(p), __bfloat16_as_ushort(__float2bfloat16_rn(v[0])));
+  }
+};
+
+template <class S> __device__ inline float load1(const S* p) {
+  float v;
+  Io<S, 1>::load(p, &v);
+  return v;
+}
+template <class S> __device__ inline void store1(S* p, float v) { Io<S, 1>::store(p, &v); }
+
+// ---- reductions over a group of G threads (a power of two) --------------------------------------------------
+// G <= 32: butterfly shuffles within the group (every lane ends with the same bits: each step combines the same
+// two values, and + and max are commutative). G > 32: the group is the whole block (one row per block):
+// warp butterflies, then every warp reduces the warps' partials from shared memory in the same order.
+
+struct MaxOp {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct SumOp {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+
+template <class Op>
+__device__ inline float warp_reduce(float v, int width, Op op) {
+  for (int off = width / 2; off > 0; off /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
+  return v;
+}
+
+template <class Op>
+__device__ float group_reduce(float v, int G, float identity, float* smem, Op op) {
+  if (G <= 32) return warp_reduce(v, G, op);
+  v = warp_reduce(v, 32, op);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  v = lane < G / 32 ? smem[lane] : identity;
+  v = warp_reduce(v, 32, op);
+  __syncthreads();  // smem may be reused after every warp has read it
+  return v;
+}
+
+// The online merge of (max, rescaled sum) pairs: m = max(m1, m2), d = d1 e^(m1 - m) + d2 e^(m2 - m). Symmetric
+// (so butterflies agree in every lane) and exact for an empty side (m = -inf, d = 0: no exp(-inf + inf)).
+struct MD {
+  float m, d;
+};
+__device__ inline MD merge(MD a, MD b) {
+  const float m = fmaxf(a.m, b.m);
+  const float da = a.m == m ? a.d : a.d * expf(a.m - m);
+  const float db = b.m == m ? b.d : b.d * expf(b.m - m);
+  return {m, da + db};
+}
+__device__ inline MD warp_merge(MD v, int width) {
+  for (int off = width / 2; off > 0; off /= 2) {
+    const MD o{__shfl_xor_sync(0xffffffffu, v.m, off), __shfl_xor_sync(0xffffffffu, v.d, off)};
+    v = merge(v, o);
+  }
+  return v;
+}
+__device__ MD group_merge(MD v, int G, float* sm, float* sd) {
+  if (G <= 32) return warp_merge(v, G);
+  v = warp_merge(v, 32);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) sm[warp] = v.m, sd[warp] = v.d;
+  __syncthreads();
+  v = lane < G / 32 ? MD{sm[lane], sd[lane]} : MD{kNegInf, 0.0f};
+  v = warp_merge(v, 32);
+  __syncthreads();
+  return v;
+}
+
+// ---- the fused kernels ----------------------------------------------------------------------------------------
+
+// On chip (cols <= kOnChipCols): a group of G threads per row, thread `lane` holding vectors lane + k G
+// (k < VPT) of the row as f32 in registers; the row is read once and written once.
+template <class S, int W, int VPT, Fused ALGO>
+__global__ void __launch_bounds__(1024) onchip_kernel(const S* __restrict__ x, S* __restrict__ y, std::int64_t rows,
+                                                      std::int64_t cols, int G) {
+  constexpr int E = W * VPT;
+  __shared__ float red[2][32];
+  const int lane = static_cast<int>(threadIdx.x) & (G - 1);
+  const int group = static_cast<int>(threadIdx.x) / G;
+  const int rpb = static_cast<int>(blockDim.x) / G;
+  const std::int64_t nv = cols / W;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * rpb; base < rows;
+       base += static_cast<std::int64_t>(gridDim.x) * rpb) {
+    const std::int64_t row = base + group;
+    const bool active = row < rows;  // uniform within a group; every lane still joins the reductions
+    const std::size_t offset = active ? static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) : 0;
+    float v[E];
+#pragma unroll
+    for (int k = 0; k < VPT; ++k) {
+      const std::int64_t j = lane + static_cast<std::int64_t>(k) * G;
+      if (active && j < nv) {
+        Io<S, W>::load(x + offset + j * W, v + k * W);
+      } else {
+#pragma unroll
+        for (int i = 0; i < W; ++i) v[k * W + i] = kNegInf;
+      }
+    }
+    float mx = kNegInf;
+#pragma unroll
+    for (int i = 0; i < E; ++i) mx = fmaxf(mx, v[i]);
+    float scale;
+    if constexpr (ALGO == Fused::two_pass) {
+      mx = group_reduce(mx, G, kNegInf, red[0], MaxOp{});
+      const float ref = mx == kNegInf ? 0.0f : mx;  // a group with no elements: exp(-inf) = 0, not NaN
+      float sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < E; ++i) sum += (v[i] = expf(v[i] - ref));
+      sum = group_reduce(sum, G, 0.0f, red[1], SumOp{});
+      scale = 1.0f / sum;
+    } else {
+      // This thread's elements: its own max and sum; then the online merge across the group.
+      const float ref = mx == kNegInf ? 0.0f : mx;
+      float d = 0.0f;
+#pragma unroll
+      for (int i = 0; i < E; ++i) d += (v[i] = expf(v[i] - ref));
+      const MD total = group_merge(MD{mx, d}, G, red[0], red[1]);
+      scale = expf(mx - total.m) * (1.0f / total.d);
+    }
+    if (active) {
+#pragma unroll
+      for (int k = 0; k < VPT; ++k) {
+        const std::int64_t j = lane + static_cast<std::int64_t>(k) * G;
+        if (j < nv) {
+          float o[W];
+#pragma unroll
+          for (int i = 0; i < W; ++i) o[i] = v[k * W + i] * scale;
+          Io<S, W>::store_cs(y + offset + j * W, o);
+        }
+      }
+    }
+  }
+}
+
+// Streamed (cols > kOnChipCols): one row per block of G threads, U vectors in flight per thread per step;
+// two_pass reads the row three times (max, sum, write), online twice ((m, d), write). Re-reads come from L2
+// while the rows in flight (resident blocks x cols x s) fit in it, else from DRAM.
+constexpr int kUnroll = 4;
+
+template <class S, int W>
+__device__ inline void load_chunk(const S* xr, std::int64_t j0, std::int64_t nv, int G, float* v) {
+#pragma unroll
+  for (int k = 0; k < kUnroll; ++k) {
+    const std::int64_t j = j0 + static_cast<std::int64_t>(k) * G;
+    if (j < nv) {
+      Io<S, W>::load(xr + j * W, v + k * W);
+    } else {
+#pragma unroll
+      for (int i = 0; i < W; ++i) v[k * W + i] = kNegInf;
+    }
+  }
+}
+
+template <class S, int W, Fused ALGO>
+__global__ void __launch_bounds__(1024) stream_kernel(const S* __restrict__ x, S* __restrict__ y, std::int64_t rows,
+                                                      std::int64_t cols) {
+  constexpr int E = W * kUnroll;
+  __shared__ float red[2][32];
+  const int G = static_cast<int>(blockDim.x);
+  const std::int64_t nv = cols / W;
+  const std::int64_t step = static_cast<std::int64_t>(kUnroll) * G;
+  for (std::int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const S* xr = x + static_cast<std::size_t>(row) * static_cast<std::size_t>(cols);
+    S* yr = y + static_cast<std::size_t>(row) * static_cast<std::size_t>(cols);
+    float M, inv;
+    if constexpr (ALGO == Fused::two_pass) {
+      float mx = kNegInf;
+      for (std::int64_t j0 = threadIdx.x; j0 < nv; j0 += step) {
+        float v[E];
+        load_chunk<S, W>(xr, j0, nv, G, v);
+#pragma unroll
+        for (int i = 0; i < E; ++i) mx = fmaxf(mx, v[i]);
+      }
+      M = group_reduce(mx, G, kNegInf, red[0], MaxOp{});
+      float sum = 0.0f;
+      for (std::int64_t j0 = threadIdx.x; j0 < nv; j0 += step) {
+        float v[E];
+        load_chunk<S, W>(xr, j0, nv, G, v);
+#pragma unroll
+        for (int i = 0; i < E; ++i) sum += expf(v[i] - M);
+      }
+      inv = 1.0f / group_reduce(sum, G, 0.0f, red[1], SumOp{});
+    } else {
+      // Running (m, d) per thread, rescaled once per chunk whose max exceeds m.
+      float m = kNegInf, d = 0.0f;
+      for (std::int64_t j0 = threadIdx.x; j0 < nv; j0 += step) {
+        float v[E];
+        load_chunk<S, W>(xr, j0, nv, G, v);
+        float cm = kNegInf;
+#pragma unroll
+        for (int i = 0; i < E; ++i) cm = fmaxf(cm, v[i]);
+        if (cm > m) {
+          d *= expf(m - cm);  // m = -inf at the first chunk: d = 0 * 0
+          m = cm;
+        }
+#pragma unroll
+        for (int i = 0; i < E; ++i) d += expf(v[i] - m);
+      }
+      const MD total = group_merge(MD{m, d}, G, red[0], red[1]);
+      M = total.m;
+      inv = 1.0f / total.d;
+    }
+    for (std::int64_t j0 = threadIdx.x; j0 < nv; j0 += step) {
+      float v[E];
+      load_chunk<S, W>(xr, j0, nv, G, v);
+#pragma unroll
+      for (int k = 0; k < kUnroll; ++k) {
+        const std::int64_t j = j0 + static_cast<std::int64_t>(k) * G;
+        if (j < nv) {
+          float o[W];
+#pragma unroll
+          for (int i = 0; i < W; ++i) o[i] = expf(v[k * W + i] - M) * inv;
+          Io<S, W>::store_cs(yr + j * W, o);
+        }
+      }
+    }
+  }
+}
+
+// ---- unfused: the eager framework's four kernels ------------------------------------------------------------
+
+// out[r] = reduce_c in[r, c], f32 accumulation, stored in S. Groups of G threads per row, streaming over it.
+template <class S, int W, class Op>
+__global__ void __launch_bounds__(1024) row_reduce_kernel(const S* __restrict__ in, S* __restrict__ out,
+                                                          std::int64_t rows, std::int64_t cols, int G, float identity,
+                                                          Op op) {
+  __shared__ float red[32];
+  const int lane = static_cast<int>(threadIdx.x) & (G - 1);
+  const int group = static_cast<int>(threadIdx.x) / G;
+  const int rpb = static_cast<int>(blockDim.x) / G;
+  const std::int64_t nv = cols / W;
+  const std::int64_t step = static_cast<std::int64_t>(kUnroll) * G;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * rpb; base < rows;
+       base += static_cast<std::int64_t>(gridDim.x) * rpb) {
+    const std::int64_t row = base + group;
+    const bool active = row < rows;
+    const S* r = in + (active ? static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) : 0);
+    float acc = identity;
+    for (std::int64_t j0 = lane; active && j0 < nv; j0 += step) {
+      float v[W * kUnroll];
+#pragma unroll
+      for (int k = 0; k < kUnroll; ++k) {
+        const std::int64_t j = j0 + static_cast<std::int64_t>(k) * G;
+        if (j < nv) {
+          Io<S, W>::load(r + j * W, v + k * W);
+        } else {
+#pragma unroll
+          for (int i = 0; i < W; ++i) v[k * W + i] = identity;
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < W * kUnroll; ++i) acc = op(acc, v[i]);
+    }
+    acc = group_reduce(acc, G, identity, red, op);
+    if (active && lane == 0) store1(out + row, acc);
+  }
+}
+
+// q = n / d for n < 2^31, d < 2^31 with a multiply-high (Granlund & Montgomery 1994; as PyTorch's IntDivider).
+struct FastDiv {
+  unsigned d = 1, magic = 1, shift = 0;
+  explicit FastDiv(unsigned divisor) : d(divisor) {
+    while (shift < 32 && (1ull << shift) < divisor) ++shift;
+    magic = static_cast<unsigned>(((1ull << 32) * ((1ull << shift) - divisor)) / divisor + 1);
+  }
+  __device__ unsigned div(unsigned n) const { return (__umulhi(n, magic) + n) >> shift; }
+};
+
+struct ExpSubOp {
+  __device__ float operator()(float x, float m) const { return expf(x - m); }
+};
+struct DivOp {
+  __device__ float operator()(float e, float s) const { return e / s; }
+};
+
+// out[i] = op(in[i], rowv[i / cols]) in f32, stored in S. Vector v of W elements lies in row v / (cols / W).
+// 16-byte accesses, two vectors in flight per thread, grid-stride.
+template <class S, int W, class Op>
+__global__ void __launch_bounds__(256) map_rows_kernel(const S* __restrict__ in, const S* __restrict__ rowv,
+                                                       S* __restrict__ out, std::int64_t vectors, std::int64_t nv,
+                                                       FastDiv fast, bool use_fast, Op op) {
+  auto row_of = [&](std::int64_t v) -> std::int64_t {
+    return use_fast ? static_cast<std::int64_t>(fast.div(static_cast<unsigned>(v))) : v / nv;
+  };
+  auto apply = [&](std::int64_t v) {
+    float a[W];
+    Io<S, W>::load(in + v * W, a);
+    const float b = load1(rowv + row_of(v));
+#pragma unroll
+    for (int i = 0; i < W; ++i) a[i] = op(a[i], b);
+    Io<S, W>::store(out + v * W, a);
+  };
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  std::int64_t v = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; v + stride < vectors; v += 2 * stride) {
+    apply(v);
+    apply(v + stride);
+  }
+  if (v < vectors) apply(v);
+}
+
+// ---- geometry and dispatch ----------------------------------------------------------------------------------
+
+int pow2_at_least(std::int64_t n) {
+  int g = 1;
+  while (g < n && g < 1024) g *= 2;
+  return g;
+}
+
+// Resident blocks of `kernel` at `block` threads on the whole device, queried once per (kernel, block).
+int resident(const void* kernel, int block, int sm_count) {
+  static std::map<std::pair<const void*, int>, int> cache;
+  const auto key = std::make_pair(kernel, block);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    int per_sm = 0;
+    LABRUN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
+    it = cache.emplace(key, std::max(1, per_sm)).first;
+  }
+  return it->second * std::max(1, sm_count);
+}
+
+// Calls f(S*, integral_constant<W>) for the dtype and the access width cols allows.
+template <class F>
+auto dispatch(DType t, std::int64_t cols, F&& f) {
+  if (t == DType::f32) {
+    if (cols % 4 == 0) return f(static_cast<float*>(nullptr), std::integral_constant<int, 4>{});
+    return f(static_cast<float*>(nullptr), std::integral_constant<int, 1>{});
+  }
+  if (t == DType::bf16) {
+    if (cols % 8 == 0) return f(static_cast<__nv_bfloat16*>(nullptr), std::integral_constant<int, 8>{});
+    return f(static_cast<__nv_bfloat16*>(nullptr), std::integral_constant<int, 1>{});
+  }
+  throw std::invalid_argument("softmax kernels: dtype must be f32 or bf16");
+}
+
+// The fused kernel a (algo, S, W) launch uses, and its G.
+template <class S, int W>
+const void* fused_kernel_of(Fused algo, bool on_chip) {
+  constexpr int VPT = 8 / W;  // 8 f32 values per thread in registers
+  if (on_chip)
+    return algo == Fused::two_pass ? reinterpret_cast<const void*>(&onchip_kernel<S, W, VPT, Fused::two_pass>)
+                                   : reinterpret_cast<const void*>(&onchip_kernel<S, W, VPT, Fused::online>);
+  return algo == Fused::two_pass ? reinterpret_cast<const void*>(&stream_kernel<S, W, Fused::two_pass>)
+                                 : reinterpret_cast<const void*>(&stream_kernel<S, W, Fused::online>);
+}
+
+Geometry group_geometry(std::int64_t rows, int G, int width, const void* kernel, int sm_count) {
+  Geometry g;
+  g.width = width;
+  g.threads_per_row = G;
+  g.block = G >= 32 ? G : 256;
+  g.rows_per_block = g.block / G;
+  const std::int64_t groups = (rows + g.rows_per_block - 1) / g.rows_per_block;
+  g.grid = static_cast<int>(std::min<std::int64_t>(groups, resident(kernel, g.block, sm_count)));
+  return g;
+}
+
+}  // namespace
+
+Geometry fused_geometry(Fused algo, DType t, std::int64_t rows, std::int64_t cols, int sm_count) {
+  if (rows <= 0 || cols <= 0) return Geometry{};
+  return dispatch(t, cols, [&](auto* p, auto w) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    constexpr int W = decltype(w)::value;
+    const bool on_chip = cols <= kOnChipCols;
+    const int G = on_chip ? pow2_at_least((cols / W + (8 / W) - 1) / (8 / W)) : 1024;
+    Geometry g = group_geometry(rows, G, W, fused_kernel_of<S, W>(algo, on_chip), sm_count);
+    g.on_chip = on_chip;
+    return g;
+  });
+}
+
+Geometry reduce_geometry(DType t, std::int64_t rows, std::int64_t cols, int sm_count) {
+  if (rows <= 0 || cols <= 0) return Geometry{};
+  return dispatch(t, cols, [&](auto* p, auto w) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    constexpr int W = decltype(w)::value;
+    const int G = pow2_at_least((cols / W + (8 / W) - 1) / (8 / W));
+    // Both reductions are queried (which also loads them before any capture); the grid fits either.
+    const Geometry a = group_geometry(rows, G, W, reinterpret_cast<const void*>(&row_reduce_kernel<S, W, MaxOp>), sm_count);
+    const Geometry b = group_geometry(rows, G, W, reinterpret_cast<const void*>(&row_reduce_kernel<S, W, SumOp>), sm_count);
+    return a.grid <= b.grid ? a : b;
+  });
+}
+
+int map_grid(DType t, std::int64_t rows, std::int64_t cols, int sm_count) {
+  if (rows <= 0 || cols <= 0) return 0;
+  return dispatch(t, cols, [&](auto* p, auto w) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    constexpr int W = decltype(w)::value;
+    const std::int64_t vectors = rows * (cols / W);
+    const std::int64_t blocks = (vectors + 2 * 256 - 1) / (2 * 256);
+    const int cap = std::min(resident(reinterpret_cast<const void*>(&map_rows_kernel<S, W, ExpSubOp>), 256, sm_count),
+                             resident(reinterpret_cast<const void*>(&map_rows_kernel<S, W, DivOp>), 256, sm_count));
+    return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, cap)));
+  });
+}
+
+namespace {
+
+template <class Op>
+void launch_reduce(DType t, const void* in, void* out, std::int64_t rows, std::int64_t cols, int sm, cudaStream_t s,
+                   float identity) {
+  if (rows <= 0 || cols <= 0) return;
+  const Geometry g = reduce_geometry(t, rows, cols, sm);
+  dispatch(t, cols, [&](auto* p, auto w) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    constexpr int W = decltype(w)::value;
+    row_reduce_kernel<S, W, Op><<<g.grid, g.block, 0, s>>>(static_cast<const S*>(in), static_cast<S*>(out), rows,
+                                                           cols, g.threads_per_row, identity, Op{});
+    return 0;
+  });
+  LABRUN_CUDA_LAUNCHED();
+}
+
+template <class Op>
+void launch_map(DType t, const void* in, const void* rowv, void* out, std::int64_t rows, std::int64_t cols, int sm,
+                cudaStream_t s) {
+  if (rows <= 0 || cols <= 0) return;
+  const int grid = map_grid(t, rows, cols, sm);
+  dispatch(t, cols, [&](auto* p, auto w) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    constexpr int W = decltype(w)::value;
+    const std::int64_t nv = cols / W, vectors = rows * nv;
+    const bool use_fast = vectors < (1LL << 31);
+    const FastDiv fast(use_fast ? static_cast<unsigned>(nv) : 1u);
+    map_rows_kernel<S, W, Op><<<grid, 256, 0, s>>>(static_cast<const S*>(in), static_cast<const S*>(rowv),
+                                                   static_cast<S*>(out), vectors, nv, fast, use_fast, Op{});
+    return 0;
+  });
+  LABRUN_CUDA_LAUNCHED();
+}
+
+}  // namespace
+
+void rowmax(DType t, const void* x, void* m, std::int64_t rows, std::int64_t cols, int sm, cudaStream_t s) {
+  launch_reduce<MaxOp>(t, x, m, rows, cols, sm, s, -INFINITY);
+}
+
+void exp_sub(DType t, const void* x, const void* m, void* e, std::int64_t rows, std::int64_t cols, int sm,
+             cudaStream_t s) {
+  launch_map<ExpSubOp>(t, x, m, e, rows, cols, sm, s);
+}
+
+void rowsum(DType t, const void* e, void* out, std::int64_t rows, std::int64_t cols, int sm, cudaStream_t s) {
+  launch_reduce<SumOp>(t, e, out, rows, cols, sm, s, 0.0f);
+}
+
+void divide(DType t, const void* e, const void* sums, void* y, std::int64_t rows, std::int64_t cols, int sm,
+            cudaStream_t s) {
+  launch_map<DivOp>(t, e, sums, y, rows, cols, sm, s);
+}
+
+void fused(Fused algo, DType t, const void* x, void* y, std::int64_t rows, std::int64_t cols, int sm,
+           cudaStream_t s) {
+  if (rows <= 0 || cols <= 0) return;
+  const Geometry g = fused_geometry(algo, t, rows, cols, sm);
+  dispatch(t, cols, [&](auto* p, auto w) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    constexpr int W = decltype(w)::value;
+    constexpr int VPT = 8 / W;
+    const S* xs = static_cast<const S*>(x);
+    S* ys = static_cast<S*>(y);
+    if (g.on_chip) {
+      if (algo == Fused::two_pass)
+        onchip_kernel<S, W, VPT, Fused::two_pass><<<g.grid, g.block, 0, s>>>(xs, ys, rows, cols, g.threads_per_row);
+      else
+        onchip_kernel<S, W, VPT, Fused::online><<<g.grid, g.block, 0, s>>>(xs, ys, rows, cols, g.threads_per_row);
+    } else {
+      if (algo == Fused::two_pass)
+        stream_kernel<S, W, Fused::two_pass><<<g.grid, g.block, 0, s>>>(xs, ys, rows, cols);
+      else
+        stream_kernel<S, W, Fused::online><<<g.grid, g.block, 0, s>>>(xs, ys, rows, cols);
+    }
+    return 0;
+  });
+  LABRUN_CUDA_LAUNCHED();
+}
+
+void poison(void* y, std::size_t bytes, cudaStream_t s) {
+  if (bytes == 0) return;
+  LABRUN_CUDA(cudaMemsetAsync(y, 0xff, bytes, s));
+}
+
+}  // namespace labrun::softmax::kernels

@@ -1,0 +1,392 @@
+// Tests of the softmax experiment on the host: the float64 reference against hand-computed values, every host
+// variant against the reference (tails, one column, one row, rows longer than the on-chip limit, rows offset by
+// +-80 where exp without the max subtraction overflows or underflows f32), the tolerance (hand-computed, and
+// that wrong outputs, NaN and the unsubtracted formula fail), the cost model's numbers, the input generator,
+// the config's points, and run_point on the host backend.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "host_backend.hpp"
+#include "lab.hpp"
+#include "record.hpp"
+#include "registry.hpp"
+#include "softmax/softmax.hpp"
+#include "sweep.hpp"
+#include "test_util.hpp"
+
+namespace labrun {
+namespace {
+
+using softmax::Inputs;
+using softmax::Variant;
+
+constexpr std::uint64_t kSeed = 20261129;
+const Variant kVariants[] = {Variant::unfused, Variant::two_pass, Variant::online};
+const DType kDTypes[] = {DType::f32, DType::bf16};
+
+using test::builtin;
+
+const Experiment& experiment() { return *builtin().find("softmax"); }
+
+/// f32 inputs from explicit values (rows x cols, row-major).
+Inputs f32_inputs(std::int64_t rows, std::int64_t cols, const std::vector<float>& values) {
+  Inputs in;
+  in.dtype = DType::f32;
+  in.rows = rows;
+  in.cols = cols;
+  in.storage.assign((values.size() * 4 + 7) / 8, 0);
+  if (!values.empty()) std::memcpy(in.data(), values.data(), values.size() * 4);
+  return in;
+}
+
+/// Output buffer of a host run, in the storage dtype.
+std::vector<std::uint64_t> run_host(Variant v, const Inputs& in) {
+  std::vector<std::uint64_t> y(in.storage.size() + 1, 0);
+  softmax::HostScratch scratch;
+  softmax::host_run(v, in, y.data(), scratch);
+  return y;
+}
+
+double out_value(const Inputs& in, const std::vector<std::uint64_t>& y, std::int64_t i) {
+  if (in.dtype == DType::bf16) return bf16_to_float(reinterpret_cast<const std::uint16_t*>(y.data())[i]);
+  return reinterpret_cast<const float*>(y.data())[i];
+}
+
+Check check_host(Variant v, const Inputs& in, double scale = 1.0) {
+  const softmax::Reference ref = softmax::reference(in);
+  const auto y = run_host(v, in);
+  return softmax::compare(in, y.data(), ref, softmax::tolerance(v, in.dtype, in.cols, scale));
+}
+
+Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
+            const std::string& mode = "eager") {
+  return Point{"softmax",
+               variant,
+               {{"cols", cols}, {"rows", rows}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+}
+
+LabSettings quick_lab() {
+  LabSettings lab;
+  lab.warmup_iterations = 1;
+  lab.warmup_time_s = 0;
+  lab.min_samples = 1;
+  lab.max_samples = 2;
+  lab.max_time_s = 0;
+  lab.min_sample_time_s = 0;
+  return lab;
+}
+
+Json run(const Point& p, const LabSettings& lab = quick_lab()) {
+  HostBackend backend;
+  return run_point(p, experiment(), backend, lab);
+}
+
+// Row {1, 2, 3}: max 3, spread 2, y = (e^-2, e^-1, 1) / (1 + e^-1 + e^-2); row {5, 5, 5}: 1/3 each.
+TEST(Softmax, HandComputedReference) {
+  const Inputs in = f32_inputs(2, 3, {1, 2, 3, 5, 5, 5});
+  const softmax::Reference ref = softmax::reference(in);
+  const double s = 1 + std::exp(-1.0) + std::exp(-2.0);
+  EXPECT_DOUBLE_EQ(ref.y[0], std::exp(-2.0) / s);
+  EXPECT_DOUBLE_EQ(ref.y[1], std::exp(-1.0) / s);
+  EXPECT_DOUBLE_EQ(ref.y[2], 1.0 / s);
+  for (int c = 3; c < 6; ++c) EXPECT_DOUBLE_EQ(ref.y[c], 1.0 / 3.0);
+  EXPECT_EQ(ref.max[0], 3.0);
+  EXPECT_EQ(ref.spread[0], 2.0);
+  EXPECT_EQ(ref.max[1], 5.0);
+  EXPECT_EQ(ref.spread[1], 0.0);
+}
+
+// Equal values: exp(0) = 1, the sum is the count, and 1/4 is exact: every variant writes exactly 0.25 in f32 and
+// bf16; one column gives exactly 1.
+TEST(Softmax, HostVariantsExactCases) {
+  for (DType t : kDTypes) {
+    Inputs in = softmax::generate(3, 4, t, kSeed);
+    for (std::int64_t i = 0; i < in.elements(); ++i) {
+      if (t == DType::f32) static_cast<float*>(in.data())[i] = 87.5f;
+      else static_cast<std::uint16_t*>(in.data())[i] = float_to_bf16(87.5f);
+    }
+    const Inputs one = softmax::generate(5, 1, t, kSeed);
+    for (Variant v : kVariants) {
+      const auto y = run_host(v, in);
+      for (std::int64_t i = 0; i < in.elements(); ++i) EXPECT_EQ(out_value(in, y, i), 0.25) << softmax::to_string(v);
+      const auto y1 = run_host(v, one);
+      for (std::int64_t i = 0; i < one.elements(); ++i) EXPECT_EQ(out_value(one, y1, i), 1.0) << softmax::to_string(v);
+    }
+  }
+}
+
+// Every host variant is within its bound of the reference, element by element and row by row, at shapes with
+// tails (cols not a multiple of 4 or 8, nor of the host chunk), one row, and rows longer than the on-chip limit.
+TEST(Softmax, HostVariantsMatchReference) {
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},  {3, 7},    {5, 13},   {4, 64},
+                                                          {9, 1000}, {4, 4096}, {2, 9001}, {1, 20000}};
+  for (DType t : kDTypes)
+    for (auto [rows, cols] : shapes) {
+      const Inputs in = softmax::generate(rows, cols, t, kSeed);
+      for (Variant v : kVariants) {
+        const Check c = check_host(v, in);
+        EXPECT_TRUE(c.passed) << softmax::to_string(v) << " " << to_string(t) << " " << rows << "x" << cols << ": "
+                              << c.detail.dump();
+        EXPECT_LE(c.value, 1.0);
+        EXPECT_EQ(c.detail["mismatches"], 0);
+        EXPECT_LE(real_from_json(c.detail["row_sum_ratio"]), 1.0);
+      }
+    }
+}
+
+// The fused host variants round only y; unfused also stores e and s, so in bf16 it is measurably less accurate
+// (relative L2 error) than two_pass and online, and in f32 all three are within a few u of the reference.
+TEST(Softmax, UnfusedBf16RoundsIntermediates) {
+  const Inputs in = softmax::generate(16, 1024, DType::bf16, kSeed);
+  const double unfused = real_from_json(check_host(Variant::unfused, in).detail["rel_l2_error"]);
+  const double fused = real_from_json(check_host(Variant::two_pass, in).detail["rel_l2_error"]);
+  EXPECT_GT(unfused, 1.2 * fused);
+  const Inputs f = softmax::generate(16, 1024, DType::f32, kSeed);
+  for (Variant v : kVariants)
+    EXPECT_LT(real_from_json(check_host(v, f).detail["rel_l2_error"]), 64 * std::ldexp(1.0, -24)) << softmax::to_string(v);
+}
+
+// Rows r % 4 == 0 are offset by +80 and r % 4 == 2 by -120: there, f32 exp without the max subtraction
+// overflows (the sum: inf) or underflows to 0; the max-subtracted variants are still correct there, and
+// the unsubtracted formula fails the check.
+TEST(Softmax, MaxSubtractionMatters) {
+  const Inputs in = softmax::generate(4, 4096, DType::f32, kSeed);
+  const float* x = static_cast<const float*>(in.data());
+  float naive_sum0 = 0, max2 = -1e30f;
+  for (int c = 0; c < 4096; ++c) {
+    EXPECT_GE(x[c], 72.0f);
+    EXPECT_LE(x[c], 88.0f);
+    naive_sum0 += std::exp(x[c]);
+    max2 = std::max(max2, x[2 * 4096 + c]);
+  }
+  EXPECT_TRUE(std::isinf(naive_sum0)) << "exp(x) summed over a +80 row overflows f32";
+  EXPECT_EQ(std::exp(max2), 0.0f) << "exp(x) of a -120 row underflows to 0";
+  for (Variant v : kVariants) EXPECT_TRUE(check_host(v, in).passed) << softmax::to_string(v);
+  // y = exp(x) / sum exp(x) without the max: NaN (inf / inf, 0 / 0) on the offset rows.
+  std::vector<std::uint64_t> y(in.storage.size());
+  float* yf = reinterpret_cast<float*>(y.data());
+  for (int r = 0; r < 4; ++r) {
+    float s = 0;
+    for (int c = 0; c < 4096; ++c) s += std::exp(x[r * 4096 + c]);
+    for (int c = 0; c < 4096; ++c) yf[r * 4096 + c] = std::exp(x[r * 4096 + c]) / s;
+  }
+  const softmax::Reference ref = softmax::reference(in);
+  const Check naive = softmax::compare(in, y.data(), ref, softmax::tolerance(Variant::two_pass, DType::f32, 4096, 1));
+  EXPECT_FALSE(naive.passed);
+  EXPECT_EQ(naive.value, std::numeric_limits<double>::infinity());
+  EXPECT_GE(naive.detail["mismatches"].get<std::int64_t>(), 2 * 4096);
+}
+
+// rel = (|t| + R + 11 ceil(log2 cols) + ceil(sqrt cols) + 20) u + k_s u_s; bound = scale (1.25 y rel + floor).
+TEST(Softmax, ToleranceHandComputed) {
+  const double u = std::ldexp(1.0, -24);
+  const softmax::Tolerance t = softmax::tolerance(Variant::two_pass, DType::f32, 4096, 1.0);
+  EXPECT_EQ(t.log_term, 11 * 12 + 64 + 20);
+  EXPECT_EQ(t.k_s, 1);
+  EXPECT_EQ(t.u_s, u);
+  EXPECT_EQ(t.floor, std::ldexp(1.0, -147));
+  EXPECT_DOUBLE_EQ(t.relative(3, 16), (3 + 16 + 216) * u + u);
+  EXPECT_DOUBLE_EQ(t.bound(0.5, 3, 16), 1.25 * 0.5 * (236 * u) + std::ldexp(1.0, -147));
+  const softmax::Tolerance b = softmax::tolerance(Variant::unfused, DType::bf16, 1, 2.0);
+  EXPECT_EQ(b.log_term, 0 + 1 + 20);
+  EXPECT_EQ(b.k_s, 4);
+  EXPECT_EQ(b.u_s, std::ldexp(1.0, -8));
+  EXPECT_EQ(b.floor, std::ldexp(1.0, -131));
+  EXPECT_DOUBLE_EQ(b.bound(1.0, 0, 0), 2.0 * (1.25 * (21 * u + 4 * std::ldexp(1.0, -8)) + std::ldexp(1.0, -131)));
+  // Non-power-of-two cols round log2 and sqrt up.
+  EXPECT_EQ(softmax::tolerance(Variant::online, DType::f32, 1000, 1).log_term, 11 * 10 + 32 + 20);
+  EXPECT_THROW(softmax::tolerance(Variant::online, DType::f16, 8, 1), std::invalid_argument);
+}
+
+// NaN never passes; one wrong element, an all-zero output, a row's values permuted, or a result off by 1% in
+// f32 fail; the correct output passes with a value <= 1.
+TEST(Softmax, CompareRejectsWrongOutputs) {
+  const Inputs in = softmax::generate(8, 96, DType::f32, kSeed);
+  const softmax::Reference ref = softmax::reference(in);
+  const softmax::Tolerance tol = softmax::tolerance(Variant::online, DType::f32, 96, 1.0);
+  const auto good = run_host(Variant::online, in);
+  EXPECT_TRUE(softmax::compare(in, good.data(), ref, tol).passed);
+  auto bad = good;
+  float* f = reinterpret_cast<float*>(bad.data());
+  f[5 * 96 + 17] = std::numeric_limits<float>::quiet_NaN();
+  Check c = softmax::compare(in, bad.data(), ref, tol);
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.value, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(c.detail["mismatches"], 1);
+  EXPECT_EQ(c.detail["worst"]["row"], 5);
+  EXPECT_EQ(c.detail["worst"]["col"], 17);
+  bad = good;
+  f[3] *= 1.01f;
+  EXPECT_FALSE(softmax::compare(in, bad.data(), ref, tol).passed);
+  bad = good;
+  std::swap(f[0], f[1]);
+  EXPECT_FALSE(softmax::compare(in, bad.data(), ref, tol).passed);
+  std::vector<std::uint64_t> zeros(good.size(), 0);
+  EXPECT_FALSE(softmax::compare(in, zeros.data(), ref, tol).passed);
+  std::vector<std::uint64_t> nan(good.size(), ~std::uint64_t{0});
+  const Check n = softmax::compare(in, nan.data(), ref, tol);
+  EXPECT_FALSE(n.passed);
+  EXPECT_EQ(n.detail["mismatches"], 8 * 96);
+  // bf16: the bound is the output rounding (2^-8), and a 3% error fails.
+  const Inputs h = softmax::generate(4, 64, DType::bf16, kSeed);
+  const softmax::Reference href = softmax::reference(h);
+  auto hy = run_host(Variant::two_pass, h);
+  const softmax::Tolerance htol = softmax::tolerance(Variant::two_pass, DType::bf16, 64, 1.0);
+  EXPECT_TRUE(softmax::compare(h, hy.data(), href, htol).passed);
+  auto* hb = reinterpret_cast<std::uint16_t*>(hy.data());
+  hb[10] = float_to_bf16(bf16_to_float(hb[10]) * 1.03f);
+  EXPECT_FALSE(softmax::compare(h, hy.data(), href, htol).passed);
+}
+
+// N = 4096^2, s = 4: unfused reads 4 N s + 2 rows s and writes 2 N s + 2 rows s in 4 launches; two_pass and
+// online read N s on chip; at cols 16384 two_pass reads 3 N s and online 2 N s; compulsory 2 N s; flop 5 N.
+TEST(Softmax, CostModel) {
+  softmax::Params p;
+  p.rows = 4096;
+  p.cols = 4096;
+  p.dtype = DType::f32;
+  const double n = 4096.0 * 4096.0;
+  p.variant = Variant::unfused;
+  Cost c = softmax::cost(p);
+  EXPECT_EQ(c.bytes_read, 4 * n * 4 + 2 * 4096 * 4);
+  EXPECT_EQ(c.bytes_written, 2 * n * 4 + 2 * 4096 * 4);
+  EXPECT_EQ(c.launches, 4);
+  EXPECT_EQ(c.host_syncs, 0);
+  EXPECT_EQ(c.compulsory_bytes, 2 * n * 4);
+  EXPECT_EQ(c.flop, 5 * n);
+  for (Variant v : {Variant::two_pass, Variant::online}) {
+    p.variant = v;
+    c = softmax::cost(p);
+    EXPECT_EQ(c.bytes_read, n * 4);
+    EXPECT_EQ(c.bytes_written, n * 4);
+    EXPECT_EQ(c.bytes, c.compulsory_bytes);
+    EXPECT_EQ(c.launches, 1);
+  }
+  p.cols = 16384;
+  p.rows = 1024;
+  p.dtype = DType::bf16;
+  p.variant = Variant::two_pass;
+  EXPECT_EQ(softmax::cost(p).bytes_read, 3 * n * 2);
+  p.variant = Variant::online;
+  EXPECT_EQ(softmax::cost(p).bytes_read, 2 * n * 2);
+  EXPECT_EQ(softmax::cost(p).compulsory_bytes, 2 * n * 2);
+  p.cols = softmax::kOnChipCols;
+  EXPECT_EQ(softmax::cost(p).bytes_read, 1024.0 * softmax::kOnChipCols * 2);
+  // The working set: x and y, plus e, m and s for unfused.
+  p.variant = Variant::unfused;
+  EXPECT_EQ(softmax::working_set_bytes(p), 3 * 1024.0 * 8192 * 2 + 2 * 1024.0 * 2);
+}
+
+// The generator is a pure function of (rows, cols, dtype, seed); values are offset(r) + [-8, 8), not constant.
+TEST(Softmax, GenerateIsReproducibleSeededAndOffset) {
+  for (DType t : kDTypes) {
+    const Inputs a = softmax::generate(16, 300, t, kSeed);
+    const Inputs b = softmax::generate(16, 300, t, kSeed);
+    const Inputs c = softmax::generate(16, 300, t, kSeed + 1);
+    EXPECT_EQ(a.storage, b.storage);
+    EXPECT_NE(a.storage, c.storage);
+    std::set<double> distinct;
+    for (std::int64_t r = 0; r < 16; ++r)
+      for (std::int64_t col = 0; col < 300; ++col) {
+        const double v = a.value(r * 300 + col) - softmax::row_offset(r);
+        EXPECT_GE(v, -8.0 - 0.5);
+        EXPECT_LE(v, 8.0 + 0.5);  // bf16 rounding of values near +-88
+        distinct.insert(a.value(r * 300 + col));
+      }
+    EXPECT_GT(distinct.size(), 100u) << to_string(t);
+  }
+  EXPECT_EQ(softmax::row_offset(0), 80.0);
+  EXPECT_EQ(softmax::row_offset(1), 0.0);
+  EXPECT_EQ(softmax::row_offset(2), -120.0);
+  EXPECT_EQ(softmax::row_offset(7), 0.0);
+  EXPECT_THROW(softmax::generate(2, 2, DType::f16, kSeed), std::invalid_argument);
+  EXPECT_EQ(softmax::generate(0, 5, DType::f32, kSeed).elements(), 0);
+}
+
+// The input seed depends on the shape and dtype, not on the variant; the cache shares one set across variants.
+TEST(Softmax, InputSeedAndCache) {
+  softmax::Params p;
+  p.rows = 4;
+  p.cols = 8;
+  const std::uint64_t s = softmax::input_seed(p, kSeed);
+  p.variant = Variant::unfused;
+  EXPECT_EQ(softmax::input_seed(p, kSeed), s);
+  p.cols = 9;
+  EXPECT_NE(softmax::input_seed(p, kSeed), s);
+  p.cols = 8;
+  p.dtype = DType::bf16;
+  EXPECT_NE(softmax::input_seed(p, kSeed), s);
+  softmax::InputCache cache;
+  const auto a = cache.inputs(p, kSeed);
+  p.variant = Variant::online;
+  EXPECT_EQ(cache.inputs(p, kSeed), a);
+  EXPECT_EQ(cache.reference_for(p, kSeed), cache.reference_for(p, kSeed));
+  p.rows = 5;
+  EXPECT_NE(cache.inputs(p, kSeed), a);
+}
+
+// Every point of configs/softmax.yaml validates, and the exclude rules leave exactly the sweep the config
+// describes: rows x cols = 2^24 for cols 64..262144, rows 256..16384 at cols 4096, cold L2 only at 4096 x 4096.
+TEST(Softmax, ConfigPointsAreTheDescribedSweep) {
+  const SweepConfig config = load_config(std::string(LABRUN_SOURCE_DIR) + "/configs/softmax.yaml", builtin());
+  EXPECT_EQ(config.lab.processes, 5);
+  EXPECT_EQ(config.lab.interleave, 6);
+  const auto points = expand(config, experiment());
+  EXPECT_EQ(points.size(), 240u);
+  std::set<std::pair<std::int64_t, std::int64_t>> shapes;
+  for (const Point& p : points) {
+    const softmax::Params sp = softmax::params_of(p);
+    const bool diagonal = sp.rows * sp.cols == (std::int64_t{1} << 24);
+    const bool rows_sweep = sp.cols == 4096 && sp.rows >= 256 && sp.rows <= 16384;
+    EXPECT_TRUE(diagonal || rows_sweep) << p.label();
+    if (p.word("l2") == "cold") EXPECT_TRUE(sp.rows == 4096 && sp.cols == 4096) << p.label();
+    shapes.insert({sp.rows, sp.cols});
+  }
+  EXPECT_EQ(shapes.size(), 19u);
+  for (int k = 6; k <= 18; ++k) EXPECT_TRUE(shapes.count({(1 << 24) >> k, 1 << k})) << "cols 2^" << k;
+  for (int k = 8; k <= 14; ++k) EXPECT_TRUE(shapes.count({1 << k, 4096})) << "rows 2^" << k;
+  // Points are grouped as the interleave assumes: 6 consecutive points share shape, dtype and l2.
+  for (std::size_t i = 0; i < points.size(); i += 6)
+    for (std::size_t j = i + 1; j < i + 6; ++j) {
+      EXPECT_EQ(points[j].integer("cols"), points[i].integer("cols"));
+      EXPECT_EQ(points[j].integer("rows"), points[i].integer("rows"));
+      EXPECT_EQ(points[j].word("dtype"), points[i].word("dtype"));
+      EXPECT_EQ(points[j].word("l2"), points[i].word("l2"));
+    }
+  ASSERT_TRUE(config.hypothesis.is_array());
+  EXPECT_EQ(config.hypothesis.size(), 2u);
+}
+
+// Through the lab pass on the host backend: every variant is "ok" at a small point (correctness passed, cost
+// recorded); graph mode is not supported on the host; a working set above lab.host_max_bytes is skipped.
+TEST(Softmax, RunPointOnHost) {
+  for (const char* dtype : {"f32", "bf16"})
+    for (Variant v : kVariants) {
+      const Json rec = run(point(softmax::to_string(v), 12, 100, dtype));
+      ASSERT_EQ(rec["status"], "ok") << rec.dump();
+      EXPECT_EQ(rec["correctness"]["passed"], true);
+      EXPECT_EQ(rec["correctness"]["detail"]["poisoned"], true);
+      EXPECT_LE(real_from_json(rec["correctness"]["value"]), 1.0);
+      EXPECT_EQ(real_from_json(rec["cost"]["compulsory_bytes"]), 2 * 1200.0 * (std::string(dtype) == "f32" ? 4 : 2));
+    }
+  const Json graph = run(point("online", 4, 64, "f32", "graph"));
+  EXPECT_EQ(graph["status"], "not_supported");
+  LabSettings lab = quick_lab();
+  lab.host_max_bytes = 2 * 64 * 64 * 4;  // x and y of 64 x 64 f32, exactly
+  EXPECT_EQ(run(point("online", 64, 64, "f32"), lab)["status"], "ok");
+  const Json big = run(point("online", 65, 64, "f32"), lab);
+  EXPECT_EQ(big["status"], "skipped");
+  EXPECT_NE(big["reason"].get<std::string>().find("host_max_bytes"), std::string::npos) << big["reason"];
+  EXPECT_EQ(run(point("unfused", 64, 64, "f32"), lab)["status"], "skipped") << "unfused also holds e, m and s";
+}
+
+}  // namespace
+}  // namespace labrun
