@@ -672,24 +672,6 @@ TEST(InterpretAnalyze, EachHeaderStartsARun) {
   EXPECT_EQ(a["groups"][1]["winner"], "b");
 }
 
-TEST(InterpretFormat, NumbersAndUnits) {
-  EXPECT_EQ(format_number(1e8), "1e8");
-  EXPECT_EQ(format_number(1600000), "1.6e6");
-  EXPECT_EQ(format_number(1024), "1024");
-  EXPECT_EQ(format_number(0.04), "0.04");
-  EXPECT_EQ(format_number(3.2e7 + 0.5), "3.2e7");
-  EXPECT_EQ(format_rate(4.37e12, "B/s"), "4.37 TB/s");
-  EXPECT_EQ(format_time(114.3e-6), "114 µs");
-  EXPECT_EQ(display_width(format_time(114.3e-6)), 6u);  // µ: two bytes, one column
-  EXPECT_EQ(display_width("2.99 ms"), 7u);
-  EXPECT_EQ(format_percent(0.987), "99%");
-  EXPECT_EQ(format_percent(std::nan("")), "n/a");
-  // C14: an axis value beyond 2^53 is printed exactly, not through a double.
-  EXPECT_EQ(format_axis_value(Json(std::int64_t{9007199254740993})), "9007199254740993");
-  EXPECT_EQ(format_axis_value(Json(std::uint64_t{18446744073709551615u})), "18446744073709551615");
-  EXPECT_EQ(format_axis_value(Json(std::int64_t{100000000})), "1e8");
-}
-
 // ---- labrun report ------------------------------------------------------------------------------------------
 
 using test::TempDir;
