@@ -1,13 +1,16 @@
-// The interpretation step of the lab pass: what bounded each measured point (with the numbers that say so),
-// whether its time is physically believable, a five-part note per point, and across points the winners,
-// crossovers and the verdicts on the config's hypotheses. Pure host code: JSON records in, JSON out.
-// Formulas and thresholds: docs/metrics.md, section "Interpretation" (the table there mirrors
+// The interpretation step of the lab pass, per point: what bounded each measured point (with the numbers that
+// say so), whether its time is physically believable, and a five-part note. Pure host code: typed records in
+// (point_record.hpp), an Interpretation out. The cross-point analysis (winners, crossovers, hypothesis verdicts)
+// is analysis.hpp; the text helpers are format.hpp (both included here for callers that still expect them from
+// this header). Formulas and thresholds: docs/metrics.md, section "Interpretation" (the table there mirrors
 // InterpretThresholds below).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "analysis.hpp"
+#include "format.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 
@@ -47,16 +50,18 @@ struct InterpretThresholds {
 /// The thresholds labrun uses.
 inline constexpr InterpretThresholds kInterpretThresholds{};
 
-/// Interprets one point record against the header (calibration, environment) of the run that produced it.
+/// Interprets one point against the header (calibration, environment) of the run that produced it.
 ///
-/// Inputs read from `point`: status, variant, axes, timing.{time_s, method, mode, l2, host_syncs_per_iteration,
-/// wall.median_time_s, device.median_time_s}, cost.{bytes, compulsory_bytes, flop, launches}, device_state.
-/// From `header`: calibration.{copy,read}.bandwidth_Bps, calibration.{fp32_fma,bf16_gemm}.flop_per_s,
-/// calibration.launch.{eager,graph}_time_s, environment.device.{theoretical_bandwidth_Bps, l2_bytes}.
-/// Any of them may be missing, null or non-finite: the quantities that need it become null and the bound
-/// `unknown` with a reason. Never throws on record content.
+/// Reads from `point`: status, reason, variant, axes (and the lab axis mode when timing has none), timing.{time_s,
+/// method, mode, l2, host_syncs_per_iteration, wall/device/submit/host_probe medians and CIs}, cost.{bytes,
+/// compulsory_bytes, flop, launches}, device_state.{before, after}. From `header`, through its accessors only:
+/// calibration(copy|read, bandwidth_Bps), calibration(fp32_fma|bf16_gemm, flop_per_s), calibration(launch,
+/// eager_time_s|graph_time_s), calibration_backend(), theoretical_bandwidth_Bps(), l2_bytes().
+/// Any of them may be missing or non-finite: the quantities that need it become NaN (written as null) and the
+/// bound `unknown` with a reason. Never throws on record content.
 ///
-/// Returns an object (stored as the point's "interpretation"), SI units throughout:
+/// Returns the point's interpretation (stored as its "interpretation"; to_json(Interpretation) writes it), SI
+/// units throughout:
 /// - achieved_bandwidth_Bps = cost.bytes / time_s; compulsory_bandwidth_Bps = cost.compulsory_bytes / time_s;
 ///   flop_per_s = cost.flop / time_s; arithmetic_intensity_flop_per_byte = cost.flop / cost.compulsory_bytes;
 /// - ceilings: memory = max(copy, read) (a read-heavy stream beats the copy figure, shared/GPU.md),
@@ -68,20 +73,16 @@ inline constexpr InterpretThresholds kInterpretThresholds{};
 /// - time_floor_s = max(compulsory_bytes / peak_bandwidth, flop / peak_compute); l2_resident when timed with a
 ///   hot L2 and compulsory_bytes fit in it (the suspect test then keeps only the flop term: a cache can beat DRAM);
 /// - launch_overhead_share = launches × calibrated launch time (eager or graph by timing.mode) / time_s, or,
-///   with blocked samples (timing.method "cuda_events_blocked+synchronized_wall"), the measured
-///   timing.submit.median_time_s / time_s; host_stall_share = (wall − device) / wall of the medians (null for
-///   blocked samples, whose wall is enqueue then execution);
+///   with blocked samples (timing.method kBlockedTimingMethod), the measured timing.submit median / time_s;
+///   host_stall_share = (wall − device) / wall of the medians (NaN for blocked samples, whose wall is enqueue
+///   then execution);
 /// - submit_time_s, iteration_time_s and iteration_time_basis: see iteration_time();
-/// - bound ∈ {memory, compute, launch, sync, latency, unknown}, confidence ("strong", "weak" or null), reason,
+/// - bound ∈ {memory, compute, launch, sync, latency, unknown}, confidence ("strong", "weak" or nullopt), reason,
 ///   evidence (the numbers and the rule that decided);
-/// - suspect (bool) and suspect_reason: time below the floor by more than 5%, or timing.method
-///   "host_clock_unsynchronized" (the time measures the enqueue, not the work);
+/// - suspect and suspect_reason: time below the floor by more than 5%, a cold-L2 compulsory rate above the
+///   measured memory ceiling, or timing.method "host_clock_unsynchronized" (the time measures the enqueue);
 /// - note: {measured, bound, evidence, next_change, other_cause_checked}, plain English with numbers.
-/// Quantities that cannot be computed are null.
-Json interpret_point(const Json& point, const Json& header);
-
-/// Typed form of interpret_point(): the interpretation of `point` against its run's header. The one entry
-/// point the lab, pooling and the report use.
+/// The one entry point the lab, pooling and the report use.
 Interpretation interpret(const PointRecord& point, const RunHeader& header);
 
 /// What one loop iteration of a point costs, with the 95% CI of its median (seconds; NaN where missing).
@@ -93,51 +94,23 @@ struct IterationTime {
   double time_s, ci95_low_s, ci95_high_s;
   bool host_paced;
 };
+/// The iteration time of `point` (see IterationTime). Never throws.
+IterationTime iteration_time(const PointRecord& point);
+
+// ---- JSON shims, kept until every caller is typed --------------------------------------------------------------
+
+/// Deprecated, kept until every caller is typed: to_json(interpret(point_from_json_tolerant(point), header))
+/// with `header` wrapped as a RunHeader (an empty one when it is not an object). Never throws on record content.
+Json interpret_point(const Json& point, const Json& header);
+
+/// Deprecated, kept until every caller is typed: iteration_time(point_from_json_tolerant(point)).
 IterationTime iteration_time(const Json& point);
 
-/// Cross-point analysis of the records of one or more JSONL files, in file order: each "header" line starts a
-/// run and applies to the "point" lines after it (points before any header form a run with an empty header).
-/// Only points with status "ok", a positive finite time and not `suspect` take part.
-///
-/// Returns an object:
-/// - runs: [{run, experiment, config_path, device, created_utc, points, usable_points, varying_axes}];
-/// - groups: points of one run and experiment with identical axes, differing by variant:
-///   {run, experiment, axes, times_s {variant: time}, ids {variant: id}, winner, runner_up, margin_ratio =
-///   time(runner_up) / time(winner), significant (the median's 95% CIs do not overlap: timing.device.ci95_* or,
-///   with no device timing, timing.wall.ci95_*)};
-/// - crossovers: for each numeric axis, pair of variants and slice (all other axes fixed), each pair of
-///   consecutive axis values where log(time_a / time_b) changes sign: {run, experiment, axis, scale ("log" for
-///   positive integer axes spanning >= 100×, else "linear"), between [x0, x1], at (the interpolated zero of
-///   log(time_a / time_b), linear in the axis or in its log), faster_below, faster_above, ratio_below and
-///   ratio_above (slower / faster time at x0 and x1), fixed (the slice's varying axes), significant (CIs apart at
-///   both ends), text};
-/// - hypotheses: one per entry of the header's config.hypothesis ({faster: A, than: B, when: {axis: [lo, hi] |
-///   value | [values...]}, by_at_least: r}): {run, index, faster, than, when, by_at_least, verdict (confirmed |
-///   refuted | inconclusive), reason, matched, passed, skipped (matching points where A or B is not usable),
-///   skipped_because {"variant status": count}, fraction_passed, ratio_min/median/max (time_B / time_A),
-///   min_point, max_point, counterexamples, points [{id, key, axes, ratio, passed}]}.
-Json analyze(const std::vector<Json>& records);
-
-/// analyze() over loaded results: each run's header, then its points, in order.
-Json analyze(const ResultSet& results);
-
-// Text for notes and reports: three significant figures with an SI prefix; "n/a" for a non-finite value.
-
-/// Seconds as "114 µs", "2.99 ms", "850 ns".
-std::string format_time(double seconds);
-/// Terminal columns of UTF-8 text: its code points ("µs" is 3 bytes, 2 columns), for aligning tables.
-std::size_t display_width(const std::string& text);
-/// A rate in base units per second with an SI prefix: format_rate(4.37e12, "B/s") is "4.37 TB/s".
-std::string format_rate(double per_second, const std::string& unit);
-/// Bytes as "500 MB" (decimal prefixes).
-std::string format_bytes(double bytes);
-/// A fraction as a percentage: 0.987 → "99%", 0.0123 → "1.2%", 0.00012 → "0.012%".
-std::string format_percent(double fraction);
-/// A number short and exact enough for axis values: 1e8 → "1e8", 1600000 → "1.6e6", 0.04 → "0.04", 1024 → "1024".
-std::string format_number(double value);
-/// One axis value (JSON number, json_real string or word) as text.
-std::string format_axis_value(const Json& value);
-/// Axes as "n=1e8, density=0.7, mode=graph"; only the names in `only` when it is not empty.
-std::string format_axes(const Json& axes, const std::vector<std::string>& only = {});
+/// The typed point of a JSON point line for the shims above and analyze(const std::vector<Json>&):
+/// point_from_json(j) when it accepts `j`; otherwise (a record in the making, or malformed) the fields that read
+/// on their own (id, key, experiment, variant, backend, status, reason as strings, axes as an object,
+/// device_state, cost and timing when their own *_from_json accepts them), the others left at their defaults.
+/// Never throws. Kept until every caller is typed.
+PointRecord point_from_json_tolerant(const Json& j);
 
 }  // namespace labrun

@@ -10,11 +10,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "interpret.hpp"
+#include "point_record.hpp"
 #include "test_util.hpp"
 #include "record.hpp"
 #include "report.hpp"
@@ -344,6 +346,158 @@ TEST(InterpretPoint, FailedPointIsNotTimed) {
   EXPECT_NE(in["reason"].get<std::string>().find("capture_unsupported"), std::string::npos);
 }
 
+// ---- the typed path against stored interpretations -------------------------------------------------------------
+
+// Differences between `a` and `b` (JSON), as "path: a vs b" lines: numbers within `rel` relative (or both 0),
+// strings, booleans and nulls exactly, objects with the same keys in the same order, arrays elementwise.
+void json_diff(const Json& a, const Json& b, const std::string& path, double rel, std::vector<std::string>& out) {
+  if (a.is_number() && b.is_number()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    if (!(x == y || std::fabs(x - y) <= rel * std::max(std::fabs(x), std::fabs(y))))
+      out.push_back(path + ": " + a.dump() + " vs " + b.dump());
+    return;
+  }
+  if (a.type() != b.type()) {
+    out.push_back(path + ": " + a.dump() + " vs " + b.dump());
+    return;
+  }
+  if (a.is_object()) {
+    std::vector<std::string> ka, kb;
+    for (const auto& [k, v] : a.items()) ka.push_back(k);
+    for (const auto& [k, v] : b.items()) kb.push_back(k);
+    if (ka != kb) out.push_back(path + ": keys " + Json(ka).dump() + " vs " + Json(kb).dump());
+    for (const auto& [k, v] : a.items())
+      if (b.contains(k)) json_diff(v, b[k], path + "." + k, rel, out);
+    return;
+  }
+  if (a.is_array()) {
+    if (a.size() != b.size()) out.push_back(path + ": sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size()));
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+      json_diff(a[i], b[i], path + "[" + std::to_string(i) + "]", rel, out);
+    return;
+  }
+  if (a != b) out.push_back(path + ": " + a.dump() + " vs " + b.dump());
+}
+
+// The one deliberate text change since the committed runs were interpreted: the sync-bound advice no longer
+// names a variant (src/ names no experiment).
+Json without_named_variant(Json interpretation) {
+  std::string next = interpretation["note"]["next_change"].get<std::string>();
+  const std::string before = "keep the data-dependent size on the device (a device-side count, as "
+                             "index_device_count does) so the host never waits inside the iteration; the "
+                             "iteration can then be queued ahead and captured in a CUDA graph";
+  const std::string after = "keep the data-dependent size on the device (a device-side count) so the host never "
+                            "waits inside the iteration; the iteration can then be queued ahead and captured in a "
+                            "CUDA graph";
+  if (const auto at = next.find(before); at != std::string::npos) next.replace(at, before.size(), after);
+  interpretation["note"]["next_change"] = next;
+  return interpretation;
+}
+
+// Every difference between the interpretation interpret() gives `p` now and the one stored in it: numbers to
+// 1e-12 relative, text exactly, up to what older builds wrote otherwise: the deliberate edit above, and no
+// evidence.host_probe_time_s key before the host probe existed (this build writes null there for such a record).
+std::vector<std::string> differences_from_stored(const PointRecord& p, const RunHeader& header) {
+  Json fresh = to_json(interpret(p, header));
+  if (!p.interpretation->evidence.host_probe_recorded) {
+    EXPECT_TRUE(fresh["evidence"]["host_probe_time_s"].is_null()) << p.key;
+    fresh["evidence"].erase("host_probe_time_s");
+  }
+  std::vector<std::string> diffs;
+  json_diff(fresh, without_named_variant(to_json(*p.interpretation)), p.key, 1e-12, diffs);
+  return diffs;
+}
+
+// interpret(point, header) of a committed GPU run reproduces the interpretation stored in every ok point. The
+// file was written by build 4770c85, which wrote the sync-bound advice with a variant's name and no
+// evidence.host_probe_time_s (see differences_from_stored()); nothing else differs.
+TEST(InterpretTyped, ReproducesStoredInterpretationsOfACommittedRun) {
+  const std::string path = std::string(LABRUN_SOURCE_DIR) + "/results/h200/masking-2026-11-29-run1.jsonl";
+  const ResultSet set = load_results({path});
+  ASSERT_EQ(set.runs.size(), 1u);
+  const labrun::Run& run = set.runs[0];
+  ASSERT_EQ(run.header.backend(), "cuda:0");
+  std::size_t compared = 0, sync_advice = 0;
+  for (const PointRecord& p : run.points) {
+    if (p.status != "ok") continue;
+    ASSERT_TRUE(p.interpretation.has_value()) << p.key;
+    sync_advice += without_named_variant(to_json(*p.interpretation)) != to_json(*p.interpretation);
+    const std::vector<std::string> diffs = differences_from_stored(p, run.header);
+    EXPECT_TRUE(diffs.empty()) << diffs.size() << " differences, first: " << diffs.front();
+    // The JSON shim is the typed path.
+    EXPECT_EQ(interpret_point(to_json(p), run.header.json), to_json(interpret(p, run.header))) << p.key;
+    ++compared;
+  }
+  EXPECT_GT(compared, 700u);
+  std::cout << compared << " ok points compared; " << sync_advice << " with the reworded sync-bound advice\n";
+}
+
+// A fresh host-backend run of this build (the smoke sweep): the interpretation the lab stored in each ok point
+// is interpret() of the point as loaded back, exactly.
+TEST(InterpretTyped, ReproducesStoredInterpretationsOfAFreshHostRun) {
+  test::TempDir dir;
+  const std::string out = dir.file("smoke.jsonl");
+  const std::string command = std::string("'") + LABRUN_BINARY + "' sweep '" + LABRUN_SOURCE_DIR +
+                              "/configs/smoke.yaml' --device cpu -q -o '" + out + "' >/dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  const ResultSet set = load_results({out});
+  ASSERT_EQ(set.runs.size(), 1u);
+  ASSERT_EQ(set.runs[0].header.backend(), "host");
+  std::size_t compared = 0;
+  for (const PointRecord& p : set.runs[0].points) {
+    if (p.status != "ok") continue;
+    ASSERT_TRUE(p.interpretation.has_value()) << p.key;
+    EXPECT_EQ(to_json(interpret(p, set.runs[0].header)).dump(), to_json(*p.interpretation).dump()) << p.key;
+    ++compared;
+  }
+  EXPECT_GT(compared, 0u);
+}
+
+// The typed iteration time equals the JSON shim's, and both follow the blocked-sample rule.
+TEST(InterpretTyped, IterationTimeOverloadsAgree) {
+  Spec s;
+  s.mode = "eager";
+  s.time_s = 8e-6;
+  s.submit_s = 20e-6;
+  const Json j = point(s);
+  const IterationTime typed = iteration_time(point_from_json(j)), shim = iteration_time(j);
+  EXPECT_TRUE(typed.host_paced);
+  EXPECT_DOUBLE_EQ(typed.time_s, 20e-6);
+  EXPECT_DOUBLE_EQ(typed.ci95_low_s, 20e-6 * 0.99);
+  EXPECT_DOUBLE_EQ(shim.time_s, typed.time_s);
+  EXPECT_DOUBLE_EQ(shim.ci95_high_s, typed.ci95_high_s);
+  // Without device timing the CI is the wall clock's.
+  Spec w;
+  w.method = "host_steady_clock";
+  w.time_s = 1e-3;
+  w.wall_s = 1e-3;
+  Json wj = point(w);
+  wj["timing"]["device"] = nullptr;
+  wj["timing"]["wall"]["ci95_low_time_s"] = 0.9e-3;
+  const IterationTime wall = iteration_time(point_from_json(wj));
+  EXPECT_FALSE(wall.host_paced);
+  EXPECT_DOUBLE_EQ(wall.ci95_low_s, 0.9e-3);
+  // No timing at all: NaN, never a throw.
+  Json none = point(w);
+  none.erase("timing");
+  EXPECT_TRUE(std::isnan(iteration_time(point_from_json(none)).time_s));
+}
+
+// The sync-bound advice names no variant.
+TEST(InterpretTyped, AdviceNamesNoVariant) {
+  Spec s;
+  s.mode = "eager";
+  s.syncs = 1;
+  s.launches = 2;
+  s.time_s = 700e-6;
+  s.wall_s = 1e-3;
+  s.bytes = s.compulsory = bytes_at(0.2, s.time_s);
+  const Interpretation in = interpret(point_from_json(point(s)), header_from_json(gpu_header()));
+  EXPECT_EQ(in.bound, "sync");
+  EXPECT_NE(in.note.next_change.find("a device-side count"), std::string::npos) << in.note.next_change;
+  EXPECT_EQ(in.note.next_change.find("_device_count"), std::string::npos) << in.note.next_change;
+}
+
 // ---- across points ------------------------------------------------------------------------------------------
 
 // Two variants a, b along one axis with the given times.
@@ -516,24 +670,6 @@ TEST(InterpretAnalyze, EachHeaderStartsARun) {
   ASSERT_EQ(a["groups"].size(), 2u);  // same axes, different runs: never mixed
   EXPECT_EQ(a["groups"][0]["winner"], "a");
   EXPECT_EQ(a["groups"][1]["winner"], "b");
-}
-
-TEST(InterpretFormat, NumbersAndUnits) {
-  EXPECT_EQ(format_number(1e8), "1e8");
-  EXPECT_EQ(format_number(1600000), "1.6e6");
-  EXPECT_EQ(format_number(1024), "1024");
-  EXPECT_EQ(format_number(0.04), "0.04");
-  EXPECT_EQ(format_number(3.2e7 + 0.5), "3.2e7");
-  EXPECT_EQ(format_rate(4.37e12, "B/s"), "4.37 TB/s");
-  EXPECT_EQ(format_time(114.3e-6), "114 µs");
-  EXPECT_EQ(display_width(format_time(114.3e-6)), 6u);  // µ: two bytes, one column
-  EXPECT_EQ(display_width("2.99 ms"), 7u);
-  EXPECT_EQ(format_percent(0.987), "99%");
-  EXPECT_EQ(format_percent(std::nan("")), "n/a");
-  // C14: an axis value beyond 2^53 is printed exactly, not through a double.
-  EXPECT_EQ(format_axis_value(Json(std::int64_t{9007199254740993})), "9007199254740993");
-  EXPECT_EQ(format_axis_value(Json(std::uint64_t{18446744073709551615u})), "18446744073709551615");
-  EXPECT_EQ(format_axis_value(Json(std::int64_t{100000000})), "1e8");
 }
 
 // ---- labrun report ------------------------------------------------------------------------------------------
