@@ -412,7 +412,9 @@ std::vector<std::string> differences_from_stored(const PointRecord& p, const Run
 // file was written by build 4770c85, which wrote the sync-bound advice with a variant's name and no
 // evidence.host_probe_time_s (see differences_from_stored()); nothing else differs.
 TEST(InterpretTyped, ReproducesStoredInterpretationsOfACommittedRun) {
-  const std::string path = std::string(LABRUN_SOURCE_DIR) + "/results/h200/masking-2026-11-29-run1.jsonl";
+  test::TempDir dir;
+  const std::string path = test::schema1_masking_run(dir);
+  if (path.empty()) GTEST_SKIP() << "gzip is needed to unpack the fixture";
   const ResultSet set = load_results({path});
   ASSERT_EQ(set.runs.size(), 1u);
   const labrun::Run& run = set.runs[0];

@@ -23,6 +23,7 @@ using test::TempDir;
 namespace fs = std::filesystem;
 
 const std::string kResults = std::string(LABRUN_SOURCE_DIR) + "/results/h200/";
+const std::string kAAPair = kResults + "masking/aa-delay-fbceaea/";
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -72,14 +73,17 @@ std::size_t expect_round_trips(const std::string& path) {
 }
 
 TEST(PointRecord, RoundTripsCommittedPlainFile) {
-  const std::size_t points = expect_round_trips(kResults + "masking-2026-11-29-run1.jsonl");
+  TempDir dir("labrun_rec");
+  const std::string path = test::schema1_masking_run(dir);
+  if (path.empty()) GTEST_SKIP() << "gzip is needed to unpack the fixture";
+  const std::size_t points = expect_round_trips(path);
   EXPECT_GT(points, 100u);
 }
 
 TEST(PointRecord, RoundTripsCommittedGzipFile) {
   TempDir dir("labrun_rec");
   const std::string plain = dir.file("masking-run1.jsonl");
-  if (!gunzip(kResults + "final-fbceaea/masking-run1.jsonl.gz", plain)) GTEST_SKIP() << "gzip -dc unavailable";
+  if (!gunzip(kAAPair + "masking-run1.jsonl.gz", plain)) GTEST_SKIP() << "gzip -dc unavailable";
   const std::size_t points = expect_round_trips(plain);
   EXPECT_GT(points, 100u);
 }
@@ -114,7 +118,10 @@ TEST(PointRecord, RoundTripsEveryCommittedResult) {
 }
 
 TEST(PointRecord, TypedFieldsOfACommittedPoint) {
-  const ResultSet set = load_results({kResults + "masking-2026-11-29-run1.jsonl"});
+  TempDir dir("labrun_rec");
+  const std::string path = test::schema1_masking_run(dir);
+  if (path.empty()) GTEST_SKIP() << "gzip is needed to unpack the fixture";
+  const ResultSet set = load_results({path});
   ASSERT_EQ(set.runs.size(), 1u);
   const labrun::Run& run = set.runs[0];
   EXPECT_TRUE(run.has_header);

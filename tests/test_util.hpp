@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include <cstdlib>
+
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -32,6 +34,16 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// The schema-1 GPU run kept as a fixture (configs/masking.yaml on the H200, build 4770c85, before the
+/// experiment-package redesign), unpacked into `dir`: the path of the .jsonl, or "" when gzip is missing.
+inline std::string schema1_masking_run(const TempDir& dir) {
+  const std::string src = std::string(LABRUN_SOURCE_DIR) + "/tests/data/masking-schema1-4770c85.jsonl.gz";
+  const std::string dst = dir.file("masking-schema1-4770c85.jsonl");
+  if (std::system("command -v gzip >/dev/null 2>&1") != 0) return "";
+  if (std::system(("gzip -dc '" + src + "' > '" + dst + "'").c_str()) != 0) return "";
+  return dst;
+}
 
 /// The registry of every built-in experiment (host implementations), built once.
 inline const Registry& builtin() {
