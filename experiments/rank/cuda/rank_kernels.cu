@@ -1,13 +1,17 @@
 #include "rank/cuda/rank_kernels.cuh"
 
+#include <cub/agent/single_pass_scan_operators.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/block/block_store.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/tabulate_output_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
 
 #include "cuda_check.hpp"
 
@@ -22,16 +26,6 @@ struct Widen {
 };
 using MaskIt = thrust::transform_iterator<Widen, const std::uint8_t*, std::int64_t, std::int64_t>;
 MaskIt widened(const std::uint8_t* mask) { return MaskIt(mask, Widen{}); }
-
-// fused's output functor: CUB assigns the exclusive count v of element i; masked-out elements get -1. The
-// mask byte it reads was loaded by the same thread for the same tile moments earlier (warp-striped load and
-// store), so it comes from L1.
-struct RankWriter {
-  std::int64_t* out;
-  const std::uint8_t* mask;
-  __device__ void operator()(std::ptrdiff_t i, std::int64_t v) const { out[i] = mask[i] ? v : std::int64_t{-1}; }
-};
-using RankOut = thrust::tabulate_output_iterator<RankWriter>;
 
 // Enough blocks for `per_thread` items per thread, at least 1, at most 8 per SM (then grid-stride).
 int grid_for(std::int64_t items, std::int64_t per_thread, int sm_count) {
@@ -105,6 +99,71 @@ __global__ void __launch_bounds__(kBlock) select_rank_kernel(const std::uint8_t*
   if (blockIdx.x == gridDim.x - 1)
     for (std::int64_t i = tiles * kTile + threadIdx.x; i < n; i += kBlock) out[i] = mask[i] ? s[i] - 1 : -1;
 }
+
+// fused: one single-pass scan with decoupled look-back (Merrill & Garland, "Single-pass Parallel Prefix Scan
+// with Decoupled Look-back", NVIDIA 2016; CUB's TilePrefixCallbackOp and ScanTileState). A tile is one 16-byte
+// vector of mask bytes per thread: each thread counts its 16 bytes, the block scans the counts with the tiles
+// before it as prefix, and each thread writes its 16 ranks, transposed through shared memory so every warp
+// store is 256 contiguous bytes. The mask is read once (16-byte loads) and the output written once: 9n bytes.
+using TileState = cub::ScanTileState<std::int64_t>;
+constexpr int kFusedItems = 16;
+constexpr int kFusedTile = kFusedItems * kBlock;
+
+__global__ void fused_init_kernel(TileState state, int tiles) { state.InitializeStatus(tiles); }
+
+__global__ void __launch_bounds__(kBlock) fused_rank_kernel(const std::uint8_t* __restrict__ mask,
+                                                            std::int64_t* __restrict__ out, std::int64_t n,
+                                                            TileState state) {
+  using BlockScan = cub::BlockScan<std::int64_t, kBlock, cub::BLOCK_SCAN_WARP_SCANS>;
+  using Prefix = cub::TilePrefixCallbackOp<std::int64_t, ::cuda::std::plus<>, TileState>;
+  using Store = cub::BlockStore<std::int64_t, kBlock, kFusedItems, cub::BLOCK_STORE_WARP_TRANSPOSE>;
+  __shared__ union {
+    typename BlockScan::TempStorage scan;
+    typename Store::TempStorage store;
+  } smem;
+  __shared__ typename Prefix::TempStorage prefix;
+  const int tile = static_cast<int>(blockIdx.x);
+  const std::int64_t base = static_cast<std::int64_t>(tile) * kFusedTile;
+  const std::int64_t valid = n - base < kFusedTile ? n - base : kFusedTile;
+  std::uint8_t m[kFusedItems];
+  if (valid == kFusedTile) {
+    const uint4 v = reinterpret_cast<const uint4*>(mask + base)[threadIdx.x];
+    const unsigned int words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int j = 0; j < kFusedItems; ++j) m[j] = static_cast<std::uint8_t>((words[j / 4] >> (8 * (j % 4))) & 0xff);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kFusedItems; ++j) {
+      const std::int64_t i = static_cast<std::int64_t>(threadIdx.x) * kFusedItems + j;
+      m[j] = i < valid ? mask[base + i] : 0;
+    }
+  }
+  std::int64_t count = 0;
+#pragma unroll
+  for (int j = 0; j < kFusedItems; ++j) count += m[j];
+  std::int64_t rank = 0;
+  if (tile == 0) {
+    std::int64_t aggregate = 0;
+    BlockScan(smem.scan).ExclusiveSum(count, rank, aggregate);
+    if (threadIdx.x == 0) state.SetInclusive(0, aggregate);
+  } else {
+    Prefix look_back(state, prefix, ::cuda::std::plus<>{}, tile);
+    BlockScan(smem.scan).ExclusiveSum(count, rank, look_back);
+  }
+  __syncthreads();  // the store reuses the scan's shared memory
+  std::int64_t r[kFusedItems];
+#pragma unroll
+  for (int j = 0; j < kFusedItems; ++j) {
+    r[j] = m[j] ? rank : std::int64_t{-1};
+    rank += m[j];
+  }
+  if (valid == kFusedTile)
+    Store(smem.store).Store(out + base, r);
+  else
+    Store(smem.store).Store(out + base, r, static_cast<int>(valid));
+}
+
+std::int64_t fused_tiles(std::int64_t n) { return (n + kFusedTile - 1) / kFusedTile; }
 
 }  // namespace
 
@@ -189,15 +248,21 @@ void select_rank(const std::uint8_t* mask, const std::int64_t* s, std::int64_t* 
 
 std::size_t fused_temp_bytes(std::int64_t n) {
   std::size_t bytes = 0;
-  LABRUN_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, bytes, widened(nullptr), RankOut(RankWriter{nullptr, nullptr}), n));
+  LABRUN_CUDA(TileState::AllocationSize(static_cast<int>(std::max<std::int64_t>(1, fused_tiles(n))), bytes));
   return std::max<std::size_t>(bytes, 16);
 }
 
 void fused_rank(const std::uint8_t* mask, std::int64_t n, std::int64_t* out, void* temp, std::size_t temp_bytes,
                 cudaStream_t stream) {
   if (n <= 0) return;
-  std::size_t bytes = temp_bytes;
-  LABRUN_CUDA(cub::DeviceScan::ExclusiveSum(temp, bytes, widened(mask), RankOut(RankWriter{out, mask}), n, stream));
+  const std::int64_t tiles = fused_tiles(n);
+  if (tiles > std::numeric_limits<int>::max()) throw std::invalid_argument("rank fused: too many tiles");
+  TileState state;
+  LABRUN_CUDA(state.Init(static_cast<int>(tiles), temp, temp_bytes));
+  const int init_blocks = static_cast<int>((tiles + kBlock - 1) / kBlock);
+  fused_init_kernel<<<init_blocks, kBlock, 0, stream>>>(state, static_cast<int>(tiles));
+  LABRUN_CUDA_LAUNCHED();
+  fused_rank_kernel<<<static_cast<unsigned int>(tiles), kBlock, 0, stream>>>(mask, out, n, state);
   LABRUN_CUDA_LAUNCHED();
 }
 

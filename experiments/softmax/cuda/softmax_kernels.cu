@@ -176,13 +176,19 @@ __global__ void __launch_bounds__(1024) onchip_kernel(const S* __restrict__ x, S
       sum = group_reduce(sum, G, 0.0f, red[1], SumOp{});
       scale = 1.0f / sum;
     } else {
-      // This thread's elements: its own max and sum; then the online merge across the group.
+      // This thread's elements in one pass: its own running max and the sum of exp(x - its max); then the
+      // threads' (m, d) pairs merged. On chip the merge is done as a max reduction followed by a sum of the
+      // rescaled d's (d e^(m - M) is the online rule's rescale, applied once per thread): the same value as
+      // merging pair by pair, with one exp per thread instead of two per butterfly step, which at 8 elements
+      // per thread cost more than the elements themselves.
       const float ref = mx == kNegInf ? 0.0f : mx;
       float d = 0.0f;
 #pragma unroll
       for (int i = 0; i < E; ++i) d += (v[i] = expf(v[i] - ref));
-      const MD total = group_merge(MD{mx, d}, G, red[0], red[1]);
-      scale = expf(mx - total.m) * (1.0f / total.d);
+      const float m_all = group_reduce(mx, G, kNegInf, red[0], MaxOp{});
+      const float rescale = mx == kNegInf ? 0.0f : expf(mx - m_all);  // a thread with no elements adds 0
+      const float d_all = group_reduce(d * rescale, G, 0.0f, red[1], SumOp{});
+      scale = rescale * (1.0f / d_all);
     }
     if (active) {
 #pragma unroll
