@@ -157,9 +157,9 @@ def time_figure(spec, rows, out_dir, colours, plots):
                                label=f"{style_axis} = {axis_text(v)}") for s, v in enumerate(styles)]
         per_row = min(len(handles), max(3, int(width / 1.9)))
         fig.legend(handles=handles, loc="lower center", ncol=per_row, fontsize=9, frameon=False)
-        where = ", ".join(f"{a} = {axis_text(v)}" for a, v in zip(split_axes, combo))
+        slice_text = ", ".join(f"{a} = {axis_text(v)}" for a, v in zip(split_axes, combo))
         title = spec.get("title") or f"time vs {x_axis}"
-        title = title + (f", {where}" if where else "") + f" (run {run})"
+        title = title + (f", {slice_text}" if slice_text else "") + f" (run {run})"
         fig.suptitle(title, fontsize=12)
         legend_rows = math.ceil(len(handles) / per_row) if handles else 0
         fig.tight_layout(rect=(0, (0.05 if nrows > 1 else 0.09) * legend_rows + 0.02, 1, 0.97))

@@ -76,6 +76,8 @@ class ReportContext {
   const PointRecord* find(std::size_t run, const std::string& id) const;
   /// find() for an id given as JSON (as the analysis' `ids` hold them): nullptr unless it is a string.
   const PointRecord* find(std::size_t run, const Json& id) const;
+  /// find() for a literal id (resolves what would be ambiguous between the two above).
+  const PointRecord* find(std::size_t run, const char* id) const { return find(run, std::string(id)); }
 
   /// A representative point per variant and launch mode (lab axis kModeAxis) of run `run`, in first-seen
   /// order, among its ok, not suspect points: the largest value of the size axis; among those, the other

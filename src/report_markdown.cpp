@@ -343,7 +343,8 @@ void crossover_tables(std::vector<const Json*> sig, std::ostream& md) {
            std::min(num(*b, {"ratio_below"}), num(*b, {"ratio_above"}));
   });
   const std::size_t top = std::min<std::size_t>(25, sig.size());
-  md << " The " << top << " most decisive (largest margin at both ends):\n\n";
+  if (sig.size() == 1) md << " It is:\n\n";
+  else md << " The " << top << " most decisive (largest margin at both ends):\n\n";
   auto table = [&](std::size_t to) {
     md << "| axis | between | at ≈ | faster below → above | margin below | margin above | other axes |\n"
        << "|---|---|---:|---|---:|---:|---|\n";
@@ -383,7 +384,7 @@ void crossovers_section(const ReportContext& c, std::ostream& md) {
       if (flag(*x, "significant")) (on_size ? along_sig : other_sig).push_back(x);
     }
     auto part = [&](const std::vector<const Json*>& all, const std::vector<const Json*>& sig) {
-      md << all.size() << " crossovers, " << sig.size() << " significant.";
+      md << all.size() << (all.size() == 1 ? " crossover, " : " crossovers, ") << sig.size() << " significant.";
       if (sig.empty()) {
         md << "\n\n";
         return;

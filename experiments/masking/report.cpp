@@ -274,8 +274,9 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
        << (has_multiply ? "---:|" : "") << "---:|:---:|\n";
     for (const auto& w : wins) {
       md << "| " << C::cell(format_axes(w.axes, run.varying)) << " | " << format_time(w.ti) << " | "
-         << format_time(w.tw) << " |" << (has_multiply ? " " + format_time(w.tm) + " |" : "") << " "
-         << C::ratio_text(w.by) << " | " << (w.significant ? "yes" : "no") << " |\n";
+         << format_time(w.tw) << " |";
+      if (has_multiply) md << " " << format_time(w.tm) << " |";
+      md << " " << C::ratio_text(w.by) << " | " << (w.significant ? "yes" : "no") << " |\n";
     }
     md << "\n";
   }
