@@ -24,6 +24,7 @@
 #include "registry.hpp"
 #include "report.hpp"
 #include "report_context.hpp"
+#include "report_plots.hpp"
 #include "test_util.hpp"
 
 namespace labrun {
@@ -314,6 +315,38 @@ TEST(ReportContextApi, TypedIterationTimeMatchesTheJsonOne) {
   EXPECT_EQ(typed.ci95_low_s, json.ci95_low_s);
   EXPECT_EQ(typed.ci95_high_s, json.ci95_high_s);
   EXPECT_EQ(ReportContext::iteration_time(PointRecord{}).host_paced, false);
+}
+
+TEST(ReportPlots, FiguresFollowTheExperimentsPlotSpecs) {
+  Registry registry;
+  Experiment e = toy_experiment();
+  e.axes.push_back({"width", AxisKind::Word, "a word axis", {}, {}, {"narrow", "wide"}, std::string("narrow")});
+  e.plots = {PlotSpec{"size", "variant", {"width"}, "time by width"}, PlotSpec{"size", "width", {}, ""},
+             PlotSpec{"not_swept", "variant", {}, ""}};
+  registry.add(std::move(e));
+  std::vector<PointRecord> points;
+  for (const char* w : {"narrow", "wide"})
+    for (auto p : toy_points()) {
+      p.axes["width"] = w;
+      p.id += w;
+      points.push_back(std::move(p));
+    }
+  TempDir dir;
+  const std::string in = write_run(dir.file("toy.jsonl"), host_header(nullptr), points);
+  const ReportContext c(load_results({in}), &registry);
+  const std::vector<PlotFigure> figs = plot_figures(c);
+  ASSERT_EQ(figs.size(), 2u);  // the spec whose x is not swept draws nothing
+  EXPECT_EQ(figs[0].x, "size");
+  EXPECT_EQ(figs[0].x_scale, "log");
+  EXPECT_EQ(figs[0].facets, (std::vector<std::string>{"width"}));
+  EXPECT_TRUE(figs[0].split.empty());
+  EXPECT_EQ(figs[0].title, "toy: time by width");
+  EXPECT_EQ(figs[0].name, "time_vs_size_run0");
+  // One line per width: the variants go to separate figures.
+  EXPECT_EQ(figs[1].series, "width");
+  EXPECT_EQ(figs[1].split, (std::vector<std::string>{"variant"}));
+  EXPECT_EQ(figs[1].title, "toy: time vs size");
+  EXPECT_EQ(figs[1].name, "time_vs_size_run0_2");
 }
 
 // The committed H200 results (schema_version 1, interpretations stored by the lab of their day) still get the
