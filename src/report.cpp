@@ -28,14 +28,6 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
     err << "labrun report: no result files given\n";
     return kExitUsage;
   }
-  ResultSet results;
-  try {
-    results = load_results(paths);
-  } catch (const ResultError& e) {
-    err << "labrun report: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  for (const auto& w : results.warnings) err << "labrun report: warning: " << w << "\n";
   std::optional<Registry> builtin;
   const Registry* registry = options.registry;
   if (!registry) {
@@ -43,7 +35,15 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
     register_builtin(*builtin);
     registry = &*builtin;
   }
-  const ReportContext context(std::move(results), registry);
+  std::optional<ReportContext> loaded;
+  try {
+    loaded.emplace(load_results(paths), registry);
+  } catch (const ResultError& e) {
+    err << "labrun report: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  const ReportContext& context = *loaded;
+  for (const auto& w : context.warnings()) err << "labrun report: warning: " << w << "\n";
   const fs::path dir(out_dir);
   try {
     std::error_code ec;
