@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""Plots for `labrun report`: reads the report's points.csv (and ceilings.json beside it) and writes PNGs into an
-output folder, listed with their titles in plots.json there.
+"""Plots for `labrun report`: draws the figures the report's plots.json specifies, from its points.csv and
+ceilings.json, as PNGs in the report folder, and lists what it drew in plots.json under "drawn".
 
+    python3 scripts/plot_report.py OUT            (OUT holds plots.json, points.csv, ceilings.json)
     python3 scripts/plot_report.py OUT/points.csv OUT
 
-Figures (per run and experiment; points that are not ok or are suspect are left out):
-- time_vs_<axis>_*.png: median time per iteration against `n` and against `density` (log-log), one panel per
-  value of the other of the two axes, one colour per variant, one line style per `downstream` value (or, without
-  it, per value of another varying axis with at most four values, e.g. `l2`); one figure per combination of the
-  remaining varying axes (mode, dtype, ...).
+plots.json (written by `labrun report`, src/report_plots.hpp): {"points": CSV, "ceilings": JSON, "figures":
+[{run, experiment, x, x_scale, series, facets, style, split, title, name}], "roofline": {"marker": AXIS}}.
+The script names no axis itself. Figures (points that are not ok or are suspect are left out):
+- <name>_<split values>.png: median time per loop iteration (log) against the axis `x` (x_scale "log" or
+  "linear"), one colour per value of `series` ("variant" or an axis), one line style per value of `style`, one
+  panel per combination of the `facets` axes' values, one figure per combination of the `split` axes' values.
 - roofline_run<R>.png: achieved FLOP/s against arithmetic intensity (flop per compulsory byte), with the memory
-  roof (calibrated memory ceiling × intensity) and the FP32 compute roof (Williams, Waterman and Patterson,
-  "Roofline", CACM 2009).
+  roof (calibrated memory ceiling x intensity) and the FP32 compute roof (Williams, Waterman and Patterson,
+  "Roofline", CACM 2009); one marker per value of the roofline's `marker` axis.
 
 Needs only python3 and matplotlib (Debian: python3-matplotlib); uses the non-interactive Agg backend.
 """
@@ -83,84 +85,93 @@ def loop_time(row):
     return t if t is not None and t > 0 else number(row["time_s"])
 
 
-def varying_axes(rows, axes):
-    return [a for a in axes if len({r["axis." + a] for r in rows}) > 1]
+def column(row, name):
+    """The value of `name` in a CSV row: the variant for "variant", else the axis column."""
+    return row["variant"] if name == "variant" else row.get("axis." + name, "")
 
 
-def time_figures(rows, axes, out_dir, colours, plots):
-    """Time against `n` (panels by density) and against `density` (panels by n)."""
-    runs = sorted({(r["run"], r["experiment"]) for r in rows}, key=lambda k: (int(k[0]), k[1]))
-    for run, experiment in runs:
-        run_rows = [r for r in rows if r["run"] == run and r["experiment"] == experiment]
-        vary = varying_axes(run_rows, axes)
-        for x_axis, facet_axis in (("n", "density"), ("density", "n")):
-            if x_axis not in vary:
-                continue
-            # Line style: `downstream` if it varies, else the first other varying axis with a few values.
-            others = [a for a in vary if a not in (x_axis, facet_axis)]
-            few = [a for a in others if len({r["axis." + a] for r in run_rows}) <= len(LINE_STYLES)]
-            style_axis = "downstream" if "downstream" in others else (few[0] if few else None)
-            used = {x_axis, facet_axis, style_axis}
-            split_axes = [a for a in vary if a not in used]
-            combos = sorted({tuple(r["axis." + a] for a in split_axes) for r in run_rows}, key=lambda t: [sort_key(v) for v in t])
-            for combo in combos:
-                subset = [r for r in run_rows if tuple(r["axis." + a] for a in split_axes) == combo]
-                if len({r["axis." + x_axis] for r in subset}) < 2:
+def combo_key(combo):
+    return [sort_key(v) for v in combo]
+
+
+def time_figure(spec, rows, out_dir, colours, plots):
+    """One figure spec of plots.json: one PNG per combination of the spec's split axes."""
+    run, experiment = str(spec["run"]), spec.get("experiment") or ""
+    run_rows = [r for r in rows if r["run"] == run and (not experiment or r["experiment"] == experiment)]
+    x_axis, series = spec["x"], spec.get("series") or "variant"
+    facet_axes, style_axis, split_axes = spec.get("facets") or [], spec.get("style") or None, spec.get("split") or []
+    log_x = spec.get("x_scale") == "log"
+    combos = sorted({tuple(column(r, a) for a in split_axes) for r in run_rows}, key=combo_key)
+    for combo in combos:
+        subset = [r for r in run_rows if tuple(column(r, a) for a in split_axes) == combo
+                  and number(column(r, x_axis)) is not None and (not log_x or number(column(r, x_axis)) > 0)]
+        if len({column(r, x_axis) for r in subset}) < 2:
+            continue
+        facets = sorted({tuple(column(r, a) for a in facet_axes) for r in subset}, key=combo_key)
+        styles = sorted({column(r, style_axis) for r in subset}, key=sort_key) if style_axis else [None]
+        if series == "variant":
+            lines = [v for v in colours if any(r["variant"] == v for r in subset)]
+            line_colour = colours
+        else:
+            lines = sorted({column(r, series) for r in subset}, key=sort_key)
+            cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+            line_colour = {v: cycle[i % len(cycle)] for i, v in enumerate(lines)}
+        ncols = min(4, len(facets))
+        nrows = math.ceil(len(facets) / ncols)
+        width = max(3.6 * ncols, 9.0)  # room for the title and the legend even with one panel
+        panel_width = width / ncols if ncols > 1 else 5.0
+        fig, grid = plt.subplots(nrows, ncols, figsize=(width, 3.0 * nrows + 1.1), squeeze=False,
+                                 sharex=True, sharey=True,
+                                 gridspec_kw={"width_ratios": [1] * ncols} if ncols > 1 else None)
+        if ncols == 1:
+            grid[0][0].set_box_aspect(3.0 / panel_width)
+        for k, facet in enumerate(facets):
+            ax = grid[k // ncols][k % ncols]
+            for line, (s, style) in itertools.product(lines, enumerate(styles)):
+                pts = [r for r in subset if column(r, series) == line
+                       and tuple(column(r, a) for a in facet_axes) == facet
+                       and (style is None or column(r, style_axis) == style)]
+                pts.sort(key=lambda r: number(column(r, x_axis)))
+                if not pts:
                     continue
-                facets = sorted({r["axis." + facet_axis] for r in subset}, key=sort_key) if facet_axis in vary else [None]
-                styles = sorted({r["axis." + style_axis] for r in subset}, key=sort_key) if style_axis else [None]
-                variants = [v for v in colours if any(r["variant"] == v for r in subset)]
-                ncols = min(4, len(facets))
-                nrows = math.ceil(len(facets) / ncols)
-                width = max(3.6 * ncols, 9.0)  # room for the title and the legend even with one panel
-                panel_width = width / ncols if ncols > 1 else 5.0
-                fig, grid = plt.subplots(nrows, ncols, figsize=(width, 3.0 * nrows + 1.1), squeeze=False,
-                                         sharex=True, sharey=True,
-                                         gridspec_kw={"width_ratios": [1] * ncols} if ncols > 1 else None)
-                if ncols == 1:
-                    grid[0][0].set_box_aspect(3.0 / panel_width)
-                for k, facet in enumerate(facets):
-                    ax = grid[k // ncols][k % ncols]
-                    for variant, (s, style) in itertools.product(variants, enumerate(styles)):
-                        pts = [r for r in subset if r["variant"] == variant
-                               and (facet is None or r["axis." + facet_axis] == facet)
-                               and (style is None or r["axis." + style_axis] == style)]
-                        pts.sort(key=lambda r: number(r["axis." + x_axis]))
-                        if not pts:
-                            continue
-                        ax.plot([number(r["axis." + x_axis]) for r in pts], [loop_time(r) for r in pts],
-                                LINE_STYLES[s % len(LINE_STYLES)], marker=".", color=colours[variant], linewidth=1.4,
-                                markersize=5)
-                    ax.set_xscale("log")
-                    ax.set_yscale("log")
-                    ax.grid(True, which="major", alpha=0.35)
-                    ax.grid(True, which="minor", alpha=0.12)
-                    if facet is not None:
-                        ax.set_title(f"{facet_axis} = {axis_text(facet)}", fontsize=10)
-                for k in range(len(facets), nrows * ncols):
-                    grid[k // ncols][k % ncols].set_visible(False)
-                for row in grid:
-                    row[0].set_ylabel("median time per iteration (s)")
-                for ax in grid[-1]:
-                    ax.set_xlabel(x_axis)
-                handles = [Line2D([], [], color=colours[v], linewidth=2, label=v) for v in variants]
-                if style_axis:
-                    handles += [Line2D([], [], color="0.3", linestyle=LINE_STYLES[s % len(LINE_STYLES)],
-                                       label=f"{style_axis} = {axis_text(v)}") for s, v in enumerate(styles)]
-                fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), max(3, int(width / 1.9))),
-                           fontsize=9, frameon=False)
-                where = ", ".join(f"{a} = {axis_text(v)}" for a, v in zip(split_axes, combo))
-                title = f"{experiment}: time vs {x_axis}" + (f", {where}" if where else "") + f" (run {run})"
-                fig.suptitle(title, fontsize=12)
-                legend_rows = math.ceil(len(handles) / min(len(handles), max(3, int(width / 1.9))))
-                fig.tight_layout(rect=(0, (0.05 if nrows > 1 else 0.09) * legend_rows + 0.02, 1, 0.97))
-                name = safe(f"time_vs_{x_axis}_run{run}_" + "_".join(axis_text(v) for v in combo)).rstrip("_") + ".png"
-                fig.savefig(os.path.join(out_dir, name), dpi=110)
-                plt.close(fig)
-                plots.append({"file": name, "title": title})
+                ax.plot([number(column(r, x_axis)) for r in pts], [loop_time(r) for r in pts],
+                        LINE_STYLES[s % len(LINE_STYLES)], marker=".", color=line_colour[line], linewidth=1.4,
+                        markersize=5)
+            if log_x:
+                ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.grid(True, which="major", alpha=0.35)
+            ax.grid(True, which="minor", alpha=0.12)
+            if facet_axes:
+                ax.set_title(", ".join(f"{a} = {axis_text(v)}" for a, v in zip(facet_axes, facet)), fontsize=10)
+        for k in range(len(facets), nrows * ncols):
+            grid[k // ncols][k % ncols].set_visible(False)
+        for row in grid:
+            row[0].set_ylabel("median time per iteration (s)")
+        for ax in grid[-1]:
+            ax.set_xlabel(x_axis)
+        label = (lambda v: v) if series == "variant" else (lambda v: f"{series} = {axis_text(v)}")
+        handles = [Line2D([], [], color=line_colour[v], linewidth=2, label=label(v)) for v in lines]
+        if style_axis:
+            handles += [Line2D([], [], color="0.3", linestyle=LINE_STYLES[s % len(LINE_STYLES)],
+                               label=f"{style_axis} = {axis_text(v)}") for s, v in enumerate(styles)]
+        per_row = min(len(handles), max(3, int(width / 1.9)))
+        fig.legend(handles=handles, loc="lower center", ncol=per_row, fontsize=9, frameon=False)
+        slice_text = ", ".join(f"{a} = {axis_text(v)}" for a, v in zip(split_axes, combo))
+        title = spec.get("title") or f"time vs {x_axis}"
+        title = title + (f", {slice_text}" if slice_text else "") + f" (run {run})"
+        fig.suptitle(title, fontsize=12)
+        legend_rows = math.ceil(len(handles) / per_row) if handles else 0
+        fig.tight_layout(rect=(0, (0.05 if nrows > 1 else 0.09) * legend_rows + 0.02, 1, 0.97))
+        stem = spec.get("name") or f"time_vs_{x_axis}_run{run}"
+        name = safe(f"{stem}_" + "_".join(axis_text(v) for v in combo)).rstrip("_") + ".png"
+        fig.savefig(os.path.join(out_dir, name), dpi=110)
+        plt.close(fig)
+        plots.append({"file": name, "title": title})
 
 
-def roofline_figures(rows, out_dir, colours, ceilings, plots):
+def roofline_figures(rows, out_dir, colours, ceilings, marker_axis, plots):
+    """Per run with calibrated ceilings: the points on the roofline, one marker per value of `marker_axis`."""
     by_run = {str(c["run"]): c for c in ceilings.get("runs", [])}
     for run in sorted({r["run"] for r in rows}, key=int):
         c = by_run.get(run, {})
@@ -171,10 +182,11 @@ def roofline_figures(rows, out_dir, colours, ceilings, plots):
         if not memory or not compute or not pts:
             continue
         fig, ax = plt.subplots(figsize=(10, 7))
-        modes = sorted({r.get("axis.mode", "") for r in pts})
+        marks = sorted({column(r, marker_axis) if marker_axis else "" for r in pts}, key=sort_key)
         for variant in [v for v in colours if any(r["variant"] == v for r in pts)]:
-            for m, mode in enumerate(modes):
-                sel = [r for r in pts if r["variant"] == variant and r.get("axis.mode", "") == mode]
+            for m, mark in enumerate(marks):
+                sel = [r for r in pts if r["variant"] == variant
+                       and (column(r, marker_axis) if marker_axis else "") == mark]
                 if sel:
                     ax.scatter([number(r["arithmetic_intensity_flop_per_byte"]) for r in sel],
                                [number(r["flop_per_s"]) for r in sel], s=18, alpha=0.75, color=colours[variant],
@@ -199,9 +211,9 @@ def roofline_figures(rows, out_dir, colours, ceilings, plots):
         ax.set_ylabel("achieved FLOP/s")
         handles = [Line2D([], [], color=colours[v], marker="o", linestyle="", label=v)
                    for v in colours if any(r["variant"] == v for r in pts)]
-        if len(modes) > 1:
+        if len(marks) > 1:
             handles += [Line2D([], [], color="0.3", marker=MARKERS[m % len(MARKERS)], linestyle="",
-                               label=f"mode = {mode}") for m, mode in enumerate(modes)]
+                               label=f"{marker_axis} = {axis_text(mark)}") for m, mark in enumerate(marks)]
         ax.legend(handles=handles, loc="lower right", ncol=2, fontsize=9)
         device = c.get("device") or ""
         title = f"Roofline: {c.get('experiment') or 'run ' + run} on {device} (run {run})"
@@ -214,12 +226,20 @@ def roofline_figures(rows, out_dir, colours, ceilings, plots):
 
 
 def main(argv):
-    if len(argv) != 3:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+    if len(argv) not in (2, 3):
+        print("usage: plot_report.py OUT  |  plot_report.py OUT/points.csv OUT", file=sys.stderr)
         return 2
-    csv_path, out_dir = argv[1], argv[2]
-    rows, usable, axes = load(csv_path)
-    ceilings_path = os.path.join(os.path.dirname(os.path.abspath(csv_path)), "ceilings.json")
+    out_dir = argv[-1]
+    spec_path = os.path.join(out_dir, "plots.json")
+    spec = {}
+    if os.path.exists(spec_path):
+        with open(spec_path) as f:
+            spec = json.load(f)
+    if not isinstance(spec, dict):  # a list of drawn plots from an older labrun: no specs
+        spec = {}
+    csv_path = argv[1] if len(argv) == 3 else os.path.join(out_dir, spec.get("points") or "points.csv")
+    rows, usable, _ = load(csv_path)
+    ceilings_path = os.path.join(os.path.dirname(os.path.abspath(csv_path)), spec.get("ceilings") or "ceilings.json")
     ceilings = {}
     if os.path.exists(ceilings_path):
         with open(ceilings_path) as f:
@@ -231,10 +251,15 @@ def main(argv):
             variants.append(r["variant"])
     colours = {v: cycle[i % len(cycle)] for i, v in enumerate(variants)}
     plots = []
-    time_figures(usable, axes, out_dir, colours, plots)
-    roofline_figures(usable, out_dir, colours, ceilings, plots)
-    with open(os.path.join(out_dir, "plots.json"), "w") as f:
-        json.dump(plots, f, indent=2)
+    for figure in spec.get("figures") or []:
+        time_figure(figure, usable, out_dir, colours, plots)
+    roofline_figures(usable, out_dir, colours, ceilings, (spec.get("roofline") or {}).get("marker"), plots)
+    spec["drawn"] = plots
+    tmp = spec_path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(spec, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, spec_path)
     for p in plots:
         print(p["file"])
     return 0

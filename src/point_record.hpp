@@ -323,6 +323,20 @@ struct RunHeader {
   const Json& build() const;                ///< the environment.labrun object; null if absent
   const Json& calibration_json() const;     ///< the `calibration` object; null if absent
   const Json& warnings() const;             ///< header `warnings` array; an empty array if absent
+  // For the report's summary (src/report_markdown.cpp):
+  std::string device_kind() const;          ///< environment.device.kind, e.g. "cuda"
+  std::string device_arch() const;          ///< environment.device.arch, e.g. "sm_90"
+  double sm_count() const;                  ///< environment.device.sm_count
+  std::string driver_version() const;       ///< environment.device.driver_version
+  std::string runtime_version() const;      ///< environment.device.runtime_version (CUDA runtime)
+  std::string labrun_version() const;       ///< environment.labrun.version
+  std::optional<bool> git_dirty() const;    ///< environment.labrun.git_dirty; nullopt if absent or not a bool
+  std::string build_type() const;           ///< environment.labrun.build_type
+  std::string cxx_compiler() const;         ///< environment.labrun.cxx_compiler
+  std::string cuda_compiler() const;        ///< environment.labrun.cuda_compiler ("-" without CUDA)
+  std::string lab_timing() const;           ///< lab.timing: "synchronized" or "unsynchronized"
+  std::string lab_l2() const;               ///< lab.l2: "hot" or "cold"
+  double lab_target_rel_ci() const;         ///< lab.target_rel_ci, dimensionless
 };
 
 /// The header line itself (h.json).

@@ -1,6 +1,8 @@
-// `labrun report RESULTS.jsonl...`: every point interpreted (interpret.hpp), the cross-point analysis, and its
-// renderings: report.md (summary, hypothesis verdicts, winners, crossovers, tables, five-part notes), points.csv
-// (one row per point) and, where python3 with matplotlib is present, PNG plots drawn by scripts/plot_report.py.
+// `labrun report RESULTS.jsonl...`: the results loaded (load_results()), every point with its stored
+// interpretation (computed by interpret() only for records without one), the cross-point analysis, and its
+// renderings: report.md (src/report_markdown.hpp), points.csv and ceilings.json (src/report_csv.hpp), and, where
+// python3 with matplotlib is present, PNG plots drawn by scripts/plot_report.py from plots.json
+// (src/report_plots.hpp). What sections read is a ReportContext (src/report_context.hpp).
 #pragma once
 
 #include <iosfwd>
@@ -8,6 +10,8 @@
 #include <vector>
 
 namespace labrun {
+
+class Registry;
 
 /// Options of cmd_report beyond its arguments.
 struct ReportOptions {
@@ -19,22 +23,28 @@ struct ReportOptions {
   /// Replace an existing report: the output folder is emptied, but only once every input has loaded, so a bad
   /// input never costs the old report.
   bool replace = false;
+  /// The experiments (size axis, plots, report sections) the runs are looked up in by name; nullptr: a
+  /// registry of the built-in experiments (register_builtin). A run whose experiment is not there gets the
+  /// generic report.
+  const Registry* registry = nullptr;
 };
 
-/// Reads the JSONL result files in `paths` (each a header line and point lines), interprets every point with
-/// its own file's header (recomputed even when the record already has an "interpretation"), runs analyze(),
-/// and writes into `out_dir` (created if needed):
-/// - report.md: summary (device, build, calibration, sweep size, status and bound counts), hypothesis verdicts,
-///   for the masking experiment where boolean indexing loses and wins, plots (linked only if drawn), winners,
-///   crossovers, five-part notes for a representative point per variant and mode and for every suspect point,
-///   and time and bandwidth tables by variant;
+/// Reads the JSONL result files in `paths` (each a file, a comma-separated list of files or a folder, as
+/// load_results() reads them), runs analyze(), and writes into `out_dir` (created if needed):
+/// - report.md: summary (device, build, calibration, sweep size, status and bound counts; a note for runs on
+///   the host backend), hypothesis verdicts ("host only" for host runs), each experiment's own section
+///   (Experiment::report_section), plots (linked only if drawn), winners, crossovers (along the size axis
+///   first), roofline, five-part notes for a representative point per variant and mode and for every suspect
+///   point, and time and bandwidth tables by variant;
 /// - points.csv: one row per point (run, id, experiment, variant, each axis, status, times, rates, fractions of
 ///   the ceilings, shares, bound, suspect, the run's ceilings);
 /// - ceilings.json: each run's calibrated ceilings (for the roofline plot);
-/// - plots.json and *.png, when plotting works.
-/// Progress and warnings go to `out` and `err`.
-/// @return 0 on success; 2 (bad input: the message names the file) when a file cannot be read, is not JSON
-///   Lines, holds no records or a line that is not a labrun record; 4 when out_dir cannot be written.
+/// - plots.json: the figures to draw (always written), with the list of those drawn once the script ran;
+/// - *.png, when plotting works.
+/// Progress and warnings (a torn last line, plotting problems) go to `out` and `err`.
+/// @return 0 on success; 2 (bad input: the message names the file) when no file is given, or a file cannot be
+///   read, is not JSON Lines, holds no records or a line that is not a labrun record; 4 when out_dir cannot be
+///   written.
 int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
                std::ostream& err);
 

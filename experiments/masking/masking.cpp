@@ -433,6 +433,7 @@ void register_experiment(Registry& registry) {
     return PointEstimate{working, c.bytes, c.flop};
   };
   e.plots = {PlotSpec{"n", "variant", {"density"}, "time vs n"}, PlotSpec{"density", "variant", {"n"}, "time vs density"}};
+  e.report_section = report_section;
   e.docs = "docs/experiments/masking.md";
   registry.add(std::move(e));
 }

@@ -18,6 +18,10 @@
 #include "point.hpp"
 #include "record.hpp"
 
+namespace labrun {
+class ReportContext;  // src/report_context.hpp
+}
+
 namespace labrun::masking {
 
 /// The scale in the downstream op x <- sin(x) * kDownstreamScale (keeps the op from being an identity).
@@ -123,6 +127,14 @@ class InputCache {
 /// The seed of a point's inputs: the lab seed mixed with the input-defining axes (not the variant, so that
 /// all variants see the same data).
 std::uint64_t input_seed(const Params& params, std::uint64_t lab_seed);
+
+/// The experiment's report section (Experiment::report_section, experiments/masking/report.cpp): for every run
+/// of this experiment with both `index` and `where`, where boolean indexing loses (index / where and index /
+/// multiply time ratios at densities 10%-90%, by n), where it wins (points where index beats the static-shape
+/// variants, with significance from the medians' 95% CIs), why (index's bound classes, launch and host-stall
+/// shares, its fixed cost at the smallest n; where's traffic over the compulsory bytes at the largest n), a
+/// table of ratios by slice and the crossovers of index against where and multiply. Markdown to `md`.
+void report_section(const ReportContext& context, std::ostream& md);
 
 /// Registers the experiment, its axes and variants with their host implementations.
 void register_experiment(class Registry& registry);

@@ -1,0 +1,581 @@
+#include "report_markdown.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <map>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "record.hpp"
+
+namespace labrun {
+
+namespace {
+
+using C = ReportContext;
+
+std::string cell(const std::string& s) { return C::cell(s); }
+std::string code(const std::string& s) { return C::code(s); }
+std::string ratio_text(double r) { return C::ratio_text(r); }
+std::string counts_text(const std::map<std::string, int>& m) { return C::counts_text(m); }
+
+// Reads of the analysis (analyze()'s JSON output, not records): a word (a number as its JSON text) or a number.
+std::string word(const Json& j, std::initializer_list<const char*> path) {
+  const Json* p = json_find(j, path);
+  if (!p) return "";
+  if (p->is_string()) return p->get<std::string>();
+  if (p->is_number() || p->is_boolean()) return p->dump();
+  return "";
+}
+double num(const Json& j, std::initializer_list<const char*> path) { return json_number(j, path); }
+bool flag(const Json& j, const char* key) { return j.is_object() && j.value(key, false); }
+const Json& at(const Json& j, const char* key) {
+  static const Json null;
+  return j.is_object() && j.contains(key) ? j[key] : null;
+}
+
+bool positive(double x) { return std::isfinite(x) && x > 0; }
+
+// ---- Summary ------------------------------------------------------------------------------------------------
+
+std::string device_text(const RunHeader& h) {
+  if (!h.device().is_object()) return h.backend();
+  std::string s = h.device_name();
+  if (s.empty()) s = h.device_kind();
+  if (!h.device_arch().empty()) s += ", " + h.device_arch();
+  if (std::isfinite(h.sm_count())) s += fmt::format(", {:.0f} SMs", h.sm_count());
+  if (positive(h.l2_bytes())) s += ", " + format_bytes(h.l2_bytes()) + " L2";
+  if (!h.driver_version().empty()) s += ", driver " + h.driver_version();
+  if (!h.runtime_version().empty()) s += ", CUDA runtime " + h.runtime_version();
+  return s;
+}
+
+std::string build_text(const RunHeader& h) {
+  if (!h.build().is_object()) return "not recorded";
+  std::string sha = h.git_sha();
+  if (sha.size() > 10) sha = sha.substr(0, 10);
+  const std::optional<bool> dirty = h.git_dirty();
+  std::string s = "labrun " + h.labrun_version() + (sha.empty() ? "" : " @ " + sha) +
+                  (dirty ? (*dirty ? " (dirty)" : " (clean)") : "") + ", " + h.build_type() + ", " + h.cxx_compiler();
+  const std::string cuda = h.cuda_compiler();
+  if (!cuda.empty() && cuda != "-") s += ", " + cuda;
+  return s;
+}
+
+std::string calibration_text(const RunHeader& h) {
+  if (!h.calibration_json().is_object()) return "none";
+  const double read = h.calibration("read", "bandwidth_Bps"), copy = h.calibration("copy", "bandwidth_Bps");
+  if (!std::isfinite(read) && !std::isfinite(copy)) {
+    const std::string b = h.calibration_backend();
+    return "no ceilings" + (b.empty() ? std::string() : " (backend " + b + ")") + ": bounds cannot be classified";
+  }
+  std::vector<std::string> parts;
+  auto add = [&](const std::string& label, double v, const std::string& unit) {
+    if (std::isfinite(v)) parts.push_back(label + " " + format_rate(v, unit));
+  };
+  add("read", read, "B/s");
+  add("copy", copy, "B/s");
+  add("theoretical", h.theoretical_bandwidth_Bps(), "B/s");
+  add("FP32 FMA", h.calibration("fp32_fma", "flop_per_s"), "FLOP/s");
+  add("bf16 GEMM", h.calibration("bf16_gemm", "flop_per_s"), "FLOP/s");
+  const double le = h.calibration("launch", "eager_time_s"), lg = h.calibration("launch", "graph_time_s");
+  if (std::isfinite(le) || std::isfinite(lg))
+    parts.push_back("launch " + format_time(le) + " eager, " + format_time(lg) + " from a graph");
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : " · ") + p;
+  return s;
+}
+
+std::string processes_text(const ReportRun& r) {
+  const double k = r.header.process_count();
+  if (!std::isfinite(k) || k < 2) return "1 (one process: variation between processes not sampled)";
+  std::vector<double> spread;
+  int warned = 0;
+  for (const auto& p : r.points) {
+    if (p.timing && p.timing->processes && std::isfinite(p.timing->processes->spread))
+      spread.push_back(p.timing->processes->spread);
+    for (const auto& w : p.warnings) warned += w.kind == "process_spread";
+  }
+  return fmt::format("{} pooled (lab.processes); the processes' medians of a point differ by a median {} "
+                     "(max {}); {} point(s) warned `process_spread`. Winners' and crossovers' intervals come "
+                     "from the pooled samples; `labrun diff` also compares the processes' medians",
+                     static_cast<int>(k), format_percent(C::median(spread)),
+                     format_percent(spread.empty() ? NAN : *std::max_element(spread.begin(), spread.end())), warned);
+}
+
+void summary_section(const ReportContext& c, std::ostream& md) {
+  const auto& runs = c.runs();
+  md << "## Summary\n\n";
+  md << "|  |";
+  for (const auto& r : runs) md << " run " << r.number << " |";
+  md << "\n|---|";
+  for (std::size_t i = 0; i < runs.size(); ++i) md << "---|";
+  md << "\n";
+  auto row = [&](const std::string& label, auto fn) {
+    md << "| " << label << " |";
+    for (const auto& r : runs) md << " " << cell(fn(r)) << " |";
+    md << "\n";
+  };
+  row("file", [](const ReportRun& r) { return code(r.file_name()); });
+  row("experiment", [](const ReportRun& r) {
+    const std::string d = r.header.description();
+    return r.header.experiment() + (d.empty() ? "" : ": " + d);
+  });
+  row("config", [](const ReportRun& r) {
+    const std::string sha = r.header.config_sha256();
+    return r.header.config_path() + (sha.size() > 12 ? " (sha256 " + sha.substr(0, 12) + "…)" : "");
+  });
+  row("created (UTC)", [](const ReportRun& r) { return r.header.created_utc(); });
+  row("device", [](const ReportRun& r) { return device_text(r.header); });
+  row("build", [](const ReportRun& r) { return build_text(r.header); });
+  row("timing", [](const ReportRun& r) {
+    std::string s = "lab.timing " + r.header.lab_timing() + ", L2 " + r.header.lab_l2();
+    const double ci = r.header.lab_target_rel_ci();
+    if (std::isfinite(ci)) s += ", median CI target ±" + format_percent(ci);
+    return s;
+  });
+  row("calibration", [](const ReportRun& r) { return calibration_text(r.header); });
+  row("processes", [](const ReportRun& r) { return processes_text(r); });
+  row("points", [](const ReportRun& r) {
+    std::map<std::string, int> counts;
+    for (const auto& p : r.points) counts[p.status]++;
+    return std::to_string(r.points.size()) + " (" + std::to_string(r.variants.size()) + " variants): " +
+           counts_text(counts);
+  });
+  row("bound classes", [](const ReportRun& r) {
+    std::map<std::string, int> counts, weak;
+    for (const auto& p : r.points) {
+      const Interpretation& in = C::interpretation(p);
+      counts[in.bound]++;
+      if (in.confidence == "weak") weak[in.bound]++;
+    }
+    std::string s = counts_text(counts);
+    if (!weak.empty()) s += " (of which weak: " + counts_text(weak) + ")";
+    return s;
+  });
+  row("suspect points", [](const ReportRun& r) {
+    int n = 0;
+    for (const auto& p : r.points) n += C::interpretation(p).suspect;
+    return std::to_string(n) + (n ? " (see \"Suspect points\")" : "");
+  });
+  row("header warnings", [](const ReportRun& r) {
+    std::string s;
+    for (const auto& x : r.header.warnings()) {
+      try {
+        s += (s.empty() ? "" : "; ") + warning_from_json(x).message;
+      } catch (const ResultError&) {  // not a {kind, message} object: nothing to show
+      }
+    }
+    return s.empty() ? std::string("none") : s;
+  });
+  md << "\nBound classes, thresholds and formulas: docs/metrics.md, \"Interpretation\". A *weak* class is the "
+        "nearer explanation when no threshold is met outright.\n\n";
+  for (const auto& r : runs)
+    if (r.host_backend)
+      md << "**" << (runs.size() > 1 ? "Run " + std::to_string(r.number) : std::string("This run"))
+         << " ran on the host backend (CPU):** its times, bound classes and hypothesis verdicts are the host "
+            "CPU's; they exercise the experiment's code, and say nothing about a GPU.\n\n";
+}
+
+// ---- Hypothesis verdicts ------------------------------------------------------------------------------------
+
+std::string when_text(const Json& when) {
+  std::string s;
+  if (when.is_object())
+    for (const auto& [k, v] : when.items()) {
+      std::string part;
+      if (v.is_array() && v.size() == 2 && v[0].is_number() && v[1].is_number())
+        part = k + " ∈ [" + format_axis_value(v[0]) + ", " + format_axis_value(v[1]) + "]";
+      else if (v.is_array()) {
+        part = k + " ∈ {";
+        for (std::size_t i = 0; i < v.size(); ++i) part += (i ? ", " : "") + format_axis_value(v[i]);
+        part += "}";
+      } else {
+        part = k + " = " + format_axis_value(v);
+      }
+      s += (s.empty() ? "" : ", ") + part;
+    }
+  return s.empty() ? "everywhere" : s;
+}
+
+// The verdict as the heading shows it. A run on the host backend never gets a GPU verdict: the analysis' own
+// "host_only" (with its host_verdict), or, from an analysis that does not know about hosts, its verdict
+// reported as what the host's timings say.
+std::string verdict_text(const Json& h, bool host_run) {
+  const std::string v = word(h, {"verdict"});
+  if (v == "host_only" || host_run) {
+    std::string said = v == "host_only" ? word(h, {"host_verdict"}) : v;
+    if (said.empty()) said = "n/a";
+    return "**host only** (the host's timings say: " + said + ")";
+  }
+  return "**" + v + "**";
+}
+
+void hypotheses_section(const ReportContext& c, std::ostream& md) {
+  md << "## Hypothesis verdicts\n\n";
+  const Json& hyps = at(c.analysis(), "hypotheses");
+  if (!hyps.is_array() || hyps.empty()) {
+    md << "No run's config states a hypothesis.\n\n";
+    return;
+  }
+  const auto& t = kInterpretThresholds;
+  md << "Each hypothesis from the config is tested at every *matching point*: both variants ran ok (and are not "
+        "suspect) with the same axes, inside `when` (ranges inclusive). The ratio is time(`than`) / time(`faster`). "
+     << "**confirmed** when the ratio reaches `by_at_least` at ≥ " << format_percent(t.confirm_fraction)
+     << " of the matching points; **refuted** when it does at fewer than " << format_percent(t.refute_fraction)
+     << "; **inconclusive** in between or with no matching point.";
+  bool any_host = false;
+  for (const auto& h : hyps) {
+    const std::size_t run = static_cast<std::size_t>(num(h, {"run"}));
+    any_host = any_host || word(h, {"verdict"}) == "host_only" || (run < c.runs().size() && c.runs()[run].host_backend);
+  }
+  if (any_host)
+    md << " **host only**: the run ran on the host backend (CPU), so its timings cannot confirm or refute a "
+          "prediction about a GPU; the verdict the host's timings would give is shown in parentheses.";
+  md << "\n\n";
+  int k = 0;
+  for (const auto& h : hyps) {
+    ++k;
+    const std::size_t run = static_cast<std::size_t>(num(h, {"run"}));
+    if (run >= c.runs().size()) continue;
+    const ReportRun& r = c.runs()[run];
+    const std::vector<std::string>& varying = r.varying;
+    const std::string fa = word(h, {"faster"}), th = word(h, {"than"});
+    md << "### H" << k << ": " << code(fa) << " faster than " << code(th) << " by ≥ "
+       << format_number(num(h, {"by_at_least"})) << "× when " << when_text(at(h, "when")) << " — "
+       << verdict_text(h, r.host_backend) << "\n\n";
+    md << "Run " << run << " (" << code(r.file_name()) << "). " << C::capitalized(word(h, {"reason"})) << ".";
+    if (r.host_backend || word(h, {"verdict"}) == "host_only")
+      md << " These are the host CPU's timings: the prediction is untested on a GPU.";
+    if (num(h, {"matched"}) > 0) {
+      md << " time(" << th << ") / time(" << fa << "): min " << ratio_text(num(h, {"ratio_min"})) << " at "
+         << format_axes(at(at(h, "min_point"), "axes"), varying) << "; median " << ratio_text(num(h, {"ratio_median"}))
+         << "; max " << ratio_text(num(h, {"ratio_max"})) << " at "
+         << format_axes(at(at(h, "max_point"), "axes"), varying) << ".";
+    }
+    if (num(h, {"skipped"}) > 0) {
+      std::map<std::string, int> why;
+      if (at(h, "skipped_because").is_object())
+        for (const auto& [w, n] : h["skipped_because"].items()) why[w] = n.is_number() ? n.get<int>() : 0;
+      md << " Left out: " << word(h, {"skipped"}) << " matching points where a side did not give a "
+         << "usable time (" << counts_text(why) << ").";
+    }
+    md << "\n\n";
+    const Json& pts = at(h, "points");
+    if (pts.is_array() && !pts.empty()) {
+      md << "| point | " << th << " / " << fa << " | meets " << format_number(num(h, {"by_at_least"})) << "× |\n"
+         << "|---|---:|:---:|\n";
+      std::size_t shown = 0;
+      for (const auto& p : pts) {
+        if (++shown > 60) break;
+        md << "| " << cell(format_axes(at(p, "axes"), varying)) << " | " << ratio_text(num(p, {"ratio"})) << " | "
+           << (flag(p, "passed") ? "yes" : "**no**") << " |\n";
+      }
+      if (pts.size() > 60) md << "\n(" << pts.size() - 60 << " more points in the analysis.)\n";
+      md << "\n";
+    }
+  }
+}
+
+// ---- Experiments' own sections ------------------------------------------------------------------------------
+
+void experiment_sections(const ReportContext& c, std::ostream& md) {
+  std::set<const Experiment*> done;
+  for (const auto& r : c.runs())
+    if (r.experiment && r.experiment->report_section && done.insert(r.experiment).second)
+      r.experiment->report_section(c, md);
+}
+
+// ---- Plots, winners, crossovers -----------------------------------------------------------------------------
+
+void plots_section(const Json& plots, std::ostream& md) {
+  md << "## Plots\n\n";
+  if (plots.empty()) {
+    md << "No plots were drawn (python3 with matplotlib was not available, or plotting failed).\n\n";
+    return;
+  }
+  for (const auto& p : plots) {
+    const std::string file = word(p, {"file"});
+    const std::string title = p.contains("title") && p["title"].is_string() ? word(p, {"title"}) : file;
+    md << "### " << title << "\n\n![" << title << "](" << file << ")\n\n";
+  }
+}
+
+void winners_section(const ReportContext& c, std::ostream& md) {
+  md << "## Winners\n\n"
+        "The fastest variant at each point (same axes), its margin over the runner-up (time ratio), and whether the "
+        "margin is beyond the noise (the medians' 95% confidence intervals do not overlap).\n\n";
+  for (const auto& run : c.runs()) {
+    std::vector<const Json*> gs;
+    std::map<std::string, int> wins;
+    for (const Json* g : c.groups(run.number))
+      if (at(*g, "runner_up").is_string()) {
+        gs.push_back(g);
+        wins[word(*g, {"winner"})]++;
+      }
+    md << c.run_heading(run.number);
+    if (gs.empty()) {
+      md << "No point has two usable variants to compare.\n\n";
+      continue;
+    }
+    md << "Wins: " << counts_text(wins) << " (of " << gs.size() << " points).\n\n";
+    md << "| point | winner | time | runner-up | time | margin | beyond noise |\n|---|---|---:|---|---:|---:|:---:|\n";
+    for (const Json* g : gs)
+      md << "| " << cell(format_axes(at(*g, "axes"), run.varying)) << " | " << word(*g, {"winner"}) << " | "
+         << format_time(num(*g, {"winner_time_s"})) << " | " << word(*g, {"runner_up"}) << " | "
+         << format_time(num(*g, {"runner_up_time_s"})) << " | " << ratio_text(num(*g, {"margin_ratio"})) << " | "
+         << (flag(*g, "significant") ? "yes" : "no") << " |\n";
+    md << "\n";
+  }
+}
+
+// Significant crossovers, most decisive first (the smaller of the two end ratios, largest first): the first 25
+// in a table, all of them folded below when there are more.
+void crossover_tables(std::vector<const Json*> sig, std::ostream& md) {
+  std::stable_sort(sig.begin(), sig.end(), [](const Json* a, const Json* b) {
+    return std::min(num(*a, {"ratio_below"}), num(*a, {"ratio_above"})) >
+           std::min(num(*b, {"ratio_below"}), num(*b, {"ratio_above"}));
+  });
+  const std::size_t top = std::min<std::size_t>(25, sig.size());
+  if (sig.size() == 1) md << " It is:\n\n";
+  else md << " The " << top << " most decisive (largest margin at both ends):\n\n";
+  auto table = [&](std::size_t to) {
+    md << "| axis | between | at ≈ | faster below → above | margin below | margin above | other axes |\n"
+       << "|---|---|---:|---|---:|---:|---|\n";
+    for (std::size_t i = 0; i < to; ++i) {
+      const Json& x = *sig[i];
+      const Json& between = at(x, "between");
+      const bool two = between.is_array() && between.size() == 2;
+      md << "| " << word(x, {"axis"}) << " | " << (two ? format_axis_value(between[0]) : "") << " – "
+         << (two ? format_axis_value(between[1]) : "") << " | " << format_number(num(x, {"at"})) << " | "
+         << word(x, {"faster_below"}) << " → " << word(x, {"faster_above"}) << " | "
+         << ratio_text(num(x, {"ratio_below"})) << " | " << ratio_text(num(x, {"ratio_above"})) << " | "
+         << cell(format_axes(at(x, "fixed"))) << " |\n";
+    }
+    md << "\n";
+  };
+  table(top);
+  if (sig.size() > top) {
+    md << "<details><summary>All " << sig.size() << " significant crossovers</summary>\n\n";
+    table(sig.size());
+    md << "</details>\n\n";
+  }
+}
+
+void crossovers_section(const ReportContext& c, std::ostream& md) {
+  md << "## Crossovers\n\n"
+        "For each numeric axis, pair of variants and slice (all other axes fixed): where the faster of the two "
+        "changes between consecutive axis values, the crossing interpolated where log(time ratio) is zero (in "
+        "log(axis) for sizes swept over decades, linearly otherwise). *Significant*: the confidence intervals are "
+        "apart at both ends. Crossovers along the experiment's size axis come first.\n\n";
+  for (const auto& run : c.runs()) {
+    md << c.run_heading(run.number);
+    const std::string& size = run.size_axis;
+    std::vector<const Json*> along, along_sig, other, other_sig;
+    for (const Json* x : c.crossovers(run.number)) {
+      const bool on_size = !size.empty() && word(*x, {"axis"}) == size;
+      (on_size ? along : other).push_back(x);
+      if (flag(*x, "significant")) (on_size ? along_sig : other_sig).push_back(x);
+    }
+    auto part = [&](const std::vector<const Json*>& all, const std::vector<const Json*>& sig) {
+      md << all.size() << (all.size() == 1 ? " crossover, " : " crossovers, ") << sig.size() << " significant.";
+      if (sig.empty()) {
+        md << "\n\n";
+        return;
+      }
+      crossover_tables(sig, md);
+    };
+    if (size.empty()) {
+      part(other, other_sig);
+      continue;
+    }
+    md << "**Along the size axis " << code(size) << ".** ";
+    if (!std::count(run.varying.begin(), run.varying.end(), size))
+      md << "The run does not vary " << code(size) << ".\n\n";
+    else if (along.empty())
+      md << "None: in every slice, the faster of each pair of variants stays the faster from the smallest to the "
+            "largest "
+         << code(size) << ".\n\n";
+    else
+      part(along, along_sig);
+    md << "**Along the other axes.** ";
+    part(other, other_sig);
+  }
+}
+
+// ---- Roofline -----------------------------------------------------------------------------------------------
+
+void roofline_section(const ReportContext& c, const Json& plots, std::ostream& md) {
+  md << "## Roofline\n\n"
+        "Each point's achieved FLOP/s against its arithmetic intensity (flop per compulsory byte), under the roofs "
+        "min(memory ceiling × intensity, compute ceiling) (Williams, Waterman and Patterson, \"Roofline\", CACM "
+        "2009): the memory ceiling is the larger of the calibrated copy and read bandwidths, the compute ceiling "
+        "the calibrated FP32 FMA rate. Per variant, over its usable points (ok, not suspect): the median "
+        "intensity, the median (and best) fraction of the memory ceiling and of the roofline, and the bound "
+        "classes.\n\n";
+  for (const auto& run : c.runs()) {
+    md << c.run_heading(run.number);
+    const RunHeader& h = run.header;
+    const double copy = h.calibration("copy", "bandwidth_Bps"), read = h.calibration("read", "bandwidth_Bps");
+    const double memory = std::fmax(copy, read), compute = h.calibration("fp32_fma", "flop_per_s");
+    if (!std::isfinite(memory) && !std::isfinite(compute)) {
+      const std::string b = h.calibration_backend().empty() ? h.backend() : h.calibration_backend();
+      md << "No calibrated ceilings" << (b.empty() ? "" : " (backend " + b + ")")
+         << ": the roofs cannot be placed, and bounds are not classified.\n\n";
+      continue;
+    }
+    md << "Ceilings: memory " << format_rate(memory, "B/s") << " ("
+       << (std::isfinite(read) && !(copy > read) ? "read" : "copy") << "), compute " << format_rate(compute, "FLOP/s")
+       << " (FP32 FMA)";
+    if (positive(memory) && positive(compute))
+      md << "; ridge point " << fmt::format("{:.3g}", compute / memory) << " flop/B";
+    md << ".";
+    const std::string png = "roofline_run" + std::to_string(run.number) + ".png";
+    for (const auto& p : plots)
+      if (word(p, {"file"}) == png) md << " Plot: [" << png << "](" << png << ").";
+    md << "\n\n";
+    md << "| variant | usable points | intensity (flop/B) | of memory ceiling | of roofline | bound classes |\n"
+       << "|---|---:|---:|---:|---:|---|\n";
+    for (const auto& v : run.variants) {
+      std::vector<double> ai, fm, fr;
+      std::map<std::string, int> bounds;
+      int n = 0;
+      for (const auto& p : run.points) {
+        if (p.variant != v || !C::usable(p)) continue;
+        const Interpretation& in = C::interpretation(p);
+        ++n;
+        bounds[in.bound]++;
+        if (std::isfinite(in.arithmetic_intensity_flop_per_byte)) ai.push_back(in.arithmetic_intensity_flop_per_byte);
+        if (std::isfinite(in.fraction_of.memory_ceiling)) fm.push_back(in.fraction_of.memory_ceiling);
+        if (std::isfinite(in.fraction_of.roofline)) fr.push_back(in.fraction_of.roofline);
+      }
+      auto frac = [](const std::vector<double>& x) {
+        if (x.empty()) return std::string("n/a");
+        return format_percent(C::median(x)) + " (best " + format_percent(*std::max_element(x.begin(), x.end())) + ")";
+      };
+      const double mai = C::median(ai);
+      md << "| " << cell(v) << " | " << n << " | " << (std::isfinite(mai) ? fmt::format("{:.3g}", mai) : "n/a")
+         << " | " << frac(fm) << " | " << frac(fr) << " | " << counts_text(bounds) << " |\n";
+    }
+    md << "\n";
+  }
+}
+
+// ---- Notes and tables ---------------------------------------------------------------------------------------
+
+void note_block(const PointRecord& p, const std::vector<std::string>& varying, std::ostream& md) {
+  const Interpretation& in = C::interpretation(p);
+  const Note& n = in.note;
+  md << "#### " << p.variant << ": " << format_axes(p.axes, varying) << "\n\n"
+     << "- **Measured:** " << n.measured << "\n"
+     << "- **Likely bound:** " << n.bound << "\n"
+     << "- **Evidence:** " << n.evidence << "\n"
+     << "- **Next change:** " << n.next_change << "\n"
+     << "- **Other cause checked:** " << n.other_cause_checked << "\n";
+  if (in.suspect) md << "- **Suspect:** " << in.suspect_reason.value_or("") << "\n";
+  md << "\n";
+}
+
+void notes_section(const ReportContext& c, std::ostream& md) {
+  std::vector<std::string> sizes;
+  for (const auto& r : c.runs())
+    if (!r.size_axis.empty() && std::find(sizes.begin(), sizes.end(), r.size_axis) == sizes.end())
+      sizes.push_back(r.size_axis);
+  std::string largest = "the largest value of the size axis";
+  if (!sizes.empty()) {
+    largest += " (";
+    for (std::size_t i = 0; i < sizes.size(); ++i) largest += (i ? ", " : "") + code(sizes[i]);
+    largest += ")";
+  }
+  md << "## Notes on selected points\n\n"
+        "Five-part notes (measured; likely bound; evidence; next change; other cause checked) for one point per "
+        "variant and mode: "
+     << largest
+     << ", the other axes near the middle of the sweep. Every point's note is in its record's "
+        "\"interpretation\".\n\n";
+  for (const auto& run : c.runs()) {
+    md << c.run_heading(run.number);
+    for (const PointRecord* p : c.representative_points(run.number)) note_block(*p, run.varying, md);
+  }
+  md << "## Suspect points\n\n";
+  std::size_t n = 0;
+  for (const auto& run : c.runs())
+    for (const auto& p : run.points)
+      if (C::interpretation(p).suspect) {
+        if (n++ == 0)
+          md << "A time below the physical floor by more than " << format_percent(kInterpretThresholds.suspect_margin)
+             << ", or taken with an unsynchronized host clock, is not a measurement of the work: it is left out of "
+                "winners, crossovers and hypotheses.\n\n";
+        note_block(p, run.varying, md);
+      }
+  if (n == 0) md << "None: no point is faster than its physical floor, and every time was taken synchronized.\n\n";
+}
+
+void tables_section(const ReportContext& c, std::ostream& md) {
+  md << "## Time and bandwidth by variant\n\n";
+  for (const auto& run : c.runs()) {
+    md << c.run_heading(run.number);
+    const std::vector<const Json*> gs = c.groups(run.number);
+    auto table = [&](const std::string& title, auto value) {
+      md << title << "\n\n| point |";
+      for (const auto& v : run.variants) md << " " << v << " |";
+      md << "\n|---|";
+      for (std::size_t k = 0; k < run.variants.size(); ++k) md << "---:|";
+      md << "\n";
+      for (const Json* g : gs) {
+        md << "| " << cell(format_axes(at(*g, "axes"), run.varying)) << " |";
+        for (const auto& v : run.variants) {
+          const PointRecord* p = c.find(run.number, at(at(*g, "ids"), v.c_str()));
+          md << " " << (p ? value(*p, word(*g, {"winner"}) == v) : std::string("–")) << " |";
+        }
+        md << "\n";
+      }
+      md << "\n";
+    };
+    table("Median time per loop iteration: the measured time (GPU time, host syncs included), or, marked "
+          "(submit), the host's submission time where it exceeds the GPU time, because an eager loop cannot be fed "
+          "faster; the winner in bold; a status where the point was not timed:",
+          [](const PointRecord& p, bool winner) {
+            if (p.status != "ok") return p.status;
+            // What a loop of the iteration costs: an eager point the host cannot feed shows its submission time.
+            const IterationTime it = C::iteration_time(p);
+            const std::string t = format_time(it.time_s) + (it.host_paced ? " (submit)" : "");
+            return (winner ? "**" + t + "**" : t) + (C::interpretation(p).suspect ? " (suspect)" : "");
+          });
+    table("Achieved bandwidth (bytes issued / GPU time; `time_s`, not the loop time above) and its fraction of the "
+          "memory ceiling:",
+          [](const PointRecord& p, bool) {
+            if (p.status != "ok") return std::string("–");
+            const Interpretation& in = C::interpretation(p);
+            return format_rate(in.achieved_bandwidth_Bps, "B/s") + " (" + format_percent(in.fraction_of.memory_ceiling) +
+                   ")";
+          });
+  }
+}
+
+}  // namespace
+
+std::string render_report(const ReportContext& c, const std::vector<std::string>& paths, const Json& plots) {
+  std::ostringstream md;
+  md << "# labrun report\n\nFrom ";
+  for (std::size_t i = 0; i < paths.size(); ++i) md << (i ? ", " : "") << code(paths[i]);
+  md << ": " << c.runs().size() << (c.runs().size() == 1 ? " run, " : " runs, ") << c.point_count() << " points.\n\n";
+  summary_section(c, md);
+  hypotheses_section(c, md);
+  experiment_sections(c, md);
+  plots_section(plots, md);
+  winners_section(c, md);
+  crossovers_section(c, md);
+  roofline_section(c, plots, md);
+  notes_section(c, md);
+  tables_section(c, md);
+  return md.str();
+}
+
+}  // namespace labrun

@@ -1,0 +1,27 @@
+// `labrun report`'s report.md: the generic sections every run gets, and the experiments' own sections
+// (Experiment::report_section) between the verdicts and the plots.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report_context.hpp"
+
+namespace labrun {
+
+/// The whole report.md for `context`, read from `paths` (named in its first line), linking `plots` (the
+/// [{file, title}] draw_plots() returned; none: a line saying no plots were drawn). Sections, in order:
+/// - Summary: per run its file, experiment, config, date, device, build, timing settings, calibration,
+///   processes, point and bound-class counts, suspect points, header warnings; a line per run on the host
+///   backend saying its figures are the host CPU's;
+/// - Hypothesis verdicts (analysis "hypotheses"): confirmed / refuted / inconclusive for GPU runs; for a run on
+///   the host backend "host only", with the verdict the host's timings give in parentheses (the analysis'
+///   `host_verdict` where it gives verdict "host_only", else its verdict);
+/// - each experiment's report_section, once per experiment that has one (in the order of its first run);
+/// - Plots; Winners (analysis "groups"); Crossovers, those along each run's size axis first;
+/// - Roofline: each run's ceilings and ridge point, and per variant its intensity and fractions of the roofs;
+/// - Notes on selected points (ReportContext::representative_points) and Suspect points (five-part notes);
+/// - Time and bandwidth by variant (tables over the groups).
+std::string render_report(const ReportContext& context, const std::vector<std::string>& paths, const Json& plots);
+
+}  // namespace labrun

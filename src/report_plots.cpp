@@ -1,0 +1,182 @@
+#include "report_plots.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <set>
+
+#include "lab_axes.hpp"
+#include "record.hpp"
+
+namespace labrun {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The distinct values of `axis` among the run's points (as JSON text), and whether every one is a number.
+struct AxisValues {
+  std::set<std::string> values;
+  bool numeric = true;
+  double lo = INFINITY, hi = -INFINITY;
+};
+
+AxisValues values_of(const ReportRun& run, const std::string& axis) {
+  AxisValues out;
+  for (const auto& p : run.points) {
+    const auto it = p.axes.is_object() ? p.axes.find(axis) : p.axes.end();
+    if (it == p.axes.end()) continue;
+    out.values.insert(it->dump());
+    if (!it->is_number()) {
+      out.numeric = false;
+      continue;
+    }
+    out.lo = std::min(out.lo, it->get<double>());
+    out.hi = std::max(out.hi, it->get<double>());
+  }
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+PlotFigure figure(const ReportRun& run, const std::string& x, const std::string& series,
+                  const std::vector<std::string>& facets, const std::string& title) {
+  PlotFigure f;
+  f.run = run.number;
+  f.experiment = run.experiment_name();
+  f.x = x;
+  const AxisValues xs = values_of(run, x);
+  f.x_scale = xs.numeric && xs.lo > 0 && xs.hi / xs.lo >= 100 ? "log" : "linear";
+  f.series = series.empty() ? "variant" : series;
+  for (const auto& a : facets)
+    if (a != x && a != f.series && contains(run.varying, a) && !contains(f.facets, a)) f.facets.push_back(a);
+  std::vector<std::string> rest;
+  for (const auto& a : run.varying)
+    if (a != x && a != f.series && !contains(f.facets, a)) rest.push_back(a);
+  constexpr std::size_t kStyles = 4;  // line styles the script has
+  for (int pass = 0; pass < 2 && f.style.empty(); ++pass)
+    for (const auto& a : rest) {
+      const AxisValues v = values_of(run, a);
+      if (v.values.size() <= kStyles && (pass == 1 || v.numeric)) {
+        f.style = a;
+        break;
+      }
+    }
+  for (const auto& a : rest)
+    if (a != f.style) f.split.push_back(a);
+  if (f.series != "variant" && run.variants.size() > 1) f.split.insert(f.split.begin(), "variant");
+  f.title = (f.experiment.empty() ? std::string("run ") + std::to_string(run.number) : f.experiment) + ": " +
+            (title.empty() ? "time vs " + x : title);
+  return f;
+}
+
+Json to_json(const PlotFigure& f) {
+  return Json{{"run", f.run},       {"experiment", f.experiment}, {"x", f.x},         {"x_scale", f.x_scale},
+              {"series", f.series}, {"facets", f.facets},         {"style", f.style}, {"split", f.split},
+              {"title", f.title},   {"name", f.name}};
+}
+
+std::string find_plot_script(const std::string& given) {
+  std::error_code ec;
+  if (!given.empty()) return fs::exists(given, ec) ? given : "";
+  std::vector<fs::path> candidates = {fs::current_path(ec) / "scripts" / "plot_report.py"};
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    for (fs::path d = exe.parent_path(); !d.empty() && d != d.root_path(); d = d.parent_path())
+      candidates.push_back(d / "scripts" / "plot_report.py");
+  for (const auto& p : candidates)
+    if (fs::exists(p, ec)) return p.string();
+  return "";
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::vector<PlotFigure> plot_figures(const ReportContext& c) {
+  std::vector<PlotFigure> out;
+  for (const auto& run : c.runs()) {
+    std::vector<PlotFigure> figs;
+    if (run.experiment && !run.experiment->plots.empty()) {
+      for (const auto& spec : run.experiment->plots)
+        if (contains(run.varying, spec.x)) figs.push_back(figure(run, spec.x, spec.series, spec.facets, spec.title));
+    } else if (!run.size_axis.empty() && contains(run.varying, run.size_axis)) {
+      figs.push_back(figure(run, run.size_axis, "variant", {}, ""));
+    }
+    std::map<std::string, int> taken;
+    for (auto& f : figs) {
+      const std::string stem = "time_vs_" + f.x + "_run" + std::to_string(run.number);
+      const int k = ++taken[stem];
+      f.name = k == 1 ? stem : stem + "_" + std::to_string(k);
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+void write_plot_specs(const ReportContext& c, const fs::path& file) {
+  Json figures = Json::array();
+  for (const auto& f : plot_figures(c)) figures.push_back(to_json(f));
+  const Json spec{{"points", "points.csv"},
+                  {"ceilings", "ceilings.json"},
+                  {"figures", figures},
+                  {"roofline", {{"marker", kModeAxis}}}};
+  std::ofstream f(file);
+  f << spec.dump(2) << '\n';
+  if (!f) throw OutputError("cannot write " + file.string());
+}
+
+Json draw_plots(const fs::path& out_dir, const std::string& given_script, std::ostream& err) {
+  const std::string script = find_plot_script(given_script);
+  if (script.empty()) {
+    err << "labrun report: warning: scripts/plot_report.py not found; no plots\n";
+    return Json::array();
+  }
+  // The first python3 that has matplotlib: the one on PATH, else the system's (Debian's python3-matplotlib
+  // installs for /usr/bin/python3, which a pyenv or venv python3 on PATH does not see).
+  std::string python;
+  for (const char* candidate : {"python3", "/usr/bin/python3"})
+    if (std::system((std::string(candidate) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) {
+      python = candidate;
+      break;
+    }
+  if (python.empty()) {
+    err << "labrun report: warning: python3 with matplotlib not available (Debian: python3-matplotlib); no plots\n";
+    return Json::array();
+  }
+  const fs::path log = out_dir / "plot.log";
+  const std::string cmd = python + " " + shell_quote(script) + " " + shell_quote(out_dir.string()) + " >" +
+                          shell_quote(log.string()) + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  if (rc != 0) {
+    err << "labrun report: warning: plotting failed (exit status " << rc << "); see " << log.string() << "\n";
+    return Json::array();
+  }
+  std::error_code ec;
+  fs::remove(log, ec);
+  try {
+    std::ifstream f(out_dir / "plots.json");
+    const Json m = Json::parse(f);
+    Json plots = Json::array();
+    if (m.is_object() && m.contains("drawn") && m["drawn"].is_array())
+      for (const auto& p : m["drawn"])
+        if (p.is_object() && p.contains("file") && p["file"].is_string() &&
+            fs::exists(out_dir / p["file"].get<std::string>(), ec))
+          plots.push_back(p);
+    return plots;
+  } catch (const std::exception& e) {
+    err << "labrun report: warning: the plotting script left no readable plots.json (" << e.what() << ")\n";
+    return Json::array();
+  }
+}
+
+}  // namespace labrun

@@ -1,0 +1,51 @@
+// `labrun report`'s plots: which figures a run gets (from its experiment's Experiment::plots, or time against
+// its size axis), written as plots.json, and the run of scripts/plot_report.py that draws them (with a
+// roofline per run) as PNGs beside it. The script hard-codes no axis: it draws what plots.json says.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "report_context.hpp"
+
+namespace labrun {
+
+/// One figure of median time per loop iteration (points.csv iteration_time_s, log scale) of one run's ok, not
+/// suspect points, as the plotting script draws it.
+struct PlotFigure {
+  std::size_t run = 0;             ///< ReportRun::number
+  std::string experiment;          ///< the run's experiment name ("" if unknown)
+  std::string x;                   ///< the numeric axis on the horizontal
+  std::string x_scale = "linear";  ///< "log" when every x value is positive and they span >= 100×
+  std::string series = "variant";  ///< one line (colour) per value of this: "variant" or an axis
+  std::vector<std::string> facets; ///< one panel per combination of these axes' values (only varying ones)
+  /// One line style per value of this axis ("" for none): of the varying axes the figure does not use
+  /// otherwise, the first numeric one with at most 4 values, else the first with at most 4 values.
+  std::string style;
+  /// One figure per combination of these (the remaining varying axes; "variant" when series is an axis).
+  std::vector<std::string> split;
+  std::string title;               ///< "<experiment>: <PlotSpec::title or 'time vs <x>'>"
+  std::string name;                ///< file name stem, unique per run: "time_vs_<x>_run<R>[_<k>]"
+};
+
+/// The figures of every run, in run order. A run whose experiment declares Experiment::plots gets one figure
+/// per PlotSpec whose x varies in the run; any other run (no experiment, or none declared) gets time against
+/// its size axis (ReportRun::size_axis) when that varies, split by the other varying axes; else none.
+std::vector<PlotFigure> plot_figures(const ReportContext& context);
+
+/// Writes plots.json for the plotting script: {"points": "points.csv", "ceilings": "ceilings.json",
+/// "figures": [PlotFigure as an object with the same field names], "roofline": {"marker": kModeAxis}}. The
+/// script adds "drawn": [{file, title}], the PNGs it wrote. @throws OutputError when it cannot be written.
+void write_plot_specs(const ReportContext& context, const std::filesystem::path& file);
+
+/// Runs the plotting script on `out_dir` (which holds points.csv, ceilings.json and plots.json): `script`,
+/// or, when empty, scripts/plot_report.py from the working directory, then from the folders above the
+/// running executable; with the first python3 that has matplotlib (on PATH, then /usr/bin/python3). Returns
+/// the plots drawn ([{file, title}], files that exist in out_dir), or an empty array after a warning on `err`
+/// (script or matplotlib missing, the script failed: its output is left in out_dir/plot.log). Never throws.
+Json draw_plots(const std::filesystem::path& out_dir, const std::string& script, std::ostream& err);
+
+}  // namespace labrun
