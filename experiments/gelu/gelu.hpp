@@ -76,18 +76,11 @@ std::vector<double> reference(const Inputs& inputs);
 
 /// First-order bound on |y − ref| for one element (docs/experiments/gelu.md, "Tolerance"), from the exact x
 /// and its reference ref = gelu(x):
-///   bound = 2·( 0.5|x|·S·( √(2/π)·0.044715·|x|³·(e1 + e2) + |z|·(e3 + e4) ) + 0.5|x|·|t|·e5 + |ref|·(e6 + e7)
-///               + 0.5|x|·e8 )
-/// with z = √(2/π)(x + 0.044715x³), t = tanh z, S = 1 − t², e1..e7 the relative rounding errors the variant
-/// commits at each step and e8 the absolute error of its tanh (roundings()). The factor 2 covers second-order terms. Cheap: t and S come from
+///   bound = 2·( 0.5|x|·S·( √(2/π)·0.044715·|x|³·(e1 + e2) + |z|·(e3 + e4) ) + 0.5|x|·|t|·e5 + |ref|·(e6 + e7) )
+/// with z = √(2/π)(x + 0.044715x³), t = tanh z, S = 1 − t², and e1..e7 the relative rounding errors the variant
+/// commits at each step (roundings()). The factor 2 covers second-order terms. Cheap: t and S come from
 /// 1 + t = 2·ref/x, no transcendental function. Units: those of x. Returns 0 for x = 0.
 double bound(Variant variant, DType dtype, double x, double ref);
-
-/// Absolute error bound of the fused kernels' tanh, 1 − 2/(1 + e^(2z)) with __expf (ex2.approx) and __fdividef:
-/// e^(2z) within ~1.4e-6 relative for |z| <= 9 (ex2.approx's 2^-22, plus the rounding of 2z·log2(e) scaled by
-/// |2z·log2 e| <= 26), so tanh within 0.5·1.4e-6 + the divide's 2^-22 + the subtraction's 2^-24, about 1e-6
-/// = 2^-19.9; 2^-18 leaves a factor 3.8.
-inline constexpr double kFastTanhAbsError = 0x1p-18;
 
 /// Relative rounding error (in units of 1, first order) the variant commits at each of the seven steps of the
 /// formula, as used by bound(): e1 x³, e2 ·0.044715, e3 +x, e4 ·√(2/π), e5 tanh, e6 +1, e7 0.5·x·(…).
@@ -96,9 +89,8 @@ inline constexpr double kFastTanhAbsError = 0x1p-18;
 /// constant), e3 = u_c + s, e4 = 2u_c + s, e5 = 4u_c + s (tanhf within 2 ulp: CUDA Programming Guide, math
 /// functions; glibc's tanhf likewise), e6 = u_c + s, e7 = u_c + s (0.5·x is exact). fused and fused_vec, which
 /// evaluate z = x·fma(√(2/π)·0.044715, x², √(2/π)) and y = fma(h, t, h) with h = 0.5x: z within 4u_c of exact
-/// (x², two constants, the fma, the product), put in e4 (e1 = e2 = e3 = 0); e5 = 0 and e8 = kFastTanhAbsError
-/// (their tanh is the fast 1 − 2/(1 + e^(2z)), whose error is absolute, not relative); e6 = 0; e7 = u_c + s (the
-/// final fma and the one store). unfused has e8 = 0 (tanhf).
+/// (x², two constants, the fma, the product), put in e4 (e1 = e2 = e3 = 0); e5 = 4u_c; e6 = 0; e7 = u_c + s
+/// (the final fma and the one store).
 std::vector<double> roundings(Variant variant, DType dtype);
 
 /// Compares a variant's output y (n elements of inputs.dtype at `output`) with the reference, element by element.
