@@ -3,11 +3,17 @@
 // "slower" verdicts over a whole sweep held at alpha (Benjamini-Hochberg). Host code only; docs/diff.md.
 #pragma once
 
+// Three parts: src/diff.cpp compares (matches points, applies the gates, decides verdicts) and produces a
+// DiffResult; src/diff_render.cpp renders one (JSON, aligned table, markdown); src/diff_cli.cpp is cmd_diff,
+// which loads the files (load_results), checks them and picks the renderer. The statistics are in stats.hpp.
 #include <cstddef>
 #include <iosfwd>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "point_record.hpp"
 #include "record.hpp"
 #include "stats.hpp"
 
@@ -46,63 +52,146 @@ DiffOptions::FailOn parse_fail_on(const std::string& text);
 /// negative, non-finite).
 double parse_percent(const std::string& text);
 
-/// Compares two sets of records point by point.
+/// Verdict of one matched point (docs/diff.md "Verdicts").
+enum class Verdict {
+  same,            ///< the interval lies within the minimum effect
+  slower,          ///< significant after BH and the interval above 1 + min_effect (and the gate agrees)
+  faster,          ///< significant after BH and the interval below 1 / (1 + min_effect) (and the gate agrees)
+  inconclusive,    ///< none of these; `reason` says why
+  status_changed,  ///< the statuses differ (e.g. ok -> incorrect)
+  not_compared,    ///< the same non-ok status on both sides
+};
+
+/// "same", "slower", "faster", "inconclusive", "status_changed", "not_compared".
+const char* to_string(Verdict verdict);
+
+/// The test that had the last word on a compared point: "samples" (Mann-Whitney and Hodges-Lehmann on the
+/// samples alone), "processes" (also Welch's t on the per-process medians of lab.processes runs) or
+/// "host_adjusted" (also the host-adjusted tests of a host-sensitive point whose processes probed the host).
+enum class Gate { samples, processes, host_adjusted };
+
+/// "samples", "processes", "host_adjusted".
+const char* to_string(Gate gate);
+
+/// One matched point of a diff: what was compared and what was decided. Times in seconds; ratios new / base,
+/// dimensionless. nullopt is a statistic that was not computed (written null).
+struct DiffPoint {
+  std::string id, key, variant;  ///< of the new record
+  Json axes = Json::object();    ///< of the new record
+  std::string base_status, new_status;
+  Verdict verdict = Verdict::inconclusive;
+  std::optional<std::string> reason;   ///< why, for every verdict but same / slower / faster
+  std::optional<RatioEstimate> ratio;  ///< Hodges-Lehmann ratio and its (1 - alpha) interval
+  std::optional<double> p_value;       ///< Mann-Whitney, two-sided
+  std::optional<double> p_adjusted;    ///< Benjamini-Hochberg over every compared point
+  std::optional<double> base_median_s, new_median_s;  ///< of the raw samples, even with normalize
+  std::optional<std::size_t> base_samples, new_samples;  ///< sample counts (set whenever both are ok)
+  bool host_sensitive = false;        ///< either record is timed live and sync- or launch-bound
+  std::optional<WelchLog> process;    ///< Welch's t on the per-process medians (both sides pooled)
+  std::optional<HostAdjusted> host_adjusted;  ///< host_adjusted_tests (host-sensitive, every process probed)
+  std::optional<Gate> gate;           ///< set when the samples were compared
+};
+
+/// A point on one side only: {id, key, status}.
+struct DiffPointStub {
+  std::string id, key, status;
+};
+
+/// A matched point whose status differs; `reason` is the new record's.
+struct DiffStatusChange {
+  std::string id, key, base_status, new_status;
+  std::optional<std::string> reason;
+};
+
+/// What a side's environment was, as compared: (name, value) in output order; nullopt when no header has it.
+struct DiffEnvironmentSide {
+  std::vector<std::pair<std::string, std::optional<std::string>>> text;  ///< gpu, driver_version, ...
+  std::vector<std::pair<std::string, std::optional<double>>> numbers;    ///< calibrated ceilings (SI), clocks
+};
+
+/// Counts over the matched points (and the new / missing ones).
+struct DiffSummary {
+  std::size_t matched = 0, compared = 0, same = 0, slower = 0, faster = 0, inconclusive = 0, status_changed = 0,
+              not_compared = 0, added = 0, missing = 0;
+  std::size_t host_sensitive_changes = 0;  ///< slower / faster verdicts on host-sensitive points
+};
+
+/// The outcome of diff_results(): every decision, nothing rendered. to_json(DiffResult) gives the `--format
+/// json` object; diff_table and diff_markdown render it as text.
+struct DiffResult {
+  DiffOptions options;
+  std::vector<std::string> warnings;  ///< environment warnings, in order
+  DiffEnvironmentSide base_environment, new_environment;
+  std::vector<DiffPoint> points;      ///< matched points in the base's order of first appearance
+  std::vector<DiffPointStub> added;   ///< in the new side only, in its order
+  std::vector<DiffPointStub> missing; ///< in the base side only, in its order
+  std::vector<DiffStatusChange> status_changes;
+  DiffSummary summary;
+  bool regression = false;            ///< per options.fail_on
+};
+
+/// Compares two sets of runs point by point.
 ///
-/// `base_records` and `new_records` are every line of one or more result files each (shards: several headers
-/// are fine; each point belongs to the header above it). Points are matched by `id` (a hash of experiment,
+/// `base` and `current` are the runs of one or more result files each (load_results(); shards: several runs
+/// are fine; each point belongs to its run's header). Points are matched by `id` (a hash of experiment,
 /// variant and axis values). If one side holds an id twice (overlapping shards), the later record wins and the
-/// point keeps the position of its first appearance. Records of other types are ignored.
+/// point keeps the position of its first appearance.
 ///
-/// Timing samples are `timing.device_samples_s` when not null, else `timing.wall_samples_s` (seconds).
-/// Verdict of a point (field `verdict`; `reason` says why for every verdict but same/slower/faster):
+/// Timing samples are `timing.device_samples_s` when not empty, else `timing.wall_samples_s` (seconds).
+/// Verdict of a point (`reason` says why for every verdict but same/slower/faster):
 ///  - both statuses `ok`: from the Hodges-Lehmann ratio new/base and its (1 - alpha) interval [lo, hi], the
 ///    Mann-Whitney p-value and its Benjamini-Hochberg adjustment p_adj over every ok/ok point with a p-value,
 ///    and e = min_effect:
 ///      `slower`        p_adj <= alpha and lo > 1 + e
 ///      `faster`        p_adj <= alpha and hi < 1 / (1 + e)
 ///      and, when both records come from lab.processes runs (timing.processes.time_s, >= 2 each), the
-///      processes' medians must differ too: Welch's t on their logs with p <= alpha (field `process_p`), else
+///      processes' medians must differ too: Welch's t on their logs with p <= alpha (`process`), else
 ///      `inconclusive` (the change is within the variation between processes). For a host_sensitive point whose
 ///      processes all probed the host (timing.processes.host_probe_time_s) instead: both host_adjusted_tests
 ///      ratios beyond the minimum effect in the verdict's direction, and one of the raw, per-probe and covariate
-///      Welch p-values <= alpha / 3 (field `host_adjusted`)
+///      Welch p-values <= alpha / 3 (`host_adjusted`)
 ///      `same`          1 / (1 + e) <= lo and hi <= 1 + e
 ///      `inconclusive`  otherwise; also fewer than 3 samples on a side, or a sample that is not a finite
 ///                      positive number (C14: "NaN"/"Infinity" are read, never crash), or no samples at all
-///  - statuses differ (e.g. ok -> incorrect): `status_changed`, also listed in "status_changes"
+///  - statuses differ (e.g. ok -> incorrect): `status_changed`, also listed in `status_changes`
 ///  - same non-ok status on both sides (e.g. capture_unsupported): `not_compared`
 ///
-/// Output (ordered JSON): {"type": "diff", "schema_version", "options", "environment": {"warnings": [...],
-/// "base": {...}, "new": {...}}, "points": [{id, key, variant, axes, base_status, new_status, verdict, reason,
-/// ratio, ratio_ci_low, ratio_ci_high, p_value, p_adjusted, base_median_s, new_median_s, base_n, new_n,
-/// host_sensitive, process_p, process_ratio, host_adjusted {per_probe_ratio, per_probe_p, elasticity,
-/// covariate_ratio, covariate_p}, gate ("samples", "processes" or "host_adjusted")}],
-/// "new": [{id, key, status}], "missing": [{id, key, status}], "status_changes": [{id, key, base_status,
-/// new_status, reason}], "summary": {matched, compared, same, slower, faster, inconclusive, status_changed,
-/// not_compared, new, missing, host_sensitive_changes}, "regression": bool}. Numbers go through json_real (non-finite as strings);
-/// a statistic that was not computed is null. Medians are of the raw samples, in seconds, even with normalize.
-///
 /// Environment warnings: GPU name, driver, CUDA runtime, build type or a lab setting differ; a calibrated
-/// ceiling (copy and read bandwidth, FP32 FMA and BF16 GEMM rate) differs by more than 5%; the median SM clock
-/// seen by the points (device_state before/after) differs by more than 2%; device samples compared with wall
-/// samples; a side with fewer points than its headers' point_count (a run killed part-way). New and missing
-/// points are reported; under fail_on=any, missing points or an incomplete new run are a regression.
+/// ceiling (copy and read bandwidth, FP32 FMA and BF16 GEMM rate) differs by more than 5%; the host's speed
+/// (calibrated eager launch time, and its GPU-side queued cost) by more than 5%; the median SM clock seen by
+/// the points (device_state before/after) differs by more than 2%; device samples compared with wall samples;
+/// a side with fewer points than its headers' point_count (a run killed part-way); runs whose every point a
+/// later record replaced (their headers are left out). Under fail_on=any, missing points or an incomplete new
+/// run are a regression.
 ///
-/// @throws std::invalid_argument for options out of range, a point record without a string `id`, no point in
-/// common between the sides, or `normalize` with a point whose header has no finite positive
-/// calibration.copy.bandwidth_Bps.
-Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>& new_records,
-                  const DiffOptions& options);
+/// @throws std::invalid_argument for options out of range, no point in common between the sides, or
+/// `normalize` with a point whose header has no finite positive calibration.copy.bandwidth_Bps.
+DiffResult diff_results(const std::vector<Run>& base, const std::vector<Run>& current, const DiffOptions& options);
+
+// ---- Rendering (src/diff_render.cpp) --------------------------------------------------------------------------
+
+/// The `--format json` object (ordered): {"type": "diff", "schema_version", "options", "environment":
+/// {"warnings": [...], "base": {...}, "new": {...}}, "points": [{id, key, variant, axes, base_status,
+/// new_status, verdict, reason, ratio, ratio_ci_low, ratio_ci_high, p_value, p_adjusted, base_median_s,
+/// new_median_s, base_n, new_n, host_sensitive, process_p, process_ratio, host_adjusted {per_probe_ratio,
+/// per_probe_p, elasticity, covariate_ratio, covariate_p}, gate}], "new": [{id, key, status}], "missing": [...],
+/// "status_changes": [{id, key, base_status, new_status, reason}], "summary": {matched, compared, same, slower,
+/// faster, inconclusive, status_changed, not_compared, new, missing, host_sensitive_changes}, "regression"}.
+/// base_n / new_n are sample counts. Numbers go through json_real (non-finite as strings); a statistic that was
+/// not computed is null.
+Json to_json(const DiffResult& diff);
 
 /// Aligned plain text: environment warnings, then one row per point that is not `same` (and not
 /// `not_compared`) unless `all_rows`, worst first (status change, slower, faster, inconclusive; the biggest
-/// change first within each), then a summary line. `diff` is a diff_results() object.
-std::string diff_table(const Json& diff, bool all_rows = false);
+/// change first within each), then a summary line. The column "samples" holds the sample counts base/new.
+std::string diff_table(const DiffResult& diff, bool all_rows = false);
 
 /// Markdown to paste into a pull request: a verdict headline, the counts, environment warnings, a table of the
 /// status-change / slower / faster rows (change and interval in %, BH-adjusted p), the inconclusive rows folded
-/// in a <details> block, and the new / missing points. `diff` is a diff_results() object.
-std::string diff_markdown(const Json& diff);
+/// in a <details> block, and the new / missing points.
+std::string diff_markdown(const DiffResult& diff);
+
+// ---- The command (src/diff_cli.cpp) ---------------------------------------------------------------------------
 
 /// Exit codes of cmd_diff (and of `labrun diff`).
 enum DiffExit : int {
@@ -111,10 +200,10 @@ enum DiffExit : int {
   kDiffBadInput = 2,      ///< a file unreadable, not JSONL, without a header or points; bad options or format
 };
 
-/// `labrun diff`: reads every file of each side (read_jsonl), checks that each is a labrun result (JSONL, a
-/// header line first, at least one point, every point with a string id), runs diff_results() and writes it to
-/// `out` as `format` "table", "markdown" or "json". Errors go to `err`, naming the file; so does a note when a
-/// file's torn last line (a killed run) was dropped.
+/// `labrun diff`: reads every file of each side (load_results), checks that each is a labrun result (a header
+/// line first, at least one point; load_results checks JSON and the records' fields), runs diff_results() and
+/// writes it to `out` as `format` "table", "markdown" or "json". Errors go to `err`, naming the file (and
+/// line); so does a note when a file's torn last line (a killed run) was dropped.
 /// @return a DiffExit code. Never throws for bad input.
 int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::string>& new_paths,
              const DiffOptions& options, const std::string& format, std::ostream& out, std::ostream& err);
