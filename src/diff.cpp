@@ -1,34 +1,27 @@
+// labrun diff, the comparison: matches the points of two sets of runs, compares the environments, applies the
+// statistics (stats.hpp) and the gates, and decides each point's verdict (docs/diff.md). Records are read only
+// through the typed records of point_record.hpp; rendering is in diff_render.cpp.
 #include "diff.hpp"
 
-#include "config.hpp"
-#include "interpret.hpp"
-#include "record.hpp"
-
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstdlib>
-#include <limits>
+#include <cstdint>
 #include <map>
-#include <numbers>
-#include <numeric>
 #include <optional>
-#include <ostream>
 #include <stdexcept>
-#include <string_view>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "config.hpp"
+#include "record.hpp"
 #include "stats.hpp"
 
 namespace labrun {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// Fewer samples than this on a side give `inconclusive` whatever the statistics say.
 constexpr std::size_t kMinSamples = 3;
@@ -39,158 +32,54 @@ constexpr double kClockTolerance = 0.02;
 /// Host speed (calibrated eager launch time) differences above this are reported: 5%, the default minimum effect.
 constexpr double kHostTolerance = 0.05;
 
-/// Standard normal CDF.
-double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::numbers::sqrt2); }
-
-void require_finite(const std::vector<double>& values, const char* what) {
-  if (values.empty()) throw std::invalid_argument(std::string(what) + ": empty sample");
-  for (double v : values)
-    if (!std::isfinite(v)) throw std::invalid_argument(std::string(what) + ": non-finite value");
-}
-
-/// Number of arrangements of n a's and m b's with U = u, for u = 0..nm: the coefficients of the Gaussian binomial
-/// [n+m choose n]_q = prod_{i=1..n} (1 - q^(m+i)) / (1 - q^i) (G. E. Andrews, The Theory of Partitions, 1976,
-/// chapter 3). After step i the list holds [m+i choose i]_q, a polynomial of degree i*m with integer
-/// coefficients, so every intermediate value is an exact integer in a double while n + m <= 40.
-std::vector<double> u_null_counts(std::size_t n, std::size_t m) {
-  std::vector<double> c(n * m + n + 1, 0.0);  // room for the degree-(m+i) factor before its division
-  c[0] = 1;
-  for (std::size_t i = 1; i <= n; ++i) {
-    const std::size_t up = m + i;
-    for (std::size_t k = c.size(); k-- > up;) c[k] -= c[k - up];  // times (1 - q^(m+i)), top down
-    for (std::size_t k = i; k < c.size(); ++k) c[k] += c[k - i];   // divided by (1 - q^i) = times sum q^(ik)
-  }
-  c.resize(n * m + 1);
-  return c;
-}
-
 /// Median of `values` (any order; Hyndman-Fan 7, i.e. the mean of the middle two for an even count).
-double median_of(std::vector<double> values) {
+double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return quantile_sorted(values, 0.5);
 }
 
-// Continued fraction of the regularized incomplete beta function (modified Lentz; Numerical Recipes, 3rd ed.,
-// section 6.4, betacf), converging for x < (a + 1) / (a + b + 2).
-double beta_continued_fraction(double a, double b, double x) {
-  constexpr double kTiny = 1e-300, kEps = 1e-15;
-  double c = 1, d = 1 - (a + b) * x / (a + 1);
-  if (std::fabs(d) < kTiny) d = kTiny;
-  d = 1 / d;
-  double h = d;
-  for (int m = 1; m <= 10000; ++m) {
-    const double m2 = 2.0 * m;
-    double aa = m * (b - m) * x / ((a - 1 + m2) * (a + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1 + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    const double del = d * c;
-    h *= del;
-    if (std::fabs(del - 1) < kEps) break;
-  }
-  return h;
-}
-
-// I_x(a, b), the regularized incomplete beta function.
-double incomplete_beta(double a, double b, double x) {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-                                b * std::log1p(-x));
-  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
-  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
-}
-
-// ---- Reading records defensively: a malformed field gives "absent", never an exception --------------------
-
-/// A path of object keys into a record, e.g. {"calibration", "copy", "bandwidth_Bps"}.
-using Path = std::vector<std::string_view>;
-
-const Json* find_path(const Json& j, const Path& path) {
-  const Json* cur = &j;
-  for (std::string_view key : path) {
-    if (!cur->is_object()) return nullptr;
-    const auto it = cur->find(std::string(key));
-    if (it == cur->end()) return nullptr;
-    cur = &*it;
-  }
-  return cur;
-}
-
-std::optional<double> finite_number(const Json* v) {
-  if (v == nullptr) return std::nullopt;
-  try {
-    const double x = real_from_json(*v);
-    if (std::isfinite(x)) return x;
-  } catch (const std::invalid_argument&) {
-  }
-  return std::nullopt;
-}
-
-std::string string_or(const Json& record, const char* key, const std::string& fallback) {
-  const Json* v = find_path(record, {key});
-  return v != nullptr && v->is_string() ? v->get<std::string>() : fallback;
-}
-
-Json field_or_null(const Json& record, const char* key) {
-  const Json* v = find_path(record, {key});
-  return v != nullptr ? *v : Json();
-}
-
-/// A number for JSON output: json_real, or null when there is none.
-Json optional_real(std::optional<double> v) { return v ? json_real(*v) : Json(); }
-
 // ---- One side of a diff ---------------------------------------------------------------------------------------
 
 struct PointRef {
-  const Json* record = nullptr;
-  const Json* header = nullptr;  ///< the header line above the point; nullptr if none came first
+  const PointRecord* record = nullptr;
+  const RunHeader* header = nullptr;  ///< the header of the point's run; nullptr for a run without one
 };
 
 struct Side {
   /// Headers that own at least one compared point (a header whose points were all replaced by a later
   /// shard's does not describe what is compared).
-  std::vector<const Json*> headers;
-  std::size_t superseded = 0;  ///< headers with points, every one of them replaced by a later record
+  std::vector<const RunHeader*> headers;
+  std::size_t superseded = 0;      ///< headers with points, every one of them replaced by a later record
   std::vector<std::string> order;  ///< ids in order of first appearance
   std::unordered_map<std::string, PointRef> points;
+  std::int64_t announced = 0;  ///< sum of the headers' point_count
+  std::int64_t present = 0;    ///< point records, replaced ones included
 };
 
-Side index_side(const std::vector<Json>& records, const char* side) {
+Side index_side(const std::vector<Run>& runs) {
   Side s;
-  const Json* header = nullptr;
-  std::unordered_set<const Json*> had_points;
-  for (const Json& r : records) {
-    const std::string type = r.is_object() ? string_or(r, "type", "") : "";
-    if (type == "header") {
-      header = &r;
-      s.headers.push_back(&r);
-    } else if (type == "point") {
-      const Json* id = find_path(r, {"id"});
-      if (id == nullptr || !id->is_string())
-        throw std::invalid_argument(std::string(side) + ": a point record has no string \"id\"");
-      const auto [it, inserted] = s.points.insert_or_assign(id->get<std::string>(), PointRef{&r, header});
+  std::vector<const RunHeader*> all;
+  std::unordered_set<const RunHeader*> had_points;
+  for (const Run& run : runs) {
+    const RunHeader* header = run.has_header ? &run.header : nullptr;
+    if (header != nullptr) {
+      all.push_back(header);
+      if (const double count = header->point_count(); std::isfinite(count))
+        s.announced += static_cast<std::int64_t>(count);
+    }
+    for (const PointRecord& p : run.points) {
+      const auto [it, inserted] = s.points.insert_or_assign(p.id, PointRef{&p, header});
       if (inserted) s.order.push_back(it->first);
       had_points.insert(header);
+      ++s.present;
     }
   }
-  std::unordered_set<const Json*> owners;
+  std::unordered_set<const RunHeader*> owners;
   for (const auto& [id, ref] : s.points) owners.insert(ref.header);
-  std::vector<const Json*> live;
-  for (const Json* h : s.headers) {
-    if (owners.contains(h)) live.push_back(h);
+  for (const RunHeader* h : all) {
+    if (owners.contains(h)) s.headers.push_back(h);
     else if (had_points.contains(h)) ++s.superseded;
   }
-  s.headers = std::move(live);
   return s;
 }
 
@@ -201,33 +90,23 @@ struct Samples {
   std::string problem;  ///< empty when every sample is a finite positive number
 };
 
-Samples read_samples(const Json& point) {
+Samples read_samples(const PointRecord& point) {
   Samples s;
-  const Json* timing = find_path(point, {"timing"});
-  const Json* device = timing != nullptr ? find_path(*timing, {"device_samples_s"}) : nullptr;
-  const Json* list = nullptr;
-  if (device != nullptr && !device->is_null()) {
-    list = device;
-    s.source = "device";
-  } else if (timing != nullptr) {
-    list = find_path(*timing, {"wall_samples_s"});
-    s.source = "wall";
-  }
-  if (list == nullptr || !list->is_array() || list->empty()) {
+  if (!point.timing) {
     s.problem = "no timing samples";
     return s;
   }
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const Json& v = (*list)[i];
-    double x = kNaN;
-    try {
-      x = real_from_json(v);
-    } catch (const std::invalid_argument&) {
-      s.problem = fmt::format("{} sample {} is not a number ({})", s.source, i, v.dump());
-      return s;
-    }
+  const bool device = !point.timing->device_samples_s.empty();
+  const std::vector<double>& list = device ? point.timing->device_samples_s : point.timing->wall_samples_s;
+  s.source = device ? "device" : "wall";
+  if (list.empty()) {
+    s.problem = "no timing samples";
+    return s;
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const double x = list[i];
     if (!std::isfinite(x) || x <= 0) {
-      s.problem = fmt::format("{} sample {} is not a finite positive time ({})", s.source, i, v.dump());
+      s.problem = fmt::format("{} sample {} is not a finite positive time ({})", s.source, i, json_real(x).dump());
       return s;
     }
     s.seconds.push_back(x);
@@ -243,36 +122,31 @@ struct ProcessData {
   std::string problem;         ///< why a timing.processes block that is there cannot be used; empty if it can
 };
 
-/// Reads timing.processes: `time_s` must hold >= 2 finite positive times, and `host_probe_time_s`, where
+/// Reads timing.processes: `time_s` must hold >= 2 finite positive times, and `host_probe_time_s`, when
 /// present, one finite positive time per process. A block that breaks either is a problem, never dropped in
 /// part: times and probes are paired by position.
-ProcessData read_processes(const Json& point) {
+ProcessData read_processes(const PointRecord& point) {
   ProcessData d;
-  const Json* block = find_path(point, {"timing", "processes"});
-  if (block == nullptr || block->is_null()) return d;
+  if (!point.timing || !point.timing->processes) return d;
+  const ProcessStats& block = *point.timing->processes;
   d.pooled = true;
-  auto list = [&](const char* key, std::vector<double>& out) {
-    const Json* a = find_path(*block, {key});
-    if (a == nullptr || !a->is_array()) {
-      d.problem = fmt::format("timing.processes.{} is not a list", key);
-      return;
-    }
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      const auto x = finite_number(&(*a)[i]);
-      if (!x || *x <= 0) {
+  auto list = [&](const char* key, const std::vector<double>& in, std::vector<double>& out) {
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      if (!std::isfinite(in[i]) || in[i] <= 0) {
         d.problem = fmt::format("timing.processes.{} entry {} is not a finite positive time ({})", key, i,
-                                (*a)[i].dump());
+                                json_real(in[i]).dump());
         out.clear();
         return;
       }
-      out.push_back(*x);
+      out.push_back(in[i]);
     }
   };
-  list("time_s", d.times);
+  list("time_s", block.time_s, d.times);
   if (d.problem.empty() && d.times.size() < 2)
-    d.problem = fmt::format("timing.processes.time_s holds {} process median(s); pooling needs 2 or more", d.times.size());
-  if (d.problem.empty() && block->contains("host_probe_time_s")) {
-    list("host_probe_time_s", d.probes);
+    d.problem =
+        fmt::format("timing.processes.time_s holds {} process median(s); pooling needs 2 or more", d.times.size());
+  if (d.problem.empty() && block.host_probe_time_s) {
+    list("host_probe_time_s", *block.host_probe_time_s, d.probes);
     if (d.problem.empty() && d.probes.size() != d.times.size())
       d.problem = fmt::format("timing.processes.host_probe_time_s holds {} probes for {} processes", d.probes.size(),
                               d.times.size());
@@ -288,38 +162,39 @@ ProcessData read_processes(const Json& point) {
 /// bandwidth of the point's header (bytes/s), giving "bytes the device could have copied".
 double time_scale(const PointRef& p, const DiffOptions& options, const char* side) {
   if (!options.normalize) return 1.0;
-  const auto bw = p.header != nullptr ? finite_number(find_path(*p.header, {"calibration", "copy", "bandwidth_Bps"}))
-                                      : std::nullopt;
-  if (!bw || *bw <= 0)
+  const double bw = p.header != nullptr ? p.header->calibration("copy", "bandwidth_Bps") : kNoValue;
+  if (!std::isfinite(bw) || bw <= 0)
     throw std::invalid_argument(fmt::format(
         "--normalize: {} point {} comes from a run without a calibrated copy bandwidth "
         "(calibration.copy.bandwidth_Bps); compare without --normalize",
-        side, string_or(*p.record, "key", string_or(*p.record, "id", "?"))));
-  return *bw;
+        side, p.record->key.empty() ? p.record->id : p.record->key));
+  return bw;
 }
 
 // ---- Environment comparison ---------------------------------------------------------------------------------
 
-/// Distinct values of a header field over a side's headers, joined; empty when no header has it.
-std::string describe_text(const Side& side, const Path& path) {
+/// Distinct values of a header field over a side's headers, joined with " | "; empty when no header has it.
+/// `read` gives a header's value, nullopt (or "") when it has none.
+template <typename Read>
+std::string describe_text(const Side& side, Read read) {
   std::vector<std::string> seen;
-  for (const Json* h : side.headers) {
-    const Json* v = find_path(*h, path);
-    if (v == nullptr) continue;
-    const std::string text = v->is_string() ? v->get<std::string>() : v->dump();
-    if (std::find(seen.begin(), seen.end(), text) == seen.end()) seen.push_back(text);
+  for (const RunHeader* h : side.headers) {
+    const std::optional<std::string> text = read(*h);
+    if (!text || text->empty()) continue;
+    if (std::find(seen.begin(), seen.end(), *text) == seen.end()) seen.push_back(*text);
   }
   std::string out;
   for (const auto& t : seen) out += (out.empty() ? "" : " | ") + t;
   return out;
 }
 
-std::optional<double> median_over_headers(const Side& side, const Path& path) {
+/// Median over a side's headers of the calibrated quantity calibration.<ceiling>.<key>; nullopt if none has it.
+std::optional<double> median_calibration(const Side& side, const char* ceiling, const char* key) {
   std::vector<double> values;
-  for (const Json* h : side.headers)
-    if (const auto v = finite_number(find_path(*h, path))) values.push_back(*v);
+  for (const RunHeader* h : side.headers)
+    if (const double v = h->calibration(ceiling, key); std::isfinite(v)) values.push_back(v);
   if (values.empty()) return std::nullopt;
-  return median_of(values);
+  return median(values);
 }
 
 /// Median SM clock (Hz) read by the points just before and after their timing.
@@ -327,56 +202,57 @@ std::optional<double> median_sm_clock(const Side& side) {
   std::vector<double> values;
   for (const auto& [id, p] : side.points)
     for (const char* when : {"before", "after"})
-      if (const auto v = finite_number(find_path(*p.record, {"device_state", when, "sm_clock_hz"})); v && *v > 0)
-        values.push_back(*v);
+      if (const double v = p.record->sm_clock_hz(when); std::isfinite(v) && v > 0) values.push_back(v);
   if (values.empty()) return std::nullopt;
-  return median_of(values);
+  return median(values);
 }
 
 struct TextField {
   const char* name;   ///< key in the environment summary
   const char* label;  ///< words in a warning
-  Path path;
+  std::string (RunHeader::*read)() const;
 };
 
-struct NumberField {
+struct CeilingField {
   const char* name;
   const char* label;
-  Path path;
+  const char* ceiling;  ///< calibration.<ceiling>.<key>
+  const char* key;
   double unit;  ///< printed as value / unit
   const char* unit_name;
 };
 
-/// Compares the two sides' environments; appends a warning to `warnings` for each difference and returns
-/// {"base": {...}, "new": {...}} with the values compared.
-Json compare_environment(const Side& base, const Side& current, Json& warnings) {
+/// Compares the two sides' environments; appends a warning to `warnings` for each difference and fills the
+/// values compared into `base_env` and `new_env`.
+void compare_environment(const Side& base, const Side& current, std::vector<std::string>& warnings,
+                         DiffEnvironmentSide& base_env, DiffEnvironmentSide& new_env) {
   static const TextField kText[] = {
-      {"gpu", "GPU", {"environment", "device", "name"}},
-      {"driver_version", "driver", {"environment", "device", "driver_version"}},
-      {"runtime_version", "CUDA runtime", {"environment", "device", "runtime_version"}},
-      {"build_type", "build type", {"environment", "labrun", "build_type"}},
+      {"gpu", "GPU", &RunHeader::device_name},
+      {"driver_version", "driver", &RunHeader::driver_version},
+      {"runtime_version", "CUDA runtime", &RunHeader::runtime_version},
+      {"build_type", "build type", &RunHeader::build_type},
   };
   // Calibrated ceilings. The launch-time calibration measures the host, not the device: compared below.
-  static const NumberField kCeilings[] = {
-      {"copy_bandwidth_Bps", "calibrated copy bandwidth", {"calibration", "copy", "bandwidth_Bps"}, 1e9, "GB/s"},
-      {"read_bandwidth_Bps", "calibrated read bandwidth", {"calibration", "read", "bandwidth_Bps"}, 1e9, "GB/s"},
-      {"fp32_fma_flop_per_s", "calibrated FP32 FMA rate", {"calibration", "fp32_fma", "flop_per_s"}, 1e12, "TFLOP/s"},
-      {"bf16_gemm_flop_per_s", "calibrated BF16 GEMM rate", {"calibration", "bf16_gemm", "flop_per_s"}, 1e12,
-       "TFLOP/s"},
+  static const CeilingField kCeilings[] = {
+      {"copy_bandwidth_Bps", "calibrated copy bandwidth", "copy", "bandwidth_Bps", 1e9, "GB/s"},
+      {"read_bandwidth_Bps", "calibrated read bandwidth", "read", "bandwidth_Bps", 1e9, "GB/s"},
+      {"fp32_fma_flop_per_s", "calibrated FP32 FMA rate", "fp32_fma", "flop_per_s", 1e12, "TFLOP/s"},
+      {"bf16_gemm_flop_per_s", "calibrated BF16 GEMM rate", "bf16_gemm", "flop_per_s", 1e12, "TFLOP/s"},
   };
-  Json env_base = Json::object(), env_new = Json::object();
+  const auto text_or_null = [](const std::string& t) { return t.empty() ? std::nullopt : std::optional(t); };
   for (const auto& f : kText) {
-    const std::string b = describe_text(base, f.path), n = describe_text(current, f.path);
-    env_base[f.name] = b.empty() ? Json() : Json(b);
-    env_new[f.name] = n.empty() ? Json() : Json(n);
+    const auto read = [&](const RunHeader& h) { return std::optional((h.*f.read)()); };
+    const std::string b = describe_text(base, read), n = describe_text(current, read);
+    base_env.text.emplace_back(f.name, text_or_null(b));
+    new_env.text.emplace_back(f.name, text_or_null(n));
     if (b != n)
       warnings.push_back(fmt::format("{} differs: base {}, new {}", f.label, b.empty() ? "unknown" : b,
                                      n.empty() ? "unknown" : n));
   }
   const auto compare_numbers = [&](const char* name, const char* label, std::optional<double> b,
                                    std::optional<double> n, double tolerance, double unit, const char* unit_name) {
-    env_base[name] = optional_real(b);
-    env_new[name] = optional_real(n);
+    base_env.numbers.emplace_back(name, b);
+    new_env.numbers.emplace_back(name, n);
     if (!b || !n || *b <= 0 || *n <= 0) return;
     const double gap = std::max(*b, *n) / std::min(*b, *n) - 1;
     if (gap > tolerance)
@@ -384,49 +260,52 @@ Json compare_environment(const Side& base, const Side& current, Json& warnings) 
                                      100 * gap, 100 * tolerance, *b / unit, unit_name, *n / unit, unit_name));
   };
   for (const auto& f : kCeilings)
-    compare_numbers(f.name, f.label, median_over_headers(base, f.path), median_over_headers(current, f.path),
-                    kCeilingTolerance, f.unit, f.unit_name);
+    compare_numbers(f.name, f.label, median_calibration(base, f.ceiling, f.key),
+                    median_calibration(current, f.ceiling, f.key), kCeilingTolerance, f.unit, f.unit_name);
   compare_numbers("median_sm_clock_hz", "median SM clock seen by the points", median_sm_clock(base),
                   median_sm_clock(current), kClockTolerance, 1e6, "MHz");
   // The host's speed: on a virtualised host it moved 3.7-4.7 µs between back-to-back runs of one build
   // (results/h200/README.md), and points timed live that the host paces (sync- or launch-bound) move with it.
   compare_numbers("eager_launch_time_s",
                   "host speed (calibrated eager launch time; moves sync- and launch-bound points timed live)",
-                  median_over_headers(base, {"calibration", "launch", "eager_time_s"}),
-                  median_over_headers(current, {"calibration", "launch", "eager_time_s"}), kHostTolerance, 1e-6, "µs");
+                  median_calibration(base, "launch", "eager_time_s"),
+                  median_calibration(current, "launch", "eager_time_s"), kHostTolerance, 1e-6, "µs");
   // The GPU side of an eager launch (empty kernels queued behind a blocking kernel): blocked eager points made of
   // short kernels pay it once per launch.
   compare_numbers("eager_queued_launch_time_s",
                   "GPU-side eager launch cost (calibrated, launches queued; moves eager points of short kernels)",
-                  median_over_headers(base, {"calibration", "launch", "eager_queued_time_s"}),
-                  median_over_headers(current, {"calibration", "launch", "eager_queued_time_s"}), kHostTolerance, 1e-6,
-                  "µs");
+                  median_calibration(base, "launch", "eager_queued_time_s"),
+                  median_calibration(current, "launch", "eager_queued_time_s"), kHostTolerance, 1e-6, "µs");
 
   // Lab settings (sample counts, L2 mode, an added delay...) change what a time means.
   std::vector<std::string> lab_keys;
   for (const Side* side : {&base, &current})
-    for (const Json* h : side->headers)
-      if (const Json* lab = find_path(*h, {"lab"}); lab != nullptr && lab->is_object())
-        for (const auto& [key, value] : lab->items())
-          if (std::find(lab_keys.begin(), lab_keys.end(), key) == lab_keys.end()) lab_keys.push_back(key);
+    for (const RunHeader* h : side->headers)
+      for (const auto& [key, value] : h->lab().items())
+        if (std::find(lab_keys.begin(), lab_keys.end(), key) == lab_keys.end()) lab_keys.push_back(key);
   for (const auto& key : lab_keys) {
-    const std::string b = describe_text(base, {"lab", key}), n = describe_text(current, {"lab", key});
+    const auto read = [&](const RunHeader& h) -> std::optional<std::string> {
+      const Json& lab = h.lab();
+      const auto it = lab.find(key);
+      if (it == lab.end()) return std::nullopt;
+      return it->is_string() ? it->get<std::string>() : it->dump();
+    };
+    const std::string b = describe_text(base, read), n = describe_text(current, read);
     if (b != n)
       warnings.push_back(fmt::format("lab setting {} differs: base {}, new {}", key, b.empty() ? "unset" : b,
                                      n.empty() ? "unset" : n));
   }
-  return Json{{"base", env_base}, {"new", env_new}};
 }
 
 // ---- Verdicts -------------------------------------------------------------------------------------------------
 
 /// The verdict rule of an ok/ok point with usable samples (docs/diff.md "Verdicts"), in one place.
-std::pair<std::string, std::string> decide(const RatioEstimate& r, double p_adjusted, std::size_t n_base,
-                                           std::size_t n_new, const DiffOptions& o, std::optional<WelchLog> process,
-                                           std::optional<HostAdjusted> host) {
+std::pair<Verdict, std::string> decide(const RatioEstimate& r, double p_adjusted, std::size_t n_base,
+                                       std::size_t n_new, const DiffOptions& o, const std::optional<WelchLog>& process,
+                                       const std::optional<HostAdjusted>& host) {
   const double up = 1 + o.min_effect, down = 1 / up;
   if (n_base < kMinSamples || n_new < kMinSamples)
-    return {"inconclusive",
+    return {Verdict::inconclusive,
             fmt::format("fewer than {} samples on a side ({} base, {} new)", kMinSamples, n_base, n_new)};
   const bool significant = p_adjusted <= o.alpha;
   const bool beyond = r.ci_low > up || r.ci_high < down;
@@ -449,42 +328,39 @@ std::pair<std::string, std::string> decide(const RatioEstimate& r, double p_adju
       if (!tested)
         why += fmt::format("{}the processes' medians do not differ enough (smallest Welch p {:.3g} > alpha/3 = {:.3g})",
                            why.empty() ? "" : "; ", p_min, o.alpha / 3);
-      return {"inconclusive", why};
+      return {Verdict::inconclusive, why};
     }
   }
   if (significant && beyond && process && !host && !(process->p_value <= o.alpha))
-    return {"inconclusive",
+    return {Verdict::inconclusive,
             fmt::format("the processes' medians do not differ (Welch's t on their logs: ratio {:.4f}, p {:.3g} > alpha "
                         "{:g}): the change is within the variation between processes",
                         process->ratio, process->p_value, o.alpha)};
-  if (significant && r.ci_low > up) return {"slower", ""};
-  if (significant && r.ci_high < down) return {"faster", ""};
-  if (r.ci_low >= down && r.ci_high <= up) return {"same", ""};
+  if (significant && r.ci_low > up) return {Verdict::slower, ""};
+  if (significant && r.ci_high < down) return {Verdict::faster, ""};
+  if (r.ci_low >= down && r.ci_high <= up) return {Verdict::same, ""};
   if (!std::isfinite(r.ci_high))
-    return {"inconclusive", fmt::format("too few samples for a {:g}% interval", 100 * (1 - o.alpha))};
+    return {Verdict::inconclusive, fmt::format("too few samples for a {:g}% interval", 100 * (1 - o.alpha))};
   if (r.ci_low > up || r.ci_high < down)
-    return {"inconclusive", fmt::format("beyond the minimum effect but not significant after correction "
-                                        "(p_adjusted {:.3g} > alpha {:g})",
-                                        p_adjusted, o.alpha)};
-  return {"inconclusive", fmt::format("the interval [{:.4f}, {:.4f}] crosses a minimum-effect bound "
-                                      "[{:.4f}, {:.4f}]: noise larger than the effect, or too few samples",
-                                      r.ci_low, r.ci_high, down, up)};
+    return {Verdict::inconclusive, fmt::format("beyond the minimum effect but not significant after correction "
+                                               "(p_adjusted {:.3g} > alpha {:g})",
+                                               p_adjusted, o.alpha)};
+  return {Verdict::inconclusive, fmt::format("the interval [{:.4f}, {:.4f}] crosses a minimum-effect bound "
+                                             "[{:.4f}, {:.4f}]: noise larger than the effect, or too few samples",
+                                             r.ci_low, r.ci_high, down, up)};
 }
 
 /// Whether the point's compared time holds the host's work: timed live (not behind a blocking kernel) and
 /// interpreted as sync- or launch-bound. Such a time moves with the host's speed as much as with the code.
-bool host_sensitive(const Json& record) {
-  const Json* method = find_path(record, {"timing", "method"});
-  const Json* bound = find_path(record, {"interpretation", "bound"});
-  const bool blocked = method && method->is_string() && *method == kBlockedTimingMethod;
-  return !blocked && bound && bound->is_string() && (*bound == "sync" || *bound == "launch");
+bool host_sensitive(const PointRecord& record) {
+  const bool blocked = record.timing && record.timing->method == kBlockedTimingMethod;
+  const std::string bound = record.interpretation ? record.interpretation->bound : "";
+  return !blocked && (bound == "sync" || bound == "launch");
 }
 
 bool is_failure_status(const std::string& status) { return status == "incorrect" || status == "error"; }
 
-Json point_stub(const Json& record, const std::string& id) {
-  return Json{{"id", id}, {"key", field_or_null(record, "key")}, {"status", string_or(record, "status", "unknown")}};
-}
+DiffPointStub point_stub(const PointRecord& record) { return {record.id, record.key, record.status}; }
 
 void check_options(const DiffOptions& o) {
   if (!(o.min_effect >= 0) || !std::isfinite(o.min_effect))
@@ -495,223 +371,113 @@ void check_options(const DiffOptions& o) {
     throw std::invalid_argument(fmt::format("alpha must lie in [1e-12, 0.5] (e.g. 0.05 or 5%), got {}", o.alpha));
 }
 
+/// Counts of what the matched points were compared without (warned about once, at the end).
+struct Caveats {
+  std::size_t mixed_sources = 0;  ///< device samples against wall samples
+  /// Points compared without a gate they would have had: a pooled record against an unpooled one;
+  /// host-sensitive points of which a side is not pooled, or pooled without host probes (a run from before the probe).
+  std::size_t half_pooled = 0, host_unpooled = 0, host_unprobed = 0;
+  std::map<std::pair<std::string, std::string>, std::size_t> mixed_methods;  ///< (base, new) timing.method -> points
+};
+
+/// Compares the samples of an ok/ok point: fills row's statistics and gate, and returns its Mann-Whitney p for
+/// the correction; or sets row's verdict and reason and returns nullopt when the samples cannot be compared.
+std::optional<double> compare_samples(const PointRef& b, const PointRef& n, const DiffOptions& options,
+                                      DiffPoint& row, Caveats& caveats) {
+  const Samples bs = read_samples(*b.record), ns = read_samples(*n.record);
+  const ProcessData bpd = read_processes(*b.record), npd = read_processes(*n.record);
+  row.base_samples = bs.seconds.size();
+  row.new_samples = ns.seconds.size();
+  if (!bs.problem.empty() || !ns.problem.empty() || !bpd.problem.empty() || !npd.problem.empty()) {
+    row.verdict = Verdict::inconclusive;
+    row.reason = !bs.problem.empty()    ? "base: " + bs.problem
+                 : !ns.problem.empty()  ? "new: " + ns.problem
+                 : !bpd.problem.empty() ? "base: " + bpd.problem
+                                        : "new: " + npd.problem;
+    return std::nullopt;
+  }
+  caveats.mixed_sources += bs.source != ns.source;
+  const auto method = [](const PointRecord& r) {
+    return r.timing && !r.timing->method.empty() ? r.timing->method : std::string("unknown");
+  };
+  if (method(*b.record) != method(*n.record)) ++caveats.mixed_methods[{method(*b.record), method(*n.record)}];
+  row.base_median_s = median(bs.seconds);
+  row.new_median_s = median(ns.seconds);
+  const double b_scale = time_scale(b, options, "base"), n_scale = time_scale(n, options, "new");
+  const auto scaled = [](std::vector<double> v, double scale) {
+    for (double& x : v) x *= scale;
+    return v;
+  };
+  const std::vector<double> bx = scaled(bs.seconds, b_scale), nx = scaled(ns.seconds, n_scale);
+  row.ratio = hodges_lehmann_ratio(bx, nx, 1 - options.alpha);
+  row.p_value = mann_whitney(bx, nx).p_value;
+  row.gate = Gate::samples;
+  if (bpd.pooled && npd.pooled) {
+    const std::vector<double> bps = scaled(bpd.times, b_scale), nps = scaled(npd.times, n_scale);
+    row.process = welch_log_test(bps, nps);
+    row.gate = Gate::processes;
+    // Host-sensitive and probed in every process on both sides: the host's speed taken out as well.
+    if (row.host_sensitive) {
+      if (!bpd.probes.empty() && !npd.probes.empty()) {
+        row.host_adjusted = host_adjusted_tests(bps, bpd.probes, nps, npd.probes);
+        row.gate = Gate::host_adjusted;
+      } else {
+        ++caveats.host_unprobed;
+      }
+    }
+  } else {
+    caveats.half_pooled += bpd.pooled != npd.pooled;
+    caveats.host_unpooled += row.host_sensitive;
+  }
+  return row.p_value;
+}
+
+void warn_caveats(const Caveats& c, std::vector<std::string>& warnings) {
+  if (c.mixed_sources > 0)
+    warnings.push_back(fmt::format("{} point(s) compare device-timed samples with wall-clock samples", c.mixed_sources));
+  if (c.half_pooled > 0)
+    warnings.push_back(fmt::format("{} point(s) compare a record pooled from lab.processes with one that is not: the "
+                                   "process gate does not apply to them, and their samples are judged alone",
+                                   c.half_pooled));
+  if (c.host_unpooled + c.host_unprobed > 0)
+    warnings.push_back(fmt::format(
+        "{} host-sensitive point(s) were compared without taking the host's speed out ({} not pooled from processes "
+        "on both sides, {} without host probes on a side, e.g. a run from before the probe): a change of the host's "
+        "speed alone can make them slower or faster",
+        c.host_unpooled + c.host_unprobed, c.host_unpooled, c.host_unprobed));
+  if (!c.mixed_methods.empty()) {
+    std::string which;
+    for (const auto& [pair, count] : c.mixed_methods)
+      which += fmt::format("{}{} from {} to {}", which.empty() ? "" : "; ", count, pair.first, pair.second);
+    warnings.push_back("timing.method differs, so those times measure different things (blocked samples time the "
+                       "GPU only, live ones include the host's launches): " + which);
+  }
+}
+
 }  // namespace
 
-// ---- Statistics -------------------------------------------------------------------------------------------
+// ---- Names and options ----------------------------------------------------------------------------------------
 
-double normal_quantile(double p) {
-  if (!(p > 0 && p < 1)) throw std::invalid_argument(fmt::format("normal_quantile: p = {} outside (0, 1)", p));
-  // Symmetry keeps the refinement step accurate: 1 - p is exact for p >= 0.5 (Sterbenz).
-  if (p > 0.5) return -normal_quantile(1 - p);
-  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-                                 1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
-  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                                 6.680131188771972e+01, -1.328068155288572e+01};
-  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                                 -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
-  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
-                                 3.754408661907416e+00};
-  double x = 0;
-  if (p < 0.02425) {
-    const double q = std::sqrt(-2 * std::log(p));
-    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-  } else {
-    const double q = p - 0.5, r = q * q;
-    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+const char* to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::same: return "same";
+    case Verdict::slower: return "slower";
+    case Verdict::faster: return "faster";
+    case Verdict::inconclusive: return "inconclusive";
+    case Verdict::status_changed: return "status_changed";
+    case Verdict::not_compared: return "not_compared";
   }
-  // One Halley step on Phi(x) - p = 0.
-  const double e = normal_cdf(x) - p;
-  const double u = e * std::sqrt(2 * std::numbers::pi) * std::exp(x * x / 2);
-  return x - u / (1 + x * u / 2);
+  return "inconclusive";
 }
 
-MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>& b, MannWhitneyMethod method) {
-  require_finite(a, "mann_whitney: first sample");
-  require_finite(b, "mann_whitney: second sample");
-  const std::size_t n = a.size(), m = b.size(), total = n + m;
-  std::vector<std::pair<double, bool>> pooled;  // value, from `a`
-  pooled.reserve(total);
-  for (double v : a) pooled.emplace_back(v, true);
-  for (double v : b) pooled.emplace_back(v, false);
-  std::sort(pooled.begin(), pooled.end());
-
-  // Midranks: a group of t tied values at 1-based ranks i+1..j all get (i + 1 + j) / 2.
-  double rank_sum_a = 0, tie_term = 0;
-  bool ties = false;
-  for (std::size_t i = 0; i < total;) {
-    std::size_t j = i;
-    while (j < total && pooled[j].first == pooled[i].first) ++j;
-    const double midrank = static_cast<double>(i + 1 + j) / 2.0, t = static_cast<double>(j - i);
-    for (std::size_t k = i; k < j; ++k)
-      if (pooled[k].second) rank_sum_a += midrank;
-    if (j - i > 1) {
-      ties = true;
-      tie_term += t * t * t - t;
-    }
-    i = j;
+const char* to_string(Gate gate) {
+  switch (gate) {
+    case Gate::samples: return "samples";
+    case Gate::processes: return "processes";
+    case Gate::host_adjusted: return "host_adjusted";
   }
-  const double nd = static_cast<double>(n), md = static_cast<double>(m), nm = nd * md;
-  MannWhitney r;
-  r.u = rank_sum_a - nd * (nd + 1) / 2;
-
-  const bool exact =
-      method == MannWhitneyMethod::exact || (method == MannWhitneyMethod::automatic && !ties && total <= kMannWhitneyExactMaxTotal);
-  if (exact) {
-    if (ties) throw std::invalid_argument("mann_whitney: exact p-value needs samples without ties");
-    if (total > kMannWhitneyExactMaxTotal)
-      throw std::invalid_argument(fmt::format("mann_whitney: exact p-value needs n + m <= {}", kMannWhitneyExactMaxTotal));
-    const std::vector<double> counts = u_null_counts(n, m);
-    const auto tail_end = static_cast<std::size_t>(std::min(r.u, nm - r.u));  // U is an integer without ties
-    const double tail = std::accumulate(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(tail_end) + 1, 0.0);
-    const double all = std::accumulate(counts.begin(), counts.end(), 0.0);
-    r.p_value = std::min(1.0, 2 * tail / all);
-    r.exact = true;
-    return r;
-  }
-  const double n_all = static_cast<double>(total);
-  const double variance = nm / 12.0 * ((n_all + 1) - tie_term / (n_all * (n_all - 1)));
-  if (variance <= 0) return r;  // every value tied: no evidence either way, p = 1
-  const double z = std::max(0.0, std::fabs(r.u - nm / 2) - 0.5) / std::sqrt(variance);
-  r.p_value = std::min(1.0, std::erfc(z / std::numbers::sqrt2));
-  return r;
+  return "samples";
 }
-
-std::vector<double> benjamini_hochberg(const std::vector<double>& p_values) {
-  for (double p : p_values)
-    if (!(p >= 0 && p <= 1)) throw std::invalid_argument(fmt::format("benjamini_hochberg: p-value {} outside [0, 1]", p));
-  const std::size_t m = p_values.size();
-  std::vector<std::size_t> order(m);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return p_values[x] < p_values[y]; });
-  std::vector<double> adjusted(m);
-  double running_min = 1.0;
-  for (std::size_t rank = m; rank-- > 0;) {
-    const double raw = p_values[order[rank]] * static_cast<double>(m) / static_cast<double>(rank + 1);
-    running_min = std::min(running_min, raw);
-    adjusted[order[rank]] = running_min;
-  }
-  return adjusted;
-}
-
-double student_t_two_sided_p(double t, double df) {
-  if (!(df > 0) || std::isnan(t)) return kNaN;
-  if (std::isinf(t)) return 0;
-  return incomplete_beta(df / 2, 0.5, df / (df + t * t));
-}
-
-WelchLog welch_log_test(const std::vector<double>& base, const std::vector<double>& current) {
-  for (const auto* side : {&base, &current}) {
-    if (side->size() < 2) throw std::invalid_argument("welch_log_test: fewer than 2 values on a side");
-    for (double v : *side)
-      if (!std::isfinite(v) || v <= 0) throw std::invalid_argument("welch_log_test: a value is not finite and positive");
-  }
-  auto moments = [](const std::vector<double>& v) {
-    double mean = 0;
-    for (double x : v) mean += std::log(x);
-    mean /= static_cast<double>(v.size());
-    double ss = 0;
-    for (double x : v) ss += (std::log(x) - mean) * (std::log(x) - mean);
-    return std::pair{mean, ss / static_cast<double>(v.size() - 1)};
-  };
-  const auto [mb, vb] = moments(base);
-  const auto [mn, vn] = moments(current);
-  const double nb = static_cast<double>(base.size()), nn = static_cast<double>(current.size());
-  WelchLog w;
-  w.ratio = std::exp(mn - mb);
-  const double qb = vb / nb, qn = vn / nn, se2 = qb + qn;
-  if (se2 <= 0) {
-    w.p_value = mn == mb ? 1.0 : 0.0;
-    w.df = nb + nn - 2;
-    return w;
-  }
-  w.df = se2 * se2 / (qb * qb / (nb - 1) + qn * qn / (nn - 1));
-  w.p_value = student_t_two_sided_p((mn - mb) / std::sqrt(se2), w.df);
-  return w;
-}
-
-HostAdjusted host_adjusted_tests(const std::vector<double>& base_time, const std::vector<double>& base_probe,
-                                 const std::vector<double>& new_time, const std::vector<double>& new_probe) {
-  if (base_time.size() != base_probe.size() || new_time.size() != new_probe.size())
-    throw std::invalid_argument("host_adjusted_tests: times and probes differ in count");
-  for (const auto* v : {&base_time, &base_probe, &new_time, &new_probe})
-    for (double x : *v)
-      if (!std::isfinite(x) || x <= 0)
-        throw std::invalid_argument("host_adjusted_tests: a value is not finite and positive");
-  auto logs = [](const std::vector<double>& v) {
-    std::vector<double> out(v.size());
-    std::transform(v.begin(), v.end(), out.begin(), [](double x) { return std::log(x); });
-    return out;
-  };
-  auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); };
-  const std::vector<double> yb = logs(base_time), xb = logs(base_probe), yn = logs(new_time), xn = logs(new_probe);
-  // Pooled within-side sums of squares and products (each side about its own means).
-  double sxx = 0, sxy = 0;
-  for (const auto& [x, y] : {std::pair{&xb, &yb}, std::pair{&xn, &yn}}) {
-    const double mx = mean(*x), my = mean(*y);
-    for (std::size_t i = 0; i < x->size(); ++i) {
-      sxx += ((*x)[i] - mx) * ((*x)[i] - mx);
-      sxy += ((*x)[i] - mx) * ((*y)[i] - my);
-    }
-  }
-  HostAdjusted h;
-  h.elasticity = sxx > 0 ? std::clamp(sxy / sxx, 0.0, 1.0) : 1.0;
-  std::vector<double> all_x = xb;
-  all_x.insert(all_x.end(), xn.begin(), xn.end());
-  const double mx = mean(all_x);
-  auto adjusted = [&](const std::vector<double>& x, const std::vector<double>& y, double slope, double centre) {
-    std::vector<double> out(y.size());
-    for (std::size_t i = 0; i < y.size(); ++i) out[i] = std::exp(y[i] - slope * (x[i] - centre));
-    return out;
-  };
-  h.per_probe = welch_log_test(adjusted(xb, yb, 1.0, 0.0), adjusted(xn, yn, 1.0, 0.0));
-  h.covariate = welch_log_test(adjusted(xb, yb, h.elasticity, mx), adjusted(xn, yn, h.elasticity, mx));
-  return h;
-}
-
-RatioEstimate hodges_lehmann_ratio(const std::vector<double>& base, const std::vector<double>& current,
-                                   double confidence) {
-  for (const auto* sample : {&base, &current}) {
-    if (sample->empty()) throw std::invalid_argument("hodges_lehmann_ratio: empty sample");
-    for (double v : *sample)
-      if (!std::isfinite(v) || v <= 0)
-        throw std::invalid_argument(fmt::format("hodges_lehmann_ratio: {} is not a finite positive time", v));
-  }
-  if (!(confidence > 0 && confidence < 1))
-    throw std::invalid_argument(fmt::format("hodges_lehmann_ratio: confidence {} outside (0, 1)", confidence));
-
-  std::vector<double> log_base(base.size());
-  std::transform(base.begin(), base.end(), log_base.begin(), [](double v) { return std::log(v); });
-  std::vector<double> diffs;
-  diffs.reserve(base.size() * current.size());
-  for (double c : current)
-    for (double lb : log_base) diffs.push_back(std::log(c) - lb);
-  const std::size_t nm = diffs.size();
-  // k-th smallest (0-based) pairwise difference; nth_element keeps this O(nm) per call.
-  const auto kth = [&](std::size_t k) {
-    std::nth_element(diffs.begin(), diffs.begin() + static_cast<std::ptrdiff_t>(k), diffs.end());
-    return diffs[k];
-  };
-
-  RatioEstimate r;
-  const double median = nm % 2 == 1 ? kth(nm / 2) : (kth(nm / 2 - 1) + kth(nm / 2)) / 2;
-  r.ratio = std::exp(median);
-  const double n = static_cast<double>(base.size()), m = static_cast<double>(current.size());
-  const double z = normal_quantile(1 - (1 - confidence) / 2);
-  const double k = std::floor(n * m / 2 - z * std::sqrt(n * m * (n + m + 1) / 12));
-  if (k < 1) {
-    r.ci_low = 0;
-    r.ci_high = kInf;
-    return r;
-  }
-  const auto ki = static_cast<std::size_t>(k);
-  r.ci_low = std::exp(kth(ki - 1));
-  r.ci_high = std::exp(kth(nm - ki));
-  return r;
-}
-
-// ---- Options --------------------------------------------------------------------------------------------------
 
 const char* to_string(DiffOptions::FailOn fail_on) {
   return fail_on == DiffOptions::FailOn::any ? "any" : "slower";
@@ -740,523 +506,105 @@ double parse_percent(const std::string& text) {
 
 // ---- diff_results ---------------------------------------------------------------------------------------------
 
-Json diff_results(const std::vector<Json>& base_records, const std::vector<Json>& new_records,
-                  const DiffOptions& options) {
+DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run>& new_runs,
+                        const DiffOptions& options) {
   check_options(options);
-  const Side base = index_side(base_records, "base");
-  const Side current = index_side(new_records, "new");
+  const Side base = index_side(base_runs);
+  const Side current = index_side(new_runs);
 
-  Json warnings = Json::array();
+  DiffResult result;
+  result.options = options;
+  std::vector<std::string>& warnings = result.warnings;
   for (const Side* side : {&base, &current})
     if (side->superseded > 0)
       warnings.push_back(fmt::format("{} side: {} run(s) had every point replaced by a later record with the same id "
                                      "(last record wins); their headers are left out of this comparison",
                                      side == &base ? "base" : "new", side->superseded));
-  const Json environment = compare_environment(base, current, warnings);
+  compare_environment(base, current, warnings, result.base_environment, result.new_environment);
 
-  Json points = Json::array(), status_changes = Json::array();
-  // Statistics of the ok/ok points with usable samples, waiting for the BH correction over all of them.
-  struct Pending {
-    std::size_t index;  ///< into `points`
-    RatioEstimate estimate;
-    double p_value;
-    std::size_t n_base, n_new;
-    std::optional<WelchLog> process;  ///< both sides pooled from >= 2 processes
-    std::optional<HostAdjusted> host;  ///< the same with the host's speed out (host-sensitive, every process probed)
-  };
-  std::vector<Pending> pending;
-  std::size_t mixed_sources = 0;
-  // Points compared without a gate they would have had: a pooled record against an unpooled one; host-sensitive
-  // points where a side is not pooled, or pooled without host probes (a run from before the probe).
-  std::size_t half_pooled = 0, host_unpooled = 0, host_unprobed = 0;
-  std::map<std::pair<std::string, std::string>, std::size_t> mixed_methods;  // (base, new) timing.method -> points
-
+  // Mann-Whitney p-values of the compared points, waiting for the BH correction over all of them.
+  std::vector<std::pair<std::size_t, double>> pending;  // (position in points, p)
+  Caveats caveats;
   for (const auto& id : base.order) {
     const auto found = current.points.find(id);
     if (found == current.points.end()) continue;
     const PointRef& b = base.points.at(id);
     const PointRef& n = found->second;
-    const std::string b_status = string_or(*b.record, "status", "unknown");
-    const std::string n_status = string_or(*n.record, "status", "unknown");
-    Json row{{"id", id},
-             {"key", field_or_null(*n.record, "key")},
-             {"variant", field_or_null(*n.record, "variant")},
-             {"axes", field_or_null(*n.record, "axes")},
-             {"base_status", b_status},
-             {"new_status", n_status},
-             {"verdict", nullptr},
-             {"reason", nullptr},
-             {"ratio", nullptr},
-             {"ratio_ci_low", nullptr},
-             {"ratio_ci_high", nullptr},
-             {"p_value", nullptr},
-             {"p_adjusted", nullptr},
-             {"base_median_s", nullptr},
-             {"new_median_s", nullptr},
-             {"base_n", nullptr},
-             {"new_n", nullptr},
-             {"host_sensitive", host_sensitive(*b.record) || host_sensitive(*n.record)},
-             {"process_p", nullptr},
-             {"process_ratio", nullptr},
-             {"host_adjusted", nullptr},
-             {"gate", nullptr}};
-    if (b_status != n_status) {
-      row["verdict"] = "status_changed";
-      row["reason"] = fmt::format("{} -> {}", b_status, n_status);
-      status_changes.push_back(Json{{"id", id},
-                                    {"key", row["key"]},
-                                    {"base_status", b_status},
-                                    {"new_status", n_status},
-                                    {"reason", field_or_null(*n.record, "reason")}});
-    } else if (b_status != "ok") {
-      row["verdict"] = "not_compared";
-      row["reason"] = "not timed: " + b_status + " on both sides";
-    } else {
-      const Samples bs = read_samples(*b.record), ns = read_samples(*n.record);
-      const ProcessData bpd = read_processes(*b.record), npd = read_processes(*n.record);
-      row["base_n"] = bs.seconds.size();
-      row["new_n"] = ns.seconds.size();
-      if (!bs.problem.empty() || !ns.problem.empty() || !bpd.problem.empty() || !npd.problem.empty()) {
-        row["verdict"] = "inconclusive";
-        row["reason"] = !bs.problem.empty()    ? "base: " + bs.problem
-                        : !ns.problem.empty()  ? "new: " + ns.problem
-                        : !bpd.problem.empty() ? "base: " + bpd.problem
-                                               : "new: " + npd.problem;
-      } else {
-        mixed_sources += bs.source != ns.source;
-        const Json* bm = find_path(*b.record, {"timing", "method"});
-        const Json* nm = find_path(*n.record, {"timing", "method"});
-        const std::string bms = bm && bm->is_string() ? bm->get<std::string>() : "unknown";
-        const std::string nms = nm && nm->is_string() ? nm->get<std::string>() : "unknown";
-        if (bms != nms) ++mixed_methods[{bms, nms}];
-        row["base_median_s"] = json_real(median_of(bs.seconds));
-        row["new_median_s"] = json_real(median_of(ns.seconds));
-        const double b_scale = time_scale(b, options, "base"), n_scale = time_scale(n, options, "new");
-        std::vector<double> bx = bs.seconds, nx = ns.seconds;
-        for (double& v : bx) v *= b_scale;
-        for (double& v : nx) v *= n_scale;
-        const RatioEstimate est = hodges_lehmann_ratio(bx, nx, 1 - options.alpha);
-        const double p = mann_whitney(bx, nx).p_value;
-        row["ratio"] = json_real(est.ratio);
-        row["ratio_ci_low"] = json_real(est.ci_low);
-        row["ratio_ci_high"] = json_real(est.ci_high);
-        row["p_value"] = json_real(p);
-        std::optional<WelchLog> process;
-        std::optional<HostAdjusted> host;
-        std::string gate = "samples";
-        if (bpd.pooled && npd.pooled) {
-          std::vector<double> bps = bpd.times, nps = npd.times;
-          for (double& v : bps) v *= b_scale;
-          for (double& v : nps) v *= n_scale;
-          process = welch_log_test(bps, nps);
-          gate = "processes";
-          row["process_p"] = json_real(process->p_value);
-          row["process_ratio"] = json_real(process->ratio);
-          // Host-sensitive and probed in every process on both sides: the host's speed taken out as well.
-          if (row["host_sensitive"] == true) {
-            if (!bpd.probes.empty() && !npd.probes.empty()) {
-              host = host_adjusted_tests(bps, bpd.probes, nps, npd.probes);
-              gate = "host_adjusted";
-              row["host_adjusted"] = {{"per_probe_ratio", json_real(host->per_probe.ratio)},
-                                      {"per_probe_p", json_real(host->per_probe.p_value)},
-                                      {"elasticity", json_real(host->elasticity)},
-                                      {"covariate_ratio", json_real(host->covariate.ratio)},
-                                      {"covariate_p", json_real(host->covariate.p_value)}};
-            } else {
-              ++host_unprobed;
-            }
-          }
-        } else {
-          half_pooled += bpd.pooled != npd.pooled;
-          host_unpooled += row["host_sensitive"] == true;
-        }
-        row["gate"] = gate;
-        pending.push_back(Pending{points.size(), est, p, bx.size(), nx.size(), process, host});
-      }
+    DiffPoint row;
+    row.id = id;
+    row.key = n.record->key;
+    row.variant = n.record->variant;
+    row.axes = n.record->axes;
+    row.base_status = b.record->status;
+    row.new_status = n.record->status;
+    row.host_sensitive = host_sensitive(*b.record) || host_sensitive(*n.record);
+    if (row.base_status != row.new_status) {
+      row.verdict = Verdict::status_changed;
+      row.reason = fmt::format("{} -> {}", row.base_status, row.new_status);
+      result.status_changes.push_back({id, row.key, row.base_status, row.new_status, n.record->reason});
+    } else if (row.base_status != "ok") {
+      row.verdict = Verdict::not_compared;
+      row.reason = "not timed: " + row.base_status + " on both sides";
+    } else if (const auto p = compare_samples(b, n, options, row, caveats)) {
+      pending.emplace_back(result.points.size(), *p);
     }
-    points.push_back(std::move(row));
+    result.points.push_back(std::move(row));
   }
 
   std::vector<double> raw(pending.size());
-  std::transform(pending.begin(), pending.end(), raw.begin(), [](const Pending& p) { return p.p_value; });
+  std::transform(pending.begin(), pending.end(), raw.begin(), [](const auto& p) { return p.second; });
   const std::vector<double> adjusted = benjamini_hochberg(raw);
   for (std::size_t i = 0; i < pending.size(); ++i) {
-    Json& row = points[pending[i].index];
-    row["p_adjusted"] = json_real(adjusted[i]);
+    DiffPoint& row = result.points[pending[i].first];
+    row.p_adjusted = adjusted[i];
     auto [verdict, reason] =
-        decide(pending[i].estimate, adjusted[i], pending[i].n_base, pending[i].n_new, options, pending[i].process,
-               pending[i].host);
-    row["verdict"] = verdict;
-    row["reason"] = reason.empty() ? Json() : Json(reason);
+        decide(*row.ratio, adjusted[i], *row.base_samples, *row.new_samples, options, row.process, row.host_adjusted);
+    row.verdict = verdict;
+    row.reason = reason.empty() ? std::nullopt : std::optional(reason);
   }
+  warn_caveats(caveats, warnings);
 
-  if (mixed_sources > 0)
-    warnings.push_back(fmt::format("{} point(s) compare device-timed samples with wall-clock samples", mixed_sources));
-  if (half_pooled > 0)
-    warnings.push_back(fmt::format("{} point(s) compare a record pooled from lab.processes with one that is not: the "
-                                   "process gate does not apply to them, and their samples are judged alone",
-                                   half_pooled));
-  if (host_unpooled + host_unprobed > 0)
-    warnings.push_back(fmt::format(
-        "{} host-sensitive point(s) were compared without taking the host's speed out ({} not pooled from processes "
-        "on both sides, {} without host probes on a side, e.g. a run from before the probe): a change of the host's "
-        "speed alone can make them slower or faster",
-        host_unpooled + host_unprobed, host_unpooled, host_unprobed));
-  if (!mixed_methods.empty()) {
-    std::string which;
-    for (const auto& [pair, count] : mixed_methods)
-      which += fmt::format("{}{} from {} to {}", which.empty() ? "" : "; ", count, pair.first, pair.second);
-    warnings.push_back("timing.method differs, so those times measure different things (blocked samples time the "
-                       "GPU only, live ones include the host's launches): " + which);
-  }
-
-  Json added = Json::array(), missing = Json::array();
   for (const auto& id : current.order)
-    if (!base.points.contains(id)) added.push_back(point_stub(*current.points.at(id).record, id));
+    if (!base.points.contains(id)) result.added.push_back(point_stub(*current.points.at(id).record));
   for (const auto& id : base.order)
-    if (!current.points.contains(id)) missing.push_back(point_stub(*base.points.at(id).record, id));
+    if (!current.points.contains(id)) result.missing.push_back(point_stub(*base.points.at(id).record));
 
-  if (points.empty())
+  if (result.points.empty())
     throw std::invalid_argument("base and new have no point in common (different sweeps?): nothing to compare");
   // A run killed part-way has fewer points than its headers announced: say so, and under --fail-on any count
   // it as a regression (a CI job that died must not pass as "no regression").
   bool incomplete = false;
-  for (const auto* side : {&base_records, &new_records}) {
-    std::int64_t announced = 0, present = 0;
-    for (const auto& r : *side) {
-      if (string_or(r, "type", "") == "header" && r.contains("point_count") && r["point_count"].is_number_integer())
-        announced += r["point_count"].get<std::int64_t>();
-      if (string_or(r, "type", "") == "point") ++present;
-    }
-    if (present < announced) {
+  for (const Side* side : {&base, &current}) {
+    if (side->present < side->announced) {
       warnings.push_back(fmt::format("{} run is incomplete: {} of the {} points its header(s) announce",
-                                     side == &base_records ? "base" : "new", present, announced));
-      incomplete = incomplete || side == &new_records;
+                                     side == &base ? "base" : "new", side->present, side->announced));
+      incomplete = incomplete || side == &current;
     }
   }
 
-  std::map<std::string, std::size_t> counts;
-  std::size_t host_sensitive_changes = 0;
-  for (const auto& row : points)
-    host_sensitive_changes +=
-        row["host_sensitive"] == true && (row["verdict"] == "slower" || row["verdict"] == "faster");
-  bool regression = options.fail_on == DiffOptions::FailOn::any && (incomplete || !missing.empty());
-  for (const auto& row : points) {
-    const std::string verdict = row["verdict"].get<std::string>();
-    ++counts[verdict];
-    if (verdict == "slower") regression = true;
-    if (verdict == "status_changed" &&
-        (options.fail_on == DiffOptions::FailOn::any || is_failure_status(row["new_status"].get<std::string>())))
+  DiffSummary& s = result.summary;
+  bool regression = options.fail_on == DiffOptions::FailOn::any && (incomplete || !result.missing.empty());
+  for (const DiffPoint& row : result.points) {
+    switch (row.verdict) {
+      case Verdict::same: ++s.same; break;
+      case Verdict::slower: ++s.slower; break;
+      case Verdict::faster: ++s.faster; break;
+      case Verdict::inconclusive: ++s.inconclusive; break;
+      case Verdict::status_changed: ++s.status_changed; break;
+      case Verdict::not_compared: ++s.not_compared; break;
+    }
+    s.host_sensitive_changes += row.host_sensitive && (row.verdict == Verdict::slower || row.verdict == Verdict::faster);
+    if (row.verdict == Verdict::slower) regression = true;
+    if (row.verdict == Verdict::status_changed &&
+        (options.fail_on == DiffOptions::FailOn::any || is_failure_status(row.new_status)))
       regression = true;
   }
-  Json summary{{"matched", points.size()},
-               {"compared", counts["same"] + counts["slower"] + counts["faster"] + counts["inconclusive"]},
-               {"same", counts["same"]},
-               {"slower", counts["slower"]},
-               {"faster", counts["faster"]},
-               {"inconclusive", counts["inconclusive"]},
-               {"status_changed", counts["status_changed"]},
-               {"not_compared", counts["not_compared"]},
-               {"new", added.size()},
-               {"missing", missing.size()},
-               {"host_sensitive_changes", host_sensitive_changes}};
-
-  Json env_out{{"warnings", std::move(warnings)}, {"base", environment["base"]}, {"new", environment["new"]}};
-  return Json{{"type", "diff"},
-              {"schema_version", 1},
-              {"options",
-               {{"min_effect", options.min_effect},
-                {"alpha", options.alpha},
-                {"confidence", 1 - options.alpha},
-                {"normalize", options.normalize},
-                {"fail_on", to_string(options.fail_on)}}},
-              {"environment", std::move(env_out)},
-              {"points", std::move(points)},
-              {"new", std::move(added)},
-              {"missing", std::move(missing)},
-              {"status_changes", std::move(status_changes)},
-              {"summary", std::move(summary)},
-              {"regression", regression}};
-}
-
-// ---- Renderers ------------------------------------------------------------------------------------------------
-
-namespace {
-
-double number_or_nan(const Json& v) {
-  try {
-    return real_from_json(v);
-  } catch (const std::invalid_argument&) {
-    return kNaN;
-  }
-}
-
-/// A time in seconds with a readable unit, 3 significant digits; "-" when absent.
-std::string fmt_seconds(const Json& v) {
-  const double s = number_or_nan(v);
-  return std::isfinite(s) ? format_time(s) : "-";  // the sweep's and the report's spelling (µs)
-}
-
-
-/// A ratio new/base as a signed change in percent: 1.102 -> "+10.2%".
-std::string fmt_change(double ratio) {
-  if (std::isnan(ratio)) return "-";
-  if (std::isinf(ratio)) return "+inf%";
-  return fmt::format("{:+.1f}%", 100 * (ratio - 1));
-}
-
-std::string fmt_interval(const Json& row) {
-  if (row["ratio_ci_low"].is_null()) return "-";
-  return "[" + fmt_change(number_or_nan(row["ratio_ci_low"])) + ", " + fmt_change(number_or_nan(row["ratio_ci_high"])) +
-         "]";
-}
-
-std::string fmt_p(const Json& v) { return v.is_null() ? "-" : fmt::format("{:.2g}", number_or_nan(v)); }
-
-std::string fmt_samples(const Json& row) {
-  if (row["base_n"].is_null()) return "-";
-  return fmt::format("{}/{}", row["base_n"].get<std::size_t>(), row["new_n"].get<std::size_t>());
-}
-
-std::string fmt_change_cell(const Json& row) {
-  if (row["verdict"] == "status_changed")
-    return row["base_status"].get<std::string>() + " -> " + row["new_status"].get<std::string>();
-  return fmt_change(number_or_nan(row["ratio"]));
-}
-
-/// Severity order of the rows shown: status change, slower, faster, inconclusive; same and not_compared last.
-int severity(const std::string& verdict) {
-  static const std::map<std::string, int> kOrder = {{"status_changed", 0}, {"slower", 1},       {"faster", 2},
-                                                    {"inconclusive", 3},   {"not_compared", 4}, {"same", 5}};
-  const auto it = kOrder.find(verdict);
-  return it != kOrder.end() ? it->second : 6;
-}
-
-std::vector<const Json*> rows_by_severity(const Json& diff, bool all_rows) {
-  std::vector<const Json*> rows;
-  for (const auto& row : diff["points"]) {
-    const std::string v = row["verdict"].get<std::string>();
-    if (all_rows || (v != "same" && v != "not_compared")) rows.push_back(&row);
-  }
-  // Within a verdict, the biggest change first (|log ratio|); rows without a ratio keep the sweep order.
-  const auto size_of_change = [](const Json* row) {
-    const double r = number_or_nan((*row)["ratio"]);
-    return r > 0 ? std::fabs(std::log(r)) : 0.0;
-  };
-  std::stable_sort(rows.begin(), rows.end(), [&](const Json* a, const Json* b) {
-    const int sa = severity((*a)["verdict"].get<std::string>()), sb = severity((*b)["verdict"].get<std::string>());
-    return sa != sb ? sa < sb : size_of_change(a) > size_of_change(b);
-  });
-  return rows;
-}
-
-std::string text_or_dash(const Json& v) { return v.is_string() ? v.get<std::string>() : v.is_null() ? "-" : v.dump(); }
-
-/// "N matched: a same, b slower, ...; c new, d missing" from the summary block.
-std::string summary_counts(const Json& s) {
-  return fmt::format("{} matched: {} same, {} slower, {} faster, {} inconclusive, {} status changed, {} not compared; "
-                     "{} new, {} missing",
-                     s["matched"].get<std::size_t>(), s["same"].get<std::size_t>(), s["slower"].get<std::size_t>(),
-                     s["faster"].get<std::size_t>(), s["inconclusive"].get<std::size_t>(),
-                     s["status_changed"].get<std::size_t>(), s["not_compared"].get<std::size_t>(),
-                     s["new"].get<std::size_t>(), s["missing"].get<std::size_t>());
-}
-
-std::string options_line(const Json& o) {
-  return fmt::format("min effect {:g}%, {:g}% intervals, Benjamini-Hochberg FDR {:g}%, fail on {}{}",
-                     100 * o["min_effect"].get<double>(), 100 * o["confidence"].get<double>(),
-                     100 * o["alpha"].get<double>(), o["fail_on"].get<std::string>(),
-                     o["normalize"].get<bool>() ? ", times normalized by calibrated copy bandwidth" : "");
-}
-
-/// Escapes a cell of a GitHub-flavoured markdown table.
-std::string md_cell(std::string text) {
-  std::string out;
-  for (char ch : text) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n') out += ' ';
-    else out += ch;
-  }
-  return out;
-}
-
-std::string md_table(const std::vector<const Json*>& rows, bool with_reason) {
-  std::string out = "| verdict | point | change | interval | p (BH) | base | new | samples |";
-  out += with_reason ? " reason |\n" : "\n";
-  out += "|---|---|---:|---:|---:|---:|---:|---:|";
-  out += with_reason ? "---|\n" : "\n";
-  for (const Json* r : rows) {
-    const Json& row = *r;
-    out += fmt::format("| {}{} | `{}` | {} | {} | {} | {} | {} | {} |", row["verdict"].get<std::string>(),
-                       row.value("host_sensitive", false) ? " *host*" : "",
-                       md_cell(text_or_dash(row["key"])), md_cell(fmt_change_cell(row)), fmt_interval(row),
-                       fmt_p(row["p_adjusted"]), fmt_seconds(row["base_median_s"]), fmt_seconds(row["new_median_s"]),
-                       fmt_samples(row));
-    out += with_reason ? " " + md_cell(text_or_dash(row["reason"])) + " |\n" : "\n";
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string diff_table(const Json& diff, bool all_rows) {
-  std::string out;
-  for (const auto& w : diff["environment"]["warnings"]) out += "warning: " + w.get<std::string>() + "\n";
-  const std::vector<const Json*> rows = rows_by_severity(diff, all_rows);
-  if (!rows.empty()) {
-    std::vector<std::vector<std::string>> cells = {
-        {"verdict", "change", "interval", "p(BH)", "base", "new", "n", "point", "reason"}};
-    for (const Json* r : rows) {
-      const Json& row = *r;
-      cells.push_back({row["verdict"].get<std::string>() + (row.value("host_sensitive", false) ? " (host)" : ""),
-                       fmt_change_cell(row), fmt_interval(row),
-                       fmt_p(row["p_adjusted"]), fmt_seconds(row["base_median_s"]), fmt_seconds(row["new_median_s"]),
-                       fmt_samples(row), text_or_dash(row["key"]),
-                       row["reason"].is_null() ? "" : row["reason"].get<std::string>()});
-    }
-    std::vector<std::size_t> width(cells.front().size(), 0);
-    for (const auto& line : cells)
-      for (std::size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], display_width(line[c]));
-    for (const auto& line : cells) {
-      std::string text;
-      for (std::size_t c = 0; c < line.size(); ++c) {
-        const bool last = c + 1 == line.size();
-        // Numbers right-aligned, words left-aligned; the last column is never padded.
-        const bool right = c >= 1 && c <= 6;
-        const std::string pad(width[c] - display_width(line[c]), ' ');
-        text += last ? line[c] : right ? pad + line[c] + "  " : line[c] + pad + "  ";
-      }
-      while (!text.empty() && text.back() == ' ') text.pop_back();
-      out += text + "\n";
-    }
-  }
-  out += summary_counts(diff["summary"]) + ". " + (diff["regression"].get<bool>() ? "REGRESSION" : "No regression") +
-         " (" + options_line(diff["options"]) + ").\n";
-  return out;
-}
-
-std::string diff_markdown(const Json& diff) {
-  const bool regression = diff["regression"].get<bool>();
-  const Json& s = diff["summary"];
-  std::string out = std::string("### labrun diff: ") + (regression ? "**regression**" : "no regression") + "\n\n";
-  out += summary_counts(s) + ".\n\n";
-  out += "Verdicts: " + options_line(diff["options"]) + ". Ratio = new / base (Hodges-Lehmann); change = ratio - 1.\n\n";
-  const Json& warnings = diff["environment"]["warnings"];
-  if (!warnings.empty()) {
-    out += "> [!WARNING]\n> The environments differ; a time change may come from the machine, not the code.\n";
-    for (const auto& w : warnings) out += "> - " + md_cell(w.get<std::string>()) + "\n";
-    out += "\n";
-  }
-  if (const std::size_t k = s.value("host_sensitive_changes", std::size_t{0}); k > 0)
-    out += fmt::format("{} of the slower/faster verdicts are on host-sensitive points (sync- or launch-bound, timed "
-                       "live; marked *host* below): their times move with the host's speed as well as with the code. "
-                       "Where both sides probed the host in every process, the change also held with the host's speed "
-                       "taken out (docs/diff.md, \"Host-sensitive points\"); the environment warnings say whether the "
-                       "host's speed differed.\n\n",
-                       k);
-  std::vector<const Json*> main_rows, inconclusive;
-  for (const Json* row : rows_by_severity(diff, false))
-    ((*row)["verdict"] == "inconclusive" ? inconclusive : main_rows).push_back(row);
-  if (main_rows.empty())
-    out += fmt::format("No point is slower, faster or changed status beyond the minimum effect of {:g}%.\n\n",
-                       100 * diff["options"]["min_effect"].get<double>());
-  else
-    out += md_table(main_rows, false) + "\n";
-  if (!inconclusive.empty())
-    out += fmt::format("<details><summary>{} inconclusive point(s)</summary>\n\n", inconclusive.size()) +
-           md_table(inconclusive, true) + "\n</details>\n\n";
-  for (const char* list : {"new", "missing"}) {
-    const Json& points = diff[list];
-    if (points.empty()) continue;
-    out += fmt::format("<details><summary>{} {} point(s)</summary>\n\n", points.size(), list);
-    for (const auto& p : points)
-      out += "- `" + md_cell(text_or_dash(p["key"])) + "` (" + p["status"].get<std::string>() + ")\n";
-    out += "\n</details>\n\n";
-  }
-  return out;
-}
-
-// ---- cmd_diff -------------------------------------------------------------------------------------------------
-
-namespace {
-
-/// A result file that cannot be diffed; the message names the file.
-class BadInput : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// Every record of one result file, after checking that it is one: JSONL, a header first, at least one
-/// point, every record an object and every point with a string id. A torn last line (a killed run) is dropped
-/// with a note on `err`: the complete records before it are still a valid result.
-std::vector<Json> load_result_file(const std::string& path, std::ostream& err) {
-  std::vector<Json> records;
-  bool torn_tail = false;
-  try {
-    records = read_jsonl(path, &torn_tail);
-  } catch (const std::runtime_error& e) {
-    throw BadInput(e.what());
-  }
-  if (torn_tail) err << "labrun diff: note: " << path << ": dropped a torn last line (was the run killed?)\n";
-  if (records.empty()) throw BadInput(path + ": empty; expected a labrun result file (JSON Lines, header first)");
-  std::size_t points = 0;
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const Json& r = records[i];
-    if (!r.is_object()) throw BadInput(fmt::format("{}: record {} is not a JSON object", path, i + 1));
-    const std::string type = string_or(r, "type", "");
-    if (i == 0 && type != "header")
-      throw BadInput(path + ": no header: the first line is not a {\"type\": \"header\"} record; is this a labrun "
-                            "result file?");
-    if (type != "point") continue;
-    const Json* id = find_path(r, {"id"});
-    if (id == nullptr || !id->is_string())
-      throw BadInput(fmt::format("{}: point record {} has no string \"id\"", path, i + 1));
-    ++points;
-  }
-  if (points == 0) throw BadInput(path + ": no point records (did the run stop after its header?)");
-  return records;
-}
-
-std::vector<Json> load_side(const std::vector<std::string>& paths, std::ostream& err) {
-  std::vector<Json> all;
-  for (const auto& path : paths) {
-    std::vector<Json> records = load_result_file(path, err);
-    all.insert(all.end(), std::make_move_iterator(records.begin()), std::make_move_iterator(records.end()));
-  }
-  return all;
-}
-
-}  // namespace
-
-int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::string>& new_paths,
-             const DiffOptions& options, const std::string& format, std::ostream& out, std::ostream& err) {
-  if (format != "table" && format != "markdown" && format != "json") {
-    err << "labrun diff: unknown format '" << format << "' (expected table, markdown or json)\n";
-    return kDiffBadInput;
-  }
-  if (base_paths.empty() || new_paths.empty()) {
-    err << "labrun diff: need at least one base and one new result file\n";
-    return kDiffBadInput;
-  }
-  Json diff;
-  try {
-    const std::vector<Json> base = load_side(base_paths, err);
-    const std::vector<Json> current = load_side(new_paths, err);
-    diff = diff_results(base, current, options);
-  } catch (const BadInput& e) {
-    err << "labrun diff: " << e.what() << "\n";
-    return kDiffBadInput;
-  } catch (const std::invalid_argument& e) {
-    err << "labrun diff: " << e.what() << "\n";
-    return kDiffBadInput;
-  }
-  if (format == "json")
-    out << diff.dump(2) << "\n";
-  else if (format == "markdown")
-    out << diff_markdown(diff);
-  else
-    out << diff_table(diff);
-  return diff["regression"].get<bool>() ? kDiffRegression : kDiffNoRegression;
+  s.matched = result.points.size();
+  s.compared = s.same + s.slower + s.faster + s.inconclusive;
+  s.added = result.added.size();
+  s.missing = result.missing.size();
+  result.regression = regression;
+  return result;
 }
 
 }  // namespace labrun

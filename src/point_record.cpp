@@ -565,6 +565,10 @@ Interpretation interpretation_from_json(const Json& j) { return read_interpretat
 
 // ---- PointRecord -------------------------------------------------------------------------------------------
 
+double PointRecord::sm_clock_hz(const char* when) const {
+  return json_number(device_state, {when, "sm_clock_hz"});
+}
+
 double PointRecord::axis_number(const std::string& name) const {
   if (!axes.is_object()) return kNoValue;
   const auto it = axes.find(name);
@@ -667,6 +671,13 @@ std::string RunHeader::git_sha() const { return header_word(json, {"environment"
 std::string RunHeader::device_name() const { return header_word(json, {"environment", "device", "name"}); }
 std::string RunHeader::device_uuid() const { return header_word(json, {"environment", "device", "uuid"}); }
 std::string RunHeader::backend() const { return header_word(json, {"environment", "backend"}); }
+std::string RunHeader::driver_version() const {
+  return header_word(json, {"environment", "device", "driver_version"});
+}
+std::string RunHeader::runtime_version() const {
+  return header_word(json, {"environment", "device", "runtime_version"});
+}
+std::string RunHeader::build_type() const { return header_word(json, {"environment", "labrun", "build_type"}); }
 
 double RunHeader::calibration(const char* ceiling, const char* key) const {
   return json_number(json, {"calibration", ceiling, key});

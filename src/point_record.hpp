@@ -264,6 +264,9 @@ struct PointRecord {
   std::optional<Interpretation> interpretation;
   Json phases;             ///< per phase {time_s, ...} (opaque); null Json: no key
 
+  /// device_state.<when>.sm_clock_hz, `when` "before" or "after" (the SM clock the backend read just before or
+  /// after the timing), Hz; NaN when absent or not a number.
+  double sm_clock_hz(const char* when) const;
   /// The numeric axis `name` (integer or json_real); NaN when absent or a word.
   double axis_number(const std::string& name) const;
   /// The word axis `name`, or a numeric axis's canonical text as in `key` (to_string(AxisValue): "100000",
@@ -307,6 +310,9 @@ struct RunHeader {
   std::string device_name() const;    ///< environment.device.name ("" on the host backend)
   std::string device_uuid() const;    ///< environment.device.uuid
   std::string backend() const;        ///< environment.backend: "host" or "cuda:N"
+  std::string driver_version() const;   ///< environment.device.driver_version (e.g. "580.159.04")
+  std::string runtime_version() const;  ///< environment.device.runtime_version (e.g. "13.0")
+  std::string build_type() const;       ///< environment.labrun.build_type (e.g. "Release")
   /// calibration.<ceiling>.<key>, e.g. ("copy", "bandwidth_Bps"), ("launch", "eager_time_s"): SI units.
   double calibration(const char* ceiling, const char* key) const;
   std::string calibration_backend() const;  ///< calibration.backend (set when there are no ceilings)

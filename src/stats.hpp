@@ -1,6 +1,13 @@
-// Summary statistics of timing samples. Host code, unit-tested against hand-computed values.
+// The statistics of labrun, in one unit: summaries of timing samples (quantiles, summarize, the median's
+// confidence interval; src/stats.cpp) and the tests that compare two samples (normal quantile, Mann-Whitney U
+// with its exact null distribution, Student's t p-value, Welch's t on logs, the host-adjusted tests,
+// Benjamini-Hochberg, the Hodges-Lehmann ratio with its interval; src/stats_tests.cpp). Pure functions of
+// vectors of doubles: no records, no I/O. Host code, unit-tested against hand-computed and published values
+// (tests/test_stats.cpp).
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <vector>
 
 #include "record.hpp"
@@ -17,7 +24,7 @@ struct Summary {
   /// Distribution-free 95% confidence interval of the median: order statistics at 0-based ranks
   /// floor(n/2 - 1.96*sqrt(n)/2) and ceil(n/2 + 1.96*sqrt(n)/2), clamped to [0, n-1] (normal approximation to
   /// the binomial; Conover, Practical Nonparametric Statistics, 3rd ed., section 3.2). Equal to [min, max]
-  /// for n < 6, where no narrower interval reaches 95%.
+  /// for n < 6, since no narrower interval reaches 95% there.
   double ci_low = 0, ci_high = 0;
   /// (ci_high - ci_low) / (2 * median): the relative half-width the adaptive stop compares with its target;
   /// +inf for n < 6 or median 0.
@@ -36,5 +43,115 @@ Summary summarize(std::vector<double> values);
 
 /// Summary as JSON with keys `<name>_<unit>` e.g. median_time_s when unit = "time_s".
 Json to_json(const Summary& s, const std::string& unit_suffix);
+
+// ---- Tests of two samples (src/stats_tests.cpp) -------------------------------------------------------------
+
+/// Quantile function of the standard normal distribution: the z with Phi(z) = p, for p in (0, 1).
+/// Acklam's rational approximation (P. J. Acklam, "An algorithm for computing the inverse normal cumulative
+/// distribution function", 2003; relative error 1.15e-9) refined by one Halley step on erfc, which brings it
+/// to about double precision. @throws std::invalid_argument unless 0 < p < 1.
+double normal_quantile(double p);
+
+/// How mann_whitney() computes its p-value.
+enum class MannWhitneyMethod {
+  automatic,  ///< exact when there are no ties and n + m <= kMannWhitneyExactMaxTotal, otherwise normal
+  normal,     ///< normal approximation with tie correction and continuity correction
+  exact,      ///< exact null distribution; @throws std::invalid_argument if there are ties or n + m is too big
+};
+
+/// Largest n + m for which the exact distribution is computed: every count of arrangements, C(40, 20) at most,
+/// is an integer below 2^53 and so exact in a double.
+inline constexpr std::size_t kMannWhitneyExactMaxTotal = 40;
+
+/// Number of arrangements of n a's and m b's with U = u, for u = 0..nm (the null distribution of U times
+/// C(n + m, n)): the coefficients of the Gaussian binomial [n+m choose n]_q = prod_{i=1..n} (1 - q^(m+i)) /
+/// (1 - q^i) (G. E. Andrews, The Theory of Partitions, 1976, chapter 3). After step i the list holds
+/// [m+i choose i]_q, a polynomial of degree i*m with integer coefficients, so every value is an exact integer
+/// in a double while n + m <= kMannWhitneyExactMaxTotal. E.g. n = m = 2: {1, 1, 2, 1, 1}; the list sums to
+/// C(n + m, n). @return nm + 1 counts (just {1} when n or m is 0).
+std::vector<double> mann_whitney_null_counts(std::size_t n, std::size_t m);
+
+/// Result of the Mann-Whitney U (Wilcoxon rank-sum) test of two independent samples.
+struct MannWhitney {
+  double u = 0;        ///< U of the first sample: #pairs (a_i, b_j) with a_i > b_j plus half the tied pairs
+  double p_value = 1;  ///< two-sided p-value, in [0, 1]
+  bool exact = false;  ///< true when p_value comes from the exact null distribution
+};
+
+/// Two-sided Mann-Whitney U test of `a` against `b` (H. B. Mann & D. R. Whitney, Ann. Math. Statist. 18, 1947;
+/// M. Hollander & D. A. Wolfe, Nonparametric Statistical Methods, 2nd ed., 1999, section 4.1).
+/// Normal approximation: mean nm/2, variance nm/12 * ((N + 1) - sum(t^3 - t) / (N(N - 1))) over tie groups of
+/// size t, N = n + m (tie correction); z = max(0, |U - nm/2| - 1/2) / sd (continuity correction);
+/// p = 2 (1 - Phi(z)); p = 1 when every value is tied. Exact: the null distribution of U is the coefficient
+/// list of the Gaussian binomial [N choose n]_q; p = min(1, 2 P(U <= min(U, nm - U))).
+/// Note that with 3 vs 3 values the smallest exact two-sided p is 2/20 = 0.1, so no such pair is significant.
+/// @param a, b  samples in any unit (only the order matters), non-empty, every value finite.
+/// @throws std::invalid_argument on an empty sample or a non-finite value, or (exact) ties / n + m too big.
+MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>& b,
+                         MannWhitneyMethod method = MannWhitneyMethod::automatic);
+
+/// Benjamini-Hochberg adjusted p-values (Y. Benjamini & Y. Hochberg, J. R. Statist. Soc. B 57, 1995), in the
+/// order given: with p sorted ascending and m = p_values.size(), adj_(i) = min over j >= i of min(1, m p_(j) / j)
+/// (step-up, so the adjusted values are monotone in p). Rejecting every adj <= alpha holds the false discovery
+/// rate at alpha. @throws std::invalid_argument for a value outside [0, 1] (NaN included).
+std::vector<double> benjamini_hochberg(const std::vector<double>& p_values);
+
+/// Hodges-Lehmann estimate of the ratio new / base, with its distribution-free confidence interval.
+struct RatioEstimate {
+  double ratio = 1;    ///< exp(median of log(new_j) - log(base_i) over all n*m pairs)
+  double ci_low = 0;   ///< exp(D_(k)); 0 when the samples are too few for the confidence level (k < 1)
+  double ci_high = 0;  ///< exp(D_(nm-k+1)); +infinity when k < 1
+};
+
+/// Hodges-Lehmann shift estimate on log times, i.e. a ratio (J. L. Hodges & E. L. Lehmann, Ann. Math. Statist.
+/// 34, 1963; Hollander & Wolfe, 2nd ed., sections 4.2-4.3). D_(1) <= ... <= D_(nm) are the sorted pairwise
+/// differences log(current_j) - log(base_i). The interval is [D_(k), D_(nm-k+1)] (1-based) with
+/// k = floor(nm/2 - z sqrt(nm (n + m + 1) / 12)), z = Phi^-1(1 - (1 - confidence)/2): the normal approximation
+/// of U's critical value. Time and memory O(n m).
+/// @param base, current  times (any one unit, e.g. seconds), non-empty, every value finite and > 0.
+/// @param confidence     in (0, 1), e.g. 0.95.
+/// @throws std::invalid_argument on an empty sample, a value that is not finite and positive, or a bad level.
+RatioEstimate hodges_lehmann_ratio(const std::vector<double>& base, const std::vector<double>& current,
+                                   double confidence);
+
+/// The regularized incomplete beta function I_x(a, b) = B(x; a, b) / B(a, b) (Abramowitz & Stegun 26.5.1), for
+/// a, b > 0: 0 for x <= 0, 1 for x >= 1, otherwise the continued fraction 26.5.8 by the modified Lentz method
+/// (Numerical Recipes, 3rd ed., section 6.4, betai/betacf), on x or, by I_x(a, b) = 1 - I_{1-x}(b, a), on 1 - x,
+/// whichever converges (x < (a + 1) / (a + b + 2)); relative accuracy about 1e-14. NaN for a or b <= 0 or NaN x.
+double regularized_incomplete_beta(double a, double b, double x);
+
+/// Two-sided p-value of Student's t statistic `t` with `df` > 0 degrees of freedom (df need not be an integer):
+/// I_{df/(df+t^2)}(df/2, 1/2), the regularized incomplete beta function (Abramowitz & Stegun 26.7.1 with
+/// 26.5.2), evaluated by its continued fraction (Numerical Recipes, 3rd ed., section 6.4). NaN for df <= 0.
+double student_t_two_sided_p(double t, double df);
+
+/// Welch's t-test on log times: does the new side's mean log time differ from the base's? Used on the
+/// per-process medians of a lab.processes run, in which the process, not the sample, is the unit of replication.
+struct WelchLog {
+  double ratio = 1;    ///< exp(mean log new - mean log base)
+  double p_value = 1;  ///< two-sided; 0 when both sides are constant and differ, 1 when they are equal
+  double df = 0;       ///< Welch-Satterthwaite degrees of freedom
+};
+/// @param base, current  at least 2 values each, every one finite and > 0.
+/// @throws std::invalid_argument otherwise.
+WelchLog welch_log_test(const std::vector<double>& base, const std::vector<double>& current);
+
+/// A host-sensitive point's per-process medians with the host's speed taken out two ways, each tested with
+/// welch_log_test (docs/diff.md "Host-sensitive points"):
+///  - per_probe:  time / host probe (the whole time scales with the host);
+///  - covariate:  log time - b (log probe - mean log probe), b the elasticity, the pooled within-side slope of log
+///                time on log probe (analysis of covariance with a common slope), clamped to [0, 1]; 1 when the
+///                probes do not vary within either side. Only the part of the time that moves with the host
+///                is scaled. (The slope's own degree of freedom is not deducted: an approximation.)
+struct HostAdjusted {
+  WelchLog per_probe;
+  WelchLog covariate;
+  double elasticity = 1;
+};
+/// @param base_time, base_probe, new_time, new_probe  per-process medians (seconds) and host probe medians
+///        (seconds per round trip) in process order; each pair of one length >= 2, every value finite and > 0.
+/// @throws std::invalid_argument otherwise.
+HostAdjusted host_adjusted_tests(const std::vector<double>& base_time, const std::vector<double>& base_probe,
+                                 const std::vector<double>& new_time, const std::vector<double>& new_probe);
 
 }  // namespace labrun

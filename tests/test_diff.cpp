@@ -1,6 +1,6 @@
-// Tests of labrun diff: the statistics against hand-computed values (Mann-Whitney U, Benjamini-Hochberg,
-// Hodges-Lehmann), the verdicts on seeded synthetic samples (lognormal noise), the A/A false-slower rate (C15),
-// non-finite samples (C14), environment warnings, and cmd_diff's exit codes on files.
+// Tests of labrun diff: the verdicts on seeded synthetic samples (lognormal noise), the process and host gates,
+// the A/A false-slower rate (C15), non-finite samples (C14), environment warnings, the JSON / table / markdown
+// renderings, and cmd_diff's exit codes on files. The statistics themselves are tested in test_stats.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "diff.hpp"
+#include "point_record.hpp"
 
 namespace labrun {
 namespace {
@@ -63,6 +64,26 @@ Json point(const std::string& id, const std::vector<double>& samples_s, const st
   return p;
 }
 
+/// The runs of `records` as load_results() groups the lines of one file: a header starts a run, and points
+/// before any header form one without a header.
+std::vector<Run> runs_of(const std::vector<Json>& records) {
+  std::vector<Run> runs;
+  for (const Json& r : records) {
+    if (r["type"] == "header") {
+      runs.push_back(Run{"test.jsonl", header_from_json(r), true, {}});
+    } else {
+      if (runs.empty()) runs.push_back(Run{"test.jsonl", RunHeader{Json{{"type", "header"}}}, false, {}});
+      runs.back().points.push_back(point_from_json(r));
+    }
+  }
+  return runs;
+}
+
+/// diff_results() of two lists of record lines, as the --format json object.
+Json diff_json(const std::vector<Json>& base, const std::vector<Json>& current, const DiffOptions& o) {
+  return to_json(diff_results(runs_of(base), runs_of(current), o));
+}
+
 /// "p<i>", built by appending: GCC 12 gives a false -Wrestrict on "p" + std::to_string(i) at -O3.
 std::string point_id(int i) {
   std::string id = "p";
@@ -72,7 +93,7 @@ std::string point_id(int i) {
 
 /// Diff of one point: base samples vs new samples.
 Json diff_one(const std::vector<double>& base, const std::vector<double>& current, const DiffOptions& o = {}) {
-  return diff_results({header(), point("p", base)}, {header(), point("p", current)}, o);
+  return diff_json({header(), point("p", base)}, {header(), point("p", current)}, o);
 }
 
 std::string verdict_of(const Json& diff, std::size_t i = 0) { return diff["points"][i]["verdict"].get<std::string>(); }
@@ -99,124 +120,6 @@ class TempDir {
   fs::path path_;
 };
 
-// ---- Statistics -------------------------------------------------------------------------------------------------
-
-// {1..5} vs {6..10}: U = 0, mean 12.5, variance 5*5*11/12, continuity-corrected z = 12/sqrt(275/12) = 2.5067,
-// two-sided p = erfc(z / sqrt 2) = 0.0122. The exact null gives 2 / C(10, 5) = 2/252.
-TEST(DiffStats, MannWhitneyHandChecked) {
-  const std::vector<double> a = {1, 2, 3, 4, 5}, b = {6, 7, 8, 9, 10};
-  const MannWhitney normal = mann_whitney(a, b, MannWhitneyMethod::normal);
-  EXPECT_EQ(normal.u, 0.0);
-  EXPECT_FALSE(normal.exact);
-  const double z = (12.5 - 0.5) / std::sqrt(25.0 * 11.0 / 12.0);
-  EXPECT_NEAR(normal.p_value, std::erfc(z / std::numbers::sqrt2), 1e-15);
-  EXPECT_NEAR(normal.p_value, 0.0122, 1e-4);
-  EXPECT_LT(normal.p_value, 0.02);
-
-  const MannWhitney exact = mann_whitney(a, b);  // automatic: no ties, n + m = 10
-  EXPECT_TRUE(exact.exact);
-  EXPECT_NEAR(exact.p_value, 2.0 / 252.0, 1e-15);
-  EXPECT_EQ(mann_whitney(b, a).u, 25.0);
-  EXPECT_NEAR(mann_whitney(b, a).p_value, 2.0 / 252.0, 1e-15);
-}
-
-// With 3 vs 3 values the most extreme arrangement has exact probability 1/20 each side: p >= 0.1.
-TEST(DiffStats, MannWhitneyThreeVersusThreeNeverSignificant) {
-  const MannWhitney r = mann_whitney({1, 2, 3}, {4, 5, 6});
-  EXPECT_TRUE(r.exact);
-  EXPECT_NEAR(r.p_value, 0.1, 1e-15);
-}
-
-// {1,2,2,3} vs {2,3,4,5}: midranks 1, 3, 3, 5.5 for the first sample -> R = 12.5, U = 2.5. Tie groups of 3 and 2:
-// sum(t^3 - t) = 30, variance 16/12 * (9 - 30/56), z = (|2.5 - 8| - 0.5) / sd.
-TEST(DiffStats, MannWhitneyTieCorrection) {
-  const MannWhitney r = mann_whitney({1, 2, 2, 3}, {2, 3, 4, 5});
-  EXPECT_FALSE(r.exact);  // ties force the normal approximation
-  EXPECT_EQ(r.u, 2.5);
-  const double z = 5.0 / std::sqrt(16.0 / 12.0 * (9.0 - 30.0 / 56.0));
-  EXPECT_NEAR(r.p_value, std::erfc(z / std::numbers::sqrt2), 1e-15);
-  EXPECT_THROW(mann_whitney({1, 2, 2, 3}, {2, 3, 4, 5}, MannWhitneyMethod::exact), std::invalid_argument);
-  EXPECT_EQ(mann_whitney({7, 7}, {7, 7, 7}).p_value, 1.0);  // all tied: no evidence
-  EXPECT_THROW(mann_whitney({}, {1.0}), std::invalid_argument);
-  EXPECT_THROW(mann_whitney({std::numeric_limits<double>::quiet_NaN()}, {1.0}), std::invalid_argument);
-}
-
-// Sorted 0.005, 0.01, 0.03, 0.04 -> m p / rank = 0.02, 0.02, 0.04, 0.04 (already monotone).
-TEST(DiffStats, BenjaminiHochbergHandChecked) {
-  const std::vector<double> adj = benjamini_hochberg({0.01, 0.04, 0.03, 0.005});
-  ASSERT_EQ(adj.size(), 4u);
-  EXPECT_NEAR(adj[0], 0.02, 1e-15);
-  EXPECT_NEAR(adj[1], 0.04, 1e-15);
-  EXPECT_NEAR(adj[2], 0.04, 1e-15);
-  EXPECT_NEAR(adj[3], 0.02, 1e-15);
-  // Step-up: 0.04 * 3/2 = 0.06 is lowered to the 0.05 of the rank above it; capped at 1.
-  const std::vector<double> stepped = benjamini_hochberg({0.04, 0.05, 0.05, 0.9});
-  EXPECT_NEAR(stepped[0], 0.0666666666666667, 1e-12);
-  EXPECT_NEAR(stepped[1], 0.0666666666666667, 1e-12);
-  EXPECT_NEAR(stepped[3], 0.9, 1e-15);
-  EXPECT_TRUE(benjamini_hochberg({}).empty());
-  EXPECT_THROW(benjamini_hochberg({std::numeric_limits<double>::quiet_NaN()}), std::invalid_argument);
-}
-
-TEST(DiffStats, HodgesLehmannRatioOfScaledSamples) {
-  std::mt19937_64 rng(7);
-  const std::vector<double> base = lognormal(rng, 20, 1e-3, 0.05);
-  std::vector<double> scaled = base;
-  for (double& v : scaled) v *= 1.1;
-  const RatioEstimate r = hodges_lehmann_ratio(base, scaled, 0.95);
-  EXPECT_NEAR(r.ratio, 1.1, 1e-12);
-  EXPECT_LT(r.ci_low, 1.1);
-  EXPECT_GT(r.ci_high, 1.1);
-  // 3 vs 3 at 95%: k = floor(4.5 - 1.96 sqrt(5.25)) = 0 -> unbounded interval.
-  const RatioEstimate tiny = hodges_lehmann_ratio({1, 2, 3}, {1.1, 2.2, 3.3}, 0.95);
-  EXPECT_EQ(tiny.ci_low, 0.0);
-  EXPECT_TRUE(std::isinf(tiny.ci_high));
-  EXPECT_THROW(hodges_lehmann_ratio({1.0, 0.0}, {1.0}, 0.95), std::invalid_argument);
-}
-
-// 4 vs 4 at 95%: k = floor(8 - 1.96 sqrt(12)) = 1, so the interval is [min, max] of the 16 pairwise log ratios,
-// here [1/8, 8]; their median is 0 (ratio 1).
-TEST(DiffStats, HodgesLehmannIntervalOrderStatistics) {
-  const std::vector<double> base = {1, 2, 4, 8}, current = {1, 2, 4, 8};
-  const RatioEstimate r = hodges_lehmann_ratio(base, current, 0.95);
-  EXPECT_NEAR(r.ratio, 1.0, 1e-15);
-  EXPECT_NEAR(r.ci_low, 1.0 / 8.0, 1e-15);
-  EXPECT_NEAR(r.ci_high, 8.0, 1e-14);
-}
-
-TEST(DiffStats, NormalQuantile) {
-  EXPECT_NEAR(normal_quantile(0.975), 1.959963984540054, 1e-14);
-  EXPECT_NEAR(normal_quantile(0.025), -1.959963984540054, 1e-14);
-  EXPECT_EQ(normal_quantile(0.5), 0.0);
-  EXPECT_NEAR(normal_quantile(1e-10), -6.361340902404056, 1e-12);
-  EXPECT_THROW(normal_quantile(1.0), std::invalid_argument);
-}
-
-// Two-sided Student t p-values against table values (e.g. t_{0.975, 4} = 2.776445, t_{0.975, 1} = 12.7062).
-TEST(DiffStats, StudentTTwoSidedP) {
-  EXPECT_NEAR(student_t_two_sided_p(2.776445, 4), 0.05, 1e-6);
-  EXPECT_NEAR(student_t_two_sided_p(12.7062, 1), 0.05, 1e-5);
-  EXPECT_NEAR(student_t_two_sided_p(-2.228139, 10), 0.05, 1e-6);
-  EXPECT_NEAR(student_t_two_sided_p(2.0, 10), 0.0733880, 1e-6);
-  EXPECT_NEAR(student_t_two_sided_p(1.959964, 1e7), 0.05, 1e-5);  // the normal limit
-  EXPECT_DOUBLE_EQ(student_t_two_sided_p(0, 3), 1.0);
-  EXPECT_TRUE(std::isnan(student_t_two_sided_p(1, 0)));
-}
-
-// Welch on logs of {1.00, 1.02, 0.98} ms vs {1.10, 1.12, 1.09} ms, by hand: ratio exp(mean log new - mean log
-// base) = 1.1034102, t = 7.0111393, Welch-Satterthwaite df = 3.5544288.
-TEST(DiffStats, WelchLogTest) {
-  const WelchLog w = welch_log_test({1.00e-3, 1.02e-3, 0.98e-3}, {1.10e-3, 1.12e-3, 1.09e-3});
-  EXPECT_NEAR(w.ratio, 1.1034102, 1e-7);
-  EXPECT_NEAR(w.df, 3.5544288, 1e-6);
-  EXPECT_NEAR(w.p_value, student_t_two_sided_p(7.0111393, 3.5544288), 1e-7);
-  EXPECT_LT(w.p_value, 0.01);
-  EXPECT_DOUBLE_EQ(welch_log_test({1.0, 1.0}, {1.0, 1.0}).p_value, 1.0);
-  EXPECT_DOUBLE_EQ(welch_log_test({1.0, 1.0}, {2.0, 2.0}).p_value, 0.0);
-  EXPECT_THROW(welch_log_test({1.0}, {1.0, 2.0}), std::invalid_argument);
-  EXPECT_THROW(welch_log_test({1.0, -1.0}, {1.0, 2.0}), std::invalid_argument);
-}
-
 // Pooled lab.processes records: a sample-level +10% that the processes' medians do not show (they overlap:
 // 1.00/1.20/0.90 vs 1.10/0.95/1.25) is inconclusive; the same samples with separated process medians are slower.
 TEST(DiffVerdict, ProcessGateOnPooledRecords) {
@@ -228,38 +131,18 @@ TEST(DiffVerdict, ProcessGateOnPooledRecords) {
     return p;
   };
   const auto base = lognormal(rng, 60, 1.0e-3, 0.005), current = lognormal(rng, 60, 1.1e-3, 0.005);
-  const Json overlap = diff_results({header(), pooled(point("p", base), {1.00e-3, 1.20e-3, 0.90e-3})},
+  const Json overlap = diff_json({header(), pooled(point("p", base), {1.00e-3, 1.20e-3, 0.90e-3})},
                                     {header(), pooled(point("p", current), {1.10e-3, 0.95e-3, 1.25e-3})}, {});
   EXPECT_EQ(verdict_of(overlap), "inconclusive");
   EXPECT_NE(overlap["points"][0]["reason"].get<std::string>().find("processes' medians do not differ"), std::string::npos);
   EXPECT_GT(real_from_json(overlap["points"][0]["process_p"]), 0.05);
-  const Json apart = diff_results({header(), pooled(point("p", base), {1.00e-3, 1.01e-3, 0.99e-3})},
+  const Json apart = diff_json({header(), pooled(point("p", base), {1.00e-3, 1.01e-3, 0.99e-3})},
                                   {header(), pooled(point("p", current), {1.10e-3, 1.11e-3, 1.09e-3})}, {});
   EXPECT_EQ(verdict_of(apart), "slower");
   EXPECT_LT(real_from_json(apart["points"][0]["process_p"]), 0.05);
   // Without process medians on both sides the gate does not apply.
-  EXPECT_EQ(verdict_of(diff_results({header(), point("p", base)}, {header(), pooled(point("p", current), {1.1e-3, 1.1e-3})}, {})),
+  EXPECT_EQ(verdict_of(diff_json({header(), point("p", base)}, {header(), pooled(point("p", current), {1.1e-3, 1.1e-3})}, {})),
             "slower");
-}
-
-// The elasticity is the within-side slope of log time on log probe: time = a * probe^0.5 on both sides gives
-// 0.5, and a new side 20% slower at equal probes gives a covariate ratio of 1.2; the per-probe ratio also moves
-// with the probes' own difference. Constant probes give elasticity 1; slopes outside [0, 1] are clamped.
-TEST(DiffStats, HostAdjustedTestsRecoverTheElasticity) {
-  const std::vector<double> pb = {10e-6, 12e-6, 14e-6}, pn = {11e-6, 13e-6, 15e-6};
-  std::vector<double> tb, tn;
-  for (double p : pb) tb.push_back(1e-3 * std::sqrt(p));
-  for (double p : pn) tn.push_back(1.2e-3 * std::sqrt(p));
-  const HostAdjusted h = host_adjusted_tests(tb, pb, tn, pn);
-  EXPECT_NEAR(h.elasticity, 0.5, 1e-9);
-  EXPECT_NEAR(h.covariate.ratio, 1.2, 1e-9);
-  EXPECT_LT(h.covariate.p_value, 1e-6);
-  EXPECT_GT(h.per_probe.ratio, 1.0);
-  EXPECT_LT(h.per_probe.ratio, 1.2);  // the new side's slower probes take part of the change out
-  EXPECT_DOUBLE_EQ(host_adjusted_tests({1, 2}, {3, 3}, {1, 2}, {3, 3}).elasticity, 1.0);
-  EXPECT_DOUBLE_EQ(host_adjusted_tests({1, 4}, {1, 2}, {1, 4}, {1, 2}).elasticity, 1.0);  // slope 2, clamped
-  EXPECT_THROW(host_adjusted_tests({1, 2}, {1}, {1, 2}, {1, 2}), std::invalid_argument);
-  EXPECT_THROW(host_adjusted_tests({1, 2}, {1, 0}, {1, 2}, {1, 2}), std::invalid_argument);
 }
 
 // Host-sensitive pooled points with host probes (timing.processes.host_probe_time_s): the gate compares each
@@ -285,7 +168,7 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   };
   const std::vector<double> base_host = {1.00, 1.60, 0.90}, new_host = {1.10, 0.95, 1.50};
   // 1. A 20 us GPU delay on top of host drift: the raw process medians overlap, per probe they do not.
-  const Json delay = diff_results({header(), pooled("p", base_host, 36e-6, 4e-6)},
+  const Json delay = diff_json({header(), pooled("p", base_host, 36e-6, 4e-6)},
                                   {header(), pooled("p", new_host, 36e-6, 24e-6)}, {});
   EXPECT_EQ(verdict_of(delay), "slower") << delay["points"][0].dump();
   EXPECT_LT(real_from_json(delay["points"][0]["host_adjusted"]["per_probe_p"]), 0.05 / 3);
@@ -300,7 +183,7 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   EXPECT_GT(welch_log_test(raw(b1), raw(n1)).p_value, 0.05);
 
   // 2. Same code, the new side's host 15% slower in every process: sample-level slower, no change per probe.
-  const Json host_only = diff_results({header(), pooled("p", {1.00, 1.02, 0.99}, 36e-6, 4e-6)},
+  const Json host_only = diff_json({header(), pooled("p", {1.00, 1.02, 0.99}, 36e-6, 4e-6)},
                                       {header(), pooled("p", {1.15, 1.17, 1.14}, 36e-6, 4e-6)}, {});
   EXPECT_EQ(verdict_of(host_only), "inconclusive") << host_only["points"][0].dump();
   EXPECT_NE(host_only["points"][0]["reason"].get<std::string>().find("with the host's speed taken out the change is"),
@@ -309,7 +192,7 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   EXPECT_EQ(host_only["points"][0]["gate"], "host_adjusted");
 
   // 3. A host slowdown on a point with a large GPU share moves the ratio per probe the other way: never slower.
-  const Json mixed = diff_results({header(), pooled("p", {1.00, 1.01, 0.99}, 40e-6, 40e-6)},
+  const Json mixed = diff_json({header(), pooled("p", {1.00, 1.01, 0.99}, 40e-6, 40e-6)},
                                   {header(), pooled("p", {1.30, 1.31, 1.29}, 40e-6, 40e-6)}, {});
   EXPECT_EQ(verdict_of(mixed), "inconclusive") << mixed["points"][0].dump();
   EXPECT_LT(real_from_json(mixed["points"][0]["process_p"]), 0.05) << "the raw medians alone would call it";
@@ -318,7 +201,7 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
 
   // 4. A 30 us delay on a GPU-heavy host-sensitive point (180 us of GPU work), the host drifting within each
   // side: the raw medians differ clearly; per probe the change is noisier, by covariance it is clean: slower.
-  const Json gpu_heavy = diff_results({header(), pooled("p", {1.0, 1.3, 0.9}, 36e-6, 180e-6)},
+  const Json gpu_heavy = diff_json({header(), pooled("p", {1.0, 1.3, 0.9}, 36e-6, 180e-6)},
                                       {header(), pooled("p", {1.0, 1.3, 0.9}, 36e-6, 210e-6)}, {});
   EXPECT_EQ(verdict_of(gpu_heavy), "slower") << gpu_heavy["points"][0].dump();
   EXPECT_GT(real_from_json(gpu_heavy["points"][0]["host_adjusted"]["per_probe_ratio"]), 1.05);
@@ -327,7 +210,7 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   // 5. Not host-sensitive (blocked, memory-bound): the probes are not used, the raw medians decide.
   Json blocked_b = pooled("p", base_host, 36e-6, 4e-6), blocked_n = pooled("p", new_host, 36e-6, 24e-6);
   for (Json* p : {&blocked_b, &blocked_n}) (*p)["interpretation"]["bound"] = "memory";
-  const Json not_host = diff_results({header(), blocked_b}, {header(), blocked_n}, {});
+  const Json not_host = diff_json({header(), blocked_b}, {header(), blocked_n}, {});
   EXPECT_TRUE(not_host["points"][0]["host_adjusted"].is_null());
   EXPECT_EQ(verdict_of(not_host), "inconclusive");
 }
@@ -358,22 +241,22 @@ TEST(DiffVerdict, ProcessGatesNeverFailOpen) {
   // A NaN process median: never dropped (it would misalign times and probes): inconclusive, with the reason.
   Json nan_median = pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, probes);
   nan_median["timing"]["processes"]["time_s"][1] = "NaN";
-  Json d = diff_results({header(), base}, {header(), nan_median}, {});
+  Json d = diff_json({header(), base}, {header(), nan_median}, {});
   EXPECT_EQ(verdict_of(d), "inconclusive");
   EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("new: timing.processes.time_s entry 1"), std::string::npos)
       << d["points"][0]["reason"];
   // Probes that do not pair with the processes.
-  d = diff_results({header(), base}, {header(), pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, std::vector<double>{12e-6, 12e-6})}, {});
+  d = diff_json({header(), base}, {header(), pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, std::vector<double>{12e-6, 12e-6})}, {});
   EXPECT_EQ(verdict_of(d), "inconclusive");
   EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("holds 2 probes for 3 processes"), std::string::npos);
   // A zero probe, and one process only.
-  d = diff_results({header(), base}, {header(), pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, std::vector<double>{12e-6, 0, 12e-6})}, {});
+  d = diff_json({header(), base}, {header(), pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, std::vector<double>{12e-6, 0, 12e-6})}, {});
   EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("host_probe_time_s entry 1"), std::string::npos);
-  d = diff_results({header(), base}, {header(), pooled("p", 60e-6, {60e-6}, std::nullopt)}, {});
+  d = diff_json({header(), base}, {header(), pooled("p", 60e-6, {60e-6}, std::nullopt)}, {});
   EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("pooling needs 2 or more"), std::string::npos);
 
   // One side without probes (a run from before the probe): the raw process gate, and a warning.
-  d = diff_results({header(), base}, {header(), pooled("p", 60e-6, {60e-6, 60.3e-6, 59.7e-6}, std::nullopt)}, {});
+  d = diff_json({header(), base}, {header(), pooled("p", 60e-6, {60e-6, 60.3e-6, 59.7e-6}, std::nullopt)}, {});
   EXPECT_EQ(verdict_of(d), "slower");
   EXPECT_EQ(d["points"][0]["gate"], "processes");
   ASSERT_EQ(d["environment"]["warnings"].size(), 1u);
@@ -381,7 +264,7 @@ TEST(DiffVerdict, ProcessGatesNeverFailOpen) {
   // Against an unpooled record: the samples alone, and two warnings (half pooled; host-sensitive unpooled).
   Json unpooled = pooled("p", 60e-6, {60e-6, 60e-6}, std::nullopt);
   unpooled["timing"].erase("processes");
-  d = diff_results({header(), base}, {header(), unpooled}, {});
+  d = diff_json({header(), base}, {header(), unpooled}, {});
   EXPECT_EQ(d["points"][0]["gate"], "samples");
   EXPECT_EQ(d["environment"]["warnings"].size(), 2u) << d["environment"]["warnings"].dump();
 
@@ -389,7 +272,7 @@ TEST(DiffVerdict, ProcessGatesNeverFailOpen) {
   // side with wide spread leave every Welch p above alpha / 3.
   const Json wide_b = pooled("p", 50e-6, {40e-6, 60e-6}, std::vector<double>{12e-6, 12e-6});
   const Json wide_n = pooled("p", 60e-6, {48e-6, 72e-6}, std::vector<double>{12e-6, 12e-6});
-  d = diff_results({header(), wide_b}, {header(), wide_n}, {});
+  d = diff_json({header(), wide_b}, {header(), wide_n}, {});
   ASSERT_EQ(verdict_of(d), "inconclusive") << d["points"][0].dump();
   const std::string reason = d["points"][0]["reason"].get<std::string>();
   EXPECT_EQ(reason.find("minimum effect"), std::string::npos) << reason;
@@ -479,13 +362,14 @@ TEST(DiffVerdict, C14_NonFiniteSamplesAreInconclusive) {
     ASSERT_NO_THROW(d = diff_one(with_bad, good));
     EXPECT_EQ(verdict_of(d), "inconclusive");
   }
-  // A non-numeric sample, and a point with no samples at all.
+  // A non-numeric sample is a malformed record: the one loader rejects it, naming the field (cmd_diff: exit 2,
+  // DiffCommand.MalformedSampleIsBadInput), and a point with no samples at all is inconclusive.
   Json weird = point("p", good);
   weird["timing"]["device_samples_s"][0] = "fast";
-  EXPECT_EQ(verdict_of(diff_results({header(), point("p", good)}, {header(), weird}, {})), "inconclusive");
+  EXPECT_THROW(point_from_json(weird), ResultError);
   Json none = point("p", good);
   none.erase("timing");
-  EXPECT_EQ(verdict_of(diff_results({header(), point("p", good)}, {header(), none}, {})), "inconclusive");
+  EXPECT_EQ(verdict_of(diff_json({header(), point("p", good)}, {header(), none}, {})), "inconclusive");
 }
 
 TEST(DiffVerdict, StatusChangeIsReportedAndFailsPerFailOn) {
@@ -495,7 +379,7 @@ TEST(DiffVerdict, StatusChangeIsReportedAndFailsPerFailOn) {
   const std::vector<Json> current = {header(), point("a", s()), point("b", {}, "incorrect"),
                                      point("c", {}, "capture_unsupported")};
   DiffOptions o;
-  const Json d = diff_results(base, current, o);
+  const Json d = diff_json(base, current, o);
   EXPECT_EQ(verdict_of(d, 0), "same");
   EXPECT_EQ(verdict_of(d, 1), "status_changed");
   EXPECT_EQ(verdict_of(d, 2), "status_changed");
@@ -507,9 +391,9 @@ TEST(DiffVerdict, StatusChangeIsReportedAndFailsPerFailOn) {
   // ok -> capture_unsupported alone: reported, a regression only under fail_on any.
   const std::vector<Json> base2 = {header(), point("c", s())};
   const std::vector<Json> new2 = {header(), point("c", {}, "capture_unsupported")};
-  EXPECT_FALSE(diff_results(base2, new2, o)["regression"].get<bool>());
+  EXPECT_FALSE(diff_json(base2, new2, o)["regression"].get<bool>());
   o.fail_on = DiffOptions::FailOn::any;
-  const Json any = diff_results(base2, new2, o);
+  const Json any = diff_json(base2, new2, o);
   EXPECT_TRUE(any["regression"].get<bool>());
   EXPECT_EQ(any["options"]["fail_on"], "any");
 }
@@ -519,7 +403,7 @@ TEST(DiffVerdict, NewMissingAndNotComparedPoints) {
   const auto s = [&] { return lognormal(rng, 20, 1e-3, 0.01); };
   const std::vector<Json> base = {header(), point("kept", s()), point("gone", s()), point("skip", {}, "skipped")};
   const std::vector<Json> current = {header(), point("kept", s()), point("added", s()), point("skip", {}, "skipped")};
-  const Json d = diff_results(base, current, {});
+  const Json d = diff_json(base, current, {});
   ASSERT_EQ(d["points"].size(), 2u);
   EXPECT_EQ(verdict_of(d, 1), "not_compared");
   ASSERT_EQ(d["new"].size(), 1u);
@@ -541,7 +425,7 @@ TEST(DiffVerdict, ShardsAndLastRecordWins) {
   const std::vector<Json> current = {header(), point("a", lognormal(rng, 20, 2e-3, 0.01)), point("b", {}, "error"),
                                      header(), point("a", lognormal(rng, 20, 1e-3, 0.01)),
                                      point("b", lognormal(rng, 20, 1e-3, 0.01))};
-  const Json d = diff_results(base, current, {});
+  const Json d = diff_json(base, current, {});
   EXPECT_EQ(verdict_of(d, 0), "same");
   EXPECT_EQ(verdict_of(d, 1), "same");
   // The new side's first shard lost both its points to the second: said, and nothing else differs.
@@ -562,7 +446,7 @@ TEST(DiffVerdict, C15_AAFalseSlowerRateAtMostAlpha) {
     current.push_back(point(id, lognormal(rng, 30, median, 0.03)));
   }
   const DiffOptions o;
-  const Json d = diff_results(base, current, o);
+  const Json d = diff_json(base, current, o);
   const std::size_t slower = d["summary"]["slower"].get<std::size_t>();
   EXPECT_LE(static_cast<double>(slower), o.alpha * 1000);
   EXPECT_EQ(slower, 0u);
@@ -578,7 +462,7 @@ TEST(DiffEnvironment, WarnsOnDifferences) {
   Json other = header("NVIDIA H100 80GB HBM3", 3.0e12);
   other["environment"]["labrun"]["build_type"] = "Debug";
   other["lab"]["min_samples"] = 20;
-  const Json d = diff_results({header(), point("p", lognormal(rng, 20, 1e-3, 0.01), "ok", 1.98e9)},
+  const Json d = diff_json({header(), point("p", lognormal(rng, 20, 1e-3, 0.01), "ok", 1.98e9)},
                               {other, point("p", lognormal(rng, 20, 1e-3, 0.01), "ok", 1.70e9)}, {});
   const Json& w = d["environment"]["warnings"];
   const auto has = [&](const std::string& text) {
@@ -595,7 +479,7 @@ TEST(DiffEnvironment, WarnsOnDifferences) {
   EXPECT_EQ(d["environment"]["base"]["gpu"], "NVIDIA H200");
 
   // Within tolerance: copy bandwidth 4% apart, clocks 1% apart -> no warning.
-  const Json close = diff_results({header("NVIDIA H200", 4.2e12), point("p", {1e-3, 1e-3, 1e-3}, "ok", 1.98e9)},
+  const Json close = diff_json({header("NVIDIA H200", 4.2e12), point("p", {1e-3, 1e-3, 1e-3}, "ok", 1.98e9)},
                                   {header("NVIDIA H200", 4.04e12), point("p", {1e-3, 1e-3, 1e-3}, "ok", 1.96e9)}, {});
   EXPECT_TRUE(close["environment"]["warnings"].empty()) << close["environment"]["warnings"].dump();
 }
@@ -613,12 +497,13 @@ TEST(DiffEnvironment, HostSpeedAndHostSensitivePoints) {
     return p;
   };
   const std::string live = "cuda_events+synchronized_wall", blocked = "cuda_events_blocked+synchronized_wall";
-  const Json d = diff_results(
-      {fast, with(point("a", lognormal(rng, 30, 50e-6, 0.005)), live, "sync"),
-       with(point("b", lognormal(rng, 30, 10e-6, 0.005)), blocked, "launch")},
-      {slow, with(point("a", lognormal(rng, 30, 56e-6, 0.005)), live, "sync"),
-       with(point("b", lognormal(rng, 30, 11.2e-6, 0.005)), blocked, "launch")},
+  const DiffResult result = diff_results(
+      runs_of({fast, with(point("a", lognormal(rng, 30, 50e-6, 0.005)), live, "sync"),
+               with(point("b", lognormal(rng, 30, 10e-6, 0.005)), blocked, "launch")}),
+      runs_of({slow, with(point("a", lognormal(rng, 30, 56e-6, 0.005)), live, "sync"),
+               with(point("b", lognormal(rng, 30, 11.2e-6, 0.005)), blocked, "launch")}),
       {});
+  const Json d = to_json(result);
   bool warned = false;
   for (const auto& line : d["environment"]["warnings"])
     warned = warned || line.get<std::string>().find("host speed (calibrated eager launch time") != std::string::npos;
@@ -631,7 +516,7 @@ TEST(DiffEnvironment, HostSpeedAndHostSensitivePoints) {
       << d["environment"]["warnings"].dump();
   EXPECT_EQ(d["points"][0]["gate"], "samples");
   slow["calibration"]["launch"]["eager_queued_time_s"] = 1.10e-6;
-  const Json gpu_side = diff_results({fast, point("c", {1e-3, 1e-3, 1e-3})}, {slow, point("c", {1e-3, 1e-3, 1e-3})}, {});
+  const Json gpu_side = diff_json({fast, point("c", {1e-3, 1e-3, 1e-3})}, {slow, point("c", {1e-3, 1e-3, 1e-3})}, {});
   bool gpu_warned = false;
   for (const auto& line : gpu_side["environment"]["warnings"])
     gpu_warned = gpu_warned || line.get<std::string>().find("GPU-side eager launch cost") != std::string::npos;
@@ -642,13 +527,14 @@ TEST(DiffEnvironment, HostSpeedAndHostSensitivePoints) {
   EXPECT_TRUE(d["points"][0]["host_sensitive"].get<bool>());
   EXPECT_FALSE(d["points"][1]["host_sensitive"].get<bool>());
   EXPECT_EQ(d["summary"]["host_sensitive_changes"], 1);
-  EXPECT_NE(diff_markdown(d).find("1 of the slower/faster verdicts are on host-sensitive points"), std::string::npos);
-  EXPECT_NE(diff_markdown(d).find("| slower *host* |"), std::string::npos) << diff_markdown(d);
-  EXPECT_NE(diff_table(d, false).find("slower (host)"), std::string::npos) << diff_table(d, false);
+  EXPECT_NE(diff_markdown(result).find("1 of the slower/faster verdicts are on host-sensitive points"),
+            std::string::npos);
+  EXPECT_NE(diff_markdown(result).find("| slower *host* |"), std::string::npos) << diff_markdown(result);
+  EXPECT_NE(diff_table(result, false).find("slower (host)"), std::string::npos) << diff_table(result, false);
 
   // The same points timed live on one side and blocked on the other measure different things: said so.
   Json live_b = with(point("b", lognormal(rng, 30, 10e-6, 0.005)), live, "launch");
-  const Json mixed = diff_results({fast, live_b}, {fast, with(point("b", lognormal(rng, 30, 10e-6, 0.005)), blocked, "launch")}, {});
+  const Json mixed = diff_json({fast, live_b}, {fast, with(point("b", lognormal(rng, 30, 10e-6, 0.005)), blocked, "launch")}, {});
   bool method_warned = false;
   for (const auto& line : mixed["environment"]["warnings"])
     method_warned = method_warned || line.get<std::string>().find("timing.method differs") != std::string::npos;
@@ -661,7 +547,7 @@ TEST(DiffEnvironment, SupersededShardHeadersAreLeftOut) {
   Json slow = header(), fast = header();
   slow["calibration"]["launch"] = {{"eager_time_s", 4.6e-6}};
   fast["calibration"]["launch"] = {{"eager_time_s", 4.2e-6}};
-  const Json d = diff_results({slow, point("a", {1e-3, 1e-3, 1e-3}), fast, point("a", {1e-3, 1e-3, 1e-3})},
+  const Json d = diff_json({slow, point("a", {1e-3, 1e-3, 1e-3}), fast, point("a", {1e-3, 1e-3, 1e-3})},
                               {fast, point("a", {1e-3, 1e-3, 1e-3})}, {});
   const Json& w = d["environment"]["warnings"];
   ASSERT_EQ(w.size(), 1u) << w.dump();
@@ -678,16 +564,16 @@ TEST(DiffEnvironment, NormalizeByCopyBandwidth) {
   for (double& v : n) v *= 2;
   const std::vector<Json> base = {header("NVIDIA H200", 4e12), point("p", b)};
   const std::vector<Json> current = {header("NVIDIA H200", 2e12), point("p", n)};
-  EXPECT_EQ(verdict_of(diff_results(base, current, {})), "slower");
+  EXPECT_EQ(verdict_of(diff_json(base, current, {})), "slower");
   DiffOptions o;
   o.normalize = true;
-  const Json d = diff_results(base, current, o);
+  const Json d = diff_json(base, current, o);
   EXPECT_EQ(verdict_of(d), "same");
   EXPECT_NEAR(d["points"][0]["new_median_s"].get<double>() / d["points"][0]["base_median_s"].get<double>(), 2.0, 0.05);
 
   Json no_calibration = header();
   no_calibration.erase("calibration");
-  EXPECT_THROW(diff_results({no_calibration, point("p", b)}, current, o), std::invalid_argument);
+  EXPECT_THROW(diff_json({no_calibration, point("p", b)}, current, o), std::invalid_argument);
 }
 
 TEST(DiffEnvironment, RejectsBadOptions) {
@@ -759,7 +645,7 @@ TEST_F(DiffCommand, ExitCodes) {
     torn << header().dump() << "\n" << point("p0", {1e-4, 1e-4, 1e-4}).dump() << "\n{\"type\": \"poi";
   }
   EXPECT_EQ(run({dir_.path("torn.jsonl")}, {aa}, "table"), kDiffNoRegression);  // a killed run is still a result
-  EXPECT_NE(err_.str().find("torn.jsonl: dropped a torn last line"), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("torn.jsonl:3: dropped a torn last line"), std::string::npos) << err_.str();
 
   EXPECT_EQ(run({base}, {aa}, "yaml"), kDiffBadInput);
   DiffOptions normalize;
@@ -817,7 +703,20 @@ TEST_F(DiffCommand, MarkdownHasTableAndWarnings) {
   EXPECT_LT(slower, inconclusive);
   EXPECT_EQ(table.find("same "), std::string::npos);  // same rows hidden by default
   ASSERT_EQ(run({base}, {current}, "json"), kDiffRegression);
-  EXPECT_NE(diff_table(Json::parse(out_.str()), true).find("same "), std::string::npos);  // all rows on request
+  const DiffResult loaded = diff_results(load_results({base}).runs, load_results({current}).runs, {});
+  EXPECT_EQ(to_json(loaded).dump(2) + "\n", out_.str());  // --format json is to_json of the result
+  EXPECT_NE(diff_table(loaded, true).find("same "), std::string::npos);  // all rows on request
+  EXPECT_NE(table.find("samples  point"), std::string::npos) << table;   // the sample-count column
+}
+
+// A sample that is not a number is a malformed record: exit 2, naming the file, line and field.
+TEST_F(DiffCommand, MalformedSampleIsBadInput) {
+  const std::string base = result_file("base.jsonl", 1.0, 1);
+  Json weird = point("p0", {1e-3, 1e-3, 1e-3});
+  weird["timing"]["device_samples_s"][0] = "fast";
+  EXPECT_EQ(run({base}, {dir_.file("weird.jsonl", {header(), weird})}, "table"), kDiffBadInput);
+  EXPECT_NE(err_.str().find("weird.jsonl:2"), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("device_samples_s"), std::string::npos) << err_.str();
 }
 
 }  // namespace

@@ -1,0 +1,89 @@
+// `labrun diff` (cmd_diff, diff.hpp): loads each side with load_results(), checks that every file is a labrun
+// result, runs diff_results() and writes the chosen rendering.
+#include "diff.hpp"
+
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "point_record.hpp"
+
+namespace labrun {
+namespace {
+
+/// A result file that cannot be diffed; the message names the file.
+class BadInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The runs of one result file (or of what load_results() reads for one argument), after checking that it is
+/// one: a header first and at least one point (load_results checks JSON, record types and fields). A torn
+/// last line (a killed run) is dropped with a note on `err`: the complete records before it are still a
+/// valid result.
+std::vector<Run> load_result_file(const std::string& path, std::ostream& err) {
+  ResultSet set;
+  try {
+    set = load_results({path});
+  } catch (const ResultError& e) {
+    throw BadInput(e.what());
+  }
+  for (const auto& warning : set.warnings) err << "labrun diff: note: " << warning << "\n";
+  std::size_t points = 0;
+  std::string file;
+  for (const Run& run : set.runs) {
+    if (run.file != file && !run.has_header)
+      throw BadInput(run.file + ": no header: the first line is not a {\"type\": \"header\"} record; is this a "
+                                "labrun result file?");
+    file = run.file;
+    points += run.points.size();
+  }
+  if (points == 0) throw BadInput(path + ": no point records (did the run stop after its header?)");
+  return std::move(set.runs);
+}
+
+std::vector<Run> load_side(const std::vector<std::string>& paths, std::ostream& err) {
+  std::vector<Run> all;
+  for (const auto& path : paths) {
+    std::vector<Run> runs = load_result_file(path, err);
+    all.insert(all.end(), std::make_move_iterator(runs.begin()), std::make_move_iterator(runs.end()));
+  }
+  return all;
+}
+
+}  // namespace
+
+int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::string>& new_paths,
+             const DiffOptions& options, const std::string& format, std::ostream& out, std::ostream& err) {
+  if (format != "table" && format != "markdown" && format != "json") {
+    err << "labrun diff: unknown format '" << format << "' (expected table, markdown or json)\n";
+    return kDiffBadInput;
+  }
+  if (base_paths.empty() || new_paths.empty()) {
+    err << "labrun diff: need at least one base and one new result file\n";
+    return kDiffBadInput;
+  }
+  DiffResult diff;
+  try {
+    const std::vector<Run> base = load_side(base_paths, err);
+    const std::vector<Run> current = load_side(new_paths, err);
+    diff = diff_results(base, current, options);
+  } catch (const BadInput& e) {
+    err << "labrun diff: " << e.what() << "\n";
+    return kDiffBadInput;
+  } catch (const std::invalid_argument& e) {
+    err << "labrun diff: " << e.what() << "\n";
+    return kDiffBadInput;
+  }
+  if (format == "json")
+    out << to_json(diff).dump(2) << "\n";
+  else if (format == "markdown")
+    out << diff_markdown(diff);
+  else
+    out << diff_table(diff);
+  return diff.regression ? kDiffRegression : kDiffNoRegression;
+}
+
+}  // namespace labrun
