@@ -712,18 +712,11 @@ const Json& RunHeader::warnings() const {
 std::string RunHeader::device_kind() const { return header_word(json, {"environment", "device", "kind"}); }
 std::string RunHeader::device_arch() const { return header_word(json, {"environment", "device", "arch"}); }
 double RunHeader::sm_count() const { return json_number(json, {"environment", "device", "sm_count"}); }
-std::string RunHeader::driver_version() const {
-  return header_word(json, {"environment", "device", "driver_version"});
-}
-std::string RunHeader::runtime_version() const {
-  return header_word(json, {"environment", "device", "runtime_version"});
-}
 std::string RunHeader::labrun_version() const { return header_word(json, {"environment", "labrun", "version"}); }
 std::optional<bool> RunHeader::git_dirty() const {
   const Json& v = header_at(json, {"environment", "labrun", "git_dirty"});
   return v.is_boolean() ? std::optional<bool>(v.get<bool>()) : std::nullopt;
 }
-std::string RunHeader::build_type() const { return header_word(json, {"environment", "labrun", "build_type"}); }
 std::string RunHeader::cxx_compiler() const { return header_word(json, {"environment", "labrun", "cxx_compiler"}); }
 std::string RunHeader::cuda_compiler() const {
   return header_word(json, {"environment", "labrun", "cuda_compiler"});

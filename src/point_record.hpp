@@ -333,11 +333,8 @@ struct RunHeader {
   std::string device_kind() const;          ///< environment.device.kind, e.g. "cuda"
   std::string device_arch() const;          ///< environment.device.arch, e.g. "sm_90"
   double sm_count() const;                  ///< environment.device.sm_count
-  std::string driver_version() const;       ///< environment.device.driver_version
-  std::string runtime_version() const;      ///< environment.device.runtime_version (CUDA runtime)
   std::string labrun_version() const;       ///< environment.labrun.version
   std::optional<bool> git_dirty() const;    ///< environment.labrun.git_dirty; nullopt if absent or not a bool
-  std::string build_type() const;           ///< environment.labrun.build_type
   std::string cxx_compiler() const;         ///< environment.labrun.cxx_compiler
   std::string cuda_compiler() const;        ///< environment.labrun.cuda_compiler ("-" without CUDA)
   std::string lab_timing() const;           ///< lab.timing: "synchronized" or "unsynchronized"

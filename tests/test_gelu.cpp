@@ -407,7 +407,7 @@ TEST(GeluGenerate, CacheSharesInputsAcrossVariants) {
 TEST(GeluConfig, EveryPointValidates) {
   const SweepConfig config = load_config(std::string(LABRUN_SOURCE_DIR) + "/configs/gelu.yaml", test::builtin());
   EXPECT_EQ(config.experiment, "gelu");
-  EXPECT_EQ(config.lab.processes, 5);
+  EXPECT_EQ(config.lab.processes, 3);
   EXPECT_EQ(config.lab.interleave, 6);
   const auto points = expand(config, experiment());
   EXPECT_EQ(points.size(), 180u);

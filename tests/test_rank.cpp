@@ -246,7 +246,7 @@ TEST(Rank, EstimateIsTheWorkingSet) {
 TEST(Rank, ConfigValidates) {
   const SweepConfig c = load_config(std::string(LABRUN_SOURCE_DIR) + "/configs/rank.yaml", test::builtin());
   EXPECT_EQ(c.experiment, "rank");
-  EXPECT_EQ(c.lab.processes, 5);
+  EXPECT_EQ(c.lab.processes, 3);
   EXPECT_EQ(c.lab.interleave, 6);
   const auto points = expand(c, experiment());
   EXPECT_EQ(points.size(), 198u);
