@@ -294,7 +294,27 @@ class Parser {
     if (auto it = top.find("hypothesis"); it != top.end()) {
       check_hypothesis(it->second, experiment);
       out.hypothesis = to_json(it->second.value.node);
+    } else if (!experiment.hypotheses.empty()) {
+      out.hypothesis = shipped_hypotheses(experiment);
     }
+  }
+
+  /// The experiment's own predictions (Experiment::hypotheses, YAML in the `hypothesis:` syntax), for a config
+  /// without a `hypothesis` of its own; checked as a config's would be, errors naming the experiment.
+  nlohmann::ordered_json shipped_hypotheses(const Experiment& experiment) const {
+    const SourceLoc where{"experiment " + experiment.name + " (its shipped hypotheses)", 1, 1};
+    YAML::Node node;
+    try {
+      node = YAML::Load(experiment.hypotheses);
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(where, "hypothesis", "YAML syntax error: " + e.msg);
+    }
+    try {
+      check_hypothesis(Entry{"hypothesis", "hypothesis", where, Item{node, where}}, experiment);
+    } catch (const ConfigError& e) {  // the text is the experiment's, not the config file's
+      throw ConfigError(where, e.key(), e.message());
+    }
+    return to_json(node);
   }
 
   /// `lab:` overrides given as YAML text "lab:\n  KEY: VALUE\n..." applied on top of `lab`, with the same checks.

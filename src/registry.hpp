@@ -74,7 +74,7 @@ struct Experiment {
   EstimateFn estimate;
   /// Plots for the report; empty: one plot of time against size_axis per slice.
   std::vector<PlotSpec> plots;
-  /// Optional report section (e.g. the masking text's question answered from the data).
+  /// Optional report section: the experiment's own question answered from the data.
   ReportSectionFn report_section;
   /// The founding text's predictions, as YAML in the config's `hypothesis:` syntax (docs/config.md); used when
   /// a config of this experiment has no `hypothesis` of its own. Empty: none.

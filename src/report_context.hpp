@@ -41,7 +41,7 @@ struct ReportRun {
 
   /// The experiment's name: the header's config.experiment, else the first point's experiment; "" if none.
   std::string experiment_name() const;
-  /// The file's name without its folder, e.g. "masking-2026-11-29-run1.jsonl".
+  /// The file's name without its folder, e.g. "sweep-20261201T1030Z.jsonl".
   std::string file_name() const;
 };
 

@@ -615,3 +615,37 @@ TEST(Config, EveryLabSettingIsDocumentedAndInTheHeader) {
 
 }  // namespace
 }  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// An experiment's shipped hypotheses (Experiment::hypotheses) stand in for a config that has none, checked
+// as a config's; a config's own `hypothesis` wins.
+TEST(Config, ShippedHypothesesApplyWhenTheConfigHasNone) {
+  Registry r;
+  Experiment e;
+  e.name = "toy";
+  e.axes = {{"size", AxisKind::Integer, "elements", 0.0, 1e9, {}, std::int64_t{10}}};
+  for (const char* v : {"lean", "bulky"}) e.variants.push_back(VariantDecl{v, "test variant", {}, {}});
+  e.hypotheses = "- {faster: lean, than: bulky, when: {size: [1, 100]}, by_at_least: 2}\n";
+  r.add(e);
+  const SweepConfig shipped = parse_config("experiment: toy\n", "toy.yaml", r);
+  ASSERT_TRUE(shipped.hypothesis.is_array());
+  EXPECT_EQ(shipped.hypothesis[0]["faster"], "lean");
+  EXPECT_EQ(shipped.hypothesis[0]["by_at_least"], 2);
+  const SweepConfig own = parse_config(
+      "experiment: toy\nhypothesis:\n  - {faster: bulky, than: lean, when: {size: 5}, by_at_least: 1}\n", "toy.yaml", r);
+  EXPECT_EQ(own.hypothesis[0]["faster"], "bulky");
+  Registry bad;
+  e.hypotheses = "- {faster: lean, than: nosuch, when: {size: 5}, by_at_least: 2}\n";
+  bad.add(e);
+  try {
+    parse_config("experiment: toy\n", "toy.yaml", bad);
+    ADD_FAILURE() << "a shipped hypothesis naming an unknown variant must be refused";
+  } catch (const ConfigError& err) {
+    EXPECT_NE(std::string(err.what()).find("shipped hypotheses"), std::string::npos) << err.what();
+  }
+}
+
+}  // namespace
+}  // namespace labrun

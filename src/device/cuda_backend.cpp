@@ -290,7 +290,7 @@ Json CudaBackend::environment() {
   const int bus_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, index_);
   Json e;
   e["kind"] = "cuda";
-  e["index"] = index_;
+  e.emplace("index", index_);
   e["name"] = p.name;
   e["uuid"] = uuid_text(p.uuid);
   e["compute_capability"] = std::to_string(p.major) + "." + std::to_string(p.minor);
