@@ -3,8 +3,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <csignal>
 #include <unistd.h>
 
@@ -32,6 +30,7 @@
 #include "record.hpp"
 #include "report.hpp"
 #include "status.hpp"
+#include "spawn.hpp"
 #include "sweep.hpp"
 
 namespace labrun {
@@ -150,28 +149,14 @@ std::vector<std::string> result_paths(const std::string& arg) {
   }
 }
 
-extern "C" char** environ;
-
-// Runs `argv` (argv[0] is only a name: the program is this executable, /proc/self/exe) and returns its exit
-// status, or 128 + the signal number if it was killed. The child is sent SIGTERM if this process dies first
-// (prctl PR_SET_PDEATHSIG), so killing a pooled sweep never leaves a sweep running on the device.
-// @throws std::runtime_error if it cannot be started.
+// Runs `argv` as a process of a pooled sweep: this executable again (/proc/self/exe; argv[0] is only a name),
+// sent SIGTERM if this process dies first, so killing a pooled sweep never leaves a sweep running on the device.
+// Returns its exit status, or 128 + the signal number if it was killed.
 int run_child(const std::vector<std::string>& argv) {
-  std::vector<char*> c_argv;
-  for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
-  c_argv.push_back(nullptr);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("cannot start a labrun process: ") + std::strerror(errno));
-  if (pid == 0) {  // only async-signal-safe calls until exec
-    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
-    execve("/proc/self/exe", c_argv.data(), environ);
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  SpawnOptions o;
+  o.program = "/proc/self/exe";
+  o.die_with_parent = true;
+  return run_process(argv, o);
 }
 
 // "I/K" of --process: this run is process I of K of a lab.processes sweep.

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "lab_axes.hpp"
+#include "spawn.hpp"
 #include "record.hpp"
 
 namespace labrun {
@@ -94,12 +95,6 @@ std::string find_plot_script(const std::string& given) {
   return "";
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 }  // namespace
 
 std::vector<PlotFigure> plot_figures(const ReportContext& c) {
@@ -144,8 +139,10 @@ Json draw_plots(const fs::path& out_dir, const std::string& given_script, std::o
   // The first python3 that has matplotlib: the one on PATH, else the system's (Debian's python3-matplotlib
   // installs for /usr/bin/python3, which a pyenv or venv python3 on PATH does not see).
   std::string python;
+  SpawnOptions quiet;
+  quiet.output = "/dev/null";
   for (const char* candidate : {"python3", "/usr/bin/python3"})
-    if (std::system((std::string(candidate) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) {
+    if (run_process({candidate, "-c", "import matplotlib"}, quiet) == 0) {
       python = candidate;
       break;
     }
@@ -154,9 +151,9 @@ Json draw_plots(const fs::path& out_dir, const std::string& given_script, std::o
     return Json::array();
   }
   const fs::path log = out_dir / "plot.log";
-  const std::string cmd = python + " " + shell_quote(script) + " " + shell_quote(out_dir.string()) + " >" +
-                          shell_quote(log.string()) + " 2>&1";
-  const int rc = std::system(cmd.c_str());
+  SpawnOptions logged;
+  logged.output = log.string();
+  const int rc = run_process({python, script, out_dir.string()}, logged);
   if (rc != 0) {
     err << "labrun report: warning: plotting failed (exit status " << rc << "); see " << log.string() << "\n";
     return Json::array();

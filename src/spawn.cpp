@@ -1,0 +1,44 @@
+#include "spawn.hpp"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <stdexcept>
+
+extern "C" char** environ;
+
+namespace labrun {
+
+int run_process(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  if (argv.empty()) throw std::invalid_argument("run_process: no program");
+  std::vector<char*> c_argv;
+  for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
+  c_argv.push_back(nullptr);
+  const std::string program = options.program.empty() ? argv[0] : options.program;
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("cannot start " + program + ": " + std::strerror(errno));
+  if (pid == 0) {  // only async-signal-safe calls until exec
+    if (options.die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)) _exit(127);
+    if (!options.output.empty()) {
+      const int fd = open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0) _exit(127);
+    }
+    if (options.program.empty())
+      execvp(program.c_str(), c_argv.data());
+    else
+      execve(program.c_str(), c_argv.data(), environ);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace labrun
