@@ -78,7 +78,7 @@ struct Reference {
 /// Reference over `inputs` with k = downstream; computed in double in 64 fixed chunks summed in order.
 Reference reference(const Inputs& inputs, int downstream);
 
-/// Absolute tolerance for a variant's result (docs/metrics.md, "Correctness tolerance"):
+/// Absolute tolerance for a variant's result (docs/experiments/masking.md, "Correctness tolerance"):
 ///   tol = scale * ( 2 * elementwise_error + (ceil(log2 n) + ceil(sqrt n)) * u_acc * sum_abs ) + 1e-300
 /// elementwise_error (reference()) bounds, to first order, what an eager variant's rounding does to each
 /// element: e_0 = (u_c + u_s)|x_0| for the square; per downstream step e_{r+1} = 1.0001 |cos x_r| e_r +
@@ -96,7 +96,7 @@ double tolerance(const Params& params, const Reference& ref, double scale);
 Check compare(double value, const Reference& ref, double tol);
 
 /// Per-iteration cost model of a variant as implemented (DRAM bytes read and written, flop, launches, host
-/// syncs) and the compulsory bytes of the computation (data + mask read once). Formulas: docs/metrics.md.
+/// syncs) and the compulsory bytes of the computation (data + mask read once). Formulas: docs/experiments/masking.md.
 Cost cost(const Params& params, std::int64_t selected);
 
 /// Scratch buffers of the host implementations, sized once at setup.
