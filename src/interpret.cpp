@@ -47,33 +47,20 @@ struct Verdict {
   std::string other;       // note.other_cause_checked
 };
 
-// The device state the backend recorded around the timing (PointRecord::device_state: {before, after}, each an
-// object with sm_clock_hz, throttled and clocks_event_reasons, as the backend reported them; opaque to the
-// record type). These two helpers are the only reads of it.
-const Json* device_state_side(const Json& device_state, const char* side) {
-  const Json* s = json_find(device_state, {side});
-  return (s && s->is_object()) ? s : nullptr;
-}
-
-// SM clocks and throttle reasons recorded around the timing (device_state.before/after).
-std::string clocks_text(const Json& device_state) {
-  const Json* before = device_state_side(device_state, "before");
-  const Json* after = device_state_side(device_state, "after");
-  if (!before && !after) return "clocks were not recorded";
+// SM clocks and throttle reasons recorded around the timing (device_state.before/after, through the record
+// type's DeviceState view).
+std::string clocks_text(const PointRecord& point) {
+  const DeviceState before = device_state_of(point, "before"), after = device_state_of(point, "after");
+  if (!before.recorded && !after.recorded) return "clocks were not recorded";
   std::vector<std::string> reasons;
-  for (const Json* s : {before, after})
-    if (s && s->value("throttled", false) == true) {
-      const Json* r = json_find(*s, {"clocks_event_reasons"});
-      reasons.push_back(r ? r->dump() : "?");
-    }
+  for (const DeviceState* s : {&before, &after})
+    if (s->throttled) reasons.push_back(s->reasons.empty() ? "?" : s->reasons);
   if (!reasons.empty())
     return "throttle reasons were recorded (" + reasons.front() + "): the clock was not steady, so treat the point "
            "as a different experiment";
-  const double mb = before ? json_number(*before, {"sm_clock_hz"}) : kNaN;
-  const double ma = after ? json_number(*after, {"sm_clock_hz"}) : kNaN;
-  if (std::isfinite(mb) && std::isfinite(ma))
-    return fmt::format("SM clock {:.0f} MHz before and {:.0f} MHz after timing, no throttle reason", mb / 1e6,
-                       ma / 1e6);
+  if (std::isfinite(before.sm_clock_hz) && std::isfinite(after.sm_clock_hz))
+    return fmt::format("SM clock {:.0f} MHz before and {:.0f} MHz after timing, no throttle reason",
+                       before.sm_clock_hz / 1e6, after.sm_clock_hz / 1e6);
   return "no throttle reason recorded";
 }
 
@@ -460,7 +447,7 @@ Interpretation interpret(const PointRecord& point, const RunHeader& header) {
     evidence_text = v.reason;
   }
   std::string other = v.other;
-  if (q.timed) other += "; " + clocks_text(point.device_state);
+  if (q.timed) other += "; " + clocks_text(point);
 
   // The record, field by field in to_json(Interpretation)'s order; NaN is written as null.
   Interpretation out;
@@ -527,38 +514,6 @@ Interpretation interpret(const PointRecord& point, const RunHeader& header) {
 
 // ---------------------------------------------------------------------------------------------------------------
 // JSON shims, kept until every caller is typed.
-
-PointRecord point_from_json_tolerant(const Json& j) {
-  try {
-    return point_from_json(j);
-  } catch (const ResultError&) {
-  }
-  // The fields that read on their own; the rest keep the defaults of a record without them.
-  PointRecord p;
-  if (!j.is_object()) return p;
-  const auto text = [&](const char* key) {
-    const auto it = j.find(key);
-    return (it != j.end() && it->is_string()) ? it->get<std::string>() : std::string();
-  };
-  p.id = text("id");
-  p.key = text("key");
-  p.experiment = text("experiment");
-  p.variant = text("variant");
-  p.backend = text("backend");
-  p.status = text("status");
-  if (const auto it = j.find("reason"); it != j.end() && it->is_string()) p.reason = it->get<std::string>();
-  if (const auto it = j.find("axes"); it != j.end() && it->is_object()) p.axes = *it;
-  if (const auto it = j.find("device_state"); it != j.end()) p.device_state = *it;
-  if (const auto it = j.find("cost"); it != j.end()) try {
-      p.cost = cost_from_json(*it);
-    } catch (const ResultError&) {
-    }
-  if (const auto it = j.find("timing"); it != j.end() && it->is_object()) try {
-      p.timing = timing_from_json(*it);
-    } catch (const ResultError&) {
-    }
-  return p;
-}
 
 IterationTime iteration_time(const Json& point) { return iteration_time(point_from_json_tolerant(point)); }
 

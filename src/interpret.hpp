@@ -106,11 +106,5 @@ Json interpret_point(const Json& point, const Json& header);
 /// Deprecated, kept until every caller is typed: iteration_time(point_from_json_tolerant(point)).
 IterationTime iteration_time(const Json& point);
 
-/// The typed point of a JSON point line for the shims above and analyze(const std::vector<Json>&):
-/// point_from_json(j) when it accepts `j`; otherwise (a record in the making, or malformed) the fields that read
-/// on their own (id, key, experiment, variant, backend, status, reason as strings, axes as an object,
-/// device_state, cost and timing when their own *_from_json accepts them), the others left at their defaults.
-/// Never throws. Kept until every caller is typed.
-PointRecord point_from_json_tolerant(const Json& j);
 
 }  // namespace labrun

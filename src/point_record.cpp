@@ -836,4 +836,36 @@ DeviceState device_state_of(const PointRecord& point, const char* when) {
   return st;
 }
 
+PointRecord point_from_json_tolerant(const Json& j) {
+  try {
+    return point_from_json(j);
+  } catch (const ResultError&) {
+  }
+  // The fields that read on their own; the rest keep the defaults of a record without them.
+  PointRecord p;
+  if (!j.is_object()) return p;
+  const auto text = [&](const char* key) {
+    const auto it = j.find(key);
+    return (it != j.end() && it->is_string()) ? it->get<std::string>() : std::string();
+  };
+  p.id = text("id");
+  p.key = text("key");
+  p.experiment = text("experiment");
+  p.variant = text("variant");
+  p.backend = text("backend");
+  p.status = text("status");
+  if (const auto it = j.find("reason"); it != j.end() && it->is_string()) p.reason = it->get<std::string>();
+  if (const auto it = j.find("axes"); it != j.end() && it->is_object()) p.axes = *it;
+  if (const auto it = j.find("device_state"); it != j.end()) p.device_state = *it;
+  if (const auto it = j.find("cost"); it != j.end()) try {
+      p.cost = cost_from_json(*it);
+    } catch (const ResultError&) {
+    }
+  if (const auto it = j.find("timing"); it != j.end() && it->is_object()) try {
+      p.timing = timing_from_json(*it);
+    } catch (const ResultError&) {
+    }
+  return p;
+}
+
 }  // namespace labrun

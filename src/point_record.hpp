@@ -295,6 +295,13 @@ Json to_json(const PointRecord& p);
 /// type (the message names the field).
 PointRecord point_from_json(const Json& j);
 
+/// The typed point of a JSON point line for the JSON shims of interpret.hpp and analyze(const std::vector<Json>&):
+/// point_from_json(j) when it accepts `j`; otherwise (a record in the making, or malformed) the fields that read
+/// on their own (id, key, experiment, variant, backend, status, reason as strings, axes as an object,
+/// device_state, cost and timing when their own *_from_json accepts them), the others left at their defaults.
+/// Never throws. Kept until every caller is typed.
+PointRecord point_from_json_tolerant(const Json& j);
+
 /// The header line of a run (`"type": "header"`), kept whole: headers are large and vary between versions, so
 /// this is a thin typed view. Every read of a header by its keys belongs in these accessors. Strings are ""
 /// and numbers NaN when absent or of another type; none throws.
