@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds labrun and its GPU tests here (no GPU needed) as self-contained binaries (static libstdc++, yaml-cpp
 # and cudart; only libc/libm needed at run time) and puts them in .h200/, the folder that travels to the GPU
-# machine (../shared/GPU.md: nothing can be installed there). Usage: scripts/gpu_pack.sh
+# machine (nothing can be installed there: it has no package registry). Usage: scripts/gpu_pack.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -509,6 +510,17 @@ double parse_percent(const std::string& text) {
 DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run>& new_runs,
                         const DiffOptions& options) {
   check_options(options);
+  // A host-backend run and a GPU run time different machines: no verdict between them means anything.
+  auto backends = [](const std::vector<Run>& runs) {
+    std::set<std::string> kinds;
+    for (const auto& run : runs)
+      for (const auto& p : run.points) kinds.insert(p.backend.rfind("cuda", 0) == 0 ? "cuda" : p.backend);
+    return kinds;
+  };
+  const std::set<std::string> base_backends = backends(base_runs), new_backends = backends(new_runs);
+  if ((base_backends.count("host") && new_backends.count("cuda")) || (base_backends.count("cuda") && new_backends.count("host")))
+    throw std::invalid_argument("one side ran on the host backend and the other on a CUDA device: their times are of "
+                                "different machines and a diff of them means nothing (compare runs of one backend)");
   const Side base = index_side(base_runs);
   const Side current = index_side(new_runs);
 

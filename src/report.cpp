@@ -53,7 +53,7 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
     write_points_csv(context, dir / "points.csv");
     write_ceilings_json(context, dir / "ceilings.json");
     write_plot_specs(context, dir / "plots.json");
-    const Json plots = options.plots ? draw_plots(dir, options.plot_script, err) : Json::array();
+    const Json plots = options.plots ? draw_plots(dir, options.plot_script, err) : Json(nullptr);  // null: not asked
     const fs::path md_path = dir / "report.md";
     std::ofstream md(md_path);
     md << render_report(context, paths, plots);

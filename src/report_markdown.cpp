@@ -296,6 +296,10 @@ void experiment_sections(const ReportContext& c, std::ostream& md) {
 
 void plots_section(const Json& plots, std::ostream& md) {
   md << "## Plots\n\n";
+  if (plots.is_null()) {
+    md << "Plots were not requested (--no-plots).\n\n";
+    return;
+  }
   if (plots.empty()) {
     md << "No plots were drawn (python3 with matplotlib was not available, or plotting failed).\n\n";
     return;
@@ -396,8 +400,17 @@ void crossovers_section(const ReportContext& c, std::ostream& md) {
       continue;
     }
     md << "**Along the size axis " << code(size) << ".** ";
+    std::set<std::string> usable, swept;  // values of the size axis: with an ok point, and at all
+    for (const auto& p : run.points) {
+      swept.insert(p.axis_word(size));
+      if (p.status == "ok") usable.insert(p.axis_word(size));
+    }
     if (!std::count(run.varying.begin(), run.varying.end(), size))
       md << "The run does not vary " << code(size) << ".\n\n";
+    else if (usable.size() < 2)
+      md << "Only " << usable.size() << " of the " << swept.size() << " values of " << code(size)
+         << " swept have points that ran ok (the others were skipped or not supported here): no crossover can be "
+            "found along it.\n\n";
     else if (along.empty())
       md << "None: in every slice, the faster of each pair of variants stays the faster from the smallest to the "
             "largest "

@@ -146,7 +146,7 @@ TEST(DiffVerdict, ProcessGateOnPooledRecords) {
 }
 
 // Host-sensitive pooled points with host probes (timing.processes.host_probe_time_s): the gate compares each
-// process's median per host round trip. Numbers shaped on the H200's eager `index` (results/h200/README.md):
+// process's median per host round trip. Numbers shaped on the H200's eager `index` (results/h200/masking/README-before-issue11.md):
 // a ~40 us iteration that is ~3 host round trips of ~12 us, one process in three with a host 50-60% slower.
 TEST(DiffVerdict, HostAdjustedProcessGate) {
   std::mt19937_64 rng(21);
@@ -717,6 +717,37 @@ TEST_F(DiffCommand, MalformedSampleIsBadInput) {
   EXPECT_EQ(run({base}, {dir_.file("weird.jsonl", {header(), weird})}, "table"), kDiffBadInput);
   EXPECT_NE(err_.str().find("weird.jsonl:2"), std::string::npos) << err_.str();
   EXPECT_NE(err_.str().find("device_samples_s"), std::string::npos) << err_.str();
+}
+
+}  // namespace
+}  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// A host-backend run against a GPU run is refused (bad input, exit 2): their times are of different machines.
+TEST(DiffBackends, HostAgainstGpuIsRefused) {
+  auto run_on = [](const std::string& backend) {
+    labrun::Run run;
+    run.has_header = true;
+    run.header = header_from_json(Json{{"type", "header"}, {"environment", {{"backend", backend}}}});
+    PointRecord p;
+    p.id = "0000000000000001";
+    p.key = "e/v/size=1,l2=hot,mode=eager";
+    p.experiment = "e";
+    p.variant = "v";
+    p.backend = backend;
+    p.status = "ok";
+    run.points.push_back(p);
+    return std::vector<labrun::Run>{run};
+  };
+  try {
+    diff_results(run_on("host"), run_on("cuda:0"), DiffOptions{});
+    ADD_FAILURE() << "a host run against a GPU run must be refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("host backend"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(diff_results(run_on("cuda:1"), run_on("host"), DiffOptions{}), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // NVML (clocks, temperature, power, clock-event reasons), loaded at run time with dlopen: the toolkit has no
 // NVML header or library, and linking libnvidia-ml would stop labrun from starting on machines without a
-// driver (../shared/GPU.md). Every reading degrades to "unavailable" when NVML is absent.
+// driver (seen on the project's machines: exit 127). Every reading degrades to "unavailable" when NVML is absent.
 #pragma once
 
 #include <string>
