@@ -173,13 +173,45 @@ class Parser {
     if (auto it = top.find("axes"); it != top.end()) out.axes = parse_axes(it->second, experiment);
     if (auto it = top.find("variants"); it != top.end())
       out.variants = parse_variants(it->second, experiment);
-    if (auto it = top.find("exclude"); it != top.end()) out.excludes = parse_excludes(it->second, experiment);
+    if (auto it = top.find("exclude"); it != top.end()) {
+      out.excludes = parse_excludes(it->second, experiment);
+      check_excludes_match(out, it->second.path);
+    }
     if (auto it = top.find("lab"); it != top.end()) out.lab = parse_lab(it->second);
     if (auto it = top.find("hypothesis"); it != top.end()) {
       check_hypothesis(it->second, experiment);
       out.hypothesis = to_json(it->second.value.node);
     } else if (!experiment.hypotheses.empty()) {
       out.hypothesis = shipped_hypotheses(experiment);
+    }
+  }
+
+  /// An exclude rule that names a value the config does not sweep on that axis (or a variant it does not run)
+  /// can never match it: a typo that would silently keep points. Checked for the axes the config writes.
+  void check_excludes_match(const SweepConfig& config, const std::string& path) const {
+    for (std::size_t r = 0; r < config.excludes.size(); ++r) {
+      const ExcludeRule& rule = config.excludes[r];
+      for (const auto& [axis, values] : rule.match) {
+        const std::vector<AxisValue>* swept = nullptr;
+        std::vector<AxisValue> variants;
+        if (axis == "variant") {
+          if (config.variants.empty()) continue;
+          for (const auto& v : config.variants) variants.emplace_back(v);
+          swept = &variants;
+        } else {
+          for (const auto& a : config.axes)
+            if (a.name == axis) swept = &a.values;
+        }
+        if (!swept) continue;  // an axis the config leaves at its default
+        for (const auto& v : values)
+          if (std::find(swept->begin(), swept->end(), v) == swept->end()) {
+            std::string list;
+            for (const auto& w : *swept) list += (list.empty() ? "" : ", ") + to_string(w);
+            fail(rule.loc, path + "[" + std::to_string(r) + "]." + axis,
+                 to_string(v) + " is not a value the config sweeps on '" + axis + "' (" + list +
+                     "): the rule can never match it");
+          }
+      }
     }
   }
 

@@ -649,3 +649,20 @@ TEST(Config, ShippedHypothesesApplyWhenTheConfigHasNone) {
 
 }  // namespace
 }  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// An exclude rule naming a value the config does not sweep can never match: refused with the rule's line (a
+// typo in a rule would otherwise keep the points it meant to drop).
+TEST(Config, C03_ExcludeValueNotSweptIsAnError) {
+  const ConfigError e = parse_error("experiment: masking\naxes:\n  n: [1000, 2000]\nexclude:\n  - {n: 3000}\n");
+  EXPECT_EQ(e.key(), "exclude[0].n");
+  EXPECT_EQ(e.loc().line, 5);
+  EXPECT_TRUE(contains(e.message(), "3000 is not a value the config sweeps")) << e.what();
+  EXPECT_NO_THROW(parse("experiment: masking\naxes:\n  n: [1000, 2000]\nexclude:\n  - {n: 2000}\n"));
+  EXPECT_NO_THROW(parse("experiment: masking\nexclude:\n  - {density: 0.5}\n"));  // an unwritten axis: its default
+}
+
+}  // namespace
+}  // namespace labrun
