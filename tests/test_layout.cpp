@@ -48,7 +48,8 @@ std::size_t line_of(const std::string& text, std::size_t at) {
 // included: experiment names and the variants and axes whose names only an experiment would use.
 bool distinctive(const std::string& name) {
   static const std::set<std::string> english = {"rank", "index", "where", "fused", "multiply", "sanitize",
-                                                "online", "unfused", "n", "rows", "cols", "density", "dtype"};
+                                                "online", "unfused", "n", "rows", "cols", "elements", "density",
+                                                "dtype"};
   return !english.count(name);
 }
 

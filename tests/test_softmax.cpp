@@ -66,11 +66,18 @@ Check check_host(Variant v, const Inputs& in, double scale = 1.0) {
   return softmax::compare(in, y.data(), ref, softmax::tolerance(v, in.dtype, in.cols, scale));
 }
 
-Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
-            const std::string& mode = "eager") {
+// A point of the axes as registered: `elements` (rows * cols) and `cols`; rows is derived from them.
+Point point_of_elements(const std::string& variant, std::int64_t elements, std::int64_t cols,
+                        const std::string& dtype, const std::string& mode = "eager") {
   return Point{"softmax",
                variant,
-               {{"cols", cols}, {"rows", rows}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+               {{"cols", cols}, {"elements", elements}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+}
+
+// A point of a rows x cols matrix (elements = rows * cols).
+Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
+            const std::string& mode = "eager") {
+  return point_of_elements(variant, rows * cols, cols, dtype, mode);
 }
 
 LabSettings quick_lab() {
@@ -333,8 +340,36 @@ TEST(Softmax, InputSeedAndCache) {
   EXPECT_NE(cache.inputs(p, kSeed), a);
 }
 
+// The axes are elements and cols; rows = elements / cols is derived, and an elements that is not a multiple of
+// cols is not_supported for every variant (never rounded), and an error for params_of.
+TEST(Softmax, RowsAreDerivedFromElements) {
+  const Experiment& e = experiment();
+  std::set<std::string> axes;
+  for (const auto& a : e.axes) axes.insert(a.name);
+  EXPECT_TRUE(axes.count("elements"));
+  EXPECT_TRUE(axes.count("cols"));
+  EXPECT_FALSE(axes.count("rows"));
+  EXPECT_EQ(e.size_axis, "cols");
+  const softmax::Params p = softmax::params_of(point_of_elements("online", 12 * 100, 100, "f32"));
+  EXPECT_EQ(p.rows, 12);
+  EXPECT_EQ(p.cols, 100);
+  EXPECT_EQ(p.elements(), 1200);
+  const Point odd = point_of_elements("online", 1201, 100, "f32");
+  EXPECT_FALSE(softmax::shape_unsupported(point_of_elements("online", 1200, 100, "f32")));
+  ASSERT_TRUE(softmax::shape_unsupported(odd));
+  EXPECT_NE(softmax::shape_unsupported(odd)->find("not a multiple of cols"), std::string::npos);
+  EXPECT_THROW(softmax::params_of(odd), std::invalid_argument);
+  for (Variant v : kVariants) {
+    const Json rec = run(point_of_elements(softmax::to_string(v), 1201, 100, "f32"));
+    EXPECT_EQ(rec["status"], "not_supported") << rec.dump();
+    EXPECT_NE(rec["reason"].get<std::string>().find("1201 is not a multiple of cols = 100"), std::string::npos)
+        << rec["reason"];
+  }
+}
+
 // Every point of configs/softmax.yaml validates, and the exclude rules leave exactly the sweep the config
-// describes: rows x cols = 2^24 for cols 64..262144, rows 256..16384 at cols 4096, cold L2 only at 4096 x 4096.
+// describes: elements = 2^24 for cols 64..262144, elements 2^20..2^26 (rows 256..16384) at cols 4096, cold L2
+// only at 4096 x 4096.
 TEST(Softmax, ConfigPointsAreTheDescribedSweep) {
   const SweepConfig config = load_config(std::string(LABRUN_SOURCE_DIR) + "/configs/softmax.yaml", builtin());
   EXPECT_EQ(config.lab.processes, 3);
@@ -344,7 +379,8 @@ TEST(Softmax, ConfigPointsAreTheDescribedSweep) {
   std::set<std::pair<std::int64_t, std::int64_t>> shapes;
   for (const Point& p : points) {
     const softmax::Params sp = softmax::params_of(p);
-    const bool diagonal = sp.rows * sp.cols == (std::int64_t{1} << 24);
+    EXPECT_EQ(sp.elements(), p.integer("elements")) << p.label();
+    const bool diagonal = p.integer("elements") == (std::int64_t{1} << 24);
     const bool rows_sweep = sp.cols == 4096 && sp.rows >= 256 && sp.rows <= 16384;
     EXPECT_TRUE(diagonal || rows_sweep) << p.label();
     if (p.word("l2") == "cold") EXPECT_TRUE(sp.rows == 4096 && sp.cols == 4096) << p.label();
@@ -357,7 +393,7 @@ TEST(Softmax, ConfigPointsAreTheDescribedSweep) {
   for (std::size_t i = 0; i < points.size(); i += 6)
     for (std::size_t j = i + 1; j < i + 6; ++j) {
       EXPECT_EQ(points[j].integer("cols"), points[i].integer("cols"));
-      EXPECT_EQ(points[j].integer("rows"), points[i].integer("rows"));
+      EXPECT_EQ(points[j].integer("elements"), points[i].integer("elements"));
       EXPECT_EQ(points[j].word("dtype"), points[i].word("dtype"));
       EXPECT_EQ(points[j].word("l2"), points[i].word("l2"));
     }

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,19 +32,24 @@ const char* to_string(Variant v);
 /// @throws std::invalid_argument for an unknown name.
 Variant parse_variant(const std::string& name);
 
-/// A softmax point's axes, typed.
+/// A softmax point's axes, typed. The point's axes are `elements` (rows * cols) and `cols`; rows is derived.
 struct Params {
   Variant variant = Variant::online;
-  std::int64_t rows = 1;      ///< rows of the matrix, >= 0
+  std::int64_t rows = 1;      ///< rows of the matrix, >= 0: elements / cols (derived, not an axis)
   std::int64_t cols = 1;      ///< row length (the size axis), >= 0
   DType dtype = DType::f32;   ///< storage dtype of x, y and the unfused intermediates (f32 or bf16)
   std::string mode = "eager"; ///< "eager" or "graph"
   /// rows * cols elements.
   std::int64_t elements() const { return rows * cols; }
 };
-/// @throws std::out_of_range / std::invalid_argument when the point lacks an axis or has a bad value
-/// (a dtype other than f32 or bf16 included).
+/// rows = elements / cols. @throws std::out_of_range / std::invalid_argument when the point lacks an axis or has
+/// a bad value (a dtype other than f32 or bf16 included, and an `elements` that is not a multiple of `cols`:
+/// never rounded; the lab reports such a point not_supported through shape_unsupported() first).
 Params params_of(const Point& point);
+
+/// nullopt if the point's `elements` is a multiple of its `cols` (rows = elements / cols is an integer), else the
+/// reason (every variant's VariantDecl::unsupported).
+std::optional<std::string> shape_unsupported(const Point& point);
 
 /// Host copy of a point's input matrix x: rows x cols elements, row-major, in the storage dtype (bf16 as raw bits).
 struct Inputs {

@@ -53,10 +53,15 @@ class SoftmaxGpu : public ::testing::Test {
     lab_.max_time_s = 0;
     lab_.min_sample_time_s = 0;
   }
+  // A rows x cols point: the axes are `elements` (rows * cols) and `cols`, rows is derived from them.
   static Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
                      const std::string& mode) {
     return Point{"softmax", variant,
-                 {{"cols", cols}, {"rows", rows}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+                 {{"cols", cols},
+                  {"elements", rows * cols},
+                  {"dtype", dtype},
+                  {"mode", mode},
+                  {"l2", std::string("hot")}}};
   }
   Json run(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
            const std::string& mode) {
