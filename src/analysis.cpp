@@ -160,7 +160,10 @@ RunView view_of(const Run& run, int id) {
     p.t = it.time_s;
     p.lo = it.ci95_low_s;
     p.hi = it.ci95_high_s;
-    p.usable = rec.status == "ok" && positive(p.t) && !interpret(rec, run.header).suspect;
+    // The stored interpretation (computed once, by the lab or the pool); only a record without one (an old or
+    // hand-made file) is interpreted here.
+    const bool suspect = rec.interpretation ? rec.interpretation->suspect : interpret(rec, run.header).suspect;
+    p.usable = rec.status == "ok" && positive(p.t) && !suspect;
     v.points.push_back(p);
   }
   // Axes that vary within the run: the only ones worth naming in tables and texts.
