@@ -54,6 +54,10 @@ def axis_text(value):
         mantissa = x / 10**exponent
         if abs(mantissa - round(mantissa, 2)) < 1e-9:
             return f"{round(mantissa, 2):g}e{exponent}"
+        power = int(round(math.log2(abs(x))))
+        if 2**power == abs(x):  # 16777216 as 2^24, not 1.67772e+07
+            return ("-" if x < 0 else "") + f"2^{power}"
+        return str(int(x))
     return f"{x:g}"
 
 
