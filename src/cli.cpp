@@ -78,7 +78,7 @@ std::string short_axes(const Json& axes) {
   std::string out;
   for (const auto& [k, v] : axes.items()) {
     if (!out.empty()) out += ' ';
-    out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    out += k + "=" + format_axis_value(v);  // as the report and --dry-run write it: density=0, not 0.0
   }
   return out;
 }
@@ -98,7 +98,9 @@ void print_summary(const std::vector<PointRecord>& records) {
     const std::string& status = r.status;
     counts[status]++;
     if (status != "ok" && status != "incorrect" && status != "error") {
-      not_run[status + ": " + r.reason.value_or("").substr(0, 90)]++;
+      // One line per kind of reason: the part before "; this point" (the limit, not each point's own size).
+      const std::string reason = r.reason.value_or("");
+      not_run[status + ": " + reason.substr(0, std::min<std::size_t>(reason.find("; this point"), 110))]++;
       continue;
     }
     std::string time = "-", wall = "-", bw = "-", syncs = "-", bound = "-";
