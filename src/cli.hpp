@@ -7,20 +7,10 @@
 #include <string>
 
 #include "backend.hpp"
+#include "exit_codes.hpp"
 #include "registry.hpp"
 
 namespace labrun {
-
-/// Exit codes of the labrun binary (README "Exit codes").
-enum ExitCode : int {
-  kExitOk = 0,            ///< everything ran; every point ok, skipped or not supported
-  kExitPointsFailed = 1,  ///< the sweep finished but some point was incorrect or errored
-  kExitUsage = 2,         ///< bad command line
-  kExitConfig = 3,        ///< invalid config (file:line: key: message on stderr); nothing ran or was written
-  kExitOutput = 4,        ///< output file exists (no --force) or cannot be written
-  kExitDevice = 5,        ///< the requested device cannot be used (e.g. --device cuda without a GPU)
-  kExitInternal = 70,     ///< a bug in labrun (EX_SOFTWARE)
-};
 
 /// What the binary's device layer adds to the host core. Empty functions: built without CUDA.
 struct DeviceHooks {

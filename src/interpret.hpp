@@ -1,15 +1,13 @@
 // The interpretation step of the lab pass, per point: what bounded each measured point (with the numbers that
 // say so), whether its time is physically believable, and a five-part note. Pure host code: typed records in
 // (point_record.hpp), an Interpretation out. The cross-point analysis (winners, crossovers, hypothesis verdicts)
-// is analysis.hpp; the text helpers are format.hpp (both included here for callers that still expect them from
-// this header). Formulas and thresholds: docs/metrics.md, section "Interpretation" (the table there mirrors
+// is analysis.hpp; the text helpers are format.hpp (included here for callers that use them with it). Formulas and thresholds: docs/metrics.md, section "Interpretation" (the table there mirrors
 // InterpretThresholds below).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "analysis.hpp"
 #include "format.hpp"
 #include "point_record.hpp"
 #include "record.hpp"

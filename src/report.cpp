@@ -5,7 +5,7 @@
 #include <optional>
 #include <ostream>
 
-#include "cli.hpp"
+#include "exit_codes.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "registry.hpp"

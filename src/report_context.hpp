@@ -11,7 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "interpret.hpp"  // analyze(), IterationTime and the format_* helpers sections use
+#include "analysis.hpp"   // analyze()
+#include "interpret.hpp"  // IterationTime and the format_* helpers sections use
 #include "point_record.hpp"
 #include "registry.hpp"
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis.hpp"
 #include "interpret.hpp"
 #include "point_record.hpp"
 #include "test_util.hpp"

@@ -1,0 +1,17 @@
+// The labrun binary's exit codes, shared by the commands (sweep, validate, report, diff) and the CLI.
+#pragma once
+
+namespace labrun {
+
+/// Exit codes of the labrun binary (README "Exit codes").
+enum ExitCode : int {
+  kExitOk = 0,            ///< everything ran; every point ok, skipped or not supported
+  kExitPointsFailed = 1,  ///< the sweep finished but some point was incorrect or errored
+  kExitUsage = 2,         ///< bad command line
+  kExitConfig = 3,        ///< invalid config (file:line: key: message on stderr); nothing ran or was written
+  kExitOutput = 4,        ///< output file exists (no --force) or cannot be written
+  kExitDevice = 5,        ///< the requested device cannot be used (e.g. --device cuda without a GPU)
+  kExitInternal = 70,     ///< a bug in labrun (EX_SOFTWARE)
+};
+
+}  // namespace labrun
