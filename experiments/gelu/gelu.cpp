@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "counter_rng.hpp"
 #include "parallel.hpp"
 #include "point.hpp"
 #include "record.hpp"
@@ -30,15 +31,6 @@ constexpr VariantRow kVariants[] = {
 };
 
 constexpr int kChunks = 64;
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-double unit_interval(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 void require_dtype(DType t) {
   if (t != DType::f32 && t != DType::bf16)

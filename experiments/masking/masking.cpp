@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "counter_rng.hpp"
 #include "parallel.hpp"
 #include "point.hpp"
 #include "registry.hpp"
@@ -71,15 +72,6 @@ double Inputs::value(std::int64_t i) const {
 namespace {
 
 constexpr int kChunks = 64;
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-double unit_interval(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 // Storage traits: S is the stored element, C the compute type.
 template <DType T> struct Traits;

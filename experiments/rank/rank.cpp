@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "counter_rng.hpp"
 #include "parallel.hpp"
 #include "point.hpp"
 #include "registry.hpp"
@@ -29,15 +30,6 @@ constexpr VariantRow kVariants[] = {
 };
 
 constexpr int kChunks = 64;
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-double unit_interval(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 std::int64_t blocks_of(std::int64_t n) { return (n + kPrefixBlock - 1) / kPrefixBlock; }
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "counter_rng.hpp"
 #include "parallel.hpp"
 #include "point.hpp"
 #include "record.hpp"
@@ -31,15 +32,6 @@ constexpr VariantRow kVariants[] = {
 };
 
 constexpr int kChunks = 64;  // fixed split of the host loops: results independent of the thread count
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-double unit_interval(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 // fn(chunk, first_row, end_row) over whole rows, split by elements so that a few long rows still spread over
 // the threads: chunk k takes the rows whose first element lies in its slice of [0, rows * cols). The split

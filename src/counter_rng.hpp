@@ -1,0 +1,21 @@
+// A counter-based generator for experiment inputs: element i of a seeded input is a pure function of (seed, i),
+// so inputs are reproducible for a seed and identical on every thread count and chunking.
+#pragma once
+
+#include <cstdint>
+
+namespace labrun {
+
+/// SplitMix64's output function (Steele, Lea & Flood, "Fast Splittable Pseudorandom Number Generators",
+/// OOPSLA 2014): a bijective 64-bit mix. Experiments draw element i as splitmix64(seed ^ splitmix64(i)).
+constexpr std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/// The top 53 bits of `bits` as a double uniform in [0, 1).
+constexpr double unit_interval(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+}  // namespace labrun
