@@ -285,15 +285,22 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   sweep->add_option("--only", only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"");
   sweep->add_flag("-q,--quiet", quiet, "no per-point progress on stderr");
   std::vector<std::string> lab_overrides;
+  // One value per --lab (repeat the option for more), so it never swallows the config path after it.
   sweep->add_option("--lab", lab_overrides,
-                    "override a lab setting, KEY=VALUE (repeatable), checked as under lab: (e.g. --lab processes=5)");
+                    "override a lab setting, KEY=VALUE (repeatable), checked as under lab: (e.g. --lab processes=5)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   // Internal: set by the parent of a lab.processes sweep on each child it starts.
   sweep->add_option("--process", process, "run as process I/K of a lab.processes sweep (set by labrun itself)")
       ->group("");
 
   auto* validate = app.add_subcommand("validate", "check a sweep config; run nothing");
   validate->add_option("config", config_path, "sweep config")->required();
-  validate->add_option("--lab", lab_overrides, "check the config with these lab overrides too, KEY=VALUE (as sweep)");
+  validate->add_option("--lab", lab_overrides, "check the config with these lab overrides too, KEY=VALUE (as sweep)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   auto* list = app.add_subcommand("list", "list experiments, their axes and variants");
 
   std::string base_arg, new_arg, min_effect = "5%", format = "table", fail_on = "slower", alpha = "0.05";

@@ -127,25 +127,53 @@ struct Entry {
   Item value;
 };
 
+// The 1-based line of a document marker ("---" or "...") with content both before and after it, i.e. the start
+// of a second document; 0 if there is none. A leading "---" starts the first document, a trailing "..." ends it.
+int second_document_line(const std::string& text) {
+  bool content = false;
+  int line = 1, marker_line = 0;
+  for (std::size_t start = 0; start < text.size(); ++line) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view l(text.data() + start, end - start);
+    const bool marker = (l.substr(0, 3) == "---" || l.substr(0, 3) == "...") &&
+                        (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    if (marker && content && !marker_line) marker_line = line;
+    const std::size_t first = l.find_first_not_of(" \t\r");
+    if (!marker && first != std::string_view::npos && l[first] != '#') {
+      if (marker_line) return marker_line;
+      content = true;
+    }
+    start = end + 1;
+  }
+  return 0;
+}
+
 class Parser {
  public:
   Parser(std::string file, const Registry& registry) : file_(std::move(file)), registry_(registry) {}
 
   void parse(const std::string& text, SweepConfig& out) {
-    std::vector<YAML::Node> documents;
+    check_config_text(text, file_);
+    // One document: a second one is found by its marker, so the parser is YAML::Load, never LoadAll, which in
+    // yaml-cpp 0.7.0 (Debian's) grows without bound on inputs as small as "," (yaml-cpp issue 1040).
+    if (const int second = second_document_line(text))
+      fail(SourceLoc{file_, second, 1}, "", "a config holds one YAML document; found a second one ('---')");
+    YAML::Node document;
     try {
-      documents = YAML::LoadAll(text);
+      document = YAML::Load(text);
     } catch (const YAML::Exception& e) {
       const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
       const int column = e.mark.is_null() ? 0 : e.mark.column + 1;
       throw ConfigError({file_, line, column}, "", "YAML syntax error: " + e.msg);
     }
     const SourceLoc start{file_, 1, 1};
-    if (documents.empty() || documents[0].IsNull())
-      fail(start, "experiment", "the config is empty; it needs at least 'experiment: NAME'");
-    if (documents.size() > 1)
-      fail(loc(documents[1], start), "", "a config holds one YAML document; found a second one ('---')");
-    const YAML::Node& root = documents[0];
+    if (!document || document.IsNull()) {
+      const bool blank = std::all_of(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
+      fail(start, "experiment", blank ? "the config is empty; it needs at least 'experiment: NAME'"
+                                      : "the config holds no YAML map of keys; it needs at least 'experiment: NAME'");
+    }
+    const YAML::Node& root = document;
     if (!root.IsMap())
       fail(loc(root, start), "",
            "the config must be a map of keys (" + join(kTopKeys) + "), got " + describe(root));
@@ -832,7 +860,8 @@ SweepConfig load_config(const std::string& path, const Registry& registry) {
   std::string text;
   char buffer[65536];
   std::size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, got);
+  // A bounded read: one byte past the limit is enough to refuse a file (or /dev/zero) without reading it all.
+  while (text.size() <= kMaxConfigBytes && (got = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, got);
   const bool failed = std::ferror(file) != 0;
   const int error = errno;
   std::fclose(file);

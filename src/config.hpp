@@ -81,6 +81,15 @@ SweepConfig load_config(const std::string& path, const Registry& registry);
 LabSettings apply_lab_overrides(const LabSettings& lab, const std::vector<std::string>& assignments,
                                 const Registry& registry);
 
+/// The largest config labrun reads, in bytes (1 MiB; the shipped configs are under 4 KB). load_config reads at
+/// most one byte more, so /dev/zero or a runaway file is refused without reading it all.
+inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
+
+/// Checks a config's raw text before YAML sees it (hostile inputs): at most kMaxConfigBytes, valid UTF-8 (a
+/// Latin-1 or UTF-16 file is named as such), no control characters but tab, line feed and carriage return, and
+/// flow collections ([ ] { }) nested at most 64 deep. @throws ConfigError naming the line and column.
+void check_config_text(const std::string& text, const std::string& path);
+
 /// Same as load_config() but from text in memory; `path` is used in messages only.
 SweepConfig parse_config(const std::string& text, const std::string& path, const Registry& registry);
 

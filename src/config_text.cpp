@@ -1,6 +1,7 @@
 // Text as people write it in configs and on the command line: exact decimals and integers (case C02), and the
 // nearest valid word for a typo. Declared in config.hpp, which every caller already includes.
 #include <algorithm>
+#include <cstdio>
 #include <cctype>
 #include <cstdint>
 #include <limits>
@@ -126,6 +127,85 @@ std::optional<std::string> nearest(const std::string& word, const std::vector<st
   }
   if (best && best_distance <= std::max<std::size_t>(2, word.size() / 3)) return best;
   return std::nullopt;
+}
+
+namespace {
+
+// Length of the UTF-8 sequence starting at text[i] (1-4), or 0 if it is not a valid one (overlong forms,
+// surrogates and code points above U+10FFFF included: RFC 3629).
+std::size_t utf8_length(const std::string& text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  std::size_t len = 0;
+  std::uint32_t cp = 0;
+  if ((c & 0xe0) == 0xc0) len = 2, cp = c & 0x1f;
+  else if ((c & 0xf0) == 0xe0) len = 3, cp = c & 0x0f;
+  else if ((c & 0xf8) == 0xf0) len = 4, cp = c & 0x07;
+  else return 0;
+  if (i + len > text.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3f);
+  }
+  static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return len;
+}
+
+}  // namespace
+
+void check_config_text(const std::string& text, const std::string& path) {
+  if (text.size() > kMaxConfigBytes)
+    throw ConfigError({path, 0, 0}, "", "the config is larger than " + std::to_string(kMaxConfigBytes) +
+                                            " bytes (1 MiB), more than any sweep needs; is it the right file?");
+  int line = 1, column = 1, depth = 0;
+  char quote = 0;
+  bool comment = false;
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const std::size_t len = utf8_length(text, i);
+    if (len == 0) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", c);
+      const bool utf16 = i < 2 && text.size() >= 2 && ((c == 0xff && static_cast<unsigned char>(text[1]) == 0xfe) ||
+                                                      (c == 0xfe && static_cast<unsigned char>(text[1]) == 0xff));
+      throw ConfigError({path, line, column}, "",
+                        std::string("byte ") + hex + " is not valid UTF-8" +
+                            (utf16 ? " (the file is UTF-16: save it as UTF-8)" : " (a Latin-1 file? save it as UTF-8)"));
+    }
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      char code[16];
+      std::snprintf(code, sizeof code, "U+%04X", c);
+      throw ConfigError({path, line, column}, "", std::string("control character ") + code + " in the config");
+    }
+    if (c == 0x7f) throw ConfigError({path, line, column}, "", "control character U+007F in the config");
+    if (c == '\n') {
+      ++line;
+      column = 1;
+      comment = false;
+      if (quote == '\'') quote = 0;  // a plain multi-line single quote is rare; do not let one run away
+      i += 1;
+      continue;
+    }
+    if (!comment) {
+      if (quote) {
+        if (c == static_cast<unsigned char>(quote)) quote = 0;
+        else if (quote == '"' && c == '\\') ++i, ++column;  // skip the escaped character
+      } else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+        comment = true;
+      } else if (c == '"' || c == '\'') {
+        quote = static_cast<char>(c);
+      } else if (c == '[' || c == '{') {
+        if (++depth > 64)
+          throw ConfigError({path, line, column}, "", "flow collections ([ ] { }) nested deeper than 64 levels");
+      } else if (c == ']' || c == '}') {
+        --depth;
+      }
+    }
+    i += len;
+    ++column;
+  }
 }
 
 }  // namespace labrun

@@ -780,7 +780,7 @@ void load_file(const std::string& path, ResultSet& set) {
     const std::string where = path + ":" + std::to_string(lineno);
     Json r;
     try {
-      r = Json::parse(line);
+      r = parse_record_line(line);
     } catch (const std::exception& e) {
       // getline() hit end of file without a newline: the record being written when the run was killed.
       if (in.eof()) {

@@ -89,6 +89,27 @@ void JsonlWriter::write(const Json& record) {
   }
 }
 
+Json parse_record_line(const std::string& line) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : line) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw std::runtime_error("nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                 " levels: not a labrun record (labrun writes at most 5)");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return Json::parse(line);
+}
+
 std::vector<Json> read_jsonl(const std::string& path, bool* torn_tail) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
@@ -98,7 +119,7 @@ std::vector<Json> read_jsonl(const std::string& path, bool* torn_tail) {
   for (int lineno = 1; std::getline(in, line); ++lineno) {
     if (line.empty()) continue;
     try {
-      out.push_back(Json::parse(line));
+      out.push_back(parse_record_line(line));
     } catch (const std::exception& e) {
       // getline() hit end of file without a newline: the record being written when the run was killed.
       if (in.eof()) {

@@ -68,6 +68,15 @@ class JsonlWriter {
   int fd_ = -1;
 };
 
+/// The deepest nesting a record line may have: labrun writes at most 5 levels; deeper input (a hostile or broken
+/// file) is refused before parsing, whose recursion would otherwise overflow the stack.
+inline constexpr int kMaxJsonDepth = 64;
+
+/// Parses one line of a result file. @throws std::runtime_error "nested deeper than kMaxJsonDepth levels" when
+/// its arrays and objects (counted outside strings) nest deeper, before any parsing; nlohmann's parse_error for
+/// anything that is not JSON.
+Json parse_record_line(const std::string& line);
+
 /// Reads every line of a JSONL file. An unterminated, unparsable last line (a record torn by a killed run)
 /// is dropped and reported through `torn_tail`. @throws std::runtime_error naming the file and line on any
 /// other bad JSON.

@@ -469,5 +469,61 @@ TEST(Cli, EnvPrintsEnvironmentJson) {
   EXPECT_EQ(env["device"]["kind"], "host");
 }
 
+// Hostile inputs (issue 12): each a clear error with its documented exit code, nothing written, no unbounded
+// memory or time. The one-byte "," config made yaml-cpp 0.7.0's LoadAll grow to 24 GB; labrun parses one
+// document with Load and finds a second by its marker.
+TEST(Cli, HostileConfigsAreClearErrors) {
+  TempDir dir;
+  const std::pair<std::string, std::string> cases[] = {
+      {",", "holds no YAML map of keys"},
+      {"experiment: masking\ndescription: caf\xe9\n", "byte 0xE9 is not valid UTF-8 (a Latin-1 file?"},
+      {std::string("\xff\xfe") + "e\0x\0", "(the file is UTF-16: save it as UTF-8)"},
+      {std::string("experiment: masking\ndescription: a") + '\0' + "b\n", "control character U+0000"},
+      {"experiment: masking\naxes:\n  n: " + std::string(10000, '[') + std::string(10000, ']') + "\n",
+       "nested deeper than 64 levels"},
+      {"experiment: masking\n" + std::string(std::size_t{1} << 20, '#') + "\n", "larger than 1048576 bytes"},
+  };
+  int i = 0;
+  for (const auto& [text, message] : cases) {
+    const std::string file = dir.path("hostile" + std::to_string(i++) + ".yaml");
+    write_file(file, text);
+    const Result r = labrun(dir, "validate " + quote(file));
+    EXPECT_EQ(r.code, 3) << message << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    const Result s = labrun(dir, "sweep " + quote(file) + " -o out.jsonl");
+    EXPECT_EQ(s.code, 3) << s.err;
+    EXPECT_FALSE(fs::exists(dir.cwd() + "/out.jsonl")) << "nothing is written for a bad config";
+  }
+  // /dev/zero is read only up to the limit.
+  const Result z = labrun(dir, "validate /dev/zero");
+  EXPECT_EQ(z.code, 3);
+  EXPECT_NE(z.err.find("larger than 1048576 bytes"), std::string::npos) << z.err;
+}
+
+// A result file nested 100000 levels deep (a stack overflow in a recursive parser) is bad input, exit 2.
+TEST(Cli, DeeplyNestedResultFileIsBadInput) {
+  TempDir dir;
+  const std::string file = dir.path("deep.jsonl");
+  write_file(file, "{\"type\": \"header\", \"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}\n");
+  for (const std::string command : {"report " + quote(file) + " -o rep --no-plots", "diff " + quote(file) + " " + quote(file)}) {
+    const Result r = labrun(dir, command);
+    EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("nested deeper than 64 levels"), std::string::npos) << r.err;
+  }
+}
+
+// --lab takes one KEY=VALUE per occurrence: it never swallows the config after it.
+TEST(Cli, LabOptionTakesOneValueEach) {
+  TempDir dir;
+  const std::string smoke = quote(std::string(LABRUN_SOURCE_DIR) + "/configs/smoke.yaml");
+  Result r = labrun(dir, "sweep --lab processes=1 " + smoke + " --dry-run");
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = labrun(dir, "sweep --lab processes=1 --lab seed=7 " + smoke + " --dry-run");
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = labrun(dir, "sweep --lab seed=-1 " + smoke + " --dry-run");
+  EXPECT_EQ(r.code, 3) << r.err;  // a negative value is the setting's value, refused by its rule
+  EXPECT_NE(r.err.find("lab.seed"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace labrun
