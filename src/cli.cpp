@@ -269,6 +269,14 @@ int cmd_list(const Registry& registry) {
 }  // namespace
 
 int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
+  // Every argument goes into the record header (JSON, UTF-8): a byte that is not UTF-8 (a Latin-1 file name)
+  // is bad command-line input, refused before anything is read or written.
+  for (int i = 1; i < argc; ++i)
+    if (const auto bad = first_invalid_utf8(argv[i])) {
+      std::fprintf(stderr, "labrun: argument %d (byte %zu) is not valid UTF-8; labrun records its arguments as UTF-8\n",
+                   i, *bad + 1);
+      return kExitUsage;
+    }
   CLI::App app{"labrun: GPU performance experiments with the measurement discipline built in"};
   app.require_subcommand(1);
   app.set_version_flag("--version", build_info().version + " (" + build_info().git_sha.substr(0, 12) +

@@ -90,6 +90,10 @@ inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
 /// flow collections ([ ] { }) nested at most 64 deep. @throws ConfigError naming the line and column.
 void check_config_text(const std::string& text, const std::string& path);
 
+/// The offset of the first byte of `text` that does not start a valid UTF-8 sequence (RFC 3629: no overlong
+/// forms, surrogates or code points above U+10FFFF), or nullopt when all of it is UTF-8.
+std::optional<std::size_t> first_invalid_utf8(const std::string& text);
+
 /// Same as load_config() but from text in memory; `path` is used in messages only.
 SweepConfig parse_config(const std::string& text, const std::string& path, const Registry& registry);
 

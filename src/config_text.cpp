@@ -155,6 +155,15 @@ std::size_t utf8_length(const std::string& text, std::size_t i) {
 
 }  // namespace
 
+std::optional<std::size_t> first_invalid_utf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = utf8_length(text, i);
+    if (len == 0) return i;
+    i += len;
+  }
+  return std::nullopt;
+}
+
 void check_config_text(const std::string& text, const std::string& path) {
   if (text.size() > kMaxConfigBytes)
     throw ConfigError({path, 0, 0}, "", "the config is larger than " + std::to_string(kMaxConfigBytes) +

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -61,17 +62,26 @@ JsonlWriter::JsonlWriter(const std::string& path, bool force) : path_(path) {
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
-  fd_ = ::open(path.c_str(), flags, 0644);
+  // --force onto an existing file writes a sibling first: the old results stay until the new run has a complete
+  // point, then the sibling is renamed over them (the descriptor follows the rename).
+  std::string target = path;
+  if (force && std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
+    target = path + ".new-" + std::to_string(::getpid());
+    pending_ = target;
+  }
+  const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_EXCL;
+  fd_ = ::open(target.c_str(), flags, 0644);
   if (fd_ < 0) {
     if (errno == EEXIST)
-      throw OutputError("output file " + path + " exists; labrun never overwrites results (use --force)");
-    throw OutputError("cannot create output file " + path + ": " + std::strerror(errno));
+      throw OutputError("output file " + target + " exists; labrun never overwrites results (use --force)");
+    throw OutputError("cannot create output file " + target + ": " + std::strerror(errno));
   }
 }
 
 JsonlWriter::~JsonlWriter() {
   if (fd_ >= 0) ::close(fd_);
+  // Ended before any point: the old file stays, the new header goes.
+  if (!pending_.empty()) ::unlink(pending_.c_str());
 }
 
 void JsonlWriter::write(const Json& record) {
@@ -86,6 +96,13 @@ void JsonlWriter::write(const Json& record) {
     }
     p += n;
     left -= static_cast<std::size_t>(n);
+  }
+  ++lines_;
+  // The first complete point is on disk: now the new file may replace the old one.
+  if (!pending_.empty() && lines_ >= 2) {
+    if (std::rename(pending_.c_str(), path_.c_str()) != 0)
+      throw OutputError("cannot replace " + path_ + " with " + pending_ + ": " + std::strerror(errno));
+    pending_.clear();
   }
 }
 

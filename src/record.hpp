@@ -53,7 +53,9 @@ class OutputError : public std::runtime_error {
 class JsonlWriter {
  public:
   /// Creates `path` (and its parent directories). Without `force`, an existing file is an OutputError and is
-  /// left untouched (opened with O_EXCL); with `force` it is truncated.
+  /// left untouched (opened with O_EXCL). With `force` an existing file is kept until the new one holds its
+  /// header and a first record after it: the lines go to PATH.new-PID, renamed over PATH at the second line, so a
+  /// run that fails before its first point never costs the old results (the sibling is removed).
   JsonlWriter(const std::string& path, bool force);
   ~JsonlWriter();
   JsonlWriter(const JsonlWriter&) = delete;
@@ -65,6 +67,8 @@ class JsonlWriter {
 
  private:
   std::string path_;
+  std::string pending_;  // the sibling being written until it replaces path_ (force onto an existing file)
+  std::size_t lines_ = 0;
   int fd_ = -1;
 };
 

@@ -512,6 +512,19 @@ TEST(Cli, DeeplyNestedResultFileIsBadInput) {
   }
 }
 
+// A command-line argument that is not UTF-8 (a Latin-1 output name, --only value) is bad command-line input:
+// exit 2 before anything is written (it used to reach the header's JSON and exit 70 leaving an empty file).
+TEST(Cli, NonUtf8ArgumentIsACommandLineError) {
+  TempDir dir;
+  const std::string smoke = quote(std::string(LABRUN_SOURCE_DIR) + "/configs/smoke.yaml");
+  for (const std::string args : {"sweep " + smoke + " -o caf\xe9.jsonl", "sweep " + smoke + " --only n=1\xff --dry-run"}) {
+    const Result r = labrun(dir, args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("is not valid UTF-8"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(fs::is_empty(dir.cwd()));
+}
+
 // --lab takes one KEY=VALUE per occurrence: it never swallows the config after it.
 TEST(Cli, LabOptionTakesOneValueEach) {
   TempDir dir;

@@ -114,10 +114,23 @@ TEST(Records, WriterRefusesExistingFileUnlessForced) {
   EXPECT_THROW(JsonlWriter(path, false), OutputError);
   EXPECT_EQ(slurp(path), "{\"keep\":1}\n");
   {
+    // Issue 12: --force keeps the old file until the new one has its header and a first point.
     JsonlWriter writer(path, true);
     writer.write(Json{{"new", 2}});
+    EXPECT_EQ(slurp(path), "{\"keep\":1}\n") << "the old results stay while only the header is written";
+    writer.write(Json{{"point", 3}});
+    EXPECT_EQ(slurp(path), "{\"new\":2}\n{\"point\":3}\n");
+    writer.write(Json{{"point", 4}});  // later lines go to the renamed file
   }
-  EXPECT_EQ(slurp(path), "{\"new\":2}\n");
+  EXPECT_EQ(slurp(path), "{\"new\":2}\n{\"point\":3}\n{\"point\":4}\n");
+  {
+    JsonlWriter writer(path, true);  // a run that ends before its first point
+    writer.write(Json{{"header", 5}});
+  }
+  EXPECT_EQ(slurp(path), "{\"new\":2}\n{\"point\":3}\n{\"point\":4}\n") << "a failed run never costs the old results";
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u) << "no sibling is left behind";
 }
 
 // The writer creates missing parent directories and appends one compact line per record, in order.
