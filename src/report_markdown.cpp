@@ -145,8 +145,14 @@ void summary_section(const ReportContext& c, std::ostream& md) {
   row("points", [](const ReportRun& r) {
     std::map<std::string, int> counts;
     for (const auto& p : r.points) counts[p.status]++;
-    return std::to_string(r.points.size()) + " (" + std::to_string(r.variants.size()) + " variants): " +
-           counts_text(counts);
+    std::string s = std::to_string(r.points.size()) + " (" + std::to_string(r.variants.size()) + " variants): " +
+                    counts_text(counts);
+    // A killed run holds fewer points than its header announced: say so, every figure below is partial.
+    const double announced = r.header.point_count();
+    if (std::isfinite(announced) && static_cast<double>(r.points.size()) < announced)
+      s += fmt::format(" — **incomplete**: {} of the {:.0f} points the header announces (was the run killed?)",
+                       r.points.size(), announced);
+    return s;
   });
   row("bound classes", [](const ReportRun& r) {
     std::map<std::string, int> counts, weak;

@@ -377,5 +377,24 @@ TEST(ReportCommittedResults, MaskingRunGetsItsSection) {
   EXPECT_EQ(plots["figures"][1]["name"], "time_vs_density_run0");
 }
 
+// A killed run (fewer points than its header announces) is reported as incomplete (issue 12); a whole one is not.
+TEST(ReportCommittedResults, IncompleteRunIsNamedSo) {
+  TempDir dir;
+  const std::string in = test::schema1_masking_run(dir);
+  if (in.empty()) GTEST_SKIP() << "gzip is needed to unpack the fixture";
+  std::ifstream whole(in);
+  std::ofstream cut(dir.file("killed.jsonl"));
+  std::string line;
+  for (int i = 0; i < 101 && std::getline(whole, line); ++i) cut << line << "\n";
+  cut.close();
+  std::ostringstream out, err;
+  ReportOptions o;
+  o.plots = false;
+  ASSERT_EQ(cmd_report({dir.file("killed.jsonl")}, dir.file("cut"), out, err, o), 0) << err.str();
+  EXPECT_TRUE(has(slurp(dir.file("cut/report.md")), "**incomplete**: 100 of the 840 points the header announces"));
+  ASSERT_EQ(cmd_report({in}, dir.file("all"), out, err, o), 0) << err.str();
+  EXPECT_FALSE(has(slurp(dir.file("all/report.md")), "**incomplete**"));
+}
+
 }  // namespace
 }  // namespace labrun
