@@ -23,7 +23,7 @@ using test::TempDir;
 namespace fs = std::filesystem;
 
 const std::string kResults = std::string(LABRUN_SOURCE_DIR) + "/results/h200/";
-const std::string kAAPair = kResults + "masking/aa-delay-fbceaea/";
+const std::string kAAPair = kResults + "masking/aa-delay/";
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
