@@ -322,9 +322,12 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool 
   return !run.stop.empty();
 }
 
+// The run's header as the interpretation reads it (an empty one when the caller has none).
+RunHeader run_header(const Json& header) { return header_from_json(header.is_object() ? header : Json::object()); }
+
 // timing's record, the device state after, the kernel breakdown, then interpretation.
 void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved,
-                  const Json& header) {
+                  const RunHeader& header) {
   try {
     Timing timing;
     timing.mode = run.opts.mode;
@@ -357,9 +360,8 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     const auto t0 = Clock::now();
     run.rec.warnings = point_warnings(run.rec, lab, backend.cache_bytes());
     run.rec.status = "ok";  // the interpretation reads the status
-    const RunHeader h = header_from_json(header.is_object() ? header : Json::object());
-    if (!h.pooled_process()) {
-      run.rec.interpretation = interpret(run.rec, h);
+    if (!header.pooled_process()) {
+      run.rec.interpretation = interpret(run.rec, header);
       run.phases["interpretation"] = {{"time_s", seconds_since(t0)}};
     }
     end_with(run, Status::ok, "");
@@ -384,7 +386,7 @@ PointRecord lab_pass(const Point& point, const Experiment& experiment, Backend& 
     end_with(run, Status::error, std::string("timing: ") + e.what());
     return run.rec;
   }
-  finish_point(run, backend, lab, 1, header);
+  finish_point(run, backend, lab, 1, run_header(header));
   return run.rec;
 }
 
@@ -430,6 +432,7 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Exper
                                    const LabSettings& lab, const Json& header,
                                    const std::function<void(const PointRecord&)>& sink,
                                    const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress) {
+  const RunHeader typed_header = run_header(header);  // once per sweep, not per point: the header is large
   std::vector<PointRecord> records;
   const auto group = static_cast<std::size_t>(std::max<std::int64_t>(1, lab.interleave));
   for (std::size_t first = 0; first < points.size(); first += group) {
@@ -455,7 +458,7 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Exper
     }
     for (std::size_t i = first; i < last; ++i) {
       PointRun& run = runs[i - first];
-      if (!run.finished) finish_point(run, backend, lab, timing, header);
+      if (!run.finished) finish_point(run, backend, lab, timing, typed_header);
       sink(run.rec);
       if (progress) progress(i + 1, points.size(), run.rec);
       // Raw samples stay in the file; the summary keeps the rest.
