@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cuda_backend.hpp"
+#include "stream_pool.hpp"
 #include "rank/cuda/rank_kernels.cuh"
 #include "rank/rank.hpp"
 #include "registry.hpp"
@@ -23,68 +24,6 @@ namespace {
 struct DeviceInputs {
   std::shared_ptr<const Inputs> host;
   DeviceBuffer mask;
-};
-
-// A stream-ordered pool allocation, freed on the stream when the scope ends (also when a launch throws).
-// (As masking's PoolBuffer, experiments/masking/cuda/masking_cuda.cpp.)
-class PoolBuffer {
- public:
-  PoolBuffer(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
-    LABRUN_CUDA(cudaMallocAsync(&ptr_, bytes, stream));
-  }
-  ~PoolBuffer() {
-    // During a capture that a host sync invalidated (case C11), the allocation was a node of the graph being
-    // dropped: there is nothing to free, and cudaFreeAsync would only report the invalidated capture.
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream_, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
-      (void)cudaGetLastError();
-      return;
-    }
-    LABRUN_CUDA_NOTHROW(cudaFreeAsync(ptr_, stream_));
-  }
-  PoolBuffer(const PoolBuffer&) = delete;
-  PoolBuffer& operator=(const PoolBuffer&) = delete;
-  template <class T> T* as() const { return static_cast<T*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-  cudaStream_t stream_;
-};
-
-// As an eager framework's caching allocator does, the device's default pool keeps memory freed with
-// cudaFreeAsync while any indexed_assign workload lives (with the default release threshold, 0, the pool would
-// hand it back to the OS at every synchronization, and indexed_assign, which allocates per iteration, would pay
-// an unmap + map each time). Counted, since interleaved points live together: the last one out trims the pool
-// and restores the default threshold, so later points' cudaMalloc can use the memory. (As masking's
-// CachingPool; the count is this package's own, so the two experiments never share a point.)
-class CachingPool {
- public:
-  CachingPool() = default;
-  explicit CachingPool(int device) {
-    LABRUN_CUDA(cudaDeviceGetDefaultMemPool(&pool_, device));
-    if (users()++ == 0) set_threshold(UINT64_MAX);
-  }
-  CachingPool(CachingPool&& o) noexcept : pool_(std::exchange(o.pool_, nullptr)) {}
-  CachingPool& operator=(CachingPool&& o) noexcept {
-    std::swap(pool_, o.pool_);
-    return *this;
-  }
-  ~CachingPool() {
-    if (!pool_ || --users() > 0) return;
-    (void)cudaDeviceSynchronize();
-    set_threshold(0);
-    LABRUN_CUDA_NOTHROW(cudaMemPoolTrimTo(pool_, 0));
-  }
-
- private:
-  static int& users() {
-    static int count = 0;
-    return count;
-  }
-  void set_threshold(std::uint64_t bytes) noexcept {
-    LABRUN_CUDA_NOTHROW(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &bytes));
-  }
-  cudaMemPool_t pool_ = nullptr;
 };
 
 // Elements per device-to-host copy of the correctness check: 4 Mi int64 (32 MiB), a multiple of kPrefixBlock.
