@@ -113,6 +113,16 @@ class Backend {
   virtual nlohmann::ordered_json device_state() { return nullptr; }
   /// Bytes of memory a point's buffers can take on this device (device memory on CUDA); nullopt if unknown.
   virtual std::optional<double> memory_bytes() const { return std::nullopt; }
+  /// Bytes of that memory free right now (cudaMemGetInfo on CUDA; MemAvailable on the host); nullopt if unknown.
+  /// The lab compares a point's footprint with it before the point allocates anything.
+  virtual std::optional<double> free_memory_bytes() const { return std::nullopt; }
+  /// Bytes a cold-L2 point needs besides its working set (the flush buffer, allocated on first use); 0 if none.
+  virtual double flush_bytes() const { return 0; }
+  /// A sticky error that broke the device (CUDA: an illegal address, a launch failure or a trap leaves every later
+  /// call failing until the process exits), as "cudaErrorIllegalAddress: an illegal memory access was
+  /// encountered"; nullopt while the device works. Asked after a point fails: such a point is `device_fault` and
+  /// its worker is replaced (docs/records.md "Workers").
+  virtual std::optional<std::string> sticky_error() { return std::nullopt; }
   /// Bytes of the last-level cache that back-to-back timing can keep data in (GPU L2); nullopt if unknown.
   virtual std::optional<double> cache_bytes() const { return std::nullopt; }
   /// Profiler ranges (NVTX on CUDA) around points and phases, so a trace of a sweep reads at a glance.

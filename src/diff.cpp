@@ -20,6 +20,7 @@
 #include "config.hpp"
 #include "record.hpp"
 #include "stats.hpp"
+#include "status.hpp"
 
 namespace labrun {
 namespace {
@@ -359,7 +360,7 @@ bool host_sensitive(const PointRecord& record) {
   return !blocked && (bound == "sync" || bound == "launch");
 }
 
-bool is_failure_status(const std::string& status) { return status == "incorrect" || status == "error"; }
+bool is_failure_status(const std::string& status) { return is_failure(status); }
 
 DiffPointStub point_stub(const PointRecord& record) { return {record.id, record.key, record.status}; }
 

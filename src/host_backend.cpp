@@ -1,6 +1,8 @@
 #include "host_backend.hpp"
 
 #include <chrono>
+#include <fstream>
+#include <string>
 
 #include "status.hpp"
 
@@ -43,6 +45,21 @@ std::unique_ptr<Executor> HostBackend::executor(Workload& workload, const ExecOp
   if (options.cold_l2) throw PointOutcome(Status::not_supported, "a cold L2 (flushed before every sample) needs a CUDA device");
   if (options.delay_s > 0) throw PointOutcome(Status::not_supported, "lab.delay_s (a spin kernel) needs a CUDA device");
   return std::make_unique<HostExecutor>(workload);
+}
+
+}  // namespace labrun
+
+namespace labrun {
+
+std::optional<double> HostBackend::free_memory_bytes() const {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  double kib = 0;
+  while (in >> key >> kib) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return std::nullopt;
 }
 
 }  // namespace labrun

@@ -18,6 +18,9 @@ class HostBackend : public Backend {
   /// Eager executor timed with the steady clock. @throws PointOutcome(not_supported) for cold_l2 or delay_s,
   /// which need a device.
   std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) override;
+  /// MemAvailable of /proc/meminfo (the kernel's estimate of memory a new allocation can take without
+  /// swapping); nullopt where it cannot be read.
+  std::optional<double> free_memory_bytes() const override;
 };
 
 }  // namespace labrun

@@ -11,6 +11,7 @@
 #include "lab_axes.hpp"
 #include "record.hpp"
 #include "stats.hpp"
+#include "interrupt.hpp"
 #include "status.hpp"
 
 namespace labrun {
@@ -108,6 +109,18 @@ std::optional<std::string> over_budget(const PointEstimate& e, const Backend& ba
   return std::nullopt;
 }
 
+std::optional<std::string> over_free_memory(const PointEstimate& e, double extra_bytes, const Backend& backend) {
+  const auto free = backend.free_memory_bytes();
+  const double footprint = e.working_set_bytes + extra_bytes;
+  if (!free || !(footprint > *free)) return std::nullopt;
+  const std::string where = backend.kind() == BackendKind::host ? "the host" : "the device";
+  return "the point needs " + format_bytes(footprint) + " (working set " + format_bytes(e.working_set_bytes) +
+         (extra_bytes > 0 ? " + L2 flush buffer " + format_bytes(extra_bytes) : std::string()) + ") but " + where +
+         " has " + format_bytes(*free) + " free" +
+         (backend.memory_bytes() ? " of " + format_bytes(*backend.memory_bytes()) : std::string()) +
+         "; not run, so it cannot run out of memory";
+}
+
 namespace {
 
 // Pops the profiler range on scope exit, including when a phase throws.
@@ -164,18 +177,22 @@ struct PointRun {
   bool finished = false;  // true once rec is final (ended before timing, or timing done and finalised)
 };
 
-PointRecord new_record(const Point& point, const Backend& backend) {
+}  // namespace
+
+PointRecord new_point_record(const Point& point, const std::string& backend_name) {
   PointRecord rec;
   rec.id = point.id();
   rec.key = point.key();
   rec.experiment = point.experiment;
   rec.variant = point.variant;
   rec.axes = axes_json(point);
-  rec.backend = backend.name();
+  rec.backend = backend_name;
   rec.status = "error";
   rec.cost_recorded = false;  // set once the workload gives its cost model
   return rec;
 }
+
+namespace {
 
 void end_with(PointRun& run, Status s, const std::string& reason) {
   run.rec.status = to_string(s);
@@ -188,8 +205,8 @@ void end_with(PointRun& run, Status s, const std::string& reason) {
 
 // environment -> setup -> warmup -> correctness. Leaves `run` ready for timing, or finished with a status.
 void begin_point(PointRun& run, const Point& point, const Experiment& experiment, Backend& backend,
-                 const LabSettings& lab) {
-  run.rec = new_record(point, backend);
+                 const LabSettings& lab, const PhaseListener& listener = {}) {
+  run.rec = new_point_record(point, backend.name());
   run.opts.mode = axis_word(point, kModeAxis, "eager");
   run.opts.synchronized = lab.timing != "unsynchronized";
   run.opts.cold_l2 = axis_word(point, kL2Axis, lab.l2) == "cold";
@@ -197,14 +214,19 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
   run.opts.blocking = lab.blocking_kernel;
   Range point_range(backend, point.variant + " " + point.label());
   Json& phases = run.phases;
-  std::string phase = "environment";
+  std::string phase;
+  const auto enter = [&](const char* name) {
+    phase = name;
+    if (listener) listener(run.rec.id, phase);
+  };
+  enter("environment");
   try {
     // environment: the device state as found, before any work of this point.
     auto t0 = Clock::now();
     run.rec.device_state = {{"before", backend.device_state()}, {"after", nullptr}};
     phases["environment"] = {{"time_s", seconds_since(t0)}};
 
-    phase = "setup";
+    enter("setup");
     t0 = Clock::now();
     {
       Range r(backend, "setup");
@@ -219,8 +241,13 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
                                                       " mode (it declares: " + modes + ")");
       }
       if (auto why = backend.mode_unsupported(run.opts.mode)) throw PointOutcome(Status::not_supported, *why);
-      if (experiment.estimate)
-        if (auto why = over_budget(experiment.estimate(point), backend, lab)) throw PointOutcome(Status::skipped, *why);
+      if (experiment.estimate) {
+        const PointEstimate estimate = experiment.estimate(point);
+        if (auto why = over_budget(estimate, backend, lab)) throw PointOutcome(Status::skipped, *why);
+        // Free memory now, before this point allocates: too little is a skip with both numbers, not an OOM.
+        if (auto why = over_free_memory(estimate, run.opts.cold_l2 ? backend.flush_bytes() : 0, backend))
+          throw PointOutcome(Status::skipped, *why);
+      }
       auto impl = variant->implementations.find(backend.kind());
       if (impl == variant->implementations.end())
         throw PointOutcome(Status::not_supported, std::string("variant '") + point.variant + "' has no " +
@@ -233,7 +260,7 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
 
     // warmup: first iteration timed apart (first-run cost: module load, allocation, capture), then until both
     // the iteration and the time minimums are met.
-    phase = "warmup";
+    enter("warmup");
     t0 = Clock::now();
     double steady_s = 0;
     {
@@ -263,7 +290,7 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
     }
 
     // correctness: poisoned output, one iteration in the point's mode, compared with the reference.
-    phase = "correctness";
+    enter("correctness");
     t0 = Clock::now();
     Check check;
     {
@@ -373,20 +400,38 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
 
 }  // namespace
 
+namespace {
+
+// A point that failed because the device broke (a sticky CUDA error) becomes `device_fault`: the error's name
+// and the phase it surfaced in. Returns true if it did.
+bool mark_device_fault(PointRun& run, Backend& backend) {
+  if (!run.finished || run.rec.status != "error") return false;
+  const auto sticky = backend.sticky_error();
+  if (!sticky) return false;
+  const std::string phase = run.rec.failed_phase.value_or("?");
+  run.rec.status = to_string(Status::device_fault);
+  run.rec.reason = *sticky + " (in phase " + phase + "; was: " + run.rec.reason.value_or("") +
+                   "); the device context is lost, a fresh worker runs the next point";
+  return true;
+}
+
+}  // namespace
+
 PointRecord lab_pass(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
                      const Json& header) {
   PointRun run;
   begin_point(run, point, experiment, backend, lab);
-  if (run.finished) return run.rec;
-  try {
-    while (!sample_point(run, backend, lab, false)) {
+  if (!run.finished) {
+    try {
+      while (!sample_point(run, backend, lab, false)) {
+      }
+      finish_point(run, backend, lab, 1, run_header(header));
+    } catch (const std::exception& e) {
+      run.rec.failed_phase = "timing";
+      end_with(run, Status::error, std::string("timing: ") + e.what());
     }
-  } catch (const std::exception& e) {
-    run.rec.failed_phase = "timing";
-    end_with(run, Status::error, std::string("timing: ") + e.what());
-    return run.rec;
   }
-  finish_point(run, backend, lab, 1, run_header(header));
+  mark_device_fault(run, backend);
   return run.rec;
 }
 
@@ -431,35 +476,57 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
 std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
                                    const LabSettings& lab, const Json& header,
                                    const std::function<void(const PointRecord&)>& sink,
-                                   const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress) {
+                                   const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress,
+                                   const PhaseListener& listener) {
   const RunHeader typed_header = run_header(header);  // once per sweep, not per point: the header is large
   std::vector<PointRecord> records;
   const auto group = static_cast<std::size_t>(std::max<std::int64_t>(1, lab.interleave));
+  // A faulted point is written, and the sweep ends: the device context is lost for every later point.
+  const auto fault = [&](PointRun& run, std::size_t index) {
+    sink(run.rec);
+    if (progress) progress(index + 1, points.size(), run.rec);
+    throw DeviceFault(run.rec.reason.value_or("device fault"));
+  };
   for (std::size_t first = 0; first < points.size(); first += group) {
+    throw_if_interrupted();
     const std::size_t last = std::min(points.size(), first + group);
     // Every point of the group through correctness, then their samples taken round-robin, so a slow drift
     // of the machine (host launch speed, clocks) lands on all of them alike instead of on whichever ran then.
     std::vector<PointRun> runs(last - first);
-    for (std::size_t i = first; i < last; ++i) begin_point(runs[i - first], points[i], experiment, backend, lab);
+    for (std::size_t i = first; i < last; ++i) {
+      begin_point(runs[i - first], points[i], experiment, backend, lab, listener);
+      if (mark_device_fault(runs[i - first], backend)) fault(runs[i - first], i);
+      throw_if_interrupted();
+    }
     std::size_t timing = 0;
     for (const auto& r : runs) timing += !r.finished;
     bool active = true;
+    for (auto& run : runs)
+      if (!run.finished && listener) listener(run.rec.id, "timing");
     while (active) {
       active = false;
-      for (auto& run : runs) {
+      for (std::size_t j = 0; j < runs.size(); ++j) {
+        PointRun& run = runs[j];
         if (run.finished || !run.stop.empty()) continue;
+        throw_if_interrupted();  // the point being sampled is abandoned: not written, run again on resume
         try {
           if (!sample_point(run, backend, lab, timing > 1)) active = true;
         } catch (const std::exception& e) {
           run.rec.failed_phase = "timing";
           end_with(run, Status::error, std::string("timing: ") + e.what());
+          if (mark_device_fault(run, backend)) fault(run, first + j);
         }
       }
     }
     for (std::size_t i = first; i < last; ++i) {
       PointRun& run = runs[i - first];
-      if (!run.finished) finish_point(run, backend, lab, timing, typed_header);
+      if (!run.finished) {
+        if (listener) listener(run.rec.id, "interpretation");
+        finish_point(run, backend, lab, timing, typed_header);
+        if (mark_device_fault(run, backend)) fault(run, i);
+      }
       sink(run.rec);
+      if (listener) listener(run.rec.id, "done");
       if (progress) progress(i + 1, points.size(), run.rec);
       // Raw samples stay in the file; the summary keeps the rest.
       if (run.rec.timing) run.rec.timing->wall_samples_s.clear();

@@ -21,6 +21,10 @@ namespace labrun {
 inline const std::vector<std::string> kPhases = {"environment", "setup", "warmup", "correctness", "timing",
                                                  "interpretation"};
 
+/// The record a point starts with (identity, backend name, status "error" until a phase sets it): also what a
+/// supervisor writes for a point whose worker crashed or hung (status crashed/timeout).
+PointRecord new_point_record(const Point& point, const std::string& backend_name);
+
 /// Runs one point's lab pass on `backend` and returns its record (docs/records.md). `header` is the run's
 /// record header (make_header), whose calibration the interpretation reads; without one the bound is
 /// `unknown`; a header with `process` (a process of a pooled lab.processes run) leaves the interpretation to
@@ -43,6 +47,11 @@ inline constexpr double kHostEstimateFlopPerS = 5e8;
 /// over 90% of its memory (Backend::memory_bytes).
 std::optional<std::string> over_budget(const PointEstimate& e, const Backend& backend, const LabSettings& lab);
 
+/// Why a point with estimate `e` must not allocate now (nullopt: it may): its footprint, the working set plus
+/// `extra_bytes` (the L2 flush buffer of a cold point, not yet allocated), exceeds the backend's free memory
+/// (Backend::free_memory_bytes; no check where that is unknown). The reason names both numbers.
+std::optional<std::string> over_free_memory(const PointEstimate& e, double extra_bytes, const Backend& backend);
+
 /// Warnings of a finished point (docs/records.md): noise above target when sampling stopped, fewer samples
 /// than asked, an L2-resident working set in hot mode, throttle reasons, clocks changed during timing.
 std::vector<Warning> point_warnings(const PointRecord& record, const LabSettings& lab, std::optional<double> cache_bytes);
@@ -52,13 +61,29 @@ std::vector<Warning> point_warnings(const PointRecord& record, const LabSettings
 Json make_header(const SweepConfig& config, const std::vector<std::string>& argv, Backend& backend,
                  const Json& calibration, std::size_t point_count);
 
+/// Told when a point (by id) enters a phase: "environment", "setup", "warmup", "correctness", "timing",
+/// "interpretation", then "done" once its record went to the sink. A worker forwards these to its supervisor,
+/// which attributes a crash or a hang to the point and phase last named (src/supervisor.hpp).
+using PhaseListener = std::function<void(const std::string& point_id, const std::string& phase)>;
+
+/// Thrown by run_sweep() after it wrote a `device_fault` point: the device context is lost (a sticky CUDA
+/// error), so no later point can run in this process. what() is the point's reason.
+class DeviceFault : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Runs every point, writing each record through `sink` as soon as it finishes (a group of lab.interleave
-/// points finishes together); `progress` is told after each. Returns the records without their raw wall
-/// samples (for the summary table).
+/// points finishes together); `progress` is told after each, `listener` at each phase. Returns the records
+/// without their raw wall samples (for the summary table).
+/// @throws Interrupted (src/interrupt.hpp) between samples or points once SIGINT/SIGTERM arrived: the points
+/// in progress are abandoned, unwritten. @throws DeviceFault after writing a point that broke the device; the
+/// rest of its interleave group is abandoned, unwritten.
 std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
                                    const LabSettings& lab, const Json& header,
                                    const std::function<void(const PointRecord&)>& sink,
-                                   const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress);
+                                   const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress,
+                                   const PhaseListener& listener = {});
 
 /// Number of iterations per sample so that one sample lasts about `min_sample_time_s`, from the time of one
 /// iteration; at least 1, at most 100000.

@@ -57,7 +57,9 @@ inline LabRule boolean() { return LabRule{LabRule::Kind::Bool, 0, 0, true, {}}; 
   X(double, delay_s, 0, real_at_least(0), "test aid: a spin kernel of this length added to every iteration (s)")   \
   X(std::int64_t, interleave, 1, integer_at_least(1), "points whose samples are taken round-robin")               \
   X(bool, blocking_kernel, true, boolean(), "queue sync-free samples behind a blocking kernel (CUDA)")             \
-  X(std::int64_t, processes, 1, integer_at_least(1, 16), "run the sweep in this many processes and pool them")
+  X(std::int64_t, processes, 1, integer_at_least(1, 16), "run the sweep in this many processes and pool them")    \
+  X(double, point_timeout_s, 600, real_at_least(0),                                                                \
+    "a point running longer is recorded as timeout and its worker replaced (s); 0: no limit")
 
 /// Settings of the lab pass. Every field comes from LABRUN_LAB_SETTINGS (defaults there).
 struct LabSettings {

@@ -66,7 +66,7 @@ JsonlWriter::JsonlWriter(const std::string& path, bool force) : path_(path) {
   // point, then the sibling is renamed over them (the descriptor follows the rename).
   std::string target = path;
   if (force && std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
-    target = path + ".new-" + std::to_string(::getpid());
+    target = replacement_path(path, ::getpid());
     pending_ = target;
   }
   const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_EXCL;
@@ -76,6 +76,43 @@ JsonlWriter::JsonlWriter(const std::string& path, bool force) : path_(path) {
       throw OutputError("output file " + target + " exists; labrun never overwrites results (use --force)");
     throw OutputError("cannot create output file " + target + ": " + std::strerror(errno));
   }
+}
+
+std::string replacement_path(const std::string& path, long pid) { return path + ".new-" + std::to_string(pid); }
+
+std::size_t drop_torn_tail(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) throw OutputError("cannot open " + path + ": " + std::strerror(errno));
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  off_t end = size;
+  char buffer[4096];
+  // Back from the end to the last newline.
+  while (end > 0) {
+    const off_t start = end > static_cast<off_t>(sizeof buffer) ? end - static_cast<off_t>(sizeof buffer) : 0;
+    const ssize_t n = ::pread(fd, buffer, static_cast<std::size_t>(end - start), start);
+    if (n <= 0) break;
+    ssize_t i = n - 1;
+    while (i >= 0 && buffer[i] != '\n') --i;
+    if (i >= 0) {
+      end = start + i + 1;
+      break;
+    }
+    end = start;
+  }
+  if (end != size && ::ftruncate(fd, end) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw OutputError("cannot truncate " + path + ": " + std::strerror(err));
+  }
+  ::close(fd);
+  return static_cast<std::size_t>(size - end);
+}
+
+JsonlWriter::JsonlWriter(const std::string& path, Append) : path_(path) {
+  drop_torn_tail(path);
+  fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd_ < 0) throw OutputError("cannot append to " + path + ": " + std::strerror(errno));
+  lines_ = 2;  // an existing file: nothing left to replace
 }
 
 JsonlWriter::~JsonlWriter() {
@@ -104,6 +141,10 @@ void JsonlWriter::write(const Json& record) {
       throw OutputError("cannot replace " + path_ + " with " + pending_ + ": " + std::strerror(errno));
     pending_.clear();
   }
+}
+
+void JsonlWriter::sync() {
+  if (::fsync(fd_) != 0) throw OutputError("fsync of " + path_ + " failed: " + std::strerror(errno));
 }
 
 Json parse_record_line(const std::string& line) {

@@ -57,12 +57,20 @@ class JsonlWriter {
   /// header and a first record after it: the lines go to PATH.new-PID, renamed over PATH at the second line, so a
   /// run that fails before its first point never costs the old results (the sibling is removed).
   JsonlWriter(const std::string& path, bool force);
+  /// Selects the appending constructor.
+  struct Append {};
+  /// Appends to the existing file `path` (a run being resumed, or a worker's file its supervisor finishes),
+  /// after dropping a torn last line (drop_torn_tail). @throws OutputError if it does not exist or cannot be
+  /// opened for writing.
+  JsonlWriter(const std::string& path, Append);
   ~JsonlWriter();
   JsonlWriter(const JsonlWriter&) = delete;
   JsonlWriter& operator=(const JsonlWriter&) = delete;
 
   /// Writes `record` as one line and returns when the kernel has it. @throws OutputError on a failed write.
   void write(const Json& record);
+  /// fsync(2): returns when the file's lines are on the storage device. @throws OutputError if it fails.
+  void sync();
   const std::string& path() const { return path_; }
 
  private:
@@ -71,6 +79,14 @@ class JsonlWriter {
   std::size_t lines_ = 0;
   int fd_ = -1;
 };
+
+/// Where JsonlWriter(path, force = true) of process `pid` writes until its first complete point replaces `path`.
+std::string replacement_path(const std::string& path, long pid);
+
+/// Truncates `path` after its last newline, dropping an unterminated last line (a record torn by a killed
+/// writer) so that appending starts on a line of its own. Returns the bytes dropped (0 if none).
+/// @throws OutputError if the file cannot be read or truncated.
+std::size_t drop_torn_tail(const std::string& path);
 
 /// The deepest nesting a record line may have: labrun writes at most 5 levels; deeper input (a hostile or broken
 /// file) is refused before parsing, whose recursion would otherwise overflow the stack.

@@ -17,8 +17,16 @@ const char* to_string(Status status) {
     case Status::not_supported: return "not_supported";
     case Status::capture_unsupported: return "capture_unsupported";
     case Status::error: return "error";
+    case Status::device_fault: return "device_fault";
+    case Status::crashed: return "crashed";
+    case Status::timeout: return "timeout";
   }
   return "?";
+}
+
+bool is_failure(const std::string& status) {
+  return status == "incorrect" || status == "error" || status == "device_fault" || status == "crashed" ||
+         status == "timeout";
 }
 
 const AxisDecl* Experiment::find_axis(const std::string& axis) const {

@@ -14,7 +14,7 @@ extern "C" char** environ;
 
 namespace labrun {
 
-int run_process(const std::vector<std::string>& argv, const SpawnOptions& options) {
+int start_process(const std::vector<std::string>& argv, const SpawnOptions& options) {
   if (argv.empty()) throw std::invalid_argument("run_process: no program");
   std::vector<char*> c_argv;
   for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
@@ -24,7 +24,16 @@ int run_process(const std::vector<std::string>& argv, const SpawnOptions& option
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("cannot start " + program + ": " + std::strerror(errno));
   if (pid == 0) {  // only async-signal-safe calls until exec
-    if (options.die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)) _exit(127);
+    if (options.parent_death_signal != 0 &&
+        (prctl(PR_SET_PDEATHSIG, options.parent_death_signal) != 0 || getppid() != parent))
+      _exit(127);
+    if (options.keep_fd >= 0) {
+      const int flags = fcntl(options.keep_fd, F_GETFD);
+      if (flags < 0 || fcntl(options.keep_fd, F_SETFD, flags & ~FD_CLOEXEC) != 0) _exit(127);
+    }
+    // The parent's handlers do not survive exec, but an ignored SIGINT/SIGTERM would: restore the defaults.
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     if (!options.output.empty()) {
       const int fd = open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0) _exit(127);
@@ -35,10 +44,24 @@ int run_process(const std::vector<std::string>& argv, const SpawnOptions& option
       execve(program.c_str(), c_argv.data(), environ);
     _exit(127);
   }
+  return pid;
+}
+
+std::optional<int> wait_process(int pid, bool block) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  const pid_t r = waitpid(pid, &status, block ? 0 : WNOHANG);
+  if (r < 0) {
+    if (errno == EINTR) return std::nullopt;
+    throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  }
+  if (r == 0) return std::nullopt;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_process(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  const int pid = start_process(argv, options);
+  while (true)
+    if (const auto rc = wait_process(pid, true)) return *rc;
 }
 
 }  // namespace labrun

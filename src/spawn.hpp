@@ -1,6 +1,7 @@
 // Starting other processes: the one place labrun does it (the processes of a pooled sweep, the plotting script).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,9 +11,12 @@ namespace labrun {
 struct SpawnOptions {
   /// The program to execute; empty: argv[0], looked up on PATH (execvp).
   std::string program;
-  /// Send the child SIGTERM when this process dies first (prctl PR_SET_PDEATHSIG): a killed sweep never leaves
-  /// its processes running on the device.
-  bool die_with_parent = false;
+  /// The signal the child gets when this process dies first (prctl PR_SET_PDEATHSIG; 0: none): a killed sweep
+  /// never leaves its workers running on the device (they get SIGKILL: a worker hung in a kernel cannot wait).
+  int parent_death_signal = 0;
+  /// A descriptor the child keeps open across exec (a worker's status pipe); -1: none. Every other descriptor
+  /// labrun opens is close-on-exec.
+  int keep_fd = -1;
   /// Where the child's stdout and stderr go: empty keeps ours; "/dev/null" discards; else this file (truncated).
   std::string output;
 };
@@ -21,5 +25,14 @@ struct SpawnOptions {
 /// number if it was killed, or 127 if it could not be executed. No shell is involved: arguments are passed as
 /// they are. @throws std::runtime_error if the process cannot be created (fork) or waited for.
 int run_process(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+
+/// Starts `argv` as run_process() does, without waiting. Returns the child's pid.
+/// @throws std::runtime_error if the process cannot be created (fork).
+int start_process(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+
+/// The exit status of child `pid` as run_process() returns it, once it has ended; nullopt while it runs
+/// (`block` = false) . With `block` it waits. @throws std::runtime_error if waitpid fails (not for EINTR, which
+/// returns nullopt so the caller can look at interrupt_signal()).
+std::optional<int> wait_process(int pid, bool block);
 
 }  // namespace labrun

@@ -14,7 +14,15 @@ enum class Status {
   not_supported,        ///< the variant or backend does not support this combination, with a reason
   capture_unsupported,  ///< graph mode: the launch sequence could not be captured (e.g. it synchronizes)
   error,                ///< an unexpected failure, with its message; the sweep goes on
+  device_fault,         ///< a sticky CUDA error (illegal address, launch failure, trap) broke the device
+                        ///< context; reason = the CUDA error's name and the phase; a fresh worker goes on
+  crashed,              ///< the worker process died (a signal: abort, segfault) in this point; a fresh one goes on
+  timeout,              ///< the point ran past lab.point_timeout_s; its worker was killed and replaced
 };
+
+/// True for the statuses that make a sweep exit 1 (kExitPointsFailed): incorrect, error, device_fault, crashed,
+/// timeout. Ok, skipped, not_supported and capture_unsupported do not.
+bool is_failure(const std::string& status);
 
 /// Lower-case name used in records ("ok", "not_supported", ...).
 const char* to_string(Status status);

@@ -417,6 +417,24 @@ std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOp
   return std::make_unique<EagerExecutor>(workload, ctx_, how, workload.cost());
 }
 
+std::optional<double> CudaBackend::free_memory_bytes() const {
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::nullopt;
+  }
+  return static_cast<double>(free);
+}
+
+double CudaBackend::flush_bytes() const { return flush_.get() ? 0.0 : 2.0 * static_cast<double>(l2_bytes_); }
+
+std::optional<std::string> CudaBackend::sticky_error() {
+  (void)cudaGetLastError();
+  const cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) return std::nullopt;
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
 Json CudaBackend::kernel_breakdown(Workload& workload, const LabSettings&) {
   constexpr int kReps = 5;
   std::vector<std::vector<std::tuple<std::string, double, double>>> runs;

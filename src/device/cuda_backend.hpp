@@ -43,6 +43,13 @@ class CudaBackend : public Backend {
   Json device_state() override;
   std::optional<double> cache_bytes() const override { return static_cast<double>(l2_bytes_); }
   std::optional<double> memory_bytes() const override { return static_cast<double>(memory_bytes_); }
+  /// cudaMemGetInfo's free bytes on this device (nullopt if the call fails).
+  std::optional<double> free_memory_bytes() const override;
+  /// 2 x L2 until the flush buffer is allocated, then 0 (it is allocated once per process).
+  double flush_bytes() const override;
+  /// cudaGetLastError() clears a non-sticky error; then a cudaDeviceSynchronize() that still fails means the
+  /// context is broken: returns "name: description" of that error.
+  std::optional<std::string> sticky_error() override;
   void range_push(const std::string& name) override;
   void range_pop() override;
 

@@ -1,0 +1,31 @@
+// SIGINT and SIGTERM as a request to stop, not an instant death: the sweep finishes or abandons the point in
+// progress, keeps every finished line, stops its workers and says how to resume (docs/records.md "Resume").
+#pragma once
+
+#include <stdexcept>
+
+namespace labrun {
+
+/// Installs handlers for SIGINT and SIGTERM that only record the signal (async-signal-safe), without
+/// SA_RESTART, so a blocking poll() or waitpid() returns EINTR and the caller looks at interrupt_signal().
+/// Idempotent.
+void install_interrupt_handlers();
+
+/// The first SIGINT or SIGTERM received since install_interrupt_handlers(), or 0.
+int interrupt_signal();
+
+/// Thrown by the sweep loop (between samples and between points) once interrupt_signal() is set: the point in
+/// progress is abandoned, not written. `signal()` is the signal's number (the process exits 128 + it).
+class Interrupted : public std::runtime_error {
+ public:
+  explicit Interrupted(int signal) : std::runtime_error("interrupted"), signal_(signal) {}
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
+/// Throws Interrupted if a signal arrived.
+void throw_if_interrupted();
+
+}  // namespace labrun

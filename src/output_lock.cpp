@@ -1,0 +1,61 @@
+#include "output_lock.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "record.hpp"
+
+namespace labrun {
+
+OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
+  std::error_code ec;
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw OutputError("cannot create the lock file " + lock_path_ + ": " + std::strerror(errno) +
+                        (errno == ENOENT || errno == EACCES || errno == EROFS
+                             ? " (is the output's folder writable? choose another with -o)"
+                             : ""));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      char pid[32] = {0};
+      const ssize_t n = ::pread(fd_, pid, sizeof pid - 1, 0);
+      ::close(fd_);
+      fd_ = -1;
+      if (err == EWOULDBLOCK)
+        throw OutputError(path + " is being written by another labrun" +
+                          (n > 0 ? " (pid " + std::string(pid, static_cast<std::size_t>(n)) + ")" : "") +
+                          "; one writer per result file: wait for it, or choose another -o");
+      throw OutputError("cannot lock " + lock_path_ + ": " + std::strerror(err));
+    }
+    // The file we locked must still be the one the path names: an owner that finished unlinks it, and a lock on
+    // the unlinked inode would guard nothing.
+    struct stat held {}, named {};
+    if (::fstat(fd_, &held) == 0 && ::stat(lock_path_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev) {
+      const std::string pid = std::to_string(::getpid());
+      if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+      return;
+    }
+    ::close(fd_);
+    fd_ = -1;
+  }
+  throw OutputError("cannot lock " + lock_path_ + ": it keeps being replaced");
+}
+
+OutputLock::~OutputLock() {
+  if (fd_ < 0) return;
+  ::unlink(lock_path_.c_str());  // while still holding the lock: a waiter re-checks the inode
+  ::close(fd_);
+}
+
+}  // namespace labrun

@@ -1,0 +1,235 @@
+#include "supervisor.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "exit_codes.hpp"
+#include "interrupt.hpp"
+#include "lab.hpp"
+#include "point_record.hpp"
+#include "record.hpp"
+#include "spawn.hpp"
+#include "status.hpp"
+
+namespace labrun {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+// The grace a worker gets to abandon its point and exit after SIGTERM.
+constexpr double kStopGrace_s = 10;
+
+std::string signal_name(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  const char* text = strsignal(signal);
+  return fmt::format("SIG{} ({})", abbrev ? abbrev : std::to_string(signal).c_str(), text ? text : "?");
+}
+
+// The pipe a worker reports its phases on: "ID PHASE\n" lines (PhaseListener).
+struct StatusPipe {
+  int read_fd = -1, write_fd = -1;
+  std::string buffer;
+  StatusPipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    read_fd = fds[0];
+    write_fd = fds[1];
+    ::fcntl(read_fd, F_SETFL, O_NONBLOCK);
+  }
+  ~StatusPipe() {
+    if (read_fd >= 0) ::close(read_fd);
+    if (write_fd >= 0) ::close(write_fd);
+  }
+  void close_write() {
+    if (write_fd >= 0) ::close(write_fd);
+    write_fd = -1;
+  }
+};
+
+// Where the worker is: the point and phase it last named, and since when that point's span runs.
+struct WorkerPosition {
+  std::string id, phase;
+  Clock::time_point span_start = Clock::now();
+  bool in_point() const { return !id.empty() && phase != "done"; }
+};
+
+// Reads what the pipe holds (waiting up to `timeout_ms`) into `position`.
+void drain(StatusPipe& pipe, WorkerPosition& position, int timeout_ms) {
+  pollfd p{pipe.read_fd, POLLIN, 0};
+  if (::poll(&p, 1, timeout_ms) <= 0) return;
+  char chunk[4096];
+  while (true) {
+    const ssize_t n = ::read(pipe.read_fd, chunk, sizeof chunk);
+    if (n <= 0) break;
+    pipe.buffer.append(chunk, static_cast<std::size_t>(n));
+  }
+  std::size_t newline;
+  while ((newline = pipe.buffer.find('\n')) != std::string::npos) {
+    const std::string line = pipe.buffer.substr(0, newline);
+    pipe.buffer.erase(0, newline + 1);
+    const std::size_t space = line.find(' ');
+    if (space == std::string::npos) continue;
+    position.id = line.substr(0, space);
+    position.phase = line.substr(space + 1);
+    // A point's span starts when it starts (environment) and when the one before it finished.
+    if (position.phase == "environment" || position.phase == "done") position.span_start = Clock::now();
+  }
+}
+
+// Appends the supervisor's record of a point whose worker died (crashed) or hung (timeout) to the lane's file:
+// the worker's replacement sibling when it died before its first point replaced the old file (then renamed
+// over it, now that it holds a complete point), else the file itself.
+void write_lost_point(const Lane& lane, int worker_pid, const WorkerPosition& at, Status status,
+                      const std::string& reason) {
+  std::string target = lane.file;
+  const std::string sibling = replacement_path(lane.file, worker_pid);
+  std::error_code ec;
+  const bool pending = fs::exists(sibling, ec);
+  if (pending) target = sibling;
+  const LaneState state = read_lane(target);
+  if (!state.has_header) throw std::runtime_error(target + " has no header to add the point to");
+  const Point* point = nullptr;
+  for (const auto& p : lane.points)
+    if (p.id() == at.id) point = &p;
+  if (!point) throw std::runtime_error("the worker named point " + at.id + ", which is not in the sweep");
+  PointRecord rec = new_point_record(*point, state.backend);
+  rec.status = to_string(status);
+  rec.reason = reason;
+  rec.failed_phase = at.phase;
+  {
+    JsonlWriter writer(target, JsonlWriter::Append{});
+    writer.write(to_json(rec));
+  }
+  if (pending && std::rename(sibling.c_str(), lane.file.c_str()) != 0)
+    throw OutputError("cannot replace " + lane.file + " with " + sibling + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+LaneState read_lane(const std::string& path) {
+  LaneState s;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return s;
+  s.exists = true;
+  bool first = true;
+  for (const Json& r : read_jsonl(path)) {
+    if (!r.is_object()) continue;
+    const std::string type = r.value("type", "");
+    if (first) s.has_header = type == "header";
+    first = false;
+    if (type == "point" && r.contains("id") && r["id"].is_string()) {
+      s.done.insert(r["id"].get<std::string>());
+    } else if (type == "header" || type == "segment") {
+      ++s.segments;
+      if (const Json* b = json_find(r, {"environment", "backend"}); b && b->is_string()) s.backend = b->get<std::string>();
+    }
+  }
+  return s;
+}
+
+LaneEnd supervise_lane(const Lane& lane) {
+  LaneEnd end;
+  bool fresh = !lane.continue_existing;
+  while (true) {
+    // Nothing left: a resumed lane that was complete, or the last worker's point was the last one.
+    if (!fresh) {
+      const LaneState state = read_lane(lane.file);
+      std::size_t missing = 0;
+      for (const auto& p : lane.points) missing += !state.done.count(p.id());
+      if (missing == 0) return end;
+    }
+    StatusPipe pipe;
+    std::vector<std::string> argv = lane.worker_argv(fresh);
+    argv.insert(argv.end(), {"--status-fd", std::to_string(pipe.write_fd)});
+    SpawnOptions options;
+    options.program = "/proc/self/exe";
+    options.parent_death_signal = SIGKILL;
+    options.keep_fd = pipe.write_fd;
+    const int pid = start_process(argv, options);
+    pipe.close_write();
+
+    WorkerPosition at;
+    std::optional<int> rc;
+    bool timed_out = false;
+    while (!rc) {
+      drain(pipe, at, 200);
+      rc = wait_process(pid, false);
+      if (rc) break;
+      if (const int signal = interrupt_signal()) {
+        // Ask the worker to abandon its point and flush, then make sure it is gone.
+        ::kill(pid, SIGTERM);
+        const auto t0 = Clock::now();
+        while (!(rc = wait_process(pid, false))) {
+          if (std::chrono::duration<double>(Clock::now() - t0).count() > kStopGrace_s) ::kill(pid, SIGKILL);
+          drain(pipe, at, 100);
+        }
+        end.kind = LaneEnd::Kind::interrupted;
+        end.signal = signal;
+        return end;
+      }
+      if (lane.point_timeout_s > 0 && at.in_point() &&
+          std::chrono::duration<double>(Clock::now() - at.span_start).count() > lane.point_timeout_s) {
+        ::kill(pid, SIGKILL);
+        while (!(rc = wait_process(pid, true))) {
+        }
+        timed_out = true;
+      }
+    }
+    drain(pipe, at, 0);  // the last words, written before it exited
+    const int code = *rc;
+
+    if (timed_out) {
+      const std::string reason = fmt::format("the point ran past lab.point_timeout_s = {} s (in phase {}); its "
+                                             "worker was killed and a fresh one runs the next point",
+                                             lane.point_timeout_s, at.phase);
+      write_lost_point(lane, pid, at, Status::timeout, reason);
+      std::fprintf(stderr, "labrun: %spoint %s timed out in phase %s; starting a fresh worker\n", lane.label.c_str(),
+                   at.id.c_str(), at.phase.c_str());
+    } else if (code == kExitOk || code == kExitPointsFailed) {
+      return end;
+    } else if (code == kExitWorkerFault) {
+      std::fprintf(stderr, "labrun: %sa device fault ended the worker; starting a fresh one (it calibrates again)\n",
+                   lane.label.c_str());
+    } else if (code == 128 + SIGINT || code == 128 + SIGTERM) {
+      // Stopped by someone else's signal: the run stops as if it were ours.
+      end.kind = LaneEnd::Kind::interrupted;
+      end.signal = code - 128;
+      return end;
+    } else if (code > 128) {
+      if (!at.in_point()) {
+        std::fprintf(stderr, "labrun: %sthe worker died of %s before its first point (opening the device or "
+                             "calibrating); not restarted\n",
+                     lane.label.c_str(), signal_name(code - 128).c_str());
+        end.kind = LaneEnd::Kind::failed;
+        end.exit_code = kExitInternal;
+        return end;
+      }
+      const std::string reason = fmt::format("the worker died of {} in phase {}; a fresh worker runs the next point",
+                                             signal_name(code - 128), at.phase);
+      write_lost_point(lane, pid, at, Status::crashed, reason);
+      std::fprintf(stderr, "labrun: %spoint %s crashed its worker (%s, phase %s); starting a fresh worker\n",
+                   lane.label.c_str(), at.id.c_str(), signal_name(code - 128).c_str(), at.phase.c_str());
+    } else {
+      end.kind = LaneEnd::Kind::failed;  // bad input, no device, unwritable output: a restart cannot help
+      end.exit_code = code;
+      return end;
+    }
+    ++end.restarts;
+    fresh = false;
+  }
+}
+
+}  // namespace labrun

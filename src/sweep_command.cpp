@@ -1,0 +1,458 @@
+#include "sweep_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "build_info.hpp"
+#include "env.hpp"
+#include "exit_codes.hpp"
+#include "format.hpp"
+#include "host_backend.hpp"
+#include "interrupt.hpp"
+#include "lab.hpp"
+#include "output_lock.hpp"
+#include "point_record.hpp"
+#include "processes.hpp"
+#include "record.hpp"
+#include "status.hpp"
+#include "supervisor.hpp"
+
+namespace labrun {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<Backend> open_backend(const std::string& device, const DeviceHooks& hooks) {
+  if (device == "cpu" || device == "host") return std::make_unique<HostBackend>();
+  if (device == "auto") {
+    std::string why = "labrun was built without CUDA";
+    if (hooks.open_cuda)
+      if (auto b = hooks.open_cuda(0, &why)) return b;
+    std::fprintf(stderr, "labrun: no usable CUDA device (%s); running on the host backend\n", why.c_str());
+    return std::make_unique<HostBackend>();
+  }
+  if (device.rfind("cuda", 0) == 0) {
+    int index = 0;
+    if (device.size() > 4) {
+      if (device[4] != ':') throw std::invalid_argument("--device: expected cuda or cuda:N, got '" + device + "'");
+      try {
+        std::size_t used = 0;
+        index = std::stoi(device.substr(5), &used);
+        if (used != device.size() - 5 || index < 0) throw std::invalid_argument("");
+      } catch (const std::exception&) {
+        throw std::invalid_argument("--device: '" + device + "' has no valid device number");
+      }
+    }
+    if (!hooks.open_cuda) throw DeviceError("--device " + device + ": labrun was built without CUDA");
+    std::string why;
+    if (auto b = hooks.open_cuda(index, &why)) return b;
+    throw DeviceError("--device " + device + ": " + why);
+  }
+  throw std::invalid_argument("--device: expected auto, cpu, cuda or cuda:N, got '" + device + "'");
+}
+
+namespace {
+
+// A time from a record as "114 µs" (format_time, shared with the report), "-" when absent.
+std::string fmt_time(double t) { return std::isfinite(t) ? format_time(t) : "-"; }
+
+std::string short_axes(const Json& axes) {
+  std::string out;
+  for (const auto& [k, v] : axes.items()) {
+    if (!out.empty()) out += ' ';
+    out += k + "=" + format_axis_value(v);  // as the report and --dry-run write it: density=0, not 0.0
+  }
+  return out;
+}
+
+// `text` padded on the left to `width` terminal columns (µ is two bytes but one column).
+std::string right_aligned(const std::string& text, std::size_t width) {
+  const std::size_t columns = display_width(text);
+  return std::string(width > columns ? width - columns : 0, ' ') + text;
+}
+
+bool shows_row(const std::string& status) { return status == "ok" || is_failure(status); }
+
+// One row per point that ran (ok or failed); skipped and not-supported points only counted, by reason.
+void print_summary(const std::vector<PointRecord>& records) {
+  std::printf("\n%-20s %-12s %11s %11s %9s %8s %-8s %s\n", "variant", "status", "time", "wall", "GB/s", "syncs/it",
+              "bound", "axes");
+  std::map<std::string, int> counts, not_run;
+  for (const auto& r : records) {
+    const std::string& status = r.status;
+    counts[status]++;
+    if (!shows_row(status)) {
+      // One line per kind of reason: the part before "; this point" (the limit, not each point's own size).
+      const std::string reason = r.reason.value_or("");
+      not_run[status + ": " + reason.substr(0, std::min<std::size_t>(reason.find("; this point"), 110))]++;
+      continue;
+    }
+    std::string time = "-", wall = "-", bw = "-", syncs = "-", bound = "-";
+    if (r.timing) {
+      time = fmt_time(r.timing->time_s);
+      wall = fmt_time(r.timing->wall ? r.timing->wall->median_time_s : std::nan(""));
+      syncs = fmt::format("{:.2f}", r.timing->host_syncs_per_iteration);
+    }
+    if (r.interpretation) {
+      const Interpretation& in = *r.interpretation;
+      if (std::isfinite(in.achieved_bandwidth_Bps)) bw = fmt::format("{:.1f}", in.achieved_bandwidth_Bps / 1e9);
+      bound = in.suspect ? "SUSPECT" : in.bound.empty() ? "-" : in.bound;
+    }
+    std::printf("%-20s %-12s %s %s %9s %8s %-8s %s\n", r.variant.c_str(), status.c_str(),
+                right_aligned(time, 11).c_str(), right_aligned(wall, 11).c_str(), bw.c_str(), syncs.c_str(),
+                bound.c_str(), short_axes(r.axes).c_str());
+    if (status != "ok" && r.reason) std::printf("    %s\n", r.reason->c_str());
+  }
+  for (const auto& [why, n] : not_run) std::printf("%6d x %s\n", n, why.c_str());
+  std::string line;
+  for (const auto& [s, c] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", c, s);
+  std::printf("\n%zu points: %s\n", records.size(), line.c_str());
+}
+
+bool any_failed(const std::vector<PointRecord>& records) {
+  return std::any_of(records.begin(), records.end(), [](const PointRecord& r) { return is_failure(r.status); });
+}
+
+// "I/K" of --process: this run is process I of K of a lab.processes sweep.
+std::pair<int, int> parse_process(const std::string& text) {
+  int i = 0, k = 0;
+  char slash = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &i, &slash, &k, &extra) != 3 || slash != '/' || i < 1 || k < 1 || i > k)
+    throw std::invalid_argument("--process: expected I/K with 1 <= I <= K, got '" + text + "'");
+  return {i, k};
+}
+
+// Every point of `file`, each once, in file order (all its segments).
+std::vector<PointRecord> points_of(const std::string& file) {
+  std::vector<PointRecord> out;
+  for (auto& run : load_results({file}).runs)
+    for (auto& p : run.points) out.push_back(std::move(p));
+  return out;
+}
+
+// The first header of a result file that is to be continued. @throws std::invalid_argument when it is not a
+// labrun result file with a header first.
+RunHeader header_to_continue(const std::string& file) {
+  ResultSet set;
+  try {
+    set = load_results({file});
+  } catch (const ResultError& e) {
+    throw std::invalid_argument("cannot resume " + file + ": " + e.what());
+  }
+  if (set.runs.empty() || !set.runs.front().has_header)
+    throw std::invalid_argument("cannot resume " + file + ": it does not start with a labrun header");
+  return set.runs.front().header;
+}
+
+// A mismatch between the file to continue and this run, as "its X is A, this run's is B".
+void check_same(std::vector<std::string>& mismatches, const char* what, const std::string& file_value,
+                const std::string& run_value) {
+  if (file_value != run_value)
+    mismatches.push_back(fmt::format("its {} is {}, this run's {}", what, file_value.empty() ? "(none)" : file_value,
+                                     run_value.empty() ? "(none)" : run_value));
+}
+
+void refuse_mismatch(const std::string& file, const std::vector<std::string>& mismatches) {
+  if (mismatches.empty()) return;
+  std::string all;
+  for (const auto& m : mismatches) all += (all.empty() ? "" : "; ") + m;
+  throw OutputError("cannot resume " + file + ": it holds another run (" + all +
+                    "); --resume --force continues it anyway, -o another file starts afresh");
+}
+
+// The supervisor's check before continuing `file`: the same config bytes, lab settings and labrun build.
+void check_resumable(const std::string& file, const SweepConfig& config, bool force) {
+  const RunHeader h = header_to_continue(file);
+  if (force) return;
+  std::vector<std::string> m;
+  check_same(m, "config sha256", h.config_sha256(), config.sha256);
+  check_same(m, "lab settings", h.lab().dump(), to_json(config.lab).dump());
+  check_same(m, "labrun git sha", h.git_sha(), build_info().git_sha);
+  refuse_mismatch(file, m);
+}
+
+// Shell quoting for a word of the resume command: bare when it is safe, else in single quotes.
+std::string shell_word(const std::string& w) {
+  const bool safe = !w.empty() && std::all_of(w.begin(), w.end(), [](unsigned char c) {
+    return std::isalnum(c) || std::strchr("@%+=:,./-_", c);
+  });
+  if (safe) return w;
+  std::string out = "'";
+  for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+void print_interrupted(int signal, std::size_t finished, std::size_t total, const std::string& where,
+                       const std::vector<std::string>& argv, const std::string& output) {
+  std::fprintf(stderr, "\nlabrun: interrupted by SIG%s: %zu of %zu points finished, kept in %s\n",
+               sigabbrev_np(signal) ? sigabbrev_np(signal) : "?", finished, total, where.c_str());
+  std::fprintf(stderr, "labrun: resume with: %s\n", resume_command(argv, output).c_str());
+}
+
+}  // namespace
+
+std::string resume_command(const std::vector<std::string>& argv, const std::string& output) {
+  std::string out;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& w = argv[i];
+    if (w == "--force" || w == "--resume") continue;
+    if (w == "-o" || w == "--output") {
+      ++i;
+      continue;
+    }
+    if (w.rfind("--output=", 0) == 0 || (w.rfind("-o", 0) == 0 && w.size() > 2)) continue;
+    out += (out.empty() ? "" : " ") + shell_word(w);
+  }
+  return out + " -o " + shell_word(output) + " --resume";
+}
+
+namespace {
+
+// A worker: runs the points its file does not hold yet, appending each as it finishes, and reports its phases
+// on the status pipe. "fresh" creates the file (header first); "continue" appends a segment line (this
+// worker's environment and calibration) and the rest.
+int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& experiment,
+               const std::vector<Point>& points, const DeviceHooks& hooks) {
+  install_interrupt_handlers();
+  int process_index = 0, process_count = 0;
+  if (!a.process.empty()) std::tie(process_index, process_count) = parse_process(a.process);
+  const bool fresh = a.worker == "fresh";
+  if (!fresh && a.worker != "continue") throw std::invalid_argument("--worker: expected fresh or continue");
+  std::vector<Point> todo;
+  std::size_t held = 0, segment = 1;
+  std::optional<RunHeader> existing;
+  if (fresh) {
+    todo = points;
+  } else {
+    existing = header_to_continue(a.output);
+    const LaneState state = read_lane(a.output);
+    segment = state.segments + 1;
+    for (const auto& p : points) {
+      if (state.done.count(p.id())) ++held;
+      else todo.push_back(p);
+    }
+  }
+  auto backend = open_backend(a.device, hooks);
+  std::unique_ptr<JsonlWriter> writer = fresh ? std::make_unique<JsonlWriter>(a.output, a.force)
+                                              : std::make_unique<JsonlWriter>(a.output, JsonlWriter::Append{});
+  const Json calibration = backend->calibrate();
+  Json header = make_header(config, a.argv, *backend, calibration, points.size());
+  if (process_count > 0) header["process"] = {{"index", process_index}, {"count", process_count}};
+  if (fresh) {
+    std::fprintf(stderr, "labrun: %zu points on %s; writing %s\n", points.size(), backend->name().c_str(),
+                 a.output.c_str());
+    writer->write(header);
+  } else {
+    // The device may differ from the one the file was begun on (another node of the cluster): the same model
+    // and driver are required, or --force.
+    if (!a.force) {
+      std::vector<std::string> m;
+      const RunHeader now = header_from_json(header);
+      check_same(m, "device", existing->device_name(), now.device_name());
+      check_same(m, "driver", existing->driver_version(), now.driver_version());
+      refuse_mismatch(a.output, m);
+    }
+    std::fprintf(stderr, "labrun: %s holds %zu of %zu points; %zu to run on %s\n", a.output.c_str(), held,
+                 points.size(), todo.size(), backend->name().c_str());
+    writer->write(Json{{"type", "segment"},
+                       {"index", segment},
+                       {"created_utc", header["created_utc"]},
+                       {"argv", header["argv"]},
+                       {"environment", header["environment"]},
+                       {"calibration", header["calibration"]},
+                       {"points_held", held}});
+  }
+  const PhaseListener listener = [&](const std::string& id, const std::string& phase) {
+    if (a.status_fd < 0) return;
+    const std::string line = id + " " + phase + "\n";
+    (void)!::write(a.status_fd, line.data(), line.size());  // one write under PIPE_BUF: never interleaved
+  };
+  try {
+    const auto records = run_sweep(
+        todo, experiment, *backend, config.lab, header, [&](const PointRecord& rec) { writer->write(to_json(rec)); },
+        [&](std::size_t i, std::size_t, const PointRecord& rec) {
+          if (a.quiet) return;
+          std::string t = rec.timing ? fmt_time(rec.timing->time_s) : "";
+          std::string reason = rec.reason.value_or("");
+          if (reason.size() > 100) reason = reason.substr(0, 100) + "...";
+          std::fprintf(stderr, "[%zu/%zu] %-20s %-40s %-19s %s %s\n", held + i, points.size(), rec.variant.c_str(),
+                       short_axes(rec.axes).c_str(), rec.status.c_str(), t.c_str(), reason.c_str());
+        },
+        listener);
+    return any_failed(records) ? kExitPointsFailed : kExitOk;
+  } catch (const DeviceFault& e) {
+    std::fprintf(stderr, "labrun: device fault: %s\n", e.what());
+    return kExitWorkerFault;
+  } catch (const Interrupted& e) {
+    return 128 + e.signal();
+  }
+}
+
+// The worker command line for `output` (a lane's file).
+std::vector<std::string> worker_argv(const SweepArgs& a, const std::string& output, bool fresh, bool force,
+                                     const std::string& process) {
+  std::vector<std::string> w{a.argv.empty() ? "labrun" : a.argv[0], "sweep", a.config_path, "--device", a.device,
+                             "-o", output, "--worker", fresh ? "fresh" : "continue"};
+  if (force) w.push_back("--force");
+  if (!process.empty()) w.insert(w.end(), {"--process", process});
+  if (!a.only.empty()) w.insert(w.end(), {"--only", a.only});
+  for (const auto& o : a.lab_overrides) w.insert(w.end(), {"--lab", o});
+  if (a.quiet) w.push_back("-q");
+  return w;
+}
+
+int finish(const std::vector<PointRecord>& points, const std::string& line) {
+  print_summary(points);
+  std::printf("%s\n", line.c_str());
+  return any_failed(points) ? kExitPointsFailed : kExitOk;
+}
+
+// Writes the pooled run to `output` whole or not at all: a sibling, then rename (a full disk never leaves a
+// partial file at the final name).
+void write_whole(const std::string& output, const Run& run) {
+  const std::string sibling = replacement_path(output, ::getpid());
+  try {
+    {
+      std::error_code ec;
+      fs::remove(sibling, ec);
+      JsonlWriter w(sibling, false);
+      w.write(to_json(run.header));
+      for (const auto& r : run.points) w.write(to_json(r));
+      w.sync();
+    }
+    if (std::rename(sibling.c_str(), output.c_str()) != 0)
+      throw OutputError("cannot rename " + sibling + " to " + output + ": " + std::strerror(errno));
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(sibling, ec);
+    throw;
+  }
+}
+
+// lab.processes = K: K lanes, one after another, each a result file in OUTPUT.processes/ (its workers run the
+// whole sweep), then their records pooled point by point (src/processes.hpp) into OUTPUT, written whole. A
+// failed or killed run leaves no OUTPUT; the lanes' files stay for --resume, which keeps finished lanes,
+// continues the interrupted one and pools at the end.
+int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<Point>& points) {
+  const int k = static_cast<int>(config.lab.processes);
+  const fs::path dir = a.output + ".processes";
+  std::error_code ec;
+  const bool dir_exists = fs::exists(fs::symlink_status(dir, ec));
+  if (fs::exists(a.output, ec)) {
+    if (a.resume && !dir_exists) {
+      check_resumable(a.output, config, a.force);
+      std::fprintf(stderr, "labrun: %s is complete (its %d processes were pooled); nothing to resume\n",
+                   a.output.c_str(), k);
+      return finish(points_of(a.output), "results: " + a.output);
+    }
+    if (!a.force && !a.resume)
+      throw OutputError("output file " + a.output + " exists; labrun never overwrites results (use --force)");
+  }
+  if (dir_exists && !a.resume) {
+    if (!a.force)
+      throw OutputError(dir.string() + " exists (the processes' files of an earlier pooled run?); labrun never "
+                                       "overwrites results: --resume continues it, --force replaces it");
+    fs::remove_all(dir, ec);
+  }
+  if (!fs::create_directories(dir, ec) && !fs::is_directory(dir, ec))
+    throw OutputError("cannot create " + dir.string() + ": " + ec.message());
+  std::vector<std::string> parts;
+  for (int i = 1; i <= k; ++i) {
+    const std::string part = (dir / fmt::format("process-{}-of-{}.jsonl", i, k)).string();
+    parts.push_back(part);
+    const std::string process = fmt::format("{}/{}", i, k);
+    Lane lane;
+    lane.file = part;
+    lane.points = points;
+    lane.point_timeout_s = config.lab.point_timeout_s;
+    lane.continue_existing = a.resume && fs::exists(part, ec);
+    if (lane.continue_existing) check_resumable(part, config, a.force);
+    lane.worker_argv = [&, part, process](bool fresh) { return worker_argv(a, part, fresh, a.force && !fresh, process); };
+    lane.label = fmt::format("process {} of {}: ", i, k);
+    std::fprintf(stderr, "labrun: process %d of %d (lab.processes)\n", i, k);
+    const LaneEnd end = supervise_lane(lane);
+    if (end.kind == LaneEnd::Kind::interrupted) {
+      std::size_t finished = 0;
+      for (const auto& p : parts) finished += read_lane(p).done.size();
+      print_interrupted(end.signal, finished, points.size() * static_cast<std::size_t>(k), dir.string(), a.argv,
+                        a.output);
+      return 128 + end.signal;
+    }
+    if (end.kind == LaneEnd::Kind::failed) {
+      const bool empty = fs::is_empty(dir, ec);
+      if (empty) fs::remove(dir, ec);  // nothing ran: leave nothing behind
+      std::fprintf(stderr, "labrun: process %d of %d failed (status %d)%s\n", i, k, end.exit_code,
+                   empty ? "" : ("; the processes' files are kept in " + dir.string() + " (--resume continues them)").c_str());
+      return end.exit_code;
+    }
+  }
+  std::vector<Run> runs;
+  for (const auto& part : parts) {
+    Run run;
+    for (auto& r : load_results({part}).runs) {
+      if (!run.has_header) {
+        run.file = r.file;
+        run.header = r.header;
+        run.has_header = r.has_header;
+      }
+      for (auto& p : r.points) run.points.push_back(std::move(p));
+    }
+    runs.push_back(std::move(run));
+  }
+  Run pooled;
+  try {
+    pooled = pool_processes(runs, a.argv, config.lab);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(std::string("pooling the processes failed: ") + e.what() + " (their files are kept in " +
+                             dir.string() + ")");
+  }
+  write_whole(a.output, pooled);
+  fs::remove_all(dir, ec);
+  return finish(pooled.points, fmt::format("results: {} ({} processes pooled)", a.output, k));
+}
+
+}  // namespace
+
+int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment& experiment,
+              const std::vector<Point>& points, const DeviceHooks& hooks) {
+  if (!args.worker.empty()) return run_worker(args, config, experiment, points, hooks);
+  SweepArgs a = args;
+  if (a.output.empty()) a.output = "results/" + config.experiment + "-" + utc_timestamp(true) + ".jsonl";
+  install_interrupt_handlers();
+  const OutputLock lock(a.output);  // one writer per result file, its workers included
+  if (config.lab.processes > 1) return run_pooled(a, config, points);
+
+  std::error_code ec;
+  const bool exists = fs::exists(a.output, ec);
+  if (exists && !a.force && !a.resume)
+    throw OutputError("output file " + a.output + " exists; labrun never overwrites results (use --force, or --resume "
+                      "to continue it)");
+  Lane lane;
+  lane.file = a.output;
+  lane.points = points;
+  lane.point_timeout_s = config.lab.point_timeout_s;
+  lane.continue_existing = a.resume && exists;
+  if (lane.continue_existing) check_resumable(a.output, config, a.force);
+  lane.worker_argv = [&](bool fresh) { return worker_argv(a, a.output, fresh, a.force, ""); };
+  const LaneEnd end = supervise_lane(lane);
+  if (end.kind == LaneEnd::Kind::interrupted) {
+    std::size_t finished = 0;
+    for (const auto& id : read_lane(a.output).done) finished += id.empty() ? 0 : 1;
+    print_interrupted(end.signal, finished, points.size(), a.output, a.argv, a.output);
+    return 128 + end.signal;
+  }
+  if (end.kind == LaneEnd::Kind::failed) return end.exit_code;
+  return finish(points_of(a.output), "results: " + a.output);
+}
+
+}  // namespace labrun

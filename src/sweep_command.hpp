@@ -1,0 +1,54 @@
+// `labrun sweep`: the supervisor that owns the result file (lock, resume, pooling, interrupts) and the worker
+// that runs points (src/supervisor.hpp explains the model). cli.cpp parses; this runs.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "cli.hpp"
+#include "config.hpp"
+#include "point.hpp"
+#include "registry.hpp"
+
+namespace labrun {
+
+/// The requested device cannot be used (kExitDevice).
+struct DeviceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// --device auto|cpu|cuda[:N]. auto: the first CUDA device if one can be opened, else the host with a notice
+/// on stderr. @throws std::invalid_argument for a malformed value, DeviceError when the device cannot be opened.
+std::unique_ptr<Backend> open_backend(const std::string& device, const DeviceHooks& hooks);
+
+/// The sweep command's options as parsed.
+struct SweepArgs {
+  std::string config_path;
+  std::string device = "auto";
+  std::string output;   ///< -o; empty: results/<experiment>-<UTC time>.jsonl
+  std::string only;     ///< --only filter as given
+  std::vector<std::string> lab_overrides;
+  bool force = false;   ///< replace an existing output; with --resume: continue despite a mismatch
+  bool resume = false;  ///< continue the output file (docs/records.md "Workers and resume")
+  bool quiet = false;
+  // Set by labrun on the workers it starts (hidden options):
+  std::string worker;   ///< "" (this is the supervisor), "fresh" or "continue"
+  std::string process;  ///< "I/K": the worker runs process I of a lab.processes sweep
+  int status_fd = -1;   ///< where the worker reports each point's phases
+  std::vector<std::string> argv;  ///< the whole command line, as recorded in the header
+};
+
+/// Runs the sweep of `points` (expanded and filtered) as supervisor or, with args.worker set, as a worker.
+/// Returns the exit status (README "Exit codes"); 128 + the signal after SIGINT/SIGTERM.
+/// @throws OutputError, DeviceError, ConfigError, std::invalid_argument as run_cli maps them.
+int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment& experiment,
+              const std::vector<Point>& points, const DeviceHooks& hooks);
+
+/// The command that resumes an interrupted sweep: `argv` without --force, --resume and any -o, then
+/// `-o OUTPUT --resume`, each word quoted for a POSIX shell where it needs it.
+std::string resume_command(const std::vector<std::string>& argv, const std::string& output);
+
+}  // namespace labrun
