@@ -67,6 +67,7 @@ Registry make_registry(const DeviceHooks& hooks) {
   Registry r;
   register_builtin(r);
   if (hooks.register_cuda) hooks.register_cuda(r);
+  if (hooks.register_extra) hooks.register_extra(r);
   return r;
 }
 

@@ -18,6 +18,9 @@ struct DeviceHooks {
   std::function<std::unique_ptr<Backend>(int index, std::string* why)> open_cuda;
   /// Adds the CUDA implementations of the built-in experiments to a registry.
   std::function<void(Registry&)> register_cuda;
+  /// Adds experiments beyond experiments/experiments.def: the test aids of the labrun_testaid binary
+  /// (tests/aids/), never labrun's own.
+  std::function<void(Registry&)> register_extra;
 };
 
 /// Runs the labrun command line. Returns the process exit code; never throws.

@@ -17,7 +17,10 @@ namespace labrun {
 OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec) &&
+      !std::filesystem::create_directories(parent, ec))
+    throw OutputError("cannot create the folder " + parent.string() + " for the results: " + ec.message() +
+                      " (choose a writable place with -o PATH)");
   for (int attempt = 0; attempt < 100; ++attempt) {
     fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0)

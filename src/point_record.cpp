@@ -801,6 +801,8 @@ void load_file(const std::string& path, ResultSet& set) {
       } else if (*type == "point") {
         if (!run) run = Run{path, RunHeader{Json{{"type", "header"}}}, false, {}};
         run->points.push_back(point_from_json(r));
+      } else if (*type == "segment") {
+        if (run) run->segments.push_back(std::move(r));
       }
     } catch (const ResultError& e) {
       throw ResultError(where + ": " + e.what());

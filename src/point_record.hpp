@@ -360,6 +360,9 @@ struct Run {
   RunHeader header;                 ///< {"type": "header"} alone when has_header is false
   bool has_header = false;          ///< false for points that came before any header of the file
   std::vector<PointRecord> points;  ///< in file order
+  /// The `segment` lines after the header: one per worker that continued the file (a resumed run, a worker
+  /// replaced after a fault), each with its own environment and calibration (docs/records.md "Segment").
+  std::vector<Json> segments;
 };
 
 /// What load_results() read.
@@ -372,7 +375,7 @@ struct ResultSet {
 /// folder (every *.jsonl directly in it, sorted by name; .jsonl.gz files are not read, as for report and diff).
 /// In a file, points belong to the header before them; a second header starts a new run; points before any
 /// header form a run with has_header = false; a header with no points after it is a run without points.
-/// Lines whose `type` is neither "header" nor "point" are skipped; blank lines are ignored. An unterminated
+/// `segment` lines go to the run's `segments`; lines of any other `type` are skipped; blank lines are ignored. An unterminated
 /// unparsable last line (a record torn by a killed run) is dropped with a warning in `warnings`.
 /// @throws ResultError naming the file (and line) for a file that cannot be read, a line that is not JSON or
 /// not an object, a record without a string "type", a file with no record, a point or header that its

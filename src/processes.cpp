@@ -112,6 +112,17 @@ Run pool_processes(const std::vector<Run>& runs, const Json& argv, const LabSett
                                                        ? device["host_thread_cpu"]
                                                        : Json(nullptr)},
                                {"calibration", calibration}});
+    // The workers that continued this process's file (a resume, a replaced worker), each with its calibration.
+    if (!runs[k].segments.empty()) {
+      Json segments = Json::array();
+      for (const Json& seg : runs[k].segments)
+        segments.push_back(Json{{"created_utc", seg.value("created_utc", Json(nullptr))},
+                                {"device", json_find(seg, {"environment", "device", "name"})
+                                               ? *json_find(seg, {"environment", "device", "name"})
+                                               : Json(nullptr)},
+                                {"calibration", seg.value("calibration", Json(nullptr))}});
+      per_process.back()["segments"] = segments;
+    }
   }
   if (!calibrations.empty()) header["calibration"] = median_merge(calibrations);
   header["argv"] = argv;

@@ -70,6 +70,7 @@ ReportContext::ReportContext(ResultSet results, const Registry* registry)
     run.number = ri;
     run.file = std::move(in.file);
     run.header = std::move(in.header);
+    run.segments = std::move(in.segments);
     run.has_header = in.has_header;
     run.points = std::move(in.points);
     std::map<std::string, std::set<std::string>> seen;

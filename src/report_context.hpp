@@ -27,6 +27,7 @@ struct ReportRun {
   /// The run's points in file order. Every point has an interpretation: the one stored in its record (computed
   /// once, by the lab), or, for a record without one (files from before the lab stored it), interpret()'s.
   std::vector<PointRecord> points;
+  std::vector<Json> segments;  ///< Run::segments: the workers that continued the file after the first
   std::vector<std::string> varying;   ///< axes with more than one value, in first-seen order
   std::vector<std::string> variants;  ///< in first-seen order
   /// The run's experiment in the registry: nullptr when the registry has none of that name (a removed or

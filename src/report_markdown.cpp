@@ -150,8 +150,24 @@ void summary_section(const ReportContext& c, std::ostream& md) {
     // A killed run holds fewer points than its header announced: say so, every figure below is partial.
     const double announced = r.header.point_count();
     if (std::isfinite(announced) && static_cast<double>(r.points.size()) < announced)
-      s += fmt::format(" — **incomplete**: {} of the {:.0f} points the header announces (was the run killed?)",
+      s += fmt::format(" — **incomplete**: {} of the {:.0f} points the header announces (was the run killed? "
+                       "`labrun sweep CONFIG -o FILE --resume` runs the rest)",
                        r.points.size(), announced);
+    // Continued by later workers (a resume, a worker replaced after a fault): each segment's own environment.
+    if (!r.segments.empty()) {
+      std::set<std::string> devices;
+      for (const auto& seg : r.segments)
+        if (const Json* d = json_find(seg, {"environment", "device", "name"}); d && d->is_string())
+          devices.insert(d->get<std::string>());
+      s += fmt::format("; written by {} workers (the header's and {} segment{}", r.segments.size() + 1,
+                       r.segments.size(), r.segments.size() == 1 ? "" : "s");
+      if (!devices.empty()) {
+        std::string names;
+        for (const auto& d : devices) names += (names.empty() ? "" : ", ") + d;
+        s += " on " + names;
+      }
+      s += ")";
+    }
     return s;
   });
   row("bound classes", [](const ReportRun& r) {

@@ -406,6 +406,7 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
         run.has_header = r.has_header;
       }
       for (auto& p : r.points) run.points.push_back(std::move(p));
+      for (auto& seg : r.segments) run.segments.push_back(std::move(seg));
     }
     runs.push_back(std::move(run));
   }
