@@ -18,7 +18,13 @@ void cuda_check(cudaError_t code, const char* call, const char* file, int line) 
 void cuda_check_nothrow(cudaError_t code, const char* call, const char* file, int line) noexcept {
   if (code == cudaSuccess) return;
   (void)cudaGetLastError();
-  std::fprintf(stderr, "labrun: %s:%d: %s failed: %s\n", file, line, call, cudaGetErrorName(code));
+  // After a sticky error every release fails the same way: the point's record (device_fault) already names the
+  // error, so only its first echo in a destructor is printed.
+  static cudaError_t last_reported = cudaSuccess;
+  if (code == last_reported) return;
+  last_reported = code;
+  std::fprintf(stderr, "labrun: %s:%d: %s failed: %s (later releases failing alike are not repeated)\n", file, line,
+               call, cudaGetErrorName(code));
 }
 
 }  // namespace labrun

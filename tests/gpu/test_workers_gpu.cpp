@@ -108,7 +108,8 @@ TEST_F(WorkersGpu, FaultAidMidSweepCostsOnlyItsPoints) {
   for (const Json& r : read_jsonl(out)) {
     if (r["type"] == "segment") ++segments;
     if (r["type"] != "point") continue;
-    const std::string variant = r["variant"], st = r["status"], reason = r.value("reason", "");
+    const std::string variant = r["variant"], st = r["status"];
+    const std::string reason = r["reason"].is_string() ? r["reason"].get<std::string>() : "";
     ++count[variant + ":" + st];
     if (clean.count(r["id"])) EXPECT_EQ(st, clean[r["id"]]) << r["key"];
     if (variant == "illegal_address") EXPECT_EQ(reason.rfind("cudaErrorIllegalAddress: ", 0), 0u) << reason;
@@ -119,7 +120,7 @@ TEST_F(WorkersGpu, FaultAidMidSweepCostsOnlyItsPoints) {
                                                {"abort:crashed", 2},    {"trap:device_fault", 2},
                                                {"hang:timeout", 2}};
   EXPECT_EQ(count, expected);
-  EXPECT_EQ(segments, 8u) << "one fresh worker per faulty point";
+  EXPECT_EQ(segments, 7u) << "a fresh worker after each faulty point but the last";
   std::ifstream in(log);
   std::stringstream s;
   s << in.rdbuf();
