@@ -112,6 +112,23 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
                    i, *bad + 1);
       return kExitUsage;
     }
+  // --lab takes one KEY=VALUE per occurrence: `--lab seed -1` would otherwise hand "-1" to the positional config
+  // and blame the real config as unexpected. Said plainly before parsing.
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool joined = a.rfind("--lab=", 0) == 0;
+    if (a != "--lab" && !joined) continue;
+    const std::string value = joined ? a.substr(6) : (i + 1 < argc ? argv[i + 1] : "");
+    if (value.find('=') == std::string::npos) {
+      // Exit 3 as every other bad --lab value (it is checked as the same key under lab:).
+      std::fprintf(stderr, "labrun: invalid config: --lab takes KEY=VALUE, one setting per --lab; got '%s'%s\n",
+                   value.c_str(),
+                   !value.empty() && value[0] != '-' && !joined && i + 2 < argc
+                       ? (" (for the value " + std::string(argv[i + 2]) + ": --lab " + value + "=" + argv[i + 2] + ")").c_str()
+                       : "");
+      return kExitConfig;
+    }
+  }
   CLI::App app{"labrun: GPU performance experiments with the measurement discipline built in"};
   app.require_subcommand(1);
   app.set_version_flag("--version", build_info().version + " (" + build_info().git_sha.substr(0, 12) +

@@ -1,5 +1,9 @@
 #include "report.hpp"
 
+#include <unistd.h>
+
+#include <set>
+
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -44,25 +48,52 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
   }
   const ReportContext& context = *loaded;
   for (const auto& w : context.warnings()) err << "labrun report: warning: " << w << "\n";
-  const fs::path dir(out_dir);
+  // The report is made in a sibling folder, then moved in file by file (each a rename, so each file is the old
+  // one or the new one, never a partial one): an earlier report is never destroyed before the new one exists,
+  // and nothing else in the folder is touched.
+  fs::path dir = fs::absolute(fs::path(out_dir)).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();
+  const fs::path staging = dir.parent_path() / (dir.filename().string() + ".new-" + std::to_string(::getpid()));
+  std::error_code ec;
   try {
-    std::error_code ec;
-    if (options.replace) fs::remove_all(dir, ec);  // no stale plots from an earlier report
-    fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir)) throw OutputError("cannot create directory " + out_dir + ": " + ec.message());
-    write_points_csv(context, dir / "points.csv");
-    write_ceilings_json(context, dir / "ceilings.json");
-    write_plot_specs(context, dir / "plots.json");
-    const Json plots = options.plots ? draw_plots(dir, options.plot_script, err) : Json(nullptr);  // null: not asked
-    const fs::path md_path = dir / "report.md";
-    std::ofstream md(md_path);
-    md << render_report(context, paths, plots);
-    if (!md) throw OutputError("cannot write " + md_path.string());
+    fs::remove_all(staging, ec);
+    fs::create_directories(staging, ec);
+    if (ec || !fs::is_directory(staging))
+      throw OutputError("cannot create directory " + staging.string() + " (next to " + out_dir + "): " + ec.message());
+    write_points_csv(context, staging / "points.csv");
+    write_ceilings_json(context, staging / "ceilings.json");
+    write_plot_specs(context, staging / "plots.json");
+    const Json plots = options.plots ? draw_plots(staging, options.plot_script, err) : Json(nullptr);  // null: not asked
+    {
+      std::ofstream md(staging / "report.md");
+      md << render_report(context, paths, plots);
+      md.flush();
+      if (!md) throw OutputError("cannot write " + (staging / "report.md").string());
+    }
+    if (!fs::exists(dir, ec)) {
+      fs::rename(staging, dir, ec);
+      if (ec) throw OutputError("cannot move the report to " + out_dir + ": " + ec.message());
+    } else {
+      if (!fs::is_directory(dir, ec)) throw OutputError(out_dir + " exists and is not a folder");
+      std::set<std::string> made;
+      for (const auto& e : fs::directory_iterator(staging)) {
+        made.insert(e.path().filename().string());
+        fs::rename(e.path(), dir / e.path().filename(), ec);
+        if (ec) throw OutputError("cannot move " + e.path().string() + " into " + out_dir + ": " + ec.message());
+      }
+      // Plots of the replaced report that this one did not draw would be mistaken for its own.
+      if (options.replace)
+        for (const auto& e : fs::directory_iterator(dir))
+          if (e.path().extension() == ".png" && !made.count(e.path().filename().string())) fs::remove(e.path(), ec);
+      fs::remove_all(staging, ec);
+    }
+    const fs::path md_path = fs::path(out_dir) / "report.md";
     const std::size_t points = context.point_count();
     out << "labrun report: " << points << " points from " << paths.size() << (paths.size() == 1 ? " file" : " files")
-        << " -> " << md_path.string() << ", " << (dir / "points.csv").string() << ", " << plots.size()
+        << " -> " << md_path.string() << ", " << (fs::path(out_dir) / "points.csv").string() << ", " << plots.size()
         << (plots.size() == 1 ? " plot" : " plots") << "\n";
   } catch (const OutputError& e) {
+    fs::remove_all(staging, ec);
     err << "labrun report: " << e.what() << "\n";
     return kExitOutput;
   }

@@ -536,6 +536,42 @@ TEST(Cli, LabOptionTakesOneValueEach) {
   r = labrun(dir, "sweep --lab seed=-1 " + smoke + " --dry-run");
   EXPECT_EQ(r.code, 3) << r.err;  // a negative value is the setting's value, refused by its rule
   EXPECT_NE(r.err.find("lab.seed"), std::string::npos) << r.err;
+  // A value without KEY= is refused saying the form (exit 3, as any bad --lab value), never a swallowed config.
+  r = labrun(dir, "sweep --lab seed -1 " + smoke + " --dry-run");
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("labrun: invalid config: --lab takes KEY=VALUE, one setting per --lab; got 'seed' (for the value -1: --lab "
+                       "seed=-1)"),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// report -o DIR --force replaces the report file by file, each a rename, only once the new one is made: a
+// report that fails leaves the old one whole, and files that are not the report's stay (issue 12).
+TEST(Cli, ReportForceNeverDestroysTheOldReportFirst) {
+  TempDir dir;
+  const std::string run = dir.path("run.jsonl");
+  ASSERT_EQ(labrun(dir, "sweep " + quote(kSmoke) + " --device cpu -q -o " + quote(run)).code, 0);
+  const std::string rep = dir.path("rep");
+  ASSERT_EQ(labrun(dir, "report " + quote(run) + " -o " + quote(rep) + " --no-plots").code, 0);
+  const std::string before = slurp(rep + "/report.md");
+  ASSERT_FALSE(before.empty());
+  write_file(rep + "/notes.txt", "mine\n");
+  write_file(dir.path("bad.jsonl"), "{\"type\": \"header\"}\nnot json\n{\"type\": \"point\"}\n");
+  const Result bad = labrun(dir, "report " + quote(dir.path("bad.jsonl")) + " -o " + quote(rep) + " --force --no-plots");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_EQ(slurp(rep + "/report.md"), before);
+  const Result again = labrun(dir, "report " + quote(run) + " -o " + quote(rep) + " --force --no-plots");
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(slurp(rep + "/notes.txt"), "mine\n");
+  EXPECT_TRUE(fs::exists(rep + "/points.csv"));
+  for (const auto& e : fs::directory_iterator(dir.path("")))
+    EXPECT_EQ(e.path().filename().string().find(".new-"), std::string::npos) << e.path() << " left behind";
 }
 
 }  // namespace
