@@ -133,9 +133,13 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   app.require_subcommand(1);
   app.set_version_flag("--version", build_info().version + " (" + build_info().git_sha.substr(0, 12) +
                                         (build_info().git_dirty ? ", dirty" : "") + ", " + build_info().build_type + ")");
-  std::string config_path, device = "auto", output, only, process, worker;
-  bool force = false, dry_run = false, quiet = false, resume = false;
-  int status_fd = -1;
+  // The sweep's options are parsed straight into its arguments; validate, env and report share some of them.
+  SweepArgs sweep_args;
+  std::string &config_path = sweep_args.config_path, &device = sweep_args.device, &output = sweep_args.output,
+              &only = sweep_args.only, &process = sweep_args.process, &worker = sweep_args.worker;
+  bool &force = sweep_args.force, &quiet = sweep_args.quiet, &resume = sweep_args.resume;
+  int& status_fd = sweep_args.status_fd;
+  bool dry_run = false;
 
   auto* sweep = app.add_subcommand("sweep", "run every point of a sweep config through the lab pass");
   sweep->add_option("config", config_path, "sweep config (YAML, docs/config.md)")->required();
@@ -148,7 +152,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   sweep->add_flag("--dry-run", dry_run, "print the expanded points and their count; run nothing");
   sweep->add_option("--only", only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"");
   sweep->add_flag("-q,--quiet", quiet, "no per-point progress on stderr");
-  std::vector<std::string> lab_overrides;
+  std::vector<std::string>& lab_overrides = sweep_args.lab_overrides;
   // One value per --lab (repeat the option for more), so it never swallows the config path after it.
   sweep->add_option("--lab", lab_overrides,
                     "override a lab setting, KEY=VALUE (repeatable), checked as under lab: (e.g. --lab processes=5)")
@@ -254,18 +258,6 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       std::printf("%zu points\n", points.size());
       return kExitOk;
     }
-    SweepArgs sweep_args;
-    sweep_args.config_path = config_path;
-    sweep_args.device = device;
-    sweep_args.output = output;
-    sweep_args.only = only;
-    sweep_args.lab_overrides = lab_overrides;
-    sweep_args.force = force;
-    sweep_args.resume = resume;
-    sweep_args.quiet = quiet;
-    sweep_args.worker = worker;
-    sweep_args.process = process;
-    sweep_args.status_fd = status_fd;
     sweep_args.argv = args;
     return cmd_sweep(sweep_args, config, experiment, points, hooks);
   } catch (const ConfigError& e) {

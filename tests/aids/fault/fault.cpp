@@ -27,6 +27,17 @@ std::pair<double, double> reference_sum(const std::vector<float>& x) {
   return {sum, tolerance};
 }
 
+Check check_sum(double value, const std::vector<float>& x) {
+  const auto [reference, tolerance] = reference_sum(x);
+  Check c;
+  c.value = value;
+  c.reference = reference;
+  c.abs_error = std::isfinite(value) ? std::fabs(value - reference) : std::numeric_limits<double>::infinity();
+  c.tolerance = tolerance;
+  c.passed = c.abs_error <= tolerance;
+  return c;
+}
+
 namespace {
 
 class HostWorkload : public Workload {
@@ -46,14 +57,7 @@ class HostWorkload : public Workload {
   Check check(const std::function<void()>& iterate) override {
     out_ = std::numeric_limits<float>::quiet_NaN();
     iterate();
-    const auto [reference, tolerance] = reference_sum(x_);
-    Check c;
-    c.value = out_;
-    c.reference = reference;
-    c.abs_error = std::isfinite(c.value) ? std::fabs(c.value - reference) : std::numeric_limits<double>::infinity();
-    c.tolerance = tolerance;
-    c.passed = c.abs_error <= tolerance;
-    return c;
+    return check_sum(out_, x_);
   }
 
   Cost cost() const override {

@@ -26,6 +26,9 @@ void register_cuda(Registry& registry);
 /// Algorithms", 2nd ed., eq. 4.4), at least 1e-6.
 std::pair<double, double> reference_sum(const std::vector<float>& x);
 
+/// The check of a variant's f32 sum `value` of `x` against reference_sum(x); NaN or inf never passes (C07).
+Check check_sum(double value, const std::vector<float>& x);
+
 /// The point's inputs: n floats uniform in [0, 1) from the point's seed (std::mt19937_64). Fresh per workload.
 std::vector<float> inputs(std::int64_t n, std::uint64_t seed);
 

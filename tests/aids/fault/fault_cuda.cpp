@@ -38,14 +38,7 @@ class CudaWorkload : public Workload {
     float value = std::numeric_limits<float>::quiet_NaN();
     LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
     LABRUN_CUDA(cudaMemcpy(&value, out_.get(), sizeof value, cudaMemcpyDeviceToHost));
-    const auto [reference, tolerance] = reference_sum(host_);
-    Check c;
-    c.value = value;
-    c.reference = reference;
-    c.abs_error = std::isfinite(c.value) ? std::fabs(c.value - reference) : std::numeric_limits<double>::infinity();
-    c.tolerance = tolerance;
-    c.passed = c.abs_error <= tolerance;
-    return c;
+    return check_sum(value, host_);
   }
 
   Cost cost() const override {
