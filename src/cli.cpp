@@ -30,6 +30,9 @@
 #include "record.hpp"
 #include "report.hpp"
 #include "status.hpp"
+#include "merge_cli.hpp"
+#include "shard.hpp"
+#include "slurm.hpp"
 #include "sweep_command.hpp"
 #include "sweep.hpp"
 
@@ -152,6 +155,10 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   sweep->add_flag("--dry-run", dry_run, "print the expanded points and their count; run nothing");
   sweep->add_option("--only", only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"");
   sweep->add_flag("-q,--quiet", quiet, "no per-point progress on stderr");
+  sweep->add_option("--shard", sweep_args.shard,
+                    "run shard I of N: a balanced, deterministic subset of the points (docs/cluster.md)");
+  sweep->add_option("--devices", sweep_args.devices,
+                    "one worker per GPU (0,1,2,3 or all), pinned with CUDA_VISIBLE_DEVICES, merged at the end");
   std::vector<std::string>& lab_overrides = sweep_args.lab_overrides;
   // One value per --lab (repeat the option for more), so it never swallows the config path after it.
   sweep->add_option("--lab", lab_overrides,
@@ -173,6 +180,38 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   auto* list = app.add_subcommand("list", "list experiments, their axes and variants");
+
+  std::vector<std::string> merge_paths;
+  std::string merge_output;
+  bool allow_mixed_builds = false;
+  auto* merge = app.add_subcommand("merge", "merge the shards of one sweep (--shard I/N) into one result file");
+  merge->add_option("shards", merge_paths, "shard files, comma-separated lists or folders")->required();
+  merge->add_option("-o,--output", merge_output, "the merged result file")->required();
+  merge->add_flag("--force", force, "replace the output file if it exists");
+  merge->add_flag("--allow-mixed-builds", allow_mixed_builds,
+                  "merge shards of different labrun builds (each listed; report and diff warn)");
+
+  SlurmPlan slurm_plan;
+  std::string slurm_dir = "slurm";
+  bool submit = false;
+  auto* slurm = app.add_subcommand("slurm", "write (and --submit) a Slurm job array of the sweep's shards and a merge job");
+  slurm->add_option("config", config_path, "sweep config")->required();
+  slurm->add_option("--shards", slurm_plan.shards, "array tasks, one shard each")->required()->check(CLI::Range(1, kMaxShards));
+  slurm->add_option("--partition", slurm_plan.partition, "Slurm partition");
+  slurm->add_option("--gpus-per-task", slurm_plan.gpus_per_task, "GPUs per array task (0: none, host backend)")
+      ->check(CLI::Range(0, 64));
+  slurm->add_option("--time", slurm_plan.time, "time limit per task, as sbatch --time takes it");
+  slurm->add_option("--account", slurm_plan.account, "Slurm account");
+  slurm->add_option("--array-limit", slurm_plan.array_limit, "at most K tasks at once (--array=...%K)")
+      ->check(CLI::Range(0, 100000));
+  slurm->add_option("--device", slurm_plan.device, "the tasks' --device (default auto)");
+  slurm->add_option("-o,--output", slurm_dir, "folder for the scripts, shards, logs and merged file (default ./slurm)");
+  slurm->add_option("--only", only, "as for sweep: every task runs only the matching points");
+  slurm->add_option("--lab", lab_overrides, "as for sweep, KEY=VALUE, passed to every task")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  slurm->add_flag("--submit", submit, "run sbatch for both and print the job ids");
 
   std::string base_arg, new_arg, min_effect = "5%", format = "table", fail_on = "slower", alpha = "0.05";
   bool normalize = false;
@@ -230,6 +269,12 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
     }
     Registry registry = make_registry(hooks);
     if (*list) return cmd_list(registry);
+    if (*merge) {
+      std::vector<std::string> files;
+      for (const auto& arg : merge_paths)
+        for (auto& f : result_paths(arg)) files.push_back(std::move(f));
+      return cmd_merge(files, merge_output, force, allow_mixed_builds, registry);
+    }
     if (*env) {
       auto backend = open_backend(device, hooks);
       Json e = host_environment();
@@ -247,6 +292,21 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       if (points.empty())
         throw std::invalid_argument("--only \"" + only + "\" matches none of the config's points (labrun sweep " +
                                     config_path + " --dry-run lists them)");
+    }
+    if (*slurm) {
+      namespace fs = std::filesystem;
+      slurm_plan.labrun = fs::read_symlink("/proc/self/exe").string();
+      slurm_plan.config = fs::absolute(config_path).lexically_normal().string();
+      slurm_plan.config_sha = config.sha256;
+      slurm_plan.experiment = config.experiment;
+      slurm_plan.dir = fs::absolute(slurm_dir).lexically_normal().string();
+      if (!only.empty()) slurm_plan.extra.insert(slurm_plan.extra.end(), {"--only", only});
+      for (const auto& o : lab_overrides) slurm_plan.extra.insert(slurm_plan.extra.end(), {"--lab", o});
+      return cmd_slurm(slurm_plan, submit);
+    }
+    if (!sweep_args.shard.empty()) {
+      const BackendKind kind = device == "cpu" || device == "host" || !hooks.open_cuda ? BackendKind::host : BackendKind::cuda;
+      points = shard_points(points, experiment, config.lab, parse_shard(sweep_args.shard), kind);
     }
     if (*validate) {
       std::printf("%s: valid; experiment %s, %zu points\n", config_path.c_str(), config.experiment.c_str(),

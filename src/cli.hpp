@@ -16,6 +16,8 @@ namespace labrun {
 struct DeviceHooks {
   /// Opens CUDA device `index`; returns nullptr and sets `why` (with the CUDA error name) if it cannot.
   std::function<std::unique_ptr<Backend>(int index, std::string* why)> open_cuda;
+  /// The number of CUDA devices visible (cudaGetDeviceCount), for --devices all.
+  std::function<int()> device_count;
   /// Adds the CUDA implementations of the built-in experiments to a registry.
   std::function<void(Registry&)> register_cuda;
   /// Adds experiments beyond experiments/experiments.def: the test aids of the labrun_testaid binary

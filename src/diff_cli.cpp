@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "merge.hpp"
 #include "point_record.hpp"
 
 namespace labrun {
@@ -40,15 +41,23 @@ std::vector<Run> load_result_file(const std::string& path, std::ostream& err) {
     file = run.file;
     points += run.points.size();
   }
-  if (points == 0) throw BadInput(path + ": no point records (did the run stop after its header?)");
+  // A shard may hold no points (more shards than groups of points); the side as a whole must hold some.
+  if (points == 0 && !(set.runs.size() == 1 && is_shard(set.runs.front().header)))
+    throw BadInput(path + ": no point records (did the run stop after its header?)");
   return std::move(set.runs);
 }
 
+// One side: its files' runs, the shards of one sweep merged into one run as `labrun merge` does.
 std::vector<Run> load_side(const std::vector<std::string>& paths, std::ostream& err) {
   std::vector<Run> all;
   for (const auto& path : paths) {
     std::vector<Run> runs = load_result_file(path, err);
     all.insert(all.end(), std::make_move_iterator(runs.begin()), std::make_move_iterator(runs.end()));
+  }
+  try {
+    merge_shard_runs(all);
+  } catch (const ResultError& e) {
+    throw BadInput(e.what());
   }
   return all;
 }

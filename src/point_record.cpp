@@ -1,5 +1,7 @@
 #include "point_record.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -821,6 +823,28 @@ ResultSet load_results(const std::vector<std::string>& paths) {
   for (const auto& arg : paths)
     for (const auto& file : expand_path(arg)) load_file(file, set);
   return set;
+}
+
+void write_run_whole(const std::string& path, const Run& run, bool replace) {
+  std::error_code ec;
+  if (!replace && fs::exists(fs::symlink_status(path, ec)))
+    throw OutputError("output file " + path + " exists; labrun never overwrites results (use --force)");
+  const std::string sibling = replacement_path(path, ::getpid());
+  try {
+    {
+      fs::remove(sibling, ec);
+      JsonlWriter w(sibling, false);
+      w.write(to_json(run.header));
+      for (const Json& seg : run.segments) w.write(seg);
+      for (const auto& r : run.points) w.write(to_json(r));
+      w.sync();
+    }
+    if (std::rename(sibling.c_str(), path.c_str()) != 0)
+      throw OutputError("cannot rename " + sibling + " to " + path + ": " + std::strerror(errno));
+  } catch (...) {
+    fs::remove(sibling, ec);
+    throw;
+  }
 }
 
 bool RunHeader::pooled_process() const { return json.is_object() && json.contains("process"); }

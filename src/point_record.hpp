@@ -382,4 +382,10 @@ struct ResultSet {
 /// *_from_json rejects, a folder with no .jsonl file, or an empty name in a comma-separated list.
 ResultSet load_results(const std::vector<std::string>& paths);
 
+/// Writes `run` to `path` whole or not at all: its header, its segments, its points, into a sibling
+/// (replacement_path) that is fsync'ed and then renamed over `path`; a full disk or a kill never leaves a partial
+/// file at `path`. Without `replace` an existing `path` is an OutputError and is left untouched.
+/// @throws OutputError when it cannot be written (the sibling is removed).
+void write_run_whole(const std::string& path, const Run& run, bool replace);
+
 }  // namespace labrun

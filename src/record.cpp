@@ -143,6 +143,13 @@ void JsonlWriter::write(const Json& record) {
   }
 }
 
+void JsonlWriter::commit() {
+  if (pending_.empty()) return;
+  if (std::rename(pending_.c_str(), path_.c_str()) != 0)
+    throw OutputError("cannot replace " + path_ + " with " + pending_ + ": " + std::strerror(errno));
+  pending_.clear();
+}
+
 void JsonlWriter::sync() {
   if (::fsync(fd_) != 0) throw OutputError("fsync of " + path_ + " failed: " + std::strerror(errno));
 }

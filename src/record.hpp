@@ -69,6 +69,9 @@ class JsonlWriter {
 
   /// Writes `record` as one line and returns when the kernel has it. @throws OutputError on a failed write.
   void write(const Json& record);
+  /// Renames a pending replacement over the path now, even before a second line (a file that is to hold a
+  /// header alone, e.g. an empty shard). No-op otherwise. @throws OutputError if the rename fails.
+  void commit();
   /// fsync(2): returns when the file's lines are on the storage device. @throws OutputError if it fails.
   void sync();
   const std::string& path() const { return path_; }

@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "exit_codes.hpp"
+#include "merge.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "registry.hpp"
@@ -41,7 +42,9 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
   }
   std::optional<ReportContext> loaded;
   try {
-    loaded.emplace(load_results(paths), registry);
+    ResultSet set = load_results(paths);
+    merge_shard_runs(set.runs);  // shards of one sweep read as one run, by the rules of `labrun merge`
+    loaded.emplace(std::move(set), registry);
   } catch (const ResultError& e) {
     err << "labrun report: " << e.what() << "\n";
     return kExitUsage;

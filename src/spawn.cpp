@@ -20,6 +20,19 @@ int start_process(const std::vector<std::string>& argv, const SpawnOptions& opti
   for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
   c_argv.push_back(nullptr);
   const std::string program = options.program.empty() ? argv[0] : options.program;
+  // The child's environment, made before fork (only async-signal-safe calls after it).
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string key = entry.substr(0, entry.find('=') + 1);
+    bool overridden = false;
+    for (const auto& o : options.env) overridden = overridden || o.rfind(key, 0) == 0;
+    if (!overridden) env_strings.push_back(entry);
+  }
+  env_strings.insert(env_strings.end(), options.env.begin(), options.env.end());
+  std::vector<char*> c_env;
+  for (auto& e : env_strings) c_env.push_back(e.data());
+  c_env.push_back(nullptr);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("cannot start " + program + ": " + std::strerror(errno));
@@ -39,9 +52,9 @@ int start_process(const std::vector<std::string>& argv, const SpawnOptions& opti
       if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0) _exit(127);
     }
     if (options.program.empty())
-      execvp(program.c_str(), c_argv.data());
+      execvpe(program.c_str(), c_argv.data(), c_env.data());
     else
-      execve(program.c_str(), c_argv.data(), environ);
+      execve(program.c_str(), c_argv.data(), c_env.data());
     _exit(127);
   }
   return pid;

@@ -17,6 +17,9 @@ struct SpawnOptions {
   /// A descriptor the child keeps open across exec (a worker's status pipe); -1: none. Every other descriptor
   /// labrun opens is close-on-exec.
   int keep_fd = -1;
+  /// Variables set in the child's environment, "KEY=VALUE" each, over the inherited ones (e.g. a worker's
+  /// CUDA_VISIBLE_DEVICES).
+  std::vector<std::string> env;
   /// Where the child's stdout and stderr go: empty keeps ours; "/dev/null" discards; else this file (truncated).
   std::string output;
 };

@@ -26,7 +26,10 @@
 #include "processes.hpp"
 #include "record.hpp"
 #include "status.hpp"
+#include "shard.hpp"
 #include "supervisor.hpp"
+#include "merge.hpp"
+#include "spawn.hpp"
 
 namespace labrun {
 
@@ -248,6 +251,10 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
   const Json calibration = backend->calibrate();
   Json header = make_header(config, a.argv, *backend, calibration, points.size());
   if (process_count > 0) header["process"] = {{"index", process_index}, {"count", process_count}};
+  if (!a.shard.empty()) {
+    const ShardSpec spec = parse_shard(a.shard);
+    header["shard"] = {{"index", spec.index}, {"count", spec.count}};
+  }
   if (fresh) {
     std::fprintf(stderr, "labrun: %zu points on %s; writing %s\n", points.size(), backend->name().c_str(),
                  a.output.c_str());
@@ -289,6 +296,7 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
                        short_axes(rec.axes).c_str(), rec.status.c_str(), t.c_str(), reason.c_str());
         },
         listener);
+    writer->commit();  // a shard with no points is a header alone, and still replaces the old file
     return any_failed(records) ? kExitPointsFailed : kExitOk;
   } catch (const DeviceFault& e) {
     std::fprintf(stderr, "labrun: device fault: %s\n", e.what());
@@ -305,6 +313,7 @@ std::vector<std::string> worker_argv(const SweepArgs& a, const std::string& outp
                              "-o", output, "--worker", fresh ? "fresh" : "continue"};
   if (force) w.push_back("--force");
   if (!process.empty()) w.insert(w.end(), {"--process", process});
+  if (!a.shard.empty()) w.insert(w.end(), {"--shard", a.shard});
   if (!a.only.empty()) w.insert(w.end(), {"--only", a.only});
   for (const auto& o : a.lab_overrides) w.insert(w.end(), {"--lab", o});
   if (a.quiet) w.push_back("-q");
@@ -315,28 +324,6 @@ int finish(const std::vector<PointRecord>& points, const std::string& line) {
   print_summary(points);
   std::printf("%s\n", line.c_str());
   return any_failed(points) ? kExitPointsFailed : kExitOk;
-}
-
-// Writes the pooled run to `output` whole or not at all: a sibling, then rename (a full disk never leaves a
-// partial file at the final name).
-void write_whole(const std::string& output, const Run& run) {
-  const std::string sibling = replacement_path(output, ::getpid());
-  try {
-    {
-      std::error_code ec;
-      fs::remove(sibling, ec);
-      JsonlWriter w(sibling, false);
-      w.write(to_json(run.header));
-      for (const auto& r : run.points) w.write(to_json(r));
-      w.sync();
-    }
-    if (std::rename(sibling.c_str(), output.c_str()) != 0)
-      throw OutputError("cannot rename " + sibling + " to " + output + ": " + std::strerror(errno));
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(sibling, ec);
-    throw;
-  }
 }
 
 // lab.processes = K: K lanes, one after another, each a result file in OUTPUT.processes/ (its workers run the
@@ -417,12 +404,118 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
     throw std::runtime_error(std::string("pooling the processes failed: ") + e.what() + " (their files are kept in " +
                              dir.string() + ")");
   }
-  write_whole(a.output, pooled);
+  write_run_whole(a.output, pooled, true);
   fs::remove_all(dir, ec);
   return finish(pooled.points, fmt::format("results: {} ({} processes pooled)", a.output, k));
 }
 
+// --devices: one child supervisor per device, each on its fixed shard i/N of the sweep (pinned by
+// CUDA_VISIBLE_DEVICES, so it sees its GPU as cuda:0) writing OUTPUT.devices/shard-i-of-N.jsonl, all at once;
+// then the shards are merged into OUTPUT (merge_shards, as `labrun merge`). Fixed shards, not a shared queue:
+// each child is a whole sweep with its own resume, pooling and fault isolation, and the merge is the cluster's.
+int run_devices(const SweepArgs& a, const std::vector<int>& devices) {
+  const int n = static_cast<int>(devices.size());
+  const fs::path dir = a.output + ".devices";
+  std::error_code ec;
+  if (fs::exists(a.output, ec) && a.resume && !fs::exists(dir, ec)) {
+    std::fprintf(stderr, "labrun: %s is complete (its shards were merged); nothing to resume\n", a.output.c_str());
+    return finish(points_of(a.output), "results: " + a.output);
+  }
+  if (fs::exists(a.output, ec) && !a.force && !a.resume)
+    throw OutputError("output file " + a.output + " exists; labrun never overwrites results (use --force)");
+  if (fs::exists(dir, ec) && !a.resume) {
+    if (!a.force)
+      throw OutputError(dir.string() + " exists (the shards of an earlier --devices run?): --resume continues it, "
+                                       "--force replaces it");
+    fs::remove_all(dir, ec);
+  }
+  fs::create_directories(dir, ec);
+  const std::string device = a.device == "cpu" || a.device == "host" ? "cpu" : "cuda:0";
+  std::vector<int> pids;
+  std::vector<std::string> files;
+  for (int i = 1; i <= n; ++i) {
+    const std::string file = (dir / fmt::format("shard-{}-of-{}.jsonl", i, n)).string();
+    files.push_back(file);
+    std::vector<std::string> child{a.argv.empty() ? "labrun" : a.argv[0], "sweep", a.config_path, "--device", device,
+                                   "-o", file, "--shard", fmt::format("{}/{}", i, n), "-q"};
+    if (a.resume && fs::exists(file, ec)) child.push_back("--resume");
+    if (a.force) child.push_back("--force");
+    if (!a.only.empty()) child.insert(child.end(), {"--only", a.only});
+    for (const auto& o : a.lab_overrides) child.insert(child.end(), {"--lab", o});
+    SpawnOptions options;
+    options.program = "/proc/self/exe";
+    options.parent_death_signal = SIGTERM;  // a supervisor: it stops its own worker on SIGTERM
+    options.env = {"CUDA_VISIBLE_DEVICES=" + std::to_string(devices[static_cast<std::size_t>(i - 1)])};
+    std::fprintf(stderr, "labrun: shard %d of %d on device %d -> %s\n", i, n, devices[static_cast<std::size_t>(i - 1)],
+                 file.c_str());
+    pids.push_back(start_process(child, options));
+  }
+  std::vector<std::optional<int>> codes(pids.size());
+  int stop_signal = 0;
+  while (std::any_of(codes.begin(), codes.end(), [](const auto& c) { return !c; })) {
+    for (std::size_t k = 0; k < pids.size(); ++k)
+      if (!codes[k]) codes[k] = wait_process(pids[k], false);
+    if (const int s = interrupt_signal(); s && !stop_signal) {
+      stop_signal = s;
+      for (std::size_t k = 0; k < pids.size(); ++k)
+        if (!codes[k]) ::kill(pids[k], SIGTERM);
+    }
+    ::usleep(50 * 1000);
+  }
+  if (stop_signal) {
+    std::size_t finished = 0;
+    for (const auto& f : files) finished += read_lane(f).done.size();
+    std::fprintf(stderr, "\nlabrun: interrupted by SIG%s: %zu points finished, kept in %s\n",
+                 sigabbrev_np(stop_signal) ? sigabbrev_np(stop_signal) : "?", finished, dir.string().c_str());
+    std::fprintf(stderr, "labrun: resume with: %s\n", resume_command(a.argv, a.output).c_str());
+    return 128 + stop_signal;
+  }
+  for (std::size_t k = 0; k < codes.size(); ++k)
+    if (*codes[k] != kExitOk && *codes[k] != kExitPointsFailed) {
+      std::fprintf(stderr, "labrun: the worker of shard %zu of %d (device %d) failed with status %d; the finished "
+                           "points are kept in %s (--resume continues)\n",
+                   k + 1, n, devices[k], *codes[k], files[k].c_str());
+      return *codes[k];
+    }
+  std::vector<Run> shards;
+  for (const auto& f : files)
+    for (auto& r : load_results({f}).runs) shards.push_back(std::move(r));
+  Run merged = merge_shards(std::move(shards));
+  write_run_whole(a.output, merged, true);
+  fs::remove_all(dir, ec);
+  return finish(merged.points, fmt::format("results: {} ({} devices, merged)", a.output, n));
+}
+
 }  // namespace
+
+std::vector<int> parse_devices(const std::string& text, const DeviceHooks& hooks) {
+  std::vector<int> out;
+  if (text == "all") {
+    const int n = hooks.device_count ? hooks.device_count() : 0;
+    if (n <= 0) throw DeviceError("--devices all: no CUDA device is visible");
+    for (int i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    int d = -1;
+    std::size_t used = 0;
+    try {
+      d = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || d < 0)
+      throw std::invalid_argument("--devices: expected all or a list of device numbers like 0,1,2,3; got '" + text + "'");
+    if (std::find(out.begin(), out.end(), d) != out.end())
+      throw std::invalid_argument("--devices: device " + std::to_string(d) + " is listed twice in '" + text + "'");
+    out.push_back(d);
+    start = comma + 1;
+  }
+  return out;
+}
 
 int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment& experiment,
               const std::vector<Point>& points, const DeviceHooks& hooks) {
@@ -431,6 +524,10 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment
   if (a.output.empty()) a.output = "results/" + config.experiment + "-" + utc_timestamp(true) + ".jsonl";
   install_interrupt_handlers();
   const OutputLock lock(a.output);  // one writer per result file, its workers included
+  if (!a.devices.empty()) {
+    if (!a.shard.empty()) throw std::invalid_argument("--devices splits the sweep itself: it does not take --shard");
+    return run_devices(a, parse_devices(a.devices, hooks));
+  }
   if (config.lab.processes > 1) return run_pooled(a, config, points);
 
   std::error_code ec;

@@ -34,6 +34,8 @@ struct SweepArgs {
   bool force = false;   ///< replace an existing output; with --resume: continue despite a mismatch
   bool resume = false;  ///< continue the output file (docs/records.md "Workers and resume")
   bool quiet = false;
+  std::string shard;    ///< --shard I/N: the points were filtered to shard I (the header records it)
+  std::string devices;  ///< --devices 0,1,...|all: one worker supervisor per device, fixed shards, merged
   // Set by labrun on the workers it starts (hidden options):
   std::string worker;   ///< "" (this is the supervisor), "fresh" or "continue"
   std::string process;  ///< "I/K": the worker runs process I of a lab.processes sweep
@@ -41,11 +43,17 @@ struct SweepArgs {
   std::vector<std::string> argv;  ///< the whole command line, as recorded in the header
 };
 
-/// Runs the sweep of `points` (expanded and filtered) as supervisor or, with args.worker set, as a worker.
+/// Runs the sweep of `points` (expanded, filtered, and cut to args.shard) as supervisor or, with args.worker set,
+/// as a worker; with args.devices, as one supervisor per device (each a child process on its own fixed shard,
+/// CUDA_VISIBLE_DEVICES pinning it) whose shard files are merged into the output at the end.
 /// Returns the exit status (README "Exit codes"); 128 + the signal after SIGINT/SIGTERM.
 /// @throws OutputError, DeviceError, ConfigError, std::invalid_argument as run_cli maps them.
 int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment& experiment,
               const std::vector<Point>& points, const DeviceHooks& hooks);
+
+/// The devices of --devices: "all" (every CUDA device of DeviceHooks::device_count) or a comma-separated list
+/// of distinct indices. @throws std::invalid_argument for a malformed list, DeviceError for "all" without CUDA.
+std::vector<int> parse_devices(const std::string& text, const DeviceHooks& hooks);
 
 /// The command that resumes an interrupted sweep: `argv` without --force, --resume and any -o, then
 /// `-o OUTPUT --resume`, each word quoted for a POSIX shell where it needs it.

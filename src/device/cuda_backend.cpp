@@ -464,6 +464,15 @@ Json CudaBackend::kernel_breakdown(Workload& workload, const LabSettings&) {
   return out;
 }
 
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
 std::unique_ptr<Backend> open_cuda_backend(int index, std::string* why) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);

@@ -77,6 +77,9 @@ class CudaBackend : public Backend {
 /// index is out of range. Never throws.
 std::unique_ptr<Backend> open_cuda_backend(int index, std::string* why);
 
+/// cudaGetDeviceCount, or 0 when it fails (no driver, no device).
+int cuda_device_count();
+
 /// The launch context (stream, host-sync counter, kernel marks) of a CUDA backend, for an experiment's CUDA
 /// workload factory. @throws PointOutcome(not_supported) when `backend` is not a CUDA backend.
 LaunchContext& launch_context(Backend& backend);

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   labrun::DeviceHooks hooks;
 #ifdef LABRUN_WITH_CUDA
   hooks.open_cuda = labrun::open_cuda_backend;
+  hooks.device_count = labrun::cuda_device_count;
   hooks.register_cuda = [](labrun::Registry& r) {
     labrun::register_cuda_experiments(r);
   };

@@ -1,0 +1,42 @@
+// Merging the shards of one sweep (`--shard I/N`) into one run: the one implementation behind `labrun merge`,
+// `report` and `diff`, which read shard files directly through it (issue 13).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "point_record.hpp"
+#include "registry.hpp"
+
+namespace labrun {
+
+/// How shards are merged.
+struct MergeOptions {
+  /// Accept shards built from different labrun commits: every shard's build is listed in the header's `shards`
+  /// and a `mixed_builds` header warning makes report and diff say so.
+  bool allow_mixed_builds = false;
+};
+
+/// True for the header of one shard (it has `shard`: {index, count}).
+bool is_shard(const RunHeader& header);
+
+/// Merges the runs of the N shards of one sweep into one run. Every run must be a shard (header `shard`), all
+/// of one count N with each index 1..N once, of the same config (sha256) and lab settings, of the same labrun git
+/// sha unless options.allow_mixed_builds, and complete (as many points as its header's point_count); no point id
+/// may be in two shards.
+///
+/// The merged header is the first shard's, without `shard`, with `point_count` the sum, `argv` of the first
+/// shard, and `shards` = [{index, file, created_utc, hostname, device, uuid, backend, git_sha, git_dirty,
+/// calibration, points}] in index order. Points are in shard order, each shard's in its file order (a shard keeps
+/// the sweep's order, so points of one shard stay in sweep order).
+///
+/// `shards` is taken by value: pass it with std::move to merge without a copy of every point.
+/// @throws ResultError naming the file(s) for each rule broken; nothing is merged then.
+Run merge_shards(std::vector<Run> shards, const MergeOptions& options = {});
+
+/// Replaces, in `runs`, every set of shard runs (headers with `shard`) of one config by their merge_shards();
+/// other runs are kept as they are, in order (the merged run takes the place of its first shard).
+/// @throws ResultError as merge_shards.
+void merge_shard_runs(std::vector<Run>& runs, const MergeOptions& options = {});
+
+}  // namespace labrun
