@@ -74,8 +74,8 @@ std::string array_script(const SlurmPlan& p) {
   s += fmt::format("#SBATCH --array=0-{}{}\n", p.shards - 1, p.array_limit > 0 ? "%" + std::to_string(p.array_limit) : "");
   s += "#SBATCH --ntasks=1\n";
   if (p.gpus_per_task > 0) s += "#SBATCH --gpus-per-task=" + std::to_string(p.gpus_per_task) + "\n";
-  // One log per array task, beside its shard (%a: the task id, %A: the array's job id).
-  s += "#SBATCH --output=" + (fs::path(p.dir) / (base(p) + "-shard-%a.log")).string() + "\n";
+  // One log per array task, beside the shards (%A: the array job id, %a: the task id; task a runs shard a+1).
+  s += "#SBATCH --output=" + (fs::path(p.dir) / (base(p) + "-job%A-task%a.log")).string() + "\n";
   s += "# labrun: one shard of the sweep per array task; a resubmitted task replaces its own shard only.\n";
   s += "set -euo pipefail\n";
   s += "I=$((SLURM_ARRAY_TASK_ID + 1))\n";
