@@ -30,6 +30,7 @@
 #include "record.hpp"
 #include "report.hpp"
 #include "status.hpp"
+#include "log.hpp"
 #include "merge_cli.hpp"
 #include "shard.hpp"
 #include "slurm.hpp"
@@ -154,7 +155,11 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
                   "driver; --force accepts a mismatch)");
   sweep->add_flag("--dry-run", dry_run, "print the expanded points and their count; run nothing");
   sweep->add_option("--only", only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"");
-  sweep->add_flag("-q,--quiet", quiet, "no per-point progress on stderr");
+  sweep->add_flag("-q,--quiet", quiet, "no per-point progress on stderr, and only warnings and errors in the log");
+  bool verbose = false;
+  std::string log_level_arg;
+  sweep->add_flag("-v,--verbose", verbose, "debug messages in the log too");
+  sweep->add_option("--log-level", log_level_arg, "trace, debug, info (default), warn, error or off");
   sweep->add_option("--shard", sweep_args.shard,
                     "run shard I of N: a balanced, deterministic subset of the points (docs/cluster.md)");
   sweep->add_option("--devices", sweep_args.devices,
@@ -245,6 +250,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
 
   std::vector<std::string> args(argv, argv + argc);
   try {
+    init_logging(!log_level_arg.empty() ? log_level_arg : verbose ? "debug" : quiet ? "warn" : "info");
     if (*diff) {
       DiffOptions options;
       options.min_effect = parse_percent(min_effect);

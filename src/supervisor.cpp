@@ -17,6 +17,7 @@
 #include "exit_codes.hpp"
 #include "interrupt.hpp"
 #include "lab.hpp"
+#include "log.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "spawn.hpp"
@@ -196,12 +197,12 @@ LaneEnd supervise_lane(const Lane& lane) {
                                              "worker was killed and a fresh one runs the next point",
                                              lane.point_timeout_s, at.phase);
       write_lost_point(lane, pid, at, Status::timeout, reason);
-      std::fprintf(stderr, "labrun: %spoint %s timed out in phase %s; starting a fresh worker\n", lane.label.c_str(),
+      spdlog::warn("{}point {} timed out in phase {}; starting a fresh worker", lane.label.c_str(),
                    at.id.c_str(), at.phase.c_str());
     } else if (code == kExitOk || code == kExitPointsFailed) {
       return end;
     } else if (code == kExitWorkerFault) {
-      std::fprintf(stderr, "labrun: %sa device fault ended the worker; starting a fresh one (it calibrates again)\n",
+      spdlog::warn("{}a device fault ended the worker; starting a fresh one (it calibrates again)", 
                    lane.label.c_str());
     } else if (code == 128 + SIGINT || code == 128 + SIGTERM) {
       // Stopped by someone else's signal: the run stops as if it were ours.
@@ -210,8 +211,7 @@ LaneEnd supervise_lane(const Lane& lane) {
       return end;
     } else if (code > 128) {
       if (!at.in_point()) {
-        std::fprintf(stderr, "labrun: %sthe worker died of %s before its first point (opening the device or "
-                             "calibrating); not restarted\n",
+        spdlog::warn("{}the worker died of {} before its first point (opening the device or calibrating); not restarted", 
                      lane.label.c_str(), signal_name(code - 128).c_str());
         end.kind = LaneEnd::Kind::failed;
         end.exit_code = kExitInternal;
@@ -220,7 +220,7 @@ LaneEnd supervise_lane(const Lane& lane) {
       const std::string reason = fmt::format("the worker died of {} in phase {}; a fresh worker runs the next point",
                                              signal_name(code - 128), at.phase);
       write_lost_point(lane, pid, at, Status::crashed, reason);
-      std::fprintf(stderr, "labrun: %spoint %s crashed its worker (%s, phase %s); starting a fresh worker\n",
+      spdlog::warn("{}point {} crashed its worker ({}, phase {}); starting a fresh worker", 
                    lane.label.c_str(), at.id.c_str(), signal_name(code - 128).c_str(), at.phase.c_str());
     } else {
       end.kind = LaneEnd::Kind::failed;  // bad input, no device, unwritable output: a restart cannot help

@@ -21,6 +21,7 @@
 #include "host_backend.hpp"
 #include "interrupt.hpp"
 #include "lab.hpp"
+#include "log.hpp"
 #include "output_lock.hpp"
 #include "point_record.hpp"
 #include "processes.hpp"
@@ -41,7 +42,7 @@ std::unique_ptr<Backend> open_backend(const std::string& device, const DeviceHoo
     std::string why = "labrun was built without CUDA";
     if (hooks.open_cuda)
       if (auto b = hooks.open_cuda(0, &why)) return b;
-    std::fprintf(stderr, "labrun: no usable CUDA device (%s); running on the host backend\n", why.c_str());
+    spdlog::warn("no usable CUDA device ({}); running on the host backend", why.c_str());
     return std::make_unique<HostBackend>();
   }
   if (device.rfind("cuda", 0) == 0) {
@@ -197,9 +198,9 @@ std::string shell_word(const std::string& w) {
 
 void print_interrupted(int signal, std::size_t finished, std::size_t total, const std::string& where,
                        const std::vector<std::string>& argv, const std::string& output) {
-  std::fprintf(stderr, "\nlabrun: interrupted by SIG%s: %zu of %zu points finished, kept in %s\n",
+  spdlog::warn("interrupted by SIG{}: {} of {} points finished, kept in {}", 
                sigabbrev_np(signal) ? sigabbrev_np(signal) : "?", finished, total, where.c_str());
-  std::fprintf(stderr, "labrun: resume with: %s\n", resume_command(argv, output).c_str());
+  spdlog::warn("resume with: {}", resume_command(argv, output).c_str());
 }
 
 }  // namespace
@@ -256,7 +257,7 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
     header["shard"] = {{"index", spec.index}, {"count", spec.count}};
   }
   if (fresh) {
-    std::fprintf(stderr, "labrun: %zu points on %s; writing %s\n", points.size(), backend->name().c_str(),
+    spdlog::info("{} points on {}; writing {}", points.size(), backend->name().c_str(),
                  a.output.c_str());
     writer->write(header);
   } else {
@@ -269,7 +270,7 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
       check_same(m, "driver", existing->driver_version(), now.driver_version());
       refuse_mismatch(a.output, m);
     }
-    std::fprintf(stderr, "labrun: %s holds %zu of %zu points; %zu to run on %s\n", a.output.c_str(), held,
+    spdlog::info("{} holds {} of {} points; {} to run on {}", a.output.c_str(), held,
                  points.size(), todo.size(), backend->name().c_str());
     writer->write(Json{{"type", "segment"},
                        {"index", segment},
@@ -292,14 +293,16 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
           std::string t = rec.timing ? fmt_time(rec.timing->time_s) : "";
           std::string reason = rec.reason.value_or("");
           if (reason.size() > 100) reason = reason.substr(0, 100) + "...";
-          std::fprintf(stderr, "[%zu/%zu] %-20s %-40s %-19s %s %s\n", held + i, points.size(), rec.variant.c_str(),
-                       short_axes(rec.axes).c_str(), rec.status.c_str(), t.c_str(), reason.c_str());
+          const std::string line = fmt::format("[{}/{}] {:<20} {:<40} {:<19} {} {}", held + i, points.size(), rec.variant,
+                                               short_axes(rec.axes), rec.status, t, reason);
+          if (stderr_is_terminal()) std::fprintf(stderr, "%s\n", line.c_str());  // as it was, on a terminal
+          else spdlog::info("{}", line);                                       // timestamped in a batch log
         },
         listener);
     writer->commit();  // a shard with no points is a header alone, and still replaces the old file
     return any_failed(records) ? kExitPointsFailed : kExitOk;
   } catch (const DeviceFault& e) {
-    std::fprintf(stderr, "labrun: device fault: %s\n", e.what());
+    spdlog::warn("device fault: {}", e.what());
     return kExitWorkerFault;
   } catch (const Interrupted& e) {
     return 128 + e.signal();
@@ -317,6 +320,7 @@ std::vector<std::string> worker_argv(const SweepArgs& a, const std::string& outp
   if (!a.only.empty()) w.insert(w.end(), {"--only", a.only});
   for (const auto& o : a.lab_overrides) w.insert(w.end(), {"--lab", o});
   if (a.quiet) w.push_back("-q");
+  w.insert(w.end(), {"--log-level", log_level()});
   return w;
 }
 
@@ -338,7 +342,7 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
   if (fs::exists(a.output, ec)) {
     if (a.resume && !dir_exists) {
       check_resumable(a.output, config, a.force);
-      std::fprintf(stderr, "labrun: %s is complete (its %d processes were pooled); nothing to resume\n",
+      spdlog::info("{} is complete (its {} processes were pooled); nothing to resume", 
                    a.output.c_str(), k);
       return finish(points_of(a.output), "results: " + a.output);
     }
@@ -366,7 +370,7 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
     if (lane.continue_existing) check_resumable(part, config, a.force);
     lane.worker_argv = [&, part, process](bool fresh) { return worker_argv(a, part, fresh, a.force && !fresh, process); };
     lane.label = fmt::format("process {} of {}: ", i, k);
-    std::fprintf(stderr, "labrun: process %d of %d (lab.processes)\n", i, k);
+    spdlog::info("process {} of {} (lab.processes)", i, k);
     const LaneEnd end = supervise_lane(lane);
     if (end.kind == LaneEnd::Kind::interrupted) {
       std::size_t finished = 0;
@@ -378,7 +382,7 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
     if (end.kind == LaneEnd::Kind::failed) {
       const bool empty = fs::is_empty(dir, ec);
       if (empty) fs::remove(dir, ec);  // nothing ran: leave nothing behind
-      std::fprintf(stderr, "labrun: process %d of %d failed (status %d)%s\n", i, k, end.exit_code,
+      spdlog::warn("process {} of {} failed (status {}){}", i, k, end.exit_code,
                    empty ? "" : ("; the processes' files are kept in " + dir.string() + " (--resume continues them)").c_str());
       return end.exit_code;
     }
@@ -418,7 +422,7 @@ int run_devices(const SweepArgs& a, const std::vector<int>& devices) {
   const fs::path dir = a.output + ".devices";
   std::error_code ec;
   if (fs::exists(a.output, ec) && a.resume && !fs::exists(dir, ec)) {
-    std::fprintf(stderr, "labrun: %s is complete (its shards were merged); nothing to resume\n", a.output.c_str());
+    spdlog::info("{} is complete (its shards were merged); nothing to resume", a.output.c_str());
     return finish(points_of(a.output), "results: " + a.output);
   }
   if (fs::exists(a.output, ec) && !a.force && !a.resume)
@@ -442,11 +446,12 @@ int run_devices(const SweepArgs& a, const std::vector<int>& devices) {
     if (a.force) child.push_back("--force");
     if (!a.only.empty()) child.insert(child.end(), {"--only", a.only});
     for (const auto& o : a.lab_overrides) child.insert(child.end(), {"--lab", o});
+    child.insert(child.end(), {"--log-level", log_level()});
     SpawnOptions options;
     options.program = "/proc/self/exe";
     options.parent_death_signal = SIGTERM;  // a supervisor: it stops its own worker on SIGTERM
     options.env = {"CUDA_VISIBLE_DEVICES=" + std::to_string(devices[static_cast<std::size_t>(i - 1)])};
-    std::fprintf(stderr, "labrun: shard %d of %d on device %d -> %s\n", i, n, devices[static_cast<std::size_t>(i - 1)],
+    spdlog::info("shard {} of {} on device {} -> {}", i, n, devices[static_cast<std::size_t>(i - 1)],
                  file.c_str());
     pids.push_back(start_process(child, options));
   }
@@ -465,15 +470,14 @@ int run_devices(const SweepArgs& a, const std::vector<int>& devices) {
   if (stop_signal) {
     std::size_t finished = 0;
     for (const auto& f : files) finished += read_lane(f).done.size();
-    std::fprintf(stderr, "\nlabrun: interrupted by SIG%s: %zu points finished, kept in %s\n",
+    spdlog::warn("interrupted by SIG{}: {} points finished, kept in {}", 
                  sigabbrev_np(stop_signal) ? sigabbrev_np(stop_signal) : "?", finished, dir.string().c_str());
-    std::fprintf(stderr, "labrun: resume with: %s\n", resume_command(a.argv, a.output).c_str());
+    spdlog::warn("resume with: {}", resume_command(a.argv, a.output).c_str());
     return 128 + stop_signal;
   }
   for (std::size_t k = 0; k < codes.size(); ++k)
     if (*codes[k] != kExitOk && *codes[k] != kExitPointsFailed) {
-      std::fprintf(stderr, "labrun: the worker of shard %zu of %d (device %d) failed with status %d; the finished "
-                           "points are kept in %s (--resume continues)\n",
+      spdlog::warn("the worker of shard {} of {} (device {}) failed with status {}; the finished points are kept in {} (--resume continues)", 
                    k + 1, n, devices[k], *codes[k], files[k].c_str());
       return *codes[k];
     }

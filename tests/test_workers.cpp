@@ -139,7 +139,8 @@ TEST(Workers, SigkilledSweepResumesToTheCleanRunsPointSet) {
     const std::size_t kept = statuses(out).size();
     EXPECT_GE(kept, after);
     EXPECT_LT(kept, 288u) << "the run finished before it was killed: the test proves nothing";
-    const Ran resumed = run(cwd, kBinary, with(args, {"-o", out, "--resume"}));
+    // -q keeps warnings only; --log-level info brings the worker's "holds N of M" back.
+    const Ran resumed = run(cwd, kBinary, with(args, {"-o", out, "--resume", "--log-level", "info"}));
     EXPECT_EQ(resumed.code, 0) << resumed.err;
     EXPECT_NE(resumed.err.find("holds " + std::to_string(kept) + " of 288 points"), std::string::npos) << resumed.err;
     int duplicates = -1;
