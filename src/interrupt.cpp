@@ -7,9 +7,11 @@ namespace labrun {
 namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
+volatile std::sig_atomic_t g_count = 0;
 
 extern "C" void on_signal(int signal) {
   if (g_signal == 0) g_signal = signal;
+  g_count = g_count + 1;
 }
 
 }  // namespace
@@ -21,9 +23,13 @@ void install_interrupt_handlers() {
   action.sa_flags = 0;  // no SA_RESTART: blocking calls return EINTR
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
 int interrupt_signal() { return g_signal; }
+
+int interrupt_count() { return g_count; }
 
 void throw_if_interrupted() {
   if (const int s = g_signal) throw Interrupted(s);

@@ -6,13 +6,18 @@
 
 namespace labrun {
 
-/// Installs handlers for SIGINT and SIGTERM that only record the signal (async-signal-safe), without
+/// Installs handlers for SIGINT, SIGTERM and SIGHUP (a closed terminal) that only record the signal
+/// (async-signal-safe), and ignores SIGPIPE (a closed pipe on stderr must not kill a sweep: writes then fail with
+/// EPIPE instead). Without
 /// SA_RESTART, so a blocking poll() or waitpid() returns EINTR and the caller looks at interrupt_signal().
 /// Idempotent.
 void install_interrupt_handlers();
 
-/// The first SIGINT or SIGTERM received since install_interrupt_handlers(), or 0.
+/// The first SIGINT, SIGTERM or SIGHUP received since install_interrupt_handlers(), or 0.
 int interrupt_signal();
+
+/// How many of them arrived (a second Ctrl-C asks to stop now, not after the point).
+int interrupt_count();
 
 /// Thrown by the sweep loop (between samples and between points) once interrupt_signal() is set: the point in
 /// progress is abandoned, not written. `signal()` is the signal's number (the process exits 128 + it).

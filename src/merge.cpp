@@ -17,11 +17,12 @@ bool is_shard(const RunHeader& header) {
 
 namespace {
 
-int shard_field(const Run& run, const char* key) {
+// shard.count (or shard.index) of a shard's header (docs/records.md: shard = {index, count}).
+int shard_field(const Run& run, bool count) {
   const Json& s = run.header.json["shard"];
-  if (!s.contains(key) || !s[key].is_number_integer())
-    throw ResultError(run.file + ": header.shard." + key + " is not an integer");
-  return s[key].get<int>();
+  const Json v = count ? s.value("count", Json()) : s.value("index", Json());
+  if (!v.is_number_integer()) throw ResultError(run.file + ": its header's shard is not {index, count} integers");
+  return v.get<int>();
 }
 
 }  // namespace
@@ -32,10 +33,10 @@ Run merge_shards(std::vector<Run> shards, const MergeOptions& options) {
     if (!r.has_header || !is_shard(r.header))
       throw ResultError(r.file + ": not a shard (its header has no `shard`: it was not run with --shard I/N)");
   const Run& first = shards.front();
-  const int count = shard_field(first, "count");
+  const int count = shard_field(first, true);
   std::map<int, Run*> by_index;
   for (Run& r : shards) {
-    const int index = shard_field(r, "index"), n = shard_field(r, "count");
+    const int index = shard_field(r, false), n = shard_field(r, true);
     if (n != count)
       throw ResultError(fmt::format("{} is shard {} of {}, but {} is one of {}: shards of different splits", r.file,
                                     index, n, first.file, count));

@@ -56,7 +56,7 @@ int cmd_merge(const std::vector<std::string>& shards, const std::string& output,
   const Json& list = merged.header.json["shards"];
   std::printf("labrun merge: %zu points from %zu shards -> %s\n", merged.points.size(), list.size(), output.c_str());
   for (const Json& s : list)
-    std::printf("  shard %s: %s points on %s %s (%s)\n", s["index"].dump().c_str(), s["points"].dump().c_str(),
+    std::printf("  shard %s: %s points on %s %s (%s)\n", s.value("index", Json()).dump().c_str(), s["points"].dump().c_str(),
                 s["hostname"].is_string() ? s["hostname"].get<std::string>().c_str() : "?",
                 s["backend"].get<std::string>().c_str(), s["device"].get<std::string>().c_str());
   return kExitOk;

@@ -14,7 +14,18 @@
 
 namespace labrun {
 
-OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
+namespace {
+
+// The lock file of `path`: beside the file the path resolves to (a symlink and its target share one lock).
+std::string lock_file_of(const std::string& path) {
+  std::error_code ec;
+  const auto resolved = std::filesystem::weakly_canonical(path, ec);
+  return (ec ? std::filesystem::path(path) : resolved).string() + ".lock";
+}
+
+}  // namespace
+
+OutputLock::OutputLock(const std::string& path) : lock_path_(lock_file_of(path)) {
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty() && !std::filesystem::is_directory(parent, ec) &&
@@ -47,6 +58,18 @@ OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
         held.st_dev == named.st_dev) {
       const std::string pid = std::to_string(::getpid());
       if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+      // The file's writer (a worker's JsonlWriter) holds a lock on the file itself, so another name for it (a hard
+      // link) is caught here by a probe of that lock.
+      const int probe = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      const bool held = probe >= 0 && ::flock(probe, LOCK_EX | LOCK_NB) != 0;
+      if (probe >= 0) ::close(probe);
+      if (held) {
+        ::unlink(lock_path_.c_str());
+        ::close(fd_);
+        fd_ = -1;
+        throw OutputError(path + " is being written by another labrun (under another name: a link to the same "
+                                 "file); one writer per result file: wait for it, or choose another -o");
+      }
       return;
     }
     ::close(fd_);

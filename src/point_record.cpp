@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "axis.hpp"
 
@@ -775,7 +776,8 @@ void load_file(const std::string& path, ResultSet& set) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ResultError("cannot read " + path + ": " + std::strerror(errno));
   std::optional<Run> run;
-  std::size_t records = 0;
+  std::size_t records = 0, duplicates = 0;
+  std::set<std::string> ids;  // of the current run: a point twice means two writers, or a broken merge
   std::string line;
   for (std::size_t lineno = 1; std::getline(in, line); ++lineno) {
     if (line.empty()) continue;
@@ -799,10 +801,14 @@ void load_file(const std::string& path, ResultSet& set) {
     try {
       if (*type == "header") {
         if (run && (run->has_header || !run->points.empty())) set.runs.push_back(std::move(*run));
-        run = Run{path, header_from_json(r), true, {}};
+        run = Run{path, header_from_json(r), true, {}, {}};
+        ids.clear();
       } else if (*type == "point") {
-        if (!run) run = Run{path, RunHeader{Json{{"type", "header"}}}, false, {}};
+        if (!run) run = Run{path, RunHeader{Json{{"type", "header"}}}, false, {}, {}};
         run->points.push_back(point_from_json(r));
+        if (!ids.insert(run->points.back().id).second && duplicates++ < 3)
+          set.warnings.push_back(where + ": point " + run->points.back().id + " (" + run->points.back().key +
+                                 ") appears again in the same run (two writers on one file?)");
       } else if (*type == "segment") {
         if (run) run->segments.push_back(std::move(r));
       }

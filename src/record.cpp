@@ -1,6 +1,7 @@
 #include "record.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -76,6 +77,7 @@ JsonlWriter::JsonlWriter(const std::string& path, bool force) : path_(path) {
       throw OutputError("output file " + target + " exists; labrun never overwrites results (use --force)");
     throw OutputError("cannot create output file " + target + ": " + std::strerror(errno));
   }
+  ::flock(fd_, LOCK_EX | LOCK_NB);  // a new file: nobody else can hold it
 }
 
 std::string replacement_path(const std::string& path, long pid) { return path + ".new-" + std::to_string(pid); }
@@ -99,7 +101,29 @@ std::size_t drop_torn_tail(const std::string& path) {
     }
     end = start;
   }
-  if (end != size && ::ftruncate(fd, end) != 0) {
+  if (end == size) {
+    ::close(fd);
+    return 0;
+  }
+  // An unterminated last line that is a whole record (a copy that lost the final newline) is kept, as every
+  // reader keeps it: it only gets its newline. Only a line that does not parse is torn, and dropped.
+  std::string tail(static_cast<std::size_t>(size - end), '\0');
+  const bool read_all = ::pread(fd, tail.data(), tail.size(), end) == static_cast<ssize_t>(tail.size());
+  bool whole = false;
+  if (read_all) {
+    try {
+      whole = parse_record_line(tail).is_object();
+    } catch (const std::exception&) {
+      whole = false;
+    }
+  }
+  if (whole) {
+    const bool ok = ::pwrite(fd, "\n", 1, size) == 1;
+    ::close(fd);
+    if (!ok) throw OutputError("cannot complete the last line of " + path + ": " + std::strerror(errno));
+    return 0;
+  }
+  if (::ftruncate(fd, end) != 0) {
     const int err = errno;
     ::close(fd);
     throw OutputError("cannot truncate " + path + ": " + std::strerror(err));
@@ -112,6 +136,12 @@ JsonlWriter::JsonlWriter(const std::string& path, Append) : path_(path) {
   drop_torn_tail(path);
   fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd_ < 0) throw OutputError("cannot append to " + path + ": " + std::strerror(errno));
+  // One writer per file, whatever name it was opened by (a hard link shares the inode and this lock).
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    throw OutputError(path + " is being written by another labrun; one writer per result file");
+  }
   lines_ = 2;  // an existing file: nothing left to replace
 }
 

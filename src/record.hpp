@@ -46,7 +46,8 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Appends one JSON object per line to a file, each line handed to the kernel in one write(2) on an O_APPEND
+/// Appends one JSON object per line to a file, holding an exclusive flock(2) on it while open (so another writer
+/// under any name is refused, src/output_lock.hpp), each line handed to the kernel in one write(2) on an O_APPEND
 /// descriptor and returned only when the kernel has all of it. A line whose write() returned is on disk whole,
 /// whatever happens to the process afterwards; a kill during a write can leave that one line torn (the kernel
 /// copies page by page), and only as the unterminated last line, which read_jsonl() recognises and drops.
@@ -86,8 +87,9 @@ class JsonlWriter {
 /// Where JsonlWriter(path, force = true) of process `pid` writes until its first complete point replaces `path`.
 std::string replacement_path(const std::string& path, long pid);
 
-/// Truncates `path` after its last newline, dropping an unterminated last line (a record torn by a killed
-/// writer) so that appending starts on a line of its own. Returns the bytes dropped (0 if none).
+/// Makes `path` end with a newline so that appending starts on a line of its own: an unterminated last line that
+/// parses as a record (a copy that lost its final newline) gets the newline; one that does not (a record torn by a
+/// killed writer) is truncated away. Returns the bytes dropped (0 if none).
 /// @throws OutputError if the file cannot be read or truncated.
 std::size_t drop_torn_tail(const std::string& path);
 

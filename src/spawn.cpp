@@ -47,6 +47,8 @@ int start_process(const std::vector<std::string>& argv, const SpawnOptions& opti
     // The parent's handlers do not survive exec, but an ignored SIGINT/SIGTERM would: restore the defaults.
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
     if (!options.output.empty()) {
       const int fd = open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0) _exit(127);

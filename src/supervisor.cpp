@@ -159,6 +159,7 @@ LaneEnd supervise_lane(const Lane& lane) {
     options.program = "/proc/self/exe";
     options.parent_death_signal = SIGKILL;
     options.keep_fd = pipe.write_fd;
+    options.env = lane.env;
     const int pid = start_process(argv, options);
     pipe.close_write();
 
@@ -170,11 +171,19 @@ LaneEnd supervise_lane(const Lane& lane) {
       rc = wait_process(pid, false);
       if (rc) break;
       if (const int signal = interrupt_signal()) {
-        // Ask the worker to abandon its point and flush, then make sure it is gone.
+        // Ask the worker to abandon its point and flush, then make sure it is gone: after the grace, or at once
+        // on a second signal.
         ::kill(pid, SIGTERM);
         const auto t0 = Clock::now();
+        bool told = false;
         while (!(rc = wait_process(pid, false))) {
-          if (std::chrono::duration<double>(Clock::now() - t0).count() > kStopGrace_s) ::kill(pid, SIGKILL);
+          const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+          if (waited > kStopGrace_s || interrupt_count() > 1) ::kill(pid, SIGKILL);
+          if (waited > 1 && !told) {
+            spdlog::warn("{}stopping: waiting up to {:.0f} s for the worker to leave its point (again to stop it now)",
+                         lane.label, kStopGrace_s);
+            told = true;
+          }
           drain(pipe, at, 100);
         }
         end.kind = LaneEnd::Kind::interrupted;

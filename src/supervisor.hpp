@@ -43,6 +43,7 @@ struct Lane {
   std::function<std::vector<std::string>(bool fresh)> worker_argv;
   /// true: the file exists and is continued from the start (resume); false: the first worker creates it.
   bool continue_existing = false;
+  std::vector<std::string> env;  ///< set in every worker's environment ("KEY=VALUE"; e.g. LABRUN_ARGV)
   std::string label;  ///< how messages name the lane ("" for a single-process sweep, "process 2 of 3: ")
 };
 

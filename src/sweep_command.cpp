@@ -1,5 +1,6 @@
 #include "sweep_command.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -166,10 +167,16 @@ void check_same(std::vector<std::string>& mismatches, const char* what, const st
                                      run_value.empty() ? "(none)" : run_value));
 }
 
-void refuse_mismatch(const std::string& file, const std::vector<std::string>& mismatches) {
+// Refuses to continue `file` over `mismatches`, or with `force` continues and says what differs (the segment
+// line records this run's config hash and lab settings).
+void refuse_mismatch(const std::string& file, const std::vector<std::string>& mismatches, bool force) {
   if (mismatches.empty()) return;
   std::string all;
   for (const auto& m : mismatches) all += (all.empty() ? "" : "; ") + m;
+  if (force) {
+    spdlog::warn("resuming {} despite a mismatch (--force): {}", file, all);
+    return;
+  }
   throw OutputError("cannot resume " + file + ": it holds another run (" + all +
                     "); --resume --force continues it anyway, -o another file starts afresh");
 }
@@ -177,12 +184,15 @@ void refuse_mismatch(const std::string& file, const std::vector<std::string>& mi
 // The supervisor's check before continuing `file`: the same config bytes, lab settings and labrun build.
 void check_resumable(const std::string& file, const SweepConfig& config, bool force) {
   const RunHeader h = header_to_continue(file);
-  if (force) return;
   std::vector<std::string> m;
   check_same(m, "config sha256", h.config_sha256(), config.sha256);
-  check_same(m, "lab settings", h.lab().dump(), to_json(config.lab).dump());
+  // The settings that differ, by name, rather than both objects.
+  const Json now = to_json(config.lab);
+  for (const auto& [key, value] : now.items())
+    if (!h.lab().contains(key) || h.lab()[key] != value)
+      check_same(m, ("lab." + key).c_str(), h.lab().contains(key) ? h.lab()[key].dump() : "", value.dump());
   check_same(m, "labrun git sha", h.git_sha(), build_info().git_sha);
-  refuse_mismatch(file, m);
+  refuse_mismatch(file, m, force);
 }
 
 // Shell quoting for a word of the resume command: bare when it is safe, else in single quotes.
@@ -250,7 +260,15 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
   std::unique_ptr<JsonlWriter> writer = fresh ? std::make_unique<JsonlWriter>(a.output, a.force)
                                               : std::make_unique<JsonlWriter>(a.output, JsonlWriter::Append{});
   const Json calibration = backend->calibrate();
-  Json header = make_header(config, a.argv, *backend, calibration, points.size());
+  // The header records the user's command line (the supervisor's, passed in LABRUN_ARGV), not the worker's.
+  std::vector<std::string> argv = a.argv;
+  if (const char* given = std::getenv("LABRUN_ARGV")) {
+    try {
+      argv = Json::parse(given).get<std::vector<std::string>>();
+    } catch (const std::exception&) {
+    }
+  }
+  Json header = make_header(config, argv, *backend, calibration, points.size());
   if (process_count > 0) header["process"] = {{"index", process_index}, {"count", process_count}};
   if (!a.shard.empty()) {
     const ShardSpec spec = parse_shard(a.shard);
@@ -263,12 +281,12 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
   } else {
     // The device may differ from the one the file was begun on (another node of the cluster): the same model
     // and driver are required, or --force.
-    if (!a.force) {
+    {
       std::vector<std::string> m;
       const RunHeader now = header_from_json(header);
       check_same(m, "device", existing->device_name(), now.device_name());
       check_same(m, "driver", existing->driver_version(), now.driver_version());
-      refuse_mismatch(a.output, m);
+      refuse_mismatch(a.output, m, a.force);
     }
     spdlog::info("{} holds {} of {} points; {} to run on {}", a.output.c_str(), held,
                  points.size(), todo.size(), backend->name().c_str());
@@ -278,6 +296,8 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
                        {"argv", header["argv"]},
                        {"environment", header["environment"]},
                        {"calibration", header["calibration"]},
+                       {"config_sha256", config.sha256},
+                       {"lab", header["lab"]},
                        {"points_held", held}});
   }
   const PhaseListener listener = [&](const std::string& id, const std::string& phase) {
@@ -330,6 +350,19 @@ int finish(const std::vector<PointRecord>& points, const std::string& line) {
   return any_failed(points) ? kExitPointsFailed : kExitOk;
 }
 
+// The K of the process-I-of-K.jsonl files in a pooled run's folder (0: none there).
+int pooled_count_in(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    int i = 0, k = 0;
+    char tail[8] = {0};
+    if (std::sscanf(e.path().filename().string().c_str(), "process-%d-of-%d.%7s", &i, &k, tail) == 3 &&
+        std::string(tail) == "jsonl")
+      return k;
+  }
+  return 0;
+}
+
 // lab.processes = K: K lanes, one after another, each a result file in OUTPUT.processes/ (its workers run the
 // whole sweep), then their records pooled point by point (src/processes.hpp) into OUTPUT, written whole. A
 // failed or killed run leaves no OUTPUT; the lanes' files stay for --resume, which keeps finished lanes,
@@ -339,9 +372,20 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
   const fs::path dir = a.output + ".processes";
   std::error_code ec;
   const bool dir_exists = fs::exists(fs::symlink_status(dir, ec));
+  if (a.resume && dir_exists)
+    if (const int held = pooled_count_in(dir); held != 0 && held != k)
+      throw OutputError(fmt::format("cannot resume {}: {} holds the processes of a {}-process run, and this one has "
+                                    "lab.processes = {} (resume with --lab processes={}; --force replaces them)",
+                                    a.output, dir.string(), held, k, held));
   if (fs::exists(a.output, ec)) {
     if (a.resume && !dir_exists) {
       check_resumable(a.output, config, a.force);
+      const RunHeader h = header_to_continue(a.output);
+      if (!h.json.contains("processes") || h.process_count() != k)
+        throw OutputError(fmt::format("cannot resume {} as a pooled run of {} processes: its header is {} (its "
+                                      "processes' files are resumed in {}.processes/)",
+                                      a.output, k, h.json.contains("process") ? "one process's" : "not a pooled run's",
+                                      a.output));
       spdlog::info("{} is complete (its {} processes were pooled); nothing to resume", 
                    a.output.c_str(), k);
       return finish(points_of(a.output), "results: " + a.output);
@@ -369,6 +413,7 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
     lane.continue_existing = a.resume && fs::exists(part, ec);
     if (lane.continue_existing) check_resumable(part, config, a.force);
     lane.worker_argv = [&, part, process](bool fresh) { return worker_argv(a, part, fresh, a.force && !fresh, process); };
+    lane.env = {"LABRUN_ARGV=" + Json(a.argv).dump()};
     lane.label = fmt::format("process {} of {}: ", i, k);
     spdlog::info("process {} of {} (lab.processes)", i, k);
     const LaneEnd end = supervise_lane(lane);
@@ -485,6 +530,7 @@ int run_devices(const SweepArgs& a, const std::vector<int>& devices) {
   for (const auto& f : files)
     for (auto& r : load_results({f}).runs) shards.push_back(std::move(r));
   Run merged = merge_shards(std::move(shards));
+  merged.header.json["argv"] = a.argv;  // the user's command, not the first child's
   write_run_whole(a.output, merged, true);
   fs::remove_all(dir, ec);
   return finish(merged.points, fmt::format("results: {} ({} devices, merged)", a.output, n));
@@ -535,7 +581,18 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment
   if (config.lab.processes > 1) return run_pooled(a, config, points);
 
   std::error_code ec;
+  if (fs::is_directory(a.output, ec))
+    throw OutputError(a.output + " is a folder; -o names the result file (e.g. -o " +
+                      (fs::path(a.output) / (config.experiment + ".jsonl")).string() + ")");
+  if (a.resume && !fs::exists(a.output, ec) && fs::exists(a.output + ".processes", ec))
+    throw OutputError(fmt::format("cannot resume {}: {}.processes/ holds a pooled run's processes (lab.processes = "
+                                  "{}): resume with the same --lab processes",
+                                  a.output, a.output, pooled_count_in(a.output + ".processes")));
   const bool exists = fs::exists(a.output, ec);
+  // The file this run may replace (--force): if it is still that file when the run is interrupted, nothing of
+  // this run was kept.
+  struct stat before {};
+  const bool replacing = exists && a.force && !a.resume && ::stat(a.output.c_str(), &before) == 0;
   if (exists && !a.force && !a.resume)
     throw OutputError("output file " + a.output + " exists; labrun never overwrites results (use --force, or --resume "
                       "to continue it)");
@@ -546,8 +603,15 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment
   lane.continue_existing = a.resume && exists;
   if (lane.continue_existing) check_resumable(a.output, config, a.force);
   lane.worker_argv = [&](bool fresh) { return worker_argv(a, a.output, fresh, a.force, ""); };
+  lane.env = {"LABRUN_ARGV=" + Json(a.argv).dump()};
   const LaneEnd end = supervise_lane(lane);
   if (end.kind == LaneEnd::Kind::interrupted) {
+    struct stat now {};
+    if (replacing && ::stat(a.output.c_str(), &now) == 0 && now.st_ino == before.st_ino && now.st_dev == before.st_dev) {
+      spdlog::warn("interrupted by SIG{} before this run's first point: {} still holds the earlier results, unchanged",
+                   sigabbrev_np(end.signal) ? sigabbrev_np(end.signal) : "?", a.output);
+      return 128 + end.signal;
+    }
     std::size_t finished = 0;
     for (const auto& id : read_lane(a.output).done) finished += id.empty() ? 0 : 1;
     print_interrupted(end.signal, finished, points.size(), a.output, a.argv, a.output);

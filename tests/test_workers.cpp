@@ -308,5 +308,101 @@ TEST(Workers, UnwritableWorkingDirectoryIsAClearOutputError) {
   EXPECT_NE(r.err.find("-o"), std::string::npos);
 }
 
+
+// Review findings (issue 12): a last line that lost only its newline is a whole record, kept, not run twice or
+// dropped; a header that lost its newline stays the header.
+TEST(Workers, LastLineWithoutNewlineIsKept) {
+  TempDir dir;
+  const std::string cwd = dir.path().string();
+  const auto args = std::vector<std::string>{"sweep", kSmoke, "--device", "cpu", "-q"};
+  ASSERT_EQ(run(cwd, kBinary, with(args, {"-o", "clean.jsonl"})).code, 0);
+  const std::string clean = slurp(cwd + "/clean.jsonl");
+  std::size_t at = 0;
+  for (int line = 0; line < 100; ++line) at = clean.find('\n', at) + 1;
+  for (const std::size_t cut : {at - 1, clean.find('\n')}) {  // 99 points without the last newline; the header alone
+    std::ofstream(cwd + "/cut.jsonl", std::ios::trunc) << clean.substr(0, cut);
+    const Ran r = run(cwd, kBinary, with(args, {"-o", "cut.jsonl", "--resume"}));
+    EXPECT_EQ(r.code, 0) << r.err;
+    int duplicates = -1;
+    EXPECT_EQ(statuses(cwd + "/cut.jsonl", &duplicates), statuses(cwd + "/clean.jsonl"));
+    EXPECT_EQ(duplicates, 0);
+    EXPECT_EQ(read_jsonl(cwd + "/cut.jsonl").front()["type"], "header");
+  }
+}
+
+// The one-writer lock follows the file: a symlink to a file being written is refused too, and so is a hard link.
+TEST(Workers, SecondWriterThroughALinkIsRefused) {
+  TempDir dir;
+  const std::string cwd = dir.path().string(), out = cwd + "/real.jsonl";
+  const int pid = start(kBinary, with({"sweep", kSmoke, "--device", "cpu", "-q", "-o", out}, kSlow), cwd + "/a.log");
+  wait_for_points(out, 5);
+  fs::create_symlink(out, cwd + "/sym.jsonl");
+  fs::create_hard_link(out, cwd + "/hard.jsonl");
+  for (const char* name : {"sym.jsonl", "hard.jsonl"}) {
+    const Ran second = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", name, "--resume"});
+    EXPECT_EQ(second.code, 4) << name << ": " << second.err;
+    EXPECT_NE(second.err.find("is being written by another labrun"), std::string::npos) << second.err;
+  }
+  EXPECT_EQ(*wait_process(pid, true), 0);
+  int duplicates = -1;
+  EXPECT_EQ(statuses(out, &duplicates).size(), 288u);
+  EXPECT_EQ(duplicates, 0);
+}
+
+// A pooled run's processes are resumed only by a run of as many processes; nothing of them is removed otherwise.
+TEST(Workers, PooledResumeNeedsTheSameProcessCount) {
+  TempDir dir;
+  const std::string cwd = dir.path().string(), out = cwd + "/pc.jsonl";
+  const int pid = start(kBinary, with({"sweep", kSmoke, "--device", "cpu", "-q", "--lab", "processes=2", "-o", out}, kSlow),
+                        cwd + "/a.log");
+  wait_for_points(out + ".processes/process-1-of-2.jsonl", 30);
+  ::kill(pid, SIGKILL);
+  (void)wait_process(pid, true);
+  const std::string part = slurp(out + ".processes/process-1-of-2.jsonl");
+  const Ran three = run(cwd, kBinary, with({"sweep", kSmoke, "--device", "cpu", "-q", "--lab", "processes=3", "-o", out,
+                                            "--resume"}, kSlow));
+  EXPECT_EQ(three.code, 4) << three.err;
+  EXPECT_NE(three.err.find("holds the processes of a 2-process run, and this one has lab.processes = 3"),
+            std::string::npos)
+      << three.err;
+  const Ran one = run(cwd, kBinary, with({"sweep", kSmoke, "--device", "cpu", "-q", "-o", out, "--resume"}, kSlow));
+  EXPECT_EQ(one.code, 4) << one.err;
+  EXPECT_NE(one.err.find("holds a pooled run's processes (lab.processes = 2)"), std::string::npos) << one.err;
+  EXPECT_EQ(slurp(out + ".processes/process-1-of-2.jsonl"), part);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// --force interrupted before its first point says the earlier results are unchanged (and they are); the header's
+// argv is the user's command line, not the worker's; -o naming a folder and SIGHUP are clear.
+TEST(Workers, ForceInterruptedEarlyArgvFolderAndSighup) {
+  TempDir dir;
+  const std::string cwd = dir.path().string(), out = cwd + "/f.jsonl";
+  ASSERT_EQ(run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", out}).code, 0);
+  const std::string before = slurp(out);
+  const Json header = read_jsonl(out).front();
+  EXPECT_EQ(header["argv"], Json({kBinary, "sweep", kSmoke, "--device", "cpu", "-q", "-o", out}));
+  const int pid = start(kBinary, {"sweep", kSmoke, "--device", "cpu", "-o", out, "--force", "--lab", "warmup_time_s=3"},
+                        cwd + "/force.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(*wait_process(pid, true), 130);
+  EXPECT_NE(slurp(cwd + "/force.log").find("before this run's first point: " + out + " still holds the earlier results"),
+            std::string::npos)
+      << slurp(cwd + "/force.log");
+  EXPECT_EQ(slurp(out), before);
+  fs::create_directory(cwd + "/folder");
+  const Ran folder = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "folder", "--force"});
+  EXPECT_EQ(folder.code, 4);
+  EXPECT_NE(folder.err.find("folder is a folder; -o names the result file (e.g. -o folder/masking.jsonl)"),
+            std::string::npos)
+      << folder.err;
+  const std::string hup = cwd + "/hup.jsonl";
+  const int p2 = start(kBinary, with({"sweep", kSmoke, "--device", "cpu", "-q", "-o", hup}, kSlow), cwd + "/hup.log");
+  wait_for_points(hup, 10);
+  ::kill(p2, SIGHUP);
+  EXPECT_EQ(*wait_process(p2, true), 129);
+  EXPECT_NE(slurp(cwd + "/hup.log").find("resume with: "), std::string::npos);
+}
+
 }  // namespace
 }  // namespace labrun
