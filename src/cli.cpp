@@ -30,6 +30,7 @@
 #include "record.hpp"
 #include "report.hpp"
 #include "status.hpp"
+#include "format.hpp"
 #include "log.hpp"
 #include "merge_cli.hpp"
 #include "shard.hpp"
@@ -320,8 +321,16 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       return kExitOk;
     }
     if (dry_run) {
-      for (const auto& p : points) std::printf("%s  %-20s %s\n", p.id().c_str(), p.variant.c_str(), p.label().c_str());
-      std::printf("%zu points\n", points.size());
+      // Each point with the estimate sharding balances by (src/shard.hpp), and their sum per process.
+      const BackendKind kind = device == "cpu" || device == "host" || !hooks.open_cuda ? BackendKind::host : BackendKind::cuda;
+      double total_s = 0;
+      for (const auto& p : points) {
+        const double t = estimated_point_time_s(p, experiment, config.lab, kind);
+        total_s += t;
+        std::printf("%s  %-20s %-9s %s\n", p.id().c_str(), p.variant.c_str(), format_time(t).c_str(), p.label().c_str());
+      }
+      std::printf("%zu points, estimated %s per process on the %s backend\n", points.size(), format_time(total_s).c_str(),
+                  to_string(kind));
       return kExitOk;
     }
     sweep_args.argv = args;

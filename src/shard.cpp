@@ -40,7 +40,7 @@ std::string inputs_key(const Point& p) {
 
 double estimated_point_time_s(const Point& point, const Experiment& experiment, const LabSettings& lab,
                               BackendKind kind) {
-  constexpr double kFixed_s = 2e-3, kNotRun_s = 1e-3, kSetupRate_Bps = 1e9;
+  constexpr double kFixed_s = 5e-3, kNotRun_s = 1e-3, kSetupRate_Bps = 1e10;
   const VariantDecl* v = experiment.find_variant(point.variant);
   if (!v || v->implementations.find(kind) == v->implementations.end()) return kNotRun_s;
   if (v->unsupported && v->unsupported(point)) return kNotRun_s;
