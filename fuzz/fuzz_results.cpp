@@ -9,10 +9,11 @@
 //    diff and pooling), then the analysis (analyze()), the report's context and markdown (ReportContext,
 //    render_report, plot_figures: all in memory), and diff_results() of the runs against themselves and of the
 //    first half of the runs against the rest, rendered as JSON, table and markdown.
-// Caught, as documented: parse_record_line's std::runtime_error (nesting deeper than kMaxJsonDepth) and
-// nlohmann::json::parse_error, ResultError from the readers and the loader, std::invalid_argument from
-// diff_results (no point in common). Anything else escaping, a crash, a leak, undefined behaviour, a hang or
-// memory beyond -rss_limit_mb is a finding. scripts/sanitize.sh runs it.
+// Caught, as documented: parse_record_line's std::runtime_error (nesting deeper than kMaxJsonDepth),
+// nlohmann::json::parse_error and nlohmann::json::out_of_range (a number beyond a double), ResultError from the
+// readers and the loader, std::invalid_argument from diff_results (no point in common). Anything else escaping,
+// a crash, a leak, undefined behaviour, a hang or memory beyond -rss_limit_mb is a finding. scripts/sanitize.sh
+// runs it.
 #include <unistd.h>
 
 #include <cstddef>
@@ -79,6 +80,8 @@ void records(const std::string& bytes) {
     try {
       j = labrun::parse_record_line(line);
     } catch (const Json::parse_error&) {
+      continue;
+    } catch (const Json::out_of_range&) {  // a number beyond a double (406), e.g. 1e400
       continue;
     } catch (const std::runtime_error&) {  // nested deeper than kMaxJsonDepth
       continue;
