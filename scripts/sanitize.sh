@@ -6,7 +6,7 @@
 # bounded time over a copy of its seed corpus (fuzz/corpus/<target>/, never grown by this script) with its
 # dictionary (fuzz/<target>.dict). Exits non-zero on a failed test or on any fuzzer finding (crash, leak,
 # undefined behaviour, an exception other than the documented ones, a timeout, memory beyond the limit); the
-# input that triggered it is kept in build-san/fuzz-run/<target>/findings/. docs/testing.md says what to do then.
+# input that triggered it is kept in build-san/fuzz-run/<target>/findings/. fuzz/README.md says what to do then.
 #
 # Usage: scripts/sanitize.sh [SECONDS]   seconds per fuzzer (default 60, or $LABRUN_FUZZ_SECONDS); 0: no fuzzing
 set -euo pipefail
