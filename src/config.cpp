@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -217,6 +218,10 @@ class Parser {
   /// An exclude rule that names a value the config does not sweep on that axis (or a variant it does not run)
   /// can never match it: a typo that would silently keep points. Checked for the axes the config writes.
   void check_excludes_match(const SweepConfig& config, const std::string& path) const {
+    // Each axis' swept values in a set, built once: an axis and a rule may each hold kMaxRangeValues values and a
+    // config hundreds of rules; a search of the list per value took seconds for one such rule (issue 12, found
+    // while fuzzing the config path: fuzz/fuzz_config.cpp).
+    std::map<std::string, std::set<AxisValue>> swept_sets;
     for (std::size_t r = 0; r < config.excludes.size(); ++r) {
       const ExcludeRule& rule = config.excludes[r];
       for (const auto& [axis, values] : rule.match) {
@@ -231,8 +236,10 @@ class Parser {
             if (a.name == axis) swept = &a.values;
         }
         if (!swept) continue;  // an axis the config leaves at its default
+        const auto [swept_set, made] = swept_sets.try_emplace(axis);
+        if (made) swept_set->second.insert(swept->begin(), swept->end());
         for (const auto& v : values)
-          if (std::find(swept->begin(), swept->end(), v) == swept->end()) {
+          if (swept_set->second.count(v) == 0) {
             std::string list;
             for (const auto& w : *swept) list += (list.empty() ? "" : ", ") + to_string(w);
             fail(rule.loc, path + "[" + std::to_string(r) + "]." + axis,
@@ -537,9 +544,13 @@ class Parser {
       fail(item.loc, path,
            "expected a value, a list of values or a range " + std::string(kRangeForms) + ", got nothing");
     }
-    for (std::size_t i = 1; i < values.size(); ++i)
-      for (std::size_t j = 0; j < i; ++j)
-        if (values[i] == values[j]) fail(locs[i], path, "value " + to_string(values[i]) + " is given twice");
+    // Duplicates through an ordered set, not by comparing every pair: a range holds up to kMaxRangeValues
+    // values, and the pairwise scan of 100000 took 4 s per axis in a release build (issue 12, found while fuzzing
+    // the config path: fuzz/fuzz_config.cpp). The verdict is the same: the first value equal to an earlier one
+    // (the values are finite, so equality is the set's equivalence).
+    std::set<AxisValue> seen;
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (!seen.insert(values[i]).second) fail(locs[i], path, "value " + to_string(values[i]) + " is given twice");
     return values;
   }
 

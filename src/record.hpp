@@ -99,7 +99,8 @@ inline constexpr int kMaxJsonDepth = 64;
 
 /// Parses one line of a result file. @throws std::runtime_error "nested deeper than kMaxJsonDepth levels" when
 /// its arrays and objects (counted outside strings) nest deeper, before any parsing; nlohmann's parse_error for
-/// anything that is not JSON.
+/// anything that is not JSON, and nlohmann's out_of_range (406, "number overflow parsing '1e400'") for a number
+/// beyond the range of a double (found by fuzz/fuzz_results.cpp; the callers here catch std::exception).
 Json parse_record_line(const std::string& line);
 
 /// Reads every line of a JSONL file. An unterminated, unparsable last line (a record torn by a killed run)
