@@ -27,7 +27,7 @@ class BadInput : public std::runtime_error {
 std::vector<Run> load_result_file(const std::string& path, std::ostream& err) {
   ResultSet set;
   try {
-    set = load_results({path});
+    set = load_results({path}, LoadDepth::comparison);
   } catch (const ResultError& e) {
     throw BadInput(e.what());
   }

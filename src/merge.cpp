@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -18,67 +19,68 @@ bool is_shard(const RunHeader& header) {
 namespace {
 
 // shard.count (or shard.index) of a shard's header (docs/records.md: shard = {index, count}).
-int shard_field(const Run& run, bool count) {
-  const Json& s = run.header.json["shard"];
-  const Json v = count ? s.value("count", Json()) : s.value("index", Json());
-  if (!v.is_number_integer()) throw ResultError(run.file + ": its header's shard is not {index, count} integers");
-  return v.get<int>();
+int shard_field(const ShardView& v, bool count) {
+  const Json& s = v.header->json["shard"];
+  const Json value = count ? s.value("count", Json()) : s.value("index", Json());
+  if (!value.is_number_integer()) throw ResultError(v.file + ": its header's shard is not {index, count} integers");
+  return value.get<int>();
 }
 
 }  // namespace
 
-Run merge_shards(std::vector<Run> shards, const MergeOptions& options) {
+MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& options) {
   if (shards.empty()) throw ResultError("no shards to merge");
-  for (const Run& r : shards)
-    if (!r.has_header || !is_shard(r.header))
-      throw ResultError(r.file + ": not a shard (its header has no `shard`: it was not run with --shard I/N)");
-  const Run& first = shards.front();
+  for (const ShardView& v : shards)
+    if (!v.header || !is_shard(*v.header))
+      throw ResultError(v.file + ": not a shard (its header has no `shard`: it was not run with --shard I/N)");
+  const ShardView& first = shards.front();
   const int count = shard_field(first, true);
-  std::map<int, Run*> by_index;
-  for (Run& r : shards) {
-    const int index = shard_field(r, false), n = shard_field(r, true);
+  std::map<int, std::size_t> by_index;
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    const ShardView& v = shards[k];
+    const RunHeader& h = *v.header;
+    const int index = shard_field(v, false), n = shard_field(v, true);
     if (n != count)
-      throw ResultError(fmt::format("{} is shard {} of {}, but {} is one of {}: shards of different splits", r.file,
+      throw ResultError(fmt::format("{} is shard {} of {}, but {} is one of {}: shards of different splits", v.file,
                                     index, n, first.file, count));
-    if (index < 1 || index > count) throw ResultError(fmt::format("{}: shard index {} outside 1..{}", r.file, index, count));
+    if (index < 1 || index > count) throw ResultError(fmt::format("{}: shard index {} outside 1..{}", v.file, index, count));
     if (const auto it = by_index.find(index); it != by_index.end())
-      throw ResultError(fmt::format("shard {} of {} is given twice: {} and {}", index, count, it->second->file, r.file));
-    by_index[index] = &r;
-    if (r.header.config_sha256() != first.header.config_sha256())
-      throw ResultError(fmt::format("{}: points of another config (sha256 {}, not {} as in {})", r.file,
-                                    r.header.config_sha256().substr(0, 12), first.header.config_sha256().substr(0, 12),
+      throw ResultError(fmt::format("shard {} of {} is given twice: {} and {}", index, count, shards[it->second].file, v.file));
+    by_index[index] = k;
+    if (h.config_sha256() != first.header->config_sha256())
+      throw ResultError(fmt::format("{}: points of another config (sha256 {}, not {} as in {})", v.file,
+                                    h.config_sha256().substr(0, 12), first.header->config_sha256().substr(0, 12),
                                     first.file));
-    if (r.header.lab().dump() != first.header.lab().dump())
-      throw ResultError(r.file + ": run with other lab settings than " + first.file + " (--lab differs)");
-    if (!options.allow_mixed_builds && r.header.git_sha() != first.header.git_sha())
+    if (h.lab().dump() != first.header->lab().dump())
+      throw ResultError(v.file + ": run with other lab settings than " + first.file + " (--lab differs)");
+    if (!options.allow_mixed_builds && h.git_sha() != first.header->git_sha())
       throw ResultError(fmt::format("{} was built from {}, {} from {}: shards of different labrun builds "
                                     "(--allow-mixed-builds merges them, and report and diff then warn)",
-                                    r.file, r.header.git_sha().substr(0, 12), first.file,
-                                    first.header.git_sha().substr(0, 12)));
-    const double announced = r.header.point_count();
-    if (std::isfinite(announced) && static_cast<double>(r.points.size()) != announced)
+                                    v.file, h.git_sha().substr(0, 12), first.file, first.header->git_sha().substr(0, 12)));
+    const double announced = h.point_count();
+    if (std::isfinite(announced) && static_cast<double>(v.points.size()) != announced)
       throw ResultError(fmt::format("{}: shard {} of {} holds {} of its {:.0f} points (was it killed? `labrun sweep "
                                     "... --shard {}/{} --resume` finishes it)",
-                                    r.file, index, count, r.points.size(), announced, index, count));
+                                    v.file, index, count, v.points.size(), announced, index, count));
   }
   for (int i = 1; i <= count; ++i)
     if (!by_index.count(i)) throw ResultError(fmt::format("shard {} of {} is missing (given: {} shards)", i, count, shards.size()));
 
-  Run out;
-  out.file = first.file;
-  out.has_header = true;
-  Json header = first.header.json;
+  MergePlan plan;
+  Json header = first.header->json;
   header.erase("shard");
   Json list = Json::array();
-  std::map<std::string, std::string> seen;  // point id -> file
+  std::unordered_map<std::string, std::size_t> seen;  // point id -> shard
   std::set<std::string> builds;
   std::size_t total = 0;
-  for (const auto& [index, run] : by_index) {
-    const RunHeader& h = run->header;
+  for (const auto& [index, k] : by_index) {
+    const ShardView& v = shards[k];
+    const RunHeader& h = *v.header;
+    plan.order.push_back(k);
     builds.insert(h.git_sha());
     const Json* host = json_find(h.json, {"environment", "host", "hostname"});
     list.push_back(Json{{"index", index},
-                        {"file", run->file},
+                        {"file", v.file},
                         {"created_utc", h.created_utc()},
                         {"hostname", host ? *host : Json(nullptr)},
                         {"device", h.device_name()},
@@ -87,17 +89,12 @@ Run merge_shards(std::vector<Run> shards, const MergeOptions& options) {
                         {"git_sha", h.git_sha()},
                         {"git_dirty", h.git_dirty() ? Json(*h.git_dirty()) : Json(nullptr)},
                         {"calibration", h.calibration_json()},
-                        {"points", run->points.size()}});
-    for (const PointRecord& p : run->points) {
-      if (const auto [it, fresh] = seen.emplace(p.id, run->file); !fresh)
-        throw ResultError(fmt::format("point {} ({}) is in {} and in {}: shards overlap", p.id, p.key, it->second,
-                                      run->file));
-    }
-    for (const Json& seg : run->segments) out.segments.push_back(seg);
-    total += run->points.size();
-  }
-  for (const auto& [index, run] : by_index) {
-    for (PointRecord& p : run->points) out.points.push_back(std::move(p));  // ours (taken by value): moved
+                        {"points", v.points.size()}});
+    for (const auto& [id, key] : v.points)
+      if (const auto [it, fresh] = seen.emplace(id, k); !fresh)
+        throw ResultError(fmt::format("point {} ({}) is in {} and in {}: shards overlap", id, key,
+                                      shards[it->second].file, v.file));
+    total += v.points.size();
   }
   header["point_count"] = total;
   header["shards"] = list;
@@ -109,7 +106,28 @@ Run merge_shards(std::vector<Run> shards, const MergeOptions& options) {
                                       {"message", "shards of different labrun builds were merged (" + all +
                                                       "): a difference between points may be the build's"}});
   }
-  out.header = header_from_json(header);
+  plan.header = std::move(header);
+  return plan;
+}
+
+Run merge_shards(std::vector<Run> shards, const MergeOptions& options) {
+  std::vector<ShardView> views;
+  for (const Run& r : shards) {
+    ShardView v;
+    v.file = r.file;
+    v.header = r.has_header ? &r.header : nullptr;
+    for (const PointRecord& p : r.points) v.points.emplace_back(p.id, p.key);
+    views.push_back(std::move(v));
+  }
+  MergePlan plan = plan_merge(views, options);
+  Run out;
+  out.file = shards.front().file;
+  out.has_header = true;
+  for (const std::size_t k : plan.order) {
+    for (PointRecord& p : shards[k].points) out.points.push_back(std::move(p));  // ours (taken by value): moved
+    for (Json& seg : shards[k].segments) out.segments.push_back(std::move(seg));
+  }
+  out.header = header_from_json(plan.header);
   return out;
 }
 

@@ -20,6 +20,22 @@ struct MergeOptions {
 /// True for the header of one shard (it has `shard`: {index, count}).
 bool is_shard(const RunHeader& header);
 
+/// What the merge rules read of one shard: its file, its header, its points' (id, key) in file order; not the
+/// points themselves, so that `labrun merge` can stream shards of any size.
+struct ShardView {
+  std::string file;
+  const RunHeader* header = nullptr;  ///< nullptr: the file has no header
+  std::vector<std::pair<std::string, std::string>> points;
+};
+
+/// The merged header (as merge_shards describes it) and the order of the shards (indices into `shards`, by shard
+/// index). The one implementation of the rules below. @throws ResultError as merge_shards.
+struct MergePlan {
+  Json header;
+  std::vector<std::size_t> order;
+};
+MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& options = {});
+
 /// Merges the runs of the N shards of one sweep into one run. Every run must be a shard (header `shard`), all
 /// of one count N with each index 1..N once, of the same config (sha256) and lab settings, of the same labrun git
 /// sha unless options.allow_mixed_builds, and complete (as many points as its header's point_count); no point id

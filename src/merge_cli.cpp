@@ -1,9 +1,21 @@
-// `labrun merge -o OUT SHARD...`: the shards of one sweep (files or folders) into one result file, through
-// merge_shards() (src/merge.hpp), the rules report and diff read shards by too.
+// `labrun merge -o OUT SHARD...`: the shards of one sweep (files or folders) into one result file, by the rules of
+// plan_merge() (src/merge.hpp), which report and diff read shards by too. Streamed: each shard is read once for
+// its header and its points' ids, and the points' lines are then copied in order, so memory holds ids and
+// offsets, never the points (a cluster's 100,000-point result merges in a few hundred MB).
 #include "merge_cli.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <optional>
+#include <unordered_map>
 
 #include "exit_codes.hpp"
 #include "merge.hpp"
@@ -15,46 +27,144 @@ namespace labrun {
 
 namespace {
 
-// The merged points in the serial sweep's order, when the header's config expands with this registry (the
-// merged file then reads as a serial run's); else as merged.
-void sweep_order(Run& run, const Registry& registry) {
-  try {
-    const Json& config = run.header.json["config"];
-    SweepConfig c = parse_config(config["text"].get<std::string>(), config["path"].get<std::string>(), registry);
-    const Experiment* e = registry.find(c.experiment);
-    if (!e) return;
-    std::map<std::string, std::size_t> position;
-    std::size_t i = 0;
-    for (const Point& p : expand(c, *e)) position.emplace(p.id(), i++);
-    std::stable_sort(run.points.begin(), run.points.end(), [&](const PointRecord& a, const PointRecord& b) {
-      const auto pa = position.find(a.id), pb = position.find(b.id);
-      const std::size_t x = pa == position.end() ? SIZE_MAX : pa->second, y = pb == position.end() ? SIZE_MAX : pb->second;
-      return x < y;
-    });
-  } catch (const std::exception&) {
-    // An experiment or config this build cannot read: the shard order stays.
+namespace fs = std::filesystem;
+
+// One shard file as the merge reads it: header, segments, and where each point's line is.
+struct ShardFile {
+  std::string path;
+  std::optional<RunHeader> header;
+  std::vector<Json> segments;
+  struct Line {
+    std::uint64_t offset = 0, length = 0;
+  };
+  std::vector<Line> lines;  // points, in file order (ShardView::points has their ids)
+};
+
+ShardFile scan(const std::string& path, ShardView& view, std::vector<std::string>& warnings) {
+  ShardFile f;
+  f.path = path;
+  view.file = path;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ResultError("cannot read " + path + ": " + std::strerror(errno));
+  std::string line;
+  std::uint64_t offset = 0;
+  for (std::size_t lineno = 1; std::getline(in, line); ++lineno) {
+    const std::uint64_t here = offset;
+    offset += line.size() + 1;
+    if (line.empty()) continue;
+    const std::string where = path + ":" + std::to_string(lineno);
+    Json r;
+    try {
+      r = parse_record_line(line);
+    } catch (const std::exception& e) {
+      if (in.eof()) {
+        warnings.push_back(where + ": dropped a torn last line (was the run killed?)");
+        break;
+      }
+      throw ResultError(where + ": not JSON: " + e.what());
+    }
+    const std::string type = r.is_object() ? r.value("type", "") : "";
+    if (type == "header") {
+      if (f.header) throw ResultError(where + ": a second header: " + path + " holds more than one run, not one shard");
+      f.header = header_from_json(r);
+    } else if (type == "segment") {
+      f.segments.push_back(std::move(r));
+    } else if (type == "point") {
+      const PointRecord p = point_from_json(r);  // checked as every reader checks it
+      view.points.emplace_back(p.id, p.key);
+      f.lines.push_back({here, line.size()});
+    }
   }
+  return f;
+}
+
+// Each point's position in the serial sweep when this build can expand the header's config; empty otherwise.
+std::unordered_map<std::string, std::size_t> sweep_positions(const RunHeader& header, const Registry& registry) {
+  std::unordered_map<std::string, std::size_t> position;
+  try {
+    const Json& config = header.json["config"];
+    const SweepConfig c = parse_config(config["text"].get<std::string>(), config["path"].get<std::string>(), registry);
+    if (const Experiment* e = registry.find(c.experiment)) {
+      std::size_t i = 0;
+      for (const Point& p : expand(c, *e)) position.emplace(p.id(), i++);
+    }
+  } catch (const std::exception&) {
+    position.clear();  // an experiment or config this build cannot read: the shard order stays
+  }
+  return position;
 }
 
 }  // namespace
 
 int cmd_merge(const std::vector<std::string>& shards, const std::string& output, bool force, bool allow_mixed_builds,
               const Registry& registry) {
-  Run merged;
+  std::vector<ShardFile> files;
+  std::vector<ShardView> views;
+  MergePlan plan;
   try {
-    ResultSet set = load_results(shards);
-    for (const auto& w : set.warnings) std::fprintf(stderr, "labrun merge: warning: %s\n", w.c_str());
+    std::vector<std::string> warnings;
+    for (const auto& path : shards) {
+      ShardView view;
+      files.push_back(scan(path, view, warnings));
+      views.push_back(std::move(view));
+    }
+    for (std::size_t k = 0; k < files.size(); ++k) views[k].header = files[k].header ? &*files[k].header : nullptr;
+    for (const auto& w : warnings) std::fprintf(stderr, "labrun merge: warning: %s\n", w.c_str());
     MergeOptions options;
     options.allow_mixed_builds = allow_mixed_builds;
-    merged = merge_shards(std::move(set.runs), options);
+    plan = plan_merge(views, options);
   } catch (const ResultError& e) {
     std::fprintf(stderr, "labrun merge: %s; nothing written\n", e.what());
     return kExitUsage;
   }
-  sweep_order(merged, registry);
-  write_run_whole(output, merged, force);
-  const Json& list = merged.header.json["shards"];
-  std::printf("labrun merge: %zu points from %zu shards -> %s\n", merged.points.size(), list.size(), output.c_str());
+  // The points in the serial sweep's order (so the merged file reads as a serial run's), else shard by shard.
+  struct Entry {
+    std::size_t shard, line, position;
+  };
+  std::vector<Entry> entries;
+  const auto position = sweep_positions(*files.front().header, registry);
+  for (const std::size_t k : plan.order)
+    for (std::size_t i = 0; i < files[k].lines.size(); ++i) {
+      const auto it = position.find(views[k].points[i].first);
+      entries.push_back({k, i, it == position.end() ? SIZE_MAX : it->second});
+    }
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.position < b.position; });
+
+  std::error_code ec;
+  if (!force && fs::exists(fs::symlink_status(output, ec)))
+    throw OutputError("output file " + output + " exists; labrun never overwrites results (use --force)");
+  const std::string sibling = replacement_path(output, ::getpid());
+  try {
+    fs::remove(sibling, ec);
+    {
+      JsonlWriter w(sibling, false);
+      w.write(plan.header);
+      for (const std::size_t k : plan.order)
+        for (const Json& seg : files[k].segments) w.write(seg);
+      std::vector<int> fds(files.size(), -1);
+      std::string buffer;
+      for (const Entry& e : entries) {
+        int& fd = fds[e.shard];
+        if (fd < 0 && (fd = ::open(files[e.shard].path.c_str(), O_RDONLY | O_CLOEXEC)) < 0)
+          throw OutputError("cannot read " + files[e.shard].path + ": " + std::strerror(errno));
+        const auto& line = files[e.shard].lines[e.line];
+        buffer.resize(line.length);
+        if (::pread(fd, buffer.data(), line.length, static_cast<off_t>(line.offset)) != static_cast<ssize_t>(line.length))
+          throw OutputError("cannot read " + files[e.shard].path + " again (did it change during the merge?)");
+        w.write_line(buffer);
+      }
+      for (const int fd : fds)
+        if (fd >= 0) ::close(fd);
+      w.sync();
+    }
+    if (std::rename(sibling.c_str(), output.c_str()) != 0)
+      throw OutputError("cannot rename " + sibling + " to " + output + ": " + std::strerror(errno));
+  } catch (...) {
+    fs::remove(sibling, ec);
+    throw;
+  }
+  const Json& list = plan.header["shards"];
+  std::printf("labrun merge: %zu points from %zu shards -> %s\n", entries.size(), list.size(), output.c_str());
   for (const Json& s : list)
     std::printf("  shard %s: %s points on %s %s (%s)\n", s.value("index", Json()).dump().c_str(), s["points"].dump().c_str(),
                 s["hostname"].is_string() ? s["hostname"].get<std::string>().c_str() : "?",

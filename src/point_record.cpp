@@ -770,7 +770,7 @@ std::vector<std::string> expand_path(const std::string& arg) {
   }
 }
 
-void load_file(const std::string& path, ResultSet& set) {
+void load_file(const std::string& path, ResultSet& set, LoadDepth depth) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw ResultError("cannot read " + path + ": a folder in a list of result files");
   std::ifstream in(path, std::ios::binary);
@@ -806,6 +806,8 @@ void load_file(const std::string& path, ResultSet& set) {
       } else if (*type == "point") {
         if (!run) run = Run{path, RunHeader{Json{{"type", "header"}}}, false, {}, {}};
         run->points.push_back(point_from_json(r));
+        if (depth != LoadDepth::full) trim_for_analysis(run->points.back());
+        if (depth == LoadDepth::comparison) trim_for_comparison(run->points.back());
         if (!ids.insert(run->points.back().id).second && duplicates++ < 3)
           set.warnings.push_back(where + ": point " + run->points.back().id + " (" + run->points.back().key +
                                  ") appears again in the same run (two writers on one file?)");
@@ -824,10 +826,31 @@ void load_file(const std::string& path, ResultSet& set) {
 
 }  // namespace
 
-ResultSet load_results(const std::vector<std::string>& paths) {
+void trim_for_analysis(PointRecord& p) {
+  p.phases = Json();
+  if (p.correctness) p.correctness->detail = Json();
+  if (!p.timing) return;
+  Timing& t = *p.timing;
+  auto drop = [](std::vector<double>& v) { std::vector<double>().swap(v); };
+  drop(t.submit_samples_s);
+  drop(t.host_probe_samples_s);
+  if (!t.device_samples_s.empty()) drop(t.wall_samples_s);  // the primary samples are the device's
+}
+
+void trim_for_comparison(PointRecord& p) {
+  p.correctness.reset();
+  p.kernels.reset();
+  if (p.interpretation) {  // diff reads the bound class alone (a host-bound point is compared host-aware)
+    Interpretation kept;
+    kept.bound = p.interpretation->bound;
+    p.interpretation = std::move(kept);
+  }
+}
+
+ResultSet load_results(const std::vector<std::string>& paths, LoadDepth depth) {
   ResultSet set;
   for (const auto& arg : paths)
-    for (const auto& file : expand_path(arg)) load_file(file, set);
+    for (const auto& file : expand_path(arg)) load_file(file, set, depth);
   return set;
 }
 

@@ -380,7 +380,23 @@ struct ResultSet {
 /// @throws ResultError naming the file (and line) for a file that cannot be read, a line that is not JSON or
 /// not an object, a record without a string "type", a file with no record, a point or header that its
 /// *_from_json rejects, a folder with no .jsonl file, or an empty name in a comma-separated list.
-ResultSet load_results(const std::vector<std::string>& paths);
+/// How much of each point load_results() keeps.
+enum class LoadDepth {
+  full,      ///< every field, as read (resume, pooling, merge: what is written back)
+  analysis,    ///< what report reads: trim_for_analysis() of each point, as it is read
+  comparison,  ///< what diff reads: trim_for_analysis(), then trim_for_comparison()
+};
+
+/// Drops what no reading of results needs, for files of 100,000 points: `phases`, `correctness.detail`, the raw
+/// submit and host-probe samples, and the raw wall samples of a point that has device samples (the primary ones,
+/// which diff reads). Summaries and device_state (the clocks diff and interpret() read) stay.
+void trim_for_analysis(PointRecord& point);
+
+/// After trim_for_analysis(), drops what diff does not read: correctness, kernels, and the interpretation but its
+/// bound class.
+void trim_for_comparison(PointRecord& point);
+
+ResultSet load_results(const std::vector<std::string>& paths, LoadDepth depth = LoadDepth::full);
 
 /// Writes `run` to `path` whole or not at all: its header, its segments, its points, into a sibling
 /// (replacement_path) that is fsync'ed and then renamed over `path`; a full disk or a kill never leaves a partial

@@ -151,8 +151,10 @@ JsonlWriter::~JsonlWriter() {
   if (!pending_.empty()) ::unlink(pending_.c_str());
 }
 
-void JsonlWriter::write(const Json& record) {
-  const std::string line = record.dump() + "\n";
+void JsonlWriter::write(const Json& record) { write_line(record.dump()); }
+
+void JsonlWriter::write_line(const std::string& text) {
+  const std::string line = text + "\n";
   const char* p = line.data();
   std::size_t left = line.size();
   while (left > 0) {

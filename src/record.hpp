@@ -70,6 +70,8 @@ class JsonlWriter {
 
   /// Writes `record` as one line and returns when the kernel has it. @throws OutputError on a failed write.
   void write(const Json& record);
+  /// Writes `line` (one record's JSON text, without its newline) as one line, as write() does.
+  void write_line(const std::string& line);
   /// Renames a pending replacement over the path now, even before a second line (a file that is to hold a
   /// header alone, e.g. an empty shard). No-op otherwise. @throws OutputError if the rename fails.
   void commit();

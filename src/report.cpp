@@ -42,7 +42,7 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
   }
   std::optional<ReportContext> loaded;
   try {
-    ResultSet set = load_results(paths);
+    ResultSet set = load_results(paths, LoadDepth::analysis);
     merge_shard_runs(set.runs);  // shards of one sweep read as one run, by the rules of `labrun merge`
     loaded.emplace(std::move(set), registry);
   } catch (const ResultError& e) {

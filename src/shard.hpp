@@ -30,13 +30,13 @@ ShardSpec parse_shard(const std::string& text, const std::string& option = "--sh
 ///   t_iter  = bytes / R_bytes + flop / R_flop, with R = 2e9 B/s and 5e8 flop/s on the host backend
 ///             (kHostEstimate*, src/lab.hpp) and 3e12 B/s, 5e13 flop/s on a GPU (an H100/H200-class device);
 ///   setup   = working_set_bytes / 1e10 (inputs drawn and the reference computed on the host at ~1 GB/s, but
-///             once per group of variants that share them, the experiments' input caches: on the H200,
-///             configs/masking.yaml's measured setup averaged working set / 8.5 GB/s per point);
+///             once per group of variants that share them, the experiments' input caches: on the H200, the
+///             measured setup of the shipped 840-point sweep averaged working set / 8.5 GB/s per point);
 ///   warmup  = max(warmup_time_s, warmup_iterations x t_iter);
 ///   timing  = min(max_time_s, min_samples x max(min_sample_time_s, t_iter)) (most points meet the CI target
 ///             at min_samples), one t_iter more per sample with a cold L2;
 ///   total   = 5 ms (records, device state, interpretation) + setup + warmup + timing.
-/// Checked against configs/masking.yaml on the H200 (results/h200/cluster/README.md).
+/// Checked on the H200 (results/h200/cluster/README.md).
 /// A point that will not run (variant unsupported there, wrong mode, no implementation for `kind`, over the
 /// host budget) costs 1 ms. Experiments without an estimate cost the lab's fixed part only.
 double estimated_point_time_s(const Point& point, const Experiment& experiment, const LabSettings& lab,

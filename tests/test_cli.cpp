@@ -372,14 +372,16 @@ TEST(Cli, ValidateAcceptsShippedConfigs) {
   EXPECT_NE(bad.err.find("--lab"), std::string::npos) << bad.err;
 }
 
-// --dry-run lists every point (id, variant, label) and ends with "288 points"; it writes nothing.
+// --dry-run lists every point (id, variant, estimate, label) and ends with "288 points, estimated ..."; it writes
+// nothing.
 TEST(Cli, DryRunListsPointsAndWritesNothing) {
   TempDir dir;
   const Result r = labrun(dir, "sweep " + quote(kSmoke) + " --dry-run");
   EXPECT_EQ(r.code, 0) << r.err;
   const auto lines = lines_of(r.out);
   ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines.back(), "288 points");
+  EXPECT_EQ(lines.back().rfind("288 points, estimated ", 0), 0u) << lines.back();
+  EXPECT_NE(lines.back().find(" per process on the "), std::string::npos) << lines.back();
   EXPECT_EQ(lines.size() - 1, 288u);
   for (std::size_t i = 0; i + 1 < lines.size(); ++i) EXPECT_TRUE(is_hex16(lines[i].substr(0, 16))) << lines[i];
   EXPECT_FALSE(fs::exists(fs::path(dir.cwd()) / "results"));
@@ -394,7 +396,7 @@ TEST(Cli, OnlyFiltersDryRun) {
   EXPECT_EQ(r.code, 0) << r.err;
   const auto lines = lines_of(r.out);
   ASSERT_EQ(lines.size(), 17u) << r.out;
-  EXPECT_EQ(lines.back(), "16 points");
+  EXPECT_EQ(lines.back().rfind("16 points, estimated ", 0), 0u) << lines.back();
   for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
     EXPECT_NE(lines[i].find("  fused "), std::string::npos) << lines[i];
     EXPECT_NE(lines[i].find(" n=1000,"), std::string::npos) << lines[i];
