@@ -300,6 +300,8 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
         throw std::invalid_argument("--only \"" + only + "\" matches none of the config's points (labrun sweep " +
                                     config_path + " --dry-run lists them)");
     }
+    // The backend kind sharding and --dry-run estimate for: the host for --device cpu or a build without CUDA.
+    const BackendKind kind = device == "cpu" || device == "host" || !hooks.open_cuda ? BackendKind::host : BackendKind::cuda;
     if (*slurm) {
       namespace fs = std::filesystem;
       slurm_plan.labrun = fs::read_symlink("/proc/self/exe").string();
@@ -312,7 +314,6 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       return cmd_slurm(slurm_plan, submit);
     }
     if (!sweep_args.shard.empty()) {
-      const BackendKind kind = device == "cpu" || device == "host" || !hooks.open_cuda ? BackendKind::host : BackendKind::cuda;
       points = shard_points(points, experiment, config.lab, parse_shard(sweep_args.shard), kind);
     }
     if (*validate) {
@@ -322,7 +323,6 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
     }
     if (dry_run) {
       // Each point with the estimate sharding balances by (src/shard.hpp), and their sum per process.
-      const BackendKind kind = device == "cpu" || device == "host" || !hooks.open_cuda ? BackendKind::host : BackendKind::cuda;
       double total_s = 0;
       for (const auto& p : points) {
         const double t = estimated_point_time_s(p, experiment, config.lab, kind);

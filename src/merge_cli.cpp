@@ -4,9 +4,6 @@
 // offsets, never the points (a cluster's 100,000-point result merges in a few hundred MB).
 #include "merge_cli.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -130,39 +127,23 @@ int cmd_merge(const std::vector<std::string>& shards, const std::string& output,
     }
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.position < b.position; });
 
-  std::error_code ec;
-  if (!force && fs::exists(fs::symlink_status(output, ec)))
-    throw OutputError("output file " + output + " exists; labrun never overwrites results (use --force)");
-  const std::string sibling = replacement_path(output, ::getpid());
-  try {
-    fs::remove(sibling, ec);
-    {
-      JsonlWriter w(sibling, false);
-      w.write(plan.header);
-      for (const std::size_t k : plan.order)
-        for (const Json& seg : files[k].segments) w.write(seg);
-      std::vector<int> fds(files.size(), -1);
-      std::string buffer;
-      for (const Entry& e : entries) {
-        int& fd = fds[e.shard];
-        if (fd < 0 && (fd = ::open(files[e.shard].path.c_str(), O_RDONLY | O_CLOEXEC)) < 0)
-          throw OutputError("cannot read " + files[e.shard].path + ": " + std::strerror(errno));
-        const auto& line = files[e.shard].lines[e.line];
-        buffer.resize(line.length);
-        if (::pread(fd, buffer.data(), line.length, static_cast<off_t>(line.offset)) != static_cast<ssize_t>(line.length))
-          throw OutputError("cannot read " + files[e.shard].path + " again (did it change during the merge?)");
-        w.write_line(buffer);
-      }
-      for (const int fd : fds)
-        if (fd >= 0) ::close(fd);
-      w.sync();
+  write_whole(output, force, [&](JsonlWriter& w) {
+    w.write(plan.header);
+    for (const std::size_t k : plan.order)
+      for (const Json& seg : files[k].segments) w.write(seg);
+    std::vector<std::ifstream> in(files.size());
+    std::string buffer;
+    for (const Entry& e : entries) {
+      std::ifstream& f = in[e.shard];
+      if (!f.is_open()) f.open(files[e.shard].path, std::ios::binary);
+      const auto& line = files[e.shard].lines[e.line];
+      buffer.resize(line.length);
+      if (!f.seekg(static_cast<std::streamoff>(line.offset)) ||
+          !f.read(buffer.data(), static_cast<std::streamsize>(line.length)))
+        throw OutputError("cannot read " + files[e.shard].path + " again (did it change during the merge?)");
+      w.write_line(buffer);
     }
-    if (std::rename(sibling.c_str(), output.c_str()) != 0)
-      throw OutputError("cannot rename " + sibling + " to " + output + ": " + std::strerror(errno));
-  } catch (...) {
-    fs::remove(sibling, ec);
-    throw;
-  }
+  });
   const Json& list = plan.header["shards"];
   std::printf("labrun merge: %zu points from %zu shards -> %s\n", entries.size(), list.size(), output.c_str());
   for (const Json& s : list)

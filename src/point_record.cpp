@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "axis.hpp"
@@ -854,7 +855,7 @@ ResultSet load_results(const std::vector<std::string>& paths, LoadDepth depth) {
   return set;
 }
 
-void write_run_whole(const std::string& path, const Run& run, bool replace) {
+void write_whole(const std::string& path, bool replace, const std::function<void(JsonlWriter&)>& lines) {
   std::error_code ec;
   if (!replace && fs::exists(fs::symlink_status(path, ec)))
     throw OutputError("output file " + path + " exists; labrun never overwrites results (use --force)");
@@ -863,9 +864,7 @@ void write_run_whole(const std::string& path, const Run& run, bool replace) {
     {
       fs::remove(sibling, ec);
       JsonlWriter w(sibling, false);
-      w.write(to_json(run.header));
-      for (const Json& seg : run.segments) w.write(seg);
-      for (const auto& r : run.points) w.write(to_json(r));
+      lines(w);
       w.sync();
     }
     if (std::rename(sibling.c_str(), path.c_str()) != 0)
@@ -874,6 +873,14 @@ void write_run_whole(const std::string& path, const Run& run, bool replace) {
     fs::remove(sibling, ec);
     throw;
   }
+}
+
+void write_run_whole(const std::string& path, const Run& run, bool replace) {
+  write_whole(path, replace, [&](JsonlWriter& w) {
+    w.write(to_json(run.header));
+    for (const Json& seg : run.segments) w.write(seg);
+    for (const auto& r : run.points) w.write(to_json(r));
+  });
 }
 
 bool RunHeader::pooled_process() const { return json.is_object() && json.contains("process"); }

@@ -19,6 +19,7 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -398,10 +399,13 @@ void trim_for_comparison(PointRecord& point);
 
 ResultSet load_results(const std::vector<std::string>& paths, LoadDepth depth = LoadDepth::full);
 
-/// Writes `run` to `path` whole or not at all: its header, its segments, its points, into a sibling
-/// (replacement_path) that is fsync'ed and then renamed over `path`; a full disk or a kill never leaves a partial
-/// file at `path`. Without `replace` an existing `path` is an OutputError and is left untouched.
-/// @throws OutputError when it cannot be written (the sibling is removed).
+/// Writes `path` whole or not at all: `lines` writes every line into a sibling (replacement_path) that is then
+/// fsync'ed and renamed over `path`. Without `replace` an existing `path` is an OutputError, left untouched.
+/// @throws OutputError when it cannot be written (the sibling is removed), and whatever `lines` throws.
+void write_whole(const std::string& path, bool replace, const std::function<void(JsonlWriter&)>& lines);
+
+/// write_whole() of `run`: its header, its segments, its points (a full disk or a kill never leaves a partial file
+/// at `path`). @throws OutputError as write_whole.
 void write_run_whole(const std::string& path, const Run& run, bool replace);
 
 }  // namespace labrun

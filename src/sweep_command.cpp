@@ -462,7 +462,7 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
 // CUDA_VISIBLE_DEVICES, so it sees its GPU as cuda:0) writing OUTPUT.devices/shard-i-of-N.jsonl, all at once;
 // then the shards are merged into OUTPUT (merge_shards, as `labrun merge`). Fixed shards, not a shared queue:
 // each child is a whole sweep with its own resume, pooling and fault isolation, and the merge is the cluster's.
-int run_devices(const SweepArgs& a, const std::vector<int>& devices) {
+int run_devices(const SweepArgs& a, const std::vector<int>& devices, std::size_t total_points) {
   const int n = static_cast<int>(devices.size());
   const fs::path dir = a.output + ".devices";
   std::error_code ec;
@@ -515,9 +515,7 @@ int run_devices(const SweepArgs& a, const std::vector<int>& devices) {
   if (stop_signal) {
     std::size_t finished = 0;
     for (const auto& f : files) finished += read_lane(f).done.size();
-    spdlog::warn("interrupted by SIG{}: {} points finished, kept in {}", 
-                 sigabbrev_np(stop_signal) ? sigabbrev_np(stop_signal) : "?", finished, dir.string().c_str());
-    spdlog::warn("resume with: {}", resume_command(a.argv, a.output).c_str());
+    print_interrupted(stop_signal, finished, total_points, dir.string(), a.argv, a.output);
     return 128 + stop_signal;
   }
   for (std::size_t k = 0; k < codes.size(); ++k)
@@ -576,7 +574,7 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment
   const OutputLock lock(a.output);  // one writer per result file, its workers included
   if (!a.devices.empty()) {
     if (!a.shard.empty()) throw std::invalid_argument("--devices splits the sweep itself: it does not take --shard");
-    return run_devices(a, parse_devices(a.devices, hooks));
+    return run_devices(a, parse_devices(a.devices, hooks), points.size());
   }
   if (config.lab.processes > 1) return run_pooled(a, config, points);
 
@@ -612,8 +610,7 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment
                    sigabbrev_np(end.signal) ? sigabbrev_np(end.signal) : "?", a.output);
       return 128 + end.signal;
     }
-    std::size_t finished = 0;
-    for (const auto& id : read_lane(a.output).done) finished += id.empty() ? 0 : 1;
+    const std::size_t finished = read_lane(a.output).done.size();
     print_interrupted(end.signal, finished, points.size(), a.output, a.argv, a.output);
     return 128 + end.signal;
   }
