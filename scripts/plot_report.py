@@ -6,7 +6,8 @@ ceilings.json, as PNGs in the report folder, and lists what it drew in plots.jso
     python3 scripts/plot_report.py OUT/points.csv OUT
 
 plots.json (written by `labrun report`, src/report_plots.hpp): {"points": CSV, "ceilings": JSON, "figures":
-[{run, experiment, x, x_scale, series, facets, style, split, title, name}], "roofline": {"marker": AXIS}}.
+[{run, experiment, x, x_scale, series, facets, style, split, title, name}], "roofline": {"marker": AXIS},
+"max_time_plots": N (0: no cap)}; it adds "not_drawn", the time figures left out over the cap.
 The script names no axis itself. Figures (points that are not ok or are suspect are left out):
 - <name>_<split values>.png: median time per loop iteration (log) against the axis `x` (x_scale "log" or
   "linear"), one colour per value of `series` ("variant" or an axis), one line style per value of `style`, one
@@ -98,19 +99,27 @@ def combo_key(combo):
     return [sort_key(v) for v in combo]
 
 
-def time_figure(spec, rows, out_dir, colours, plots):
-    """One figure spec of plots.json: one PNG per combination of the spec's split axes."""
+def time_figure(spec, rows, out_dir, colours, plots, budget):
+    """One figure spec of plots.json: one PNG per combination of the spec's split axes, while budget["left"]
+    (None: no cap) lasts; each PNG over it counts in budget["not_drawn"]."""
     run, experiment = str(spec["run"]), spec.get("experiment") or ""
     run_rows = [r for r in rows if r["run"] == run and (not experiment or r["experiment"] == experiment)]
     x_axis, series = spec["x"], spec.get("series") or "variant"
     facet_axes, style_axis, split_axes = spec.get("facets") or [], spec.get("style") or None, spec.get("split") or []
     log_x = spec.get("x_scale") == "log"
-    combos = sorted({tuple(column(r, a) for a in split_axes) for r in run_rows}, key=combo_key)
-    for combo in combos:
-        subset = [r for r in run_rows if tuple(column(r, a) for a in split_axes) == combo
-                  and number(column(r, x_axis)) is not None and (not log_x or number(column(r, x_axis)) > 0)]
+    groups = {}  # one pass over the rows: a result with hundreds of combinations reads them once, not per combo
+    for r in run_rows:
+        groups.setdefault(tuple(column(r, a) for a in split_axes), []).append(r)
+    for combo in sorted(groups, key=combo_key):
+        subset = [r for r in groups[combo]
+                  if number(column(r, x_axis)) is not None and (not log_x or number(column(r, x_axis)) > 0)]
         if len({column(r, x_axis) for r in subset}) < 2:
             continue
+        if budget["left"] is not None:
+            if budget["left"] <= 0:
+                budget["not_drawn"] += 1
+                continue
+            budget["left"] -= 1
         facets = sorted({tuple(column(r, a) for a in facet_axes) for r in subset}, key=combo_key)
         styles = sorted({column(r, style_axis) for r in subset}, key=sort_key) if style_axis else [None]
         if series == "variant":
@@ -255,8 +264,11 @@ def main(argv):
             variants.append(r["variant"])
     colours = {v: cycle[i % len(cycle)] for i, v in enumerate(variants)}
     plots = []
+    cap = spec.get("max_time_plots") or 0
+    budget = {"left": cap if cap > 0 else None, "not_drawn": 0}
     for figure in spec.get("figures") or []:
-        time_figure(figure, usable, out_dir, colours, plots)
+        time_figure(figure, usable, out_dir, colours, plots, budget)
+    spec["not_drawn"] = budget["not_drawn"]
     roofline_figures(usable, out_dir, colours, ceilings, (spec.get("roofline") or {}).get("marker"), plots)
     spec["drawn"] = plots
     tmp = spec_path + ".tmp"

@@ -238,6 +238,9 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   report->add_option("results", report_paths, "result files: .jsonl files, comma-separated lists or folders")->required();
   report->add_option("-o,--output", report_dir, "output folder (default ./report)");
   report->add_flag("--no-plots", no_plots, "skip the matplotlib plots");
+  std::size_t max_plots = ReportOptions{}.max_plots;
+  report->add_option("--max-plots", max_plots, "draw at most this many time plots (0: all; rooflines always)")
+      ->capture_default_str();
   report->add_flag("--force", force, "replace an existing report in the output folder");
   auto* env = app.add_subcommand("env", "print the environment record as JSON");
   env->add_option("--device", device, "auto, cpu, cuda or cuda:N");
@@ -268,6 +271,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       }
       ReportOptions options;
       options.plots = !no_plots;
+      options.max_plots = max_plots;
       options.replace = force;
       std::vector<std::string> files;  // each argument: a file, a comma-separated list or a folder, as for diff
       for (const auto& arg : report_paths)

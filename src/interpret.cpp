@@ -28,7 +28,7 @@ double over(double a, double b) { return (std::isfinite(a) && positive(b)) ? a /
 double finite_or_nan(double x) { return std::isfinite(x) ? x : kNaN; }
 
 // The median of a timing summary; NaN when the record has none.
-double median_of(const std::optional<TimeSummary>& s) { return s ? s->median_time_s : kNaN; }
+double median_of(const OptionalSummary& s) { return s ? s->median_time_s : kNaN; }
 
 // The point's timing, or an empty one (every quantity NaN, every word "") for a record without timing.
 const Timing& timing_of(const PointRecord& point) {
@@ -265,7 +265,7 @@ IterationTime iteration_time(const PointRecord& point) {
   const double submit = median_of(tm.submit);
   const bool blocked = tm.method == kBlockedTimingMethod;
   const bool host_paced = blocked && std::isfinite(submit) && std::isfinite(gpu) && submit > gpu;
-  const std::optional<TimeSummary>& src = host_paced ? tm.submit : tm.device ? tm.device : tm.wall;
+  const OptionalSummary& src = host_paced ? tm.submit : tm.device ? tm.device : tm.wall;
   return IterationTime{host_paced ? submit : gpu, src ? src->ci95_low_time_s : kNaN,
                        src ? src->ci95_high_time_s : kNaN, host_paced};
 }

@@ -63,7 +63,7 @@ void set_timing_samples(Timing& timing, const std::vector<double>& wall, const s
                         const std::vector<double>& submit, const std::vector<double>& host_probe) {
   const Summary primary = summarize(device.empty() ? wall : device);
   auto summary = [](const std::vector<double>& v) {
-    return v.empty() ? std::nullopt : std::optional<TimeSummary>(TimeSummary::of(summarize(v)));
+    return v.empty() ? std::nullopt : OptionalSummary(TimeSummary::of(summarize(v)));
   };
   timing.median_ci_rel_halfwidth = primary.ci_rel_halfwidth;
   timing.wall = TimeSummary::of(summarize(wall));

@@ -122,7 +122,7 @@ Json string_or_null(const std::optional<std::string>& s) { return s ? Json(*s) :
 // lab.cpp's raw sample arrays: null when there are none.
 Json reals_or_null(const std::vector<double>& v) { return v.empty() ? Json(nullptr) : json_reals(v); }
 
-Json summary_or_null(const std::optional<TimeSummary>& s) { return s ? to_json(*s) : Json(nullptr); }
+Json summary_or_null(const OptionalSummary& s) { return s ? to_json(*s) : Json(nullptr); }
 
 // ---- Readers with a path for messages -------------------------------------------------------------------
 
@@ -147,9 +147,9 @@ TimeSummary read_summary(const Json& j, const std::string& w) {
   return s;
 }
 
-std::optional<TimeSummary> summary_at(const Json& obj, const char* key, const std::string& w) {
+OptionalSummary summary_at(const Json& obj, const char* key, const std::string& w) {
   const Json* v = present(obj, key);
-  return v ? std::optional<TimeSummary>(read_summary(*v, at(w, key))) : std::nullopt;
+  return v ? OptionalSummary(read_summary(*v, at(w, key))) : std::nullopt;
 }
 
 Cost read_cost(const Json& j, const std::string& w) {
@@ -771,6 +771,25 @@ std::vector<std::string> expand_path(const std::string& arg) {
   }
 }
 
+/// The number of lines of `in` (newlines, plus an unterminated last line), read in 1 MiB blocks; `in` is then
+/// rewound to its start.
+std::size_t count_lines(std::ifstream& in) {
+  std::vector<char> block(1 << 20);
+  std::size_t lines = 0;
+  char last = '\n';
+  while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+    const auto got = static_cast<std::size_t>(in.gcount());
+    lines += static_cast<std::size_t>(std::count(block.data(), block.data() + got, '\n'));
+    last = block[got - 1];
+  }
+  in.clear();
+  in.seekg(0);
+  return lines + (last != '\n');
+}
+
+/// Empties `v` and frees its buffer.
+void drop(std::vector<double>& v) { std::vector<double>().swap(v); }
+
 void load_file(const std::string& path, ResultSet& set, LoadDepth depth) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw ResultError("cannot read " + path + ": a folder in a list of result files");
@@ -779,6 +798,7 @@ void load_file(const std::string& path, ResultSet& set, LoadDepth depth) {
   std::optional<Run> run;
   std::size_t records = 0, duplicates = 0;
   std::set<std::string> ids;  // of the current run: a point twice means two writers, or a broken merge
+  const std::size_t lines = count_lines(in);
   std::string line;
   for (std::size_t lineno = 1; std::getline(in, line); ++lineno) {
     if (line.empty()) continue;
@@ -806,8 +826,10 @@ void load_file(const std::string& path, ResultSet& set, LoadDepth depth) {
         ids.clear();
       } else if (*type == "point") {
         if (!run) run = Run{path, RunHeader{Json{{"type", "header"}}}, false, {}, {}};
+        // One allocation for a file of one run (the usual case) instead of a doubling vector of 2 KB records.
+        if (run->points.empty()) run->points.reserve(lines - lineno + 1);
         run->points.push_back(point_from_json(r));
-        if (depth != LoadDepth::full) trim_for_analysis(run->points.back());
+        if (depth == LoadDepth::analysis) trim_for_analysis(run->points.back());
         if (depth == LoadDepth::comparison) trim_for_comparison(run->points.back());
         if (!ids.insert(run->points.back().id).second && duplicates++ < 3)
           set.warnings.push_back(where + ": point " + run->points.back().id + " (" + run->points.back().key +
@@ -827,24 +849,58 @@ void load_file(const std::string& path, ResultSet& set, LoadDepth depth) {
 
 }  // namespace
 
-void trim_for_analysis(PointRecord& p) {
+namespace {
+
+/// What neither report nor diff reads: `phases`, `correctness.detail`, device_state but the clocks and throttle
+/// state, the raw submit and host-probe samples, and the raw wall samples of a point that has device samples.
+void trim_unread(PointRecord& p) {
   p.phases = Json();
   if (p.correctness) p.correctness->detail = Json();
+  // device_state keeps what device_state_of() reads (clocks, throttle flag and reasons), not temperature or power.
+  if (p.device_state.is_object()) {
+    Json kept = Json::object();
+    for (const char* when : {"before", "after"}) {
+      const auto it = p.device_state.find(when);
+      if (it == p.device_state.end()) continue;
+      if (!it->is_object()) {
+        kept[when] = *it;
+        continue;
+      }
+      Json& k = kept[when] = Json::object();
+      for (const char* name : {"sm_clock_hz", "memory_clock_hz", "throttled", "clocks_event_reasons"})
+        if (const auto f = it->find(name); f != it->end()) k[name] = *f;
+    }
+    p.device_state = std::move(kept);
+  }
   if (!p.timing) return;
   Timing& t = *p.timing;
-  auto drop = [](std::vector<double>& v) { std::vector<double>().swap(v); };
   drop(t.submit_samples_s);
   drop(t.host_probe_samples_s);
   if (!t.device_samples_s.empty()) drop(t.wall_samples_s);  // the primary samples are the device's
 }
 
+}  // namespace
+
+void trim_for_analysis(PointRecord& p) {
+  trim_unread(p);
+  if (p.timing) {  // report reads the summaries, never the samples
+    drop(p.timing->wall_samples_s);
+    drop(p.timing->device_samples_s);
+  }
+}
+
 void trim_for_comparison(PointRecord& p) {
+  trim_unread(p);
   p.correctness.reset();
   p.kernels.reset();
+  if (p.timing) {  // diff reads the raw samples and the process medians, not the summaries
+    for (OptionalSummary* s : {&p.timing->wall, &p.timing->device, &p.timing->submit, &p.timing->host_probe})
+      s->reset();
+  }
   if (p.interpretation) {  // diff reads the bound class alone (a host-bound point is compared host-aware)
-    Interpretation kept;
-    kept.bound = p.interpretation->bound;
-    p.interpretation = std::move(kept);
+    std::string bound = std::move(p.interpretation->bound);
+    p.interpretation.emplace();  // destroys the old one: assigning would keep its strings' buffers
+    p.interpretation->bound = std::move(bound);
   }
 }
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "boxed.hpp"
 #include "cost.hpp"
 #include "record.hpp"
 #include "stats.hpp"
@@ -44,6 +45,10 @@ class ResultError : public std::runtime_error {
 /// One summary of timing samples, as `timing.wall|device|submit|host_probe` (stats.hpp to_json(Summary,
 /// "time_s")): seconds per iteration (host_probe: seconds per sync round trip), dimensionless rel_iqr and
 /// ci95_rel_halfwidth, counts of samples and outliers.
+struct TimeSummary;
+/// A summary that may be absent, on the heap (boxed.hpp): what Timing holds.
+using OptionalSummary = Boxed<TimeSummary>;
+
 struct TimeSummary {
   std::int64_t count = 0;
   double median_time_s = kNoValue, mean_time_s = kNoValue, stddev_time_s = kNoValue, min_time_s = kNoValue,
@@ -100,7 +105,8 @@ struct Timing {
   double target_rel_ci = kNoValue;
   double median_ci_rel_halfwidth = kNoValue;
   double host_syncs_per_iteration = kNoValue;
-  std::optional<TimeSummary> wall, device, submit, host_probe;  ///< nullopt is written as null
+  /// nullopt is written as null. Boxed (heap): a reader that drops them (trim_for_comparison) keeps 8 bytes each.
+  OptionalSummary wall, device, submit, host_probe;
   std::vector<double> wall_samples_s;        ///< always written, as an array (empty: [])
   std::vector<double> device_samples_s;      ///< empty is written as null
   std::vector<double> submit_samples_s;      ///< empty is written as null
@@ -259,10 +265,11 @@ struct PointRecord {
   /// False for a record without a `cost` key (its pass ended in setup, before the cost model): to_json then
   /// writes none, so such records round-trip. point_from_json sets it from the key's presence.
   bool cost_recorded = true;
-  std::optional<Correctness> correctness;
-  std::optional<Timing> timing;
+  // The large optional parts live on the heap (boxed.hpp): 100,000 records in memory cost what they hold.
+  Boxed<Correctness> correctness;
+  Boxed<Timing> timing;
   std::optional<std::vector<KernelTime>> kernels;
-  std::optional<Interpretation> interpretation;
+  Boxed<Interpretation> interpretation;
   Json phases;             ///< per phase {time_s, ...} (opaque); null Json: no key
 
   /// device_state.<when>.sm_clock_hz, `when` "before" or "after" (the SM clock the backend read just before or
@@ -385,16 +392,16 @@ struct ResultSet {
 enum class LoadDepth {
   full,      ///< every field, as read (resume, pooling, merge: what is written back)
   analysis,    ///< what report reads: trim_for_analysis() of each point, as it is read
-  comparison,  ///< what diff reads: trim_for_analysis(), then trim_for_comparison()
+  comparison,  ///< what diff reads: trim_for_comparison() of each point, as it is read
 };
 
-/// Drops what no reading of results needs, for files of 100,000 points: `phases`, `correctness.detail`, the raw
-/// submit and host-probe samples, and the raw wall samples of a point that has device samples (the primary ones,
-/// which diff reads). Summaries and device_state (the clocks diff and interpret() read) stay.
+/// Drops what report does not read, for files of 100,000 points: `phases`, `correctness.detail`, every raw sample
+/// (it reads the summaries), and device_state but the clocks and throttle state device_state_of() reads.
 void trim_for_analysis(PointRecord& point);
 
-/// After trim_for_analysis(), drops what diff does not read: correctness, kernels, and the interpretation but its
-/// bound class.
+/// Drops what diff does not read: `phases`, correctness, kernels, the timing summaries and the raw samples but the
+/// primary ones (device samples, else wall samples), device_state but the clocks and throttle state, and the
+/// interpretation but its bound class.
 void trim_for_comparison(PointRecord& point);
 
 ResultSet load_results(const std::vector<std::string>& paths, LoadDepth depth = LoadDepth::full);

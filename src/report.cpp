@@ -65,11 +65,16 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
       throw OutputError("cannot create directory " + staging.string() + " (next to " + out_dir + "): " + ec.message());
     write_points_csv(context, staging / "points.csv");
     write_ceilings_json(context, staging / "ceilings.json");
-    write_plot_specs(context, staging / "plots.json");
-    const Json plots = options.plots ? draw_plots(staging, options.plot_script, err) : Json(nullptr);  // null: not asked
+    write_plot_specs(context, staging / "plots.json", options.max_plots);
+    std::size_t not_drawn = 0;
+    const Json plots =  // null: not asked
+        options.plots ? draw_plots(staging, options.plot_script, err, &not_drawn) : Json(nullptr);
+    if (not_drawn > 0)
+      err << "labrun report: note: " << not_drawn << " more time plot(s) not drawn (over --max-plots "
+          << options.max_plots << ")\n";
     {
       std::ofstream md(staging / "report.md");
-      md << render_report(context, paths, plots);
+      md << render_report(context, paths, plots, not_drawn, options.max_plots);
       md.flush();
       if (!md) throw OutputError("cannot write " + (staging / "report.md").string());
     }

@@ -17,6 +17,9 @@ class Registry;
 struct ReportOptions {
   /// Draw plots (needs python3 with matplotlib; failure to plot is a warning, never an error).
   bool plots = true;
+  /// At most this many time-vs-axis PNGs (the rooflines, one per run, are always drawn); the report says how
+  /// many more there were. 0: no cap. Matplotlib takes about 1.3 s a figure of 100,000 points on one core.
+  std::size_t max_plots = 16;
   /// The plotting script; empty: scripts/plot_report.py looked up from the working directory, then from the
   /// directories above the running executable.
   std::string plot_script;

@@ -255,7 +255,7 @@ IterationTime ReportContext::iteration_time(const PointRecord& p) {
   const double submit = t.submit ? t.submit->median_time_s : NAN;
   const bool blocked = t.method == kBlockedTimingMethod;
   const bool host_paced = blocked && std::isfinite(submit) && std::isfinite(gpu) && submit > gpu;
-  const std::optional<TimeSummary>& s = host_paced ? t.submit : t.device ? t.device : t.wall;
+  const OptionalSummary& s = host_paced ? t.submit : t.device ? t.device : t.wall;
   return IterationTime{host_paced ? submit : gpu, s ? s->ci95_low_time_s : NAN, s ? s->ci95_high_time_s : NAN,
                        host_paced};
 }

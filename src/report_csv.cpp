@@ -50,7 +50,7 @@ void write_points_csv(const ReportContext& c, const std::filesystem::path& file)
     for (const auto& p : run.points) {
       const Interpretation& in = ReportContext::interpretation(p);
       // The median's CI: of the device timing where there is one, else of the wall timing.
-      const std::optional<TimeSummary>* ci = nullptr;
+      const OptionalSummary* ci = nullptr;
       if (p.timing) ci = p.timing->device ? &p.timing->device : &p.timing->wall;
       const double lo = ci && *ci ? (*ci)->ci95_low_time_s : NAN, hi = ci && *ci ? (*ci)->ci95_high_time_s : NAN;
       f << run.number << ',' << file_name << ',' << csv_field(p.id) << ',' << csv_field(p.experiment) << ','

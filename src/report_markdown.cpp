@@ -316,7 +316,7 @@ void experiment_sections(const ReportContext& c, std::ostream& md) {
 
 // ---- Plots, winners, crossovers -----------------------------------------------------------------------------
 
-void plots_section(const Json& plots, std::ostream& md) {
+void plots_section(const Json& plots, std::size_t not_drawn, std::size_t max_plots, std::ostream& md) {
   md << "## Plots\n\n";
   if (plots.is_null()) {
     md << "Plots were not requested (--no-plots).\n\n";
@@ -326,6 +326,9 @@ void plots_section(const Json& plots, std::ostream& md) {
     md << "No plots were drawn (python3 with matplotlib was not available, or plotting failed).\n\n";
     return;
   }
+  if (not_drawn > 0)
+    md << not_drawn << " more time plot(s) were not drawn: the first " << max_plots
+       << " are below (`labrun report --max-plots N` draws more; 0 draws all).\n\n";
   for (const auto& p : plots) {
     const std::string file = word(p, {"file"});
     const std::string title = p.contains("title") && p["title"].is_string() ? word(p, {"title"}) : file;
@@ -596,7 +599,8 @@ void tables_section(const ReportContext& c, std::ostream& md) {
 
 }  // namespace
 
-std::string render_report(const ReportContext& c, const std::vector<std::string>& paths, const Json& plots) {
+std::string render_report(const ReportContext& c, const std::vector<std::string>& paths, const Json& plots,
+                          std::size_t not_drawn, std::size_t max_plots) {
   std::ostringstream md;
   md << "# labrun report\n\nFrom ";
   for (std::size_t i = 0; i < paths.size(); ++i) md << (i ? ", " : "") << code(paths[i]);
@@ -604,7 +608,7 @@ std::string render_report(const ReportContext& c, const std::vector<std::string>
   summary_section(c, md);
   hypotheses_section(c, md);
   experiment_sections(c, md);
-  plots_section(plots, md);
+  plots_section(plots, not_drawn, max_plots, md);
   winners_section(c, md);
   crossovers_section(c, md);
   roofline_section(c, plots, md);

@@ -22,6 +22,9 @@ namespace labrun {
 /// - Roofline: each run's ceilings and ridge point, and per variant its intensity and fractions of the roofs;
 /// - Notes on selected points (ReportContext::representative_points) and Suspect points (five-part notes);
 /// - Time and bandwidth by variant (tables over the groups).
-std::string render_report(const ReportContext& context, const std::vector<std::string>& paths, const Json& plots);
+/// `not_drawn` time plots were left out for the cap `max_plots` (ReportOptions::max_plots); the plots section
+/// says so.
+std::string render_report(const ReportContext& context, const std::vector<std::string>& paths, const Json& plots,
+                          std::size_t not_drawn = 0, std::size_t max_plots = 0);
 
 }  // namespace labrun

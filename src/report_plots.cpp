@@ -118,19 +118,20 @@ std::vector<PlotFigure> plot_figures(const ReportContext& c) {
   return out;
 }
 
-void write_plot_specs(const ReportContext& c, const fs::path& file) {
+void write_plot_specs(const ReportContext& c, const fs::path& file, std::size_t max_time_plots) {
   Json figures = Json::array();
   for (const auto& f : plot_figures(c)) figures.push_back(to_json(f));
   const Json spec{{"points", "points.csv"},
                   {"ceilings", "ceilings.json"},
                   {"figures", figures},
-                  {"roofline", {{"marker", kModeAxis}}}};
+                  {"roofline", {{"marker", kModeAxis}}},
+                  {"max_time_plots", max_time_plots}};
   std::ofstream f(file);
   f << spec.dump(2) << '\n';
   if (!f) throw OutputError("cannot write " + file.string());
 }
 
-Json draw_plots(const fs::path& out_dir, const std::string& given_script, std::ostream& err) {
+Json draw_plots(const fs::path& out_dir, const std::string& given_script, std::ostream& err, std::size_t* not_drawn) {
   const std::string script = find_plot_script(given_script);
   if (script.empty()) {
     err << "labrun report: warning: scripts/plot_report.py not found; no plots\n";
@@ -164,6 +165,8 @@ Json draw_plots(const fs::path& out_dir, const std::string& given_script, std::o
     std::ifstream f(out_dir / "plots.json");
     const Json m = Json::parse(f);
     Json plots = Json::array();
+    if (not_drawn && m.is_object() && m.contains("not_drawn") && m["not_drawn"].is_number_unsigned())
+      *not_drawn = m["not_drawn"].get<std::size_t>();
     if (m.is_object() && m.contains("drawn") && m["drawn"].is_array())
       for (const auto& p : m["drawn"])
         if (p.is_object() && p.contains("file") && p["file"].is_string() &&

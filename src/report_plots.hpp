@@ -38,14 +38,19 @@ std::vector<PlotFigure> plot_figures(const ReportContext& context);
 
 /// Writes plots.json for the plotting script: {"points": "points.csv", "ceilings": "ceilings.json",
 /// "figures": [PlotFigure as an object with the same field names], "roofline": {"marker": kModeAxis}}. The
-/// script adds "drawn": [{file, title}], the PNGs it wrote. @throws OutputError when it cannot be written.
-void write_plot_specs(const ReportContext& context, const std::filesystem::path& file);
+/// script adds "drawn": [{file, title}], the PNGs it wrote. `max_time_plots` (also written) caps the time figures the
+/// script draws (each figure of `figures` is one PNG per combination of its split axes, so a result with a replica
+/// or seed axis asks for hundreds); the script writes "not_drawn", the count it left out. 0: no cap.
+/// @throws OutputError when it cannot be written.
+void write_plot_specs(const ReportContext& context, const std::filesystem::path& file, std::size_t max_time_plots);
 
 /// Runs the plotting script on `out_dir` (which holds points.csv, ceilings.json and plots.json): `script`,
 /// or, when empty, scripts/plot_report.py from the working directory, then from the folders above the
 /// running executable; with the first python3 that has matplotlib (on PATH, then /usr/bin/python3). Returns
 /// the plots drawn ([{file, title}], files that exist in out_dir), or an empty array after a warning on `err`
-/// (script or matplotlib missing, the script failed: its output is left in out_dir/plot.log). Never throws.
-Json draw_plots(const std::filesystem::path& out_dir, const std::string& script, std::ostream& err);
+/// (script or matplotlib missing, the script failed: its output is left in out_dir/plot.log). `not_drawn`, when
+/// given, receives the count of time figures the script left out for the cap. Never throws.
+Json draw_plots(const std::filesystem::path& out_dir, const std::string& script, std::ostream& err,
+                std::size_t* not_drawn = nullptr);
 
 }  // namespace labrun

@@ -787,5 +787,47 @@ TEST(ReportCmd, PlotsAreLinkedOnlyWhenDrawn) {
   EXPECT_NE(md.find("](time_vs_n_run0"), std::string::npos);
 }
 
+// A result with a replica or seed axis asks for one time plot per combination: --max-plots caps them, the rooflines
+// are still drawn, and the report says how many were left out.
+TEST(ReportCmd, MaxPlotsCapsTheTimePlotsAndSaysHowManyWereLeftOut) {
+  bool have = false;
+  for (const char* py : {"python3", "/usr/bin/python3"})
+    have = have || std::system((std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0;
+  if (!have) GTEST_SKIP() << "python3 with matplotlib not available";
+  TempDir dir;
+  std::vector<Json> recs{gpu_header(nullptr)};
+  for (const std::int64_t replica : {0, 1, 2, 3, 4, 5})  // 6 values: more than a line style takes, so a split
+    for (const std::int64_t n : {100000, 1000000, 10000000})
+      for (const char* v : {"a", "b"}) {
+        Spec s;
+        s.variant = v;
+        s.axes = Json{{"n", n}, {"replica", replica}};
+        s.time_s = 1e-3 * (1.0 + 0.1 * static_cast<double>(replica));
+        s.bytes = s.compulsory = s.flop = 1e7;
+        recs.push_back(point(s));
+      }
+  const std::string in = write_jsonl(dir.file("run.jsonl"), recs);
+  auto time_plots = [](const std::string& folder) {
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator(folder)) n += e.path().filename().string().rfind("time_vs_", 0) == 0;
+    return n;
+  };
+  std::ostringstream out, err;
+  ReportOptions all;
+  all.plot_script = std::string(LABRUN_SOURCE_DIR) + "/scripts/plot_report.py";
+  all.max_plots = 0;
+  ASSERT_EQ(cmd_report({in}, dir.file("all"), out, err, all), 0) << err.str();
+  const std::size_t uncapped = time_plots(dir.file("all"));
+  ASSERT_GE(uncapped, 2u) << "the grid should ask for several time plots";
+  ReportOptions one = all;
+  one.max_plots = 1;
+  ASSERT_EQ(cmd_report({in}, dir.file("one"), out, err, one), 0) << err.str();
+  EXPECT_EQ(time_plots(dir.file("one")), 1u);
+  EXPECT_TRUE(fs::exists(dir.file("one/roofline_run0.png")));
+  const std::string md = slurp(dir.file("one/report.md"));
+  EXPECT_NE(md.find(std::to_string(uncapped - 1) + " more time plot(s) were not drawn"), std::string::npos) << md;
+  EXPECT_NE(err.str().find("not drawn (over --max-plots 1)"), std::string::npos) << err.str();
+}
+
 }  // namespace
 }  // namespace labrun
