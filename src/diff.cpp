@@ -301,55 +301,89 @@ void compare_environment(const Side& base, const Side& current, std::vector<std:
 
 // ---- Verdicts -------------------------------------------------------------------------------------------------
 
-/// The verdict rule of an ok/ok point with usable samples (docs/diff.md "Verdicts"), in one place.
-std::pair<Verdict, std::string> decide(const RatioEstimate& r, double p_adjusted, std::size_t n_base,
-                                       std::size_t n_new, const DiffOptions& o, const std::optional<WelchLog>& process,
-                                       const std::optional<HostAdjusted>& host) {
+/// How many processes per side would shrink a process-level interval of log half-width `half` (around log ratio
+/// `log_ratio`) inside +-log(up), from `n` processes: the half-width falls as 1/sqrt(n) (the t quantile's fall
+/// with the degrees of freedom is ignored, so this is a slight overestimate). 0 when the ratio itself lies
+/// beyond the bound (no number of processes makes such a point `same`).
+std::size_t processes_needed(double half, double log_ratio, double log_up, std::size_t n) {
+  const double room = log_up - std::fabs(log_ratio);
+  if (!(room > 0)) return 0;
+  return static_cast<std::size_t>(std::ceil(static_cast<double>(n) * (half / room) * (half / room)));
+}
+
+/// The verdict rule of an ok/ok point with usable samples (docs/diff.md "Verdicts"), in one place. `row` holds the
+/// sample statistics (ratio, p_adjusted: BH over the diff's points) and, for a point pooled from lab.processes on
+/// both sides, the process-level ones (process, process_interval, process_p_adjusted: BH over the pooled points),
+/// and host_adjusted for a host-sensitive point probed in every process.
+std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& o) {
+  const RatioEstimate& r = *row.ratio;
   const double up = 1 + o.min_effect, down = 1 / up;
+  const std::size_t n_base = *row.base_samples, n_new = *row.new_samples;
   if (n_base < kMinSamples || n_new < kMinSamples)
     return {Verdict::inconclusive,
             fmt::format("fewer than {} samples on a side ({} base, {} new)", kMinSamples, n_base, n_new)};
-  const bool significant = p_adjusted <= o.alpha;
+  const bool significant = *row.p_adjusted <= o.alpha;
   const bool beyond = r.ci_low > up || r.ci_high < down;
-  // A host-sensitive point whose processes all probed the host: the change must hold with the host's speed
-  // taken out both ways (per probe, and by covariance), beyond the minimum effect in the same direction, and the
-  // processes' medians must differ by one of the three tests at alpha / 3 (Bonferroni). A change of the host's
-  // speed alone moves neither adjusted ratio beyond the minimum effect (docs/diff.md "Host-sensitive points").
-  if (significant && beyond && process && host) {
-    auto holds = [&](double ratio) { return r.ci_low > up ? ratio > up : ratio < down; };
-    const double p_min = std::min({process->p_value, host->per_probe.p_value, host->covariate.p_value});
-    const bool effect = holds(host->per_probe.ratio) && holds(host->covariate.ratio);
-    const bool tested = 3 * p_min <= o.alpha;
-    if (!(effect && tested)) {
-      std::string why;
-      if (!effect)
-        why = fmt::format("with the host's speed taken out the change is {:+.1f}% per probe and {:+.1f}% by covariance "
-                          "(elasticity {:.2f}), not both beyond the {:g}% minimum effect",
-                          100 * (host->per_probe.ratio - 1), 100 * (host->covariate.ratio - 1), host->elasticity,
-                          100 * o.min_effect);
-      if (!tested)
-        why += fmt::format("{}the processes' medians do not differ enough (smallest Welch p {:.3g} > alpha/3 = {:.3g})",
-                           why.empty() ? "" : "; ", p_min, o.alpha / 3);
-      return {Verdict::inconclusive, why};
+  const bool within = r.ci_low >= down && r.ci_high <= up;
+  if (row.process) {
+    // Pooled on both sides: the process is the unit of replication. A change must hold between the processes
+    // (Welch on their medians' logs, BH over the pooled points, the geometric-mean ratio beyond the minimum effect
+    // in the samples' direction) and in the samples; `same` needs the process-level interval inside the bounds.
+    const RatioEstimate& pr = *row.process_interval;
+    const double pp = *row.process_p_adjusted;
+    if (significant && beyond) {
+      const bool slower = r.ci_low > up;
+      auto holds = [&](double ratio) { return slower ? ratio > up : ratio < down; };
+      if (pp > o.alpha)
+        return {Verdict::inconclusive,
+                fmt::format("the samples moved {} but the processes' medians do not differ enough (Welch p {:.3g}, "
+                            "BH-adjusted over the pooled points {:.3g} > alpha {:g}): the change is within the "
+                            "variation between processes",
+                            slower ? "up" : "down", row.process_family_p.value_or(1.0), pp, o.alpha)};
+      const RatioEstimate& sel = *row.process_selected_interval;
+      // A host-adjusted point is judged with the host's speed taken out (below), not on the raw medians.
+      if (!row.host_adjusted && !holds(slower ? sel.ci_low : sel.ci_high))
+        return {Verdict::inconclusive,
+                fmt::format("between processes the change is {:+.1f}% with the selection-adjusted interval [{:+.1f}%, "
+                            "{:+.1f}%], not wholly beyond the {:g}% minimum effect",
+                            100 * (pr.ratio - 1), 100 * (sel.ci_low - 1), 100 * (sel.ci_high - 1), 100 * o.min_effect)};
+      if (const auto& host = row.host_adjusted; host && !(holds(host->per_probe.ratio) && holds(host->covariate.ratio)))
+        return {Verdict::inconclusive,
+                fmt::format("with the host's speed taken out the change is {:+.1f}% per probe and {:+.1f}% by "
+                            "covariance (elasticity {:.2f}), not both beyond the {:g}% minimum effect",
+                            100 * (host->per_probe.ratio - 1), 100 * (host->covariate.ratio - 1), host->elasticity,
+                            100 * o.min_effect)};
+      return {slower ? Verdict::slower : Verdict::faster, ""};
     }
+    const bool process_within = pr.ci_low >= down && pr.ci_high <= up;
+    if (within && process_within) return {Verdict::same, ""};
+    if (within) {
+      const double half = std::log(pr.ci_high / pr.ratio);
+      const std::size_t n = std::min(row.process_counts.first, row.process_counts.second);
+      const std::size_t need = processes_needed(half, std::log(pr.ratio), std::log(up), n);
+      return {Verdict::inconclusive,
+              fmt::format("the samples agree within {:g}%, but between processes the interval is [{:+.1f}%, {:+.1f}%]"
+                          "{}",
+                          100 * o.min_effect, 100 * (pr.ci_low - 1), 100 * (pr.ci_high - 1),
+                          need > n ? fmt::format(": about {} processes per side (now {}) would decide it", need, n)
+                                   : std::string(": more processes per side would decide it"))};
+    }
+  } else {
+    if (significant && r.ci_low > up) return {Verdict::slower, ""};
+    if (significant && r.ci_high < down) return {Verdict::faster, ""};
+    if (within) return {Verdict::same, ""};
   }
-  if (significant && beyond && process && !host && !(process->p_value <= o.alpha))
-    return {Verdict::inconclusive,
-            fmt::format("the processes' medians do not differ (Welch's t on their logs: ratio {:.4f}, p {:.3g} > alpha "
-                        "{:g}): the change is within the variation between processes",
-                        process->ratio, process->p_value, o.alpha)};
-  if (significant && r.ci_low > up) return {Verdict::slower, ""};
-  if (significant && r.ci_high < down) return {Verdict::faster, ""};
-  if (r.ci_low >= down && r.ci_high <= up) return {Verdict::same, ""};
   if (!std::isfinite(r.ci_high))
     return {Verdict::inconclusive, fmt::format("too few samples for a {:g}% interval", 100 * (1 - o.alpha))};
-  if (r.ci_low > up || r.ci_high < down)
+  if (beyond)
     return {Verdict::inconclusive, fmt::format("beyond the minimum effect but not significant after correction "
                                                "(p_adjusted {:.3g} > alpha {:g})",
-                                               p_adjusted, o.alpha)};
+                                               *row.p_adjusted, o.alpha)};
   return {Verdict::inconclusive, fmt::format("the interval [{:.4f}, {:.4f}] crosses a minimum-effect bound "
-                                             "[{:.4f}, {:.4f}]: noise larger than the effect, or too few samples",
-                                             r.ci_low, r.ci_high, down, up)};
+                                             "[{:.4f}, {:.4f}]: noise larger than the effect, or too few samples{}",
+                                             r.ci_low, r.ci_high, down, up,
+                                             row.process ? "" : " (one process per side: more samples, or "
+                                                                "lab.processes, would decide it)")};
 }
 
 /// Whether the point's compared time holds the host's work: timed live (not behind a blocking kernel) and
@@ -416,7 +450,10 @@ std::optional<double> compare_samples(const PointRef& b, const PointRef& n, cons
   row.gate = Gate::samples;
   if (bpd.pooled && npd.pooled) {
     const std::vector<double> bps = scaled(bpd.times, b_scale), nps = scaled(npd.times, n_scale);
-    row.process = welch_log_test(bps, nps);
+    row.process = welch_log_test(bps, nps);  // tested again with the run's noise floor (diff_results)
+    row.base_process_s = bps;
+    row.new_process_s = nps;
+    row.process_counts = {bps.size(), nps.size()};
     row.gate = Gate::processes;
     // Host-sensitive and probed in every process on both sides: the host's speed taken out as well.
     if (row.host_sensitive) {
@@ -432,6 +469,31 @@ std::optional<double> compare_samples(const PointRef& b, const PointRef& n, cons
     caveats.host_unpooled += row.host_sensitive;
   }
   return row.p_value;
+}
+
+/// DiffNoise of the compared points: the sd of log process medians of each pooled side of each compared point.
+DiffNoise measure_noise(const std::vector<DiffPoint>& rows, const DiffOptions& o) {
+  DiffNoise noise;
+  noise.assumed_rel = o.min_effect;
+  std::vector<double> spreads;
+  for (const DiffPoint& row : rows) {
+    if (!row.process) continue;
+    for (const std::vector<double>* times : {&row.base_process_s, &row.new_process_s}) {
+      if (times->size() < 2) continue;
+      double mean = 0, ss = 0;
+      for (double t : *times) mean += std::log(t);
+      mean /= static_cast<double>(times->size());
+      for (double t : *times) ss += (std::log(t) - mean) * (std::log(t) - mean);
+      spreads.push_back(std::sqrt(ss / static_cast<double>(times->size() - 1)));
+    }
+  }
+  noise.measured_points = spreads.size();
+  if (!spreads.empty()) {
+    std::sort(spreads.begin(), spreads.end());
+    noise.median_rel = quantile_sorted(spreads, 0.5);
+    noise.p90_rel = quantile_sorted(spreads, 0.9);
+  }
+  return noise;
 }
 
 void warn_caveats(const Caveats& c, std::vector<std::string>& warnings) {
@@ -567,11 +629,45 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
   std::vector<double> raw(pending.size());
   std::transform(pending.begin(), pending.end(), raw.begin(), [](const auto& p) { return p.second; });
   const std::vector<double> adjusted = benjamini_hochberg(raw);
+  // The process-level tests again, each side's variance of log process medians floored at the median over the
+  // pooled points (a random-effects view: five processes estimate a point's own spread poorly, and a point whose
+  // few processes happened to agree must not look surer than the run's processes are; docs/diff.md).
+  result.noise = measure_noise(result.points, options);
+  for (DiffPoint& row : result.points) {
+    if (!row.process) continue;
+    row.process = welch_log_test(row.base_process_s, row.new_process_s, result.noise.median_rel);
+    row.process_interval = welch_log_interval(*row.process, 1 - options.alpha);
+    row.process_family_p = row.host_adjusted ? std::min(1.0, 3 * std::min({row.process->p_value,
+                                                                         row.host_adjusted->per_probe.p_value,
+                                                                         row.host_adjusted->covariate.p_value}))
+                                             : row.process->p_value;
+  }
+  // The second family: the process-level p-values of the points pooled on both sides, corrected among themselves.
+  std::vector<std::size_t> pooled;
+  std::vector<double> process_raw;
+  for (const auto& [position, p] : pending)
+    if (const DiffPoint& row = result.points[position]; row.process_family_p) {
+      pooled.push_back(position);
+      process_raw.push_back(*row.process_family_p);
+    }
+  const std::vector<double> process_adjusted = benjamini_hochberg(process_raw);
+  // The selected points' intervals at the false-coverage-rate level 1 - R alpha / m (Benjamini & Yekutieli, JASA
+  // 100, 2005): R of the m pooled points passed BH; a verdict needs the whole adjusted interval beyond the bound.
+  const std::size_t selected = static_cast<std::size_t>(
+      std::count_if(process_adjusted.begin(), process_adjusted.end(), [&](double q) { return q <= options.alpha; }));
+  const double fcr_confidence =
+      pooled.empty() ? 1 - options.alpha
+                     : 1 - static_cast<double>(std::max<std::size_t>(selected, 1)) * options.alpha /
+                               static_cast<double>(pooled.size());
+  for (std::size_t i = 0; i < pooled.size(); ++i) {
+    DiffPoint& row = result.points[pooled[i]];
+    row.process_p_adjusted = process_adjusted[i];
+    row.process_selected_interval = welch_log_interval(*row.process, fcr_confidence);
+  }
   for (std::size_t i = 0; i < pending.size(); ++i) {
     DiffPoint& row = result.points[pending[i].first];
     row.p_adjusted = adjusted[i];
-    auto [verdict, reason] =
-        decide(*row.ratio, adjusted[i], *row.base_samples, *row.new_samples, options, row.process, row.host_adjusted);
+    auto [verdict, reason] = decide(row, options);
     row.verdict = verdict;
     row.reason = reason.empty() ? std::nullopt : std::optional(reason);
   }

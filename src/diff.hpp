@@ -88,6 +88,16 @@ struct DiffPoint {
   std::optional<std::size_t> base_samples, new_samples;  ///< sample counts (set whenever both are ok)
   bool host_sensitive = false;        ///< either record is timed live and sync- or launch-bound
   std::optional<WelchLog> process;    ///< Welch's t on the per-process medians (both sides pooled)
+  /// process's ratio with its (1 - alpha) Welch interval (welch_log_interval): the process-level evidence.
+  std::optional<RatioEstimate> process_interval;
+  /// The process-level p of this point's family: process->p_value, or for a host-adjusted point the smallest of
+  /// its three tests times 3 (Bonferroni); process_p_adjusted is Benjamini-Hochberg of it over the pooled points.
+  std::optional<double> process_family_p, process_p_adjusted;
+  /// process's interval at the false-coverage-rate level 1 - R alpha / m of the R points of m that pass BH
+  /// (Benjamini & Yekutieli 2005): slower / faster needs it wholly beyond the minimum effect.
+  std::optional<RatioEstimate> process_selected_interval;
+  std::pair<std::size_t, std::size_t> process_counts{0, 0};  ///< processes pooled, base and new
+  std::vector<double> base_process_s, new_process_s;  ///< the per-process medians compared (seconds, or scaled)
   std::optional<HostAdjusted> host_adjusted;  ///< host_adjusted_tests (host-sensitive, every process probed)
   std::optional<Gate> gate;           ///< set when the samples were compared
 };
@@ -116,6 +126,16 @@ struct DiffSummary {
   std::size_t host_sensitive_changes = 0;  ///< slower / faster verdicts on host-sensitive points
 };
 
+/// How much a comparison can be trusted: the noise floor it assumed (the minimum effect) and, from the points pooled
+/// from lab.processes, the one it measured: per point and side the standard deviation of the log process medians
+/// (about the relative spread of a process's level), summarised over the points.
+struct DiffNoise {
+  double assumed_rel = kNoValue;     ///< the minimum effect, a fraction
+  std::size_t measured_points = 0;   ///< point-sides with >= 2 processes
+  double median_rel = kNoValue;      ///< median over them of the sd of log process medians
+  double p90_rel = kNoValue;         ///< its 90th percentile
+};
+
 /// The outcome of diff_results(): every decision, nothing rendered. to_json(DiffResult) gives the `--format
 /// json` object; diff_table and diff_markdown render it as text.
 struct DiffResult {
@@ -127,6 +147,7 @@ struct DiffResult {
   std::vector<DiffPointStub> missing; ///< in the base side only, in its order
   std::vector<DiffStatusChange> status_changes;
   DiffSummary summary;
+  DiffNoise noise;
   bool regression = false;            ///< per options.fail_on
 };
 

@@ -59,6 +59,11 @@ Json to_json(const DiffPoint& p) {
               {"host_sensitive", p.host_sensitive},
               {"process_p", p.process ? json_real(p.process->p_value) : Json()},
               {"process_ratio", p.process ? json_real(p.process->ratio) : Json()},
+              {"process_ratio_ci_low", p.process_interval ? json_real(p.process_interval->ci_low) : Json()},
+              {"process_ratio_ci_high", p.process_interval ? json_real(p.process_interval->ci_high) : Json()},
+              {"process_p_adjusted", optional_real(p.process_p_adjusted)},
+              {"base_processes", p.process ? Json(p.process_counts.first) : Json()},
+              {"new_processes", p.process ? Json(p.process_counts.second) : Json()},
               {"host_adjusted", std::move(host)},
               {"gate", p.gate ? Json(to_string(*p.gate)) : Json()}};
 }
@@ -86,6 +91,24 @@ std::string fmt_change(double ratio) {
 std::string fmt_interval(const DiffPoint& row) {
   if (!row.ratio) return "-";
   return "[" + fmt_change(row.ratio->ci_low) + ", " + fmt_change(row.ratio->ci_high) + "]";
+}
+
+/// The process-level interval "[-1.2%, +0.8%]", or "-" for a point not pooled on both sides.
+std::string fmt_process_interval(const DiffPoint& row) {
+  if (!row.process_interval) return "-";
+  return "[" + fmt_change(row.process_interval->ci_low) + ", " + fmt_change(row.process_interval->ci_high) + "]";
+}
+
+/// "noise floor: assumed 5%; measured between processes: median 1.2%, 90th percentile 3.4% (1540 point-sides)".
+std::string noise_line(const DiffNoise& n) {
+  std::string out = fmt::format("noise floor: assumed {:g}% (the minimum effect)", 100 * n.assumed_rel);
+  if (n.measured_points == 0) return out + "; not measured (no point pooled from lab.processes on both sides)";
+  return out + fmt::format("; measured between processes (sd of log process medians): median {:.1f}%, 90th "
+                           "percentile {:.1f}% over {} point-sides{}",
+                           100 * n.median_rel, 100 * n.p90_rel, n.measured_points,
+                           n.p90_rel > n.assumed_rel / 2 ? ": the noisiest points cannot be called same at this "
+                                                           "minimum effect"
+                                                         : "");
 }
 
 std::string fmt_p(std::optional<double> p) { return p ? fmt::format("{:.2g}", *p) : "-"; }
@@ -158,15 +181,15 @@ std::string md_cell(const std::string& text) {
 }
 
 std::string md_table(const std::vector<const DiffPoint*>& rows, bool with_reason) {
-  std::string out = "| verdict | point | change | interval | p (BH) | base | new | samples |";
+  std::string out = "| verdict | point | change | interval | processes | p (BH) | base | new | samples |";
   out += with_reason ? " reason |\n" : "\n";
-  out += "|---|---|---:|---:|---:|---:|---:|---:|";
+  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|";
   out += with_reason ? "---|\n" : "\n";
   for (const DiffPoint* r : rows) {
     const DiffPoint& row = *r;
-    out += fmt::format("| {}{} | `{}` | {} | {} | {} | {} | {} | {} |", to_string(row.verdict),
+    out += fmt::format("| {}{} | `{}` | {} | {} | {} | {} | {} | {} | {} |", to_string(row.verdict),
                        row.host_sensitive ? " *host*" : "", md_cell(key_or_dash(row.key)),
-                       md_cell(fmt_change_cell(row)), fmt_interval(row), fmt_p(row.p_adjusted),
+                       md_cell(fmt_change_cell(row)), fmt_interval(row), fmt_process_interval(row), fmt_p(row.p_adjusted),
                        fmt_seconds(row.base_median_s), fmt_seconds(row.new_median_s), fmt_samples(row));
     out += with_reason ? " " + md_cell(row.reason.value_or("-")) + " |\n" : "\n";
   }
@@ -197,6 +220,10 @@ Json to_json(const DiffResult& diff) {
                      {"new", s.added},
                      {"missing", s.missing},
                      {"host_sensitive_changes", s.host_sensitive_changes}};
+  const Json noise{{"assumed_rel", json_real(diff.noise.assumed_rel)},
+                   {"measured_points", diff.noise.measured_points},
+                   {"median_rel", json_real(diff.noise.median_rel)},
+                   {"p90_rel", json_real(diff.noise.p90_rel)}};
   const DiffOptions& o = diff.options;
   return Json{{"type", "diff"},
               {"schema_version", 1},
@@ -215,6 +242,7 @@ Json to_json(const DiffResult& diff) {
               {"missing", to_json(diff.missing)},
               {"status_changes", std::move(status_changes)},
               {"summary", summary},
+              {"noise", noise},
               {"regression", diff.regression}};
 }
 
@@ -224,11 +252,12 @@ std::string diff_table(const DiffResult& diff, bool all_rows) {
   const std::vector<const DiffPoint*> rows = rows_by_severity(diff, all_rows);
   if (!rows.empty()) {
     std::vector<std::vector<std::string>> cells = {
-        {"verdict", "change", "interval", "p(BH)", "base", "new", "samples", "point", "reason"}};
+        {"verdict", "change", "interval", "processes", "p(BH)", "base", "new", "samples", "point", "reason"}};
     for (const DiffPoint* r : rows) {
       const DiffPoint& row = *r;
       cells.push_back({std::string(to_string(row.verdict)) + (row.host_sensitive ? " (host)" : ""),
-                       fmt_change_cell(row), fmt_interval(row), fmt_p(row.p_adjusted), fmt_seconds(row.base_median_s),
+                       fmt_change_cell(row), fmt_interval(row), fmt_process_interval(row), fmt_p(row.p_adjusted),
+                       fmt_seconds(row.base_median_s),
                        fmt_seconds(row.new_median_s), fmt_samples(row), key_or_dash(row.key),
                        row.reason.value_or("")});
     }
@@ -240,7 +269,7 @@ std::string diff_table(const DiffResult& diff, bool all_rows) {
       for (std::size_t c = 0; c < line.size(); ++c) {
         const bool last = c + 1 == line.size();
         // Numbers right-aligned, words left-aligned; the last column is never padded.
-        const bool right = c >= 1 && c <= 6;
+        const bool right = c >= 1 && c <= 7;
         const std::string pad(width[c] - display_width(line[c]), ' ');
         text += last ? line[c] : right ? pad + line[c] + "  " : line[c] + pad + "  ";
       }
@@ -248,6 +277,7 @@ std::string diff_table(const DiffResult& diff, bool all_rows) {
       out += text + "\n";
     }
   }
+  out += noise_line(diff.noise) + ".\n";
   out += summary_counts(diff.summary) + ". " + (diff.regression ? "REGRESSION" : "No regression") + " (" +
          options_line(diff.options) + ").\n";
   return out;
@@ -258,6 +288,7 @@ std::string diff_markdown(const DiffResult& diff) {
   std::string out = std::string("### labrun diff: ") + (diff.regression ? "**regression**" : "no regression") + "\n\n";
   out += summary_counts(s) + ".\n\n";
   out += "Verdicts: " + options_line(diff.options) + ". Ratio = new / base (Hodges-Lehmann); change = ratio - 1.\n\n";
+  out += "The " + noise_line(diff.noise) + ".\n\n";
   if (!diff.warnings.empty()) {
     out += "> [!WARNING]\n> The environments differ; a time change may come from the machine, not the code.\n";
     for (const auto& w : diff.warnings) out += "> - " + md_cell(w) + "\n";

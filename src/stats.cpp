@@ -34,12 +34,9 @@ Summary summarize(std::vector<double> values) {
     s.stddev = std::sqrt(ss / static_cast<double>(s.count - 1));
   }
   s.rel_iqr = s.median != 0 ? (s.p75 - s.p25) / s.median : 0;
-  const double n = static_cast<double>(s.count);
-  const double half = 1.96 * std::sqrt(n) / 2.0;
-  const auto lo = static_cast<std::size_t>(std::clamp(std::floor(n / 2.0 - half), 0.0, n - 1));
-  const auto hi = static_cast<std::size_t>(std::clamp(std::ceil(n / 2.0 + half), 0.0, n - 1));
-  s.ci_low = s.count < 6 ? s.min : values[lo];
-  s.ci_high = s.count < 6 ? s.max : values[hi];
+  const std::size_t k = median_ci_rank(s.count, 0.95);  // 1-based [x_(k), x_(n+1-k)], k = 0: none
+  s.ci_low = k == 0 ? s.min : values[k - 1];
+  s.ci_high = k == 0 ? s.max : values[s.count - k];
   s.ci_rel_halfwidth = (s.count < 6 || s.median <= 0) ? std::numeric_limits<double>::infinity()
                                                       : (s.ci_high - s.ci_low) / (2.0 * s.median);
   std::vector<double> dev;
@@ -49,6 +46,21 @@ Summary summarize(std::vector<double> values) {
   if (mad > 0)
     for (double v : values) s.outliers += 0.6745 * std::fabs(v - s.median) / mad > 3.5;
   return s;
+}
+
+std::size_t median_ci_rank(std::size_t n, double confidence) {
+  // P(B <= j) for B ~ Binomial(n, 1/2), summed in log space (n up to millions without underflow of 2^-n).
+  const double tail = (1 - confidence) / 2, log_half_n = static_cast<double>(n) * std::log(0.5);
+  const double log_n_fact = std::lgamma(static_cast<double>(n) + 1);
+  double cdf = 0;
+  std::size_t k = 0;  // the largest k with P(B <= k - 1) <= tail
+  for (std::size_t j = 0; 2 * j < n; ++j) {
+    cdf += std::exp(log_n_fact - std::lgamma(static_cast<double>(j) + 1) - std::lgamma(static_cast<double>(n - j) + 1) +
+                    log_half_n);
+    if (cdf > tail) break;
+    k = j + 1;
+  }
+  return k;
 }
 
 Json to_json(const Summary& s, const std::string& unit) {

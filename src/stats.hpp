@@ -21,10 +21,10 @@ struct Summary {
   double median = 0, mean = 0, stddev = 0, min = 0, max = 0;
   double p5 = 0, p25 = 0, p75 = 0, p95 = 0;
   double rel_iqr = 0;  ///< (p75 - p25) / median; 0 when median is 0
-  /// Distribution-free 95% confidence interval of the median: order statistics at 0-based ranks
-  /// floor(n/2 - 1.96*sqrt(n)/2) and ceil(n/2 + 1.96*sqrt(n)/2), clamped to [0, n-1] (normal approximation to
-  /// the binomial; Conover, Practical Nonparametric Statistics, 3rd ed., section 3.2). Equal to [min, max]
-  /// for n < 6, since no narrower interval reaches 95% there.
+  /// Distribution-free 95% confidence interval of the median: the order statistics [x_(k), x_(n+1-k)]
+  /// (1-based) with k = median_ci_rank(n, 0.95), whose exact coverage is at least 95% for every n >= 6
+  /// (Conover, Practical Nonparametric Statistics, 3rd ed., section 3.2, from the binomial itself, not its
+  /// normal approximation). Equal to [min, max] for n < 6, since no narrower interval reaches 95% there.
   double ci_low = 0, ci_high = 0;
   /// (ci_high - ci_low) / (2 * median): the relative half-width the adaptive stop compares with its target;
   /// +inf for n < 6 or median 0.
@@ -36,6 +36,12 @@ struct Summary {
 
 /// Quantile q in [0, 1] of `sorted` (ascending, non-empty), Hyndman-Fan definition 7.
 double quantile_sorted(const std::vector<double>& sorted, double q);
+
+/// The rank k of the distribution-free confidence interval of a median of n samples: the largest k with
+/// P(B <= k - 1) <= (1 - confidence) / 2 for B ~ Binomial(n, 1/2), so that [x_(k), x_(n+1-k)] (1-based order
+/// statistics) covers the median with probability 1 - 2 P(B <= k - 1) >= confidence. 0 when no such interval
+/// exists (n < 6 at 95%).
+std::size_t median_ci_rank(std::size_t n, double confidence);
 
 /// Summary of `values`. Sample standard deviation uses n - 1 (0 for a single value).
 /// @throws std::invalid_argument if `values` is empty.
@@ -131,10 +137,23 @@ struct WelchLog {
   double ratio = 1;    ///< exp(mean log new - mean log base)
   double p_value = 1;  ///< two-sided; 0 when both sides are constant and differ, 1 when they are equal
   double df = 0;       ///< Welch-Satterthwaite degrees of freedom
+  double log_se = 0;   ///< standard error of the difference of mean logs (0: both sides constant)
 };
+
+/// The two-sided t quantile: the t >= 0 with student_t_two_sided_p(t, df) = p, by bisection to 1e-10 relative.
+/// @param p in (0, 1]; df > 0. @throws std::invalid_argument otherwise.
+double student_t_quantile_two_sided(double p, double df);
+
+/// The (confidence) interval of WelchLog::ratio: exp(log ratio -+ t_{df} * log_se), the Welch interval on the
+/// mean log, i.e. on the geometric-mean ratio of the processes (a degenerate [ratio, ratio] when log_se is 0).
+/// @param confidence in (0, 1). @throws std::invalid_argument otherwise.
+RatioEstimate welch_log_interval(const WelchLog& w, double confidence);
 /// @param base, current  at least 2 values each, every one finite and > 0.
+/// @param min_log_sd  a floor under each side's standard deviation of the logs (0: none); labrun diff passes the
+///        median over a run's pooled points, so a point whose few processes happened to agree is not judged surer
+///        than the run's processes are (a random-effects view, docs/diff.md).
 /// @throws std::invalid_argument otherwise.
-WelchLog welch_log_test(const std::vector<double>& base, const std::vector<double>& current);
+WelchLog welch_log_test(const std::vector<double>& base, const std::vector<double>& current, double min_log_sd = 0);
 
 /// A host-sensitive point's per-process medians with the host's speed taken out two ways, each tested with
 /// welch_log_test (docs/diff.md "Host-sensitive points"):

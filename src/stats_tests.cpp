@@ -186,7 +186,7 @@ double student_t_two_sided_p(double t, double df) {
   return regularized_incomplete_beta(df / 2, 0.5, df / (df + t * t));
 }
 
-WelchLog welch_log_test(const std::vector<double>& base, const std::vector<double>& current) {
+WelchLog welch_log_test(const std::vector<double>& base, const std::vector<double>& current, double min_log_sd) {
   for (const auto* side : {&base, &current}) {
     if (side->size() < 2) throw std::invalid_argument("welch_log_test: fewer than 2 values on a side");
     for (double v : *side)
@@ -200,8 +200,12 @@ WelchLog welch_log_test(const std::vector<double>& base, const std::vector<doubl
     for (double x : v) ss += (std::log(x) - mean) * (std::log(x) - mean);
     return std::pair{mean, ss / static_cast<double>(v.size() - 1)};
   };
-  const auto [mb, vb] = moments(base);
-  const auto [mn, vn] = moments(current);
+  auto [mb, vb] = moments(base);
+  auto [mn, vn] = moments(current);
+  if (std::isfinite(min_log_sd) && min_log_sd > 0) {
+    vb = std::max(vb, min_log_sd * min_log_sd);
+    vn = std::max(vn, min_log_sd * min_log_sd);
+  }
   const double nb = static_cast<double>(base.size()), nn = static_cast<double>(current.size());
   WelchLog w;
   w.ratio = std::exp(mn - mb);
@@ -212,8 +216,32 @@ WelchLog welch_log_test(const std::vector<double>& base, const std::vector<doubl
     return w;
   }
   w.df = se2 * se2 / (qb * qb / (nb - 1) + qn * qn / (nn - 1));
+  w.log_se = std::sqrt(se2);
   w.p_value = student_t_two_sided_p((mn - mb) / std::sqrt(se2), w.df);
   return w;
+}
+
+double student_t_quantile_two_sided(double p, double df) {
+  if (!(p > 0 && p <= 1) || !(df > 0))
+    throw std::invalid_argument("student_t_quantile_two_sided: p must lie in (0, 1] and df be > 0");
+  double lo = 0, hi = 1;
+  while (student_t_two_sided_p(hi, df) > p) hi *= 2;  // p falls with t: bracket first
+  for (int i = 0; i < 200 && hi - lo > 1e-10 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (student_t_two_sided_p(mid, df) > p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+RatioEstimate welch_log_interval(const WelchLog& w, double confidence) {
+  if (!(confidence > 0 && confidence < 1))
+    throw std::invalid_argument("welch_log_interval: confidence must lie in (0, 1)");
+  RatioEstimate r;
+  r.ratio = w.ratio;
+  const double half = w.log_se > 0 ? student_t_quantile_two_sided(1 - confidence, w.df) * w.log_se : 0.0;
+  r.ci_low = w.ratio * std::exp(-half);
+  r.ci_high = w.ratio * std::exp(half);
+  return r;
 }
 
 HostAdjusted host_adjusted_tests(const std::vector<double>& base_time, const std::vector<double>& base_probe,

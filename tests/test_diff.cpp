@@ -684,7 +684,7 @@ TEST_F(DiffCommand, MarkdownHasTableAndWarnings) {
   EXPECT_EQ(run({base}, {current}, "markdown"), kDiffRegression) << err_.str();
   const std::string md = out_.str();
   EXPECT_NE(md.find("### labrun diff: **regression**"), std::string::npos) << md;
-  EXPECT_NE(md.find("| verdict | point | change | interval | p (BH) | base | new | samples |\n|---|"), std::string::npos)
+  EXPECT_NE(md.find("| verdict | point | change | interval | processes | p (BH) | base | new | samples |\n|---|"), std::string::npos)
       << md;
   EXPECT_NE(md.find("| status_changed | `exp/v/i=p0` | ok -> incorrect |"), std::string::npos) << md;
   EXPECT_NE(md.find("| slower | `exp/v/i=p2` | +2"), std::string::npos) << md;  // about +30%

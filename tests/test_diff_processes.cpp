@@ -1,0 +1,131 @@
+// The process as the unit of replication (docs/diff.md "Two levels: processes within runs"): synthetic diffs of
+// 1000 points pooled from 5 processes per side, each process at its own level (a lognormal spread between
+// processes, as measured on the H200: 1-5%) with 1% noise within it. Verdicts must rest on the processes: an A/A
+// with a 5% spread between process levels gives no verdict; a +10% change with a 1% spread is slower almost
+// everywhere; a +8% change hidden in a 5% spread is never called the same.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "diff.hpp"
+#include "point_record.hpp"
+#include "stats.hpp"
+
+namespace labrun {
+namespace {
+
+constexpr std::size_t kPoints = 1000, kProcesses = 5, kSamplesPerProcess = 20;
+
+/// One side of one point: kProcesses processes, process k at level `median` * exp(N(0, between)), each with
+/// kSamplesPerProcess samples lognormal around its level with log-sd `within`; the record pools them as
+/// processes.cpp does (the samples concatenated, one median per process in timing.processes).
+PointRecord pooled_point(std::mt19937_64& rng, const std::string& id, double median, double between, double within) {
+  std::normal_distribution<double> z(0.0, 1.0);
+  PointRecord p;
+  p.id = id;
+  p.key = "exp/v/i=" + id;
+  p.experiment = "exp";
+  p.variant = "v";
+  p.axes = Json{{"i", id}};
+  p.backend = "cuda:0";
+  p.status = "ok";
+  Timing& t = p.timing.emplace();
+  ProcessStats& ps = t.processes.emplace();
+  ps.count = kProcesses;
+  for (std::size_t k = 0; k < kProcesses; ++k) {
+    const double level = median * std::exp(between * z(rng));
+    std::vector<double> samples(kSamplesPerProcess);
+    for (double& s : samples) s = level * std::exp(within * z(rng));
+    t.device_samples_s.insert(t.device_samples_s.end(), samples.begin(), samples.end());
+    std::sort(samples.begin(), samples.end());
+    ps.time_s.push_back(quantile_sorted(samples, 0.5));
+  }
+  t.time_s = ps.time_s.front();
+  return p;
+}
+
+/// A run of kPoints pooled points with true ratio `ratio` (the new side's level over the base's, 1 for an A/A).
+Run side(std::mt19937_64& rng, double ratio, double between) {
+  Run run{"synthetic.jsonl", header_from_json(Json{{"type", "header"}, {"schema_version", 1}}), true, {}, {}};
+  for (std::size_t i = 0; i < kPoints; ++i)
+    run.points.push_back(pooled_point(rng, "p" + std::to_string(i), 1e-4 * ratio, between, 0.01));
+  return run;
+}
+
+DiffResult synthetic_diff(std::uint64_t seed, double ratio, double between) {
+  std::mt19937_64 rng(seed);
+  const Run base = side(rng, 1.0, between), current = side(rng, ratio, between);
+  return diff_results({base}, {current}, DiffOptions{});
+}
+
+TEST(DiffProcesses, AaWithFivePercentSpreadBetweenProcessesGivesNoVerdict) {
+  for (const std::uint64_t seed : {1u, 2u, 3u}) {
+    const DiffResult d = synthetic_diff(seed, 1.0, 0.05);
+    EXPECT_EQ(d.summary.slower + d.summary.faster, 0u) << "seed " << seed;
+    EXPECT_FALSE(d.regression) << "seed " << seed;
+    EXPECT_EQ(d.summary.compared, kPoints);
+    // The measured noise floor sees the spread it was given (sd of log process medians ~ 5%).
+    EXPECT_NEAR(d.noise.median_rel, 0.05, 0.01) << "seed " << seed;
+    EXPECT_EQ(d.noise.measured_points, 2 * kPoints);
+  }
+}
+
+TEST(DiffProcesses, TenPercentChangeWithOnePercentSpreadIsSlowerAlmostEverywhere) {
+  const DiffResult d = synthetic_diff(4, 1.10, 0.01);
+  EXPECT_GE(d.summary.slower, kPoints * 95 / 100);
+  EXPECT_EQ(d.summary.faster + d.summary.same, 0u);
+  EXPECT_TRUE(d.regression);
+  for (const DiffPoint& row : d.points) {
+    ASSERT_TRUE(row.process_p_adjusted.has_value());
+    ASSERT_TRUE(row.process_interval.has_value());
+    EXPECT_EQ(row.gate, Gate::processes);
+  }
+}
+
+TEST(DiffProcesses, EightPercentChangeInFivePercentSpreadIsNeverSame) {
+  const DiffResult d = synthetic_diff(5, 1.08, 0.05);
+  EXPECT_EQ(d.summary.same, 0u);
+  EXPECT_EQ(d.summary.faster, 0u);
+  // The rows that are not slower say what would decide them.
+  std::size_t told = 0;
+  for (const DiffPoint& row : d.points)
+    if (row.verdict == Verdict::inconclusive && row.reason) told += !row.reason->empty();
+  EXPECT_EQ(told, d.summary.inconclusive);
+}
+
+// An A/A with a small spread is mostly `same`, and a row of a same-looking point whose processes are spread says
+// how many processes per side would decide it.
+TEST(DiffProcesses, SameNeedsTheProcessLevelIntervalInsideTheBounds) {
+  const DiffResult tight = synthetic_diff(6, 1.0, 0.005);
+  EXPECT_GE(tight.summary.same, kPoints * 95 / 100);
+  const DiffResult loose = synthetic_diff(7, 1.0, 0.03);
+  std::size_t asks_for_processes = 0;
+  for (const DiffPoint& row : loose.points) {
+    if (row.verdict != Verdict::same) continue;
+    EXPECT_GE(row.process_interval->ci_low, 1 / 1.05);
+    EXPECT_LE(row.process_interval->ci_high, 1.05);
+  }
+  for (const DiffPoint& row : loose.points)
+    asks_for_processes += row.reason && row.reason->find("processes per side") != std::string::npos;
+  EXPECT_GT(asks_for_processes, 0u);
+  EXPECT_EQ(loose.summary.slower + loose.summary.faster, 0u);
+}
+
+TEST(DiffProcesses, WelchIntervalMatchesTheTQuantile) {
+  // t_{0.975, 4} = 2.776445 (tables); Welch on two constant-variance sides of 3 has df 4.
+  EXPECT_NEAR(student_t_quantile_two_sided(0.05, 4), 2.776445, 1e-5);
+  EXPECT_NEAR(student_t_quantile_two_sided(0.05, 1e6), 1.959964, 1e-4);
+  const WelchLog w = welch_log_test({1.0, 1.1, 0.9}, {2.0, 2.2, 1.8});
+  const RatioEstimate r = welch_log_interval(w, 0.95);
+  EXPECT_NEAR(std::log(r.ci_high / r.ratio), student_t_quantile_two_sided(0.05, w.df) * w.log_se, 1e-12);
+  EXPECT_LT(r.ci_low, 2.0);
+  EXPECT_GT(r.ci_high, 2.0);
+}
+
+}  // namespace
+}  // namespace labrun
