@@ -25,6 +25,8 @@ std::string format_count(double count, const std::string& one, const std::string
 std::string format_time(double seconds);
 /// Terminal columns of UTF-8 text: its code points ("µs" is 3 bytes, 2 columns), for aligning tables.
 std::size_t display_width(const std::string& text);
+/// A wall-clock span for progress lines, whole seconds: "7s", "3m05s", "2h04m"; "?" when not finite or negative.
+std::string format_duration(double seconds);
 /// A rate in base units per second with an SI prefix: format_rate(4.37e12, "B/s") is "4.37 TB/s".
 std::string format_rate(double per_second, const std::string& unit);
 /// Bytes as "500 MB" (decimal prefixes).

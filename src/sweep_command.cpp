@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -305,20 +306,36 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
     const std::string line = id + " " + phase + "\n";
     (void)!::write(a.status_fd, line.data(), line.size());  // one write under PIPE_BUF: never interleaved
   };
+  // Progress: one line per point that ran (a skipped or not-supported point is counted, not listed), numbered
+  // across the processes of a lab.processes sweep, with the elapsed time and an ETA from the points done so far.
+  const auto started = std::chrono::steady_clock::now();
+  std::size_t not_run = 0;
+  const std::size_t processes = process_count > 0 ? static_cast<std::size_t>(process_count) : 1;
+  const std::size_t before = process_count > 0 ? static_cast<std::size_t>(process_index - 1) * points.size() : 0;
   try {
     const auto records = run_sweep(
         todo, experiment, *backend, config.lab, header, [&](const PointRecord& rec) { writer->write(to_json(rec)); },
         [&](std::size_t i, std::size_t, const PointRecord& rec) {
-          if (a.quiet) return;
+          const bool ran = rec.status != "not_supported" && rec.status != "skipped";
+          not_run += !ran;
+          if (a.quiet || !ran) return;
           std::string t = rec.timing ? fmt_time(rec.timing->time_s) : "";
           std::string reason = rec.reason.value_or("");
           if (reason.size() > 100) reason = reason.substr(0, 100) + "...";
-          const std::string line = fmt::format("[{}/{}] {:<20} {:<40} {:<19} {} {}", held + i, points.size(), rec.variant,
-                                               short_axes(rec.axes), rec.status, t, reason);
-          if (stderr_is_terminal()) std::fprintf(stderr, "%s\n", line.c_str());  // as it was, on a terminal
+          const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+          const double eta_s = elapsed_s / static_cast<double>(i) * static_cast<double>(todo.size() - i);
+          const std::string line =
+              fmt::format("[{}/{}] {} elapsed, ETA {}{} {:<20} {:<40} {:<19} {} {}", before + held + i,
+                          processes * points.size(), format_duration(elapsed_s), format_duration(eta_s),
+                          not_run > 0 ? fmt::format(" ({} not run)", not_run) : std::string(), rec.variant,
+                          short_axes(rec.axes), rec.status, t, reason);
+          if (stderr_is_terminal()) std::fprintf(stderr, "%s\n", line.c_str());  // on a terminal
           else spdlog::info("{}", line);                                       // timestamped in a batch log
         },
         listener);
+    if (!a.quiet && not_run > 0)
+      spdlog::info("{} of {} points not run (not supported or skipped; in the file with the reason)", not_run,
+                   todo.size());
     writer->commit();  // a shard with no points is a header alone, and still replaces the old file
     return any_failed(records) ? kExitPointsFailed : kExitOk;
   } catch (const DeviceFault& e) {
