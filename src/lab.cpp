@@ -258,8 +258,10 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
     run.rec.cost_recorded = true;
     phases["setup"] = {{"time_s", seconds_since(t0)}};
 
-    // warmup: first iteration timed apart (first-run cost: module load, allocation, capture), then until both
-    // the iteration and the time minimums are met.
+    // warmup: first iteration timed apart (first-run cost: module load, allocation, capture), then chunks of
+    // iterations, each synchronized and timed, doubling until a chunk lasts min_sample_time_s: warmup ends at
+    // steady state (two consecutive such chunks' times per iteration within warmup_tolerance, and at least
+    // warmup_iterations done), or at warmup_time_s, whichever comes first (docs/metrics.md "Warmup").
     enter("warmup");
     t0 = Clock::now();
     double steady_s = 0;
@@ -271,17 +273,35 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
       run.exec->iterate();
       run.exec->wait();
       const double first_s = seconds_since(t1);
-      std::int64_t warm = 1, since = 0;
-      t1 = Clock::now();
+      std::int64_t warm = 1, chunk = std::max<std::int64_t>(1, lab.warmup_iterations - 1);
+      double previous_s = std::numeric_limits<double>::quiet_NaN();
+      const char* stop = "max_time";
+      steady_s = first_s;
       while (warm < lab.warmup_iterations || seconds_since(t0) < lab.warmup_time_s) {
-        run.exec->iterate();
-        ++warm;
-        ++since;
-        if (since % 64 == 0) run.exec->wait();  // bound the queue of unfinished work
+        t1 = Clock::now();
+        for (std::int64_t i = 0; i < chunk; ++i) {
+          run.exec->iterate();
+          if ((i + 1) % 64 == 0) run.exec->wait();  // bound the queue of unfinished work
+        }
+        run.exec->wait();
+        const double chunk_s = seconds_since(t1);
+        warm += chunk;
+        steady_s = chunk_s / static_cast<double>(chunk);
+        if (chunk_s < lab.min_sample_time_s) {  // too short to judge: double it
+          chunk *= 2;
+          previous_s = std::numeric_limits<double>::quiet_NaN();
+          continue;
+        }
+        if (warm >= lab.warmup_iterations && std::isfinite(previous_s) &&
+            std::fabs(steady_s / previous_s - 1) < lab.warmup_tolerance) {
+          stop = "steady";
+          break;
+        }
+        previous_s = steady_s;
       }
-      run.exec->wait();
-      steady_s = since > 0 ? seconds_since(t1) / static_cast<double>(since) : first_s;
+      if (warm >= lab.warmup_iterations && std::string(stop) != "steady" && lab.warmup_time_s <= 0) stop = "iterations";
       phases["warmup"] = {{"iterations", warm},
+                          {"stop_reason", stop},
                           {"time_s", seconds_since(t0)},
                           {"mode_setup_time_s", mode_setup_s},
                           {"first_iteration_time_s", first_s},

@@ -38,7 +38,10 @@ inline LabRule boolean() { return LabRule{LabRule::Kind::Bool, 0, 0, true, {}}; 
 // sizes in bytes.
 #define LABRUN_LAB_SETTINGS(X)                                                                                     \
   X(std::int64_t, warmup_iterations, 5, integer_at_least(0), "minimum warmup iterations before any timed sample")  \
-  X(double, warmup_time_s, 0.02, real_at_least(0), "minimum warmup duration (s)")                                  \
+  X(double, warmup_time_s, 0.02, real_at_least(0),                                                               \
+    "most warmup time per point (s); warmup ends earlier at steady state")                                       \
+  X(double, warmup_tolerance, 0.05, real_above(0),                                                                 \
+    "steady state: two consecutive warmup chunks' times per iteration agree within this fraction")               \
   X(std::int64_t, min_samples, 10, integer_at_least(1), "timed samples per point, at least")                      \
   X(std::int64_t, max_samples, 200, integer_at_least(1), "timed samples per point, at most (>= min_samples)")     \
   X(double, max_time_s, 2.0, real_above(0), "stop sampling a point after this much timed time (s)")               \

@@ -160,6 +160,35 @@ TEST(Lab, PhasesRunInOrderAndStopAtTheCiTarget) {
   for (const auto& phase : kPhases) EXPECT_TRUE(r["phases"].contains(phase)) << phase;
 }
 
+// Warmup ends at steady state (two consecutive chunks of at least min_sample_time_s agree within
+// warmup_tolerance, after warmup_iterations), else at warmup_time_s; with warmup_time_s 0 after the minimum
+// iterations. Tolerances are wide or impossible so that a loaded machine cannot flip the outcome.
+TEST(Lab, WarmupStopsAtSteadyStateOrAtItsTimeCap) {
+  Log log;
+  MockBackend backend(log, [](int) { return 1e-3; });
+  LabSettings lab = quick_lab();
+  lab.warmup_iterations = 3;
+  lab.warmup_time_s = 30;
+  lab.warmup_tolerance = 1.0;  // any two chunks within 2x of each other
+  lab.min_sample_time_s = 1e-5;
+  const Json steady = run_point(point("good"), mock_experiment(log), backend, lab);
+  ASSERT_EQ(steady["status"], "ok") << steady.dump();
+  EXPECT_EQ(steady["phases"]["warmup"]["stop_reason"], "steady");
+  EXPECT_GE(steady["phases"]["warmup"]["iterations"].get<std::int64_t>(), 3);
+  EXPECT_LT(real_from_json(steady["phases"]["warmup"]["time_s"]), 30.0);
+
+  lab.warmup_tolerance = 0;  // never steady (strictly within 0): the cap ends it
+  lab.warmup_time_s = 0.02;
+  const Json capped = run_point(point("good"), mock_experiment(log), backend, lab);
+  EXPECT_EQ(capped["phases"]["warmup"]["stop_reason"], "max_time") << capped["phases"].dump();
+  EXPECT_GE(real_from_json(capped["phases"]["warmup"]["time_s"]), 0.02);
+
+  lab.warmup_time_s = 0;
+  const Json minimum = run_point(point("good"), mock_experiment(log), backend, lab);
+  EXPECT_EQ(minimum["phases"]["warmup"]["stop_reason"], "iterations");
+  EXPECT_EQ(minimum["phases"]["warmup"]["iterations"], 3);
+}
+
 // Blocked samples (lab.blocking_kernel): the host's enqueue time is recorded apart from the GPU time, the batch
 // recorded is what a sample timed (the queue-depth cap), and the loop is host-paced when submission is slower.
 TEST(Lab, BlockedSamplesRecordSubmitTimeAndTheBatchTimed) {
