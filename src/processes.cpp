@@ -74,6 +74,17 @@ PointRecord pooled_point(const std::vector<const PointRecord*>& recs, const RunH
   if (probe_medians.size() == recs.size())  // every process probed the host: its speed per process, in order
     ps.host_probe_time_s = probe_medians;
   t.processes = ps;
+  // Phase times summed over the processes: what the point cost the sweep (the summary line adds them up).
+  if (merged.phases.is_object())
+    for (std::size_t k = 1; k < recs.size(); ++k) {
+      if (!recs[k]->phases.is_object()) continue;
+      for (const auto& [name, phase] : recs[k]->phases.items()) {
+        if (!phase.is_object() || !phase.contains("time_s") || !phase["time_s"].is_number()) continue;
+        Json& into = merged.phases[name];
+        if (into.is_object() && into.contains("time_s") && into["time_s"].is_number())
+          into["time_s"] = into["time_s"].get<double>() + phase["time_s"].get<double>();
+      }
+    }
   if (merged.device_state.is_object() && recs.back()->device_state.is_object() &&
       recs.back()->device_state.contains("after"))
     merged.device_state["after"] = recs.back()->device_state["after"];

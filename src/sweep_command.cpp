@@ -90,6 +90,9 @@ std::string right_aligned(const std::string& text, std::size_t width) {
 bool shows_row(const std::string& status) { return status == "ok" || is_failure(status); }
 
 // One row per point that ran (ok or failed); skipped and not-supported points only counted, by reason.
+/// When cmd_sweep began (the summary line's sweep wall time).
+std::chrono::steady_clock::time_point g_sweep_started = std::chrono::steady_clock::now();
+
 void print_summary(const std::vector<PointRecord>& records) {
   std::printf("\n%-20s %-12s %11s %11s %9s %8s %-8s %s\n", "variant", "status", "time", "wall", "GB/s", "syncs/it",
               "bound", "axes");
@@ -120,6 +123,23 @@ void print_summary(const std::vector<PointRecord>& records) {
     if (status != "ok" && r.reason) std::printf("    %s\n", r.reason->c_str());
   }
   for (const auto& [why, n] : not_run) std::printf("%6d x %s\n", n, why.c_str());
+  // Where the sweep's time went: each phase summed over the points (and over the processes of a pooled record).
+  std::vector<std::pair<std::string, double>> phase_s;
+  for (const auto& r : records) {
+    if (!r.phases.is_object()) continue;
+    for (const auto& [name, phase] : r.phases.items()) {
+      if (!phase.is_object() || !phase.contains("time_s") || !phase["time_s"].is_number()) continue;
+      auto it = std::find_if(phase_s.begin(), phase_s.end(), [&](const auto& p) { return p.first == name; });
+      if (it == phase_s.end()) it = phase_s.insert(phase_s.end(), {name, 0.0});
+      it->second += phase["time_s"].get<double>();
+    }
+  }
+  if (!phase_s.empty()) {
+    std::string where;
+    for (const auto& [name, s] : phase_s) where += fmt::format("{}{} {:.1f} s", where.empty() ? "" : ", ", name, s);
+    std::printf("\ntime in phases (summed over points and processes): %s; sweep wall time %.1f s\n", where.c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - g_sweep_started).count());
+  }
   std::string line;
   for (const auto& [s, c] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", c, s);
   std::printf("\n%zu points: %s\n", records.size(), line.c_str());
@@ -585,6 +605,7 @@ std::vector<int> parse_devices(const std::string& text, const DeviceHooks& hooks
 int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment& experiment,
               const std::vector<Point>& points, const DeviceHooks& hooks) {
   if (!args.worker.empty()) return run_worker(args, config, experiment, points, hooks);
+  g_sweep_started = std::chrono::steady_clock::now();
   SweepArgs a = args;
   if (a.output.empty()) a.output = "results/" + config.experiment + "-" + utc_timestamp(true) + ".jsonl";
   install_interrupt_handlers();
