@@ -304,8 +304,15 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
         throw std::invalid_argument("--only \"" + only + "\" matches none of the config's points (labrun sweep " +
                                     config_path + " --dry-run lists them)");
     }
-    // The backend kind sharding and --dry-run estimate for: the host for --device cpu or a build without CUDA.
-    const BackendKind kind = device == "cpu" || device == "host" || !hooks.open_cuda ? BackendKind::host : BackendKind::cuda;
+    // The backend kind sharding and --dry-run estimate for, and whose lab section applies: the host for --device
+    // cpu, a build without CUDA, or --device auto where no CUDA device is visible (as the worker will find).
+    const BackendKind kind =
+        device == "cpu" || device == "host" || !hooks.open_cuda ||
+                (device == "auto" && hooks.device_count && hooks.device_count() <= 0)
+            ? BackendKind::host
+            : BackendKind::cuda;
+    if (const auto it = config.lab_by_backend.find(to_string(kind)); it != config.lab_by_backend.end())
+      config.lab = apply_lab_overrides(it->second, lab_overrides, registry);
     if (*slurm) {
       namespace fs = std::filesystem;
       slurm_plan.labrun = fs::read_symlink("/proc/self/exe").string();

@@ -206,7 +206,7 @@ class Parser {
       out.excludes = parse_excludes(it->second, experiment);
       check_excludes_match(out, it->second.path);
     }
-    if (auto it = top.find("lab"); it != top.end()) out.lab = parse_lab(it->second);
+    if (auto it = top.find("lab"); it != top.end()) out.lab = parse_lab(it->second, LabSettings{}, "the default", &out.lab_by_backend);
     if (auto it = top.find("hypothesis"); it != top.end()) {
       check_hypothesis(it->second, experiment);
       out.hypothesis = to_json(it->second.value.node);
@@ -716,8 +716,11 @@ class Parser {
 
   /// `unset_label`: what a setting not written here is called in messages ("the default", or, for command-line
   /// overrides on top of a config, "from the config").
+  /// `by_backend`: where the sections `host:` and `cuda:` (maps of lab settings on that backend, over the base
+  /// ones) go; nullptr: such a section is an unknown setting (a section inside a section).
   LabSettings parse_lab(const Entry& lab_entry, const LabSettings& start = LabSettings{},
-                        const std::string& unset_label = "the default") const {
+                        const std::string& unset_label = "the default",
+                        std::map<std::string, LabSettings>* by_backend = nullptr) const {
     if (!lab_entry.value.node.IsMap())
       fail(lab_entry.value.loc, lab_entry.path,
            "expected a map of lab settings, got " + describe(lab_entry.value.node));
@@ -750,7 +753,12 @@ class Parser {
     };
 
     // One table drives the keys and their checks (src/lab_settings.hpp).
+    std::vector<const Entry*> sections;
     for (const auto& e : keys) {
+      if (by_backend && (e.key == "host" || e.key == "cuda")) {
+        sections.push_back(&e);
+        continue;
+      }
       const LabSettingInfo* row = find_lab_setting(e.key);
       if (!row) {
         const std::vector<std::string> names = lab_setting_names();
@@ -785,6 +793,7 @@ class Parser {
                ") is below min_samples (" + std::to_string(lab.min_samples) +
                (min_samples ? "" : ", " + unset_label) + ")");
     }
+    for (const Entry* section : sections) (*by_backend)[section->key] = parse_lab(*section, lab, "the base lab's");
     return lab;
   }
 

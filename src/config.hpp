@@ -65,6 +65,10 @@ struct SweepConfig {
   std::vector<std::string> variants;   ///< validated names; empty means every registered variant
   std::vector<ExcludeRule> excludes;
   LabSettings lab;
+  /// `lab.host` / `lab.cuda`: the lab settings on that backend, the base settings with that section's on top
+  /// (e.g. `processes: 1` on the host, where pooling multiplies a slow CPU's time). The CLI picks one once it knows
+  /// the backend; `lab` is the base.
+  std::map<std::string, LabSettings> lab_by_backend;
   nlohmann::ordered_json hypothesis;   ///< kept verbatim (null if absent); evaluated by the interpretation
 };
 

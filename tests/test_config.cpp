@@ -421,6 +421,40 @@ TEST(Config, ExcludeErrors) {
 // ---------------------------------------------------------------------------------------------------------
 // Lab settings, hypothesis, description, syntax errors, files.
 
+// lab.host / lab.cuda: settings on that backend, the base settings with the section's on top; a section in a
+// section, or an unknown setting in one, is an error naming file, line and key.
+TEST(Config, LabSectionsByBackend) {
+  const SweepConfig c = parse(
+      "experiment: masking\n"
+      "lab:\n"
+      "  processes: 5\n"
+      "  min_samples: 20\n"
+      "  host:\n"
+      "    processes: 1\n"
+      "  cuda:\n"
+      "    max_time_s: 3\n");
+  EXPECT_EQ(c.lab.processes, 5);
+  ASSERT_EQ(c.lab_by_backend.count("host"), 1u);
+  EXPECT_EQ(c.lab_by_backend.at("host").processes, 1);
+  EXPECT_EQ(c.lab_by_backend.at("host").min_samples, 20);  // the base setting carries over
+  EXPECT_EQ(c.lab_by_backend.at("cuda").processes, 5);
+  EXPECT_DOUBLE_EQ(c.lab_by_backend.at("cuda").max_time_s, 3.0);
+  try {
+    parse("experiment: masking\nlab:\n  host:\n    host:\n      processes: 1\n");
+    FAIL() << "a section inside a section was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.loc().line, 4);
+    EXPECT_NE(std::string(e.what()).find("unknown lab setting"), std::string::npos) << e.what();
+  }
+  try {
+    parse("experiment: masking\nlab:\n  host:\n    proceses: 1\n");
+    FAIL() << "a misspelt setting in a section was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.loc().line, 4);
+    EXPECT_NE(std::string(e.what()).find("processes"), std::string::npos) << e.what();  // the suggestion
+  }
+}
+
 TEST(Config, LabSettingsParsed) {
   const SweepConfig c = parse(
       "experiment: masking\n"
