@@ -8,6 +8,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -28,6 +29,7 @@
 #include "point_record.hpp"
 #include "processes.hpp"
 #include "record.hpp"
+#include "reference_cache.hpp"
 #include "status.hpp"
 #include "shard.hpp"
 #include "supervisor.hpp"
@@ -438,6 +440,9 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
   }
   if (!fs::create_directories(dir, ec) && !fs::is_directory(dir, ec))
     throw OutputError("cannot create " + dir.string() + ": " + ec.message());
+  // The processes share host references (reference_cache.hpp) in the run's folder, unless the caller named a cache.
+  if (const char* set = std::getenv(kReferenceCacheEnv); set == nullptr || *set == '\0')
+    ::setenv(kReferenceCacheEnv, (dir / "references").c_str(), 1);
   std::vector<std::string> parts;
   for (int i = 1; i <= k; ++i) {
     const std::string part = (dir / fmt::format("process-{}-of-{}.jsonl", i, k)).string();

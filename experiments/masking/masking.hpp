@@ -115,14 +115,18 @@ class InputCache {
  public:
   /// The inputs for `params` and lab `seed`; regenerated when the key changes.
   std::shared_ptr<const Inputs> inputs(const Params& params, std::uint64_t seed);
-  /// The reference for the cached inputs and k = downstream.
+  /// The reference for `params`' inputs and k = downstream: from memory, else from the sweep's reference cache
+  /// on disk (reference_cache.hpp, keyed by inputs, seed, k and build), else computed from inputs() and stored.
   const Reference& reference_for(const Params& params, std::uint64_t seed);
 
  private:
-  std::string key_;
+  std::string key_, ref_key_;
   std::shared_ptr<const Inputs> inputs_;
   std::vector<std::pair<int, Reference>> refs_;
 };
+
+/// What defines a point's inputs (n, density, dtype, nonfinite), as text: "100000/0.500000/f32/finite".
+std::string input_key(const Params& params);
 
 /// The seed of a point's inputs: the lab seed mixed with the input-defining axes (not the variant, so that
 /// all variants see the same data).

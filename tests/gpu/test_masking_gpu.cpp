@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 #include <random>
 #include <tuple>
 
@@ -12,6 +14,7 @@
 #include "cuda_backend.hpp"
 #include "lab.hpp"
 #include "masking/cuda/masking_kernels.cuh"
+#include "masking/masking.hpp"
 #include "record.hpp"
 #include "stats.hpp"
 
@@ -307,6 +310,43 @@ TEST_F(Gpu, EnvironmentAndCalibration) {
   EXPECT_GT(cal["read"]["bandwidth_Bps"].get<double>(), 1e11);
   EXPECT_GT(cal["launch"]["eager_time_s"].get<double>(), 0.0);
   EXPECT_GT(cal["launch"]["eager_queued_time_s"].get<double>(), 0.0);
+}
+
+}  // namespace
+}  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// Inputs generated on the device from the seed equal the host's generate() bit for bit (f32, f64), mask included,
+// with and without planted non-finite values: the host reference of a point then holds for its device inputs
+// without a host-to-device copy (issue 14).
+TEST(GpuGenerate, DeviceInputsEqualTheHostsBitForBit) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) GTEST_SKIP() << "no CUDA device";
+  for (const DType t : {DType::f32, DType::f64})
+    for (const std::int64_t n : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{1234567}})
+      for (const double density : {0.0, 0.3, 1.0})
+        for (const bool nonfinite : {false, true}) {
+          const std::uint64_t seed = test_seed() ^ static_cast<std::uint64_t>(n);
+          const masking::Inputs host = masking::generate(n, density, t, nonfinite, seed);
+          const std::size_t bytes = static_cast<std::size_t>(n) * dtype_bytes(t);
+          void* data = nullptr;
+          std::uint8_t* mask = nullptr;
+          ASSERT_EQ(cudaMalloc(&data, bytes), cudaSuccess);
+          ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&mask), static_cast<std::size_t>(n)), cudaSuccess);
+          kernels::generate(t, n, density, nonfinite, seed, data, mask, 132, nullptr);
+          std::vector<unsigned char> d(bytes), m(static_cast<std::size_t>(n));
+          ASSERT_EQ(cudaMemcpy(d.data(), data, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy(m.data(), mask, m.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+          cudaFree(data);
+          cudaFree(mask);
+          EXPECT_EQ(std::memcmp(d.data(), host.data(), bytes), 0)
+              << to_string(t) << " n " << n << " density " << density << " nonfinite " << nonfinite;
+          EXPECT_EQ(std::memcmp(m.data(), host.mask.data(), m.size()), 0) << "mask, n " << n;
+        }
+  EXPECT_FALSE(kernels::can_generate(DType::bf16));
+  EXPECT_THROW(kernels::generate(DType::f16, 1, 0.5, false, 1, nullptr, nullptr, 132, nullptr), std::invalid_argument);
 }
 
 }  // namespace

@@ -15,9 +15,11 @@ namespace labrun::masking {
 
 namespace {
 
-// Device copies of the host inputs, re-uploaded only when the host set changes (variants are innermost).
+// A point's inputs on the device, made again only when the inputs' key changes (variants are innermost):
+// generated on the device from the seed (f32, f64), else copied from the host's generate().
 struct DeviceInputs {
-  std::shared_ptr<const Inputs> host;
+  std::string key;            ///< input key and seed (InputCache)
+  std::int64_t selected = 0;  ///< elements the mask selects
   DeviceBuffer data, mask;
 };
 
@@ -47,7 +49,7 @@ class CudaWorkload : public Workload {
     const std::int64_t n = p_.n;
     const double s = static_cast<double>(dtype_bytes(t));
     const double nn = static_cast<double>(n);
-    const double m = static_cast<double>(dev_->host->selected);
+    const double m = static_cast<double>(dev_->selected);
     const int sm = ctx_.sm_count();
     cudaStream_t st = ctx_.stream();
     const void* d = dev_->data.get();
@@ -142,7 +144,7 @@ class CudaWorkload : public Workload {
     return c;
   }
 
-  Cost cost() const override { return masking::cost(p_, dev_->host->selected); }
+  Cost cost() const override { return masking::cost(p_, dev_->selected); }
 
  private:
   Params p_;
@@ -164,17 +166,28 @@ void register_cuda(Registry& registry) {
   auto create = [cache, device](const Point& point, Backend& backend, const LabSettings& lab) -> std::unique_ptr<Workload> {
     LaunchContext& ctx = launch_context(backend);
     const Params p = params_of(point);
-    auto in = cache->inputs(p, lab.seed);
+    // The reference first: from another process's cache entry it needs no host inputs (reference_cache.hpp).
     const Reference& ref = cache->reference_for(p, lab.seed);
+    const std::uint64_t seed = input_seed(p, lab.seed);
+    const std::string key = input_key(p) + "/" + std::to_string(seed);
     auto& dev = *device;
-    if (!dev || dev->host != in) {
+    if (!dev || dev->key != key) {
       dev.reset();  // free the old device copy before allocating the new one
       auto fresh = std::make_shared<DeviceInputs>();
-      fresh->host = in;
-      fresh->data = DeviceBuffer(std::max<std::size_t>(in->data_bytes(), 16));
-      fresh->mask = DeviceBuffer(std::max<std::size_t>(static_cast<std::size_t>(in->n), 16));
-      LABRUN_CUDA(cudaMemcpy(fresh->data.get(), in->data(), in->data_bytes(), cudaMemcpyHostToDevice));
-      LABRUN_CUDA(cudaMemcpy(fresh->mask.get(), in->mask.data(), static_cast<std::size_t>(in->n), cudaMemcpyHostToDevice));
+      fresh->key = key;
+      fresh->selected = ref.selected;
+      const std::size_t n = static_cast<std::size_t>(p.n);
+      fresh->data = DeviceBuffer(std::max<std::size_t>(n * dtype_bytes(p.dtype), 16));
+      fresh->mask = DeviceBuffer(std::max<std::size_t>(n, 16));
+      if (kernels::can_generate(p.dtype)) {
+        kernels::generate(p.dtype, p.n, p.density, p.nonfinite, seed, fresh->data.get(),
+                          static_cast<std::uint8_t*>(fresh->mask.get()), ctx.sm_count(), ctx.stream());
+        LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
+      } else {
+        auto in = cache->inputs(p, lab.seed);
+        LABRUN_CUDA(cudaMemcpy(fresh->data.get(), in->data(), in->data_bytes(), cudaMemcpyHostToDevice));
+        LABRUN_CUDA(cudaMemcpy(fresh->mask.get(), in->mask.data(), n, cudaMemcpyHostToDevice));
+      }
       dev = fresh;
     }
     return std::make_unique<CudaWorkload>(p, ctx, dev, ref, lab.tolerance_scale.value_or(1.0));

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "counter_rng.hpp"
 #include "cuda_check.hpp"
 
 namespace labrun::kernels {
@@ -42,6 +43,26 @@ template <> struct Traits<__nv_bfloat16> {
   __device__ static C load(__nv_bfloat16 s) { return __bfloat162float(s); }
   __device__ static __nv_bfloat16 store(C c) { return __float2bfloat16_rn(c); }
 };
+
+// masking::generate() of masking.cpp, element by element (the same expressions, in double, then one cast).
+template <class S>
+__global__ void generate_kernel(std::int64_t n, double density, bool nonfinite, std::uint64_t seed, S* data,
+                                std::uint8_t* mask) {
+  const double inf = __longlong_as_double(0x7ff0000000000000ll), nan = __longlong_as_double(0x7ff8000000000000ll);
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::uint64_t h1 = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
+    const std::uint64_t h2 = splitmix64(h1);
+    const bool on = unit_interval(h1) < density;
+    double v = (0.25 + 1.75 * unit_interval(h2)) * ((h1 & 1) ? -1.0 : 1.0);
+    if (!on && nonfinite) {
+      if ((h2 & 3) == 0) v = inf;
+      if ((h2 & 3) == 1) v = nan;
+    }
+    mask[i] = on ? 1 : 0;
+    data[i] = static_cast<S>(v);
+  }
+}
 
 __device__ inline float down_op(float x) { return sinf(x) * 1.0001f; }
 __device__ inline double down_op(double x) { return sin(x) * 1.0001; }
@@ -336,6 +357,20 @@ void fused(DType t, const void* data, const std::uint8_t* mask, std::int64_t n, 
 void poison_result(DType t, void* out, cudaStream_t s) {
   if (t == DType::f64) poison_kernel<double><<<1, 1, 0, s>>>(static_cast<double*>(out));
   else poison_kernel<float><<<1, 1, 0, s>>>(static_cast<float*>(out));
+  LABRUN_CUDA_LAUNCHED();
+}
+
+bool can_generate(DType t) { return t == DType::f32 || t == DType::f64; }
+
+void generate(DType t, std::int64_t n, double density, bool nonfinite, std::uint64_t seed, void* data,
+              std::uint8_t* mask, int sm_count, cudaStream_t stream) {
+  if (!can_generate(t)) throw std::invalid_argument("kernels::generate: f32 or f64 only");
+  if (n == 0) return;
+  const auto blocks = static_cast<int>(std::min<std::int64_t>((n + kBlock - 1) / kBlock, 8LL * sm_count));
+  if (t == DType::f32)
+    generate_kernel<float><<<blocks, kBlock, 0, stream>>>(n, density, nonfinite, seed, static_cast<float*>(data), mask);
+  else
+    generate_kernel<double><<<blocks, kBlock, 0, stream>>>(n, density, nonfinite, seed, static_cast<double*>(data), mask);
   LABRUN_CUDA_LAUNCHED();
 }
 

@@ -19,6 +19,15 @@ namespace labrun::kernels {
 /// 8 blocks per SM, grid-stride beyond that.
 inline constexpr int kBlock = 256;
 
+/// Whether generate() can write inputs of dtype `t` on the device bit for bit as the host's generate() does
+/// (f32 and f64: one correctly rounded cast from double on both; f16 and bf16 are generated on the host).
+bool can_generate(DType t);
+/// The inputs of masking::generate() (masking.hpp) on the device: element i of `data` (n of dtype t, f32 or f64)
+/// and `mask` (n bytes, 0 or 1) from splitmix64 of (seed, i), bit for bit as on the host, so a point's device
+/// inputs need neither host generation nor a host-to-device copy. @throws std::invalid_argument for another dtype.
+void generate(DType t, std::int64_t n, double density, bool nonfinite, std::uint64_t seed, void* data,
+              std::uint8_t* mask, int sm_count, cudaStream_t stream);
+
 /// out[i] = in[i] * in[i] (rounded to the dtype) for i < limit, where limit = *count if `count` is a device
 /// pointer, else n. No launch when n == 0. May run in place (in == out).
 void square(DType t, const void* in, void* out, std::int64_t n, const std::int64_t* count, int sm_count,

@@ -1,0 +1,57 @@
+#include "reference_cache.hpp"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace labrun {
+
+namespace fs = std::filesystem;
+
+ReferenceCache ReferenceCache::from_env() {
+  const char* dir = std::getenv(kReferenceCacheEnv);
+  return ReferenceCache(dir ? dir : "");
+}
+
+std::string ReferenceCache::path_of(const std::string& key) const {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64 (Fowler, Noll, Vo)
+  for (const unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+  return (fs::path(dir_) / fmt::format("{:016x}.json", h)).string();
+}
+
+std::optional<Json> ReferenceCache::load(const std::string& key) const {
+  if (!enabled()) return std::nullopt;
+  std::ifstream in(path_of(key));
+  if (!in) return std::nullopt;
+  try {
+    const Json j = Json::parse(in);
+    if (!j.is_object() || !j.contains("key") || j["key"] != key || !j.contains("value")) return std::nullopt;
+    return j["value"];
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void ReferenceCache::store(const std::string& key, const Json& value) const {
+  if (!enabled()) return;
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  const std::string path = path_of(key), sibling = path + ".new-" + std::to_string(::getpid());
+  {
+    std::ofstream out(sibling);
+    out << Json{{"key", key}, {"value", value}}.dump() << '\n';
+    if (!out) {
+      fs::remove(sibling, ec);
+      return;
+    }
+  }
+  fs::rename(sibling, path, ec);
+  if (ec) fs::remove(sibling, ec);
+}
+
+}  // namespace labrun
