@@ -44,7 +44,8 @@ template <> struct Traits<__nv_bfloat16> {
   __device__ static __nv_bfloat16 store(C c) { return __float2bfloat16_rn(c); }
 };
 
-// masking::generate() of masking.cpp, element by element (the same expressions, in double, then one cast).
+// masking::generate() of masking.cpp, element by element (the same expressions and roundings, in double, then one
+// cast; checked bit for bit against the host in tests/gpu/test_masking_gpu.cpp).
 template <class S>
 __global__ void generate_kernel(std::int64_t n, double density, bool nonfinite, std::uint64_t seed, S* data,
                                 std::uint8_t* mask) {
@@ -54,7 +55,8 @@ __global__ void generate_kernel(std::int64_t n, double density, bool nonfinite, 
     const std::uint64_t h1 = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
     const std::uint64_t h2 = splitmix64(h1);
     const bool on = unit_interval(h1) < density;
-    double v = (0.25 + 1.75 * unit_interval(h2)) * ((h1 & 1) ? -1.0 : 1.0);
+    // __dmul_rn/__dadd_rn: two roundings as on the host; nvcc would contract a + b * c into one FMA.
+    double v = __dadd_rn(0.25, __dmul_rn(1.75, unit_interval(h2))) * ((h1 & 1) ? -1.0 : 1.0);
     if (!on && nonfinite) {
       if ((h2 & 3) == 0) v = inf;
       if ((h2 & 3) == 1) v = nan;
