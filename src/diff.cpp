@@ -4,6 +4,7 @@
 #include "diff.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -242,6 +243,21 @@ void compare_environment(const Side& base, const Side& current, std::vector<std:
       {"bf16_gemm_flop_per_s", "calibrated BF16 GEMM rate", "bf16_gemm", "flop_per_s", 1e12, "TFLOP/s"},
   };
   const auto text_or_null = [](const std::string& t) { return t.empty() ? std::nullopt : std::optional(t); };
+  // Different physical machines first, loudly: every point's time may carry the machine, not the code.
+  static const TextField kMachine[] = {{"gpu_uuid", "physical GPU (uuid)", &RunHeader::device_uuid},
+                                       {"host", "host", &RunHeader::host_name}};
+  for (const auto& f : kMachine) {
+    const auto read = [&](const RunHeader& h) { return std::optional((h.*f.read)()); };
+    const std::string b = describe_text(base, read), n = describe_text(current, read);
+    base_env.text.emplace_back(f.name, text_or_null(b));
+    new_env.text.emplace_back(f.name, text_or_null(n));
+    if (!b.empty() && !n.empty() && b != n)
+      warnings.push_back(fmt::format(
+          "DIFFERENT MACHINES: the two sides ran on a different {} (base {}, new {}); a time may move with the machine, "
+          "so pooled points are also compared with each process's calibrated ceiling for their bound taken out "
+          "(the \"normalized\" gate, docs/diff.md)",
+          f.label, b, n));
+  }
   for (const auto& f : kText) {
     const auto read = [&](const RunHeader& h) { return std::optional((h.*f.read)()); };
     const std::string b = describe_text(base, read), n = describe_text(current, read);
@@ -347,6 +363,11 @@ std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& 
                 fmt::format("between processes the change is {:+.1f}% with the selection-adjusted interval [{:+.1f}%, "
                             "{:+.1f}%], not wholly beyond the {:g}% minimum effect",
                             100 * (pr.ratio - 1), 100 * (sel.ci_low - 1), 100 * (sel.ci_high - 1), 100 * o.min_effect)};
+      if (row.normalized && !holds(row.normalized->ratio))
+        return {Verdict::inconclusive,
+                fmt::format("with each process's calibrated {} taken out the change is {:+.1f}%, not beyond the {:g}% "
+                            "minimum effect: the machine, not the code, may have moved",
+                            row.normalized_by, 100 * (row.normalized->ratio - 1), 100 * o.min_effect)};
       if (const auto& host = row.host_adjusted; host && !(holds(host->per_probe.ratio) && holds(host->covariate.ratio)))
         return {Verdict::inconclusive,
                 fmt::format("with the host's speed taken out the change is {:+.1f}% per probe and {:+.1f}% by "
@@ -355,8 +376,12 @@ std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& 
                             100 * o.min_effect)};
       return {slower ? Verdict::slower : Verdict::faster, ""};
     }
+    // `same` rests on the processes: their interval (raw, or with the machine taken out) inside the bounds. The
+    // pooled samples' interval is not asked: it is narrower than the variation between processes it pools.
     const bool process_within = pr.ci_low >= down && pr.ci_high <= up;
-    if (within && process_within) return {Verdict::same, ""};
+    if (process_within) return {Verdict::same, ""};
+    if (const auto& ni = row.normalized_interval; ni && ni->ci_low >= down && ni->ci_high <= up)
+      return {Verdict::same, ""};  // decided with the machine taken out: row.gate says normalized
     if (within) {
       const double half = std::log(pr.ci_high / pr.ratio);
       const std::size_t n = std::min(row.process_counts.first, row.process_counts.second);
@@ -416,6 +441,51 @@ struct Caveats {
   std::map<std::pair<std::string, std::string>, std::size_t> mixed_methods;  ///< (base, new) timing.method -> points
 };
 
+/// The calibration that takes the machine out of a point's time, by its bound: (ceiling, key, whether it is a rate
+/// that multiplies the time); nullopt for a bound without one.
+struct Ceiling {
+  const char* ceiling;
+  const char* key;
+  bool rate;
+};
+std::optional<Ceiling> ceiling_for(const PointRecord& record) {
+  if (!record.interpretation) return std::nullopt;
+  const std::string& bound = record.interpretation->bound;
+  if (bound == "launch")
+    return record.axis_word("mode") == "graph" ? Ceiling{"launch", "graph_time_s", false}
+                                                : Ceiling{"launch", "eager_queued_time_s", false};
+  if (bound == "memory")
+    return record.interpretation->ceilings.memory_source.value_or("copy") == "read"
+               ? Ceiling{"read", "bandwidth_Bps", true}
+               : Ceiling{"copy", "bandwidth_Bps", true};
+  if (bound == "compute") return Ceiling{"fp32_fma", "flop_per_s", true};
+  return std::nullopt;
+}
+
+/// Fills row.normalized (diff.hpp) when both records share a bound with a ceiling and both runs' headers carry it
+/// per process, one per process median; leaves it nullopt otherwise.
+void normalize_by_ceiling(const PointRef& b, const PointRef& n, DiffPoint& row, double min_log_sd = 0) {
+  const auto cb = ceiling_for(*b.record), cn = ceiling_for(*n.record);
+  if (!cb || !cn || std::string(cb->ceiling) != cn->ceiling || std::string(cb->key) != cn->key) return;
+  if (b.header == nullptr || n.header == nullptr) return;
+  const std::vector<double> kb = b.header->process_calibration(cb->ceiling, cb->key),
+                            kn = n.header->process_calibration(cn->ceiling, cn->key);
+  if (kb.size() != row.base_process_s.size() || kn.size() != row.new_process_s.size()) return;
+  // As a time per process (1 / rate for a bandwidth or FLOP rate), taken out by covariance with the elasticity
+  // fitted (the share of the time that moves with the ceiling), as the host probe is.
+  auto as_time = [&](std::vector<double> k) {
+    if (cb->rate)
+      for (double& x : k) x = 1 / x;
+    return k;
+  };
+  const CovariateAdjusted c = covariate_adjust(row.base_process_s, as_time(kb), row.new_process_s, as_time(kn));
+  row.base_normalized = c.base;
+  row.new_normalized = c.current;
+  row.normalized_elasticity = c.elasticity;
+  row.normalized = welch_log_test(row.base_normalized, row.new_normalized, min_log_sd);
+  row.normalized_by = std::string(cb->ceiling) + "." + cb->key;
+}
+
 /// Compares the samples of an ok/ok point: fills row's statistics and gate, and returns its Mann-Whitney p for
 /// the correction; or sets row's verdict and reason and returns nullopt when the samples cannot be compared.
 std::optional<double> compare_samples(const PointRef& b, const PointRef& n, const DiffOptions& options,
@@ -453,6 +523,7 @@ std::optional<double> compare_samples(const PointRef& b, const PointRef& n, cons
     row.process = welch_log_test(bps, nps);  // tested again with the run's noise floor (diff_results)
     row.base_process_s = bps;
     row.new_process_s = nps;
+    normalize_by_ceiling(b, n, row);
     row.process_counts = {bps.size(), nps.size()};
     row.gate = Gate::processes;
     // Host-sensitive and probed in every process on both sides: the host's speed taken out as well.
@@ -471,14 +542,18 @@ std::optional<double> compare_samples(const PointRef& b, const PointRef& n, cons
   return row.p_value;
 }
 
-/// DiffNoise of the compared points: the sd of log process medians of each pooled side of each compared point.
-DiffNoise measure_noise(const std::vector<DiffPoint>& rows, const DiffOptions& o) {
+/// DiffNoise of the compared points: the sd of log process medians of each pooled side of each compared point
+/// (`normalized`: of the bound-normalised medians, for their own floor).
+DiffNoise measure_noise(const std::vector<DiffPoint>& rows, const DiffOptions& o, bool normalized = false) {
   DiffNoise noise;
   noise.assumed_rel = o.min_effect;
   std::vector<double> spreads;
   for (const DiffPoint& row : rows) {
-    if (!row.process) continue;
-    for (const std::vector<double>* times : {&row.base_process_s, &row.new_process_s}) {
+    if (!row.process || (normalized && !row.normalized)) continue;
+    const std::array<const std::vector<double>*, 2> sides =
+        normalized ? std::array<const std::vector<double>*, 2>{&row.base_normalized, &row.new_normalized}
+                   : std::array<const std::vector<double>*, 2>{&row.base_process_s, &row.new_process_s};
+    for (const std::vector<double>* times : sides) {
       if (times->size() < 2) continue;
       double mean = 0, ss = 0;
       for (double t : *times) mean += std::log(t);
@@ -539,6 +614,7 @@ const char* to_string(Gate gate) {
     case Gate::samples: return "samples";
     case Gate::processes: return "processes";
     case Gate::host_adjusted: return "host_adjusted";
+    case Gate::normalized: return "normalized";
   }
   return "samples";
 }
@@ -633,10 +709,15 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
   // pooled points (a random-effects view: five processes estimate a point's own spread poorly, and a point whose
   // few processes happened to agree must not look surer than the run's processes are; docs/diff.md).
   result.noise = measure_noise(result.points, options);
+  const double normalized_floor = measure_noise(result.points, options, true).median_rel;
   for (DiffPoint& row : result.points) {
     if (!row.process) continue;
     row.process = welch_log_test(row.base_process_s, row.new_process_s, result.noise.median_rel);
     row.process_interval = welch_log_interval(*row.process, 1 - options.alpha);
+    if (row.normalized) {  // again with the noise floor of the normalised medians
+      normalize_by_ceiling(base.points.at(row.id), current.points.at(row.id), row, normalized_floor);
+      row.normalized_interval = welch_log_interval(*row.normalized, 1 - options.alpha);
+    }
     row.process_family_p = row.host_adjusted ? std::min(1.0, 3 * std::min({row.process->p_value,
                                                                          row.host_adjusted->per_probe.p_value,
                                                                          row.host_adjusted->covariate.p_value}))
@@ -670,6 +751,10 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
     auto [verdict, reason] = decide(row, options);
     row.verdict = verdict;
     row.reason = reason.empty() ? std::nullopt : std::optional(reason);
+    const double up = 1 + options.min_effect;
+    if (verdict == Verdict::same && row.process_interval &&
+        !(row.process_interval->ci_low >= 1 / up && row.process_interval->ci_high <= up))
+      row.gate = Gate::normalized;  // only the bound-normalised medians were inside the bounds
   }
   warn_caveats(caveats, warnings);
 

@@ -68,9 +68,9 @@ const char* to_string(Verdict verdict);
 /// The test that had the last word on a compared point: "samples" (Mann-Whitney and Hodges-Lehmann on the
 /// samples alone), "processes" (also Welch's t on the per-process medians of lab.processes runs) or
 /// "host_adjusted" (also the host-adjusted tests of a host-sensitive point whose processes probed the host).
-enum class Gate { samples, processes, host_adjusted };
+enum class Gate { samples, processes, host_adjusted, normalized };
 
-/// "samples", "processes", "host_adjusted".
+/// "samples", "processes", "host_adjusted", "normalized" (the bound-normalised process medians decided `same`).
 const char* to_string(Gate gate);
 
 /// One matched point of a diff: what was compared and what was decided. Times in seconds; ratios new / base,
@@ -98,6 +98,16 @@ struct DiffPoint {
   std::optional<RatioEstimate> process_selected_interval;
   std::pair<std::size_t, std::size_t> process_counts{0, 0};  ///< processes pooled, base and new
   std::vector<double> base_process_s, new_process_s;  ///< the per-process medians compared (seconds, or scaled)
+  /// The machine taken out: each process's median divided by that process's calibrated ceiling for the point's
+  /// bound (launch: its GPU-side launch time; memory: times its read or copy bandwidth; compute: times its FP32
+  /// FMA rate), Welch on their logs with the noise floor, and its (1 - alpha) interval. nullopt where a side has
+  /// no per-process calibration (an older pooled run, one process) or the bound has no ceiling (sync: the host
+  /// probe's gate, unknown).
+  std::optional<WelchLog> normalized;
+  std::optional<RatioEstimate> normalized_interval;
+  std::string normalized_by;  ///< the calibration used, e.g. "launch.eager_queued_time_s"
+  std::vector<double> base_normalized, new_normalized;  ///< the bound-normalised process medians
+  double normalized_elasticity = kNoValue;  ///< the fitted share of the time that moves with the ceiling, [0, 1]
   std::optional<HostAdjusted> host_adjusted;  ///< host_adjusted_tests (host-sensitive, every process probed)
   std::optional<Gate> gate;           ///< set when the samples were compared
 };

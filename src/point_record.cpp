@@ -696,6 +696,22 @@ double RunHeader::memory_bytes() const { return json_number(json, {"environment"
 double RunHeader::point_count() const { return json_number(json, {"point_count"}); }
 double RunHeader::process_count() const { return json_number(json, {"processes", "count"}); }
 
+std::vector<double> RunHeader::process_calibration(const char* ceiling, const char* key) const {
+  const Json& runs = header_at(json, {"processes", "runs"});
+  std::vector<double> out;
+  if (!runs.is_array()) return out;
+  // A merge of several shards keeps the first shard's processes only: its calibrations are not the other shards'.
+  if (const Json& shards = header_at(json, {"shards"}); shards.is_array() && shards.size() > 1) return out;
+  for (const Json& r : runs) {
+    const double v = r.is_object() ? json_number(r, {"calibration", ceiling, key}) : kNoValue;
+    if (!std::isfinite(v) || v <= 0) return {};
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::string RunHeader::host_name() const { return header_word(json, {"environment", "host", "hostname"}); }
+
 const Json& RunHeader::lab() const {
   static const Json empty = Json::object();
   const Json& v = header_at(json, {"lab"});
@@ -899,8 +915,10 @@ void trim_for_comparison(PointRecord& p) {
   }
   if (p.interpretation) {  // diff reads the bound class alone (a host-bound point is compared host-aware)
     std::string bound = std::move(p.interpretation->bound);
+    std::optional<std::string> memory_source = std::move(p.interpretation->ceilings.memory_source);
     p.interpretation.emplace();  // destroys the old one: assigning would keep its strings' buffers
     p.interpretation->bound = std::move(bound);
+    p.interpretation->ceilings.memory_source = std::move(memory_source);  // the bound-normalised comparison's
   }
 }
 

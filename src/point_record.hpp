@@ -336,6 +336,11 @@ struct RunHeader {
   double memory_bytes() const;              ///< environment.device.memory_bytes
   double point_count() const;               ///< point_count: points announced; NaN when absent
   double process_count() const;             ///< processes.count of a pooled run; NaN otherwise
+  /// calibration.<ceiling>.<key> of each process of a pooled run (processes.runs[i].calibration), in process
+  /// order; empty unless every process has a finite positive value, and for a merge of several shards (whose
+  /// header keeps one shard's processes).
+  std::vector<double> process_calibration(const char* ceiling, const char* key) const;
+  std::string host_name() const;  ///< environment.host.hostname ("" if absent)
   /// True for the header of one process of a pooled lab.processes run (it has `process`: {index, count}).
   bool pooled_process() const;
   const Json& lab() const;                  ///< the `lab` object (settings in force); an empty object if absent
@@ -401,7 +406,7 @@ void trim_for_analysis(PointRecord& point);
 
 /// Drops what diff does not read: `phases`, correctness, kernels, the timing summaries and the raw samples but the
 /// primary ones (device samples, else wall samples), device_state but the clocks and throttle state, and the
-/// interpretation but its bound class.
+/// interpretation but its bound class and memory ceiling source.
 void trim_for_comparison(PointRecord& point);
 
 ResultSet load_results(const std::vector<std::string>& paths, LoadDepth depth = LoadDepth::full);

@@ -155,6 +155,18 @@ RatioEstimate welch_log_interval(const WelchLog& w, double confidence);
 /// @throws std::invalid_argument otherwise.
 WelchLog welch_log_test(const std::vector<double>& base, const std::vector<double>& current, double min_log_sd = 0);
 
+/// Times with a covariate taken out by analysis of covariance with a common slope: log t - b (log c - mean log c),
+/// b the pooled within-side slope of log time on log covariate clamped to [0, 1] (1 when the covariates do not
+/// vary within either side), the mean over both sides. Used with the host probe (host_adjusted_tests) and with a
+/// process's calibrated ceiling (labrun diff's bound-normalised comparison, docs/diff.md).
+struct CovariateAdjusted {
+  double elasticity = 1;             ///< b
+  std::vector<double> base, current; ///< the adjusted times, seconds (same order as the inputs)
+};
+/// @throws std::invalid_argument when times and covariates differ in count or a value is not finite and positive.
+CovariateAdjusted covariate_adjust(const std::vector<double>& base_time, const std::vector<double>& base_covariate,
+                                   const std::vector<double>& new_time, const std::vector<double>& new_covariate);
+
 /// A host-sensitive point's per-process medians with the host's speed taken out two ways, each tested with
 /// welch_log_test (docs/diff.md "Host-sensitive points"):
 ///  - per_probe:  time / host probe (the whole time scales with the host);

@@ -244,21 +244,21 @@ RatioEstimate welch_log_interval(const WelchLog& w, double confidence) {
   return r;
 }
 
-HostAdjusted host_adjusted_tests(const std::vector<double>& base_time, const std::vector<double>& base_probe,
-                                 const std::vector<double>& new_time, const std::vector<double>& new_probe) {
-  if (base_time.size() != base_probe.size() || new_time.size() != new_probe.size())
-    throw std::invalid_argument("host_adjusted_tests: times and probes differ in count");
-  for (const auto* v : {&base_time, &base_probe, &new_time, &new_probe})
+CovariateAdjusted covariate_adjust(const std::vector<double>& base_time, const std::vector<double>& base_covariate,
+                                   const std::vector<double>& new_time, const std::vector<double>& new_covariate) {
+  if (base_time.size() != base_covariate.size() || new_time.size() != new_covariate.size())
+    throw std::invalid_argument("covariate_adjust: times and covariates differ in count");
+  for (const auto* v : {&base_time, &base_covariate, &new_time, &new_covariate})
     for (double x : *v)
       if (!std::isfinite(x) || x <= 0)
-        throw std::invalid_argument("host_adjusted_tests: a value is not finite and positive");
+        throw std::invalid_argument("covariate_adjust: a value is not finite and positive");
   auto logs = [](const std::vector<double>& v) {
     std::vector<double> out(v.size());
     std::transform(v.begin(), v.end(), out.begin(), [](double x) { return std::log(x); });
     return out;
   };
   auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); };
-  const std::vector<double> yb = logs(base_time), xb = logs(base_probe), yn = logs(new_time), xn = logs(new_probe);
+  const std::vector<double> yb = logs(base_time), xb = logs(base_covariate), yn = logs(new_time), xn = logs(new_covariate);
   // Pooled within-side sums of squares and products (each side about its own means).
   double sxx = 0, sxy = 0;
   for (const auto& [x, y] : {std::pair{&xb, &yb}, std::pair{&xn, &yn}}) {
@@ -268,18 +268,33 @@ HostAdjusted host_adjusted_tests(const std::vector<double>& base_time, const std
       sxy += ((*x)[i] - mx) * ((*y)[i] - my);
     }
   }
-  HostAdjusted h;
-  h.elasticity = sxx > 0 ? std::clamp(sxy / sxx, 0.0, 1.0) : 1.0;
+  CovariateAdjusted c;
+  c.elasticity = sxx > 0 ? std::clamp(sxy / sxx, 0.0, 1.0) : 1.0;
   std::vector<double> all_x = xb;
   all_x.insert(all_x.end(), xn.begin(), xn.end());
   const double mx = mean(all_x);
-  auto adjusted = [&](const std::vector<double>& x, const std::vector<double>& y, double slope, double centre) {
+  auto adjusted = [&](const std::vector<double>& x, const std::vector<double>& y) {
     std::vector<double> out(y.size());
-    for (std::size_t i = 0; i < y.size(); ++i) out[i] = std::exp(y[i] - slope * (x[i] - centre));
+    for (std::size_t i = 0; i < y.size(); ++i) out[i] = std::exp(y[i] - c.elasticity * (x[i] - mx));
     return out;
   };
-  h.per_probe = welch_log_test(adjusted(xb, yb, 1.0, 0.0), adjusted(xn, yn, 1.0, 0.0));
-  h.covariate = welch_log_test(adjusted(xb, yb, h.elasticity, mx), adjusted(xn, yn, h.elasticity, mx));
+  c.base = adjusted(xb, yb);
+  c.current = adjusted(xn, yn);
+  return c;
+}
+
+HostAdjusted host_adjusted_tests(const std::vector<double>& base_time, const std::vector<double>& base_probe,
+                                 const std::vector<double>& new_time, const std::vector<double>& new_probe) {
+  const CovariateAdjusted c = covariate_adjust(base_time, base_probe, new_time, new_probe);  // checks the inputs
+  auto per_probe = [](const std::vector<double>& t, const std::vector<double>& p) {
+    std::vector<double> out(t.size());
+    for (std::size_t i = 0; i < t.size(); ++i) out[i] = t[i] / p[i];
+    return out;
+  };
+  HostAdjusted h;
+  h.elasticity = c.elasticity;
+  h.per_probe = welch_log_test(per_probe(base_time, base_probe), per_probe(new_time, new_probe));
+  h.covariate = welch_log_test(c.base, c.current);
   return h;
 }
 

@@ -116,6 +116,51 @@ TEST(DiffProcesses, SameNeedsTheProcessLevelIntervalInsideTheBounds) {
   EXPECT_EQ(loose.summary.slower + loose.summary.faster, 0u);
 }
 
+// The machine taken out (docs/diff.md "Bound-normalised"): launch-bound points whose process levels follow each
+// process's calibrated GPU-side launch time (spread 6%, as the H200's 1.26-1.42 us) are too spread to call `same`
+// raw, and `same` once each median is divided by its process's launch time; a true +10% still holds normalised.
+TEST(DiffProcesses, LaunchBoundPointsAreComparedWithEachProcesssLaunchTimeTakenOut) {
+  std::mt19937_64 rng(8);
+  std::normal_distribution<double> z(0.0, 1.0);
+  auto run = [&](double ratio) {
+    std::vector<double> launch(kProcesses);
+    Json runs = Json::array();
+    for (std::size_t k = 0; k < kProcesses; ++k) {
+      launch[k] = 1.3e-6 * std::exp(0.06 * z(rng));
+      runs.push_back({{"index", k + 1}, {"calibration", {{"launch", {{"eager_queued_time_s", launch[k]}}}}}});
+    }
+    labrun::Run r{"synthetic.jsonl",
+          header_from_json(Json{{"type", "header"}, {"schema_version", 1}, {"processes", {{"count", kProcesses}, {"runs", runs}}}}),
+          true, {}, {}};
+    for (std::size_t i = 0; i < 200; ++i) {
+      PointRecord p = pooled_point(rng, "p" + std::to_string(i), 1e-5 * ratio, 0.0, 0.01);
+      p.axes["mode"] = "eager";
+      p.interpretation.emplace().bound = "launch";
+      for (std::size_t k = 0; k < kProcesses; ++k) {  // process k's level moves with its launch time
+        const double f = launch[k] / 1.3e-6;
+        p.timing->processes->time_s[k] *= f;
+        for (std::size_t s = 0; s < kSamplesPerProcess; ++s) p.timing->device_samples_s[k * kSamplesPerProcess + s] *= f;
+      }
+      r.points.push_back(std::move(p));
+    }
+    return r;
+  };
+  const labrun::Run base = run(1.0), same = run(1.0), slower = run(1.10);
+  const DiffResult aa = diff_results({base}, {same}, DiffOptions{});
+  EXPECT_EQ(aa.summary.slower + aa.summary.faster, 0u);
+  EXPECT_GE(aa.summary.same, 190u);
+  std::size_t by_normalized = 0;
+  for (const DiffPoint& row : aa.points) {
+    ASSERT_TRUE(row.normalized.has_value());
+    EXPECT_EQ(row.normalized_by, "launch.eager_queued_time_s");
+    by_normalized += row.gate == Gate::normalized;
+  }
+  EXPECT_GT(by_normalized, 100u) << "the raw process intervals alone should not have sufficed";
+  const DiffResult change = diff_results({base}, {slower}, DiffOptions{});
+  EXPECT_GE(change.summary.slower, 190u);
+  EXPECT_EQ(change.summary.same + change.summary.faster, 0u);
+}
+
 TEST(DiffProcesses, WelchIntervalMatchesTheTQuantile) {
   // t_{0.975, 4} = 2.776445 (tables); Welch on two constant-variance sides of 3 has df 4.
   EXPECT_NEAR(student_t_quantile_two_sided(0.05, 4), 2.776445, 1e-5);

@@ -11,7 +11,8 @@ declare -A file=(
   [A1]=results/h200/masking/aa-delay/masking-run1 [A2]=results/h200/masking/aa-delay/masking-run2
   [B1]=results/h200/cluster/serial5 [B2]=results/h200/cluster/merged5-2
   [C1]=results/h200/masking/redesign-check/masking-before-6be2379 [C2]=results/h200/masking/redesign-check/masking-after-d41875b
-  [delay]=results/h200/masking/aa-delay/masking_delay)
+  [D1]=results/h200/masking/issue14/masking-loan1 [E1]=results/h200/masking/issue14/masking-loan2
+  [delay]=results/h200/masking/aa-delay/masking_delay [delayE]=results/h200/masking/issue14/delay-loan2)
 for k in "${!file[@]}"; do zcat "$root/${file[$k]}.jsonl.gz" > "$tmp/$k.jsonl"; done
 summarize() {  # base new: one line of counts from the JSON diff
   set +e; "$labrun" diff "$tmp/$1.jsonl" "$tmp/$2.jsonl" --format json > "$tmp/d.json" 2>/dev/null; rc=$?; set -e
@@ -28,6 +29,9 @@ print(f"{a:>5} vs {b:<5} exit {rc}  compared {len(pts)}: same {s['same']}, slowe
       f"{share(host):.1f}% of {len(host)} host-sensitive; process noise median {100*n['median_rel']:.2f}%, p90 {100*n['p90_rel']:.2f}%")
 PY
 }
-echo "# GPUs: A = GPU-6ecd4567 (fbceaea, 5 processes), B = GPU-588bdc7c (cf3826f, 5), C = GPU-450809cd (6be2379/d41875b, 3)"
-for a in A1 A2 B1 B2 C1 C2; do for b in A1 A2 B1 B2 C1 C2; do [ "$a" != "$b" ] && summarize "$a" "$b"; done; done
-for a in A1 A2 B1 B2 C1 C2; do summarize "$a" delay; done
+echo "# GPUs: A = GPU-6ecd4567 (fbceaea, 5 processes), B = GPU-588bdc7c (cf3826f, 5), C = GPU-450809cd (6be2379/d41875b, 3),"
+echo "#       D = GPU-57566ca8 (01db259, 5), E = GPU-4b2dadc3 (7fc76e5, 5; inputs generated on the device)"
+all="A1 A2 B1 B2 C1 C2 D1 E1"
+for a in $all; do for b in $all; do [ "$a" != "$b" ] && summarize "$a" "$b"; done; done
+for a in $all; do summarize "$a" delay; done
+for a in $all; do summarize "$a" delayE; done
