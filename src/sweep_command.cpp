@@ -129,7 +129,9 @@ void print_summary(const std::vector<PointRecord>& records) {
   std::vector<std::pair<std::string, double>> phase_s;
   for (const auto& r : records) {
     if (!r.phases.is_object()) continue;
-    for (const auto& [name, phase] : r.phases.items()) {
+    for (const auto& item : r.phases.items()) {
+      const std::string& name = item.key();  // not a structured binding: a lambda may not capture one (C++17)
+      const Json& phase = item.value();
       if (!phase.is_object() || !phase.contains("time_s") || !phase["time_s"].is_number()) continue;
       auto it = std::find_if(phase_s.begin(), phase_s.end(), [&](const auto& p) { return p.first == name; });
       if (it == phase_s.end()) it = phase_s.insert(phase_s.end(), {name, 0.0});
