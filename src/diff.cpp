@@ -462,9 +462,10 @@ std::optional<Ceiling> ceiling_for(const PointRecord& record) {
   return std::nullopt;
 }
 
-/// Fills row.normalized (diff.hpp) when both records share a bound with a ceiling and both runs' headers carry it
-/// per process, one per process median; leaves it nullopt otherwise.
-void normalize_by_ceiling(const PointRef& b, const PointRef& n, DiffPoint& row, double min_log_sd = 0) {
+/// Fills row.base_normalized / new_normalized (diff.hpp), the process medians with the ceiling taken out, when
+/// both records share a bound with a ceiling and both runs' headers carry it per process, one per process median;
+/// leaves them empty otherwise. diff_results tests them once the noise floor is known.
+void normalize_by_ceiling(const PointRef& b, const PointRef& n, DiffPoint& row) {
   const auto cb = ceiling_for(*b.record), cn = ceiling_for(*n.record);
   if (!cb || !cn || std::string(cb->ceiling) != cn->ceiling || std::string(cb->key) != cn->key) return;
   if (b.header == nullptr || n.header == nullptr) return;
@@ -482,7 +483,6 @@ void normalize_by_ceiling(const PointRef& b, const PointRef& n, DiffPoint& row, 
   row.base_normalized = c.base;
   row.new_normalized = c.current;
   row.normalized_elasticity = c.elasticity;
-  row.normalized = welch_log_test(row.base_normalized, row.new_normalized, min_log_sd);
   row.normalized_by = std::string(cb->ceiling) + "." + cb->key;
 }
 
@@ -520,8 +520,7 @@ std::optional<double> compare_samples(const PointRef& b, const PointRef& n, cons
   row.gate = Gate::samples;
   if (bpd.pooled && npd.pooled) {
     const std::vector<double> bps = scaled(bpd.times, b_scale), nps = scaled(npd.times, n_scale);
-    row.process = welch_log_test(bps, nps);  // tested again with the run's noise floor (diff_results)
-    row.base_process_s = bps;
+    row.base_process_s = bps;  // tested in diff_results, with the run's noise floor
     row.new_process_s = nps;
     normalize_by_ceiling(b, n, row);
     row.process_counts = {bps.size(), nps.size()};
@@ -549,7 +548,7 @@ DiffNoise measure_noise(const std::vector<DiffPoint>& rows, const DiffOptions& o
   noise.assumed_rel = o.min_effect;
   std::vector<double> spreads;
   for (const DiffPoint& row : rows) {
-    if (!row.process || (normalized && !row.normalized)) continue;
+    if (row.base_process_s.empty() || (normalized && row.base_normalized.empty())) continue;
     const std::array<const std::vector<double>*, 2> sides =
         normalized ? std::array<const std::vector<double>*, 2>{&row.base_normalized, &row.new_normalized}
                    : std::array<const std::vector<double>*, 2>{&row.base_process_s, &row.new_process_s};
@@ -711,11 +710,11 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
   result.noise = measure_noise(result.points, options);
   const double normalized_floor = measure_noise(result.points, options, true).median_rel;
   for (DiffPoint& row : result.points) {
-    if (!row.process) continue;
+    if (row.base_process_s.empty()) continue;
     row.process = welch_log_test(row.base_process_s, row.new_process_s, result.noise.median_rel);
     row.process_interval = welch_log_interval(*row.process, 1 - options.alpha);
-    if (row.normalized) {  // again with the noise floor of the normalised medians
-      normalize_by_ceiling(base.points.at(row.id), current.points.at(row.id), row, normalized_floor);
+    if (!row.base_normalized.empty()) {  // with the noise floor of the normalised medians
+      row.normalized = welch_log_test(row.base_normalized, row.new_normalized, normalized_floor);
       row.normalized_interval = welch_log_interval(*row.normalized, 1 - options.alpha);
     }
     row.process_family_p = row.host_adjusted ? std::min(1.0, 3 * std::min({row.process->p_value,

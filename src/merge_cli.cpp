@@ -50,16 +50,9 @@ ShardFile scan(const std::string& path, ShardView& view, std::vector<std::string
     offset += line.size() + 1;
     if (line.empty()) continue;
     const std::string where = path + ":" + std::to_string(lineno);
-    Json r;
-    try {
-      r = parse_record_line(line);
-    } catch (const std::exception& e) {
-      if (in.eof()) {
-        warnings.push_back(where + ": dropped a torn last line (was the run killed?)");
-        break;
-      }
-      throw ResultError(where + ": not JSON: " + e.what());
-    }
+    std::optional<Json> parsed = parse_line_or_torn(line, in.eof(), where, warnings);
+    if (!parsed) break;
+    Json& r = *parsed;
     const std::string type = r.is_object() ? r.value("type", "") : "";
     if (type == "header") {
       if (f.header) throw ResultError(where + ": a second header: " + path + " holds more than one run, not one shard");

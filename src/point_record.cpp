@@ -819,17 +819,9 @@ void load_file(const std::string& path, ResultSet& set, LoadDepth depth) {
   for (std::size_t lineno = 1; std::getline(in, line); ++lineno) {
     if (line.empty()) continue;
     const std::string where = path + ":" + std::to_string(lineno);
-    Json r;
-    try {
-      r = parse_record_line(line);
-    } catch (const std::exception& e) {
-      // getline() hit end of file without a newline: the record being written when the run was killed.
-      if (in.eof()) {
-        set.warnings.push_back(where + ": dropped a torn last line (was the run killed?)");
-        break;
-      }
-      throw ResultError(where + ": not JSON: " + e.what());
-    }
+    std::optional<Json> parsed = parse_line_or_torn(line, in.eof(), where, set.warnings);
+    if (!parsed) break;
+    Json& r = *parsed;
     ++records;
     if (!r.is_object()) throw ResultError(where + ": not a JSON object, so not a labrun record");
     const auto type = r.find("type");
@@ -919,6 +911,20 @@ void trim_for_comparison(PointRecord& p) {
     p.interpretation.emplace();  // destroys the old one: assigning would keep its strings' buffers
     p.interpretation->bound = std::move(bound);
     p.interpretation->ceilings.memory_source = std::move(memory_source);  // the bound-normalised comparison's
+  }
+}
+
+std::optional<Json> parse_line_or_torn(const std::string& line, bool at_eof, const std::string& where,
+                                       std::vector<std::string>& warnings) {
+  try {
+    return parse_record_line(line);
+  } catch (const std::exception& e) {
+    // getline() hit end of file without a newline: the record being written when the run was killed.
+    if (at_eof) {
+      warnings.push_back(where + ": dropped a torn last line (was the run killed?)");
+      return std::nullopt;
+    }
+    throw ResultError(where + ": not JSON: " + e.what());
   }
 }
 

@@ -411,6 +411,13 @@ void trim_for_comparison(PointRecord& point);
 
 ResultSet load_results(const std::vector<std::string>& paths, LoadDepth depth = LoadDepth::full);
 
+/// One line of a result file, read as every reader reads it (load_results, labrun merge): the record, or nullopt
+/// for an unparsable line at end of file without a newline (`at_eof`: the record a killed run was writing), which
+/// adds "WHERE: dropped a torn last line (was the run killed?)" to `warnings`; the reader stops there.
+/// @throws ResultError "WHERE: not JSON: ..." for any other unparsable line.
+std::optional<Json> parse_line_or_torn(const std::string& line, bool at_eof, const std::string& where,
+                                       std::vector<std::string>& warnings);
+
 /// Writes `path` whole or not at all: `lines` writes every line into a sibling (replacement_path) that is then
 /// fsync'ed and renamed over `path`. Without `replace` an existing `path` is an OutputError, left untouched.
 /// @throws OutputError when it cannot be written (the sibling is removed), and whatever `lines` throws.

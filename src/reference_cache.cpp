@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "point.hpp"  // fnv1a64
+
 namespace labrun {
 
 namespace fs = std::filesystem;
@@ -19,9 +21,7 @@ ReferenceCache ReferenceCache::from_env() {
 }
 
 std::string ReferenceCache::path_of(const std::string& key) const {
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64 (Fowler, Noll, Vo)
-  for (const unsigned char c : key) h = (h ^ c) * 1099511628211ull;
-  return (fs::path(dir_) / fmt::format("{:016x}.json", h)).string();
+  return (fs::path(dir_) / fmt::format("{:016x}.json", fnv1a64(key))).string();
 }
 
 std::optional<Json> ReferenceCache::load(const std::string& key) const {

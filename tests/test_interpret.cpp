@@ -770,11 +770,15 @@ TEST(ReportCmd, BadInputNamesTheFile) {
   EXPECT_NE(err.str().find(empty), std::string::npos) << err.str();
 }
 
-TEST(ReportCmd, PlotsAreLinkedOnlyWhenDrawn) {
-  bool have = false;
+/// Whether a python3 with matplotlib is there to draw plots (on PATH, or /usr/bin/python3).
+bool have_matplotlib() {
   for (const char* py : {"python3", "/usr/bin/python3"})
-    have = have || std::system((std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0;
-  if (!have) GTEST_SKIP() << "python3 with matplotlib not available";
+    if (std::system((std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) return true;
+  return false;
+}
+
+TEST(ReportCmd, PlotsAreLinkedOnlyWhenDrawn) {
+  if (!have_matplotlib()) GTEST_SKIP() << "python3 with matplotlib not available";
   TempDir dir;
   const std::string in = write_jsonl(dir.file("run.jsonl"), grid(nullptr, [](double n, double) { return n < 5e5 ? 2.0 : 0.5; }));
   std::ostringstream out, err;
@@ -790,10 +794,7 @@ TEST(ReportCmd, PlotsAreLinkedOnlyWhenDrawn) {
 // A result with a replica or seed axis asks for one time plot per combination: --max-plots caps them, the rooflines
 // are still drawn, and the report says how many were left out.
 TEST(ReportCmd, MaxPlotsCapsTheTimePlotsAndSaysHowManyWereLeftOut) {
-  bool have = false;
-  for (const char* py : {"python3", "/usr/bin/python3"})
-    have = have || std::system((std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0;
-  if (!have) GTEST_SKIP() << "python3 with matplotlib not available";
+  if (!have_matplotlib()) GTEST_SKIP() << "python3 with matplotlib not available";
   TempDir dir;
   std::vector<Json> recs{gpu_header(nullptr)};
   for (const std::int64_t replica : {0, 1, 2, 3, 4, 5})  // 6 values: more than a line style takes, so a split
