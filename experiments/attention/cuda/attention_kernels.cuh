@@ -1,0 +1,39 @@
+// Kernels of the attention experiment and their host launchers (plain pointers, so callers compile with the host
+// compiler). Every launch is asynchronous on `stream` and checked.
+//
+// Layout: Q, K, V, O are bh x S x D bf16, row-major (D contiguous), 256-byte aligned (cudaMalloc). The naive
+// score buffers are bh x S x S f32 (row stride S); the softmax writes P as bf16 at the start of each score row,
+// so P is bh x S x S bf16 with a row stride of 2 S elements (the same bytes). Offsets are 64-bit.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace labrun::attention::kernels {
+
+/// dst[b, i, j] = src[b, i, j] * scale, or -inf where causal and j > i; src == dst (in place) is allowed.
+/// bh x S x S f32; 16-byte vectors when S % 4 == 0. Requires 1 <= bh <= 65535, 1 <= S <= 16384.
+void scale_mask(const float* src, float* dst, std::int64_t bh, std::int64_t seq, float scale, bool causal,
+                cudaStream_t stream);
+
+/// Row softmax of the bh x S x S f32 scores in place: each row (S f32, in registers) gives P = exp(x - max) *
+/// (1 / sum) (expf, f32 sums) written as bf16 over the first 2 S bytes of the row. Rows of -inf are not
+/// expected (the causal mask keeps j = 0). Requires 1 <= S <= 16384.
+void softmax_rows(float* scores, std::int64_t bh, std::int64_t seq, cudaStream_t stream);
+
+/// The fused forward pass (FlashAttention-2): O = softmax(Q K^T * scale + mask) V per head, bf16 in and out,
+/// f32 accumulation (mma.sync m16n8k16), online softmax with exp2 and scale_log2 = scale * log2(e).
+/// head_dim 64 or 128; 1 <= bh <= 65535; any S >= 1 (tails masked and zero-filled). @throws std::invalid_argument
+/// for another head_dim.
+void flash_forward(const void* q, const void* k, const void* v, void* o, std::int64_t bh, std::int64_t seq,
+                   int head_dim, bool causal, float scale_log2, cudaStream_t stream);
+
+/// Sets the kernels' attributes (dynamic shared memory) once, before any graph capture.
+void prepare(int head_dim);
+
+/// Fills `bytes` of p with 0xff (NaN in bf16): the correctness check's poison.
+void poison(void* p, std::size_t bytes, cudaStream_t stream);
+
+}  // namespace labrun::attention::kernels

@@ -1,0 +1,250 @@
+// GPU tests of the attention experiment (CTest label `gpu`). Each test skips, reported as SKIPPED, when no CUDA
+// device can be opened (and the naive ones when cuBLAS cannot be loaded). Inputs are drawn with a fresh seed per
+// run (printed; set LABRUN_TEST_SEED to reproduce).
+//
+// What they establish: every variant matches the float64 host reference element by element on small odd shapes
+// (S = 1, 7, 63, 65, 130, 200, 257: tails of the 64-row and 64-key tiles, the scalar paths of the naive kernels),
+// D = 64 and 128, causal and not, in eager and graph mode; on large shapes, where the host reference is sampled,
+// tiled agrees with naive_in_place on every element; the lab pass records the cost model, a kernel breakdown with
+// the out-of-place copy, and a measured peak of work memory equal to the model's; graph replays allocate nothing
+// (case C12); and the judged point (B = 4, H = 32, S = 4096, D = 128, causal) prints the tiled kernel's TFLOP/s.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "attention/attention.hpp"
+#include "attention/cuda/attention_kernels.cuh"
+#include "cublas.hpp"
+#include "cuda_backend.hpp"
+#include "dtype.hpp"
+#include "lab.hpp"
+#include "record.hpp"
+
+namespace labrun {
+namespace {
+
+std::uint64_t test_seed() {
+  static const std::uint64_t seed = [] {
+    const char* env = std::getenv("LABRUN_TEST_SEED");
+    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    std::printf("LABRUN_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+const char* kVariants[] = {"naive_out_of_place", "naive_in_place", "tiled"};
+
+class AttentionGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    backend_ = open_cuda_backend(0, &why);
+    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
+    register_builtin(registry_);
+    register_cuda_experiments(registry_);
+    lab_.seed = test_seed();
+    lab_.warmup_iterations = 1;
+    lab_.warmup_time_s = 0;
+    lab_.min_samples = 2;
+    lab_.max_samples = 2;
+    lab_.max_time_s = 0;
+    lab_.min_sample_time_s = 0;
+  }
+  static Point point(const std::string& variant, std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d,
+                     std::int64_t causal, const std::string& mode = "eager") {
+    return Point{"attention",
+                 variant,
+                 {{"seq", s},
+                  {"batch", b},
+                  {"heads", h},
+                  {"head_dim", d},
+                  {"causal", causal},
+                  {"mode", mode},
+                  {"l2", std::string("hot")}}};
+  }
+  Json run(const Point& p) { return run_point(p, *registry_.find("attention"), *backend_, lab_); }
+  CudaBackend& cuda() { return static_cast<CudaBackend&>(*backend_); }
+  static bool naive(const std::string& v) { return v != "tiled"; }
+
+  std::unique_ptr<Backend> backend_;
+  Registry registry_;
+  LabSettings lab_;
+};
+
+// Every variant at small odd shapes against the full float64 reference, eager and graph (graph replays the same
+// kernels: the same worst error).
+TEST_F(AttentionGpu, AllVariantsMatchReferenceOnSmallOddShapes) {
+  const std::tuple<int, int, int> shapes[] = {{1, 2, 1},  {1, 2, 7},   {1, 3, 63},  {2, 1, 64},
+                                              {2, 1, 65}, {1, 2, 130}, {1, 2, 200}, {1, 1, 257}};
+  for (const char* v : kVariants) {
+    if (naive(v) && !cublas::available()) {
+      std::printf("skipping %s: %s\n", v, cublas::unavailable_reason().c_str());
+      continue;
+    }
+    for (const auto& [b, h, s] : shapes)
+      for (int d : {64, 128})
+        for (int causal : {0, 1}) {
+          SCOPED_TRACE(std::string(v) + " B=" + std::to_string(b) + " H=" + std::to_string(h) + " S=" +
+                       std::to_string(s) + " D=" + std::to_string(d) + " causal=" + std::to_string(causal));
+          const Json eager = run(point(v, b, h, s, d, causal));
+          ASSERT_EQ(eager["status"], "ok") << eager.dump();
+          EXPECT_EQ(eager["correctness"]["detail"]["full_reference"], true);
+          EXPECT_EQ(eager["correctness"]["detail"]["non_finite"], 0);
+          if (s == 130 || s == 257) {
+            const Json graph = run(point(v, b, h, s, d, causal, "graph"));
+            ASSERT_EQ(graph["status"], "ok") << graph.dump();
+            EXPECT_EQ(real_from_json(graph["correctness"]["value"]), real_from_json(eager["correctness"]["value"]));
+          }
+        }
+  }
+}
+
+// Larger shapes through the lab pass (the reference sampled: 384 rows, every element finite), S a multiple of
+// the tile and not; the record carries the cost model and a measured peak of work memory equal to the model's
+// (every DeviceBuffer counted: O, the score buffers, the cuBLAS workspace).
+TEST_F(AttentionGpu, LargerShapesPassAndPeakMemoryMatchesTheModel) {
+  for (const char* v : kVariants) {
+    if (naive(v) && !cublas::available()) continue;
+    for (std::int64_t s : {1000, 2048})
+      for (int d : {64, 128})
+        for (int causal : {0, 1}) {
+          SCOPED_TRACE(std::string(v) + " S=" + std::to_string(s) + " D=" + std::to_string(d) +
+                       " causal=" + std::to_string(causal));
+          const Json rec = run(point(v, 2, 8, s, d, causal));
+          ASSERT_EQ(rec["status"], "ok") << rec.dump();
+          EXPECT_EQ(rec["correctness"]["detail"]["full_reference"], false);
+          EXPECT_EQ(rec["correctness"]["detail"]["rows_checked"], attention::kSampleRows);
+          ASSERT_TRUE(rec.contains("memory")) << rec.dump();
+          EXPECT_EQ(real_from_json(rec["memory"]["peak_work_bytes"]), real_from_json(rec["cost"]["peak_work_bytes"]));
+        }
+  }
+}
+
+// Runs naive_in_place (cuBLAS + the two elementwise kernels) and tiled on the same device inputs and compares
+// every element: |o_tiled - o_naive| <= 2 x the tolerance with A <= max|v| = 1 and L <= scale D max|q| max|k|
+// (= 4 scale D), since each is within one bound of the exact result. Also requires the two to differ somewhere
+// (they are different algorithms) and prints the mean and worst difference.
+TEST_F(AttentionGpu, TiledAgreesWithNaiveOnEveryElementAtLargeShapes) {
+  if (!cublas::available()) GTEST_SKIP() << cublas::unavailable_reason();
+  LaunchContext& ctx = launch_context(*backend_);
+  for (int d : {64, 128})
+    for (int causal : {0, 1})
+      for (std::int64_t s : {4096, 4095}) {
+        SCOPED_TRACE("D=" + std::to_string(d) + " causal=" + std::to_string(causal) + " S=" + std::to_string(s));
+        const std::int64_t b = 1, h = 4, bh = b * h;
+        const attention::Inputs in = attention::generate(b, h, s, d, test_seed() + static_cast<std::uint64_t>(s));
+        const std::size_t bytes = in.tensor_bytes();
+        DeviceBuffer q(bytes), k(bytes), v(bytes), o_naive(bytes), o_tiled(bytes);
+        DeviceBuffer scores(static_cast<std::size_t>(bh * s * s) * 4);
+        LABRUN_CUDA(cudaMemcpy(q.get(), in.q.data(), bytes, cudaMemcpyHostToDevice));
+        LABRUN_CUDA(cudaMemcpy(k.get(), in.k.data(), bytes, cudaMemcpyHostToDevice));
+        LABRUN_CUDA(cudaMemcpy(v.get(), in.v.data(), bytes, cudaMemcpyHostToDevice));
+        const attention::Params p{attention::Variant::naive_in_place, b, h, s, d, causal == 1, "eager"};
+        cudaStream_t st = ctx.stream();
+        attention::kernels::prepare(d);
+        attention::kernels::poison(o_tiled.get(), bytes, st);
+        attention::kernels::poison(o_naive.get(), bytes, st);
+        attention::kernels::flash_forward(q.get(), k.get(), v.get(), o_tiled.get(), bh, s, d, causal == 1,
+                                          p.scale() * 1.44269504088896340736f, st);
+        cublas::Handle blas(st);
+        using cublas::Op;
+        using cublas::Type;
+        const int si = static_cast<int>(s);
+        const long long sd = s * d, ss = s * s;
+        blas.gemm_strided_batched(Op::t, Op::n, si, si, d, 1.0f, k.get(), Type::bf16, d, sd, q.get(), Type::bf16, d, sd,
+                                  0.0f, scores.get(), Type::f32, si, ss, static_cast<int>(bh));
+        attention::kernels::scale_mask(scores.as<float>(), scores.as<float>(), bh, s, p.scale(), causal == 1, st);
+        attention::kernels::softmax_rows(scores.as<float>(), bh, s, st);
+        blas.gemm_strided_batched(Op::n, Op::n, d, si, si, 1.0f, v.get(), Type::bf16, d, sd, scores.get(), Type::bf16,
+                                  2 * si, 2 * ss, 0.0f, o_naive.get(), Type::bf16, d, sd, static_cast<int>(bh));
+        LABRUN_CUDA(cudaStreamSynchronize(st));
+        std::vector<std::uint16_t> ht(bytes / 2), hn(bytes / 2);
+        LABRUN_CUDA(cudaMemcpy(ht.data(), o_tiled.get(), bytes, cudaMemcpyDeviceToHost));
+        LABRUN_CUDA(cudaMemcpy(hn.data(), o_naive.get(), bytes, cudaMemcpyDeviceToHost));
+        const attention::Tolerance tol = attention::tolerance(p, 1.0);
+        const double l_max = p.scale() * d * 4.0;
+        double worst = 0, sum = 0;
+        std::int64_t bad = 0, differ = 0, worst_i = -1;
+        for (std::size_t i = 0; i < ht.size(); ++i) {
+          const double a = bf16_to_float(ht[i]), n = bf16_to_float(hn[i]);
+          const double diff = std::fabs(a - n);
+          const double ratio = std::isfinite(a) && std::isfinite(n) ? diff / (2 * tol.bound(std::fabs(n), 1.0, l_max))
+                                                                     : INFINITY;
+          if (!(ratio <= 1)) ++bad;
+          if (!(ratio <= worst)) worst = ratio, worst_i = static_cast<std::int64_t>(i);
+          differ += ht[i] != hn[i];
+          sum += diff;
+        }
+        EXPECT_EQ(bad, 0) << "worst ratio " << worst << " at element " << worst_i;
+        EXPECT_GT(differ, 0);
+        std::printf("attention tiled vs naive_in_place D=%d causal=%d S=%lld: mean |diff| %.3g, worst ratio %.3g, "
+                    "%.1f%% of elements differ\n",
+                    d, causal, static_cast<long long>(s), sum / static_cast<double>(ht.size()), worst,
+                    100.0 * static_cast<double>(differ) / static_cast<double>(ht.size()));
+      }
+}
+
+// Case C12: every buffer (and the cuBLAS handle with its workspace) is created in the workload's constructor, so
+// graph replays allocate nothing.
+TEST_F(AttentionGpu, C12_GraphReplaysDoNotAllocate) {
+  const Experiment& experiment = *registry_.find("attention");
+  auto snapshot = [&] {
+    std::size_t free = 0, total = 0;
+    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+    std::uint64_t graph_used = 0;
+    EXPECT_EQ(cudaDeviceGetGraphMemAttribute(cuda().context().device(), cudaGraphMemAttrUsedMemCurrent, &graph_used),
+              cudaSuccess);
+    return std::tuple{free, graph_used};
+  };
+  for (const char* v : kVariants) {
+    if (naive(v) && !cublas::available()) continue;
+    SCOPED_TRACE(v);
+    const Point p = point(v, 1, 4, 1024, 128, 1, "graph");
+    auto workload = experiment.find_variant(v)->implementations.at(BackendKind::cuda)(p, *backend_, lab_);
+    ExecOptions o;
+    o.mode = "graph";
+    auto exec = backend_->executor(*workload, o);
+    exec->iterate();
+    exec->wait();
+    const auto before = snapshot();
+    for (int i = 0; i < 20; ++i) exec->iterate();
+    exec->wait();
+    EXPECT_EQ(snapshot(), before) << "a replay allocated device memory";
+  }
+}
+
+// The judged point through the lab pass: every variant ok; the kernel breakdown of naive_out_of_place names the
+// out-of-place copy; tiled's TFLOP/s (causal flops, 4 B H S^2 D / 2) printed with the target (>= 150 on an H200).
+TEST_F(AttentionGpu, JudgedPointRunsThroughTheLabPass) {
+  lab_.min_samples = 5;
+  lab_.max_samples = 10;
+  lab_.max_time_s = 0.5;
+  lab_.min_sample_time_s = 0.001;
+  for (const char* v : kVariants) {
+    if (naive(v) && !cublas::available()) continue;
+    SCOPED_TRACE(v);
+    const Json rec = run(point(v, 4, 32, 4096, 128, 1));
+    ASSERT_EQ(rec["status"], "ok") << rec.dump();
+    const double t = real_from_json(rec["timing"]["time_s"]);
+    const double tflops = 4.0 * 4 * 32 * 4096.0 * 4096 * 128 / 2 / t / 1e12;
+    std::printf("attention %s B=4 H=32 S=4096 D=128 causal: %.3f ms, %.1f TFLOP/s (causal flops)\n", v, t * 1e3,
+                tflops);
+    EXPECT_GT(t, 0.0);
+    if (std::string(v) == "naive_out_of_place") {
+      ASSERT_TRUE(rec.contains("kernels")) << "an eager point on a device records its kernel breakdown";
+      const std::string breakdown = rec["kernels"].dump();
+      for (const char* op : {"qk_gemm", "scale", "mask_fill_copy", "softmax", "pv_gemm"})
+        EXPECT_NE(breakdown.find(op), std::string::npos) << op << " missing from the kernel breakdown";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace labrun
