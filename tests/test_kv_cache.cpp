@@ -1,0 +1,293 @@
+// Tests of the kv_cache experiment on the host: the value generator (range, never zero or NaN, reproducible), the
+// inputs' placement (prefill and token table carry their final-cache bits), both host variants' final cache equal
+// to the reference bit for bit over dtypes, odd and 16-byte token rows, n0 = 0 and n0 = n1 (case C04), the exact
+// check (a poisoned or flipped element fails, NaN never passes: C07), the cost model's formulas against the
+// founding text's (old read + new write = 2 · bytes_per_token · (n1² − n0²)/2 exactly, for many (n0, n1)), every
+// point of configs/kv_cache.yaml, and point dispositions through run_point on the host backend.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "host_backend.hpp"
+#include "kv_cache/kv_cache.hpp"
+#include "lab.hpp"
+#include "record.hpp"
+#include "registry.hpp"
+#include "sweep.hpp"
+#include "test_util.hpp"
+
+namespace labrun {
+namespace {
+
+using kv_cache::Format;
+using kv_cache::Params;
+using kv_cache::Variant;
+
+constexpr std::uint64_t kSeed = 20261207;
+const Variant kVariants[] = {Variant::concat, Variant::preallocated};
+const DType kDTypes[] = {DType::bf16, DType::f16, DType::f32};
+
+const Experiment& experiment() { return *test::builtin().find("kv_cache"); }
+
+Params shape(Variant v, std::int64_t B, std::int64_t L, std::int64_t H, std::int64_t D, std::int64_t n0,
+             std::int64_t n1, DType t) {
+  Params p;
+  p.variant = v;
+  p.batch = B;
+  p.layers = L;
+  p.kv_heads = H;
+  p.head_dim = D;
+  p.n0 = n0;
+  p.n1 = n1;
+  p.dtype = t;
+  return p;
+}
+
+double decode(Format f, std::uint32_t bits) {
+  if (f == Format::f32) return bits_float(bits);
+  if (f == Format::f16) return half_to_float(static_cast<std::uint16_t>(bits));
+  return bf16_to_float(static_cast<std::uint16_t>(bits));
+}
+
+Point point(const std::string& variant, std::int64_t n0, std::int64_t n1, const std::string& dtype = "bf16",
+            const std::string& mode = "eager", std::int64_t layers = 2, std::int64_t D = 16) {
+  return Point{"kv_cache", variant,
+               {{"batch", std::int64_t{1}}, {"layers", layers}, {"kv_heads", std::int64_t{2}}, {"head_dim", D},
+                {"n0", n0}, {"n1", n1}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+}
+
+LabSettings quick_lab() {
+  LabSettings lab;
+  lab.warmup_iterations = 1;
+  lab.warmup_time_s = 0;
+  lab.min_samples = 1;
+  lab.max_samples = 2;
+  lab.max_time_s = 0;
+  lab.min_sample_time_s = 0;
+  return lab;
+}
+
+Json run(const Point& p, const LabSettings& lab = quick_lab()) {
+  HostBackend backend;
+  return run_point(p, experiment(), backend, lab);
+}
+
+// Every format: values in ±[0.25, 2), never zero, NaN or infinite; both signs and all three binades appear; the
+// same (seed, i) gives the same bits, another seed other bits.
+TEST(KvCacheValues, RangeSignsAndReproducibility) {
+  for (Format f : {Format::f32, Format::f16, Format::bf16}) {
+    std::set<int> binades;
+    int negative = 0, differ = 0;
+    for (std::uint64_t i = 0; i < 4000; ++i) {
+      const std::uint32_t bits = kv_cache::value_bits(f, kSeed, i);
+      const double v = decode(f, bits);
+      ASSERT_TRUE(std::isfinite(v));
+      ASSERT_GE(std::fabs(v), 0.25);
+      ASSERT_LT(std::fabs(v), 2.0);
+      binades.insert(static_cast<int>(std::floor(std::log2(std::fabs(v)))));
+      negative += v < 0;
+      EXPECT_EQ(bits, kv_cache::value_bits(f, kSeed, i));
+      differ += bits != kv_cache::value_bits(f, kSeed + 1, i);
+      if (f != Format::f32) {
+        EXPECT_EQ(bits >> 16, 0u);
+      }
+    }
+    EXPECT_EQ(binades, (std::set<int>{-2, -1, 0}));
+    EXPECT_GT(negative, 1800);
+    EXPECT_LT(negative, 2200);
+    EXPECT_GT(differ, 3900);
+  }
+}
+
+// The prefill's element (r, t, d) and token s's element (r, d) hold the bits of their final-cache index.
+TEST(KvCacheGenerate, InputsCarryTheirFinalBits) {
+  const Params p = shape(Variant::concat, 2, 1, 3, 5, 3, 7, DType::bf16);
+  const kv_cache::Inputs in = kv_cache::generate(p, kSeed);
+  EXPECT_EQ(in.prefill_bytes(), static_cast<std::size_t>(12 * 3 * 5 * 2));
+  EXPECT_EQ(in.token_bytes(), static_cast<std::size_t>(4 * 12 * 5 * 2));
+  const auto* pre = reinterpret_cast<const std::uint16_t*>(in.prefill.data());
+  const auto* tok = reinterpret_cast<const std::uint16_t*>(in.tokens.data());
+  for (std::int64_t r = 0; r < p.rows(); ++r)
+    for (std::int64_t d = 0; d < 5; ++d) {
+      for (std::int64_t t = 0; t < 3; ++t)
+        EXPECT_EQ(pre[(r * 3 + t) * 5 + d], kv_cache::value_bits(Format::bf16, kSeed, (r * 7 + t) * 5 + d));
+      for (std::int64_t s = 0; s < 4; ++s)
+        EXPECT_EQ(tok[(s * p.rows() + r) * 5 + d], kv_cache::value_bits(Format::bf16, kSeed, (r * 7 + 3 + s) * 5 + d));
+    }
+  EXPECT_THROW(kv_cache::generate(shape(Variant::concat, 1, 1, 1, 4, 5, 4, DType::bf16), kSeed), std::invalid_argument);
+  EXPECT_THROW(kv_cache::generate(shape(Variant::concat, 1, 1, 1, 4, 0, 4, DType::f64), kSeed), std::invalid_argument);
+}
+
+// Both variants, every dtype, token rows of odd bytes and of 16-byte multiples, n0 = 0, n0 = n1 (case C04: nothing
+// runs, the cache is the prefill), odd and even step counts (concat ends in either ping-pong buffer): the final
+// cache equals the reference bit for bit, and a second iteration gives it again.
+TEST(KvCacheHost, EveryVariantMatchesTheReference) {
+  for (Variant v : kVariants)
+    for (DType t : kDTypes)
+      for (std::int64_t D : {1, 5, 8, 64})
+        for (auto [n0, n1] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 0}, {0, 1}, {0, 6}, {3, 3}, {3, 4}, {3, 10}, {17, 30}}) {
+          SCOPED_TRACE(std::string(kv_cache::to_string(v)) + " " + to_string(t) + " D=" + std::to_string(D) +
+                       " n0=" + std::to_string(n0) + " n1=" + std::to_string(n1));
+          const Params p = shape(v, 2, 3, 2, D, n0, n1, t);
+          const kv_cache::Inputs in = kv_cache::generate(p, kSeed);
+          kv_cache::HostState st = kv_cache::host_setup(p, in);
+          const void* out = kv_cache::host_run(p, in, st);
+          EXPECT_EQ(out, kv_cache::final_cache(p, in, st));
+          Check c = kv_cache::compare(p, kSeed, out);
+          EXPECT_TRUE(c.passed) << c.detail.dump();
+          EXPECT_EQ(c.value, 0.0);
+          EXPECT_EQ(c.detail["elements"], p.rows() * n1 * D);
+          EXPECT_EQ(c.detail["generated_tokens"], n1 - n0);
+          out = kv_cache::host_run(p, in, st);
+          c = kv_cache::compare(p, kSeed, out);
+          EXPECT_TRUE(c.passed) << c.detail.dump();
+          if (v == Variant::concat && n1 > n0) {  // the final cache sits in a (odd steps) or b (even)
+            EXPECT_EQ(out, (n1 - n0) % 2 == 1 ? static_cast<const void*>(st.a.data()) : st.b.data());
+          }
+        }
+}
+
+// Concat's buffer after each step is torch.cat's result: the (n + 1)-token cache, contiguous at row stride
+// (n + 1)·D. Checked after one step from n0 = 2 (R = 4 rows, D = 3).
+TEST(KvCacheHost, ConcatStepIsCat) {
+  const Params p = shape(Variant::concat, 1, 1, 2, 3, 2, 3, DType::f32);
+  const kv_cache::Inputs in = kv_cache::generate(p, kSeed);
+  kv_cache::HostState st = kv_cache::host_setup(p, in);
+  kv_cache::host_run(p, in, st);
+  const auto* a = reinterpret_cast<const std::uint32_t*>(st.a.data());
+  const auto* pre = reinterpret_cast<const std::uint32_t*>(in.prefill.data());
+  const auto* tok = reinterpret_cast<const std::uint32_t*>(in.tokens.data());
+  for (std::int64_t r = 0; r < 4; ++r)
+    for (std::int64_t d = 0; d < 3; ++d) {
+      EXPECT_EQ(a[(r * 3 + 0) * 3 + d], pre[(r * 2 + 0) * 3 + d]);
+      EXPECT_EQ(a[(r * 3 + 1) * 3 + d], pre[(r * 2 + 1) * 3 + d]);
+      EXPECT_EQ(a[(r * 3 + 2) * 3 + d], tok[r * 3 + d]);
+    }
+}
+
+// Case C07: a poisoned (NaN) element, a flipped bit and a zero all fail and are located; -0.0 is not 0.0 here.
+TEST(KvCacheCompare, AnyDifferentBitFails) {
+  const Params p = shape(Variant::preallocated, 1, 2, 2, 8, 4, 9, DType::bf16);
+  const kv_cache::Inputs in = kv_cache::generate(p, kSeed);
+  kv_cache::HostState st = kv_cache::host_setup(p, in);
+  kv_cache::host_run(p, in, st);
+  auto* cache = reinterpret_cast<std::uint16_t*>(st.a.data());
+  ASSERT_TRUE(kv_cache::compare(p, kSeed, cache).passed);
+  const std::int64_t i = (2 * 9 + 6) * 8 + 3;  // row 2, token 6, d 3
+  const std::uint16_t keep = cache[i];
+  for (std::uint16_t bad : {std::uint16_t(0xffff), std::uint16_t(keep ^ 1u), std::uint16_t(0)}) {
+    cache[i] = bad;
+    const Check c = kv_cache::compare(p, kSeed, cache);
+    EXPECT_FALSE(c.passed);
+    EXPECT_EQ(c.value, 1.0);
+    EXPECT_EQ(c.detail["first_mismatch"]["index"], i);
+    EXPECT_EQ(c.detail["first_mismatch"]["row"], 2);
+    EXPECT_EQ(c.detail["first_mismatch"]["token"], 6);
+    EXPECT_EQ(c.detail["nonfinite"], bad == 0xffff ? 1 : 0);
+  }
+  cache[i] = keep;
+  EXPECT_TRUE(kv_cache::compare(p, kSeed, cache).passed);
+}
+
+// The founding text's unit and example: B = 1, L = 36, H = 2, D = 128, bf16 is 36 KiB per token, and n0 = 0,
+// n1 = 512 is its 4.5 GiB.
+TEST(KvCacheCost, TheTextsExample) {
+  const Params p = shape(Variant::concat, 1, 36, 2, 128, 0, 512, DType::bf16);
+  EXPECT_EQ(kv_cache::bytes_per_token(p), 36864.0);
+  EXPECT_EQ(kv_cache::text_copy_bytes(p), 4.5 * 1024 * 1024 * 1024);
+  EXPECT_EQ(kv_cache::bytes_per_token(shape(Variant::concat, 3, 2, 5, 7, 0, 1, DType::f32)), 2.0 * 2 * 5 * 7 * 3 * 4);
+}
+
+// copied_tokens is the series n0 + ... + (n1 − 1); concat's old-cache read plus new-cache write is exactly
+// 2 × the text's bytes_per_token · (n1² − n0²)/2 for every (n0, n1), with the token-table reads apart; the
+// preallocated cache moves bytes_per_token · (n1 − n0) each way; one launch per step, no host sync.
+TEST(KvCacheCost, FormulasAgreeWithTheText) {
+  const std::pair<std::int64_t, std::int64_t> cases[] = {{0, 1}, {0, 512}, {1, 2}, {128, 384}, {128, 1152},
+                                                         {1024, 1280}, {1024, 2048}, {7, 1000}, {999, 1001}};
+  for (const auto& [n0, n1] : cases) {
+    SCOPED_TRACE("n0=" + std::to_string(n0) + " n1=" + std::to_string(n1));
+    std::int64_t series = 0;
+    for (std::int64_t n = n0; n < n1; ++n) series += n;
+    EXPECT_EQ(kv_cache::copied_tokens(n0, n1), series);
+    const Params c = shape(Variant::concat, 1, 36, 2, 128, n0, n1, DType::bf16);
+    const Params a = shape(Variant::preallocated, 1, 36, 2, 128, n0, n1, DType::bf16);
+    const double bpt = kv_cache::bytes_per_token(c), S = static_cast<double>(n1 - n0);
+    const Cost cc = kv_cache::cost(c), ca = kv_cache::cost(a);
+    const double token_reads = bpt * S;
+    EXPECT_EQ((cc.bytes_read - token_reads) + cc.bytes_written, 2 * kv_cache::text_copy_bytes(c));
+    EXPECT_EQ(cc.bytes_read - token_reads, bpt * static_cast<double>(series));       // old caches read
+    EXPECT_EQ(cc.bytes_written, bpt * static_cast<double>(series + (n1 - n0)));        // new caches written
+    EXPECT_EQ(cc.bytes, 2 * kv_cache::text_copy_bytes(c) + token_reads);
+    EXPECT_EQ(ca.bytes_written, bpt * S);
+    EXPECT_EQ(ca.bytes_read, bpt * S);
+    EXPECT_EQ(cc.compulsory_bytes, 2 * bpt * S);
+    EXPECT_EQ(ca.compulsory_bytes, 2 * bpt * S);
+    EXPECT_EQ(cc.launches, S);
+    EXPECT_EQ(ca.launches, S);
+    EXPECT_EQ(cc.host_syncs, 0.0);
+    EXPECT_EQ(ca.host_syncs, 0.0);
+    EXPECT_EQ(cc.flop, 0.0);
+    EXPECT_EQ(cc.peak_work_bytes, 2 * bpt * static_cast<double>(n1));
+    EXPECT_EQ(ca.peak_work_bytes, bpt * static_cast<double>(n1));
+    EXPECT_EQ(kv_cache::working_set_bytes(c), bpt * static_cast<double>(n1) + cc.peak_work_bytes);
+  }
+  // Case C04: n0 = n1 is no step, no byte, no launch.
+  for (Variant v : kVariants) {
+    const Cost z = kv_cache::cost(shape(v, 1, 36, 2, 128, 300, 300, DType::bf16));
+    EXPECT_EQ(z.bytes, 0.0);
+    EXPECT_EQ(z.launches, 0.0);
+    EXPECT_EQ(z.compulsory_bytes, 0.0);
+  }
+  EXPECT_EQ(kv_cache::cost(shape(Variant::concat, 1, 1, 1, 1, 0, 0, DType::f32)).peak_work_bytes, 32.0);
+}
+
+// Every point of configs/kv_cache.yaml: 15 (n0, n1) pairs less the 3 that shrink = 12, × 2 variants × 2 modes =
+// 48, each n1 >= n0 with an estimate; 36 KiB per token throughout; four hypotheses.
+TEST(KvCacheConfig, EveryPointValidates) {
+  const SweepConfig config = load_config(std::string(LABRUN_SOURCE_DIR) + "/configs/kv_cache.yaml", test::builtin());
+  EXPECT_EQ(config.experiment, "kv_cache");
+  const auto points = expand(config, experiment());
+  EXPECT_EQ(points.size(), 48u);
+  for (const Point& pt : points) {
+    const Params p = kv_cache::params_of(pt);
+    EXPECT_GE(p.n1, p.n0);
+    EXPECT_EQ(kv_cache::bytes_per_token(p), 36864.0);
+    const PointEstimate e = experiment().estimate(pt);
+    EXPECT_GT(e.working_set_bytes, 0);
+    EXPECT_GT(e.bytes, 0);
+  }
+  ASSERT_TRUE(config.hypothesis.is_array());
+  EXPECT_EQ(config.hypothesis.size(), 4u);
+}
+
+// Through the lab pass on the host backend: both variants ok with a passing exact check, graph not_supported on
+// the host, n1 < n0 not_supported with its reason, n0 = n1 ok (C04), the config's concat too large for the host.
+TEST(KvCacheRunPoint, HostStatuses) {
+  for (const char* dtype : {"bf16", "f16", "f32"})
+    for (Variant v : kVariants) {
+      const Json rec = run(point(kv_cache::to_string(v), 5, 21, dtype));
+      ASSERT_EQ(rec["status"], "ok") << rec.dump();
+      EXPECT_EQ(rec["correctness"]["passed"], true);
+      EXPECT_EQ(real_from_json(rec["correctness"]["value"]), 0.0);
+      EXPECT_EQ(rec["correctness"]["detail"]["poisoned"], true);
+      EXPECT_EQ(real_from_json(rec["cost"]["launches"]), 16.0);
+      EXPECT_EQ(run(point(kv_cache::to_string(v), 5, 21, dtype, "graph"))["status"], "not_supported");
+    }
+  const Json shrink = run(point("concat", 9, 4));
+  EXPECT_EQ(shrink["status"], "not_supported") << shrink.dump();
+  EXPECT_NE(shrink["reason"].get<std::string>().find("n1"), std::string::npos);
+  const Json same = run(point("concat", 7, 7));
+  EXPECT_EQ(same["status"], "ok") << same.dump();
+  EXPECT_EQ(same["correctness"]["passed"], true);
+  const Json big = run(point("concat", 1024, 2048, "bf16", "eager", 36, 128));
+  EXPECT_EQ(big["status"], "skipped") << big.dump();
+}
+
+}  // namespace
+}  // namespace labrun
