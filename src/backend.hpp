@@ -125,6 +125,12 @@ class Backend {
   virtual std::optional<std::string> sticky_error() { return std::nullopt; }
   /// Bytes of the last-level cache that back-to-back timing can keep data in (GPU L2); nullopt if unknown.
   virtual std::optional<double> cache_bytes() const { return std::nullopt; }
+  /// Starts measuring a point's device memory: the peak of work bytes is reset to what is held now, and the
+  /// device's used bytes are read (CUDA: DeviceMemory and cudaMemGetInfo). Called before the point's setup.
+  virtual void memory_mark() {}
+  /// What the point allocated since memory_mark() (PointRecord::memory's keys but the predicted one), read after
+  /// setup and the first iteration; null where the backend has no device memory (the host).
+  virtual nlohmann::ordered_json memory_since_mark() { return nullptr; }
   /// Profiler ranges (NVTX on CUDA) around points and phases, so a trace of a sweep reads at a glance.
   virtual void range_push(const std::string& name) { (void)name; }
   virtual void range_pop() {}

@@ -21,6 +21,7 @@
 #include "build_info.hpp"
 #include "config.hpp"
 #include "diff.hpp"
+#include "history.hpp"
 #include "env.hpp"
 #include "interpret.hpp"
 #include "host_backend.hpp"
@@ -33,6 +34,7 @@
 #include "format.hpp"
 #include "log.hpp"
 #include "merge_cli.hpp"
+#include "profiler.hpp"
 #include "shard.hpp"
 #include "slurm.hpp"
 #include "sweep_command.hpp"
@@ -145,6 +147,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   bool &force = sweep_args.force, &quiet = sweep_args.quiet, &resume = sweep_args.resume;
   int& status_fd = sweep_args.status_fd;
   bool dry_run = false;
+  bool profile = false;
 
   auto* sweep = app.add_subcommand("sweep", "run every point of a sweep config through the lab pass");
   sweep->add_option("config", config_path, "sweep config (YAML, docs/config.md)")->required();
@@ -155,6 +158,9 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
                   "continue the output file: keep its points, run the rest (same config, labrun build, GPU model and "
                   "driver; --force accepts a mismatch)");
   sweep->add_flag("--dry-run", dry_run, "print the expanded points and their count; run nothing");
+  sweep->add_flag("--profile", profile,
+                  "profiler mode, for ncu/nsys: correctness, then 3 plain iterations per point in NVTX ranges named by "
+                  "its key (= --lab profile=true; on by itself under a profiler; docs/profiling.md)");
   sweep->add_option("--only", only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"");
   sweep->add_flag("-q,--quiet", quiet, "no per-point progress on stderr, and only warnings and errors in the log");
   bool verbose = false;
@@ -231,6 +237,22 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   diff->add_option("--fail-on", fail_on, "slower (default) or any (also status changes)");
   diff->add_flag("--normalize", normalize, "compare times scaled by each run's calibrated copy bandwidth");
 
+  HistoryArgs history_args;
+  std::vector<std::string> history_paths;
+  std::string history_min_effect = "2%", history_alpha = "0.05", history_fail_on = "slower";
+  auto* history = app.add_subcommand(
+      "history", "find the commits where points' times stepped, over runs of many commits (docs/history.md)");
+  history->add_option("results", history_paths, "result files of many commits: .jsonl files, comma-separated lists or folders")
+      ->required();
+  history->add_option("--repo", history_args.repo, "order the commits as git rev-list --topo-order HEAD in this repository");
+  history->add_option("--format", history_args.format, "table (default), markdown or json");
+  history->add_option("--fail-on-newest", history_fail_on, "exit 1 on a step at the newest commit: slower (default) or any");
+  history->add_option("--bisect", history_args.bisect, "print the commits still to test for this point (id or key)");
+  history->add_option("-o,--output", history_args.report_dir, "also write a report folder: history.md, history.json, plots");
+  history->add_option("--min-effect", history_min_effect, "smallest step reported, e.g. 2% (default) or 0.02");
+  history->add_option("--alpha", history_alpha, "false discovery rate over the points' steps: 0.05 (default)");
+  history->add_option("--max-plots", history_args.max_plots, "draw at most this many group plots (default 16)");
+
   std::vector<std::string> report_paths;
   std::string report_dir = "report";
   bool no_plots = false;
@@ -262,6 +284,15 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       options.normalize = normalize;
       options.fail_on = parse_fail_on(fail_on);
       return cmd_diff(result_paths(base_arg), result_paths(new_arg), options, format, std::cout, std::cerr);
+    }
+    if (*history) {
+      history_args.options.min_effect = parse_percent(history_min_effect);
+      history_args.options.alpha = parse_percent(history_alpha);
+      history_args.options.alpha_history = std::min(history_args.options.alpha_history, history_args.options.alpha);
+      history_args.options.fail_on = parse_history_fail_on(history_fail_on);
+      for (const auto& arg : history_paths)
+        for (auto& f : result_paths(arg)) history_args.paths.push_back(std::move(f));
+      return cmd_history(history_args, std::cout, std::cerr);
     }
     if (*report) {
       if (!force && std::filesystem::exists(std::filesystem::path(report_dir) / "report.md")) {
@@ -313,6 +344,21 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
             : BackendKind::cuda;
     if (const auto it = config.lab_by_backend.find(to_string(kind)); it != config.lab_by_backend.end())
       config.lab = apply_lab_overrides(it->second, lab_overrides, registry);
+    // Profiler mode: asked for, or found under a profiler (said once, by the supervisor; its workers and
+    // processes inherit it through --lab, as every lab override).
+    if (*sweep && !config.lab.profile && worker.empty() && process.empty()) {
+      const auto tool = profiler_detected();
+      if (profile || tool) {
+        if (!profile)
+          std::fprintf(stderr, "labrun: running under %s: profiler mode (--profile): each point's correctness check, "
+                       "then %lld plain iterations in NVTX ranges named by its key; no blocking kernel, calibration, "
+                       "adaptive sampling or time limit (docs/profiling.md)\n",
+                       tool->c_str(), static_cast<long long>(kProfileIterations));
+        lab_overrides.push_back("profile=true");
+        config.lab.profile = true;
+      }
+    }
+    config.lab = profile_settings(config.lab);
     if (*slurm) {
       namespace fs = std::filesystem;
       slurm_plan.labrun = fs::read_symlink("/proc/self/exe").string();

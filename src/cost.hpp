@@ -17,10 +17,14 @@ struct Cost {
   double flop = kNone;              ///< floating-point operations
   double launches = kNone;          ///< kernel launches (and copies) per iteration
   double host_syncs = kNone;        ///< host synchronizations per iteration
+  /// Device bytes beyond the point's inputs that the variant holds at its peak over setup and one iteration
+  /// (outputs, scratch, library workspaces), as the cost model predicts it; the lab pass measures the same
+  /// (`memory.peak_work_bytes`, DeviceMemory in src/device/cuda_runtime.hpp) and reports both.
+  double peak_work_bytes = kNone;
   /// No field modelled (an experiment without a cost model).
   bool empty() const {
     return std::isnan(bytes_read) && std::isnan(bytes_written) && std::isnan(bytes) && std::isnan(compulsory_bytes) &&
-           std::isnan(flop) && std::isnan(launches) && std::isnan(host_syncs);
+           std::isnan(flop) && std::isnan(launches) && std::isnan(host_syncs) && std::isnan(peak_work_bytes);
   }
   /// A cost of `read` and `written` bytes (bytes = their sum) with the other fields as given.
   static Cost of(double read, double written, double compulsory, double flop, double launches, double syncs) {

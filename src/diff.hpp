@@ -19,6 +19,45 @@
 
 namespace labrun {
 
+// ---- Reading a point's times (shared with labrun history, src/history.hpp) ---------------------------------
+
+/// Timing samples of a point in seconds, or the reason there are none usable.
+struct Samples {
+  std::vector<double> seconds;
+  std::string source;   ///< "device" or "wall"
+  std::string problem;  ///< empty when every sample is a finite positive number
+};
+
+/// The primary samples of `point`: timing.device_samples_s when not empty, else timing.wall_samples_s. A sample
+/// that is not a finite positive number makes `problem` say which (C14) and leaves `seconds` partial. Never throws.
+Samples read_samples(const PointRecord& point);
+
+/// What a pooled lab.processes record says per process (timing.processes).
+struct ProcessData {
+  bool pooled = false;         ///< the record has a timing.processes block
+  std::vector<double> times;   ///< each process's median (seconds), >= 2 of them, in process order
+  std::vector<double> probes;  ///< each process's host probe median (seconds per round trip), same order; or none
+  std::string problem;         ///< why a timing.processes block that is there cannot be used; empty if it can
+};
+
+/// Reads timing.processes: `time_s` must hold >= 2 finite positive times, and `host_probe_time_s`, when
+/// present, one finite positive time per process. A block that breaks either is a problem, never dropped in
+/// part: times and probes are paired by position. Never throws.
+ProcessData read_processes(const PointRecord& point);
+
+/// The calibration that takes the machine out of a point's time, by its bound: calibration.<ceiling>.<key>, and
+/// whether it is a rate (bandwidth, FLOP/s) rather than a time.
+struct Ceiling {
+  const char* ceiling;
+  const char* key;
+  bool rate;
+};
+
+/// The ceiling of a point's bound (interpretation.bound): launch -> launch.eager_queued_time_s (graph mode:
+/// launch.graph_time_s), memory -> the read or copy bandwidth the point was judged against, compute ->
+/// fp32_fma.flop_per_s; nullopt for any other bound (sync: the host probe's gate; unknown). Never throws.
+std::optional<Ceiling> ceiling_for(const PointRecord& record);
+
 // ---- Comparing result files ---------------------------------------------------------------------------------
 
 /// Settings of one diff.

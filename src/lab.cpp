@@ -212,7 +212,8 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
   run.opts.cold_l2 = axis_word(point, kL2Axis, lab.l2) == "cold";
   run.opts.delay_s = lab.delay_s;
   run.opts.blocking = lab.blocking_kernel;
-  Range point_range(backend, point.variant + " " + point.label());
+  // Profiler mode names the point's ranges by its key alone, for `ncu --nvtx --nvtx-include` (docs/profiling.md).
+  Range point_range(backend, lab.profile ? point.key() : point.variant + " " + point.label());
   Json& phases = run.phases;
   std::string phase;
   const auto enter = [&](const char* name) {
@@ -228,6 +229,7 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
 
     enter("setup");
     t0 = Clock::now();
+    backend.memory_mark();  // the point's memory peak: from here to the end of its first iteration
     {
       Range r(backend, "setup");
       const VariantDecl* variant = experiment.find_variant(point.variant);
@@ -273,6 +275,9 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
       run.exec->iterate();
       run.exec->wait();
       const double first_s = seconds_since(t1);
+      run.rec.memory = backend.memory_since_mark();
+      if (run.rec.memory.is_object() && std::isfinite(run.rec.cost.peak_work_bytes))
+        run.rec.memory["predicted_peak_work_bytes"] = json_real(run.rec.cost.peak_work_bytes);
       std::int64_t warm = 1, chunk = std::max<std::int64_t>(1, lab.warmup_iterations - 1);
       double previous_s = std::numeric_limits<double>::quiet_NaN();
       const char* stop = "max_time";
@@ -340,7 +345,7 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
 // One timed sample. Returns true when sampling of this point is over: the median's 95% CI is within the
 // target, or a sample or time cap is hit; never before min_samples.
 bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool interleaved) {
-  Range r(backend, run.rec.variant + " timing");
+  Range r(backend, lab.profile ? run.rec.key : run.rec.variant + " timing");
   // Interleaved with other points, the cache holds their data: one untimed iteration restores this point's hot
   // state, as back-to-back timing has it (with a cold L2 the flush resets it anyway).
   if (interleaved && !run.opts.cold_l2) {

@@ -48,4 +48,19 @@ nlohmann::ordered_json to_json(const LabSettings& lab) {
   return j;
 }
 
+LabSettings profile_settings(LabSettings lab) {
+  if (!lab.profile) return lab;
+  lab.blocking_kernel = false;
+  lab.warmup_iterations = 0;  // the first iteration always runs (warmup's first-run cost)
+  lab.warmup_time_s = 0;
+  lab.min_samples = lab.max_samples = kProfileIterations;
+  lab.max_time_s = 1e9;
+  lab.min_sample_time_s = 0;  // a sample is one iteration
+  lab.target_rel_ci = 1e9;
+  lab.point_timeout_s = 0;
+  lab.processes = 1;
+  lab.interleave = 1;
+  return lab;
+}
+
 }  // namespace labrun

@@ -62,7 +62,9 @@ inline LabRule boolean() { return LabRule{LabRule::Kind::Bool, 0, 0, true, {}}; 
   X(bool, blocking_kernel, true, boolean(), "queue sync-free samples behind a blocking kernel (CUDA)")             \
   X(std::int64_t, processes, 1, integer_at_least(1, 16), "run the sweep in this many processes and pool them")    \
   X(double, point_timeout_s, 600, real_at_least(0),                                                                \
-    "a point running longer is recorded as timeout and its worker replaced (s); 0: no limit")
+    "a point running longer is recorded as timeout and its worker replaced (s); 0: no limit")                     \
+  X(bool, profile, false, boolean(),                                                                               \
+    "profiler mode (--profile): correctness, then a few plain iterations in NVTX ranges named by the point key")
 
 /// Settings of the lab pass. Every field comes from LABRUN_LAB_SETTINGS (defaults there).
 struct LabSettings {
@@ -70,6 +72,16 @@ struct LabSettings {
   LABRUN_LAB_SETTINGS(LABRUN_LAB_FIELD)
 #undef LABRUN_LAB_FIELD
 };
+
+/// Iterations a point runs in profiler mode after its correctness check (each one sample of one iteration).
+inline constexpr std::int64_t kProfileIterations = 3;
+
+/// The settings of profiler mode (lab.profile; docs/profiling.md), from `lab`: under Nsight Compute, which
+/// serializes kernels and replays each one, the blocking kernel would wait for launches that never come, and
+/// adaptive sampling and time limits would multiply the profiler's work. So: no blocking kernel, one warmup
+/// iteration, kProfileIterations samples of one iteration each, no time caps, no point timeout, one process, no
+/// interleaving. `lab` unchanged when lab.profile is false.
+LabSettings profile_settings(LabSettings lab);
 
 /// A checked value on its way into a setting.
 using LabValue = std::variant<std::int64_t, double, std::string, bool>;

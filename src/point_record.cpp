@@ -163,6 +163,7 @@ Cost read_cost(const Json& j, const std::string& w) {
   c.flop = real_at(j, "flop", w);
   c.launches = real_at(j, "launches", w);
   c.host_syncs = real_at(j, "host_syncs", w);
+  c.peak_work_bytes = real_at(j, "peak_work_bytes", w);
   return c;
 }
 
@@ -395,6 +396,7 @@ Json to_json(const Cost& c) {
   put("flop", c.flop);
   put("launches", c.launches);
   put("host_syncs", c.host_syncs);
+  put("peak_work_bytes", c.peak_work_bytes);
   return j;
 }
 
@@ -614,6 +616,7 @@ Json to_json(const PointRecord& p) {
   j["warnings"] = std::move(warnings);
   if (!p.device_state.is_null()) j["device_state"] = p.device_state;
   if (p.cost_recorded) j["cost"] = to_json(p.cost);
+  if (!p.memory.is_null()) j["memory"] = p.memory;
   if (p.correctness) j["correctness"] = to_json(*p.correctness);
   if (p.timing) j["timing"] = to_json(*p.timing);
   if (p.kernels) {
@@ -651,6 +654,7 @@ PointRecord point_from_json(const Json& j) {
   if (const Json* v = present(j, "device_state")) p.device_state = *v;
   p.cost_recorded = j.contains("cost");
   if (const Json* v = present(j, "cost")) p.cost = read_cost(*v, "cost");
+  if (const Json* v = present(j, "memory")) p.memory = *v;
   if (const Json* v = present(j, "correctness")) p.correctness = read_correctness(*v, "correctness");
   if (const Json* v = present(j, "timing")) p.timing = read_timing(*v, "timing");
   if (const Json* v = present(j, "kernels")) {
@@ -900,6 +904,7 @@ void trim_for_analysis(PointRecord& p) {
 void trim_for_comparison(PointRecord& p) {
   trim_unread(p);
   p.correctness.reset();
+  p.memory = Json();
   p.kernels.reset();
   if (p.timing) {  // diff reads the raw samples and the process medians, not the summaries
     for (OptionalSummary* s : {&p.timing->wall, &p.timing->device, &p.timing->submit, &p.timing->host_probe})

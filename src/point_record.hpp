@@ -265,6 +265,12 @@ struct PointRecord {
   /// False for a record without a `cost` key (its pass ended in setup, before the cost model): to_json then
   /// writes none, so such records round-trip. point_from_json sets it from the key's presence.
   bool cost_recorded = true;
+  /// The device memory the point allocated (backends with device memory; null Json: no key): {peak_work_bytes
+  /// (measured, DeviceMemory's work bytes at their peak over setup and one iteration, beyond what was held
+  /// before), predicted_peak_work_bytes (cost.peak_work_bytes, when modelled), input_bytes (input buffers held
+  /// at the peak's reading), device_used_delta_bytes (cudaMemGetInfo's used bytes after the first iteration
+  /// minus before setup: allocator rounding and library allocations included)}.
+  Json memory;
   // The large optional parts live on the heap (boxed.hpp): 100,000 records in memory cost what they hold.
   Boxed<Correctness> correctness;
   Boxed<Timing> timing;

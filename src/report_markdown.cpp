@@ -594,6 +594,21 @@ void tables_section(const ReportContext& c, std::ostream& md) {
             return format_rate(in.achieved_bandwidth_Bps, "B/s") + " (" + format_percent(in.fraction_of.memory_ceiling) +
                    ")";
           });
+    const auto measured = [](const PointRecord& p) {
+      const Json* m = p.memory.is_object() ? &p.memory : nullptr;
+      return m && m->contains("peak_work_bytes") ? (*m)["peak_work_bytes"].get<double>() : std::nan("");
+    };
+    bool any_memory = false;
+    for (const auto& p : run.points) any_memory = any_memory || std::isfinite(measured(p));
+    if (any_memory)
+      table("Device memory at its peak over setup and one iteration, beyond the inputs (`memory.peak_work_bytes`), "
+            "and in parentheses what the cost model predicts (`cost.peak_work_bytes`):",
+            [&](const PointRecord& p, bool) {
+              const double m = measured(p);
+              if (!std::isfinite(m)) return std::string("–");
+              const double predicted = p.cost.peak_work_bytes;
+              return format_bytes(m) + (std::isfinite(predicted) ? " (" + format_bytes(predicted) + ")" : "");
+            });
   }
 }
 

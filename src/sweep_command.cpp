@@ -284,7 +284,11 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
   auto backend = open_backend(a.device, hooks);
   std::unique_ptr<JsonlWriter> writer = fresh ? std::make_unique<JsonlWriter>(a.output, a.force)
                                               : std::make_unique<JsonlWriter>(a.output, JsonlWriter::Append{});
-  const Json calibration = backend->calibrate();
+  // Profiler mode skips calibration: under ncu its thousands of kernels would each be replayed, and its blocked
+  // launch measurement would wait on a serialized stream.
+  const Json calibration = config.lab.profile
+                               ? Json{{"backend", backend->name()}, {"skipped", "profiler mode (lab.profile)"}}
+                               : backend->calibrate();
   // The header records the user's command line (the supervisor's, passed in LABRUN_ARGV), not the worker's.
   std::vector<std::string> argv = a.argv;
   if (const char* given = std::getenv("LABRUN_ARGV")) {

@@ -226,6 +226,47 @@ TEST(Cli, LabOverridesAreCheckedAndRecorded) {
   EXPECT_EQ(records[1]["timing"]["wall"]["count"], 12);
 }
 
+// Profiler mode (docs/profiling.md): --profile, or a profiler's variable in the environment (said on stderr), runs
+// each point's correctness check and then exactly 3 one-iteration samples, in one process with no calibration, and
+// records lab.profile with the settings it forced.
+TEST(Cli, ProfileModeRunsCorrectnessThenThreePlainIterations) {
+  TempDir dir;
+  const std::string only = " --only variant=fused,n=1000,density=0.5,dtype=f32,mode=eager,downstream=0";
+  const std::string out = dir.path("p.jsonl");
+  const Result r = labrun(dir, "sweep " + quote(kSmoke) + " --device cpu -q -o " + quote(out) + only +
+                                   " --profile --lab processes=3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("running under"), std::string::npos) << r.err;
+  auto records = read_jsonl(out);
+  ASSERT_EQ(records.size(), 2u);
+  const Json& lab = records[0]["lab"];
+  EXPECT_EQ(lab["profile"], true);
+  EXPECT_EQ(lab["blocking_kernel"], false);
+  EXPECT_EQ(lab["processes"], 1);
+  EXPECT_EQ(lab["point_timeout_s"], 0);
+  EXPECT_EQ(records[0]["calibration"]["skipped"], "profiler mode (lab.profile)");
+  EXPECT_EQ(records[1]["status"], "ok");
+  EXPECT_EQ(records[1]["correctness"]["passed"], true);
+  EXPECT_EQ(records[1]["timing"]["wall"]["count"], 3);
+  EXPECT_EQ(records[1]["timing"]["batch"], 1);
+
+  // Started under Nsight Compute (its variable set), without --profile: switches to it and says so.
+  const std::string out2 = dir.path("q.jsonl");
+  const Result under = labrun(dir, "sweep " + quote(kSmoke) + " --device cpu -q -o " + quote(out2) + only);
+  ASSERT_EQ(under.code, 0) << under.err;
+  EXPECT_EQ(read_jsonl(out2)[0]["lab"]["profile"], false);
+  const std::string out3 = dir.path("r.jsonl");
+  const std::string env_run = "env NV_NSIGHT_INJECTION_TRANSPORT_TYPE=2 " + quote(kBinary);
+  const std::string command = "cd " + quote(dir.cwd()) + " && " + env_run + " sweep " + quote(kSmoke) +
+                              " --device cpu -q -o " + quote(out3) + only + " 2>" + quote(dir.path("e.txt"));
+  ASSERT_EQ(std::system(command.c_str()), 0) << slurp(dir.path("e.txt"));
+  const std::string err = slurp(dir.path("e.txt"));
+  EXPECT_NE(err.find("running under Nsight Compute: profiler mode (--profile)"), std::string::npos) << err;
+  records = read_jsonl(out3);
+  EXPECT_EQ(records[0]["lab"]["profile"], true);
+  EXPECT_EQ(records[1]["timing"]["wall"]["count"], 3);
+}
+
 // A pooled sweep that cannot run (here: no GPU for --device cuda) exits with the child's status and writes
 // nothing; an OUTPUT.processes left by an earlier run is never reused or removed without --force.
 TEST(Cli, PooledSweepFailsCleanlyAndKeepsEarlierFiles) {

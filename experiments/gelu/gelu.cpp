@@ -256,9 +256,13 @@ Cost cost(const Params& p) {
   if (p.variant == Variant::unfused) {
     // pow3 (x → A), scale (A → B), add (x, B → A), scale (A → B), tanh (B → A), add one (A → B),
     // multiply (x, B → y): 9 tensor reads, 7 tensor writes.
-    return Cost::of(9 * n * s, 7 * n * s, 2 * n * s, kUnfusedFlopPerElement * n, kUnfusedKernels, 0);
+    Cost c = Cost::of(9 * n * s, 7 * n * s, 2 * n * s, kUnfusedFlopPerElement * n, kUnfusedKernels, 0);
+    c.peak_work_bytes = working_set_bytes(p) - n * s;  // y and the two scratch tensors; x is the input
+    return c;
   }
-  return Cost::of(n * s, n * s, 2 * n * s, kFusedFlopPerElement * n, 1, 0);
+  Cost c = Cost::of(n * s, n * s, 2 * n * s, kFusedFlopPerElement * n, 1, 0);
+  c.peak_work_bytes = working_set_bytes(p) - n * s;  // y
+  return c;
 }
 
 double working_set_bytes(const Params& p) {

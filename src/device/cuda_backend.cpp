@@ -280,6 +280,24 @@ void CudaBackend::range_push(const std::string& name) { nvtxRangePushA(name.c_st
 
 void CudaBackend::range_pop() { nvtxRangePop(); }
 
+void CudaBackend::memory_mark() {
+  DeviceMemory::reset_peak();
+  mark_work_bytes_ = DeviceMemory::held_bytes(MemoryRole::work);
+  const auto free = free_memory_bytes();
+  mark_used_bytes_ = free ? static_cast<double>(memory_bytes_) - *free : std::nan("");
+}
+
+Json CudaBackend::memory_since_mark() {
+  const std::size_t peak = DeviceMemory::peak_work_bytes();
+  Json j = Json::object();
+  j["peak_work_bytes"] = peak > mark_work_bytes_ ? peak - mark_work_bytes_ : 0;
+  j["input_bytes"] = DeviceMemory::held_bytes(MemoryRole::input);
+  const auto free = free_memory_bytes();
+  if (free && std::isfinite(mark_used_bytes_))
+    j["device_used_delta_bytes"] = json_real(static_cast<double>(memory_bytes_) - *free - mark_used_bytes_);
+  return j;
+}
+
 Json CudaBackend::environment() {
   cudaDeviceProp p{};
   LABRUN_CUDA(cudaGetDeviceProperties(&p, index_));
@@ -406,8 +424,8 @@ std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOp
   }
   if (options.cold_l2) {
     if (!flush_.get()) {
-      flush_ = DeviceBuffer((2 * l2_bytes_ + 15) / 16 * 16);
-      flush_sink_ = DeviceBuffer(static_cast<std::size_t>(kernels::read_stream_sink_words(ctx_.sm_count())) * 4);
+      flush_ = DeviceBuffer((2 * l2_bytes_ + 15) / 16 * 16, MemoryRole::lab);
+      flush_sink_ = DeviceBuffer(static_cast<std::size_t>(kernels::read_stream_sink_words(ctx_.sm_count())) * 4, MemoryRole::lab);
       LABRUN_CUDA(cudaMemsetAsync(flush_.get(), 0x5a, flush_.bytes(), ctx_.stream()));  // written once, read per sample
     }
     how.flush = &flush_;

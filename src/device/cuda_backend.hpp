@@ -52,6 +52,8 @@ class CudaBackend : public Backend {
   std::optional<std::string> sticky_error() override;
   void range_push(const std::string& name) override;
   void range_pop() override;
+  void memory_mark() override;
+  Json memory_since_mark() override;
 
   LaunchContext& context() { return ctx_; }
 
@@ -60,6 +62,8 @@ class CudaBackend : public Backend {
   LaunchContext ctx_;
   std::size_t l2_bytes_ = 0;
   std::size_t memory_bytes_ = 0;
+  std::size_t mark_work_bytes_ = 0;  // DeviceMemory's work bytes at memory_mark()
+  double mark_used_bytes_ = 0;       // the device's used bytes (total - free) at memory_mark(); NaN if unknown
   int pinned_cpu_ = -1;  // the host CPU this backend's launches are issued from (pinned at open), -1 if not
   std::unique_ptr<Nvml> nvml_;
   DeviceBuffer flush_;       // 2 x L2, allocated and written once, on first cold-L2 use; read before each cold sample
@@ -68,7 +72,7 @@ class CudaBackend : public Backend {
   // Launches a blocked sample queues at most. The driver blocks a launch once its queue is full, which would
   // hold the host until the blocking kernel times out; nvbench calls ~32 safe. Halved on every timeout.
   std::int64_t queue_launches_ = 256;
-  DeviceBuffer probe_word_{4};  // the host probe's round trip copies this word ...
+  DeviceBuffer probe_word_{4, MemoryRole::lab};  // the host probe's round trip copies this word ...
   PinnedBuffer probe_host_{4};  // ... into this one
 };
 

@@ -7,17 +7,42 @@
 
 namespace labrun {
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  if (bytes > 0) LABRUN_CUDA(cudaMalloc(&ptr_, bytes));
+namespace {
+std::atomic<long long> g_held[3] = {0, 0, 0};
+std::atomic<long long> g_peak_work{0};
+}  // namespace
+
+std::size_t DeviceMemory::held_bytes(MemoryRole role) {
+  return static_cast<std::size_t>(g_held[static_cast<int>(role)].load());
 }
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) LABRUN_CUDA_NOTHROW(cudaFree(ptr_));
+std::size_t DeviceMemory::peak_work_bytes() { return static_cast<std::size_t>(g_peak_work.load()); }
+void DeviceMemory::reset_peak() { g_peak_work.store(g_held[static_cast<int>(MemoryRole::work)].load()); }
+void DeviceMemory::account(MemoryRole role, long long bytes) {
+  const long long now = g_held[static_cast<int>(role)].fetch_add(bytes) + bytes;
+  if (role != MemoryRole::work) return;
+  long long peak = g_peak_work.load();
+  while (now > peak && !g_peak_work.compare_exchange_weak(peak, now)) {
+  }
 }
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes, MemoryRole role) : bytes_(bytes), role_(role) {
+  if (bytes == 0) return;
+  LABRUN_CUDA(cudaMalloc(&ptr_, bytes));
+  DeviceMemory::account(role_, static_cast<long long>(bytes_));
+}
+void DeviceBuffer::release() noexcept {
+  if (!ptr_) return;
+  LABRUN_CUDA_NOTHROW(cudaFree(ptr_));
+  DeviceMemory::account(role_, -static_cast<long long>(bytes_));
+  ptr_ = nullptr;
+}
+DeviceBuffer::~DeviceBuffer() { release(); }
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_) LABRUN_CUDA_NOTHROW(cudaFree(ptr_));
+    release();
     ptr_ = std::exchange(o.ptr_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
+    role_ = o.role_;
   }
   return *this;
 }

@@ -15,23 +15,46 @@
 
 namespace labrun {
 
-/// Device memory from cudaMalloc, freed on destruction. Size in bytes.
+/// What a device allocation holds, for the point's memory peak: a point's `input` buffers (shared input caches,
+/// kept across the variants of one input set) are not counted in its peak; `work` is everything a variant
+/// allocates for itself (outputs, scratch, library workspaces); `lab` is labrun's own (the cold-L2 flush buffer,
+/// the host probe's word), never counted.
+enum class MemoryRole { work, input, lab };
+
+/// Device bytes held by DeviceBuffers, per role, and the peak of the work bytes since the last reset_peak()
+/// (process-wide, thread-safe). The lab pass resets the peak before a point's setup and reads it after setup and
+/// one iteration: that is the point's `memory.peak_work_bytes`. Counts requested bytes; cudaMalloc rounds each
+/// allocation up (2 MiB pages for large ones), which memory.device_used_delta_bytes (cudaMemGetInfo) shows.
+struct DeviceMemory {
+  static std::size_t held_bytes(MemoryRole role);
+  static std::size_t peak_work_bytes();
+  /// Sets the peak to the work bytes held now.
+  static void reset_peak();
+  /// Called by the allocation types (DeviceBuffer, PoolBuffer): `bytes` added (positive) or released (negative).
+  static void account(MemoryRole role, long long bytes);
+};
+
+/// Device memory from cudaMalloc, freed on destruction, counted in DeviceMemory under its role. Size in bytes.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
+  explicit DeviceBuffer(std::size_t bytes, MemoryRole role = MemoryRole::work);
   ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)), role_(o.role_) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void* get() const { return ptr_; }
   template <class T> T* as() const { return static_cast<T*>(ptr_); }
   std::size_t bytes() const { return bytes_; }
+  MemoryRole role() const { return role_; }
 
  private:
+  void release() noexcept;
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
+  MemoryRole role_ = MemoryRole::work;
 };
 
 /// Page-locked host memory (cudaMallocHost), so device->host copies are truly asynchronous.

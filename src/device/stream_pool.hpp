@@ -10,17 +10,22 @@
 #include <utility>
 
 #include "cuda_check.hpp"
+#include "cuda_runtime.hpp"
 
 namespace labrun {
 
 /// A stream-ordered pool allocation (cudaMallocAsync) of `bytes`, freed on the stream when the scope ends (also
-/// when a launch throws). @throws CudaError if the allocation fails.
+/// when a launch throws); counted as work memory in DeviceMemory from allocation to free (host order).
+/// @throws CudaError if the allocation fails.
 class PoolBuffer {
  public:
   PoolBuffer(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
     LABRUN_CUDA(cudaMallocAsync(&ptr_, bytes, stream));
+    bytes_ = static_cast<long long>(bytes);
+    DeviceMemory::account(MemoryRole::work, bytes_);
   }
   ~PoolBuffer() {
+    DeviceMemory::account(MemoryRole::work, -bytes_);
     // During a capture that a host sync invalidated (case C11), the allocation was a node of the graph being
     // dropped: there is nothing to free, and cudaFreeAsync would only report the invalidated capture.
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -37,6 +42,7 @@ class PoolBuffer {
 
  private:
   void* ptr_ = nullptr;
+  long long bytes_ = 0;
   cudaStream_t stream_;
 };
 

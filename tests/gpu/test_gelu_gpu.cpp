@@ -230,6 +230,28 @@ TEST_F(GeluGpu, GridsFillTheDevice) {
   }
 }
 
+// The memory peak of a point (memory.peak_work_bytes, DeviceMemory): the work buffers a variant allocates, not
+// its input (x, MemoryRole::input) nor labrun's own, exactly as the cost model predicts (unfused: y and two scratch
+// tensors; fused: y); the device's own count grows by at least as much (cudaMalloc rounds allocations up).
+TEST_F(GeluGpu, MemoryPeakIsTheWorkBuffersTheCostModelPredicts) {
+  const std::int64_t n = std::int64_t{1} << 24;
+  for (const char* v : kVariantNames)
+    for (const char* mode : {"eager", "graph"}) {
+      SCOPED_TRACE(std::string(v) + " " + mode);
+      const Json r = run(v, n, "f32", mode);
+      ASSERT_EQ(r["status"], "ok") << r.dump();
+      const Json& m = r["memory"];
+      ASSERT_TRUE(m.is_object()) << r.dump();
+      const double expected = static_cast<double>(n) * 4 * (std::string(v) == "unfused" ? 3 : 1);
+      EXPECT_EQ(m["peak_work_bytes"].get<double>(), expected);
+      EXPECT_EQ(real_from_json(m["predicted_peak_work_bytes"]), expected);
+      EXPECT_GE(m["input_bytes"].get<double>(), static_cast<double>(n) * 4);
+      if (m.contains("device_used_delta_bytes"))
+        std::printf("%s %s: peak %.0f B, device used +%.0f B\n", v, mode, expected,
+                    real_from_json(m["device_used_delta_bytes"]));
+    }
+}
+
 // Case C12: every buffer is allocated in the workload's constructor, so graph replays allocate nothing: device
 // free memory, the default pool's used memory and graph memory are the same before and after 20 replays.
 TEST_F(GeluGpu, C12_GraphReplaysDoNotAllocate) {

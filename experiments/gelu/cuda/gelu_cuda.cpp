@@ -118,7 +118,7 @@ void register_cuda(Registry& registry) {
       dev.reset();  // free the old device copy before allocating the new one
       auto fresh = std::make_shared<DeviceInputs>();
       fresh->host = in;
-      fresh->x = DeviceBuffer(std::max<std::size_t>(in->data_bytes(), 16));
+      fresh->x = DeviceBuffer(std::max<std::size_t>(in->data_bytes(), 16), MemoryRole::input);
       if (in->data_bytes() > 0)
         LABRUN_CUDA(cudaMemcpy(fresh->x.get(), in->data(), in->data_bytes(), cudaMemcpyHostToDevice));
       dev = fresh;

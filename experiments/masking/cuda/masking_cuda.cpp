@@ -177,8 +177,8 @@ void register_cuda(Registry& registry) {
       fresh->key = key;
       fresh->selected = ref.selected;
       const std::size_t n = static_cast<std::size_t>(p.n);
-      fresh->data = DeviceBuffer(std::max<std::size_t>(n * dtype_bytes(p.dtype), 16));
-      fresh->mask = DeviceBuffer(std::max<std::size_t>(n, 16));
+      fresh->data = DeviceBuffer(std::max<std::size_t>(n * dtype_bytes(p.dtype), 16), MemoryRole::input);
+      fresh->mask = DeviceBuffer(std::max<std::size_t>(n, 16), MemoryRole::input);
       if (kernels::can_generate(p.dtype)) {
         kernels::generate(p.dtype, p.n, p.density, p.nonfinite, seed, fresh->data.get(),
                           static_cast<std::uint8_t*>(fresh->mask.get()), ctx.sm_count(), ctx.stream());

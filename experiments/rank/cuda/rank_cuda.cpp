@@ -160,7 +160,7 @@ void register_cuda(Registry& registry) {
       dev.reset();  // free the old device copy before allocating the new one
       auto fresh = std::make_shared<DeviceInputs>();
       fresh->host = in;
-      fresh->mask = DeviceBuffer(std::max<std::size_t>(static_cast<std::size_t>(in->n), 16));
+      fresh->mask = DeviceBuffer(std::max<std::size_t>(static_cast<std::size_t>(in->n), 16), MemoryRole::input);
       // On the workload's (non-blocking) stream, then waited for: a plain cudaMemcpy from pageable memory may
       // return before its last DMA lands, and the legacy stream does not order the non-blocking one.
       if (in->n > 0) {
