@@ -1,0 +1,260 @@
+#include "gemv/cuda/gemv_kernels.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "cuda_check.hpp"
+#include "gemv/gemv_shape.hpp"
+
+namespace labrun::gemv::kernels {
+
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+
+// ---- element conversion: two packed 16-bit elements (element 2k in the low half, little endian) to f32 --------
+template <class S> struct Conv;
+template <> struct Conv<__half> {
+  __device__ static float2 pair(unsigned w) {
+    __half2 h;
+    static_assert(sizeof h == 4, "half2 is 4 bytes");
+    memcpy(&h, &w, 4);
+    return __half22float2(h);  // .x = the low half = the element at the lower address
+  }
+  __device__ static float one(__half v) { return __half2float(v); }
+};
+template <> struct Conv<__nv_bfloat16> {
+  __device__ static float2 pair(unsigned w) {
+    __nv_bfloat162 h;
+    static_assert(sizeof h == 4, "bfloat162 is 4 bytes");
+    memcpy(&h, &w, 4);
+    return __bfloat1622float2(h);
+  }
+  __device__ static float one(__nv_bfloat16 v) { return __bfloat162float(v); }
+};
+
+// A's 16-byte vectors are read once: through the non-coherent path without allocating in L1 (x's vectors, read by
+// every row of the SM, keep L1 to themselves), with a 256-byte L2 prefetch hint for the streaming DRAM reads.
+__device__ __forceinline__ uint4 load_stream(const uint4* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
+// acc[i] = fma(a_i, x_i, acc[i]) for the 8 elements of one vector (element i of the vector into accumulator i).
+template <class S>
+__device__ __forceinline__ void fma8(float (&acc)[8], const uint4& a, const uint4& x) {
+  const unsigned aw[4] = {a.x, a.y, a.z, a.w};
+  const unsigned xw[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const float2 af = Conv<S>::pair(aw[k]);
+    const float2 xf = Conv<S>::pair(xw[k]);
+    acc[2 * k] = fmaf(af.x, xf.x, acc[2 * k]);
+    acc[2 * k + 1] = fmaf(af.y, xf.y, acc[2 * k + 1]);
+  }
+}
+
+// One thread's partial of a row on the vector path: vectors j = t, t + G, … (nv = n / 8 of them), kUnroll in
+// flight per step, in increasing j; the 8 accumulators combined pairwise (gemv::row_dot's thread_partial<8>).
+template <class S>
+__device__ __forceinline__ float partial_vec(const uint4* __restrict__ a, const uint4* __restrict__ x,
+                                             std::int64_t nv, int t, int G) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (std::int64_t j0 = t; j0 < nv; j0 += static_cast<std::int64_t>(kUnroll) * G) {
+    uint4 av[kUnroll], xv[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const std::int64_t j = j0 + static_cast<std::int64_t>(k) * G;
+      if (j < nv) {
+        av[k] = load_stream(a + j);
+        xv[k] = __ldg(x + j);
+      } else {
+        av[k] = xv[k] = make_uint4(0, 0, 0, 0);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k)
+      if (j0 + static_cast<std::int64_t>(k) * G < nv) fma8<S>(acc, av[k], xv[k]);
+  }
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// The scalar path (n % 8 != 0: rows are not 16-byte aligned): elements j = t, t + G, …, one accumulator.
+template <class S>
+__device__ __forceinline__ float partial_scalar(const S* __restrict__ a, const S* __restrict__ x, std::int64_t n,
+                                                int t, int G) {
+  float acc = 0;
+  for (std::int64_t j0 = t; j0 < n; j0 += static_cast<std::int64_t>(kUnroll) * G) {
+    float av[kUnroll], xv[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const std::int64_t j = j0 + static_cast<std::int64_t>(k) * G;
+      av[k] = j < n ? Conv<S>::one(__ldg(a + j)) : 0.0f;
+      xv[k] = j < n ? Conv<S>::one(__ldg(x + j)) : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k)
+      if (j0 + static_cast<std::int64_t>(k) * G < n) acc = fmaf(av[k], xv[k], acc);
+  }
+  return acc;
+}
+
+template <class S, bool VEC>
+__device__ __forceinline__ float partial(const S* a_row, const S* x, std::int64_t n, int t, int G) {
+  if constexpr (VEC)
+    return partial_vec<S>(reinterpret_cast<const uint4*>(a_row), reinterpret_cast<const uint4*>(x), n / kVectorWidth,
+                          t, G);
+  else
+    return partial_scalar<S>(a_row, x, n, t, G);
+}
+
+// Butterfly of offsets 16, 8, 4, 2, 1: every lane ends with the same bits (each step adds the same two values in
+// both lanes of a pair), the order of gemv.cpp's butterfly32.
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int off = kWarp / 2; off > 0; off /= 2) v = v + __shfl_xor_sync(kFull, v, off);
+  return v;
+}
+
+template <class S, int T, bool VEC>
+__global__ void __launch_bounds__(T) row_block_kernel(const S* __restrict__ A, const S* __restrict__ x,
+                                                      float* __restrict__ y, std::int64_t n) {
+  static_assert(T % kWarp == 0 && T <= 1024, "a whole number of warps, at most 32");
+  __shared__ float warp_sums[T / kWarp];
+  const std::int64_t row = blockIdx.x;
+  const S* a = A + static_cast<std::size_t>(row) * static_cast<std::size_t>(n);
+  float v = warp_sum(partial<S, VEC>(a, x, n, static_cast<int>(threadIdx.x), T));
+  const int warp = static_cast<int>(threadIdx.x) / kWarp, lane = static_cast<int>(threadIdx.x) % kWarp;
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = warp_sum(lane < T / kWarp ? warp_sums[lane] : 0.0f);  // zero-padded to 32, as row_dot's second butterfly
+    if (lane == 0) y[row] = v;
+  }
+}
+
+template <class S, bool VEC>
+__global__ void __launch_bounds__(kWarpRowWarps* kWarp) warp_row_kernel(const S* __restrict__ A,
+                                                                         const S* __restrict__ x,
+                                                                         float* __restrict__ y, std::int64_t m,
+                                                                         std::int64_t n) {
+  const std::int64_t row =
+      static_cast<std::int64_t>(blockIdx.x) * kWarpRowWarps + static_cast<std::int64_t>(threadIdx.x / kWarp);
+  if (row >= m) return;  // the whole warp leaves together: the butterflies below keep full masks
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+  const S* a = A + static_cast<std::size_t>(row) * static_cast<std::size_t>(n);
+  const float v = warp_sum(partial<S, VEC>(a, x, n, lane, kWarp));
+  if (lane == 0) y[row] = v;
+}
+
+// Calls f(S*, integral_constant<bool, VEC>) for the dtype and the access width n allows.
+template <class F>
+void dispatch(DType t, std::int64_t n, F&& f) {
+  const bool vec = n % kVectorWidth == 0;
+  if (t == DType::f16) {
+    if (vec) f(static_cast<__half*>(nullptr), std::true_type{});
+    else f(static_cast<__half*>(nullptr), std::false_type{});
+  } else if (t == DType::bf16) {
+    if (vec) f(static_cast<__nv_bfloat16*>(nullptr), std::true_type{});
+    else f(static_cast<__nv_bfloat16*>(nullptr), std::false_type{});
+  } else {
+    throw std::invalid_argument(std::string("gemv kernels: dtype must be f16 or bf16, got ") + labrun::to_string(t));
+  }
+}
+
+void require_aligned(const void* a, const void* x) {
+  if (reinterpret_cast<std::uintptr_t>(a) % 16 != 0 || reinterpret_cast<std::uintptr_t>(x) % 16 != 0)
+    throw std::invalid_argument("gemv kernels: A and x must be 16-byte aligned");
+}
+
+template <class S, bool VEC, class F>
+void for_each_kernel(F&& f) {
+  f(reinterpret_cast<const void*>(&row_block_kernel<S, 256, VEC>));
+  f(reinterpret_cast<const void*>(&row_block_kernel<S, 512, VEC>));
+  f(reinterpret_cast<const void*>(&row_block_kernel<S, 1024, VEC>));
+  f(reinterpret_cast<const void*>(&warp_row_kernel<S, VEC>));
+}
+
+}  // namespace
+
+Geometry geometry(int threads, std::int64_t m, std::int64_t n) {
+  if (threads != 256 && threads != 512 && threads != 1024 && threads != kWarp)
+    throw std::invalid_argument("gemv kernels: threads per row must be 256, 512, 1024 (row_block) or 32 (warp_row), got " +
+                                std::to_string(threads));
+  if (m < 0 || n < 0) throw std::invalid_argument("gemv kernels: m and n must be >= 0");
+  Geometry g;
+  g.width = n % kVectorWidth == 0 ? kVectorWidth : 1;
+  g.threads_per_row = threads;
+  if (threads == kWarp) {
+    g.rows_per_block = kWarpRowWarps;
+    g.block = kWarpRowWarps * kWarp;
+    g.grid = (m + kWarpRowWarps - 1) / kWarpRowWarps;
+  } else {
+    g.rows_per_block = 1;
+    g.block = threads;
+    g.grid = m;
+  }
+  if (g.grid > 2147483647) throw std::invalid_argument("gemv kernels: m too large for one grid");
+  return g;
+}
+
+void row_block(int threads, DType t, const void* a, const void* x, float* y, std::int64_t m, std::int64_t n,
+               cudaStream_t stream) {
+  const Geometry g = geometry(threads, m, n);
+  if (threads == kWarp) throw std::invalid_argument("gemv kernels: row_block needs 256, 512 or 1024 threads");
+  require_aligned(a, x);
+  if (m == 0) return;
+  dispatch(t, n, [&](auto* p, auto vec) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    constexpr bool V = decltype(vec)::value;
+    const S* as = static_cast<const S*>(a);
+    const S* xs = static_cast<const S*>(x);
+    const auto grid = static_cast<unsigned>(g.grid);
+    if (threads == 256) row_block_kernel<S, 256, V><<<grid, 256, 0, stream>>>(as, xs, y, n);
+    else if (threads == 512) row_block_kernel<S, 512, V><<<grid, 512, 0, stream>>>(as, xs, y, n);
+    else row_block_kernel<S, 1024, V><<<grid, 1024, 0, stream>>>(as, xs, y, n);
+  });
+  LABRUN_CUDA_LAUNCHED();
+}
+
+void warp_row(DType t, const void* a, const void* x, float* y, std::int64_t m, std::int64_t n, cudaStream_t stream) {
+  const Geometry g = geometry(kWarp, m, n);
+  require_aligned(a, x);
+  if (m == 0) return;
+  dispatch(t, n, [&](auto* p, auto vec) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    constexpr bool V = decltype(vec)::value;
+    warp_row_kernel<S, V><<<static_cast<unsigned>(g.grid), g.block, 0, stream>>>(
+        static_cast<const S*>(a), static_cast<const S*>(x), y, m, n);
+  });
+  LABRUN_CUDA_LAUNCHED();
+}
+
+void prepare(DType t) {
+  auto load = [](const void* kernel) {
+    cudaFuncAttributes attr;
+    LABRUN_CUDA(cudaFuncGetAttributes(&attr, kernel));
+  };
+  // Both paths, whatever n: a handful of small kernels, loaded once per process.
+  dispatch(t, 8, [&](auto* p, auto) {
+    using S = std::remove_pointer_t<decltype(p)>;
+    for_each_kernel<S, true>(load);
+    for_each_kernel<S, false>(load);
+  });
+}
+
+void poison(float* y, std::int64_t m, cudaStream_t stream) {
+  if (m <= 0) return;
+  LABRUN_CUDA(cudaMemsetAsync(y, 0xff, static_cast<std::size_t>(m) * sizeof(float), stream));
+}
+
+}  // namespace labrun::gemv::kernels
