@@ -438,17 +438,17 @@ TEST(LayoutExpCost, Numbers) {
 
 // ---- config and lab pass -----------------------------------------------------------------------------------------
 
-// Every point of configs/layout.yaml validates: 17 shapes (the 4 x 4 grid and 8191 x 4097) x 2 dtypes x 5 variants
-// = 170 points, cold L2, three hypotheses, the five variants of a shape and dtype consecutive (interleave: 5); on the
-// host (lab.host) 41 of them fit host_max_bytes = 40e6.
+// Every point of configs/layout.yaml validates: 17 shapes (the 4 x 4 grid and 8191 x 4097) cold and the 7 with a
+// side of 1024 hot, x 2 dtypes x 5 variants = 240 points, three hypotheses, the five variants of a shape, dtype and
+// L2 state consecutive (interleave: 5); on the host (lab.host) 40 of the hot points fit host_max_bytes = 40e6.
 TEST(LayoutExpConfig, EveryPointValidates) {
   const SweepConfig config = load_config(std::string(LABRUN_SOURCE_DIR) + "/configs/layout.yaml", test::builtin());
   EXPECT_EQ(config.experiment, "layout");
   EXPECT_EQ(config.lab.processes, 3);
   EXPECT_EQ(config.lab.interleave, 5);
   const auto points = expand(config, experiment());
-  ASSERT_EQ(points.size(), 170u);
-  std::set<std::pair<std::int64_t, std::int64_t>> shapes;
+  ASSERT_EQ(points.size(), 240u);
+  std::set<std::pair<std::int64_t, std::int64_t>> cold, hot;
   ASSERT_TRUE(config.lab_by_backend.count("host"));
   const LabSettings& host = config.lab_by_backend.at("host");
   EXPECT_EQ(host.processes, 1);
@@ -456,21 +456,23 @@ TEST(LayoutExpConfig, EveryPointValidates) {
   int on_host = 0;
   for (const Point& pt : points) {
     const layout::Params p = layout::params_of(pt);
-    shapes.insert({p.rows, p.cols});
-    EXPECT_EQ(pt.word("l2"), "cold");
+    (pt.word("l2") == "cold" ? cold : hot).insert({p.rows, p.cols});
     const PointEstimate e = experiment().estimate(pt);
     EXPECT_GT(e.working_set_bytes, 0);
     if (p.variant != Variant::contiguous_noop) {
       EXPECT_GT(e.bytes, 0);
     }
-    on_host += e.working_set_bytes <= host.host_max_bytes;
+    on_host += pt.word("l2") == "hot" && e.working_set_bytes <= host.host_max_bytes;
   }
-  EXPECT_EQ(shapes.size(), 17u);
-  EXPECT_TRUE(shapes.count({8191, 4097}));
-  EXPECT_TRUE(shapes.count({16384, 16384}));
-  EXPECT_TRUE(shapes.count({1024, 16384}));
-  EXPECT_FALSE(shapes.count({8191, 1024}));
-  EXPECT_EQ(on_host, 41);
+  EXPECT_EQ(cold.size(), 17u);
+  EXPECT_TRUE(cold.count({8191, 4097}));
+  EXPECT_TRUE(cold.count({16384, 16384}));
+  EXPECT_TRUE(cold.count({1024, 16384}));
+  EXPECT_FALSE(cold.count({8191, 1024}));
+  const std::set<std::pair<std::int64_t, std::int64_t>> sides_1024 = {
+      {1024, 1024}, {1024, 4096}, {1024, 8192}, {1024, 16384}, {4096, 1024}, {8192, 1024}, {16384, 1024}};
+  EXPECT_EQ(hot, sides_1024);
+  EXPECT_EQ(on_host, 40);
   ASSERT_TRUE(config.hypothesis.is_array());
   EXPECT_EQ(config.hypothesis.size(), 3u);
   for (std::size_t i = 0; i < points.size(); i += 5)
@@ -478,6 +480,7 @@ TEST(LayoutExpConfig, EveryPointValidates) {
       EXPECT_EQ(points[j].integer("rows"), points[i].integer("rows"));
       EXPECT_EQ(points[j].integer("cols"), points[i].integer("cols"));
       EXPECT_EQ(points[j].word("dtype"), points[i].word("dtype"));
+      EXPECT_EQ(points[j].word("l2"), points[i].word("l2"));
     }
 }
 
