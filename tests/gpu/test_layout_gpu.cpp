@@ -87,11 +87,9 @@ class LayoutGpu : public ::testing::Test {
   LabSettings lab_;
 };
 
-// Odd shapes: one element, one row, one column, primes, tails of 32 x 32 tiles in both directions, even shapes that
-// are not multiples of 64 (the pairs path's tails), and both orientations of a non-square.
 // Shapes: one element, one row, one column, tails of 32 x 32 tiles both ways, even shapes that are not multiples of
 // 64 (the pairs path's tails), columns that are (1032, 8, 64) and are not (the rest) a multiple of the 16-byte
-// access, and a non-square both ways round.
+// access, and tall and wide non-squares.
 const std::pair<std::int64_t, std::int64_t> kShapes[] = {
     {1, 1},     {1, 37},    {37, 1},     {31, 33},     {33, 65},   {64, 64}, {100, 3},
     {257, 129}, {96, 98},   {130, 1032}, {33, 1032},   {1000, 999}, {2050, 1026}, {4099, 8}};

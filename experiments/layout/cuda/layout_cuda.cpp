@@ -87,7 +87,8 @@ class CudaWorkload : public Workload {
     // repeat's tensor too, so a stale one from warmup cannot pass. The no-op's result is x itself: not poisoned.
     if (out_.get()) LABRUN_CUDA(cudaMemsetAsync(out_.get(), 0xff, out_.bytes(), st));
     if (repeated_.get()) LABRUN_CUDA(cudaMemsetAsync(repeated_.get(), 0xff, repeated_.bytes(), st));
-    result_ = View{};
+    // result_ is not reset: in graph mode iterate() replays the captured kernels without calling run(), and the
+    // view run() returned while the graph was captured is the result (the no-op's decision is host work).
     iterate();
     LABRUN_CUDA(cudaStreamSynchronize(st));
     // Not a variant's sync: read outside the counted path, after the iteration completed. Uninitialised host
