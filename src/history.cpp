@@ -1,0 +1,902 @@
+// labrun history, the model: builds each point's series over the commits from its process medians (as labrun diff
+// reads them, diff.hpp), finds its steps by binary segmentation with the false discovery rate held over all points,
+// fits drifts, labels environment changes and groups the steps of many points (docs/history.md).
+#include "history.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "diff.hpp"
+#include "merge.hpp"
+#include "stats.hpp"
+#include "status.hpp"
+
+namespace labrun {
+namespace {
+
+/// The lab settings documented as test aids (src/lab_settings.hpp: "test aid: ..."): runs that differ only in
+/// them are one series.
+const char* const kTestAids[] = {"delay_s"};
+
+bool is_test_aid(const std::string& key) {
+  for (const char* aid : kTestAids)
+    if (key == aid) return true;
+  return false;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return quantile_sorted(v, 0.5);
+}
+
+std::string join_distinct(const std::vector<std::string>& values) {
+  std::vector<std::string> seen;
+  for (const auto& v : values)
+    if (!v.empty() && std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
+  std::string out;
+  for (const auto& s : seen) out += (out.empty() ? "" : " | ") + s;
+  return out;
+}
+
+std::string short_sha(const std::string& sha) { return sha.substr(0, 10); }
+
+// ---- One point's fit: binary segmentation on the run levels --------------------------------------------------
+
+/// One usable run of a point: its level and the variance of that level from its processes.
+struct Obs {
+  double y = 0, v = 0;
+  std::size_t k = 1;        ///< processes
+  std::size_t run = 0;      ///< index into the series' runs
+  std::size_t commit = 0;
+  std::size_t segment = 0;  ///< the commit's stretch of equal lab settings
+};
+
+/// A split kept by the segmentation.
+struct Split {
+  double p_value = 1, q_value = 1;
+};
+
+/// The best split of a stretch [a, b) of observations.
+struct Candidate {
+  std::size_t point = 0, a = 0, b = 0, tau = 0;
+  double t = 0, df = 0, p_single = 1, p_scan = 1;
+};
+
+struct PointFit {
+  std::vector<Obs> obs;
+  std::vector<double> s1{0}, s2{0};  ///< prefix sums of y and y²
+  double vbar = 0;                   ///< mean v: the variance a run's level has from its processes alone
+  double process_df = 0;             ///< sum of (k - 1): the degrees of freedom behind vbar
+  std::set<std::size_t> forced;      ///< boundaries where the lab settings change (no step sought across)
+  std::map<std::size_t, Split> splits;  ///< boundaries found: obs position of the first run after
+
+  std::size_t n() const { return obs.size(); }
+  double sum(std::size_t a, std::size_t b) const { return s1[b] - s1[a]; }
+  double mean(std::size_t a, std::size_t b) const { return sum(a, b) / static_cast<double>(b - a); }
+  /// Residual sum of squares of [a, b) about its mean.
+  double ss(std::size_t a, std::size_t b) const {
+    if (b <= a + 1) return 0;
+    const double s = sum(a, b);
+    return std::max(0.0, s2[b] - s2[a] - s * s / static_cast<double>(b - a));
+  }
+  /// Every boundary, 0 and n included, sorted.
+  std::vector<std::size_t> bounds() const {
+    std::set<std::size_t> all(forced.begin(), forced.end());
+    for (const auto& [at, s] : splits) all.insert(at);
+    all.insert(0);
+    all.insert(n());
+    return {all.begin(), all.end()};
+  }
+  double model_ss(const std::vector<std::size_t>& b) const {
+    double total = 0;
+    for (std::size_t i = 0; i + 1 < b.size(); ++i) total += ss(b[i], b[i + 1]);
+    return total;
+  }
+};
+
+/// The variance of one run's level and its degrees of freedom, for a model with residual sum of squares `ss` over
+/// `segments` stretches: the residual variance (df n - segments) floored at the processes' vbar. nullopt when
+/// neither can be estimated.
+std::optional<std::pair<double, double>> run_variance(const PointFit& f, double ss, std::size_t segments) {
+  const double df_e = static_cast<double>(f.n()) - static_cast<double>(segments);
+  const double s2e = df_e > 0 ? ss / df_e : kNoValue;
+  if (df_e > 0 && s2e >= f.vbar && s2e > 0) return std::pair{s2e, df_e};
+  if (f.vbar > 0) {
+    const double df = std::max(df_e, f.process_df);
+    if (df >= 1) return std::pair{f.vbar, df};
+  }
+  return std::nullopt;
+}
+
+/// The best split of [a, b) (the largest |t| of the two stretches' mean levels), given the point's current model
+/// with residual sum of squares `model` over `segments` stretches; nullopt when [a, b) cannot be split or tested.
+std::optional<Candidate> best_split(const PointFit& f, std::size_t a, std::size_t b, double model,
+                                    std::size_t segments) {
+  if (b < a + 2) return std::nullopt;
+  std::optional<Candidate> best;
+  const double rest = model - f.ss(a, b);
+  for (std::size_t tau = a + 1; tau < b; ++tau) {
+    const double ss_new = rest + f.ss(a, tau) + f.ss(tau, b);
+    const auto var = run_variance(f, ss_new, segments + 1);
+    if (!var) continue;
+    const double n1 = static_cast<double>(tau - a), n2 = static_cast<double>(b - tau);
+    const double d = f.mean(tau, b) - f.mean(a, tau);
+    const double se = std::sqrt(var->first * (1 / n1 + 1 / n2));
+    if (!(se > 0)) continue;
+    const double t = d / se;
+    if (!best || std::fabs(t) > std::fabs(best->t)) best = Candidate{0, a, b, tau, t, var->second, 1, 1};
+  }
+  if (best) {
+    best->p_single = student_t_two_sided_p(std::fabs(best->t), best->df);
+    best->p_scan = std::min(1.0, static_cast<double>(b - a - 1) * best->p_single);
+  }
+  return best;
+}
+
+/// Least squares of y = L (1 - w) + R w over the observations [a, b) of `y`, with w 0 before `s`, (j - s + 1) /
+/// (e - s + 1) for s <= j < e and 1 from e on (a step at e when s == e). Returns the residual sum of squares.
+double ramp_rss(const std::vector<double>& y, std::size_t a, std::size_t b, std::size_t s, std::size_t e,
+                double* left = nullptr, double* right = nullptr) {
+  double A = 0, B = 0, C = 0, Y0 = 0, Y1 = 0, YY = 0;
+  for (std::size_t j = a; j < b; ++j) {
+    const double w = j < s ? 0.0 : j >= e ? 1.0 : static_cast<double>(j - s + 1) / static_cast<double>(e - s + 1);
+    A += (1 - w) * (1 - w);
+    B += (1 - w) * w;
+    C += w * w;
+    Y0 += y[j] * (1 - w);
+    Y1 += y[j] * w;
+    YY += y[j] * y[j];
+  }
+  const double det = A * C - B * B;
+  if (!(det > 0)) return kNoValue;
+  const double L = (C * Y0 - B * Y1) / det, R = (A * Y1 - B * Y0) / det;
+  if (left) *left = L;
+  if (right) *right = R;
+  return std::max(0.0, YY - (L * Y0 + R * Y1));
+}
+
+/// The shape of a change in [a, b): the best step (s == e) and the best ramp of 3 to max_commits runs, and whether
+/// the ramp fits significantly better (F test with variance `var` and `df` degrees of freedom, at `level`).
+struct Shape {
+  std::size_t s = 0, e = 0;  ///< observation positions: first off the old level, first at the new one
+  bool drift = false;
+  double p = 1;              ///< the ramp's F-test p (1 for a step)
+};
+
+Shape fit_shape(const std::vector<double>& y, std::size_t a, std::size_t b, std::size_t max_commits, double var,
+                double df, double level) {
+  Shape step;
+  double step_rss = kNoValue;
+  for (std::size_t e = a + 1; e < b; ++e) {
+    const double r = ramp_rss(y, a, b, e, e);
+    if (std::isfinite(r) && (!std::isfinite(step_rss) || r < step_rss)) {
+      step_rss = r;
+      step.s = step.e = e;
+    }
+  }
+  if (!std::isfinite(step_rss) || max_commits < 3 || !(var > 0) || !(df > 0)) return step;
+  Shape ramp;
+  double ramp_rss_best = kNoValue;
+  double dir = 0;
+  ramp_rss(y, a, b, step.e, step.e, &dir);  // L of the step
+  double right = 0;
+  ramp_rss(y, a, b, step.e, step.e, nullptr, &right);
+  dir = right - dir;
+  for (std::size_t s = a + 1; s < b; ++s)
+    for (std::size_t e = s + 2; e < b && e - s + 1 <= max_commits; ++e) {
+      double L = 0, R = 0;
+      const double r = ramp_rss(y, a, b, s, e, &L, &R);
+      if (!std::isfinite(r) || (R - L) * dir <= 0) continue;
+      if (!std::isfinite(ramp_rss_best) || r < ramp_rss_best) {
+        ramp_rss_best = r;
+        ramp.s = s;
+        ramp.e = e;
+      }
+    }
+  if (!std::isfinite(ramp_rss_best) || ramp_rss_best >= step_rss) return step;
+  const double F = (step_rss - ramp_rss_best) / var;
+  const double p = student_t_two_sided_p(std::sqrt(F), df);
+  if (p > level) return step;
+  ramp.drift = true;
+  ramp.p = p;
+  return ramp;
+}
+
+// ---- Building the series ---------------------------------------------------------------------------------------
+
+struct EnvField {
+  const char* name;
+  const char* label;
+  std::string (RunHeader::*read)() const;
+};
+const EnvField kEnvFields[] = {
+    {"gpu", "GPU", &RunHeader::device_name},
+    {"gpu_uuid", "GPU uuid", &RunHeader::device_uuid},
+    {"driver_version", "driver", &RunHeader::driver_version},
+    {"runtime_version", "CUDA runtime", &RunHeader::runtime_version},
+    {"build_type", "build type", &RunHeader::build_type},
+    {"host", "host", &RunHeader::host_name},
+};
+
+/// Where two commits' environments differ, as "GPU uuid A -> B; driver X -> Y"; "" when they agree.
+std::string environment_change(const HistoryCommit& a, const HistoryCommit& b) {
+  std::string out;
+  for (std::size_t i = 0; i < a.environment.size() && i < b.environment.size(); ++i)
+    if (a.environment[i].second != b.environment[i].second)
+      out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", kEnvFields[i].label,
+                         a.environment[i].second.empty() ? "unknown" : a.environment[i].second,
+                         b.environment[i].second.empty() ? "unknown" : b.environment[i].second);
+  return out;
+}
+
+std::string test_aid_change(const HistoryCommit& a, const HistoryCommit& b) {
+  std::string out;
+  for (const char* aid : kTestAids) {
+    const auto value = [&](const HistoryCommit& c) {
+      const auto it = c.test_aids.find(aid);
+      return it == c.test_aids.end() ? std::string("0") : it->dump();
+    };
+    if (value(a) != value(b)) out += fmt::format("{}lab.{} {} -> {}", out.empty() ? "" : "; ", aid, value(a), value(b));
+  }
+  return out;
+}
+
+/// The commit's metadata from its runs' headers.
+HistoryCommit describe_commit(const CommitRuns& c) {
+  HistoryCommit h;
+  h.sha = c.sha;
+  std::vector<std::string> times;
+  std::vector<std::vector<std::string>> env(std::size(kEnvFields));
+  Json lab = Json::object();
+  for (const Run& run : c.runs) {
+    h.files.push_back(run.file);
+    if (!run.has_header) continue;
+    const RunHeader& hd = run.header;
+    if (h.config_path.empty()) h.config_path = hd.config_path();
+    if (!hd.created_utc().empty()) times.push_back(hd.created_utc());
+    for (std::size_t i = 0; i < std::size(kEnvFields); ++i) env[i].push_back((hd.*kEnvFields[i].read)());
+    for (const auto& [key, value] : hd.lab().items()) {
+      if (is_test_aid(key)) {
+        if (!(value.is_number() && value.get<double>() == 0)) h.test_aids[key] = value;
+      } else {
+        lab[key] = value;
+      }
+    }
+    h.dirty = h.dirty || hd.git_dirty().value_or(false);
+  }
+  std::sort(times.begin(), times.end());
+  h.created_utc = times.empty() ? "" : times.front();
+  for (std::size_t i = 0; i < std::size(kEnvFields); ++i) h.environment.emplace_back(kEnvFields[i].name, join_distinct(env[i]));
+  h.lab = lab.dump();
+  return h;
+}
+
+/// One point's records at one commit, pooled: status, process medians, ceilings as times.
+void add_record(HistoryRun& run, const PointRecord& rec, const RunHeader* header, std::size_t& unusable) {
+  if (run.status.empty() || run.status == "ok") run.status = rec.status;
+  if (rec.status != "ok") return;
+  std::vector<double> times;
+  const ProcessData pd = read_processes(rec);
+  if (pd.pooled && pd.problem.empty()) {
+    times = pd.times;
+  } else if (!pd.pooled) {
+    const Samples s = read_samples(rec);
+    if (s.problem.empty() && !s.seconds.empty()) times.push_back(median_of(s.seconds));
+  }
+  if (times.empty()) {
+    ++unusable;
+    return;
+  }
+  // The ceiling of the point's bound, per process where the header keeps it, else the run's, as a time.
+  std::vector<double> ceiling;
+  if (const auto c = ceiling_for(rec); c && header != nullptr) {
+    ceiling = header->process_calibration(c->ceiling, c->key);
+    if (ceiling.size() != times.size()) {
+      ceiling.clear();
+      const double v = header->calibration(c->ceiling, c->key);
+      if (std::isfinite(v) && v > 0) ceiling.assign(times.size(), v);
+    }
+    if (c->rate)
+      for (double& x : ceiling) x = 1 / x;
+  }
+  // A point without a ceiling at one of its records has none at this commit.
+  const bool had = !run.process_s.empty();
+  if (!had || !run.ceiling_s.empty()) {
+    if (ceiling.empty()) run.ceiling_s.clear();
+    else run.ceiling_s.insert(run.ceiling_s.end(), ceiling.begin(), ceiling.end());
+  }
+  run.process_s.insert(run.process_s.end(), times.begin(), times.end());
+}
+
+double sd_of_logs(const std::vector<double>& x) {
+  if (x.size() < 2) return kNoValue;
+  double m = 0, ss = 0;
+  for (double t : x) m += std::log(t);
+  m /= static_cast<double>(x.size());
+  for (double t : x) ss += (std::log(t) - m) * (std::log(t) - m);
+  return std::sqrt(ss / static_cast<double>(x.size() - 1));
+}
+
+/// The normalised step of a point across [a, s) | [e, b): each process's time with its ceiling taken out
+/// (covariate_adjust over the two stretches), the level of each run again, and the two-sample t of the stretches.
+/// Leaves the step's normalized_* empty when a run in the window has no ceiling.
+void normalize_step(const HistorySeries& series, const PointFit& f, std::size_t a, std::size_t s, std::size_t e,
+                    std::size_t b, const HistoryOptions& o, HistoryStep& step, const std::string& by) {
+  std::vector<double> bt, bc, nt, nc;
+  std::vector<std::size_t> counts;
+  for (std::size_t j = a; j < b; ++j) {
+    if (j >= s && j < e) continue;
+    const HistoryRun& r = series.runs[f.obs[j].run];
+    if (r.ceiling_s.size() != r.process_s.size() || r.ceiling_s.empty()) return;
+    auto& t = j < s ? bt : nt;
+    auto& c = j < s ? bc : nc;
+    t.insert(t.end(), r.process_s.begin(), r.process_s.end());
+    c.insert(c.end(), r.ceiling_s.begin(), r.ceiling_s.end());
+    counts.push_back(r.process_s.size());
+  }
+  if (bt.size() < 2 || nt.size() < 2) return;
+  CovariateAdjusted adj;
+  try {
+    adj = covariate_adjust(bt, bc, nt, nc);
+  } catch (const std::invalid_argument&) {
+    return;
+  }
+  std::vector<double> left, right;
+  std::size_t at = 0, bi = 0, ni = 0;
+  for (std::size_t j = a; j < b; ++j) {
+    if (j >= s && j < e) continue;
+    const std::size_t k = counts[at++];
+    double m = 0;
+    for (std::size_t i = 0; i < k; ++i) m += std::log(j < s ? adj.base[bi++] : adj.current[ni++]);
+    (j < s ? left : right).push_back(m / static_cast<double>(k));
+  }
+  const auto mean = [](const std::vector<double>& v) {
+    double m = 0;
+    for (double x : v) m += x;
+    return m / static_cast<double>(v.size());
+  };
+  const double ml = mean(left), mr = mean(right);
+  double ss = 0;
+  for (double x : left) ss += (x - ml) * (x - ml);
+  for (double x : right) ss += (x - mr) * (x - mr);
+  const double n = static_cast<double>(left.size() + right.size());
+  double var = n > 2 ? ss / (n - 2) : 0, df = n - 2;
+  if (var < f.vbar) {
+    var = f.vbar;
+    df = std::max(df, f.process_df);
+  }
+  step.normalized_by = by;
+  step.normalized_ratio = std::exp(mr - ml);
+  const double se = std::sqrt(var * (1 / static_cast<double>(left.size()) + 1 / static_cast<double>(right.size())));
+  step.normalized_p = se > 0 && df >= 1 ? student_t_two_sided_p(std::fabs(mr - ml) / se, df) : 1.0;
+  const double up = 1 + o.min_effect;
+  const bool same_direction = (step.ratio > 1) == (*step.normalized_ratio > 1);
+  const bool beyond = *step.normalized_ratio >= up || *step.normalized_ratio <= 1 / up;
+  if (!(same_direction && beyond && *step.normalized_p <= o.alpha)) {
+    step.environment = true;
+    const std::string why = fmt::format(
+        "with each process's calibrated {} taken out the step is {:+.1f}% (p {:.2g}): the machine moved", by,
+        100 * (*step.normalized_ratio - 1), *step.normalized_p);
+    step.environment_reason += (step.environment_reason.empty() ? "" : "; ") + why;
+  }
+}
+
+void check_options(const HistoryOptions& o) {
+  if (!(o.min_effect >= 0) || !std::isfinite(o.min_effect))
+    throw std::invalid_argument(fmt::format("min effect must be a finite fraction >= 0, got {}", o.min_effect));
+  if (!(o.alpha >= 1e-12 && o.alpha <= 0.5))
+    throw std::invalid_argument(fmt::format("alpha must lie in [1e-12, 0.5] (e.g. 0.05 or 5%), got {}", o.alpha));
+  if (!(o.alpha_history > 0 && o.alpha_history <= o.alpha))
+    throw std::invalid_argument(fmt::format("alpha_history must lie in (0, alpha], got {}", o.alpha_history));
+}
+
+}  // namespace
+
+const char* to_string(HistoryOptions::FailOn fail_on) {
+  return fail_on == HistoryOptions::FailOn::any ? "any" : "slower";
+}
+
+HistoryOptions::FailOn parse_history_fail_on(const std::string& text) {
+  if (text == "slower") return HistoryOptions::FailOn::slower;
+  if (text == "any") return HistoryOptions::FailOn::any;
+  throw std::invalid_argument("--fail-on-newest: expected 'slower' or 'any', got '" + text + "'");
+}
+
+const char* to_string(StepKind kind) { return kind == StepKind::drift ? "drift" : "step"; }
+
+// ---- Ordering the commits --------------------------------------------------------------------------------------
+
+std::vector<CommitRuns> order_commits(std::vector<Run> runs, const std::vector<std::string>* rev_list) {
+  std::vector<CommitRuns> commits;
+  std::unordered_map<std::string, std::size_t> at;
+  for (Run& run : runs) {
+    if (!run.has_header)
+      throw std::invalid_argument(run.file + ": no header: the first line is not a {\"type\": \"header\"} record");
+    std::string sha = run.header.git_sha();
+    if (sha.empty() || sha == "unknown")
+      throw std::invalid_argument(run.file + ": environment.labrun.git_sha is " + (sha.empty() ? "missing" : "unknown") +
+                                  ": the build's commit is not known, so the run has no place in a history");
+    if (rev_list != nullptr) {
+      std::string full;
+      for (const auto& c : *rev_list)
+        if (c == sha || (sha.size() >= 7 && c.rfind(sha, 0) == 0)) {
+          full = c;
+          break;
+        }
+      if (full.empty())
+        throw std::invalid_argument(run.file + ": environment.labrun.git_sha " + sha +
+                                    " is not a commit of the repository's history (git rev-list --topo-order HEAD)");
+      sha = full;
+    } else if (run.header.created_utc().empty()) {
+      throw std::invalid_argument(run.file + ": created_utc is missing: without --repo runs are ordered by it");
+    }
+    const auto [it, inserted] = at.try_emplace(sha, commits.size());
+    if (inserted) commits.push_back({sha, {}});
+    commits[it->second].runs.push_back(std::move(run));
+  }
+  for (CommitRuns& c : commits) merge_shard_runs(c.runs);
+  if (rev_list != nullptr) {
+    std::unordered_map<std::string, std::size_t> position;  // 0 = newest
+    for (std::size_t i = 0; i < rev_list->size(); ++i) position.emplace((*rev_list)[i], i);
+    std::stable_sort(commits.begin(), commits.end(), [&](const CommitRuns& a, const CommitRuns& b) {
+      return position.at(a.sha) > position.at(b.sha);
+    });
+  } else {
+    const auto first = [](const CommitRuns& c) {
+      std::string t;
+      for (const Run& r : c.runs)
+        if (t.empty() || r.header.created_utc() < t) t = r.header.created_utc();
+      return t;
+    };
+    std::stable_sort(commits.begin(), commits.end(),
+                     [&](const CommitRuns& a, const CommitRuns& b) { return first(a) < first(b); });
+  }
+  return commits;
+}
+
+const HistorySeries* find_series(const HistoryResult& h, const std::string& point) {
+  for (const auto& s : h.series)
+    if (s.id == point || s.key == point) return &s;
+  return nullptr;
+}
+
+// ---- history_results -------------------------------------------------------------------------------------------
+
+HistoryResult history_results(const std::vector<CommitRuns>& commits, const HistoryOptions& o) {
+  check_options(o);
+  if (commits.empty()) throw std::invalid_argument("no runs: a history needs at least one commit");
+  HistoryResult h;
+  h.options = o;
+
+  // One experiment.
+  std::string experiment, experiment_file;
+  for (const CommitRuns& c : commits)
+    for (const Run& run : c.runs) {
+      std::string e = run.header.experiment();
+      if (e.empty() && !run.points.empty()) e = run.points.front().experiment;
+      if (e.empty()) continue;
+      if (experiment.empty()) {
+        experiment = e;
+        experiment_file = run.file;
+      } else if (e != experiment) {
+        throw std::invalid_argument(fmt::format("{}: experiment {} differs from {} in {}: a history is of one config",
+                                                run.file, e, experiment, experiment_file));
+      }
+    }
+
+  // Commits, their stretches of equal lab settings, the notes and warnings they call for.
+  for (const CommitRuns& c : commits) h.commits.push_back(describe_commit(c));
+  for (std::size_t i = 1; i < h.commits.size(); ++i) {
+    HistoryCommit& cur = h.commits[i];
+    const HistoryCommit& prev = h.commits[i - 1];
+    cur.segment = prev.segment + (cur.lab != prev.lab);
+    if (cur.lab != prev.lab)
+      h.warnings.push_back(fmt::format("lab settings differ from commit {} on ({} -> {}): the series is split there, "
+                                       "no step is sought across it",
+                                       short_sha(cur.sha), prev.lab, cur.lab));
+    if (const std::string env = environment_change(prev, cur); !env.empty())
+      h.warnings.push_back(fmt::format("the machine changed at commit {}: {}", short_sha(cur.sha), env));
+  }
+  {
+    std::vector<std::string> with;
+    Json aids = Json::object();
+    for (const auto& c : h.commits)
+      if (!c.test_aids.empty()) {
+        with.push_back(short_sha(c.sha));
+        aids = c.test_aids;
+      }
+    if (!with.empty()) {
+      std::string list;
+      for (const auto& w : with) list += (list.empty() ? "" : ", ") + w;
+      h.notes.push_back(fmt::format(
+          "{} of {} commits ran with a documented test aid ({}; e.g. lab.delay_s adds a spin kernel to every "
+          "iteration): history treats them as one series with the others, so the aid shows as a step: {}",
+          with.size(), h.commits.size(), aids.dump(), list));
+    }
+    std::size_t dirty = 0;
+    for (const auto& c : h.commits) dirty += c.dirty;
+    if (dirty > 0)
+      h.warnings.push_back(fmt::format("{} commit(s) were built from a modified tree (git_dirty): their times may "
+                                       "not be the commit's",
+                                       dirty));
+  }
+
+  // The series: every point's records, pooled per commit.
+  std::unordered_map<std::string, std::size_t> index;
+  std::vector<std::string> ceiling_by;  // per series: the calibration its bound is normalised by ("" for none)
+  std::size_t unusable = 0, unpooled = 0;
+  for (std::size_t ci = 0; ci < commits.size(); ++ci)
+    for (const Run& run : commits[ci].runs)
+      for (const PointRecord& rec : run.points) {
+        const auto [it, inserted] = index.try_emplace(rec.id, h.series.size());
+        if (inserted) h.series.push_back({rec.id, rec.key, rec.variant, "", rec.axes, {}});
+        HistorySeries& s = h.series[it->second];
+        if (rec.interpretation && !rec.interpretation->bound.empty()) s.bound = rec.interpretation->bound;
+        if (ceiling_by.size() < h.series.size()) ceiling_by.resize(h.series.size());
+        if (const auto c = ceiling_for(rec)) ceiling_by[it->second] = std::string(c->ceiling) + "." + c->key;
+        if (s.runs.empty() || s.runs.back().commit != ci) s.runs.push_back(HistoryRun{ci, "", {}, {}});
+        add_record(s.runs.back(), rec, &run.header, unusable);
+      }
+  if (unusable > 0)
+    h.warnings.push_back(fmt::format("{} ok record(s) had no usable time (a timing.processes block that cannot be "
+                                     "used, or samples that are not finite positive times) and are left out",
+                                     unusable));
+
+  // The noise floor and each run's level.
+  std::vector<double> spreads;
+  for (const auto& s : h.series)
+    for (const auto& r : s.runs)
+      if (const double sd = sd_of_logs(r.process_s); std::isfinite(sd)) spreads.push_back(sd);
+  h.noise_floor = spreads.empty() ? kNoValue : median_of(spreads);
+  const double floor2 = std::isfinite(h.noise_floor) ? h.noise_floor * h.noise_floor : 0.0;
+  for (auto& s : h.series)
+    for (auto& r : s.runs) {
+      if (r.process_s.empty()) continue;
+      const double k = static_cast<double>(r.process_s.size());
+      double m = 0;
+      for (double t : r.process_s) m += std::log(t);
+      m /= k;
+      const double sd = sd_of_logs(r.process_s);
+      unpooled += r.process_s.size() < 2;
+      r.log_time = m;
+      r.log_var = std::max(std::isfinite(sd) ? sd * sd : 0.0, floor2) / k;
+      r.time_s = std::exp(m);
+      if (r.process_s.size() >= 2) {
+        const double half = student_t_quantile_two_sided(o.alpha, k - 1) * std::sqrt(r.log_var);
+        r.ci_low_s = std::exp(m - half);
+        r.ci_high_s = std::exp(m + half);
+      }
+    }
+  if (unpooled > 0)
+    h.warnings.push_back(fmt::format("{} point-commit(s) were run in one process: their spread between runs is "
+                                     "estimated from the history alone (lab.processes: 3 or more makes it surer)",
+                                     unpooled));
+
+  // Status changes.
+  for (std::size_t si = 0; si < h.series.size(); ++si) {
+    const auto& runs = h.series[si].runs;
+    for (std::size_t j = 1; j < runs.size(); ++j)
+      if (runs[j].status != runs[j - 1].status)
+        h.status_changes.push_back({si, runs[j - 1].commit, runs[j].commit, runs[j - 1].status, runs[j].status});
+  }
+
+  // The fits.
+  std::vector<PointFit> fits(h.series.size());
+  for (std::size_t si = 0; si < h.series.size(); ++si) {
+    PointFit& f = fits[si];
+    const auto& runs = h.series[si].runs;
+    double vsum = 0;
+    for (std::size_t j = 0; j < runs.size(); ++j) {
+      if (!std::isfinite(runs[j].log_time)) continue;
+      Obs ob{runs[j].log_time, runs[j].log_var, runs[j].process_s.size(), j, runs[j].commit,
+             h.commits[runs[j].commit].segment};
+      if (!f.obs.empty() && f.obs.back().segment != ob.segment) f.forced.insert(f.obs.size());
+      f.obs.push_back(ob);
+      f.s1.push_back(f.s1.back() + ob.y);
+      f.s2.push_back(f.s2.back() + ob.y * ob.y);
+      vsum += ob.v;
+      f.process_df += static_cast<double>(ob.k - 1);
+    }
+    f.vbar = f.obs.empty() ? 0 : vsum / static_cast<double>(f.obs.size());
+  }
+
+  // Round 1: every stretch of every point; BH over them.
+  const auto test_point = [&](std::size_t si) {
+    std::vector<Candidate> out;
+    const PointFit& f = fits[si];
+    const std::vector<std::size_t> b = f.bounds();
+    const double model = f.model_ss(b);
+    for (std::size_t i = 0; i + 1 < b.size(); ++i)
+      if (auto c = best_split(f, b[i], b[i + 1], model, b.size() - 1)) {
+        c->point = si;
+        out.push_back(*c);
+      }
+    return out;
+  };
+  std::vector<Candidate> first;
+  for (std::size_t si = 0; si < fits.size(); ++si)
+    for (const auto& c : test_point(si)) first.push_back(c);
+  h.candidates = first.size();
+  std::vector<double> raw(first.size());
+  for (std::size_t i = 0; i < first.size(); ++i) raw[i] = first[i].p_scan;
+  const std::vector<double> q = benjamini_hochberg(raw);
+  std::size_t selected = 0;
+  std::set<std::size_t> dirty;
+  for (std::size_t i = 0; i < first.size(); ++i)
+    if (q[i] <= o.alpha && first[i].p_scan <= o.alpha_history) {
+      fits[first[i].point].splits[first[i].tau] = Split{first[i].p_scan, q[i]};
+      dirty.insert(first[i].point);
+      ++selected;
+    }
+  // Later rounds: the points whose first split passed, at alpha R / m (Benjamini & Bogomolov 2014).
+  const double inflate = selected > 0 ? static_cast<double>(first.size()) / static_cast<double>(selected) : 1.0;
+  for (std::size_t round = 0; !dirty.empty() && round < 64; ++round) {
+    std::set<std::size_t> next;
+    for (std::size_t si : dirty)
+      for (const auto& c : test_point(si)) {
+        const double qv = std::min(1.0, c.p_scan * inflate);
+        if (qv <= o.alpha && c.p_scan <= o.alpha_history) {
+          fits[si].splits[c.tau] = Split{c.p_scan, qv};
+          next.insert(si);
+        }
+      }
+    dirty = std::move(next);
+  }
+
+  // Each split moved to its best position between its neighbours, then measured, shaped and labelled.
+  /// Observation positions of a step: its stretch [prev, next) between the neighbouring boundaries, s the first
+  /// run off the old level, e the first at the new one.
+  struct Span {
+    std::size_t prev = 0, s = 0, e = 0, next = 0;
+  };
+  std::vector<HistoryStep> all;
+  std::vector<Span> spans;
+  std::vector<std::pair<bool, std::string>> normalized_env;  // per step: vanished with the ceiling out, and why
+  // The environment label of a step from the commits it spans (and whether it vanished normalised).
+  const auto relabel = [&](HistoryStep& step, const std::pair<bool, std::string>& normalized) {
+    step.environment = false;
+    step.environment_reason.clear();
+    step.test_aid.clear();
+    for (std::size_t c = step.before + 1; c <= step.after; ++c) {
+      if (const std::string env = environment_change(h.commits[c - 1], h.commits[c]); !env.empty()) {
+        step.environment = true;
+        step.environment_reason += (step.environment_reason.empty() ? "" : "; ") + env;
+      }
+      if (const std::string aid = test_aid_change(h.commits[c - 1], h.commits[c]); !aid.empty())
+        step.test_aid += (step.test_aid.empty() ? "" : "; ") + aid;
+    }
+    if (normalized.first) {
+      step.environment = true;
+      step.environment_reason += (step.environment_reason.empty() ? "" : "; ") + normalized.second;
+    }
+  };
+  for (std::size_t si = 0; si < fits.size(); ++si) {
+    PointFit& f = fits[si];
+    if (f.splits.empty()) continue;
+    // One pass, in order: each split moves to the best position between its neighbours (order is kept, since
+    // each stays strictly between them).
+    std::vector<std::size_t> positions;
+    for (const auto& [at, info] : f.splits) positions.push_back(at);
+    for (std::size_t at : positions) {
+      const Split info = f.splits.at(at);
+      f.splits.erase(at);
+      const std::vector<std::size_t> b = f.bounds();
+      const auto up = std::upper_bound(b.begin(), b.end(), at);
+      const std::size_t prev = *(up - 1), next = *up;
+      const auto c = best_split(f, prev, next, f.model_ss(b), b.size() - 1);
+      f.splits[c ? c->tau : at] = info;
+    }
+    const std::vector<std::size_t> b = f.bounds();
+    const double model = f.model_ss(b);
+    const auto var = run_variance(f, model, b.size() - 1);
+    std::vector<double> y(f.n());
+    for (std::size_t j = 0; j < f.n(); ++j) y[j] = f.obs[j].y;
+    for (const auto& [at, info] : f.splits) {
+      const auto pos = std::find(b.begin(), b.end(), at) - b.begin();
+      const std::size_t prev = b[pos - 1], next = b[pos + 1];
+      const Shape shape = var ? fit_shape(y, prev, next, o.max_drift_commits, var->first, var->second, o.alpha_history)
+                              : Shape{at, at, false, 1};
+      const std::size_t s = shape.drift ? shape.s : at, e = shape.drift ? shape.e : at;
+      HistoryStep step;
+      step.series = si;
+      step.kind = shape.drift ? StepKind::drift : StepKind::step;
+      step.before = f.obs[s - 1].commit;
+      step.start = f.obs[s].commit;
+      step.after = f.obs[e].commit;
+      step.p_value = info.p_value;
+      step.q_value = info.q_value;
+      const double d = f.mean(e, next) - f.mean(prev, s);
+      step.ratio = std::exp(d);
+      if (var) {
+        const double se = std::sqrt(var->first * (1 / static_cast<double>(next - e) + 1 / static_cast<double>(s - prev)));
+        const double half = student_t_quantile_two_sided(o.alpha, var->second) * se;
+        step.ci_low = std::exp(d - half);
+        step.ci_high = std::exp(d + half);
+      }
+      const double up = 1 + o.min_effect;
+      if (!(step.ratio >= up || step.ratio <= 1 / up)) {
+        ++h.small_shifts;
+        continue;
+      }
+      // The machine taken out, where the headers have the point's ceiling; then the environment label.
+      HistoryStep probe = step;
+      if (!ceiling_by[si].empty()) normalize_step(h.series[si], f, prev, s, e, next, o, probe, ceiling_by[si]);
+      step.normalized_ratio = probe.normalized_ratio;
+      step.normalized_p = probe.normalized_p;
+      step.normalized_by = probe.normalized_by;
+      normalized_env.push_back({probe.environment, probe.environment_reason});
+      relabel(step, normalized_env.back());
+      all.push_back(std::move(step));
+      spans.push_back({prev, s, e, next});
+    }
+  }
+
+  // Groups: the commit with the most steps of one direction first, with the steps within one commit of it; the
+  // group's commit from its members' mean shape, the members moved to it, then split by their environment label.
+  std::vector<bool> taken(all.size(), false);
+  std::vector<HistoryGroup> groups;
+  while (true) {
+    std::map<std::pair<std::size_t, bool>, std::size_t> count;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (!taken[i]) ++count[{all[i].after, all[i].ratio > 1}];
+    if (count.empty()) break;
+    auto best = count.begin();
+    for (auto it = count.begin(); it != count.end(); ++it)
+      if (it->second > best->second) best = it;
+    const auto [commit, slower] = best->first;
+    HistoryGroup g;
+    g.slower = slower;
+    g.after = commit;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (!taken[i] && (all[i].ratio > 1) == slower && all[i].after + 1 >= commit && all[i].after <= commit + 1) {
+        g.steps.push_back(i);
+        taken[i] = true;
+      }
+    // The members' mean shape: each member's series scaled to 0 before and 1 after, averaged per commit over the
+    // commits every member's stretch covers; its best step (or drift) is the group's commit.
+    bool shaped = false;
+    if (g.steps.size() >= 3) {
+      std::size_t lo = 0, hi = h.commits.size();
+      std::vector<double> sum(h.commits.size(), 0.0);
+      std::vector<std::size_t> n(h.commits.size(), 0);
+      for (std::size_t i : g.steps) {
+        const PointFit& f = fits[all[i].series];
+        const auto [prev, s, e, next] = spans[i];
+        const double left = f.mean(prev, s), right = f.mean(e, next);
+        if (!(std::fabs(right - left) > 0)) continue;
+        lo = std::max(lo, f.obs[prev].commit);
+        hi = std::min(hi, f.obs[next - 1].commit + 1);
+        for (std::size_t j = prev; j < next; ++j) {
+          sum[f.obs[j].commit] += (f.obs[j].y - left) / (right - left);
+          ++n[f.obs[j].commit];
+        }
+      }
+      std::vector<double> shape;
+      std::vector<std::size_t> at;
+      for (std::size_t c = lo; c < hi; ++c)
+        if (n[c] > 0) {
+          shape.push_back(sum[c] / static_cast<double>(n[c]));
+          at.push_back(c);
+        }
+      if (shape.size() >= 3) {
+        const Shape st = fit_shape(shape, 0, shape.size(), 1, 1, 1, 1);  // the best step
+        const double rss = ramp_rss(shape, 0, shape.size(), st.e, st.e);
+        const double df = static_cast<double>(shape.size()) - 2;
+        const Shape sh = df > 0 && rss > 0
+                             ? fit_shape(shape, 0, shape.size(), o.max_drift_commits, rss / df, df, o.alpha_history)
+                             : st;
+        g.after = at[sh.e];
+        g.start = at[sh.drift ? sh.s : sh.e];
+        g.before = at[(sh.drift ? sh.s : sh.e) - 1];
+        g.kind = sh.drift ? StepKind::drift : StepKind::step;
+        shaped = true;
+      }
+    }
+    if (!shaped) {  // the most common commit of the members, the first member's shape
+      std::map<std::size_t, std::size_t> c;
+      for (std::size_t i : g.steps) ++c[all[i].after];
+      std::size_t most = 0;
+      for (const auto& [commit2, k] : c)
+        if (k > most) {
+          most = k;
+          g.after = commit2;
+        }
+      for (std::size_t i : g.steps)
+        if (all[i].after == g.after) {
+          g.before = all[i].before;
+          g.start = all[i].start;
+          g.kind = all[i].kind;
+          break;
+        }
+    }
+    // A drift takes in the other steps of its direction inside it.
+    if (g.kind == StepKind::drift)
+      for (std::size_t i = 0; i < all.size(); ++i)
+        if (!taken[i] && (all[i].ratio > 1) == slower && all[i].after >= g.start && all[i].after <= g.after + 1) {
+          g.steps.push_back(i);
+          taken[i] = true;
+        }
+    // The members take the group's commits (their own last run before it), and their label is looked at again.
+    for (std::size_t i : g.steps) {
+      HistoryStep& st = all[i];
+      const PointFit& f = fits[st.series];
+      std::size_t e = 0, s = 0;
+      while (e < f.n() && f.obs[e].commit < g.after) ++e;
+      while (s < f.n() && f.obs[s].commit < g.start) ++s;
+      if (e == 0 || e >= f.n() || s == 0 || s > e) continue;  // the member has no run there: it keeps its own
+      st.kind = g.kind;
+      st.after = f.obs[e].commit;
+      st.start = f.obs[s].commit;
+      st.before = f.obs[s - 1].commit;
+      relabel(st, normalized_env[i]);
+    }
+    HistoryGroup env = g, code = g;
+    env.steps.clear();
+    code.steps.clear();
+    env.environment = true;
+    for (std::size_t i : g.steps) (all[i].environment ? env : code).steps.push_back(i);
+    for (HistoryGroup* part : {&code, &env})
+      if (!part->steps.empty()) groups.push_back(std::move(*part));
+  }
+
+  // Steps in commit order (then by size), the groups' indices remapped.
+  std::vector<std::size_t> order(all.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (all[a].after != all[b].after) return all[a].after < all[b].after;
+    return std::fabs(std::log(all[a].ratio)) > std::fabs(std::log(all[b].ratio));
+  });
+  std::vector<std::size_t> where(all.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    where[order[i]] = i;
+    h.steps.push_back(all[order[i]]);
+  }
+  for (HistoryGroup& g : groups) {
+    for (std::size_t& i : g.steps) i = where[i];
+    std::sort(g.steps.begin(), g.steps.end());
+    std::vector<double> ratios;
+    std::map<std::string, std::size_t> bounds;
+    for (std::size_t i : g.steps) {
+      ratios.push_back(h.steps[i].ratio);
+      const std::string& bnd = h.series[h.steps[i].series].bound;
+      ++bounds[bnd.empty() ? "unknown" : bnd];
+    }
+    g.median_ratio = median_of(ratios);
+    g.min_ratio = *std::min_element(ratios.begin(), ratios.end());
+    g.max_ratio = *std::max_element(ratios.begin(), ratios.end());
+    for (const auto& kv : bounds) g.bounds.push_back(kv);
+    std::stable_sort(g.bounds.begin(), g.bounds.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    g.bound = g.bounds.size() == 1 ? g.bounds.front().first : "mixed";
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const HistoryGroup& a, const HistoryGroup& b) {
+    if (a.after != b.after) return a.after < b.after;
+    return a.steps.size() > b.steps.size();
+  });
+  h.groups = std::move(groups);
+
+  // The newest commit.
+  const std::size_t newest = h.commits.size() - 1;
+  for (std::size_t gi = 0; gi < h.groups.size(); ++gi) {
+    const HistoryGroup& g = h.groups[gi];
+    bool at_newest = g.after == newest;
+    for (std::size_t i : g.steps) at_newest = at_newest || h.steps[i].after == newest;
+    if (!at_newest) continue;
+    h.newest.push_back(gi);
+    if (o.fail_on == HistoryOptions::FailOn::any) h.fail = true;
+    for (std::size_t i : g.steps)
+      if (h.steps[i].after == newest && h.steps[i].ratio > 1 && !h.steps[i].environment) h.fail = true;
+  }
+  for (const auto& sc : h.status_changes)
+    if (sc.after == newest && (o.fail_on == HistoryOptions::FailOn::any || is_failure(sc.to))) h.fail = true;
+  return h;
+}
+
+}  // namespace labrun

@@ -1,0 +1,133 @@
+// `labrun history` (cmd_history, history.hpp): loads every result file, orders the commits (git rev-list when
+// --repo is given), runs history_results() and writes the chosen rendering, the --bisect text or the report folder.
+#include <unistd.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "history.hpp"
+#include "point_record.hpp"
+#include "spawn.hpp"
+
+namespace labrun {
+namespace {
+
+/// A result file that cannot be used; the message names the file.
+class BadInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The runs of one file: a header first and at least one point (load_results checks JSON and the fields).
+std::vector<Run> load_file(const std::string& path, std::ostream& err) {
+  ResultSet set;
+  try {
+    set = load_results({path}, LoadDepth::comparison);
+  } catch (const ResultError& e) {
+    throw BadInput(e.what());
+  }
+  for (const auto& warning : set.warnings) err << "labrun history: note: " << warning << "\n";
+  std::size_t points = 0;
+  for (const Run& run : set.runs) {
+    if (!run.has_header)
+      throw BadInput(run.file + ": no header: the first line is not a {\"type\": \"header\"} record; is this a "
+                                "labrun result file?");
+    points += run.points.size();
+  }
+  if (points == 0) throw BadInput(path + ": no point records (did the run stop after its header?)");
+  return std::move(set.runs);
+}
+
+bool is_full_sha(const std::string& s) {
+  if (s.size() != 40) return false;
+  for (char c : s)
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+/// `git -C repo rev-list --topo-order HEAD`: full shas, newest first. @throws BadInput when git fails.
+std::vector<std::string> rev_list(const std::string& repo) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(repo, ec)) throw BadInput("--repo " + repo + ": not a folder");
+  const fs::path out = fs::temp_directory_path() / ("labrun-history-revlist-" + std::to_string(::getpid()) + ".txt");
+  SpawnOptions options;
+  options.output = out.string();
+  const int rc = run_process({"git", "-C", repo, "rev-list", "--topo-order", "HEAD"}, options);
+  std::vector<std::string> shas;
+  std::string first_other;
+  {
+    std::ifstream in(out);
+    for (std::string line; std::getline(in, line);) {
+      if (is_full_sha(line)) shas.push_back(line);
+      else if (first_other.empty()) first_other = line;
+    }
+  }
+  fs::remove(out, ec);
+  if (rc != 0 || shas.empty())
+    throw BadInput("--repo " + repo + ": git rev-list --topo-order HEAD failed (exit status " + std::to_string(rc) +
+                   ")" + (first_other.empty() ? "" : ": " + first_other));
+  return shas;
+}
+
+}  // namespace
+
+int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
+  if (args.format != "table" && args.format != "markdown" && args.format != "json") {
+    err << "labrun history: unknown format '" << args.format << "' (expected table, markdown or json)\n";
+    return kHistoryBadInput;
+  }
+  if (args.paths.empty()) {
+    err << "labrun history: need at least one result file\n";
+    return kHistoryBadInput;
+  }
+  HistoryResult history;
+  std::vector<std::string> revs;
+  try {
+    std::vector<Run> runs;
+    for (const auto& path : args.paths)
+      for (Run& run : load_file(path, err)) runs.push_back(std::move(run));
+    if (!args.repo.empty()) revs = rev_list(args.repo);
+    std::vector<CommitRuns> commits;
+    try {
+      commits = order_commits(std::move(runs), args.repo.empty() ? nullptr : &revs);
+    } catch (const ResultError& e) {
+      throw BadInput(e.what());
+    }
+    history = history_results(commits, args.options);
+    if (!args.bisect.empty()) {
+      out << history_bisect(history, args.bisect, args.repo.empty() ? nullptr : &revs);
+      return history.fail ? kHistoryStep : kHistoryNoStep;
+    }
+  } catch (const BadInput& e) {
+    err << "labrun history: " << e.what() << "\n";
+    return kHistoryBadInput;
+  } catch (const std::invalid_argument& e) {
+    err << "labrun history: " << e.what() << "\n";
+    return kHistoryBadInput;
+  }
+  if (args.format == "json")
+    out << to_json(history).dump(2) << "\n";
+  else if (args.format == "markdown")
+    out << history_markdown(history);
+  else
+    out << history_table(history);
+  if (!args.report_dir.empty()) {
+    try {
+      write_history_report(history, args.report_dir, args.plot_script, args.max_plots, err);
+      err << "labrun history: wrote " << args.report_dir << "/history.md\n";
+    } catch (const OutputError& e) {
+      err << "labrun history: " << e.what() << "\n";
+      return kHistoryBadInput;
+    }
+  }
+  return history.fail ? kHistoryStep : kHistoryNoStep;
+}
+
+}  // namespace labrun
