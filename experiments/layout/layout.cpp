@@ -457,7 +457,8 @@ namespace {
 class HostWorkload : public Workload {
  public:
   HostWorkload(Params p, std::shared_ptr<const Inputs> in, double scale)
-      : p_(p), in_(std::move(in)), scale_(scale), out_(words(in_->elements(), p.dtype) + 1, 0) {}
+      : p_(p), in_(std::move(in)), scale_(scale),
+        out_(p.variant == Variant::contiguous_noop ? 1 : words(in_->elements(), p.dtype) + 1, 0) {}
   void run() override { result_ = host_run(p_.variant, *in_, out_.data(), scratch_); }
   Check check(const std::function<void()>& iterate) override {
     if (p_.variant == Variant::contiguous_noop) {
