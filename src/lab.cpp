@@ -213,7 +213,7 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
   run.opts.delay_s = lab.delay_s;
   run.opts.blocking = lab.blocking_kernel;
   // Profiler mode names the point's ranges by its key alone, for `ncu --nvtx --nvtx-include` (docs/profiling.md).
-  Range point_range(backend, lab.profile ? point.key() : point.variant + " " + point.label());
+  Range point_range(backend, lab.profile ? profile_range_name(point.key()) : point.variant + " " + point.label());
   Json& phases = run.phases;
   std::string phase;
   const auto enter = [&](const char* name) {
@@ -292,8 +292,13 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
         const double chunk_s = seconds_since(t1);
         warm += chunk;
         steady_s = chunk_s / static_cast<double>(chunk);
-        if (chunk_s < lab.min_sample_time_s) {  // too short to judge: double it
-          chunk *= 2;
+        if (chunk_s < lab.min_sample_time_s) {
+          // Too short to judge: the next chunk is sized from this one's time per iteration to last 1.25x
+          // min_sample_time_s (at least double), instead of doubling up to it: for a 5 us kernel the ramp of
+          // doublings cost as much warmup as the two chunks that judge steady state.
+          const double per_iteration_s = std::max(steady_s, 1e-9);
+          const double wanted = std::ceil(1.25 * lab.min_sample_time_s / per_iteration_s);
+          chunk = std::max<std::int64_t>(2 * chunk, static_cast<std::int64_t>(std::min(wanted, 1e9)));
           previous_s = std::numeric_limits<double>::quiet_NaN();
           continue;
         }
@@ -345,7 +350,7 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
 // One timed sample. Returns true when sampling of this point is over: the median's 95% CI is within the
 // target, or a sample or time cap is hit; never before min_samples.
 bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool interleaved) {
-  Range r(backend, lab.profile ? run.rec.key : run.rec.variant + " timing");
+  Range r(backend, lab.profile ? profile_range_name(run.rec.key) : run.rec.variant + " timing");
   // Interleaved with other points, the cache holds their data: one untimed iteration restores this point's hot
   // state, as back-to-back timing has it (with a cold L2 the flush resets it anyway).
   if (interleaved && !run.opts.cold_l2) {

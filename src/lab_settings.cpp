@@ -63,4 +63,11 @@ LabSettings profile_settings(LabSettings lab) {
   return lab;
 }
 
+std::string profile_range_name(const std::string& key) {
+  std::string name = key;
+  for (char& c : name)
+    if (c == '/') c = ':';
+  return name;
+}
+
 }  // namespace labrun
