@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "diff.hpp"
+#include "lab_settings.hpp"
 #include "merge.hpp"
 #include "stats.hpp"
 #include "status.hpp"
@@ -25,6 +26,12 @@ namespace {
 /// The lab settings documented as test aids (src/lab_settings.hpp: "test aid: ..."): runs that differ only in
 /// them are one series.
 const char* const kTestAids[] = {"delay_s"};
+
+/// The lab settings' defaults as a header writes them (to_json(LabSettings{})).
+const Json& lab_defaults() {
+  static const Json defaults = to_json(LabSettings{});
+  return defaults;
+}
 
 bool is_test_aid(const std::string& key) {
   for (const char* aid : kTestAids)
@@ -277,7 +284,9 @@ HistoryCommit describe_commit(const CommitRuns& c) {
     for (const auto& [key, value] : hd.lab().items()) {
       if (is_test_aid(key)) {
         if (!(value.is_number() && value.get<double>() == 0)) h.test_aids[key] = value;
-      } else {
+      } else if (const auto d = lab_defaults().find(key); d != lab_defaults().end() && *d != value) {
+        // Only settings away from labrun's default split a series: a setting added later at its default (an
+        // older header lacks it) or one labrun no longer has (nothing to compare it with) does not.
         lab[key] = value;
       }
     }

@@ -84,7 +84,8 @@ inline constexpr std::int64_t kProfileIterations = 3;
 LabSettings profile_settings(LabSettings lab);
 
 /// The NVTX range a point runs in under profiler mode: its key with every '/' replaced by ':'
-/// ("masking:fused:density=0.5,..."), since ncu's --nvtx-include reads '/' as the nesting of push/pop ranges.
+/// ("exp:variant:axis=1,..." for "exp/variant/axis=1,..."), since ncu's --nvtx-include reads '/' as the
+/// nesting of push/pop ranges.
 std::string profile_range_name(const std::string& key);
 
 /// A checked value on its way into a setting.

@@ -49,7 +49,8 @@ std::size_t line_of(const std::string& text, std::size_t at) {
 bool distinctive(const std::string& name) {
   static const std::set<std::string> english = {"rank", "index", "where", "fused", "multiply", "sanitize",
                                                 "online", "unfused", "n", "rows", "cols", "elements", "density",
-                                                "dtype"};
+                                                "dtype", "m", "batch", "steps", "n0", "n1", "heads", "layers",
+                                                "seq", "causal", "cublas", "tiled", "layout"};
   return !english.count(name);
 }
 
@@ -71,6 +72,10 @@ TEST(Layout, SrcNamesNoExperiment) {
     const std::string text = slurp(file);
     const std::string rel = fs::relative(file, LABRUN_SOURCE_DIR).string();
     for (const auto& name : names) {
+      // Words of the record schema that an experiment also uses as an axis name (timing.batch, a history's
+      // steps): the schema's key, not a name read from an experiment's points.
+      static const std::set<std::string> schema_words = {"batch", "steps"};
+      if (schema_words.count(name)) continue;
       for (std::size_t at = text.find("\"" + name + "\""); at != std::string::npos;
            at = text.find("\"" + name + "\"", at + 1)) {
         // A key written into a record ({"index", i} or emplace("index", i): a device's or process's index in
