@@ -35,12 +35,6 @@ constexpr double kClockTolerance = 0.02;
 /// Host speed (calibrated eager launch time) differences above this are reported: 5%, the default minimum effect.
 constexpr double kHostTolerance = 0.05;
 
-/// Median of `values` (any order; Hyndman-Fan 7, i.e. the mean of the middle two for an even count).
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return quantile_sorted(values, 0.5);
-}
-
 // ---- One side of a diff ---------------------------------------------------------------------------------------
 
 struct PointRef {

@@ -39,11 +39,6 @@ bool is_test_aid(const std::string& key) {
   return false;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return quantile_sorted(v, 0.5);
-}
-
 std::string join_distinct(const std::vector<std::string>& values) {
   std::vector<std::string> seen;
   for (const auto& v : values)
@@ -309,7 +304,7 @@ void add_record(HistoryRun& run, const PointRecord& rec, const RunHeader* header
     times = pd.times;
   } else if (!pd.pooled) {
     const Samples s = read_samples(rec);
-    if (s.problem.empty() && !s.seconds.empty()) times.push_back(median_of(s.seconds));
+    if (s.problem.empty() && !s.seconds.empty()) times.push_back(median(s.seconds));
   }
   if (times.empty()) {
     ++unusable;
@@ -575,7 +570,7 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
   for (const auto& s : h.series)
     for (const auto& r : s.runs)
       if (const double sd = sd_of_logs(r.process_s); std::isfinite(sd)) spreads.push_back(sd);
-  h.noise_floor = spreads.empty() ? kNoValue : median_of(spreads);
+  h.noise_floor = spreads.empty() ? kNoValue : median(spreads);
   const double floor2 = std::isfinite(h.noise_floor) ? h.noise_floor * h.noise_floor : 0.0;
   for (auto& s : h.series)
     for (auto& r : s.runs) {
@@ -902,7 +897,7 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
       const std::string& bnd = h.series[h.steps[i].series].bound;
       ++bounds[bnd.empty() ? "unknown" : bnd];
     }
-    g.median_ratio = median_of(ratios);
+    g.median_ratio = median(ratios);
     g.min_ratio = *std::min_element(ratios.begin(), ratios.end());
     g.max_ratio = *std::max_element(ratios.begin(), ratios.end());
     for (const auto& kv : bounds) g.bounds.push_back(kv);

@@ -8,6 +8,11 @@
 
 namespace labrun {
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return quantile_sorted(values, 0.5);
+}
+
 double quantile_sorted(const std::vector<double>& sorted, double q) {
   const double h = (static_cast<double>(sorted.size()) - 1.0) * q;
   const auto lo = static_cast<std::size_t>(std::floor(h));

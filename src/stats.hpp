@@ -36,6 +36,9 @@ struct Summary {
 
 /// Quantile q in [0, 1] of `sorted` (ascending, non-empty), Hyndman-Fan definition 7.
 double quantile_sorted(const std::vector<double>& sorted, double q);
+/// Median of `values` (any order, non-empty): quantile_sorted of the sorted copy at 0.5, i.e. the mean of the
+/// middle two for an even count.
+double median(std::vector<double> values);
 
 /// The rank k of the distribution-free confidence interval of a median of n samples: the largest k with
 /// P(B <= k - 1) <= (1 - confidence) / 2 for B ~ Binomial(n, 1/2), so that [x_(k), x_(n+1-k)] (1-based order
