@@ -55,6 +55,9 @@ std::string short_sha(const std::string& sha) { return sha.substr(0, 10); }
 constexpr double kLocationChi2 = 10.828;
 /// How far (commits) from a group's commit (or drift) a step may lie and still be tested for joining it.
 constexpr std::size_t kReach = 6;
+/// How many of a group's members must survive their ceiling taken out for the group's members without a ceiling
+/// to count as the code's at another card of the same kind.
+constexpr std::size_t kMinNormalizedMembers = 3;
 
 // ---- One point's fit: binary segmentation on the run levels --------------------------------------------------
 
@@ -229,15 +232,27 @@ struct EnvField {
   const char* name;
   const char* label;
   std::string (RunHeader::*read)() const;
+  /// Another instance of the same kind (another card of the same model, another host): such a change alone is not
+  /// an environment step when the step survives each run's calibrated ceiling taken out (a pool of GPUs hands
+  /// every run another card; the ceilings measure that card).
+  bool instance;
 };
 const EnvField kEnvFields[] = {
-    {"gpu", "GPU", &RunHeader::device_name},
-    {"gpu_uuid", "GPU uuid", &RunHeader::device_uuid},
-    {"driver_version", "driver", &RunHeader::driver_version},
-    {"runtime_version", "CUDA runtime", &RunHeader::runtime_version},
-    {"build_type", "build type", &RunHeader::build_type},
-    {"host", "host", &RunHeader::host_name},
+    {"gpu", "GPU", &RunHeader::device_name, false},
+    {"gpu_uuid", "GPU uuid", &RunHeader::device_uuid, true},
+    {"driver_version", "driver", &RunHeader::driver_version, false},
+    {"runtime_version", "CUDA runtime", &RunHeader::runtime_version, false},
+    {"build_type", "build type", &RunHeader::build_type, false},
+    {"host", "host", &RunHeader::host_name, true},
 };
+
+/// Whether the two commits' environments differ only in instance fields (GPU uuid, host): same GPU model, driver,
+/// runtime and build type.
+bool instance_change_only(const HistoryCommit& a, const HistoryCommit& b) {
+  for (std::size_t i = 0; i < a.environment.size() && i < b.environment.size(); ++i)
+    if (a.environment[i].second != b.environment[i].second && !kEnvFields[i].instance) return false;
+  return true;
+}
 
 /// Where two commits' environments differ, as "GPU uuid A -> B; driver X -> Y"; "" when they agree.
 std::string environment_change(const HistoryCommit& a, const HistoryCommit& b) {
@@ -680,8 +695,16 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
     step.environment = false;
     step.environment_reason.clear();
     step.test_aid.clear();
+    // A change of instance only (another card of the same model) counts when the step could not be taken out of
+    // the machine (no ceiling for it in the headers); a step that survives the ceiling taken out is the code's.
+    const bool survives_normalized = step.normalized_ratio.has_value() && !normalized.first;
+    step.instance_change.clear();
     for (std::size_t c = step.before + 1; c <= step.after; ++c) {
       if (const std::string env = environment_change(h.commits[c - 1], h.commits[c]); !env.empty()) {
+        if (survives_normalized && instance_change_only(h.commits[c - 1], h.commits[c])) {
+          step.instance_change += (step.instance_change.empty() ? "" : "; ") + env;
+          continue;
+        }
         step.environment = true;
         step.environment_reason += (step.environment_reason.empty() ? "" : "; ") + env;
       }
@@ -866,6 +889,46 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
       st.before = f.obs[s - 1].commit;
       relabel(st, normalized_env[i]);
     }
+    // Members with no ceiling to take out (latency- and sync-bound points, unknown bound) whose only environment
+    // change is another card (or host) of the same kind: the members that could be normalised decide for the
+    // group. When most of them, and at least kMinNormalizedMembers, stay beyond the minimum effect with their
+    // ceiling taken out, the machine did not make this group's step, and the others are the code's too.
+    std::size_t normalizable = 0, survived = 0;
+    for (std::size_t i : g.steps)
+      if (all[i].normalized_ratio) {
+        ++normalizable;
+        survived += !all[i].environment && !all[i].instance_change.empty();
+      }
+    // And the other way: when most vanish, the machine moved the whole run, and a member that stayed is the
+    // environment's too (a noisy point's normalised step can stay significant by chance).
+    if (normalizable >= kMinNormalizedMembers && 2 * survived <= normalizable)
+      for (std::size_t i : g.steps) {
+        HistoryStep& st = all[i];
+        if (st.environment || st.instance_change.empty()) continue;
+        st.environment = true;
+        st.environment_reason = fmt::format("{} (only {} of the group's {} normalisable members stay beyond the "
+                                            "minimum effect with their ceiling taken out)",
+                                            st.instance_change, survived, normalizable);
+        st.instance_change.clear();
+      }
+    if (survived >= kMinNormalizedMembers && 2 * survived > normalizable)
+      for (std::size_t i : g.steps) {
+        HistoryStep& st = all[i];
+        if (!st.environment || st.normalized_ratio) continue;
+        bool instance_only = true;
+        std::string change;
+        for (std::size_t c = st.before + 1; c <= st.after; ++c)
+          if (const std::string env = environment_change(h.commits[c - 1], h.commits[c]); !env.empty()) {
+            instance_only = instance_only && instance_change_only(h.commits[c - 1], h.commits[c]);
+            change += (change.empty() ? "" : "; ") + env;
+          }
+        if (!instance_only) continue;
+        st.environment = false;
+        st.environment_reason.clear();
+        st.instance_change = fmt::format("{} ({} of the group's {} normalisable members stay beyond the minimum "
+                                         "effect with their ceiling taken out)",
+                                         change, survived, normalizable);
+      }
     HistoryGroup env = g, code = g;
     env.steps.clear();
     code.steps.clear();
@@ -909,6 +972,14 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
     return a.steps.size() > b.steps.size();
   });
   h.groups = std::move(groups);
+  std::size_t instance_only = 0;
+  for (const HistoryStep& st : h.steps) instance_only += !st.environment && !st.instance_change.empty();
+  if (instance_only > 0)
+    h.notes.push_back(fmt::format(
+        "{} step(s) coincide with another GPU (or host) of the same model, driver, runtime and build type and stay "
+        "beyond the minimum effect with each run's calibrated ceiling taken out (theirs, or for points without one "
+        "their group's): labelled code, not environment (instance_change in the json)",
+        instance_only));
 
   // The newest commit.
   const std::size_t newest = h.commits.size() - 1;

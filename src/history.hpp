@@ -119,6 +119,9 @@ struct HistoryStep {
   std::optional<double> normalized_ratio, normalized_p;  ///< with each process's ceiling taken out
   std::string normalized_by;    ///< e.g. "launch.eager_queued_time_s"
   std::string test_aid;         ///< "lab.delay_s 0 -> 2e-05" when a documented test aid changed here
+  /// "GPU uuid A -> B" when only the instance changed here (same GPU model, driver, runtime, build type) and the
+  /// step survives each run's calibrated ceiling taken out: then it is not `environment` (docs/history.md).
+  std::string instance_change;
 };
 
 /// Steps of several points at one commit (within one), in one direction, reported once.

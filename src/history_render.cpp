@@ -141,7 +141,8 @@ Json to_json(const HistoryResult& h, bool with_series) {
                          {"normalized_ratio", real_or_null(s.normalized_ratio)},
                          {"normalized_p", real_or_null(s.normalized_p)},
                          {"normalized_by", s.normalized_by.empty() ? Json(nullptr) : Json(s.normalized_by)},
-                         {"test_aid", s.test_aid.empty() ? Json(nullptr) : Json(s.test_aid)}});
+                         {"test_aid", s.test_aid.empty() ? Json(nullptr) : Json(s.test_aid)},
+                         {"instance_change", s.instance_change.empty() ? Json(nullptr) : Json(s.instance_change)}});
   }
   Json changes = Json::array();
   for (const auto& c : h.status_changes)

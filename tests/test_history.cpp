@@ -76,10 +76,10 @@ std::vector<PointTruth> truths() {
 /// kSamples samples with 0.5% noise. `between` is each point's sd between processes.
 Run synthetic_run(std::mt19937_64& rng, std::size_t commit, const std::vector<PointTruth>& truth,
                   const std::vector<double>& between, const std::vector<double>& level,
-                  std::size_t env_commit = kEnvCommit) {
+                  std::size_t env_commit = kEnvCommit, double env_shift = kEnvShift) {
   std::normal_distribution<double> z(0.0, 1.0);
   const bool new_gpu = commit >= env_commit;
-  const double gpu = new_gpu ? kEnvShift : 1.0;
+  const double gpu = new_gpu ? env_shift : 1.0;
   std::vector<double> launch(kProcesses), copy(kProcesses), factor(kProcesses);
   Json runs = Json::array();
   for (std::size_t k = 0; k < kProcesses; ++k) {
@@ -271,6 +271,44 @@ TEST(HistorySynthetic, FortyCommitsOfFiveHundredPointsMeetIssue16sRates) {
   // more than kMatch commits away (taken into a neighbouring group). Without a code change: none.
   EXPECT_LE(sum.false_steps, 5 * sum.histories / 1000);
   EXPECT_LE(sum.null_false * 1000, sum.null_histories);
+}
+
+// A pool of GPUs hands every run another card of the same model: a code step at a commit where only the GPU uuid
+// changed is the code's when it stays with each run's calibrated ceiling taken out, and the points without a
+// ceiling (latency-bound here) follow their group's normalisable members; the gate fails. (The H200 history in
+// results/h200/history/ has a new uuid at every commit.)
+TEST(HistorySynthetic, AStepAtAnotherCardOfTheSameModelIsTheCodesWhenItSurvivesTheCeilings) {
+  constexpr std::size_t kN = 60, kAt = 6, kLen = 8;
+  std::vector<PointTruth> truth(kN);
+  for (std::size_t i = 0; i < kN; ++i) {
+    truth[i].bound = i % 2 == 0 ? "memory" : "latency";
+    truth[i].step_commit = kAt;
+    truth[i].step = 0.2;
+    for (std::size_t c = kAt; c < kCommits; ++c) truth[i].shift[c] = std::log1p(0.2);
+  }
+  std::mt19937_64 rng(7);
+  std::vector<double> between(kN, 0.01), level(kN, 2e-5);
+  std::vector<CommitRuns> commits;
+  for (std::size_t c = 0; c < kLen; ++c) {
+    CommitRuns cr{sha_of(c), {}};
+    cr.runs.push_back(synthetic_run(rng, c, truth, between, level, kAt, 1.0));  // another uuid, same calibration
+    commits.push_back(std::move(cr));
+  }
+  const HistoryResult h = history_results(commits, HistoryOptions{});
+  ASSERT_EQ(h.groups.size(), 1u);
+  EXPECT_FALSE(h.groups[0].environment);
+  EXPECT_EQ(h.groups[0].after, kAt);
+  EXPECT_EQ(h.steps.size(), kN);
+  for (const HistoryStep& st : h.steps) {
+    EXPECT_FALSE(st.environment) << st.environment_reason;
+    EXPECT_NE(st.instance_change.find("GPU uuid GPU-aaaa -> GPU-bbbb"), std::string::npos);
+    EXPECT_NEAR(st.ratio, 1.2, 0.03);
+  }
+  EXPECT_FALSE(h.fail);  // not the newest commit
+  // With the step at the newest commit, the gate fails.
+  commits.resize(kAt + 1);
+  const HistoryResult newest = history_results(commits, HistoryOptions{});
+  EXPECT_TRUE(newest.fail);
 }
 
 TEST(HistorySynthetic, StepsOfManyPointsAtOneCommitAreOneGroupWithTheirBoundClass) {
