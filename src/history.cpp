@@ -246,14 +246,6 @@ const EnvField kEnvFields[] = {
     {"host", "host", &RunHeader::host_name, true},
 };
 
-/// Whether the two commits' environments differ only in instance fields (GPU uuid, host): same GPU model, driver,
-/// runtime and build type.
-bool instance_change_only(const HistoryCommit& a, const HistoryCommit& b) {
-  for (std::size_t i = 0; i < a.environment.size() && i < b.environment.size(); ++i)
-    if (a.environment[i].second != b.environment[i].second && !kEnvFields[i].instance) return false;
-  return true;
-}
-
 /// Where two commits' environments differ, as "GPU uuid A -> B; driver X -> Y"; "" when they agree.
 std::string environment_change(const HistoryCommit& a, const HistoryCommit& b) {
   std::string out;
@@ -262,6 +254,25 @@ std::string environment_change(const HistoryCommit& a, const HistoryCommit& b) {
       out += fmt::format("{}{} {} -> {}", out.empty() ? "" : "; ", kEnvFields[i].label,
                          a.environment[i].second.empty() ? "unknown" : a.environment[i].second,
                          b.environment[i].second.empty() ? "unknown" : b.environment[i].second);
+  return out;
+}
+
+/// The environment changes over a step's commits (before, after]: what changed ("" for nothing), and whether only
+/// instance fields did (GPU uuid, host: the same GPU model, driver, runtime and build type).
+struct SpanChange {
+  std::string change;
+  bool instance_only = true;
+};
+SpanChange span_change(const std::vector<HistoryCommit>& commits, std::size_t before, std::size_t after) {
+  SpanChange out;
+  for (std::size_t c = before + 1; c <= after; ++c) {
+    const HistoryCommit &a = commits[c - 1], &b = commits[c];
+    const std::string env = environment_change(a, b);
+    if (env.empty()) continue;
+    out.change += (out.change.empty() ? "" : "; ") + env;
+    for (std::size_t i = 0; i < a.environment.size() && i < b.environment.size(); ++i)
+      if (a.environment[i].second != b.environment[i].second && !kEnvFields[i].instance) out.instance_only = false;
+  }
   return out;
 }
 
@@ -698,16 +709,17 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
     // A change of instance only (another card of the same model) counts when the step could not be taken out of
     // the machine (no ceiling for it in the headers); a step that survives the ceiling taken out is the code's.
     const bool survives_normalized = step.normalized_ratio.has_value() && !normalized.first;
+    const SpanChange span = span_change(h.commits, step.before, step.after);
     step.instance_change.clear();
-    for (std::size_t c = step.before + 1; c <= step.after; ++c) {
-      if (const std::string env = environment_change(h.commits[c - 1], h.commits[c]); !env.empty()) {
-        if (survives_normalized && instance_change_only(h.commits[c - 1], h.commits[c])) {
-          step.instance_change += (step.instance_change.empty() ? "" : "; ") + env;
-          continue;
-        }
+    if (!span.change.empty()) {
+      if (survives_normalized && span.instance_only) {
+        step.instance_change = span.change;
+      } else {
         step.environment = true;
-        step.environment_reason += (step.environment_reason.empty() ? "" : "; ") + env;
+        step.environment_reason = span.change;
       }
+    }
+    for (std::size_t c = step.before + 1; c <= step.after; ++c) {
       if (const std::string aid = test_aid_change(h.commits[c - 1], h.commits[c]); !aid.empty())
         step.test_aid += (step.test_aid.empty() ? "" : "; ") + aid;
     }
@@ -915,19 +927,13 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
       for (std::size_t i : g.steps) {
         HistoryStep& st = all[i];
         if (!st.environment || st.normalized_ratio) continue;
-        bool instance_only = true;
-        std::string change;
-        for (std::size_t c = st.before + 1; c <= st.after; ++c)
-          if (const std::string env = environment_change(h.commits[c - 1], h.commits[c]); !env.empty()) {
-            instance_only = instance_only && instance_change_only(h.commits[c - 1], h.commits[c]);
-            change += (change.empty() ? "" : "; ") + env;
-          }
-        if (!instance_only) continue;
+        const SpanChange span = span_change(h.commits, st.before, st.after);
+        if (!span.instance_only) continue;
         st.environment = false;
         st.environment_reason.clear();
         st.instance_change = fmt::format("{} ({} of the group's {} normalisable members stay beyond the minimum "
                                          "effect with their ceiling taken out)",
-                                         change, survived, normalizable);
+                                         span.change, survived, normalizable);
       }
     HistoryGroup env = g, code = g;
     env.steps.clear();
