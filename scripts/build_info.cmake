@@ -6,7 +6,8 @@ if(NOT GIT_RC EQUAL 0 OR GIT_SHA STREQUAL "")
   set(GIT_SHA "unknown")
   set(GIT_DIRTY "true")
 else()
-  execute_process(COMMAND git -C ${SOURCE_DIR} status --porcelain --untracked-files=no
+  # Untracked files git does not ignore count too (a new source file changes what is built), as in code_rev.cmake.
+  execute_process(COMMAND git -C ${SOURCE_DIR} status --porcelain
                   OUTPUT_VARIABLE GIT_STATUS OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(GIT_STATUS STREQUAL "")
     set(GIT_DIRTY "false")

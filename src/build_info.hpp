@@ -8,7 +8,7 @@ namespace labrun {
 struct BuildInfo {
   std::string version;             ///< labrun's version (CMake project version)
   std::string git_sha;             ///< HEAD at build time, or "unknown"
-  bool git_dirty;                  ///< tracked files differed from HEAD at build time
+  bool git_dirty;                  ///< tracked files differed from HEAD, or untracked non-ignored files existed, at build time
   std::string build_type;          ///< CMAKE_BUILD_TYPE, e.g. "Release"
   std::string cxx_compiler;        ///< e.g. "GNU-12.2.0"
   std::string cxx_flags;
