@@ -1,19 +1,26 @@
-// register_builtin: every experiment of experiments.def, host side.
-#include "registry.hpp"
+// The built-in experiments that declare themselves without the SDK (experiments.def), host side: one registry
+// function, stored at static initialisation and run from main (register_linked_experiments).
+#include "sdk_registry.hpp"
 
 namespace labrun {
 
-#define LABRUN_EXPERIMENT(name) \
-  namespace name {              \
+#define LABRUN_BUILTIN(name) \
+  namespace name {           \
   void register_experiment(Registry& registry); \
   }
 #include "experiments.def"
-#undef LABRUN_EXPERIMENT
+#undef LABRUN_BUILTIN
 
-void register_builtin(Registry& registry) {
-#define LABRUN_EXPERIMENT(name) name::register_experiment(registry);
+namespace {
+
+void register_builtins(Registry& registry) {
+#define LABRUN_BUILTIN(name) name::register_experiment(registry);
 #include "experiments.def"
-#undef LABRUN_EXPERIMENT
+#undef LABRUN_BUILTIN
 }
+
+const detail::RegistryRegistrar kBuiltins("builtins", detail::RegistryRegistrar::Side::host, &register_builtins);
+
+}  // namespace
 
 }  // namespace labrun

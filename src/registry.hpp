@@ -1,7 +1,7 @@
 // Experiments and their variants: what an experiment package declares to the lab (axes, variants, cost
-// estimate, size axis, plots, report section, shipped hypotheses). Registration is explicit, from main()
-// (register_builtin, register_cuda_experiments; the one table of experiments is experiments/experiments.def),
-// never during static initialisation, so no CUDA call can run before main.
+// estimate, size axis, plots, report section, shipped hypotheses). Experiments store a definition function at
+// static initialisation (labrun/experiment.hpp, src/sdk_registry.hpp) and nothing else; the functions run from
+// main() (register_builtin, register_cuda_experiments), so no CUDA call can run before main.
 #pragma once
 
 #include <functional>
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "axis.hpp"
+#include <labrun/axis.hpp>
 #include "backend.hpp"
-#include "point.hpp"
+#include <labrun/point.hpp>
 
 namespace labrun {
 
@@ -106,12 +106,12 @@ class Registry {
   std::vector<Experiment> experiments_;
 };
 
-/// Registers every experiment of experiments/experiments.def (host implementations) into `registry`.
-/// Defined in experiments/register.cpp.
+/// Registers every linked experiment (host implementations) into `registry`: register_linked_experiments
+/// (src/sdk_registry.hpp).
 void register_builtin(Registry& registry);
 
-/// Adds the CUDA implementations of every experiment of experiments/experiments.def. Defined in
-/// experiments/cuda/register.cpp, linked only into CUDA builds.
+/// Adds the CUDA implementations of every linked experiment: register_linked_cuda with the SDK's CUDA workload
+/// (src/device/sdk_cuda.cpp, linked only into CUDA builds).
 void register_cuda_experiments(Registry& registry);
 
 }  // namespace labrun

@@ -1,3 +1,5 @@
+// The gelu experiment's kernels, their launchers, and its CUDA variants (LABRUN_CUDA_VARIANTS): every buffer is
+// the SDK's (allocated before any capture, case C12); each op is marked for the kernel breakdown.
 #include "gelu/cuda/gelu_kernels.cuh"
 
 #include <cuda_bf16.h>
@@ -5,7 +7,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "cuda_check.hpp"
+#include <labrun/cuda.cuh>
+#include <labrun/experiment.hpp>
 
 namespace labrun::gelu::kernels {
 
@@ -168,9 +171,7 @@ __global__ void __launch_bounds__(kBlock) fused_scalar_kernel(const S* __restric
 template <auto Kernel>
 int resident_blocks() {
   static const int blocks = [] {
-    int b = 0;
-    LABRUN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, 0));
-    return std::max(b, 1);
+    return labrun::cuda::resident_blocks_per_sm(Kernel, kBlock);
   }();
   return blocks;
 }
@@ -267,3 +268,47 @@ void prepare(DType t) {
 }
 
 }  // namespace labrun::gelu::kernels
+
+namespace labrun::gelu {
+
+// One iteration of a variant: the seven ops (as an eager framework runs 0.5*x*(1 + tanh(sqrt(2/pi)*(x +
+// 0.044715*x**3))), each a full read of its inputs and a full write of its output) or one fused kernel.
+Step launcher(Launch& setup) {
+  const std::string variant = setup.args().variant();
+  kernels::prepare(setup.args().dtype());  // occupancy look-ups now, not inside a graph capture
+  return [variant](Launch& l) {
+    const View &x = l.in("x"), &y = l.out("y");
+    const DType t = *x.elem.dtype;
+    const std::int64_t n = x.count;
+    const double ns = static_cast<double>(x.bytes());
+    const int sm = l.sm_count();
+    cudaStream_t st = l.stream();
+    if (variant == "fused") {
+      kernels::fused(t, x.data, y.data, n, sm, st);
+      return l.mark("gelu_scalar", 2 * ns);
+    }
+    if (variant == "fused_vec") {
+      kernels::fused_vec(t, x.data, y.data, n, sm, st);
+      return l.mark("gelu_vec", 2 * ns);
+    }
+    using kernels::Op;
+    void *a = l.scratch("a").data, *b = l.scratch("b").data;
+    const struct {
+      Op op;
+      const void *in1, *in2;
+      void* out;
+      const char* name;
+    } ops[] = {{Op::pow3, x.data, nullptr, a, "pow3"},           {Op::scale_alpha, a, nullptr, b, "scale_alpha"},
+               {Op::add, x.data, b, a, "add_x"},                 {Op::scale_sqrt2pi, a, nullptr, b, "scale_sqrt2pi"},
+               {Op::tanh, b, nullptr, a, "tanh"},                {Op::add_one, a, nullptr, b, "add_one"},
+               {Op::mul_half, x.data, b, y.data, "mul_half_x"}};
+    for (const auto& o : ops) {
+      kernels::unfused_op(o.op, t, o.in1, o.in2, o.out, n, sm, st);
+      l.mark(o.name, (1 + kernels::op_inputs(o.op)) * ns);
+    }
+  };
+}
+
+LABRUN_CUDA_VARIANTS(gelu) { e.cuda("unfused", launcher).cuda("fused", launcher).cuda("fused_vec", launcher); }
+
+}  // namespace labrun::gelu

@@ -1,0 +1,166 @@
+// The experiment SDK's CUDA workload: the point's inputs on the device (generated there by the experiment's device
+// generator, else copied from the host set; kept while the input key stays), outputs and scratch allocated before
+// any capture (case C12), the variant's setup run once, each iteration enqueued on the backend's stream; the
+// correctness iteration poisons the outputs with NaN bytes, waits, copies them back and runs the experiment's check.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "cuda_backend.hpp"
+#include "sdk_registry.hpp"
+#include "stream_pool.hpp"
+
+namespace labrun {
+
+namespace {
+
+// The device copy of one input set.
+struct DeviceInputs {
+  std::vector<DeviceBuffer> buffers;
+  Arrays arrays;
+};
+
+// Device buffers of one role, from a Layout (at least 16 bytes each).
+void allocate(const Layout& layout, Role role, MemoryRole memory, std::vector<DeviceBuffer>& buffers, Arrays& arrays) {
+  for (const auto& e : layout.entries()) {
+    if (e.role != role) continue;
+    buffers.emplace_back(std::max<std::size_t>(static_cast<std::size_t>(e.count) * e.elem.bytes, 16), memory);
+    arrays.put(e.name, View{buffers.back().get(), e.count, e.elem});
+  }
+}
+
+class CudaLaunch : public Launch {
+ public:
+  CudaLaunch(const Args& args, LaunchContext& ctx, const Arrays& in, const Arrays& out, const Arrays& scratch)
+      : args_(args), ctx_(ctx), in_(in), out_(out), scratch_(scratch) {}
+  const Args& args() const override { return args_; }
+  const View& in(const std::string& name) const override { return in_[name]; }
+  const View& out(const std::string& name) const override { return out_[name]; }
+  const View& scratch(const std::string& name) const override { return scratch_[name]; }
+  CUstream_st* stream() const override { return ctx_.stream(); }
+  int sm_count() const override { return ctx_.sm_count(); }
+  int device() const override { return ctx_.device(); }
+  void mark(const char* op, double bytes) override { ctx_.mark(op, bytes); }
+  void read_to_host(void* host, const void* device_ptr, std::size_t bytes) override {
+    ctx_.read_to_host(host, device_ptr, bytes);
+  }
+  void* allocate(std::size_t bytes) override {
+    owned_.emplace_back(std::max<std::size_t>(bytes, 16));
+    return owned_.back().get();
+  }
+  void* allocate_pinned(std::size_t bytes) override {
+    pinned_.push_back(std::make_unique<PinnedBuffer>(std::max<std::size_t>(bytes, 16)));
+    return pinned_.back()->as<void>();
+  }
+  std::shared_ptr<void> stream_alloc(std::size_t bytes) override {
+    if (!pool_) pool_ = std::make_unique<CachingPool>(ctx_.device());
+    auto buf = std::make_shared<PoolBuffer>(std::max<std::size_t>(bytes, 16), ctx_.stream());
+    return std::shared_ptr<void>(buf, buf->get());
+  }
+
+ private:
+  const Args& args_;
+  LaunchContext& ctx_;
+  const Arrays &in_, &out_, &scratch_;
+  std::unique_ptr<CachingPool> pool_;  // declared before the buffers: released after them
+  std::vector<DeviceBuffer> owned_;
+  std::vector<std::unique_ptr<PinnedBuffer>> pinned_;
+};
+
+class SdkCudaWorkload : public Workload {
+ public:
+  SdkCudaWorkload(std::shared_ptr<SdkExperiment> exp, const Setup& setup, const Point& point, Backend& backend,
+                  const LabSettings& lab)
+      : exp_(std::move(exp)), point_(point), args_(point_), ctx_(launch_context(backend)), seed_(lab.seed),
+        scale_(lab.tolerance_scale.value_or(1.0)) {
+    // The reference first: from another process's cache entry it needs no host inputs (reference_cache.hpp).
+    ref_ = exp_->reference(args_, seed_);
+    const Layout layout = exp_->layout(args_);
+    dev_ = device_inputs(layout);
+    allocate(layout, Role::output, MemoryRole::work, buffers_, out_);
+    allocate(layout, Role::scratch, MemoryRole::work, buffers_, scratch_);
+    for (const auto& e : layout.entries())
+      if (e.role == Role::output) host_out_layout_.add(e.name, Role::output, e.elem, e.count);
+    launch_ = std::make_unique<CudaLaunch>(args_, ctx_, dev_->arrays, out_, scratch_);
+    step_ = setup(*launch_);  // before any capture: occupancy look-ups, workspaces
+  }
+
+  void run() override { step_(*launch_); }
+
+  Check check(const std::function<void()>& iterate) override {
+    // Poison: all-ones bytes are NaN in every floating-point dtype, so an element no thread wrote fails (C07).
+    for (const auto& [name, v] : out_.items())
+      LABRUN_CUDA(cudaMemsetAsync(v.data, 0xff, std::max<std::size_t>(v.bytes(), 1), ctx_.stream()));
+    iterate();
+    LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
+    // Not a variant's sync: read outside the counted path, after the iteration completed.
+    HostArrays host(host_out_layout_, Role::output, false);
+    for (const auto& [name, v] : out_.items())
+      if (v.bytes() > 0) LABRUN_CUDA(cudaMemcpy(host.arrays()[name].data, v.data, v.bytes(), cudaMemcpyDeviceToHost));
+    std::shared_ptr<const HostArrays> in;
+    auto inputs = [&]() -> const Arrays& {
+      if (!in) in = exp_->inputs(args_, seed_);
+      return in->arrays();
+    };
+    return exp_->compare(args_, inputs, host.arrays(), *ref_, scale_);
+  }
+
+  Cost cost() const override { return exp_->cost(args_, *ref_); }
+
+ private:
+  // The device copy of the point's input set, shared with the previous point's when the key is the same.
+  std::shared_ptr<DeviceInputs> device_inputs(const Layout& layout) {
+    const std::string key = exp_->input_key(args_) + "/" + std::to_string(exp_->input_seed(args_, seed_));
+    if (exp_->device_inputs && exp_->device_key == key) return std::static_pointer_cast<DeviceInputs>(exp_->device_inputs);
+    exp_->device_inputs.reset();  // free the old device copy before allocating the new one
+    auto fresh = std::make_shared<DeviceInputs>();
+    allocate(layout, Role::input, MemoryRole::input, fresh->buffers, fresh->arrays);
+    bool generated = false;
+    if (exp_->cuda && exp_->cuda->device_generator()) {
+      const Arrays none;
+      CudaLaunch l(args_, ctx_, fresh->arrays, none, none);
+      generated = exp_->cuda->device_generator()(l, exp_->input_seed(args_, seed_));
+      LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
+    }
+    if (!generated) {
+      auto host = exp_->inputs(args_, seed_);
+      for (const auto& [name, v] : fresh->arrays.items())
+        if (v.bytes() > 0)
+          LABRUN_CUDA(cudaMemcpy(v.data, host->arrays()[name].data, v.bytes(), cudaMemcpyHostToDevice));
+    }
+    exp_->device_inputs = fresh;
+    exp_->device_key = key;
+    return fresh;
+  }
+
+  std::shared_ptr<SdkExperiment> exp_;
+  Point point_;
+  Args args_;
+  LaunchContext& ctx_;
+  std::uint64_t seed_;
+  double scale_;
+  std::shared_ptr<const Reference> ref_;
+  std::shared_ptr<DeviceInputs> dev_;
+  std::vector<DeviceBuffer> buffers_;
+  Arrays out_, scratch_;
+  Layout host_out_layout_;
+  std::unique_ptr<CudaLaunch> launch_;
+  Step step_;
+};
+
+}  // namespace
+
+SdkCudaFactory sdk_cuda_factory() {
+  return [](std::shared_ptr<SdkExperiment> exp, const Setup& setup, const Point& point, Backend& backend,
+            const LabSettings& lab) -> std::unique_ptr<Workload> {
+    return std::make_unique<SdkCudaWorkload>(std::move(exp), setup, point, backend, lab);
+  };
+}
+
+void register_cuda_experiments(Registry& registry) { register_linked_cuda(registry, sdk_cuda_factory()); }
+
+}  // namespace labrun

@@ -1,0 +1,103 @@
+// The SDK's runtime seam: what the experiments registered at static initialisation (labrun/experiment.hpp's
+// LABRUN_EXPERIMENT and LABRUN_CUDA_VARIANTS, and the built-ins' registry functions) becomes, from main, entries
+// of a Registry; and the state the host and CUDA workloads of an SDK experiment share (inputs generated once per
+// input key, the reference from memory, the sweep's disk cache or computed).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <labrun/experiment.hpp>
+
+#include "backend.hpp"
+#include "registry.hpp"
+
+namespace labrun {
+
+namespace detail {
+/// A registry function of a built-in that declares itself without the SDK (host side, or its CUDA part):
+/// stored at static initialisation, run by register_linked_experiments. Nothing else.
+struct RegistryRegistrar {
+  enum class Side { host, cuda };
+  RegistryRegistrar(const char* name, Side side, void (*fn)(Registry&));
+};
+}  // namespace detail
+
+/// Host memory for one point's arrays of one role: allocated from a Layout (16-byte aligned, zeroed or not).
+class HostArrays {
+ public:
+  /// Allocates every entry of `layout` with role `role` (at least 16 bytes each). `zero`: fill with zeros.
+  HostArrays(const Layout& layout, Role role, bool zero);
+  HostArrays() = default;
+  Arrays& arrays() { return arrays_; }
+  const Arrays& arrays() const { return arrays_; }
+  /// Fills every array with 0xff bytes: NaN in every floating-point dtype (the correctness poison, case C07).
+  void poison();
+
+ private:
+  std::vector<std::shared_ptr<void>> blocks_;
+  Arrays arrays_;
+};
+
+/// What the workloads of one SDK experiment share within a process: the definition, its CUDA side, the current
+/// input set and reference (one at a time: the sweep puts variants innermost, so each set is made once), and a
+/// slot for the CUDA side's device copy of the inputs.
+class SdkExperiment {
+ public:
+  explicit SdkExperiment(std::shared_ptr<const ExperimentDef> def) : def_(std::move(def)) {}
+  const ExperimentDef& def() const { return *def_; }
+  std::shared_ptr<const CudaDef> cuda;  ///< set when a LABRUN_CUDA_VARIANTS of this experiment was linked
+
+  /// The point's Layout (ExperimentDef::arrays). @throws std::logic_error when the experiment declares none.
+  Layout layout(const Args& args) const;
+  /// "axis=value,..." over the input-defining axes, and the seed of that input set for lab seed `lab_seed`.
+  std::string input_key(const Args& args) const;
+  std::uint64_t input_seed(const Args& args, std::uint64_t lab_seed) const;
+  /// The host inputs of the point (generated on first use of their key; the previous set released first).
+  std::shared_ptr<const HostArrays> inputs(const Args& args, std::uint64_t lab_seed);
+  /// The reference of the point: from memory, else the sweep's disk cache (scalar references), else computed
+  /// from inputs() and stored there.
+  std::shared_ptr<const Reference> reference(const Args& args, std::uint64_t lab_seed);
+  /// The cost model at the point with `ref`, its peak work bytes filled from the Layout when the model leaves it NaN.
+  Cost cost(const Args& args, const Reference& ref) const;
+  /// Runs the experiment's check and turns its comparisons into the lab's Check (value and reference of the
+  /// worst element, tolerance = scale × its bound, the measurements in detail).
+  Check compare(const Args& args, const std::function<const Arrays&()>& inputs, const Arrays& outputs,
+                const Reference& ref, double scale) const;
+
+  /// The CUDA side's device input set (type-erased; src/device/sdk_cuda.cpp) and its key.
+  std::shared_ptr<void> device_inputs;
+  std::string device_key;
+
+ private:
+  std::shared_ptr<const ExperimentDef> def_;
+  std::string key_, ref_key_;
+  std::shared_ptr<const HostArrays> inputs_;
+  std::shared_ptr<const Reference> ref_;
+};
+
+/// Makes the CUDA workload of one SDK variant (src/device/sdk_cuda.cpp, linked into CUDA builds).
+using SdkCudaFactory = std::function<std::unique_ptr<Workload>(std::shared_ptr<SdkExperiment>, const Setup&,
+                                                               const Point&, Backend&, const LabSettings&)>;
+
+/// Adds every experiment registered at static initialisation (LABRUN_EXPERIMENT, and the built-ins' registry
+/// functions) to `registry` with its host implementations. Runs each definition once per call.
+/// @throws std::logic_error for a duplicate experiment or variant name.
+void register_linked_experiments(Registry& registry);
+
+/// Adds the CUDA implementations of the experiments register_linked_experiments added to `registry`: each
+/// LABRUN_CUDA_VARIANTS launcher through `cuda`, and the built-ins' CUDA registry functions.
+/// @throws std::logic_error for a CUDA part whose experiment is not linked, or a launcher of an unknown variant.
+void register_linked_cuda(Registry& registry, const SdkCudaFactory& cuda);
+
+/// The factory of src/device/sdk_cuda.cpp (CUDA builds only).
+SdkCudaFactory sdk_cuda_factory();
+
+/// How a failed Check reads in a point's reason: for an elementwise check the worst element, its value against
+/// the reference, the error against scale × bound and the mismatch count; for a scalar the value against the
+/// reference.
+std::string describe_failure(const Check& check);
+
+}  // namespace labrun
