@@ -633,9 +633,10 @@ Experiment to_experiment(const std::shared_ptr<SdkExperiment>& exp) {
 
 namespace {
 
-// The SDK experiments registered into each registry, for the CUDA side to find (by registry and name).
-std::map<std::pair<const Registry*, std::string>, std::shared_ptr<SdkExperiment>>& registered() {
-  static std::map<std::pair<const Registry*, std::string>, std::shared_ptr<SdkExperiment>> m;
+// The SDK experiments of the latest registration, by name, for the CUDA side to find. By name, not by registry:
+// a Registry may be moved after its host registration.
+std::map<std::string, std::shared_ptr<SdkExperiment>>& registered() {
+  static std::map<std::string, std::shared_ptr<SdkExperiment>> m;
   return m;
 }
 
@@ -648,7 +649,7 @@ void register_linked_experiments(Registry& registry) {
     define(*def);
     auto exp = std::make_shared<SdkExperiment>(def);
     registry.add(to_experiment(exp));
-    registered()[{&registry, name}] = exp;
+    registered()[name] = exp;
   }
   for (const auto& [name, fn] : regs.host_fns) fn(registry);
 }
@@ -656,8 +657,8 @@ void register_linked_experiments(Registry& registry) {
 void register_linked_cuda(Registry& registry, const SdkCudaFactory& cuda) {
   Registrations& regs = registrations();
   for (const auto& [name, define] : regs.cuda) {
-    const auto it = registered().find({&registry, name});
-    if (it == registered().end())
+    const auto it = registered().find(name);
+    if (it == registered().end() || !registry.find(name))
       throw std::logic_error("LABRUN_CUDA_VARIANTS(" + name + "): no LABRUN_EXPERIMENT(" + name + ") is linked");
     auto cdef = std::make_shared<CudaDef>(name);
     define(*cdef);
@@ -673,6 +674,11 @@ void register_linked_cuda(Registry& registry, const SdkCudaFactory& cuda) {
 }
 
 void register_builtin(Registry& registry) { register_linked_experiments(registry); }
+
+std::shared_ptr<SdkExperiment> sdk_experiment(const Registry& registry, const std::string& name) {
+  const auto it = registered().find(name);
+  return it == registered().end() || !registry.find(name) ? nullptr : it->second;
+}
 
 std::string describe_failure(const Check& c) {
   const Json& d = c.detail;

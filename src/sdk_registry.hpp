@@ -92,12 +92,12 @@ void register_linked_experiments(Registry& registry);
 /// @throws std::logic_error for a CUDA part whose experiment is not linked, or a launcher of an unknown variant.
 void register_linked_cuda(Registry& registry, const SdkCudaFactory& cuda);
 
+/// The SDK experiment `name` that register_linked_experiments added to `registry` (its definition, inputs and
+/// reference as the lab uses them); nullptr if there is none.
+std::shared_ptr<SdkExperiment> sdk_experiment(const Registry& registry, const std::string& name);
+
 /// The factory of src/device/sdk_cuda.cpp (CUDA builds only).
 SdkCudaFactory sdk_cuda_factory();
 
-/// How a failed Check reads in a point's reason: for an elementwise check the worst element, its value against
-/// the reference, the error against scale × bound and the mismatch count; for a scalar the value against the
-/// reference.
-std::string describe_failure(const Check& check);
 
 }  // namespace labrun

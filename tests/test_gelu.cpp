@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "config.hpp"
-#include "gelu/gelu.hpp"
+#include "gelu_test.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
 #include "record.hpp"
@@ -24,52 +24,9 @@
 namespace labrun {
 namespace {
 
-using gelu::Inputs;
-using gelu::Variant;
-
-constexpr std::uint64_t kSeed = 20261129;
-constexpr double kU = 0x1.0p-24;   // f32 unit roundoff
-constexpr double kUb = 0x1.0p-8;   // bf16 unit roundoff
-const Variant kVariants[] = {Variant::unfused, Variant::fused, Variant::fused_vec};
-const DType kDTypes[] = {DType::f32, DType::bf16};
+using namespace test_gelu;
 
 const Experiment& experiment() { return *test::builtin().find("gelu"); }
-
-/// Inputs holding exactly `values`, rounded to `dtype`.
-Inputs inputs_of(const std::vector<float>& values, DType dtype) {
-  Inputs in;
-  in.dtype = dtype;
-  in.n = static_cast<std::int64_t>(values.size());
-  in.storage.assign((values.size() * dtype_bytes(dtype) + 7) / 8 + 1, 0);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (dtype == DType::f32) static_cast<float*>(in.data())[i] = values[i];
-    else static_cast<std::uint16_t*>(in.data())[i] = float_to_bf16(values[i]);
-  }
-  return in;
-}
-
-/// One host iteration of `v`; the output as raw storage (one spare word so n = 0 has a valid pointer).
-std::vector<std::uint64_t> run_host(Variant v, const Inputs& in) {
-  std::vector<std::uint64_t> out((in.data_bytes() + 7) / 8 + 1, ~std::uint64_t{0});
-  gelu::HostScratch scratch;
-  gelu::host_run(v, in, out.data(), scratch);
-  return out;
-}
-
-double out_value(const std::vector<std::uint64_t>& out, DType t, std::int64_t i) {
-  if (t == DType::bf16) return bf16_to_float(reinterpret_cast<const std::uint16_t*>(out.data())[i]);
-  return reinterpret_cast<const float*>(out.data())[i];
-}
-
-Check check_host(Variant v, const Inputs& in, double scale = 1.0) {
-  const auto ref = gelu::reference(in);
-  const auto out = run_host(v, in);
-  return gelu::compare(v, in, ref, out.data(), scale);
-}
-
-Point point(const std::string& variant, std::int64_t n, const std::string& dtype, const std::string& mode = "eager") {
-  return Point{"gelu", variant, {{"n", n}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
-}
 
 LabSettings quick_lab() {
   LabSettings lab;
@@ -101,7 +58,7 @@ TEST(GeluReference, HandComputedValues) {
   for (double x : {0.1, 0.7, 1.3, 2.9, 5.5}) EXPECT_NEAR(gelu::reference_value(-x), gelu::reference_value(x) - x, 1e-15);
   // reference() decodes each stored element exactly (bf16 0.1 is 0.10009765625).
   const Inputs in = inputs_of({1.0f, 0.1f}, DType::bf16);
-  const auto ref = gelu::reference(in);
+  const auto ref = reference_of(in);
   ASSERT_EQ(ref.size(), 2u);
   EXPECT_EQ(ref[0], gelu::reference_value(1.0));
   EXPECT_EQ(ref[1], gelu::reference_value(0.10009765625));
@@ -120,21 +77,21 @@ TEST(GeluReference, F32Constants) {
 TEST(GeluHost, EveryVariantMatchesTheReference) {
   for (DType t : kDTypes)
     for (std::int64_t n : {0, 1, 7, 8, 9, 1000, 100003}) {
-      const Inputs in = gelu::generate(n, t, kSeed);
-      const auto ref = gelu::reference(in);
+      const Inputs in = generate_inputs(n, t, kSeed);
+      const auto ref = reference_of(in);
       for (Variant v : kVariants) {
-        SCOPED_TRACE(std::string(gelu::to_string(v)) + " " + to_string(t) + " n=" + std::to_string(n));
+        SCOPED_TRACE(std::string(name(v)) + " " + to_string(t) + " n=" + std::to_string(n));
         const auto out = run_host(v, in);
-        const Check c = gelu::compare(v, in, ref, out.data(), 1.0);
+        const Check c = compare(v, in, ref, out.data(), 1.0);
         EXPECT_TRUE(c.passed) << c.detail.dump();
-        EXPECT_LE(c.value, 1.0);
+        EXPECT_LE(ratio(c), 1.0);
         EXPECT_EQ(c.detail["nonfinite"], 0);
         EXPECT_EQ(c.detail["elements"], n);
         if (n == 0) {
-          EXPECT_EQ(c.value, 0.0);
+          EXPECT_EQ(ratio(c), 0.0);
         }
         if (n > 1000) {
-          EXPECT_GT(c.value, 0.05) << "the bound should be within a small factor of the real error";
+          EXPECT_GT(ratio(c), 0.05) << "the bound should be within a small factor of the real error";
         }
       }
     }
@@ -149,7 +106,7 @@ TEST(GeluHost, EdgeValues) {
     for (Variant v : kVariants) {
       const Inputs in = inputs_of(xs, t);
       const Check c = check_host(v, in);
-      EXPECT_TRUE(c.passed) << gelu::to_string(v) << " " << to_string(t) << ": " << c.detail.dump();
+      EXPECT_TRUE(c.passed) << name(v) << " " << to_string(t) << ": " << c.detail.dump();
     }
   const Inputs in = inputs_of({-6.0f}, DType::f32);
   EXPECT_EQ(out_value(run_host(Variant::fused, in), DType::f32, 0), 0.0);
@@ -158,7 +115,7 @@ TEST(GeluHost, EdgeValues) {
 // fused and fused_vec have identical numerics (one expression); on the host they give the same bits.
 TEST(GeluHost, FusedAndFusedVecAreBitIdentical) {
   for (DType t : kDTypes) {
-    const Inputs in = gelu::generate(4099, t, kSeed);
+    const Inputs in = generate_inputs(4099, t, kSeed);
     EXPECT_EQ(run_host(Variant::fused, in), run_host(Variant::fused_vec, in)) << to_string(t);
   }
 }
@@ -186,7 +143,7 @@ TEST(GeluHost, UnfusedRoundsEachIntermediate) {
   const float y = (0.5f * x) * (1.0f + t5);
   EXPECT_EQ(out_value(run_host(Variant::unfused, inputs_of({x}, DType::f32)), DType::f32, 0), y);
   // And the rounding counts differ in practice: on 10^4 bf16 inputs unfused and fused disagree somewhere.
-  const Inputs many = gelu::generate(10000, DType::bf16, kSeed);
+  const Inputs many = generate_inputs(10000, DType::bf16, kSeed);
   EXPECT_NE(run_host(Variant::unfused, many), run_host(Variant::fused, many));
 }
 
@@ -207,28 +164,28 @@ TEST(GeluTolerance, HandComputedBound) {
     const double z = k * (x + a * x * x * x), t = std::tanh(z), s = 1 - t * t, y = gelu::reference_value(x);
     const double ax = std::fabs(x);
     const double fused_f32 = 2 * (0.5 * ax * s * std::fabs(z) * 4 * kU + 0.5 * ax * std::fabs(t) * 4 * kU + std::fabs(y) * kU);
-    EXPECT_NEAR(gelu::bound(Variant::fused, DType::f32, x, y), fused_f32, 1e-9 * fused_f32) << x;
+    EXPECT_NEAR(gelu::bound(gelu::roundings(Variant::fused, DType::f32), x, y), fused_f32, 1e-9 * fused_f32) << x;
     const double fused_bf16 =
         2 * (0.5 * ax * s * std::fabs(z) * 4 * kU + 0.5 * ax * std::fabs(t) * 4 * kU + std::fabs(y) * (kU + kUb));
-    EXPECT_NEAR(gelu::bound(Variant::fused_vec, DType::bf16, x, y), fused_bf16, 1e-9 * fused_bf16) << x;
+    EXPECT_NEAR(gelu::bound(gelu::roundings(Variant::fused_vec, DType::bf16), x, y), fused_bf16, 1e-9 * fused_bf16) << x;
     const double e12 = 2 * (2 * kU + kUb), e34 = (kU + kUb) + (2 * kU + kUb), e5 = 4 * kU + kUb, e67 = 2 * (kU + kUb);
     const double unfused_bf16 = 2 * (0.5 * ax * s * (k * a * ax * ax * ax * e12 + std::fabs(z) * e34) +
                                      0.5 * ax * std::fabs(t) * e5 + std::fabs(y) * e67);
-    EXPECT_NEAR(gelu::bound(Variant::unfused, DType::bf16, x, y), unfused_bf16, 1e-9 * unfused_bf16) << x;
+    EXPECT_NEAR(gelu::bound(gelu::roundings(Variant::unfused, DType::bf16), x, y), unfused_bf16, 1e-9 * unfused_bf16) << x;
   }
-  EXPECT_EQ(gelu::bound(Variant::fused, DType::f32, 0.0, 0.0), 0.0);
+  EXPECT_EQ(gelu::bound(gelu::roundings(Variant::fused, DType::f32), 0.0, 0.0), 0.0);
   // At x = 1 the f32 fused bound is 3.7e-7, about six ulp (2^-24) of y = 0.84: tight.
-  EXPECT_LT(gelu::bound(Variant::fused, DType::f32, 1.0, gelu::reference_value(1.0)), 7 * kU);
+  EXPECT_LT(gelu::bound(gelu::roundings(Variant::fused, DType::f32), 1.0, gelu::reference_value(1.0)), 7 * kU);
 }
 
 // The bound tells one rounding from seven: the unfused bf16 output fails the fused bf16 bound, a fused output
 // whose tanh was rounded to bf16 fails it too, and one f32 element off by three bounds fails the f32 check.
 TEST(GeluTolerance, DistinguishesRoundingCounts) {
-  const Inputs in = gelu::generate(100000, DType::bf16, kSeed);
-  const auto ref = gelu::reference(in);
+  const Inputs in = generate_inputs(100000, DType::bf16, kSeed);
+  const auto ref = reference_of(in);
   const auto unfused = run_host(Variant::unfused, in);
-  EXPECT_TRUE(gelu::compare(Variant::unfused, in, ref, unfused.data(), 1.0).passed);
-  const Check strict = gelu::compare(Variant::fused, in, ref, unfused.data(), 1.0);
+  EXPECT_TRUE(compare(Variant::unfused, in, ref, unfused.data(), 1.0).passed);
+  const Check strict = compare(Variant::fused, in, ref, unfused.data(), 1.0);
   EXPECT_FALSE(strict.passed);
   EXPECT_GT(strict.detail["mismatches"].get<std::int64_t>(), 100);
 
@@ -239,15 +196,15 @@ TEST(GeluTolerance, DistinguishesRoundingCounts) {
     const float t = bf16_to_float(float_to_bf16(std::tanh(z)));
     rounded_tanh[i] = float_to_bf16(0.5f * x * (1.0f + t));
   }
-  EXPECT_FALSE(gelu::compare(Variant::fused, in, ref, rounded_tanh.data(), 1.0).passed);
+  EXPECT_FALSE(compare(Variant::fused, in, ref, rounded_tanh.data(), 1.0).passed);
 
-  const Inputs f = gelu::generate(1000, DType::f32, kSeed);
-  const auto fref = gelu::reference(f);
+  const Inputs f = generate_inputs(1000, DType::f32, kSeed);
+  const auto fref = reference_of(f);
   auto out = run_host(Variant::fused, f);
   float* y = reinterpret_cast<float*>(out.data());
-  EXPECT_TRUE(gelu::compare(Variant::fused, f, fref, out.data(), 1.0).passed);
-  y[500] = static_cast<float>(fref[500] + 3 * gelu::bound(Variant::fused, DType::f32, f.value(500), fref[500]));
-  const Check off = gelu::compare(Variant::fused, f, fref, out.data(), 1.0);
+  EXPECT_TRUE(compare(Variant::fused, f, fref, out.data(), 1.0).passed);
+  y[500] = static_cast<float>(fref[500] + 3 * gelu::bound(gelu::roundings(Variant::fused, DType::f32), f.value(500), fref[500]));
+  const Check off = compare(Variant::fused, f, fref, out.data(), 1.0);
   EXPECT_FALSE(off.passed);
   EXPECT_EQ(off.detail["worst_index"], 500);
   EXPECT_EQ(off.detail["mismatches"], 1);
@@ -255,62 +212,63 @@ TEST(GeluTolerance, DistinguishesRoundingCounts) {
 
 // NaN (the poison), inf, and an all-zero output never pass (case C07); the Check fields as documented.
 TEST(GeluCompare, NaNInfAndZeroNeverPass) {
-  const Inputs in = gelu::generate(1000, DType::f32, kSeed);
-  const auto ref = gelu::reference(in);
+  const Inputs in = generate_inputs(1000, DType::f32, kSeed);
+  const auto ref = reference_of(in);
   auto out = run_host(Variant::fused, in);
-  const Check good = gelu::compare(Variant::fused, in, ref, out.data(), 1.0);
+  const Check good = compare(Variant::fused, in, ref, out.data(), 1.0);
   ASSERT_TRUE(good.passed);
-  EXPECT_EQ(good.reference, 0.0);
-  EXPECT_EQ(good.abs_error, good.value);
-  EXPECT_EQ(good.tolerance, 1.0);
-  for (const char* key : {"worst_index", "worst_x", "worst_y", "worst_reference", "worst_bound", "max_abs_error",
-                          "max_rel_error", "mismatches", "nonfinite"})
+  // The worst element as measured: its value and reference, the error and scale x its bound.
+  const std::int64_t w = good.detail["worst_index"].get<std::int64_t>();
+  EXPECT_EQ(good.value, out_value(out, DType::f32, w));
+  EXPECT_EQ(good.reference, ref[w]);
+  EXPECT_EQ(good.abs_error, std::fabs(good.value - good.reference));
+  EXPECT_DOUBLE_EQ(good.tolerance, real_from_json(good.detail["worst_bound"]));
+  EXPECT_EQ(good.detail["kind"], "elementwise");
+  for (const char* key : {"worst_index", "worst_x", "worst_value", "worst_reference", "worst_bound", "worst_ratio",
+                          "max_abs_error", "max_rel_error", "mismatches", "nonfinite", "elements"})
     EXPECT_TRUE(good.detail.contains(key)) << key;
   EXPECT_LE(real_from_json(good.detail["max_abs_error"]), 1e-6);
 
   float* y = reinterpret_cast<float*>(out.data());
   const float keep = y[17];
   y[17] = std::numeric_limits<float>::quiet_NaN();
-  Check c = gelu::compare(Variant::fused, in, ref, out.data(), 1e300);
+  Check c = compare(Variant::fused, in, ref, out.data(), 1e300);
   EXPECT_FALSE(c.passed);
-  EXPECT_EQ(c.value, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(ratio(c), std::numeric_limits<double>::infinity());
   EXPECT_EQ(c.detail["nonfinite"], 1);
   EXPECT_EQ(c.detail["worst_index"], 17);
   y[17] = std::numeric_limits<float>::infinity();
-  EXPECT_FALSE(gelu::compare(Variant::fused, in, ref, out.data(), 1e300).passed);
+  EXPECT_FALSE(compare(Variant::fused, in, ref, out.data(), 1e300).passed);
   y[17] = keep;
 
   std::vector<std::uint64_t> poison(out.size(), ~std::uint64_t{0});
-  c = gelu::compare(Variant::fused, in, ref, poison.data(), 1.0);
+  c = compare(Variant::fused, in, ref, poison.data(), 1.0);
   EXPECT_FALSE(c.passed);
   EXPECT_EQ(c.detail["nonfinite"], 1000);
   std::vector<std::uint64_t> zeros(out.size(), 0);
-  EXPECT_FALSE(gelu::compare(Variant::fused, in, ref, zeros.data(), 1.0).passed);
+  EXPECT_FALSE(compare(Variant::fused, in, ref, zeros.data(), 1.0).passed);
   // bf16: all-ones bits are NaN too.
-  const Inputs b = gelu::generate(10, DType::bf16, kSeed);
-  EXPECT_FALSE(gelu::compare(Variant::fused, b, gelu::reference(b), poison.data(), 1.0).passed);
+  const Inputs b = generate_inputs(10, DType::bf16, kSeed);
+  EXPECT_FALSE(compare(Variant::fused, b, reference_of(b), poison.data(), 1.0).passed);
 }
 
 // lab.tolerance_scale multiplies the bound: the worst ratio is then compared with the scale.
 TEST(GeluCompare, ToleranceScale) {
-  const Inputs in = gelu::generate(1000, DType::bf16, kSeed);
-  const auto ref = gelu::reference(in);
+  const Inputs in = generate_inputs(1000, DType::bf16, kSeed);
+  const auto ref = reference_of(in);
   const auto out = run_host(Variant::unfused, in);
-  const Check one = gelu::compare(Variant::fused, in, ref, out.data(), 1.0);
+  const Check one = compare(Variant::fused, in, ref, out.data(), 1.0);
   ASSERT_FALSE(one.passed);
-  const Check loose = gelu::compare(Variant::fused, in, ref, out.data(), 2 * one.value);
+  const Check loose = compare(Variant::fused, in, ref, out.data(), 2 * ratio(one));
   EXPECT_TRUE(loose.passed);
-  EXPECT_EQ(loose.tolerance, 2 * one.value);
-  EXPECT_EQ(loose.value, one.value);
+  EXPECT_DOUBLE_EQ(loose.tolerance, 2 * ratio(one) * real_from_json(loose.detail["worst_bound"]));
+  EXPECT_EQ(ratio(loose), ratio(one));
+  EXPECT_EQ(real_from_json(loose.detail["tolerance_scale"]), 2 * ratio(one));
 }
 
 // unfused: 9 n s read, 7 n s written, 7 launches, 9 flop per element; fused: n s each way, 1 launch, 8 flop.
 TEST(GeluCost, Numbers) {
-  gelu::Params p;
-  p.n = 1000;
-  p.dtype = DType::f32;
-  p.variant = Variant::unfused;
-  Cost c = gelu::cost(p);
+  Cost c = gelu::cost(Variant::unfused, DType::f32, 1000);
   EXPECT_EQ(c.bytes_read, 36000);
   EXPECT_EQ(c.bytes_written, 28000);
   EXPECT_EQ(c.bytes, 64000);
@@ -318,23 +276,21 @@ TEST(GeluCost, Numbers) {
   EXPECT_EQ(c.flop, 9000);
   EXPECT_EQ(c.launches, 7);
   EXPECT_EQ(c.host_syncs, 0);
-  EXPECT_EQ(gelu::working_set_bytes(p), 16000);
-  p.dtype = DType::bf16;
+  EXPECT_EQ(c.peak_work_bytes, 12000);
+  EXPECT_EQ(experiment().estimate(point("unfused", 1000, "f32")).working_set_bytes, 16000);
   for (Variant v : {Variant::fused, Variant::fused_vec}) {
-    p.variant = v;
-    c = gelu::cost(p);
+    c = gelu::cost(v, DType::bf16, 1000);
     EXPECT_EQ(c.bytes_read, 2000);
     EXPECT_EQ(c.bytes_written, 2000);
     EXPECT_EQ(c.compulsory_bytes, 4000);
     EXPECT_EQ(c.flop, 8000);
     EXPECT_EQ(c.launches, 1);
     EXPECT_EQ(c.host_syncs, 0);
-    EXPECT_EQ(gelu::working_set_bytes(p), 4000);
+    EXPECT_EQ(c.peak_work_bytes, 2000);
+    EXPECT_EQ(experiment().estimate(point(name(v), 1000, "bf16")).working_set_bytes, 4000);
   }
   // At the founding text's 64M = 2^26 f32, fused_vec moves 2·n·s = 512 MiB: 0.128 ms at 4.2 TB/s.
-  p.n = std::int64_t{1} << 26;
-  p.dtype = DType::f32;
-  EXPECT_EQ(gelu::cost(p).bytes, 536870912.0);
+  EXPECT_EQ(gelu::cost(Variant::fused_vec, DType::f32, std::int64_t{1} << 26).bytes, 536870912.0);
   // The experiment's estimate is the same model.
   const PointEstimate e = experiment().estimate(point("unfused", 1000, "bf16"));
   EXPECT_EQ(e.working_set_bytes, 8000);
@@ -346,8 +302,8 @@ TEST(GeluCost, Numbers) {
 // depends on n, dtype and the lab seed, not on the variant or mode.
 TEST(GeluGenerate, ReproducibleRangeAndSeeds) {
   for (DType t : kDTypes) {
-    const Inputs a = gelu::generate(100000, t, kSeed), b = gelu::generate(100000, t, kSeed);
-    const Inputs c = gelu::generate(100000, t, kSeed + 1);
+    const Inputs a = generate_inputs(100000, t, kSeed), b = generate_inputs(100000, t, kSeed);
+    const Inputs c = generate_inputs(100000, t, kSeed + 1);
     EXPECT_EQ(a.storage, b.storage);
     EXPECT_NE(a.storage, c.storage);
     std::int64_t negative = 0, zero = 0, outside = 0, small = 0;
@@ -369,37 +325,26 @@ TEST(GeluGenerate, ReproducibleRangeAndSeeds) {
     EXPECT_NEAR(sum / 1e5, 0.0, 0.05) << to_string(t);
     EXPECT_GE(distinct.size(), 100u) << "not a constant";
   }
-  gelu::Params p;
-  p.n = 1000;
-  const std::uint64_t base = gelu::input_seed(p, kSeed);
-  gelu::Params q = p;
-  q.variant = Variant::unfused;
-  q.mode = "graph";
-  EXPECT_EQ(gelu::input_seed(q, kSeed), base);
-  q.dtype = DType::bf16;
-  EXPECT_NE(gelu::input_seed(q, kSeed), base);
-  q = p;
-  q.n = 1001;
-  EXPECT_NE(gelu::input_seed(q, kSeed), base);
-  EXPECT_NE(gelu::input_seed(p, kSeed + 1), base);
-  EXPECT_THROW(gelu::generate(-1, DType::f32, kSeed), std::invalid_argument);
-  EXPECT_THROW(gelu::generate(10, DType::f16, kSeed), std::invalid_argument);
+  auto seed = [](const Point& p, std::uint64_t lab) { return sdk()->input_seed(Args(p), lab); };
+  const std::uint64_t base = seed(point("fused_vec", 1000, "f32"), kSeed);
+  EXPECT_EQ(seed(point("unfused", 1000, "f32", "graph"), kSeed), base);
+  EXPECT_NE(seed(point("unfused", 1000, "bf16", "graph"), kSeed), base);
+  EXPECT_NE(seed(point("fused_vec", 1001, "f32"), kSeed), base);
+  EXPECT_NE(seed(point("fused_vec", 1000, "f32"), kSeed + 1), base);
+  EXPECT_THROW(generate_inputs(10, DType::f16, kSeed), std::invalid_argument);
 }
 
 // The input cache shares one input set and one reference across the variants of a point.
 TEST(GeluGenerate, CacheSharesInputsAcrossVariants) {
-  gelu::InputCache cache;
-  gelu::Params p;
-  p.n = 5000;
-  const auto in = cache.inputs(p, kSeed);
-  const auto ref = cache.reference_for(p, kSeed);
-  p.variant = Variant::unfused;
-  p.mode = "graph";
-  EXPECT_EQ(cache.inputs(p, kSeed), in);
-  EXPECT_EQ(cache.reference_for(p, kSeed), ref);
-  EXPECT_EQ(ref->size(), 5000u);
-  p.dtype = DType::bf16;
-  EXPECT_NE(cache.inputs(p, kSeed), in);
+  SdkExperiment& cache = *sdk();
+  const Point p = point("fused_vec", 5000, "f32");
+  const auto in = cache.inputs(Args(p), kSeed);
+  const auto ref = cache.reference(Args(p), kSeed);
+  const Point q = point("unfused", 5000, "f32", "graph");
+  EXPECT_EQ(cache.inputs(Args(q), kSeed), in);
+  EXPECT_EQ(cache.reference(Args(q), kSeed), ref);
+  EXPECT_EQ(ref->array("y").size(), 5000u);
+  EXPECT_NE(cache.inputs(Args(point("unfused", 5000, "bf16")), kSeed), in);
 }
 
 // Every point of configs/gelu.yaml validates: 15 sizes x 2 dtypes x 2 modes x 3 variants = 180 points, each with
@@ -413,8 +358,7 @@ TEST(GeluConfig, EveryPointValidates) {
   EXPECT_EQ(points.size(), 180u);
   std::set<std::int64_t> sizes;
   for (const Point& pt : points) {
-    const gelu::Params p = gelu::params_of(pt);
-    sizes.insert(p.n);
+    sizes.insert(pt.integer("n"));
     const PointEstimate e = experiment().estimate(pt);
     EXPECT_GT(e.working_set_bytes, 0);
     EXPECT_GT(e.bytes, 0);
@@ -439,18 +383,19 @@ TEST(GeluConfig, EveryPointValidates) {
 TEST(GeluRunPoint, HostStatuses) {
   for (const char* dtype : {"f32", "bf16"})
     for (Variant v : kVariants) {
-      const Json rec = run(point(gelu::to_string(v), 4099, dtype));
+      const Json rec = run(point(name(v), 4099, dtype));
       ASSERT_EQ(rec["status"], "ok") << rec.dump();
       EXPECT_EQ(rec["correctness"]["passed"], true);
-      EXPECT_LE(real_from_json(rec["correctness"]["value"]), 1.0);
+      EXPECT_LE(real_from_json(rec["correctness"]["detail"]["worst_ratio"]), 1.0);
       EXPECT_EQ(rec["correctness"]["detail"]["poisoned"], true);
       EXPECT_EQ(real_from_json(rec["cost"]["launches"]), v == Variant::unfused ? 7.0 : 1.0);
-      const Json graph = run(point(gelu::to_string(v), 4099, dtype, "graph"));
+      const Json graph = run(point(name(v), 4099, dtype, "graph"));
       EXPECT_EQ(graph["status"], "not_supported");
     }
   const Json empty = run(point("fused_vec", 0, "f32"));
   EXPECT_EQ(empty["status"], "ok") << empty.dump();
-  EXPECT_EQ(real_from_json(empty["correctness"]["value"]), 0.0);
+  EXPECT_EQ(real_from_json(empty["correctness"]["detail"]["worst_ratio"]), 0.0);
+  EXPECT_EQ(empty["correctness"]["detail"]["elements"], 0);
   // 2^22 f32 fused: x and y are 33.5 MB, over the default 32 MB.
   const Json big = run(point("fused", std::int64_t{1} << 22, "f32"));
   EXPECT_EQ(big["status"], "skipped");

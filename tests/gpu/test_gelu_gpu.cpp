@@ -23,7 +23,7 @@
 
 #include "cuda_backend.hpp"
 #include "gelu/cuda/gelu_kernels.cuh"
-#include "gelu/gelu.hpp"
+#include "gelu_test.hpp"
 #include "lab.hpp"
 #include "record.hpp"
 
@@ -31,6 +31,8 @@ namespace labrun {
 namespace {
 
 using gelu::Variant;
+using test_gelu::Inputs;
+using test_gelu::ratio;
 
 std::uint64_t test_seed() {
   static const std::uint64_t seed = [] {
@@ -105,16 +107,17 @@ TEST_F(GeluGpu, EveryVariantMatchesTheReferenceAndGraphEqualsEager) {
         const Json eager = run(v, n, dt, "eager");
         ASSERT_EQ(eager["status"], "ok") << eager.dump();
         EXPECT_TRUE(eager["correctness"]["passed"].get<bool>());
-        EXPECT_LE(real_from_json(eager["correctness"]["value"]), 1.0);
+        EXPECT_LE(real_from_json(eager["correctness"]["detail"]["worst_ratio"]), 1.0);
         EXPECT_EQ(eager["correctness"]["detail"]["nonfinite"], 0);
         EXPECT_EQ(eager["correctness"]["detail"]["mismatches"], 0);
         EXPECT_EQ(eager["correctness"]["detail"]["poisoned"], true);
         if (n == 0) {
-          EXPECT_EQ(real_from_json(eager["correctness"]["value"]), 0.0);
+          EXPECT_EQ(real_from_json(eager["correctness"]["detail"]["worst_ratio"]), 0.0);
         }
         const Json graph = run(v, n, dt, "graph");
         ASSERT_EQ(graph["status"], "ok") << graph.dump();
-        EXPECT_EQ(real_from_json(graph["correctness"]["value"]), real_from_json(eager["correctness"]["value"]));
+        EXPECT_EQ(real_from_json(graph["correctness"]["detail"]["worst_ratio"]),
+                  real_from_json(eager["correctness"]["detail"]["worst_ratio"]));
         EXPECT_EQ(graph["phases"]["warmup"]["mode_setup"]["graph_nodes"].get<int>(), v == std::string("unfused") ? 7 : 1);
       }
 }
@@ -126,7 +129,7 @@ TEST_F(GeluGpu, FusedAndFusedVecAreBitIdentical) {
   cudaStream_t s = ctx().stream();
   for (DType t : {DType::f32, DType::bf16}) {
     const std::int64_t n = 1000003;
-    const gelu::Inputs in = gelu::generate(n, t, test_seed());
+    const Inputs in = test_gelu::generate_inputs(n, t, test_seed());
     const std::size_t bytes = in.data_bytes();
     DeviceBuffer x(bytes), y1(bytes), y2(bytes);
     ASSERT_EQ(cudaMemcpy(x.get(), in.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
@@ -137,9 +140,7 @@ TEST_F(GeluGpu, FusedAndFusedVecAreBitIdentical) {
     ASSERT_EQ(cudaMemcpy(h1.data(), y1.get(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(h2.data(), y2.get(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(std::memcmp(h1.data(), h2.data(), bytes), 0) << to_string(t);
-    std::vector<std::uint64_t> host((bytes + 7) / 8 + 1);
-    gelu::HostScratch scratch;
-    gelu::host_run(Variant::fused, in, host.data(), scratch);
+    const std::vector<std::uint64_t> host = test_gelu::run_host(Variant::fused, in);
     std::int64_t differ = 0;
     const std::size_t s_bytes = dtype_bytes(t);
     for (std::int64_t i = 0; i < n; ++i)
@@ -161,10 +162,10 @@ TEST_F(GeluGpu, NoWritesPastTheEndForAnyTail) {
   for (DType t : {DType::f32, DType::bf16})
     for (Variant v : {Variant::unfused, Variant::fused, Variant::fused_vec})
       for (std::int64_t n : sizes) {
-        SCOPED_TRACE(std::string(gelu::to_string(v)) + " " + to_string(t) + " n=" + std::to_string(n));
+        SCOPED_TRACE(std::string(test_gelu::name(v)) + " " + to_string(t) + " n=" + std::to_string(n));
         const std::int64_t pad = 64;
         const std::size_t sb = dtype_bytes(t);
-        const gelu::Inputs in = gelu::generate(n + pad, t, test_seed() + static_cast<std::uint64_t>(n));
+        const Inputs in = test_gelu::generate_inputs(n + pad, t, test_seed() + static_cast<std::uint64_t>(n));
         const std::size_t total = static_cast<std::size_t>(n + pad) * sb;
         DeviceBuffer x(total), y(total), a(total), b(total);
         ASSERT_EQ(cudaMemcpy(x.get(), in.data(), total, cudaMemcpyHostToDevice), cudaSuccess);
@@ -175,9 +176,9 @@ TEST_F(GeluGpu, NoWritesPastTheEndForAnyTail) {
         ASSERT_EQ(cudaMemcpy(host.data(), y.get(), total, cudaMemcpyDeviceToHost), cudaSuccess);
         for (std::size_t i = static_cast<std::size_t>(n) * sb; i < total; ++i)
           ASSERT_EQ(host[i], 0x5a) << "byte " << i << " past the end was written";
-        gelu::Inputs head = in;
+        Inputs head = in;
         head.n = n;
-        const Check c = gelu::compare(v, head, gelu::reference(head), host.data(), 1.0);
+        const Check c = test_gelu::compare(v, head, test_gelu::reference_of(head), host.data(), 1.0);
         EXPECT_TRUE(c.passed) << c.detail.dump();
       }
 }
@@ -191,21 +192,21 @@ TEST_F(GeluGpu, IndicesBeyond2e31) {
   const DType t = DType::bf16;
   const std::size_t bytes = static_cast<std::size_t>(n) * 2;
   if (free < 5 * bytes) GTEST_SKIP() << "needs " << 5 * bytes / 1e9 << " GB of device memory, " << free / 1e9 << " free";
-  const gelu::Inputs in = gelu::generate(n, t, test_seed());
-  const std::vector<double> ref = gelu::reference(in);
+  const Inputs in = test_gelu::generate_inputs(n, t, test_seed());
+  const std::vector<double> ref = test_gelu::reference_of(in);
   DeviceBuffer x(bytes), y(bytes), a(bytes), b(bytes);
   ASSERT_EQ(cudaMemcpy(x.get(), in.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
   std::unique_ptr<std::uint64_t[]> host(new std::uint64_t[bytes / 8 + 1]);
   for (Variant v : {Variant::unfused, Variant::fused, Variant::fused_vec}) {
-    SCOPED_TRACE(gelu::to_string(v));
+    SCOPED_TRACE(test_gelu::name(v));
     ASSERT_EQ(cudaMemset(y.get(), 0xff, bytes), cudaSuccess);  // NaN poison
     launch_variant(v, t, x.get(), y.get(), a.get(), b.get(), n, ctx().sm_count(), ctx().stream());
     ASSERT_EQ(cudaStreamSynchronize(ctx().stream()), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(host.get(), y.get(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    const Check c = gelu::compare(v, in, ref, host.get(), 1.0);
+    const Check c = test_gelu::compare(v, in, ref, host.get(), 1.0);
     EXPECT_TRUE(c.passed) << c.detail.dump();
     EXPECT_EQ(c.detail["nonfinite"], 0);
-    std::printf("%s bf16 n=2^31+3: worst ratio %.3f\n", gelu::to_string(v), c.value);
+    std::printf("%s bf16 n=2^31+3: worst ratio %.3f\n", test_gelu::name(v), ratio(c));
   }
 }
 

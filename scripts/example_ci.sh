@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# A user's workflow, end to end, from labrun's build in build/: install labrun into a temporary prefix; copy
+# examples/rownorm outside the repository; configure and build it with only that prefix (timed, cold) and run its
+# ctest; then, in a scratch git repository of the example, three commits (the second makes the `block` variant 3x
+# slower on the host, the third changes only a comment), a host sweep at each (3 processes), `diff` of the first
+# against the second (must exit 1 naming `block`), and `history --repo` over the three (one step, at the second).
+# Usage: scripts/example_ci.sh [work dir]
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-$(mktemp -d /tmp/labrun-example.XXXXXX)}
+prefix=$work/prefix
+echo "example: installing labrun into $prefix"
+cmake --install "$repo/build" --prefix "$prefix" > "$work/install.log"
+src=$work/rownorm
+rm -rf "$src" && cp -r "$repo/examples/rownorm" "$src"
+cd "$src"
+git init -q && git config user.email ci@example.invalid && git config user.name ci
+git add -A && git commit -qm "rownorm: baseline"
+start=$(date +%s%N)
+cmake -S . -B build -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > "$work/configure.log"
+cmake --build build -j"$(nproc)" > "$work/build.log"
+build_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+build_s="$((build_ms / 1000)).$(printf %03d $((build_ms % 1000)))"
+echo "example: configured and built from cold against the prefix in ${build_s} s"
+ctest --test-dir build --output-on-failure
+build/rownorm_bench list
+sweep() { build/rownorm_bench sweep configs/ci.yaml --device cpu -q -o "$work/run-$1.jsonl" --force; }
+sweep 1
+sed -i 's|e.variant("block", "\(.*\)").host(host);|e.variant("block", "\1").host([host](Launch\& l) { host(l); host(l); host(l); });|' rownorm.cpp
+grep -q 'host(l); host(l); host(l);' rownorm.cpp || { echo "example: the slowdown edit did not apply"; exit 1; }
+git commit -qam "rownorm: block does its work three times"
+cmake --build build > /dev/null && sweep 2
+sed -i '1s|^// |// (comment only) |' rownorm.cpp
+git commit -qam "rownorm: comment"
+cmake --build build > /dev/null && sweep 3
+set +e
+build/rownorm_bench diff "$work/run-1.jsonl" "$work/run-2.jsonl" --fail-on slower > "$work/diff.txt"
+rc=$?
+set -e
+cat "$work/diff.txt"
+[ "$rc" -eq 1 ] || { echo "example: diff of commit 1 against 2 exited $rc, expected 1"; exit 1; }
+grep -E "rownorm/block/.*slower|block.*slower" "$work/diff.txt" > /dev/null || { echo "example: diff does not name block as slower"; exit 1; }
+if grep -E "thread_per_row.*slower" "$work/diff.txt" > /dev/null; then echo "example: diff names thread_per_row slower"; exit 1; fi
+set +e
+build/rownorm_bench history "$work/run-1.jsonl" "$work/run-2.jsonl" "$work/run-3.jsonl" --repo "$src" > "$work/history.txt"
+rc=$?
+set -e
+cat "$work/history.txt"
+second=$(git rev-parse HEAD~1)
+[ "$rc" -eq 0 ] || { echo "example: history exited $rc, expected 0 (the step is not at the newest commit)"; exit 1; }
+grep -E "step\(s\) in 1 group" "$work/history.txt" > /dev/null || { echo "example: history does not find exactly one step group"; exit 1; }
+grep -F "${second:0:10}" "$work/history.txt" > /dev/null || { echo "example: the step is not at the second commit ${second:0:10}"; exit 1; }
+echo "example: ok (build ${build_s} s; diff exit 1 naming block; history one step at ${second:0:10})"
