@@ -1,4 +1,4 @@
-#include "axis.hpp"
+#include <labrun/axis.hpp>
 
 #include <charconv>
 #include <cmath>

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config.hpp"
-#include "cost.hpp"
+#include <labrun/cost.hpp>
 
 namespace labrun {
 

@@ -30,7 +30,7 @@
 #include "processes.hpp"
 #include "record.hpp"
 #include "report.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 #include "format.hpp"
 #include "log.hpp"
 #include "merge_cli.hpp"

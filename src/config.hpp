@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "axis.hpp"
+#include <labrun/axis.hpp>
 #include "lab_settings.hpp"
 
 namespace labrun {

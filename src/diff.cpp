@@ -21,7 +21,7 @@
 #include "config.hpp"
 #include "record.hpp"
 #include "stats.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun {
 namespace {

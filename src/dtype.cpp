@@ -1,4 +1,4 @@
-#include "dtype.hpp"
+#include <labrun/dtype.hpp>
 
 #include <cmath>
 

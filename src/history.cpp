@@ -18,7 +18,7 @@
 #include "lab_settings.hpp"
 #include "merge.hpp"
 #include "stats.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun {
 namespace {

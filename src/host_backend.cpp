@@ -4,7 +4,7 @@
 #include <fstream>
 #include <string>
 
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun {
 

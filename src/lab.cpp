@@ -12,7 +12,7 @@
 #include "record.hpp"
 #include "stats.hpp"
 #include "interrupt.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun {
 

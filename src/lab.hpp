@@ -10,7 +10,7 @@
 
 #include "backend.hpp"
 #include "config.hpp"
-#include "point.hpp"
+#include <labrun/point.hpp>
 #include "point_record.hpp"
 #include "record.hpp"
 #include "registry.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "axis.hpp"
+#include <labrun/axis.hpp>
 
 namespace labrun {
 

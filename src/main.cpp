@@ -1,6 +1,6 @@
 // labrun's entry point: wires the device layer (when built with CUDA) into the host command line.
 #include "cli.hpp"
-#include "parallel.hpp"
+#include <labrun/parallel.hpp>
 
 #ifdef LABRUN_WITH_CUDA
 #include "cuda_backend.hpp"

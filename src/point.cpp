@@ -1,4 +1,4 @@
-#include "point.hpp"
+#include <labrun/point.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -11,7 +11,7 @@
 #include <functional>
 #include <set>
 
-#include "axis.hpp"
+#include <labrun/axis.hpp>
 
 namespace labrun {
 

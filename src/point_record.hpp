@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "boxed.hpp"
-#include "cost.hpp"
+#include <labrun/cost.hpp>
 #include "record.hpp"
 #include "stats.hpp"
 

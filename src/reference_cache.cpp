@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "point.hpp"  // fnv1a64
+#include <labrun/point.hpp>  // fnv1a64
 
 namespace labrun {
 

@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "lab_axes.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun {
 

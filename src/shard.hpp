@@ -8,7 +8,7 @@
 
 #include "backend.hpp"
 #include "config.hpp"
-#include "point.hpp"
+#include <labrun/point.hpp>
 #include "registry.hpp"
 
 namespace labrun {

@@ -21,7 +21,7 @@
 #include "point_record.hpp"
 #include "record.hpp"
 #include "spawn.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun {
 

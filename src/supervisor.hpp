@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "point.hpp"
+#include <labrun/point.hpp>
 
 namespace labrun {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "config.hpp"
-#include "point.hpp"
+#include <labrun/point.hpp>
 #include "registry.hpp"
 
 namespace labrun {

@@ -30,7 +30,7 @@
 #include "processes.hpp"
 #include "record.hpp"
 #include "reference_cache.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 #include "shard.hpp"
 #include "supervisor.hpp"
 #include "merge.hpp"

@@ -10,7 +10,7 @@
 #include "backend.hpp"
 #include "cli.hpp"
 #include "config.hpp"
-#include "point.hpp"
+#include <labrun/point.hpp>
 #include "registry.hpp"
 
 namespace labrun {

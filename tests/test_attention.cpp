@@ -15,7 +15,7 @@
 
 #include "attention/attention.hpp"
 #include "config.hpp"
-#include "dtype.hpp"
+#include <labrun/dtype.hpp>
 #include "host_backend.hpp"
 #include "lab.hpp"
 #include "record.hpp"

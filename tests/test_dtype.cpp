@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "dtype.hpp"
+#include <labrun/dtype.hpp>
 
 namespace labrun {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "lab.hpp"
 #include "record.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun {
 namespace {

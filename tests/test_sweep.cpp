@@ -12,7 +12,7 @@
 
 #include "config.hpp"
 #include "test_util.hpp"
-#include "point.hpp"
+#include <labrun/point.hpp>
 #include "registry.hpp"
 #include "sweep.hpp"
 

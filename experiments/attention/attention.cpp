@@ -6,13 +6,13 @@
 #include <set>
 #include <stdexcept>
 
-#include "counter_rng.hpp"
-#include "dtype.hpp"
-#include "parallel.hpp"
-#include "point.hpp"
+#include <labrun/counter_rng.hpp>
+#include <labrun/dtype.hpp>
+#include <labrun/parallel.hpp>
+#include <labrun/point.hpp>
 #include "record.hpp"
 #include "registry.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun::attention {
 

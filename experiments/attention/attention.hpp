@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "cost.hpp"
-#include "point.hpp"
+#include <labrun/cost.hpp>
+#include <labrun/point.hpp>
 
 namespace labrun::attention {
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "dtype.hpp"
+#include <labrun/dtype.hpp>
 #include "gemv_shape.hpp"
-#include "point.hpp"
+#include <labrun/point.hpp>
 
 namespace labrun::gemv {
 

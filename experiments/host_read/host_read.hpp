@@ -17,7 +17,7 @@
 
 #include "backend.hpp"
 #include "host_read/host_read_step.hpp"
-#include "point.hpp"
+#include <labrun/point.hpp>
 
 namespace labrun::host_read {
 

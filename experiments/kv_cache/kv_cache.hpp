@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "dtype.hpp"
+#include <labrun/dtype.hpp>
 #include "kv_cache/kv_cache_values.hpp"
-#include "point.hpp"
+#include <labrun/point.hpp>
 
 namespace labrun::kv_cache {
 

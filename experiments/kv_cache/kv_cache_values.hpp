@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "counter_rng.hpp"
+#include <labrun/counter_rng.hpp>
 
 namespace labrun::kv_cache {
 

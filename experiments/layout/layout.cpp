@@ -6,9 +6,9 @@
 #include <limits>
 #include <stdexcept>
 
-#include "counter_rng.hpp"
-#include "parallel.hpp"
-#include "point.hpp"
+#include <labrun/counter_rng.hpp>
+#include <labrun/parallel.hpp>
+#include <labrun/point.hpp>
 #include "record.hpp"
 #include "registry.hpp"
 

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "dtype.hpp"
-#include "point.hpp"
+#include <labrun/dtype.hpp>
+#include <labrun/point.hpp>
 
 namespace labrun::layout {
 

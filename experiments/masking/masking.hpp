@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "dtype.hpp"
-#include "point.hpp"
+#include <labrun/dtype.hpp>
+#include <labrun/point.hpp>
 #include "record.hpp"
 
 namespace labrun {

@@ -5,11 +5,11 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "counter_rng.hpp"
-#include "parallel.hpp"
-#include "point.hpp"
+#include <labrun/counter_rng.hpp>
+#include <labrun/parallel.hpp>
+#include <labrun/point.hpp>
 #include "registry.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun::rank {
 

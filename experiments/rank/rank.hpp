@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "point.hpp"
+#include <labrun/point.hpp>
 
 namespace labrun::rank {
 

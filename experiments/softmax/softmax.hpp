@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "dtype.hpp"
-#include "point.hpp"
+#include <labrun/dtype.hpp>
+#include <labrun/point.hpp>
 #include "softmax_shape.hpp"
 
 namespace labrun::softmax {

@@ -14,9 +14,9 @@
 #include "calibration.cuh"
 #include "cublas_gemm.hpp"
 #include "nvml.hpp"
-#include "parallel.hpp"
+#include <labrun/parallel.hpp>
 #include "stats.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun {
 

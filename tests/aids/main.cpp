@@ -2,7 +2,7 @@
 // or break the device on purpose). The CLI tests of fault isolation run it; labrun itself never has them.
 #include "cli.hpp"
 #include "fault/fault.hpp"
-#include "parallel.hpp"
+#include <labrun/parallel.hpp>
 
 #ifdef LABRUN_WITH_CUDA
 #include "cuda_backend.hpp"

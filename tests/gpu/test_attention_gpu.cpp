@@ -22,7 +22,7 @@
 #include "attention/cuda/attention_kernels.cuh"
 #include "cublas.hpp"
 #include "cuda_backend.hpp"
-#include "dtype.hpp"
+#include <labrun/dtype.hpp>
 #include "lab.hpp"
 #include "record.hpp"
 

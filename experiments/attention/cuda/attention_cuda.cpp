@@ -13,7 +13,7 @@
 #include "cublas.hpp"
 #include "cuda_backend.hpp"
 #include "registry.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun::attention {
 

@@ -13,7 +13,7 @@
 #include "gemv/cuda/gemv_kernels.cuh"
 #include "gemv/gemv.hpp"
 #include "registry.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 #if __has_include("cublas.hpp")
 #include "cublas.hpp"

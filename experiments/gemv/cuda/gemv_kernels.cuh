@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "dtype.hpp"
+#include <labrun/dtype.hpp>
 
 namespace labrun::gemv::kernels {
 

@@ -9,7 +9,7 @@
 #include "masking/cuda/masking_kernels.cuh"
 #include "masking/masking.hpp"
 #include "registry.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun::masking {
 

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "counter_rng.hpp"
+#include <labrun/counter_rng.hpp>
 #include "cuda_check.hpp"
 
 namespace labrun::kernels {

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dtype.hpp"
+#include <labrun/dtype.hpp>
 
 namespace labrun::kernels {
 

@@ -14,7 +14,7 @@
 #include "rank/cuda/rank_kernels.cuh"
 #include "rank/rank.hpp"
 #include "registry.hpp"
-#include "status.hpp"
+#include <labrun/status.hpp>
 
 namespace labrun::rank {
 

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dtype.hpp"
+#include <labrun/dtype.hpp>
 
 namespace labrun::softmax::kernels {
 
