@@ -4,7 +4,7 @@
 # without it the host backend alone is built). Usage: scripts/setup.sh [extra cmake args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(cmake ninja-build g++ git libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libgtest-dev python3-matplotlib)
+packages=(cmake ninja-build g++ git libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libgtest-dev python3-matplotlib wamerican)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,12 +1,15 @@
 // The house rules a test can hold: src/ names no experiment (issue 11). Every experiment lives in its package
 // (experiments/<name>/); the core, the device runtime and the report name none of them, none of their variants
-// and none of their axes. Generic notions (a size axis, the lab axes mode and l2, a dtype) may stay.
+// and none of their axes. Generic notions (a size axis, the lab axes mode and l2, a dtype) may stay, and so may
+// ordinary English words an experiment happens to use as a name (a variant called `block`). An experiment on the
+// SDK includes only labrun's public headers (include/labrun/) and its own files.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -44,9 +47,28 @@ std::size_t line_of(const std::string& text, std::size_t at) {
   return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
 }
 
+// The system dictionary (/usr/share/dict/words, Debian's wamerican, installed by scripts/setup.sh), lower-cased;
+// empty where it is missing.
+const std::set<std::string>& dictionary() {
+  static const std::set<std::string> words = [] {
+    std::set<std::string> w;
+    std::ifstream in("/usr/share/dict/words");
+    for (std::string line; std::getline(in, line);) {
+      std::transform(line.begin(), line.end(), line.begin(), [](unsigned char c) { return std::tolower(c); });
+      w.insert(line);
+    }
+    return w;
+  }();
+  return words;
+}
+
 // Names that are no English word (or a word no generic code would use), forbidden anywhere in src/, comments
-// included: experiment names and the variants and axes whose names only an experiment would use.
-bool distinctive(const std::string& name) {
+// included: experiment names (always, but for the two that are everyday words of generic code) and the variants
+// and axes whose names only an experiment would use. A variant or axis named by a dictionary word (`block`,
+// `warp`, `naive`) is ordinary: src/ may use the word; as a string literal it is still forbidden.
+bool distinctive(const std::string& name, bool experiment_name = false) {
+  if (experiment_name) return name != "rank" && name != "layout";
+  if (dictionary().count(name)) return false;
   static const std::set<std::string> english = {"rank", "index", "where", "fused", "multiply", "sanitize",
                                                 "online", "unfused", "n", "rows", "cols", "elements", "density",
                                                 "dtype", "m", "batch", "steps", "n0", "n1", "heads", "layers",
@@ -59,9 +81,10 @@ bool distinctive(const std::string& name) {
 // ("index", "n"); the distinctive ones (masking, gelu, index_device_count, downstream, ...) also as whole
 // words anywhere.
 TEST(Layout, SrcNamesNoExperiment) {
-  std::set<std::string> names;
+  std::set<std::string> names, experiment_names;
   for (const auto& e : test::builtin().experiments()) {
     names.insert(e.name);
+    experiment_names.insert(e.name);
     for (const auto& v : e.variants) names.insert(v.name);
     for (const auto& a : e.axes)
       if (!is_lab_axis(a.name) && a.name != "dtype") names.insert(a.name);
@@ -88,7 +111,7 @@ TEST(Layout, SrcNamesNoExperiment) {
           continue;
         hits.push_back(rel + ":" + std::to_string(line_of(text, at)) + ": string literal \"" + name + "\"");
       }
-      if (!distinctive(name)) continue;
+      if (!distinctive(name, experiment_names.count(name) > 0)) continue;
       const std::regex word("\\b" + name + "\\b", std::regex::icase);
       for (auto it = std::sregex_iterator(text.begin(), text.end(), word); it != std::sregex_iterator(); ++it)
         hits.push_back(rel + ":" + std::to_string(line_of(text, static_cast<std::size_t>(it->position()))) +
@@ -107,20 +130,110 @@ TEST(Layout, TheCheckerFindsAPlantedName) {
   EXPECT_FALSE(std::regex_search(std::string("// unmaskingly"), word));
 }
 
-// Every experiment folder has its registration line, and every line of the table has its folder.
-TEST(Layout, EveryExperimentIsOneFolderAndOneLine) {
+// A name an experiment may use that src/ also uses as an everyday word: `block` (a variant of examples/rownorm)
+// is ordinary, `masking` and `index_device_count` are not.
+TEST(Layout, OrdinaryWordsAreAllowedAsNames) {
+  if (dictionary().empty()) GTEST_SKIP() << "no /usr/share/dict/words (scripts/setup.sh installs wamerican)";
+  EXPECT_FALSE(distinctive("block"));
+  EXPECT_FALSE(distinctive("warp"));
+  EXPECT_TRUE(distinctive("index_device_count"));
+  EXPECT_TRUE(distinctive("fused_vec"));
+  EXPECT_TRUE(distinctive("masking", true));
+  EXPECT_FALSE(distinctive("rank", true));
+}
+
+// The experiments of experiments/experiments.def, and those on the SDK (a LABRUN_EXPERIMENT(NAME) in a source of
+// experiments/NAME/).
+std::set<std::string> listed_builtins() {
   const std::string table = slurp(fs::path(LABRUN_SOURCE_DIR) / "experiments" / "experiments.def");
   std::set<std::string> listed;
-  const std::regex line("^LABRUN_EXPERIMENT\\((\\w+)\\)", std::regex::multiline);
+  const std::regex line("^LABRUN_BUILTIN\\((\\w+)\\)", std::regex::multiline);
   for (auto it = std::sregex_iterator(table.begin(), table.end(), line); it != std::sregex_iterator(); ++it)
     listed.insert((*it)[1]);
+  return listed;
+}
+std::set<std::string> sdk_experiments() {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(LABRUN_SOURCE_DIR) / "experiments")) {
+    if (e.path().extension() != ".cpp") continue;
+    const std::string text = slurp(e.path());
+    const std::string folder = e.path().parent_path().filename().string();
+    if (text.find("LABRUN_EXPERIMENT(" + folder + ")") != std::string::npos) out.insert(folder);
+  }
+  return out;
+}
+
+// Every experiment folder is registered once: a line of the table, or its own LABRUN_EXPERIMENT.
+TEST(Layout, EveryExperimentIsOneFolderAndOneRegistration) {
+  const std::set<std::string> listed = listed_builtins(), sdk = sdk_experiments();
+  std::set<std::string> both;
+  std::set_intersection(listed.begin(), listed.end(), sdk.begin(), sdk.end(), std::inserter(both, both.end()));
+  EXPECT_TRUE(both.empty()) << "registered twice: " << *both.begin();
+  std::set<std::string> all = listed;
+  all.insert(sdk.begin(), sdk.end());
   std::set<std::string> folders;
   for (const auto& e : fs::directory_iterator(fs::path(LABRUN_SOURCE_DIR) / "experiments"))
     if (e.is_directory() && e.path().filename() != "cuda") folders.insert(e.path().filename().string());
-  EXPECT_EQ(listed, folders);
+  EXPECT_EQ(all, folders);
   std::set<std::string> registered;
   for (const auto& e : test::builtin().experiments()) registered.insert(e.name);
-  EXPECT_EQ(registered, listed);
+  EXPECT_EQ(registered, folders);
+  EXPECT_TRUE(sdk.count("gelu"));
+}
+
+// The include lines of a source that break the public-headers rule: a quoted include that is not a file of
+// `own` (the experiment's folder), or any include that names a labrun header outside include/labrun/.
+std::vector<std::string> private_includes(const fs::path& file, const fs::path& own) {
+  std::vector<std::string> bad;
+  const std::string text = slurp(file);
+  const std::regex inc("^#include ([<\"])([^>\"]+)[>\"]", std::regex::multiline);
+  const fs::path root(LABRUN_SOURCE_DIR);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), inc); it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[2];
+    const bool quoted = (*it)[1] == "\"";
+    const bool in_src = fs::exists(root / "src" / name) || fs::exists(root / "src" / "device" / name);
+    bool own_file = false;
+    for (const fs::path& base : {file.parent_path(), own.parent_path()}) {
+      const fs::path p = fs::weakly_canonical(base / name);
+      const std::string ps = p.string(), os = fs::weakly_canonical(own).string();
+      own_file = own_file || (fs::exists(p) && ps.compare(0, os.size(), os) == 0);
+    }
+    if (in_src || (quoted && !own_file))
+      bad.push_back(fs::relative(file, root).string() + ":" + std::to_string(line_of(text, it->position())) +
+                    ": #include " + (quoted ? "\"" + name + "\"" : "<" + name + ">"));
+  }
+  return bad;
+}
+
+// An experiment on the SDK, and the example a user copies, include only <labrun/...> and their own files.
+TEST(Layout, SdkExperimentsIncludeOnlyPublicHeaders) {
+  std::vector<fs::path> folders;
+  for (const auto& name : sdk_experiments()) folders.push_back(fs::path(LABRUN_SOURCE_DIR) / "experiments" / name);
+  folders.push_back(fs::path(LABRUN_SOURCE_DIR) / "examples" / "rownorm");
+  std::vector<std::string> bad;
+  std::size_t files = 0;
+  for (const auto& folder : folders)
+    for (const auto& e : fs::recursive_directory_iterator(folder)) {
+      const std::string ext = e.path().extension().string();
+      if (ext != ".cpp" && ext != ".hpp" && ext != ".cu" && ext != ".cuh") continue;
+      ++files;
+      for (auto& b : private_includes(e.path(), folder)) bad.push_back(std::move(b));
+    }
+  EXPECT_GE(files, 5u);
+  std::string all;
+  for (const auto& b : bad) all += "  " + b + "\n";
+  EXPECT_TRUE(bad.empty()) << bad.size() << " includes of labrun's private headers:\n" << all;
+}
+
+// The checker finds a private include (so an empty result above means something).
+TEST(Layout, TheIncludeCheckerFindsAPrivateHeader) {
+  const fs::path dir = fs::temp_directory_path() / "labrun-include-check";
+  fs::create_directories(dir);
+  { std::ofstream(dir / "x.cpp") << "#include <labrun/experiment.hpp>\n#include \"registry.hpp\"\n#include <vector>\n"; }
+  const auto bad = private_includes(dir / "x.cpp", dir);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_NE(bad[0].find("registry.hpp"), std::string::npos);
+  fs::remove_all(dir);
 }
 
 }  // namespace
