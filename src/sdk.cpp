@@ -16,6 +16,7 @@
 #include "build_info.hpp"
 #include "record.hpp"
 #include "reference_cache.hpp"
+#include "report_view.hpp"
 
 namespace labrun {
 
@@ -120,6 +121,11 @@ double Reference::value(const std::string& name) const {
   if (it == values_.end()) throw std::out_of_range("reference has no value '" + name + "'");
   return it->second;
 }
+const Reference& Launch::reference() const {
+  static const Reference none;
+  return none;
+}
+
 double Reference::value_or(const std::string& name, double fallback) const {
   const auto it = values_.find(name);
   return it == values_.end() ? fallback : it->second;
@@ -437,7 +443,7 @@ Cost SdkExperiment::cost(const Args& args, const Reference& ref) const {
   Cost c = def_->cost_fn()(args, ref);
   if (std::isnan(c.peak_work_bytes) && def_->arrays_fn()) {
     const Layout l = layout(args);
-    c.peak_work_bytes = l.bytes(Role::output) + l.bytes(Role::scratch);
+    c.peak_work_bytes = l.bytes(Role::output) + l.bytes(Role::scratch) + l.bytes(Role::transient);
   }
   return c;
 }
@@ -508,9 +514,10 @@ namespace {
 
 class HostLaunch : public Launch {
  public:
-  HostLaunch(const Args& args, const Arrays& in, const Arrays& out, const Arrays& scratch)
-      : args_(args), in_(in), out_(out), scratch_(scratch) {}
+  HostLaunch(const Args& args, const Reference& ref, const Arrays& in, const Arrays& out, const Arrays& scratch)
+      : args_(args), ref_(ref), in_(in), out_(out), scratch_(scratch) {}
   const Args& args() const override { return args_; }
+  const Reference& reference() const override { return ref_; }
   const View& in(const std::string& name) const override { return in_[name]; }
   const View& out(const std::string& name) const override { return out_[name]; }
   const View& scratch(const std::string& name) const override { return scratch_[name]; }
@@ -526,6 +533,7 @@ class HostLaunch : public Launch {
 
  private:
   const Args& args_;
+  const Reference& ref_;
   const Arrays &in_, &out_, &scratch_;
   std::vector<std::unique_ptr<std::uint64_t[]>> blocks_;
 };
@@ -539,7 +547,7 @@ class SdkHostWorkload : public Workload {
     const Layout layout = exp_->layout(args_);
     out_ = HostArrays(layout, Role::output, true);
     scratch_ = HostArrays(layout, Role::scratch, true);
-    launch_ = std::make_unique<HostLaunch>(args_, in_->arrays(), out_.arrays(), scratch_.arrays());
+    launch_ = std::make_unique<HostLaunch>(args_, *ref_, in_->arrays(), out_.arrays(), scratch_.arrays());
     step_ = setup(*launch_);
   }
   void run() override { step_(*launch_); }
@@ -621,11 +629,18 @@ Experiment to_experiment(const std::shared_ptr<SdkExperiment>& exp) {
     const Args args(p);
     const Layout l = exp->layout(args);
     const Cost c = exp->cost(args, Reference{});
-    return PointEstimate{l.bytes(Role::input) + l.bytes(Role::output) + l.bytes(Role::scratch), c.bytes, c.flop};
+    return PointEstimate{l.bytes(Role::input) + l.bytes(Role::output) + l.bytes(Role::scratch) + l.bytes(Role::transient),
+                         c.bytes, c.flop};
   };
   for (const auto& p : def.plots()) e.plots.push_back(PlotSpec{p.x, p.series, p.facets, p.title});
   e.hypotheses = def.hypotheses_yaml();
   e.docs = def.docs_path();
+  if (def.report_fn()) {  // the section reads the typed view of its runs (labrun/report.hpp), not the context
+    const auto section = def.report_fn();
+    e.report_section = [section, name = def.name()](const ReportContext& c, std::ostream& md) {
+      section(report_view(c, name), md);
+    };
+  }
   return e;
 }
 

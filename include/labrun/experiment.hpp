@@ -99,8 +99,10 @@ struct View {
 };
 
 /// Where an array lives in a point: an input (generated, shared by the point's variants, read-only), an output
-/// (poisoned before the correctness iteration, copied back and compared), or scratch (a variant's work space).
-enum class Role { input, output, scratch };
+/// (poisoned before the correctness iteration, copied back and compared), scratch (a variant's work space), or
+/// transient: memory a variant takes inside each iteration (Launch::stream_alloc, as an eager framework's
+/// allocator does), counted in the working set the point is estimated and skipped by, allocated by no one.
+enum class Role { input, output, scratch, transient };
 
 /// The arrays a point holds, declared per point by Experiment::arrays: names, roles, element types and counts.
 /// The lab allocates them (and estimates the working set from them before anything is allocated).
@@ -246,6 +248,8 @@ class Launch {
   virtual int sm_count() const { return 0; }
   /// The CUDA device ordinal; -1 on the host backend.
   virtual int device() const { return -1; }
+  /// The point's float64 reference (its named values, e.g. a count the marks need); empty when none is known.
+  virtual const Reference& reference() const;
   /// Names the op just enqueued and the DRAM bytes it moves, for the kernel breakdown (no-op on the host).
   virtual void mark(const char* op, double bytes) { (void)op; (void)bytes; }
   /// Copies `bytes` from device to `host` and waits for the stream: a host synchronization, counted (the lab

@@ -35,9 +35,11 @@ void allocate(const Layout& layout, Role role, MemoryRole memory, std::vector<De
 
 class CudaLaunch : public Launch {
  public:
-  CudaLaunch(const Args& args, LaunchContext& ctx, const Arrays& in, const Arrays& out, const Arrays& scratch)
-      : args_(args), ctx_(ctx), in_(in), out_(out), scratch_(scratch) {}
+  CudaLaunch(const Args& args, const Reference& ref, LaunchContext& ctx, const Arrays& in, const Arrays& out,
+             const Arrays& scratch)
+      : args_(args), ref_(ref), ctx_(ctx), in_(in), out_(out), scratch_(scratch) {}
   const Args& args() const override { return args_; }
+  const Reference& reference() const override { return ref_; }
   const View& in(const std::string& name) const override { return in_[name]; }
   const View& out(const std::string& name) const override { return out_[name]; }
   const View& scratch(const std::string& name) const override { return scratch_[name]; }
@@ -64,6 +66,7 @@ class CudaLaunch : public Launch {
 
  private:
   const Args& args_;
+  const Reference& ref_;
   LaunchContext& ctx_;
   const Arrays &in_, &out_, &scratch_;
   std::unique_ptr<CachingPool> pool_;  // declared before the buffers: released after them
@@ -85,7 +88,7 @@ class SdkCudaWorkload : public Workload {
     allocate(layout, Role::scratch, MemoryRole::work, buffers_, scratch_);
     for (const auto& e : layout.entries())
       if (e.role == Role::output) host_out_layout_.add(e.name, Role::output, e.elem, e.count);
-    launch_ = std::make_unique<CudaLaunch>(args_, ctx_, dev_->arrays, out_, scratch_);
+    launch_ = std::make_unique<CudaLaunch>(args_, *ref_, ctx_, dev_->arrays, out_, scratch_);
     step_ = setup(*launch_);  // before any capture: occupancy look-ups, workspaces
   }
 
@@ -122,7 +125,7 @@ class SdkCudaWorkload : public Workload {
     bool generated = false;
     if (exp_->cuda && exp_->cuda->device_generator()) {
       const Arrays none;
-      CudaLaunch l(args_, ctx_, fresh->arrays, none, none);
+      CudaLaunch l(args_, *ref_, ctx_, fresh->arrays, none, none);
       generated = exp_->cuda->device_generator()(l, exp_->input_seed(args_, seed_));
       LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
     }
