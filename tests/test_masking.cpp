@@ -1,6 +1,7 @@
 // Tests of the masking experiment on the host: hand-computed sums, empty input (C04), fp16 accumulation
 // overflow (C05), non-finite values in masked-out slots (C06), NaN never close (C07), the input generator,
-// and point dispositions through run_point on the host backend.
+// and point dispositions through run_point on the host backend. masking is an SDK experiment: its check is one
+// value against the reference through Compare::scalar, so the comparisons here are CheckResults.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,7 +20,6 @@
 namespace labrun {
 namespace {
 
-using masking::Inputs;
 using masking::Variant;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -34,16 +34,56 @@ using test::builtin;
 
 const Experiment& experiment() { return *builtin().find("masking"); }
 
+/// Host inputs of a point: `storage` holds n elements of the dtype (f16/bf16 as raw bits), `mask` n bytes.
+struct Inputs {
+  DType dtype = DType::f32;
+  std::int64_t n = 0;
+  std::vector<std::uint64_t> storage;
+  std::vector<std::uint8_t> mask;
+  std::int64_t selected = 0;
+  void* data() { return storage.data(); }
+  View view() const { return View{const_cast<std::uint64_t*>(storage.data()), n, Elem::of(dtype)}; }
+  View mask_view() const { return View{const_cast<std::uint8_t*>(mask.data()), n, Elem::raw<std::uint8_t>()}; }
+  double value(std::int64_t i) const { return view().value(i); }
+  std::size_t data_bytes() const { return static_cast<std::size_t>(n) * dtype_bytes(dtype); }
+};
+
+Inputs blank(std::int64_t n, DType dtype) {
+  Inputs in;
+  in.dtype = dtype;
+  in.n = n;
+  in.storage.assign((static_cast<std::size_t>(n) * dtype_bytes(dtype) + 7) / 8, 0);
+  in.mask.assign(static_cast<std::size_t>(n), 0);
+  return in;
+}
+
+/// masking::generate into fresh host arrays.
+Inputs generate(std::int64_t n, double density, DType dtype, bool nonfinite, std::uint64_t seed) {
+  Inputs in = blank(n, dtype);
+  in.selected = masking::generate(in.view(), in.mask_view(), density, nonfinite, seed);
+  return in;
+}
+
+masking::Sums reference(const Inputs& in, int downstream) { return masking::reference(in.view(), in.mask_view(), downstream); }
+
 /// f32 inputs from explicit data and mask.
 Inputs f32_inputs(const std::vector<float>& data, const std::vector<std::uint8_t>& mask) {
-  Inputs in;
-  in.dtype = DType::f32;
-  in.n = static_cast<std::int64_t>(data.size());
-  in.storage.assign((data.size() * sizeof(float) + 7) / 8, 0);
+  Inputs in = blank(static_cast<std::int64_t>(data.size()), DType::f32);
   if (!data.empty()) std::memcpy(in.data(), data.data(), data.size() * sizeof(float));
   in.mask = mask;
   for (auto m : mask) in.selected += m;
   return in;
+}
+
+/// One value against the reference sum with tolerance `tol`, as the experiment's check compares them
+/// (Compare::scalar, lab.tolerance_scale 1).
+CheckResult compare(double value, const masking::Sums& ref, double tol) {
+  static const Point p{"masking", "fused", {}};
+  static const Args args(p);
+  const Arrays none;
+  const Reference r;
+  Compare c(args, [&]() -> const Arrays& { return none; }, none, r, 1.0);
+  return c.scalar("result", value, ref.sum, tol);
 }
 
 masking::Params params(Variant v, std::int64_t n, DType dtype, int downstream) {
@@ -56,8 +96,8 @@ masking::Params params(Variant v, std::int64_t n, DType dtype, int downstream) {
 }
 
 double run_host(Variant v, const Inputs& in, int downstream) {
-  masking::HostScratch scratch;
-  return masking::host_run(v, in, downstream, scratch);
+  std::vector<std::uint64_t> a(in.storage.size() + 1), b(in.storage.size() + 1);
+  return masking::host_run(v, in.view(), in.mask_view(), downstream, a.data(), b.data());
 }
 
 /// A masking point at density 0.5, k = 0, with every axis, as the sweep builds it.
@@ -96,7 +136,7 @@ Json run(const Point& p, const LabSettings& lab = quick_lab()) {
 TEST(Masking, HandComputedReference) {
   const Inputs in = f32_inputs({1, -2, 0.5f, 3}, {1, 0, 1, 1});
   EXPECT_EQ(in.value(1), -2.0);
-  const masking::Reference ref = masking::reference(in, 0);
+  const masking::Sums ref = reference(in, 0);
   EXPECT_EQ(ref.sum, 10.25);
   EXPECT_EQ(ref.sum_abs, 10.25);
   EXPECT_DOUBLE_EQ(ref.elementwise_error, 10.25 * std::ldexp(1.0, -23));
@@ -104,7 +144,7 @@ TEST(Masking, HandComputedReference) {
 
   const double s = masking::kDownstreamScale;
   const double down = std::sin(1.0) * s + std::sin(0.25) * s + std::sin(9.0) * s;
-  const masking::Reference ref1 = masking::reference(in, 1);
+  const masking::Sums ref1 = reference(in, 1);
   EXPECT_DOUBLE_EQ(ref1.sum, down);
   EXPECT_DOUBLE_EQ(ref1.sum_abs, std::fabs(std::sin(1.0) * s) + std::fabs(std::sin(0.25) * s) +
                                      std::fabs(std::sin(9.0) * s));
@@ -118,11 +158,11 @@ TEST(Masking, HandComputedReference) {
 // Every host variant returns exactly 10.25 for k = 0 and is within tolerance of the reference for k = 1.
 TEST(Masking, HandComputedHostVariants) {
   const Inputs in = f32_inputs({1, -2, 0.5f, 3}, {1, 0, 1, 1});
-  const masking::Reference ref1 = masking::reference(in, 1);
+  const masking::Sums ref1 = reference(in, 1);
   for (Variant v : kHostVariants) {
     EXPECT_EQ(run_host(v, in, 0), 10.25) << masking::to_string(v);
     const double k1 = run_host(v, in, 1);
-    const Check c = masking::compare(k1, ref1, masking::tolerance(params(v, 4, DType::f32, 1), ref1, 1.0));
+    const CheckResult c = compare(k1, ref1, masking::tolerance(params(v, 4, DType::f32, 1), ref1, 1.0));
     EXPECT_TRUE(c.passed) << masking::to_string(v) << ": " << k1 << " vs " << ref1.sum;
   }
 }
@@ -131,7 +171,7 @@ TEST(Masking, HandComputedHostVariants) {
 // 2 * 10.25 * 2^-23 + (2 + 2) * 2^-24 * 10.25 = 82 * 2^-24.
 TEST(Masking, ToleranceHandComputed) {
   const Inputs in = f32_inputs({1, -2, 0.5f, 3}, {1, 0, 1, 1});
-  const masking::Reference ref = masking::reference(in, 0);
+  const masking::Sums ref = reference(in, 0);
   const masking::Params p = params(Variant::where, 4, DType::f32, 0);
   EXPECT_DOUBLE_EQ(masking::tolerance(p, ref, 1.0), 82 * std::ldexp(1.0, -24));
   EXPECT_DOUBLE_EQ(masking::tolerance(p, ref, 2.0), 164 * std::ldexp(1.0, -24));
@@ -140,22 +180,22 @@ TEST(Masking, ToleranceHandComputed) {
 // The bound is tight enough that a wrong answer fails where the old (2 + 6k) u_s bound let 0 pass: bf16 with
 // k = 8 downstream steps (a review found tolerance / |reference| = 1.19 there).
 TEST(Masking, ToleranceRejectsZeroForBf16WithDownstreamWork) {
-  const Inputs in = masking::generate(100000, 0.5, DType::bf16, false, kSeed);
+  const Inputs in = generate(100000, 0.5, DType::bf16, false, kSeed);
   for (int k : {0, 1, 8, 64}) {
-    const masking::Reference ref = masking::reference(in, k);
+    const masking::Sums ref = reference(in, k);
     const double tol = masking::tolerance(params(Variant::where, 100000, DType::bf16, k), ref, 1.0);
     if (k <= 8) EXPECT_LT(tol, 0.2 * std::fabs(ref.sum)) << "k = " << k;
-    EXPECT_FALSE(masking::compare(0.0, ref, tol).passed) << "k = " << k;
+    EXPECT_FALSE(compare(0.0, ref, tol).passed) << "k = " << k;
   }
 }
 
 // C04: n = 0 gives reference 0 and every host variant returns 0.
 TEST(Masking, C04_EmptyInputSumsToZero) {
   for (DType t : kDTypes) {
-    const Inputs in = masking::generate(0, 0.5, t, false, kSeed);
+    const Inputs in = generate(0, 0.5, t, false, kSeed);
     EXPECT_EQ(in.n, 0);
     EXPECT_EQ(in.selected, 0);
-    const masking::Reference ref = masking::reference(in, 0);
+    const masking::Sums ref = reference(in, 0);
     EXPECT_EQ(ref.sum, 0.0);
     EXPECT_EQ(ref.selected, 0);
     for (Variant v : kHostVariants) {
@@ -181,34 +221,32 @@ TEST(Masking, C04_EmptyInputPointIsOk) {
 // C05: 20000 f16 values 2.0 (0x4000), all selected: every host variant accumulates in f32 and returns exactly
 // 80000 (> 65504, fp16's largest finite), the reference is 80000, and an fp16 accumulator's +inf fails.
 TEST(Masking, C05_Fp16AccumulationDoesNotOverflow) {
-  Inputs in;
-  in.dtype = DType::f16;
-  in.n = 20000;
-  in.storage.assign(20000 * 2 / 8, 0);
+  Inputs in = blank(20000, DType::f16);
   auto* halves = static_cast<std::uint16_t*>(in.data());
   for (int i = 0; i < 20000; ++i) halves[i] = 0x4000;
   in.mask.assign(20000, 1);
   in.selected = 20000;
   EXPECT_EQ(in.value(19999), 2.0);
 
-  const masking::Reference ref = masking::reference(in, 0);
+  const masking::Sums ref = reference(in, 0);
   EXPECT_EQ(ref.sum, 80000.0);
   EXPECT_EQ(ref.selected, 20000);
   const double tol = masking::tolerance(params(Variant::fused, 20000, DType::f16, 0), ref, 1.0);
   for (Variant v : kHostVariants) {
     const double got = run_host(v, in, 0);
     EXPECT_EQ(got, 80000.0) << masking::to_string(v);
-    EXPECT_TRUE(masking::compare(got, ref, tol).passed) << masking::to_string(v);
+    EXPECT_TRUE(compare(got, ref, tol).passed) << masking::to_string(v);
   }
-  const Check overflow = masking::compare(kInf, ref, tol);
+  const CheckResult overflow = compare(kInf, ref, tol);
   EXPECT_FALSE(overflow.passed);
-  EXPECT_EQ(overflow.abs_error, kInf);
+  EXPECT_EQ(overflow.worst, kInf);  // |value - reference| over the tolerance: infinite
+  EXPECT_EQ(overflow.nonfinite, 1);
 }
 
 // C06: with nonfinite, masked-out slots hold some +inf and some NaN and masked-in slots are all finite.
 TEST(Masking, C06_NonFiniteOnlyInMaskedOutSlots) {
   for (DType t : kDTypes) {
-    const Inputs in = masking::generate(1024, 0.5, t, true, kSeed);
+    const Inputs in = generate(1024, 0.5, t, true, kSeed);
     int inf = 0, nan = 0, out = 0;
     for (std::int64_t i = 0; i < in.n; ++i) {
       const double v = in.value(i);
@@ -230,13 +268,13 @@ TEST(Masking, C06_NonFiniteOnlyInMaskedOutSlots) {
 // finite reference within tolerance.
 TEST(Masking, C06_MultiplyIsPoisonedOthersPass) {
   for (DType t : kDTypes) {
-    const Inputs in = masking::generate(1024, 0.5, t, true, kSeed);
-    const masking::Reference ref = masking::reference(in, 0);
+    const Inputs in = generate(1024, 0.5, t, true, kSeed);
+    const masking::Sums ref = reference(in, 0);
     ASSERT_TRUE(std::isfinite(ref.sum)) << to_string(t);
     ASSERT_GT(ref.sum, 0) << to_string(t);
     for (Variant v : kHostVariants) {
       const double got = run_host(v, in, 0);
-      const Check c = masking::compare(got, ref, masking::tolerance(params(v, 1024, t, 0), ref, 1.0));
+      const CheckResult c = compare(got, ref, masking::tolerance(params(v, 1024, t, 0), ref, 1.0));
       if (v == Variant::multiply) {
         EXPECT_TRUE(std::isnan(got)) << to_string(t);
         EXPECT_FALSE(c.passed) << to_string(t);
@@ -267,30 +305,31 @@ TEST(Masking, C06_RunPointStatuses) {
 
 // C07: NaN and ±inf against a finite reference fail whatever the tolerance; finite values pass within it.
 TEST(Masking, C07_NaNIsNeverClose) {
-  masking::Reference ref;
+  masking::Sums ref;
   ref.sum = 10.0;
-  const Check nan = masking::compare(kNaN, ref, 1e300);
+  const CheckResult nan = compare(kNaN, ref, 1e300);
   EXPECT_FALSE(nan.passed);
-  EXPECT_EQ(nan.abs_error, kInf);
-  EXPECT_FALSE(masking::compare(kInf, ref, 1e300).passed);
-  EXPECT_FALSE(masking::compare(-kInf, ref, 1e300).passed);
-  EXPECT_FALSE(masking::compare(kInf, ref, kInf).passed);
-  const Check close = masking::compare(10.5, ref, 0.5);
+  EXPECT_EQ(nan.worst, kInf);
+  EXPECT_EQ(nan.nonfinite, 1);
+  EXPECT_FALSE(compare(kInf, ref, 1e300).passed);
+  EXPECT_FALSE(compare(-kInf, ref, 1e300).passed);
+  EXPECT_FALSE(compare(kInf, ref, kInf).passed);
+  const CheckResult close = compare(10.5, ref, 0.5);
   EXPECT_TRUE(close.passed);
-  EXPECT_EQ(close.abs_error, 0.5);
-  EXPECT_EQ(close.value, 10.5);
-  EXPECT_EQ(close.reference, 10.0);
-  EXPECT_EQ(close.tolerance, 0.5);
-  EXPECT_FALSE(masking::compare(10.75, ref, 0.5).passed);
-  EXPECT_TRUE(masking::compare(9.75, ref, 0.5).passed);
+  EXPECT_EQ(close.max_abs_error, 0.5);
+  EXPECT_EQ(close.worst_value, 10.5);
+  EXPECT_EQ(close.worst_reference, 10.0);
+  EXPECT_EQ(close.worst_bound * close.scale, 0.5);
+  EXPECT_FALSE(compare(10.75, ref, 0.5).passed);
+  EXPECT_TRUE(compare(9.75, ref, 0.5).passed);
 }
 
 // The generator is a pure function of (n, density, dtype, nonfinite, seed): same seed, same bytes.
 TEST(Masking, GenerateIsReproducibleAndSeeded) {
   for (DType t : kDTypes) {
-    const Inputs a = masking::generate(100000, 0.5, t, true, kSeed);
-    const Inputs b = masking::generate(100000, 0.5, t, true, kSeed);
-    const Inputs c = masking::generate(100000, 0.5, t, true, kSeed + 1);
+    const Inputs a = generate(100000, 0.5, t, true, kSeed);
+    const Inputs b = generate(100000, 0.5, t, true, kSeed);
+    const Inputs c = generate(100000, 0.5, t, true, kSeed + 1);
     EXPECT_EQ(a.storage, b.storage) << to_string(t);
     EXPECT_EQ(a.mask, b.mask) << to_string(t);
     EXPECT_EQ(a.selected, b.selected) << to_string(t);
@@ -303,7 +342,7 @@ TEST(Masking, GenerateIsReproducibleAndSeeded) {
 // Data values are never zero and |d| lies in [0.25, 2] after rounding to the dtype; `selected` counts the mask.
 TEST(Masking, GenerateNeverProducesZero) {
   for (DType t : kDTypes) {
-    const Inputs in = masking::generate(100000, 0.5, t, false, kSeed);
+    const Inputs in = generate(100000, 0.5, t, false, kSeed);
     std::int64_t zeros = 0, outside = 0, ones = 0;
     for (std::int64_t i = 0; i < in.n; ++i) {
       const double v = std::fabs(in.value(i));
@@ -321,11 +360,11 @@ TEST(Masking, GenerateNeverProducesZero) {
 // At n = 1e6 and density 0.3 the selected fraction is within 1% (relative) of 0.3: the binomial standard
 // deviation is sqrt(0.3 * 0.7 / 1e6) = 0.00046, so 0.003 is 6.5 sigma.
 TEST(Masking, GenerateDensityFraction) {
-  const Inputs in = masking::generate(1000000, 0.3, DType::f32, false, kSeed);
+  const Inputs in = generate(1000000, 0.3, DType::f32, false, kSeed);
   const double fraction = static_cast<double>(in.selected) / 1e6;
   EXPECT_NEAR(fraction, 0.3, 0.003);
-  EXPECT_EQ(masking::generate(1000, 0.0, DType::f32, false, kSeed).selected, 0);
-  EXPECT_EQ(masking::generate(1000, 1.0, DType::f32, false, kSeed).selected, 1000);
+  EXPECT_EQ(generate(1000, 0.0, DType::f32, false, kSeed).selected, 0);
+  EXPECT_EQ(generate(1000, 1.0, DType::f32, false, kSeed).selected, 1000);
 }
 
 // Graph mode needs a CUDA device: on the host backend the point is "not_supported" with a reason.
@@ -345,10 +384,10 @@ TEST(Masking, IndexDeviceCountNotSupportedOnHost) {
 }
 
 // A working set (the experiment's estimate) above lab.host_max_bytes is "skipped" with a reason naming the
-// setting: where at n = 100 f32 holds data, mask and a temporary, 9 bytes per element.
+// setting: where at n = 100 f32 holds data, mask and a temporary, 9 bytes per element, and the 4-byte result.
 TEST(Masking, HostMaxBytesSkipsLargePoints) {
   LabSettings lab = quick_lab();
-  lab.host_max_bytes = 900;
+  lab.host_max_bytes = 904;
   const Json rec = run(point("where", 101, "f32"), lab);
   EXPECT_EQ(rec["status"], "skipped");
   ASSERT_TRUE(rec["reason"].is_string());

@@ -1,6 +1,6 @@
 // The reference cache of a pooled sweep (src/reference_cache.hpp): whole files keyed by everything a reference
 // depends on, misses on a foreign or broken entry, and masking's InputCache reading another process's entry
-// instead of generating the inputs again.
+// (an SDK experiment's scalar reference) instead of generating the inputs again.
 #include "reference_cache.hpp"
 
 #include <gtest/gtest.h>
@@ -8,10 +8,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 
 #include "masking/masking.hpp"
+#include "registry.hpp"
+#include "sdk_registry.hpp"
 
 namespace labrun {
 namespace {
@@ -49,34 +52,39 @@ TEST(ReferenceCache, StoresWholeAndMissesOnAForeignOrBrokenEntry) {
   EXPECT_FALSE(cache.load("masking/1000/0.5/f32/finite/7/k=0/abc").has_value());
 }
 
-// A second process (a fresh InputCache) takes the first one's reference from the folder the environment names:
-// an entry planted under the point's key is what it returns, so it read the disk rather than regenerating.
+// A second process (a fresh SDK experiment: another registration) takes the first one's reference from the folder
+// the environment names: an entry planted under the point's key is what it returns, so it read the disk rather
+// than regenerating.
 TEST(ReferenceCache, MaskingReadsAnotherProcesssReference) {
   TempDir dir;
   ::setenv(kReferenceCacheEnv, dir.path.c_str(), 1);
-  masking::Params p;
-  p.n = 4096;
-  p.density = 0.3;
-  p.downstream = 2;
-  masking::InputCache first;
-  const masking::Reference computed = first.reference_for(p, 99);
-  const masking::Reference direct = masking::reference(*first.inputs(p, 99), 2);
-  EXPECT_DOUBLE_EQ(computed.sum, direct.sum);
-  EXPECT_EQ(computed.selected, direct.selected);
+  const Point point{"masking", "fused",
+                    {{"n", std::int64_t{4096}}, {"density", 0.3}, {"dtype", std::string("f32")},
+                     {"downstream", std::int64_t{2}}, {"nonfinite", std::string("none")}, {"mode", std::string("eager")}}};
+  const Args p(point);
+  auto process = [] {  // a fresh registration: its own inputs and references, as in another process
+    auto registry = std::make_shared<Registry>();
+    register_builtin(*registry);
+    return sdk_experiment(*registry, "masking");
+  };
+  const auto first = process();
+  const Reference computed = *first->reference(p, 99);
+  const auto in = first->inputs(p, 99);
+  const masking::Sums direct = masking::reference(in->arrays()["data"], in->arrays()["mask"], 2);
+  EXPECT_DOUBLE_EQ(computed.value("sum"), direct.sum);
+  EXPECT_EQ(computed.value("selected"), static_cast<double>(direct.selected));
   std::size_t files = 0;
   fs::path entry;
   for (const auto& e : fs::directory_iterator(dir.path)) ++files, entry = e.path();
   ASSERT_EQ(files, 1u);
-  masking::InputCache second;
-  EXPECT_DOUBLE_EQ(second.reference_for(p, 99).sum, computed.sum);
+  EXPECT_DOUBLE_EQ(process()->reference(p, 99)->value("sum"), computed.value("sum"));
   // Plant a different value under the same key: the next process returns it.
-  std::ifstream in(entry);
-  Json j = Json::parse(in);
-  in.close();
+  std::ifstream is(entry);
+  Json j = Json::parse(is);
+  is.close();
   j["value"]["sum"] = 12345.0;
   std::ofstream(entry) << j.dump();
-  masking::InputCache third;
-  EXPECT_DOUBLE_EQ(third.reference_for(p, 99).sum, 12345.0);
+  EXPECT_DOUBLE_EQ(process()->reference(p, 99)->value("sum"), 12345.0);
   ::unsetenv(kReferenceCacheEnv);
 }
 

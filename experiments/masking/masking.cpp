@@ -1,77 +1,20 @@
+// The masking experiment on the SDK (LABRUN_EXPERIMENT(masking)): axes, arrays, the input generator, the float64
+// reference, the scalar check, the cost model and the host variants. Formulas: docs/experiments/masking.md.
 #include "masking.hpp"
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
-#include "build_info.hpp"
 #include <labrun/counter_rng.hpp>
 #include <labrun/parallel.hpp>
-#include <labrun/point.hpp>
-#include "reference_cache.hpp"
-#include "registry.hpp"
-#include <labrun/status.hpp>
 
 namespace labrun::masking {
 
 namespace {
 
-// The one table of masking's variants: name, one-line description, and whether it has a host implementation.
-struct VariantRow {
-  Variant variant;
-  const char* name;
-  const char* description;
-  bool host;
-};
-constexpr VariantRow kVariants[] = {
-    {Variant::multiply, "multiply", "sum(down(d*d) * mask): static shape, op by op; 0*inf poisons it", true},
-    {Variant::index, "index", "sum(down(d[mask]^2)): compaction with a host-visible count (host sync)", true},
-    {Variant::where, "where", "sum(where(mask, down(d*d), 0)): static shape, op by op", true},
-    {Variant::sanitize, "sanitize", "sum(down(where(mask, d, 0)^2)): select first, then compute", true},
-    {Variant::index_device_count, "index_device_count",
-     "compaction whose count stays on the device: no host sync, capturable", false},
-    {Variant::fused, "fused", "one pass over data and mask, down() on selected elements only (speed of light)", true},
-};
-
-}  // namespace
-
-const char* to_string(Variant v) {
-  for (const auto& row : kVariants)
-    if (row.variant == v) return row.name;
-  return "?";
-}
-
-Variant parse_variant(const std::string& name) {
-  for (const auto& row : kVariants)
-    if (name == row.name) return row.variant;
-  throw std::invalid_argument("unknown masking variant '" + name + "'");
-}
-
-Params params_of(const Point& point) {
-  Params p;
-  p.variant = parse_variant(point.variant);
-  p.n = point.integer("n");
-  p.density = point.real("density");
-  const auto dt = parse_dtype(point.word("dtype"));
-  if (!dt) throw std::invalid_argument("unknown dtype '" + point.word("dtype") + "'");
-  p.dtype = *dt;
-  p.mode = point.word("mode");
-  p.downstream = static_cast<int>(point.integer("downstream"));
-  p.nonfinite = point.word("nonfinite") == "masked_out";
-  return p;
-}
-
-double Inputs::value(std::int64_t i) const {
-  switch (dtype) {
-    case DType::f32: return static_cast<const float*>(data())[i];
-    case DType::f64: return static_cast<const double*>(data())[i];
-    case DType::f16: return half_to_float(static_cast<const std::uint16_t*>(data())[i]);
-    case DType::bf16: return bf16_to_float(static_cast<const std::uint16_t*>(data())[i]);
-  }
-  return 0;
-}
-
-namespace {
+constexpr const char* kVariantNames[] = {"multiply", "index", "where", "sanitize", "index_device_count", "fused"};
 
 constexpr int kChunks = 64;
 
@@ -110,16 +53,14 @@ typename Traits<T>::C down_once(typename Traits<T>::C x) {
 
 // Eager-framework semantics: every op reads and writes a full buffer in the storage dtype.
 template <DType T>
-double host_run_typed(Variant variant, const Inputs& in, int k, HostScratch& scratch) {
+double host_run_typed(Variant variant, const View& dv, const View& mv, int k, void* a, void* b) {
   using Tr = Traits<T>;
   using S = typename Tr::S;
   using C = typename Tr::C;
-  const std::int64_t n = in.n;
-  const S* d = static_cast<const S*>(in.data());
-  const std::uint8_t* m = in.mask.data();
-  const std::size_t words = (static_cast<std::size_t>(n) * sizeof(S) + 7) / 8;
-  if (scratch.a.size() < words) scratch.a.resize(words);
-  S* t = reinterpret_cast<S*>(scratch.a.data());
+  const std::int64_t n = dv.count;
+  const S* d = dv.as<const S>();
+  const std::uint8_t* m = mv.as<const std::uint8_t>();
+  S* t = static_cast<S*>(a);
   auto square = [&](const S* src, std::int64_t count) {
     for (std::int64_t i = 0; i < count; ++i) t[i] = Tr::store(Tr::load(src[i]) * Tr::load(src[i]));
   };
@@ -154,8 +95,7 @@ double host_run_typed(Variant variant, const Inputs& in, int k, HostScratch& scr
       break;
     case Variant::index:
     case Variant::index_device_count: {
-      if (scratch.b.size() < words) scratch.b.resize(words);
-      S* c = reinterpret_cast<S*>(scratch.b.data());
+      S* c = static_cast<S*>(b);
       std::int64_t count = 0;
       for (std::int64_t i = 0; i < n; ++i)
         if (m[i]) c[count++] = d[i];
@@ -178,27 +118,37 @@ double host_run_typed(Variant variant, const Inputs& in, int k, HostScratch& scr
 
 }  // namespace
 
-double host_run(Variant variant, const Inputs& inputs, int downstream, HostScratch& scratch) {
-  switch (inputs.dtype) {
-    case DType::f32: return host_run_typed<DType::f32>(variant, inputs, downstream, scratch);
-    case DType::f64: return host_run_typed<DType::f64>(variant, inputs, downstream, scratch);
-    case DType::f16: return host_run_typed<DType::f16>(variant, inputs, downstream, scratch);
-    case DType::bf16: return host_run_typed<DType::bf16>(variant, inputs, downstream, scratch);
+const char* to_string(Variant v) { return kVariantNames[static_cast<int>(v)]; }
+
+Params params_of(const Args& a) {
+  Params p;
+  p.variant = Variant::fused;
+  for (int i = 0; i < 6; ++i)
+    if (a.variant() == kVariantNames[i]) p.variant = static_cast<Variant>(i);
+  if (a.variant() != to_string(p.variant)) throw std::invalid_argument("unknown masking variant '" + a.variant() + "'");
+  p.n = a.i64("n");
+  p.density = a.real("density");
+  p.dtype = a.dtype();
+  p.downstream = static_cast<int>(a.i64("downstream"));
+  p.nonfinite = a.word("nonfinite") == "masked_out";
+  return p;
+}
+
+double host_run(Variant variant, const View& data, const View& mask, int downstream, void* a, void* b) {
+  switch (*data.elem.dtype) {
+    case DType::f32: return host_run_typed<DType::f32>(variant, data, mask, downstream, a, b);
+    case DType::f64: return host_run_typed<DType::f64>(variant, data, mask, downstream, a, b);
+    case DType::f16: return host_run_typed<DType::f16>(variant, data, mask, downstream, a, b);
+    case DType::bf16: return host_run_typed<DType::bf16>(variant, data, mask, downstream, a, b);
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-Inputs generate(std::int64_t n, double density, DType dtype, bool nonfinite, std::uint64_t seed) {
-  if (n < 0) throw std::invalid_argument("masking: n must be >= 0");
-  Inputs in;
-  in.dtype = dtype;
-  in.n = n;
-  in.storage.assign((static_cast<std::size_t>(n) * dtype_bytes(dtype) + 7) / 8, 0);
-  in.mask.assign(static_cast<std::size_t>(n), 0);
+std::int64_t generate(const View& data, const View& mask, double density, bool nonfinite, std::uint64_t seed) {
   std::vector<std::int64_t> selected(kChunks, 0);
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  parallel_chunks(n, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(data.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
     std::int64_t count = 0;
     for (std::int64_t i = begin; i < end; ++i) {
       const std::uint64_t h1 = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
@@ -209,35 +159,38 @@ Inputs generate(std::int64_t n, double density, DType dtype, bool nonfinite, std
         if ((h2 & 3) == 0) v = inf;
         if ((h2 & 3) == 1) v = nan;
       }
-      in.mask[i] = on ? 1 : 0;
+      mask.as<std::uint8_t>()[i] = on ? 1 : 0;
       count += on;
-      switch (dtype) {
-        case DType::f32: static_cast<float*>(in.data())[i] = static_cast<float>(v); break;
-        case DType::f64: static_cast<double*>(in.data())[i] = v; break;
-        case DType::f16: static_cast<std::uint16_t*>(in.data())[i] = float_to_half(static_cast<float>(v)); break;
-        case DType::bf16: static_cast<std::uint16_t*>(in.data())[i] = float_to_bf16(static_cast<float>(v)); break;
+      switch (*data.elem.dtype) {
+        case DType::f32: data.as<float>()[i] = static_cast<float>(v); break;
+        case DType::f64: data.as<double>()[i] = v; break;
+        case DType::f16: data.as<std::uint16_t>()[i] = float_to_half(static_cast<float>(v)); break;
+        case DType::bf16: data.as<std::uint16_t>()[i] = float_to_bf16(static_cast<float>(v)); break;
       }
     }
     selected[chunk] = count;
   });
-  for (auto c : selected) in.selected += c;
-  return in;
+  std::int64_t total = 0;
+  for (auto c : selected) total += c;
+  return total;
 }
 
-Reference reference(const Inputs& in, int k) {
+Sums reference(const View& data, const View& mask, int k) {
+  const DType t = *data.elem.dtype;
+  const std::uint8_t* m = mask.as<const std::uint8_t>();
   // Unit roundoffs of the storage dtype and of the compute type (f32, or f64 for f64 data).
-  const double u_s = unit_roundoff(in.dtype);
-  const double u_c = unit_roundoff(accumulate_dtype(in.dtype));
+  const double u_s = unit_roundoff(t);
+  const double u_c = unit_roundoff(accumulate_dtype(t));
   struct Part {
     double sum = 0, abs = 0, err = 0;
     std::int64_t sel = 0;
   };
   std::vector<Part> parts(kChunks);
-  parallel_chunks(in.n, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(data.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
     Part p;
     for (std::int64_t i = begin; i < end; ++i) {
-      if (!in.mask[i]) continue;
-      const double d = in.value(i);
+      if (!m[i]) continue;
+      const double d = data.value(i);
       double x = d * d;
       // First-order bound on the absolute error an eager variant carries for this element: the square
       // rounds in the compute type and again on store; each downstream step propagates the incoming error
@@ -256,7 +209,7 @@ Reference reference(const Inputs& in, int k) {
     }
     parts[chunk] = p;
   });
-  Reference ref;
+  Sums ref;
   for (const auto& p : parts) {
     ref.sum += p.sum;
     ref.sum_abs += p.abs;
@@ -266,38 +219,18 @@ Reference reference(const Inputs& in, int k) {
   return ref;
 }
 
-double tolerance(const Params& p, const Reference& ref, double scale) {
+double tolerance(const Params& p, const Sums& ref, double scale) {
   const double n = static_cast<double>(std::max<std::int64_t>(p.n, 1));
   const double reduction = (std::ceil(std::log2(std::max(n, 2.0))) + std::ceil(std::sqrt(n))) *
                            unit_roundoff(accumulate_dtype(p.dtype)) * ref.sum_abs;
   return scale * (2 * ref.elementwise_error + reduction) + 1e-300;
 }
 
-Check compare(double value, const Reference& ref, double tol) {
-  Check c;
-  c.value = value;
-  c.reference = ref.sum;
-  c.tolerance = tol;
-  if (!std::isfinite(value) || !std::isfinite(ref.sum)) {
-    // Case C07: NaN is never close; inf matches only the same inf.
-    c.abs_error = (value == ref.sum) ? 0.0 : std::numeric_limits<double>::infinity();
-    c.passed = value == ref.sum;
-  } else {
-    c.abs_error = std::fabs(value - ref.sum);
-    c.passed = c.abs_error <= tol;
-  }
-  c.detail["selected"] = ref.selected;
-  c.detail["reference_sum_abs"] = json_real(ref.sum_abs);
-  c.detail["reference_elementwise_error"] = json_real(ref.elementwise_error);
-  c.detail["rel_error"] = json_real(ref.sum != 0 ? c.abs_error / std::fabs(ref.sum) : c.abs_error);
-  return c;
-}
-
-Cost cost(const Params& p, std::int64_t m) {
+Cost cost(const Params& p, double m) {
   const double n = static_cast<double>(p.n);
   const double s = static_cast<double>(dtype_bytes(p.dtype));
   const double k = p.downstream;
-  const double sel = static_cast<double>(m);
+  const double sel = m;
   double read = 0, written = 0, launches = 0, syncs = 0;
   // Bytes as each variant's kernels issue them (one read/write per element per op); reductions read their
   // input once and write a few bytes (ignored). Launch counts include CUB's (2 per reduce, 2 per select + count
@@ -331,126 +264,74 @@ Cost cost(const Params& p, std::int64_t m) {
   return Cost::of(read, written, n * s + n, sel * (1 + 2 * k + 1), launches, syncs);
 }
 
-// The axes that define a point's inputs, as text: what the seed hashes and the caches compare.
-std::string input_key(const Params& p) {
-  return std::to_string(p.n) + "/" + std::to_string(p.density) + "/" + to_string(p.dtype) + "/" +
-         (p.nonfinite ? "nonfinite" : "finite");
-}
-
-std::uint64_t input_seed(const Params& p, std::uint64_t lab_seed) {
-  return splitmix64(lab_seed ^ fnv1a64(input_key(p)));
-}
-
-std::shared_ptr<const Inputs> InputCache::inputs(const Params& p, std::uint64_t seed) {
-  const std::uint64_t s = input_seed(p, seed);
-  const std::string key = input_key(p) + "/" + std::to_string(s);
-  if (key != key_ || !inputs_) {
-    inputs_.reset();  // release the old set first: at n = 1e8 each set is hundreds of MB
-    inputs_ = std::make_shared<const Inputs>(generate(p.n, p.density, p.dtype, p.nonfinite, s));
-    key_ = key;
-  }
-  return inputs_;
-}
-
-const Reference& InputCache::reference_for(const Params& p, std::uint64_t seed) {
-  const std::uint64_t s = input_seed(p, seed);
-  const std::string key = input_key(p) + "/" + std::to_string(s);
-  if (key != ref_key_) {
-    refs_.clear();
-    ref_key_ = key;
-  }
-  for (const auto& [k, r] : refs_)
-    if (k == p.downstream) return r;
-  // Another process of the sweep may have computed it (reference_cache.hpp): then no host inputs are generated.
-  const ReferenceCache disk = ReferenceCache::from_env();
-  const std::string disk_key = "masking/" + key + "/k=" + std::to_string(p.downstream) + "/" + build_info().git_sha;
-  if (const auto j = disk.load(disk_key)) {
-    try {
-      Reference r;
-      r.sum = j->at("sum").get<double>();
-      r.sum_abs = j->at("sum_abs").get<double>();
-      r.elementwise_error = j->at("elementwise_error").get<double>();
-      r.selected = j->at("selected").get<std::int64_t>();
-      refs_.emplace_back(p.downstream, r);
-      return refs_.back().second;
-    } catch (const std::exception&) {  // a malformed entry is a miss
-    }
-  }
-  auto in = inputs(p, seed);
-  const Reference r = reference(*in, p.downstream);
-  disk.store(disk_key, Json{{"sum", json_real(r.sum)},
-                            {"sum_abs", json_real(r.sum_abs)},
-                            {"elementwise_error", json_real(r.elementwise_error)},
-                            {"selected", r.selected}});
-  refs_.emplace_back(p.downstream, r);
-  return refs_.back().second;
-}
-
-namespace {
-
-class HostWorkload : public Workload {
- public:
-  HostWorkload(Params p, std::shared_ptr<const Inputs> in, Reference ref, double scale)
-      : p_(p), in_(std::move(in)), ref_(ref), scale_(scale) {}
-  void run() override { last_ = host_run(p_.variant, *in_, p_.downstream, scratch_); }
-  Check check(const std::function<void()>& iterate) override {
-    last_ = std::numeric_limits<double>::quiet_NaN();  // poison
-    iterate();
-    return compare(last_, ref_, tolerance(p_, ref_, scale_));
-  }
-  Cost cost() const override { return masking::cost(p_, in_->selected); }
-
- private:
-  Params p_;
-  std::shared_ptr<const Inputs> in_;
-  Reference ref_;
-  double scale_;
-  HostScratch scratch_;
-  double last_ = 0;
-};
-
-}  // namespace
-
-void register_experiment(Registry& registry) {
-  Experiment e;
-  e.name = "masking";
-  e.description = "sum of squares of masked elements: multiply vs boolean indexing vs where vs sanitize";
-  e.axes = {
-      {"n", AxisKind::Integer, "elements", 0.0, 4e9, {}, std::int64_t{1000000}},
-      {"density", AxisKind::Real, "fraction of elements the mask selects", 0.0, 1.0, {}, 0.5},
-      {"dtype", AxisKind::Word, "storage dtype of the data (sums accumulate in f32, f64 for f64)", {}, {},
-       {"f32", "f16", "bf16", "f64"}, std::string("f32")},
-      {"downstream", AxisKind::Integer, "times x <- sin(x)*1.0001 is applied after squaring", 0.0, 1024.0, {},
-       std::int64_t{0}},
-      {"nonfinite", AxisKind::Word, "plant +inf/NaN in masked-out slots (case C06)", {}, {},
-       {"none", "masked_out"}, std::string("none")},
+LABRUN_EXPERIMENT(masking) {
+  e.describe("sum of squares of masked elements: multiply vs boolean indexing vs where vs sanitize")
+      .docs("docs/experiments/masking.md")
+      .int_axis("n", "elements", 0, 4e9, 1000000)
+      .real_axis("density", "fraction of elements the mask selects", 0, 1, 0.5)
+      .word_axis("dtype", "storage dtype of the data (sums accumulate in f32, f64 for f64)", {"f32", "f16", "bf16", "f64"},
+                 "f32")
+      .int_axis("downstream", "times x <- sin(x)*1.0001 is applied after squaring", 0, 1024, 0)
+      .word_axis("nonfinite", "plant +inf/NaN in masked-out slots (case C06)", {"none", "masked_out"}, "none")
+      .size_axis("n")
+      .plot({"n", "variant", {"density"}, "time vs n"})
+      .plot({"density", "variant", {"n"}, "time vs density"});
+  // Data and mask; the result; the op-by-op variants' temporary and the compactions' selection buffer (which
+  // `index` takes from the stream-ordered pool inside each iteration, as an eager framework does).
+  e.arrays([](const Args& a, Layout& l) {
+    const Params p = params_of(a);
+    l.input("data", p.dtype, p.n).add("mask", Role::input, Elem::raw<std::uint8_t>(), p.n);
+    l.output("result", accumulate_dtype(p.dtype), 1);
+    const Role role = p.variant == Variant::index ? Role::transient : Role::scratch;
+    if (p.variant != Variant::fused) l.add("tmp", role, Elem::of(p.dtype), p.n);
+    if (p.variant == Variant::index || p.variant == Variant::index_device_count) l.add("sel", role, Elem::of(p.dtype), p.n);
+  });
+  e.inputs_depend_on({"n", "density", "dtype", "nonfinite"}).reference_depends_on({"downstream"});
+  e.generate([](const Args& a, std::uint64_t seed, Arrays& in) {
+    const Params p = params_of(a);
+    generate(in["data"], in["mask"], p.density, p.nonfinite, seed);
+  });
+  e.reference([](const Args& a, const Arrays& in, Reference& r) {
+    const Sums s = reference(in["data"], in["mask"], params_of(a).downstream);
+    r.set("sum", s.sum);
+    r.set("sum_abs", s.sum_abs);
+    r.set("elementwise_error", s.elementwise_error);
+    r.set("selected", static_cast<double>(s.selected));
+  });
+  // One value against the reference sum: NaN or inf against a finite sum never passes (case C07).
+  e.check([](Compare& c) {
+    const Reference& r = c.reference();
+    const Sums s{r.value("sum"), r.value("sum_abs"), r.value("elementwise_error"),
+                 static_cast<std::int64_t>(r.value("selected"))};
+    c.scalar("result", "sum", tolerance(params_of(c.args()), s, 1.0));
+    c.note("selected", r.value("selected"));
+    c.note("reference_sum_abs", s.sum_abs);
+    c.note("reference_elementwise_error", s.elementwise_error);
+  });
+  e.cost([](const Args& a, const Reference& r) {
+    const Params p = params_of(a);
+    return cost(p, r.value_or("selected", std::floor(p.density * static_cast<double>(p.n))));
+  });
+  // The host variants: the result rounded to the accumulation dtype, written to the one-element output.
+  auto host = [](Launch& setup) -> Step {
+    const Params p = params_of(setup.args());
+    const std::size_t bytes = static_cast<std::size_t>(p.n) * dtype_bytes(p.dtype);
+    void* a = p.variant == Variant::index ? setup.allocate(bytes) : p.variant == Variant::fused ? nullptr : setup.scratch("tmp").data;
+    void* b = p.variant == Variant::index ? setup.allocate(bytes) : nullptr;
+    return [p, a, b](Launch& l) {
+      const double v = host_run(p.variant, l.in("data"), l.in("mask"), p.downstream, a, b);
+      const View& out = l.out("result");
+      if (p.dtype == DType::f64) *out.as<double>() = v;
+      else *out.as<float>() = static_cast<float>(v);
+    };
   };
-  auto cache = std::make_shared<InputCache>();
-  auto host = [cache](const Point& point, Backend&, const LabSettings& lab) -> std::unique_ptr<Workload> {
-    const Params p = params_of(point);
-    auto in = cache->inputs(p, lab.seed);
-    const Reference& ref = cache->reference_for(p, lab.seed);
-    return std::make_unique<HostWorkload>(p, in, ref, lab.tolerance_scale.value_or(1.0));
-  };
-  for (const auto& row : kVariants) {
-    VariantDecl decl{row.name, row.description, {}, {}};
-    if (row.host) decl.implementations[BackendKind::host] = host;
-    e.variants.push_back(std::move(decl));
-  }
-  e.size_axis = "n";
-  e.estimate = [](const Point& point) {
-    const Params p = params_of(point);
-    const double n = static_cast<double>(p.n), s = static_cast<double>(dtype_bytes(p.dtype));
-    // Data and mask, plus the op-by-op variants' temporary and the compactions' selection buffer.
-    const bool compacts = p.variant == Variant::index || p.variant == Variant::index_device_count;
-    const double working = n * s + n + (p.variant == Variant::fused ? 0 : n * s) + (compacts ? n * s : 0);
-    const Cost c = cost(p, static_cast<std::int64_t>(p.density * n));
-    return PointEstimate{working, c.bytes, c.flop};
-  };
-  e.plots = {PlotSpec{"n", "variant", {"density"}, "time vs n"}, PlotSpec{"density", "variant", {"n"}, "time vs density"}};
-  e.report_section = report_section;
-  e.docs = "docs/experiments/masking.md";
-  registry.add(std::move(e));
+  e.variant("multiply", "sum(down(d*d) * mask): static shape, op by op; 0*inf poisons it").host(host);
+  e.variant("index", "sum(down(d[mask]^2)): compaction with a host-visible count (host sync)").host(host);
+  e.variant("where", "sum(where(mask, down(d*d), 0)): static shape, op by op").host(host);
+  e.variant("sanitize", "sum(down(where(mask, d, 0)^2)): select first, then compute").host(host);
+  e.variant("index_device_count", "compaction whose count stays on the device: no host sync, capturable");
+  e.variant("fused", "one pass over data and mask, down() on selected elements only (speed of light)").host(host);
+  e.report_section(report_section);
 }
 
 }  // namespace labrun::masking

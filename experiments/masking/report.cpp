@@ -1,7 +1,9 @@
-// The masking experiment's own report section (Experiment::report_section): the founding text's question
-// answered from the data — where boolean indexing (`index`) loses, by how much, where it wins, and why.
+// The masking experiment's own report section (ExperimentDef::report_section, on the typed ReportView): the
+// founding text's question answered from the data — where boolean indexing (`index`) loses, by how much, where it
+// wins, and why.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <ostream>
@@ -10,59 +12,21 @@
 #include <tuple>
 #include <vector>
 
-#include <fmt/format.h>
+#include <labrun/report.hpp>
 
 #include "masking.hpp"
-#include "report_context.hpp"
 
 namespace labrun::masking {
 
 namespace {
 
-using C = ReportContext;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool positive(double x) { return std::isfinite(x) && x > 0; }
 
-// An axis of a group's axes (the analysis' JSON): a number (NaN when absent or a word) or a word.
-double axis_num(const Json& axes, const char* k) { return json_number(axes, {k}); }
-std::string axis_word(const Json& axes, const char* k) {
-  const auto it = axes.is_object() ? axes.find(k) : axes.end();
-  if (it == axes.end()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
-
-// A group of the analysis: points of one run with the same axes, their time and id per variant.
-struct Group {
-  Json axes;
-  std::map<std::string, double> t;
-  std::map<std::string, std::string> id;
-  double time(const char* v) const { return t.count(v) ? t.at(v) : kNaN; }
-};
-
-std::vector<Group> groups_of(const ReportContext& c, std::size_t run) {
-  std::vector<Group> out;
-  for (const Json* g : c.groups(run)) {
-    Group x;
-    x.axes = g->value("axes", Json::object());
-    if (g->contains("times_s") && (*g)["times_s"].is_object())
-      for (const auto& [v, t] : (*g)["times_s"].items()) x.t[v] = t.is_number() ? t.get<double>() : kNaN;
-    if (g->contains("ids") && (*g)["ids"].is_object())
-      for (const auto& [v, id] : (*g)["ids"].items())
-        if (id.is_string()) x.id[v] = id.get<std::string>();
-    out.push_back(std::move(x));
-  }
-  return out;
-}
-
-void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md) {
-  const std::size_t rid = run.number;
-  auto has = [&](const char* v) { return std::find(run.variants.begin(), run.variants.end(), v) != run.variants.end(); };
-  const std::vector<Group> groups = groups_of(c, rid);
-  auto point = [&](const Group& g, const char* v) -> const PointRecord* {
-    return g.id.count(v) ? c.find(rid, g.id.at(v)) : nullptr;
-  };
-  const bool has_multiply = has("multiply");
+void run_section(const RunView& run, std::ostream& md) {
+  const std::vector<GroupView>& groups = run.groups;
+  const bool has_multiply = run.has_variant("multiply");
 
   // 1. Ratios at moderate densities, per slice (mode, dtype, downstream) and n.
   struct Row {
@@ -73,34 +37,33 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
   std::vector<double> all_rw0, all_rm0;  // downstream 0 (the seed's setting)
   std::map<double, std::vector<double>> rw_by_n0;
   for (const auto& g : groups) {
-    const double d = axis_num(g.axes, "density");
+    const double d = axis_number(g.axes, "density");
     if (!(d >= 0.1 - 1e-12 && d <= 0.9 + 1e-12)) continue;
     const double ti = g.time("index"), tw = g.time("where"), tm = g.time("multiply");
     if (!positive(ti) || !positive(tw)) continue;
-    const double ds = axis_num(g.axes, "downstream");
-    auto& row = rows[{axis_word(g.axes, "mode"), axis_word(g.axes, "dtype"), ds, axis_num(g.axes, "n")}];
+    const double ds = axis_number(g.axes, "downstream");
+    auto& row = rows[{axis_word(g.axes, "mode"), axis_word(g.axes, "dtype"), ds, axis_number(g.axes, "n")}];
     row.rw.push_back(ti / tw);
     if (positive(tm)) row.rm.push_back(ti / tm);
-    if (const PointRecord* r = point(g, "index")) {
-      const Interpretation& in = C::interpretation(*r);
-      row.bounds[in.bound]++;
-      if (std::isfinite(in.host_stall_share)) row.stall.push_back(in.host_stall_share);
+    if (const PointView* r = g.point("index")) {
+      row.bounds[r->bound]++;
+      if (std::isfinite(r->host_stall_share)) row.stall.push_back(r->host_stall_share);
     }
     if (ds == 0 || !std::isfinite(ds)) {
       all_rw0.push_back(ti / tw);
       if (positive(tm)) all_rm0.push_back(ti / tm);
-      rw_by_n0[axis_num(g.axes, "n")].push_back(ti / tw);
+      rw_by_n0[axis_number(g.axes, "n")].push_back(ti / tw);
     }
   }
   auto range_text = [](const std::vector<double>& v) {
     if (v.empty()) return std::string("n/a");
-    return C::ratio_text(C::median(v)) + " (" + C::ratio_text(*std::min_element(v.begin(), v.end())) + "–" +
-           C::ratio_text(*std::max_element(v.begin(), v.end())) + ")";
+    return ratio_text(median_of(v)) + " (" + ratio_text(*std::min_element(v.begin(), v.end())) + "–" +
+           ratio_text(*std::max_element(v.begin(), v.end())) + ")";
   };
 
   // Wins: index faster than both where and multiply.
   struct Win {
-    Json axes;
+    AxisValues axes;
     double ti, tw, tm, by;
     bool significant;
   };
@@ -116,9 +79,9 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
     if (ti >= best) continue;
     // Significant when index's CI lies below the better rival's.
     bool sig = false;
-    const PointRecord* ri_rec = point(g, "index");
-    const PointRecord* rb_rec = point(g, positive(tm) && tm < tw ? "multiply" : "where");
-    if (ri_rec && rb_rec) sig = C::iteration_time(*ri_rec).ci95_high_s < C::iteration_time(*rb_rec).ci95_low_s;
+    const PointView* ri = g.point("index");
+    const PointView* rb = g.point(positive(tm) && tm < tw ? "multiply" : "where");
+    if (ri && rb) sig = ri->ci95_high_s < rb->ci95_low_s;
     wins.push_back(Win{g.axes, ti, tw, tm, best / ti, sig});
   }
 
@@ -129,27 +92,27 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
                                                          : "`where`";
   if (!all_rw0.empty()) {
     md << "**Where it loses.** At moderate densities (10%–90%) with no downstream work, `index` takes a median "
-       << C::ratio_text(C::median(all_rw0)) << " the time of `where` (range "
-       << C::ratio_text(*std::min_element(all_rw0.begin(), all_rw0.end())) << "–"
-       << C::ratio_text(*std::max_element(all_rw0.begin(), all_rw0.end())) << ")";
-    if (!all_rm0.empty()) md << " and " << C::ratio_text(C::median(all_rm0)) << " the time of `multiply`";
+       << ratio_text(median_of(all_rw0)) << " the time of `where` (range "
+       << ratio_text(*std::min_element(all_rw0.begin(), all_rw0.end())) << "–"
+       << ratio_text(*std::max_element(all_rw0.begin(), all_rw0.end())) << ")";
+    if (!all_rm0.empty()) md << " and " << ratio_text(median_of(all_rm0)) << " the time of `multiply`";
     md << ", over " << all_rw0.size() << " comparisons. By n (median of index / where): ";
     bool first = true;
     for (const auto& [n, v] : rw_by_n0) {
-      md << (first ? "" : ", ") << "n = " << format_number(n) << ": " << C::ratio_text(C::median(v));
+      md << (first ? "" : ", ") << "n = " << format_number(n) << ": " << ratio_text(median_of(v));
       first = false;
     }
     if (rw_by_n0.size() >= 2) {
-      const double a = C::median(rw_by_n0.begin()->second), b = C::median(rw_by_n0.rbegin()->second);
+      const double a = median_of(rw_by_n0.begin()->second), b = median_of(rw_by_n0.rbegin()->second);
       double peak = 0, peak_n = kNaN;
       for (const auto& [n, v] : rw_by_n0)
-        if (C::median(v) > peak) {
-          peak = C::median(v);
+        if (median_of(v) > peak) {
+          peak = median_of(v);
           peak_n = n;
         }
       md << ". The gap " << (b > a * 1.1 ? "widens" : b < a / 1.1 ? "narrows" : "stays about the same")
          << " from the smallest to the largest n, and is largest at n = " << format_number(peak_n) << " ("
-         << C::ratio_text(peak) << ")";
+         << ratio_text(peak) << ")";
     }
     md << ". A ratio above 1 means `index` is slower.\n\n";
   }
@@ -157,16 +120,18 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
     const auto best = std::max_element(wins.begin(), wins.end(), [](const Win& a, const Win& b) { return a.by < b.by; });
     std::map<std::string, std::set<double>> dens_by_ds, n_by_ds;
     for (const auto& w : wins) {
-      const std::string ds = format_axis_value(w.axes.value("downstream", Json(0)));
-      dens_by_ds[ds].insert(axis_num(w.axes, "density"));
-      n_by_ds[ds].insert(axis_num(w.axes, "n"));
+      std::string ds = "0";
+      for (const auto& [k, v] : w.axes)
+        if (k == "downstream") ds = axis_text(v);
+      dens_by_ds[ds].insert(axis_number(w.axes, "density"));
+      n_by_ds[ds].insert(axis_number(w.axes, "n"));
     }
     md << "**Where it wins.** `index` is faster than " << vs << " at " << wins.size() << " of " << compared
        << " points where they can be compared";
     std::size_t sig = 0;
     for (const auto& w : wins) sig += w.significant;
-    md << " (" << sig << " with non-overlapping confidence intervals); by up to " << C::ratio_text(best->by) << " at "
-       << format_axes(best->axes, run.varying) << ". ";
+    md << " (" << sig << " with non-overlapping confidence intervals); by up to " << ratio_text(best->by) << " at "
+       << axes_text(best->axes, run.varying) << ". ";
     for (const auto& [ds, dens] : dens_by_ds) {
       const auto& ns = n_by_ds[ds];
       auto span = [](const auto& set) {
@@ -190,10 +155,9 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
     if (r.variant != "index") continue;
     if (r.status == "capture_unsupported") ++unsupported;
     if (r.status != "ok") continue;
-    const Interpretation& in = C::interpretation(r);
-    index_bounds[in.bound]++;
-    if (std::isfinite(in.host_stall_share)) index_stall.push_back(in.host_stall_share);
-    if (std::isfinite(in.launch_overhead_share)) index_launch.push_back(in.launch_overhead_share);
+    index_bounds[r.bound]++;
+    if (std::isfinite(r.host_stall_share)) index_stall.push_back(r.host_stall_share);
+    if (std::isfinite(r.launch_overhead_share)) index_launch.push_back(r.launch_overhead_share);
     const double n = r.axis_number("n");
     if (n < n_min) n_min = n;
   }
@@ -202,9 +166,9 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
     // The cheapest configuration only: no downstream work where the experiment has that axis.
     const double ds = r.axis_number("downstream");
     if (r.variant == "index" && r.status == "ok" && r.axis_number("n") == n_min && (!std::isfinite(ds) || ds == 0))
-      small.push_back(C::iteration_time(r).time_s);
+      small.push_back(r.time_s);
   }
-  const double fixed = C::median(small);
+  const double fixed = median_of(small);
   // where at the largest n: its traffic and its fraction of the memory ceiling.
   double n_max = 0;
   for (const auto& r : run.points) n_max = std::max(n_max, r.axis_number("n"));
@@ -215,7 +179,7 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
     const double b = r.cost.bytes, cb = r.cost.compulsory_bytes;
     const double ds = r.axis_number("downstream");
     if (positive(cb)) excess[std::isfinite(ds) ? ds : 0].push_back(b / cb);
-    const double f = C::interpretation(r).fraction_of.memory_ceiling;
+    const double f = r.memory_ceiling_fraction;
     if (std::isfinite(f)) fmem.push_back(f);
   }
   int total_index = 0;
@@ -225,11 +189,11 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
     const auto top = std::max_element(index_bounds.begin(), index_bounds.end(),
                                       [](const auto& a, const auto& b) { return a.second < b.second; });
     md << "`index` is classed " << top->first << "-bound at " << top->second << " of its " << total_index
-       << " timed points (" << C::counts_text(index_bounds) << "). It copies the selected count to the host every "
+       << " timed points (" << counts_text(index_bounds) << "). It copies the selected count to the host every "
        << "iteration to size its result: the host waits for it, and cannot queue the next launches ahead, so "
        << "every launch after the sync is exposed (its launches at the calibrated eager cost: median "
-       << format_percent(C::median(index_launch)) << " of its time; the stall the two clocks can see: median "
-       << format_percent(C::median(index_stall)) << " of the wall time, a lower bound, since neither clock sees "
+       << format_percent(median_of(index_launch)) << " of its time; the stall the two clocks can see: median "
+       << format_percent(median_of(index_stall)) << " of the wall time, a lower bound, since neither clock sees "
        << "the device idle while the count travels). Its fixed cost "
        << "shows at the smallest size: " << format_time(fixed) << " median at n = " << format_number(n_min)
        << " (no downstream work)"
@@ -242,11 +206,13 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
     md << "`where` (like `multiply`) computes on every element: at n = " << format_number(n_max) << " it moves ";
     bool first = true;
     for (const auto& [ds, v] : excess) {
-      md << (first ? "" : ", ") << fmt::format("{:.1f}", C::median(v)) << "× the compulsory bytes with downstream = "
+      char times[32];
+      std::snprintf(times, sizeof times, "%.1f", median_of(v));
+      md << (first ? "" : ", ") << times << "× the compulsory bytes with downstream = "
          << format_number(ds);
       first = false;
     }
-    md << " (median " << format_percent(C::median(fmem)) << " of the memory ceiling), so its time grows with n "
+    md << " (median " << format_percent(median_of(fmem)) << " of the memory ceiling), so its time grows with n "
        << "and with the "
        << "downstream work whatever the density. Compaction makes the work after it scale with the selected "
        << "count instead: `index` wins where that saving (small density, expensive downstream work, large n) "
@@ -263,8 +229,8 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
     for (const auto& [k, row] : rows) {
       const auto& [mode, dtype, ds, n] = k;
       md << "| " << mode << " | " << dtype << " | " << format_number(ds) << " | " << format_number(n) << " | "
-         << range_text(row.rw) << " | " << range_text(row.rm) << " | " << C::counts_text(row.bounds) << " | "
-         << format_percent(C::median(row.stall)) << " |\n";
+         << range_text(row.rw) << " | " << range_text(row.rm) << " | " << counts_text(row.bounds) << " | "
+         << format_percent(median_of(row.stall)) << " |\n";
     }
     md << "\n";
   }
@@ -273,44 +239,40 @@ void run_section(const ReportContext& c, const ReportRun& run, std::ostream& md)
        << (has_multiply ? " multiply |" : "") << " index faster by | significant |\n|---|---:|---:|"
        << (has_multiply ? "---:|" : "") << "---:|:---:|\n";
     for (const auto& w : wins) {
-      md << "| " << C::cell(format_axes(w.axes, run.varying)) << " | " << format_time(w.ti) << " | "
+      md << "| " << cell(axes_text(w.axes, run.varying)) << " | " << format_time(w.ti) << " | "
          << format_time(w.tw) << " |";
       if (has_multiply) md << " " << format_time(w.tm) << " |";
-      md << " " << C::ratio_text(w.by) << " | " << (w.significant ? "yes" : "no") << " |\n";
+      md << " " << ratio_text(w.by) << " | " << (w.significant ? "yes" : "no") << " |\n";
     }
     md << "\n";
   }
   // Crossovers that involve index against where or multiply.
-  std::vector<const Json*> cx;
-  for (const Json* x : c.crossovers(rid)) {
-    if (!x->value("significant", false)) continue;
-    const std::string a = x->value("faster_below", ""), b = x->value("faster_above", "");
-    if ((a == "index" || b == "index") && (a == "where" || b == "where" || a == "multiply" || b == "multiply"))
-      cx.push_back(x);
+  std::vector<const CrossoverView*> cx;
+  for (const CrossoverView& x : run.crossovers) {
+    const std::string &a = x.faster_below, &b = x.faster_above;
+    if (x.significant && (a == "index" || b == "index") && (a == "where" || b == "where" || a == "multiply" || b == "multiply"))
+      cx.push_back(&x);
   }
   if (!cx.empty()) {
     md << "Crossovers of `index` against `where` and `multiply` (significant at both ends)";
     const bool fold = cx.size() > 12;
     md << (fold ? ": " + std::to_string(cx.size()) + ", listed below.\n\n<details><summary>Show them</summary>\n\n"
                 : ":\n\n");
-    for (const Json* x : cx) md << "- " << x->value("text", "") << "\n";
+    for (const CrossoverView* x : cx) md << "- " << x->text << "\n";
     md << (fold ? "\n</details>\n\n" : "\n");
   }
 }
 
 }  // namespace
 
-void report_section(const ReportContext& c, std::ostream& md) {
+void report_section(const ReportView& view, std::ostream& md) {
   bool any = false;
-  for (const ReportRun* run : c.runs_of("masking")) {
-    auto has = [&](const char* v) {
-      return std::find(run->variants.begin(), run->variants.end(), v) != run->variants.end();
-    };
-    if (!has("index") || !has("where")) continue;
+  for (const RunView& run : view.runs()) {
+    if (!run.has_variant("index") || !run.has_variant("where")) continue;
     if (!any) md << "## Where boolean indexing loses and wins\n\n";
     any = true;
-    md << c.run_heading(run->number);
-    run_section(c, *run, md);
+    md << run.heading;
+    run_section(run, md);
   }
 }
 

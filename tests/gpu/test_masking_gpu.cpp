@@ -329,8 +329,11 @@ TEST(GpuGenerate, DeviceInputsEqualTheHostsBitForBit) {
       for (const double density : {0.0, 0.3, 1.0})
         for (const bool nonfinite : {false, true}) {
           const std::uint64_t seed = test_seed() ^ static_cast<std::uint64_t>(n);
-          const masking::Inputs host = masking::generate(n, density, t, nonfinite, seed);
           const std::size_t bytes = static_cast<std::size_t>(n) * dtype_bytes(t);
+          std::vector<std::uint64_t> host((bytes + 7) / 8 + 1);
+          std::vector<std::uint8_t> host_mask(static_cast<std::size_t>(n));
+          masking::generate(View{host.data(), n, Elem::of(t)}, View{host_mask.data(), n, Elem::raw<std::uint8_t>()},
+                            density, nonfinite, seed);
           void* data = nullptr;
           std::uint8_t* mask = nullptr;
           ASSERT_EQ(cudaMalloc(&data, bytes), cudaSuccess);
@@ -343,7 +346,7 @@ TEST(GpuGenerate, DeviceInputsEqualTheHostsBitForBit) {
           cudaFree(mask);
           EXPECT_EQ(std::memcmp(d.data(), host.data(), bytes), 0)
               << to_string(t) << " n " << n << " density " << density << " nonfinite " << nonfinite;
-          EXPECT_EQ(std::memcmp(m.data(), host.mask.data(), m.size()), 0) << "mask, n " << n;
+          EXPECT_EQ(std::memcmp(m.data(), host_mask.data(), m.size()), 0) << "mask, n " << n;
         }
   EXPECT_FALSE(kernels::can_generate(DType::bf16));
   EXPECT_THROW(kernels::generate(DType::f16, 1, 0.5, false, 1, nullptr, nullptr, 132, nullptr), std::invalid_argument);

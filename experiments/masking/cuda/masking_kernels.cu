@@ -1,3 +1,6 @@
+// The masking experiment's kernels, their launchers, and its CUDA variants (LABRUN_CUDA_VARIANTS): the data, mask,
+// result, temporaries and CUB's workspaces are the SDK's or allocated at setup (case C12); only `index` allocates
+// inside an iteration, from the stream-ordered pool, around the count it reads back (a host synchronization).
 #include "masking/cuda/masking_kernels.cuh"
 
 #include <cub/block/block_reduce.cuh>
@@ -11,7 +14,9 @@
 #include <stdexcept>
 
 #include <labrun/counter_rng.hpp>
-#include "cuda_check.hpp"
+#include <labrun/cuda.cuh>
+
+#include "masking/masking.hpp"
 
 namespace labrun::kernels {
 
@@ -219,11 +224,6 @@ __global__ void __launch_bounds__(kReduceBlock) fused_kernel(const S* data, cons
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
-template <class A>
-__global__ void poison_kernel(A* out) {
-  *out = static_cast<A>(NAN);
-}
-
 // Calls f with a typed null pointer of the dtype's storage type.
 template <class F>
 auto dispatch(DType t, F&& f) {
@@ -279,7 +279,7 @@ std::size_t sum_temp_bytes(DType t, std::int64_t n) {
     using S = std::remove_pointer_t<decltype(p)>;
     using A = typename Traits<S>::A;
     std::size_t bytes = 0;
-    LABRUN_CUDA(cub::DeviceReduce::TransformReduce(nullptr, bytes, static_cast<const S*>(nullptr),
+    LABRUN_CUDA_CHECK(cub::DeviceReduce::TransformReduce(nullptr, bytes, static_cast<const S*>(nullptr),
                                                    static_cast<A*>(nullptr), n, ::cuda::std::plus<A>(), Widen<S>(),
                                                    A(0)));
     return std::max<std::size_t>(bytes, 1);
@@ -291,7 +291,7 @@ void sum(DType t, const void* in, std::int64_t n, void* out, void* temp, std::si
     using S = std::remove_pointer_t<decltype(p)>;
     using A = typename Traits<S>::A;
     std::size_t bytes = temp_bytes;
-    LABRUN_CUDA(cub::DeviceReduce::TransformReduce(temp, bytes, static_cast<const S*>(in), static_cast<A*>(out), n,
+    LABRUN_CUDA_CHECK(cub::DeviceReduce::TransformReduce(temp, bytes, static_cast<const S*>(in), static_cast<A*>(out), n,
                                                    ::cuda::std::plus<A>(), Widen<S>(), A(0), s));
     return 0;
   });
@@ -321,7 +321,7 @@ std::size_t select_temp_bytes(DType t, std::int64_t n) {
   return dispatch(t, [&](auto* p) {
     using S = std::remove_pointer_t<decltype(p)>;
     std::size_t bytes = 0;
-    LABRUN_CUDA(cub::DeviceSelect::Flagged(nullptr, bytes, static_cast<const S*>(nullptr),
+    LABRUN_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, static_cast<const S*>(nullptr),
                                            static_cast<const std::uint8_t*>(nullptr), static_cast<S*>(nullptr),
                                            static_cast<std::int64_t*>(nullptr), n));
     return std::max<std::size_t>(bytes, 1);
@@ -333,7 +333,7 @@ void select_flagged(DType t, const void* in, const std::uint8_t* mask, void* out
   dispatch(t, [&](auto* p) {
     using S = std::remove_pointer_t<decltype(p)>;
     std::size_t bytes = temp_bytes;
-    LABRUN_CUDA(cub::DeviceSelect::Flagged(temp, bytes, static_cast<const S*>(in), mask, static_cast<S*>(out), count,
+    LABRUN_CUDA_CHECK(cub::DeviceSelect::Flagged(temp, bytes, static_cast<const S*>(in), mask, static_cast<S*>(out), count,
                                            n, s));
     return 0;
   });
@@ -356,12 +356,6 @@ void fused(DType t, const void* data, const std::uint8_t* mask, std::int64_t n, 
   });
 }
 
-void poison_result(DType t, void* out, cudaStream_t s) {
-  if (t == DType::f64) poison_kernel<double><<<1, 1, 0, s>>>(static_cast<double*>(out));
-  else poison_kernel<float><<<1, 1, 0, s>>>(static_cast<float*>(out));
-  LABRUN_CUDA_LAUNCHED();
-}
-
 bool can_generate(DType t) { return t == DType::f32 || t == DType::f64; }
 
 void generate(DType t, std::int64_t n, double density, bool nonfinite, std::uint64_t seed, void* data,
@@ -377,3 +371,109 @@ void generate(DType t, std::int64_t n, double density, bool nonfinite, std::uint
 }
 
 }  // namespace labrun::kernels
+
+namespace labrun::masking {
+
+namespace {
+
+// One variant's iteration as an eager framework runs it, each op marked with the bytes it moves; set up once per
+// point: CUB's temporary storage, the count, the partials and the pinned count slot before any capture (C12).
+Step launcher(Launch& setup) {
+  const Params p = params_of(setup.args());
+  const DType t = p.dtype;
+  const std::int64_t n = p.n;
+  const bool compacts = p.variant == Variant::index || p.variant == Variant::index_device_count;
+  std::size_t temp_bytes = kernels::sum_temp_bytes(t, n);
+  if (compacts) temp_bytes = std::max(temp_bytes, kernels::select_temp_bytes(t, n));
+  void* temp = setup.allocate(temp_bytes);
+  auto* count = static_cast<std::int64_t*>(setup.allocate(sizeof(std::int64_t)));
+  void* partials = setup.allocate(kernels::partials_bytes(t, setup.sm_count()));
+  auto* pinned = static_cast<std::int64_t*>(setup.allocate_pinned(sizeof(std::int64_t)));
+  const double m = setup.reference().value_or("selected", 0);  // elements the mask selects
+  return [=](Launch& l) {
+    const double s = static_cast<double>(dtype_bytes(t)), nn = static_cast<double>(n);
+    const int sm = l.sm_count();
+    cudaStream_t st = l.stream();
+    const void* d = l.in("data").data;
+    const auto* mask = l.in("mask").as<const std::uint8_t>();
+    void* result = l.out("result").data;
+    void* tmp = p.variant == Variant::fused || p.variant == Variant::index ? nullptr : l.scratch("tmp").data;
+    auto downstream = [&](void* buf, std::int64_t c, const std::int64_t* dcount, double elems) {
+      for (int r = 0; r < p.downstream; ++r) {
+        kernels::downstream(t, buf, c, dcount, sm, st);
+        l.mark("downstream", 2 * elems * s);
+      }
+    };
+    switch (p.variant) {
+      case Variant::multiply:
+      case Variant::where:
+        kernels::square(t, d, tmp, n, nullptr, sm, st);
+        l.mark("square", 2 * nn * s);
+        downstream(tmp, n, nullptr, nn);
+        if (p.variant == Variant::multiply) {
+          kernels::mask_multiply(t, tmp, mask, n, sm, st);
+          l.mark("mask_multiply", 2 * nn * s + nn);
+        } else {
+          kernels::where_zero(t, tmp, mask, tmp, n, sm, st);
+          l.mark("where", 2 * nn * s + nn);
+        }
+        kernels::sum(t, tmp, n, result, temp, temp_bytes, st);
+        return l.mark("sum", nn * s);
+      case Variant::sanitize:
+        kernels::where_zero(t, d, mask, tmp, n, sm, st);
+        l.mark("where", 2 * nn * s + nn);
+        kernels::square(t, tmp, tmp, n, nullptr, sm, st);
+        l.mark("square", 2 * nn * s);
+        downstream(tmp, n, nullptr, nn);
+        kernels::sum(t, tmp, n, result, temp, temp_bytes, st);
+        return l.mark("sum", nn * s);
+      case Variant::index: {
+        // As an eager framework runs d[mask]: compaction into a pool buffer, the count read by the host to size
+        // the result (the host synchronization), then the ops over the count.
+        const auto sel = l.stream_alloc(static_cast<std::size_t>(n) * dtype_bytes(t));
+        kernels::select_flagged(t, d, mask, sel.get(), count, n, temp, temp_bytes, st);
+        l.mark("select", nn * s + nn + m * s);
+        l.read_to_host(pinned, count, sizeof(std::int64_t));
+        l.mark("count_to_host", sizeof(std::int64_t));
+        const std::int64_t c = *pinned;
+        const auto sq = l.stream_alloc(static_cast<std::size_t>(c) * dtype_bytes(t));
+        // The host's wake-up from the sync, the allocation and the next launch: not kernel time.
+        l.mark("host_round_trip", 0);
+        kernels::square(t, sel.get(), sq.get(), c, nullptr, sm, st);
+        l.mark("square", 2 * m * s);
+        downstream(sq.get(), c, nullptr, m);
+        kernels::sum(t, sq.get(), c, result, temp, temp_bytes, st);
+        return l.mark("sum", m * s);
+      }
+      case Variant::index_device_count: {
+        void* sel = l.scratch("sel").data;
+        kernels::select_flagged(t, d, mask, sel, count, n, temp, temp_bytes, st);
+        l.mark("select", nn * s + nn + m * s);
+        kernels::square(t, sel, tmp, n, count, sm, st);
+        l.mark("square", 2 * m * s);
+        downstream(tmp, n, count, m);
+        kernels::sum_device_count(t, tmp, n, count, partials, result, sm, st);
+        return l.mark("sum", m * s);
+      }
+      case Variant::fused:
+        kernels::fused(t, d, mask, n, p.downstream, partials, result, sm, st);
+        return l.mark("fused", nn * s + nn);
+    }
+  };
+}
+
+}  // namespace
+
+LABRUN_CUDA_VARIANTS(masking) {
+  for (const char* v : {"multiply", "index", "where", "sanitize", "index_device_count", "fused"}) e.cuda(v, launcher);
+  // f32 and f64 inputs are generated on the device bit for bit as generate() does; f16 and bf16 on the host.
+  e.generate_on_device([](Launch& l, std::uint64_t seed) {
+    const Params p = params_of(l.args());
+    if (!kernels::can_generate(p.dtype)) return false;
+    kernels::generate(p.dtype, p.n, p.density, p.nonfinite, seed, l.in("data").data,
+                      l.in("mask").as<std::uint8_t>(), l.sm_count(), l.stream());
+    return true;
+  });
+}
+
+}  // namespace labrun::masking

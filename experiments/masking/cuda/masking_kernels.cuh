@@ -67,7 +67,4 @@ void select_flagged(DType t, const void* in, const std::uint8_t* mask, void* out
 void fused(DType t, const void* data, const std::uint8_t* mask, std::int64_t n, int k, void* partials, void* out,
            int sm_count, cudaStream_t stream);
 
-/// Writes NaN into the result slot (float or double per dtype): the correctness check's poison.
-void poison_result(DType t, void* out, cudaStream_t stream);
-
 }  // namespace labrun::kernels
