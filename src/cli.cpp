@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "build_info.hpp"
+#include "code_rev.hpp"
 #include "config.hpp"
 #include "diff.hpp"
 #include "history.hpp"
@@ -178,6 +179,9 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sweep->add_option("--code-rev", sweep_args.code_rev,
+                    "the commit of the code under test, SHA[+dirty], for a runner built without its repository "
+                    "(overrides LABRUN_CODE_REV and the build's; recorded in environment.code)");
   // Internal: set by the parent of a lab.processes sweep on each child it starts.
   sweep->add_option("--process", process, "run as process I/K of a lab.processes sweep (set by labrun itself)")
       ->group("");
@@ -223,6 +227,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  slurm->add_option("--code-rev", sweep_args.code_rev, "as for sweep, SHA[+dirty], passed to every task");
   slurm->add_flag("--submit", submit, "run sbatch for both and print the job ids");
 
   std::string base_arg, new_arg, min_effect = "5%", format = "table", fail_on = "slower", alpha = "0.05";
@@ -266,6 +271,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   report->add_flag("--force", force, "replace an existing report in the output folder");
   auto* env = app.add_subcommand("env", "print the environment record as JSON");
   env->add_option("--device", device, "auto, cpu, cuda or cuda:N");
+  env->add_option("--code-rev", sweep_args.code_rev, "the commit of the code under test, SHA[+dirty] (as sweep)");
 
   try {
     app.parse(argc, argv);
@@ -277,6 +283,12 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   std::vector<std::string> args(argv, argv + argc);
   try {
     init_logging(!log_level_arg.empty() ? log_level_arg : verbose ? "debug" : quiet ? "warn" : "info");
+    // The code under test (src/code_rev.hpp): --code-rev, else LABRUN_CODE_REV, else the build's. A malformed
+    // value is bad input before anything runs.
+    if (*sweep || *env) {
+      set_code_rev_option(sweep_args.code_rev);
+      code_rev();
+    }
     if (*diff) {
       DiffOptions options;
       options.min_effect = parse_percent(min_effect);
@@ -367,6 +379,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       slurm_plan.experiment = config.experiment;
       slurm_plan.dir = fs::absolute(slurm_dir).lexically_normal().string();
       if (!only.empty()) slurm_plan.extra.insert(slurm_plan.extra.end(), {"--only", only});
+      if (!sweep_args.code_rev.empty()) slurm_plan.extra.insert(slurm_plan.extra.end(), {"--code-rev", sweep_args.code_rev});
       for (const auto& o : lab_overrides) slurm_plan.extra.insert(slurm_plan.extra.end(), {"--lab", o});
       return cmd_slurm(slurm_plan, submit);
     }

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "build_info.hpp"
+#include "code_rev.hpp"
 
 namespace labrun {
 
@@ -45,6 +46,8 @@ Json host_environment() {
                    {"cuda_compiler", b.cuda_compiler},
                    {"cuda_flags", b.cuda_flags},
                    {"cuda_architectures", b.cuda_architectures}};
+  // The code under test: the repository the runner was built from (labrun itself for the labrun binary).
+  env["code"] = to_json(code_rev());
   char host[256] = {0};
   Json hostname = nullptr;
   if (gethostname(host, sizeof host - 1) == 0) hostname = std::string(host);

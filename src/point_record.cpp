@@ -676,6 +676,24 @@ std::string RunHeader::config_path() const { return header_word(json, {"config",
 std::string RunHeader::config_sha256() const { return header_word(json, {"config", "sha256"}); }
 std::string RunHeader::created_utc() const { return header_word(json, {"created_utc"}); }
 std::string RunHeader::git_sha() const { return header_word(json, {"environment", "labrun", "git_sha"}); }
+std::string RunHeader::code_project() const {
+  return header_at(json, {"environment", "code"}).is_object() ? header_word(json, {"environment", "code", "project"})
+                                                              : std::string("labrun");
+}
+std::string RunHeader::code_sha() const {
+  return header_at(json, {"environment", "code"}).is_object() ? header_word(json, {"environment", "code", "git_sha"})
+                                                              : git_sha();
+}
+std::optional<bool> RunHeader::code_dirty() const {
+  if (!header_at(json, {"environment", "code"}).is_object()) return git_dirty();
+  const Json& v = header_at(json, {"environment", "code", "git_dirty"});
+  return v.is_boolean() ? std::optional<bool>(v.get<bool>()) : std::nullopt;
+}
+std::string RunHeader::code_source() const { return header_word(json, {"environment", "code", "source"}); }
+std::string RunHeader::code_key() const {
+  return code_project() + "@" + code_sha() + (code_dirty().value_or(false) ? "+dirty" : "") + " labrun " +
+         labrun_version();
+}
 std::string RunHeader::device_name() const { return header_word(json, {"environment", "device", "name"}); }
 std::string RunHeader::device_uuid() const { return header_word(json, {"environment", "device", "uuid"}); }
 std::string RunHeader::backend() const { return header_word(json, {"environment", "backend"}); }

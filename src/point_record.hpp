@@ -327,7 +327,17 @@ struct RunHeader {
   std::string config_path() const;    ///< config.path
   std::string config_sha256() const;  ///< config.sha256
   std::string created_utc() const;    ///< created_utc (ISO 8601)
-  std::string git_sha() const;        ///< environment.labrun.git_sha
+  std::string git_sha() const;        ///< environment.labrun.git_sha (labrun's own commit)
+  // The code under test (environment.code, schema 3). A header of schema <= 2 has none: its code under test was
+  // labrun itself, so these fall back to project "labrun" and environment.labrun's git_sha and git_dirty.
+  std::string code_project() const;   ///< environment.code.project; "labrun" when there is no environment.code
+  std::string code_sha() const;       ///< environment.code.git_sha; else environment.labrun.git_sha
+  std::optional<bool> code_dirty() const;  ///< environment.code.git_dirty; else environment.labrun.git_dirty
+  std::string code_source() const;    ///< environment.code.source ("build", "--code-rev", ...); "" when absent
+  /// What a run's numbers are keyed on across builds: "project@sha" plus "+dirty" when dirty, then " labrun
+  /// VERSION"; e.g. "myrepo@0123abcd+dirty labrun 0.2.0". Runs with equal keys measured the same code with the
+  /// same labrun release.
+  std::string code_key() const;
   std::string device_name() const;    ///< environment.device.name ("" on the host backend)
   std::string device_uuid() const;    ///< environment.device.uuid
   std::string backend() const;        ///< environment.backend: "host" or "cuda:N"

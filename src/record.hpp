@@ -13,8 +13,9 @@ namespace labrun {
 
 using Json = nlohmann::ordered_json;
 
-/// Version of the record schema, written in every header as `schema_version`.
-inline constexpr int kRecordSchemaVersion = 2;
+/// Version of the record schema, written in every header as `schema_version`: 3 since environment.code (the code
+/// under test, src/code_rev.hpp); files of 1 and 2 load everywhere (docs/records.md).
+inline constexpr int kRecordSchemaVersion = 3;
 
 /// `timing.method` of a point whose samples were queued behind a blocking kernel (GPU time; the host's
 /// enqueue time in `timing.submit`); docs/metrics.md, "Blocking kernel".

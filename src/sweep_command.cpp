@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "build_info.hpp"
+#include "code_rev.hpp"
 #include "env.hpp"
 #include "exit_codes.hpp"
 #include "format.hpp"
@@ -206,7 +207,8 @@ void refuse_mismatch(const std::string& file, const std::vector<std::string>& mi
                     "); --resume --force continues it anyway, -o another file starts afresh");
 }
 
-// The supervisor's check before continuing `file`: the same config bytes, lab settings and labrun build.
+// The supervisor's check before continuing `file`: the same config bytes, lab settings, code under test (project,
+// commit, dirty flag) and labrun version.
 void check_resumable(const std::string& file, const SweepConfig& config, bool force) {
   const RunHeader h = header_to_continue(file);
   std::vector<std::string> m;
@@ -216,7 +218,13 @@ void check_resumable(const std::string& file, const SweepConfig& config, bool fo
   for (const auto& [key, value] : now.items())
     if (!h.lab().contains(key) || h.lab()[key] != value)
       check_same(m, ("lab." + key).c_str(), h.lab().contains(key) ? h.lab()[key].dump() : "", value.dump());
-  check_same(m, "labrun git sha", h.git_sha(), build_info().git_sha);
+  // The code under test (a header of schema <= 2: labrun's own commit, RunHeader::code_sha) and the tool.
+  const CodeRev code = code_rev();
+  check_same(m, "code under test", h.code_project(), code.project);
+  check_same(m, "code commit", h.code_sha(), code.git_sha);
+  const auto dirty = h.code_dirty();
+  check_same(m, "code dirty flag", dirty ? (*dirty ? "true" : "false") : "", code.git_dirty ? "true" : "false");
+  check_same(m, "labrun version", h.labrun_version(), build_info().version);
   refuse_mismatch(file, m, force);
 }
 
@@ -384,6 +392,7 @@ std::vector<std::string> worker_argv(const SweepArgs& a, const std::string& outp
   if (!a.shard.empty()) w.insert(w.end(), {"--shard", a.shard});
   if (!a.only.empty()) w.insert(w.end(), {"--only", a.only});
   for (const auto& o : a.lab_overrides) w.insert(w.end(), {"--lab", o});
+  if (!a.code_rev.empty()) w.insert(w.end(), {"--code-rev", a.code_rev});
   if (a.quiet) w.push_back("-q");
   w.insert(w.end(), {"--log-level", log_level()});
   return w;
@@ -539,6 +548,7 @@ int run_devices(const SweepArgs& a, const std::vector<int>& devices, std::size_t
     if (a.force) child.push_back("--force");
     if (!a.only.empty()) child.insert(child.end(), {"--only", a.only});
     for (const auto& o : a.lab_overrides) child.insert(child.end(), {"--lab", o});
+    if (!a.code_rev.empty()) child.insert(child.end(), {"--code-rev", a.code_rev});
     child.insert(child.end(), {"--log-level", log_level()});
     SpawnOptions options;
     options.program = "/proc/self/exe";

@@ -36,6 +36,7 @@ struct SweepArgs {
   bool quiet = false;
   std::string shard;    ///< --shard I/N: the points were filtered to shard I (the header records it)
   std::string devices;  ///< --devices 0,1,...|all: one worker supervisor per device, fixed shards, merged
+  std::string code_rev; ///< --code-rev SHA[+dirty]: the code under test, passed on to every worker and child
   // Set by labrun on the workers it starts (hidden options):
   std::string worker;   ///< "" (this is the supervisor), "fresh" or "continue"
   std::string process;  ///< "I/K": the worker runs process I of a lab.processes sweep
