@@ -216,6 +216,7 @@ void compare_environment(const Side& base, const Side& current, std::vector<std:
       {"driver_version", "driver", &RunHeader::driver_version},
       {"runtime_version", "CUDA runtime", &RunHeader::runtime_version},
       {"build_type", "build type", &RunHeader::build_type},
+      {"labrun_version", "labrun version (the measuring tool)", &RunHeader::labrun_version},
   };
   // Calibrated ceilings. The launch-time calibration measures the host, not the device: compared below.
   static const CeilingField kCeilings[] = {
@@ -239,6 +240,21 @@ void compare_environment(const Side& base, const Side& current, std::vector<std:
           "so pooled points are also compared with each process's calibrated ceiling for their bound taken out "
           "(the \"normalized\" gate, docs/diff.md)",
           f.label, b, n));
+  }
+  // The code under test ("project sha12[+dirty]"): summarised, not warned about (a diff compares two commits); a
+  // different project is warned about. labrun's version: a change is the measuring tool's, warned about.
+  {
+    const auto code = [](const RunHeader& h) {
+      return std::optional(h.code_project() + " " + h.code_sha().substr(0, 12) +
+                           (h.code_dirty().value_or(false) ? "+dirty" : ""));
+    };
+    const auto project = [](const RunHeader& h) { return std::optional(h.code_project()); };
+    base_env.text.emplace_back("code", text_or_null(describe_text(base, code)));
+    new_env.text.emplace_back("code", text_or_null(describe_text(current, code)));
+    const std::string b = describe_text(base, project), n = describe_text(current, project);
+    if (b != n)
+      warnings.push_back(fmt::format("code under test differs: base {}, new {} (runs of different repositories)",
+                                     b.empty() ? "unknown" : b, n.empty() ? "unknown" : n));
   }
   for (const auto& f : kText) {
     const auto read = [&](const RunHeader& h) { return std::optional((h.*f.read)()); };

@@ -288,12 +288,33 @@ std::string test_aid_change(const HistoryCommit& a, const HistoryCommit& b) {
   return out;
 }
 
+/// Where a header's code sha is read: environment.code.git_sha, or environment.labrun.git_sha in a header of
+/// schema <= 2 (no environment.code: the code under test was labrun itself).
+std::string code_sha_field(const RunHeader& h) {
+  const Json* code = json_find(h.json, {"environment", "code"});
+  return code != nullptr && code->is_object() ? "environment.code.git_sha" : "environment.labrun.git_sha";
+}
+
+/// labrun itself changed over a step's commits (before, after] while the code under test is another project:
+/// "labrun 0.1.0 (abc) -> labrun 0.2.0 (def)" per change, "; "-joined; "" when it did not, or when the code under
+/// test is labrun (then a new labrun commit is the code's change).
+std::string tool_change(const std::vector<HistoryCommit>& commits, std::size_t before, std::size_t after) {
+  std::string out;
+  for (std::size_t c = before + 1; c <= after; ++c) {
+    const HistoryCommit &a = commits[c - 1], &b = commits[c];
+    if (a.project == "labrun" || b.project == "labrun" || a.tool == b.tool) continue;
+    out += fmt::format("{}{} -> {}", out.empty() ? "" : "; ", a.tool, b.tool);
+  }
+  return out;
+}
+
 /// The commit's metadata from its runs' headers.
 HistoryCommit describe_commit(const CommitRuns& c) {
   HistoryCommit h;
   h.sha = c.sha;
   std::vector<std::string> times;
   std::vector<std::vector<std::string>> env(std::size(kEnvFields));
+  std::vector<std::string> tools;
   Json lab = Json::object();
   for (const Run& run : c.runs) {
     h.files.push_back(run.file);
@@ -311,8 +332,13 @@ HistoryCommit describe_commit(const CommitRuns& c) {
         lab[key] = value;
       }
     }
-    h.dirty = h.dirty || hd.git_dirty().value_or(false);
+    h.dirty = h.dirty || hd.code_dirty().value_or(false);
+    if (h.project.empty()) h.project = hd.code_project();
+    const std::string sha = hd.git_sha();
+    tools.push_back("labrun " + (hd.labrun_version().empty() ? std::string("?") : hd.labrun_version()) +
+                    (sha.empty() ? "" : " (" + sha.substr(0, 12) + ")"));
   }
+  h.tool = join_distinct(tools);
   std::sort(times.begin(), times.end());
   h.created_utc = times.empty() ? "" : times.front();
   for (std::size_t i = 0; i < std::size(kEnvFields); ++i) h.environment.emplace_back(kEnvFields[i].name, join_distinct(env[i]));
@@ -461,10 +487,13 @@ std::vector<CommitRuns> order_commits(std::vector<Run> runs, const std::vector<s
   for (Run& run : runs) {
     if (!run.has_header)
       throw std::invalid_argument(run.file + ": no header: the first line is not a {\"type\": \"header\"} record");
-    std::string sha = run.header.git_sha();
+    // The commit of the code under test (environment.code; a header of schema <= 2: labrun's own).
+    std::string sha = run.header.code_sha();
+    const std::string field = code_sha_field(run.header);
     if (sha.empty() || sha == "unknown")
-      throw std::invalid_argument(run.file + ": environment.labrun.git_sha is " + (sha.empty() ? "missing" : "unknown") +
-                                  ": the build's commit is not known, so the run has no place in a history");
+      throw std::invalid_argument(run.file + ": " + field + " is " + (sha.empty() ? "missing" : "unknown") +
+                                  ": the build's commit is not known, so the run has no place in a history "
+                                  "(a runner built without its repository: labrun sweep --code-rev SHA)");
     if (rev_list != nullptr) {
       std::string full;
       for (const auto& c : *rev_list)
@@ -473,7 +502,7 @@ std::vector<CommitRuns> order_commits(std::vector<Run> runs, const std::vector<s
           break;
         }
       if (full.empty())
-        throw std::invalid_argument(run.file + ": environment.labrun.git_sha " + sha +
+        throw std::invalid_argument(run.file + ": " + field + " " + sha +
                                     " is not a commit of the repository's history (git rev-list --topo-order HEAD)");
       sha = full;
     } else if (run.header.created_utc().empty()) {
@@ -533,6 +562,21 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
       }
     }
 
+  // One code under test: commits of two projects have no order between them.
+  std::string project, project_file;
+  for (const CommitRuns& c : commits)
+    for (const Run& run : c.runs) {
+      const std::string p = run.header.code_project();
+      if (project.empty()) {
+        project = p;
+        project_file = run.file;
+      } else if (p != project) {
+        throw std::invalid_argument(fmt::format("{}: code under test {} differs from {} in {}: a history is of one "
+                                                "repository (environment.code.project)",
+                                                run.file, p, project, project_file));
+      }
+    }
+
   // Commits, their stretches of equal lab settings, the notes and warnings they call for.
   for (const CommitRuns& c : commits) h.commits.push_back(describe_commit(c));
   for (std::size_t i = 1; i < h.commits.size(); ++i) {
@@ -545,6 +589,11 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
                                        short_sha(cur.sha), prev.lab, cur.lab));
     if (const std::string env = environment_change(prev, cur); !env.empty())
       h.warnings.push_back(fmt::format("the machine changed at commit {}: {}", short_sha(cur.sha), env));
+    if (const std::string tool = tool_change(h.commits, i - 1, i); !tool.empty())
+      h.warnings.push_back(fmt::format("labrun changed at commit {} of {}: {}; a step there is labelled tool (the "
+                                       "measuring tool changed, not necessarily the code) and does not fail the "
+                                       "newest commit",
+                                       short_sha(cur.sha), cur.project, tool));
   }
   {
     std::vector<std::string> with;
@@ -727,6 +776,8 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
       step.environment = true;
       step.environment_reason += (step.environment_reason.empty() ? "" : "; ") + normalized.second;
     }
+    step.tool_change = tool_change(h.commits, step.before, step.after);
+    step.tool = !step.environment && !step.tool_change.empty();
   };
   for (std::size_t si = 0; si < fits.size(); ++si) {
     PointFit& f = fits[si];
@@ -935,12 +986,17 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
                                          "effect with their ceiling taken out)",
                                          span.change, survived, normalizable);
       }
-    HistoryGroup env = g, code = g;
+    HistoryGroup env = g, code = g, tool = g;
     env.steps.clear();
     code.steps.clear();
+    tool.steps.clear();
     env.environment = true;
-    for (std::size_t i : g.steps) (all[i].environment ? env : code).steps.push_back(i);
-    for (HistoryGroup* part : {&code, &env})
+    tool.tool = true;
+    for (std::size_t i : g.steps) {
+      all[i].tool = !all[i].environment && !all[i].tool_change.empty();  // the environment label may have moved
+      (all[i].environment ? env : all[i].tool ? tool : code).steps.push_back(i);
+    }
+    for (HistoryGroup* part : {&code, &tool, &env})
       if (!part->steps.empty()) groups.push_back(std::move(*part));
   }
 
@@ -997,7 +1053,8 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
     h.newest.push_back(gi);
     if (o.fail_on == HistoryOptions::FailOn::any) h.fail = true;
     for (std::size_t i : g.steps)
-      if (h.steps[i].after == newest && h.steps[i].ratio > 1 && !h.steps[i].environment) h.fail = true;
+      if (h.steps[i].after == newest && h.steps[i].ratio > 1 && !h.steps[i].environment && !h.steps[i].tool)
+        h.fail = true;
   }
   for (const auto& sc : h.status_changes)
     if (sc.after == newest && (o.fail_on == HistoryOptions::FailOn::any || is_failure(sc.to))) h.fail = true;

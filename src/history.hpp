@@ -51,16 +51,17 @@ HistoryOptions::FailOn parse_history_fail_on(const std::string& text);
 
 /// The runs of one commit (the shards of a sweep merged), as read.
 struct CommitRuns {
-  std::string sha;        ///< the runs' environment.labrun.git_sha
+  std::string sha;        ///< the runs' code under test: environment.code.git_sha (schema <= 2: environment.labrun's)
   std::vector<Run> runs;  ///< at least one, with a header
 };
 
-/// Groups runs by their header's git sha and orders the commits oldest first. With `rev_list` (the output of
+/// Groups runs by the commit of their code under test (RunHeader::code_sha: environment.code.git_sha, or
+/// environment.labrun.git_sha in a header of schema <= 2) and orders the commits oldest first. With `rev_list` (the output of
 /// `git rev-list --topo-order HEAD`: full shas, newest first) by that order; a header sha may be abbreviated (a
 /// unique prefix of >= 7 hex digits). Without it by the earliest created_utc of each commit's runs (ISO 8601, so
 /// text order is time order). Shards of one sweep at one commit are merged (merge_shard_runs).
 /// @throws std::invalid_argument naming the file: a run without a header, without
-/// environment.labrun.git_sha (or "unknown"), whose commit is not in `rev_list`, or (without `rev_list`) without
+/// a code sha (or with "unknown"), whose commit is not in `rev_list`, or (without `rev_list`) without
 /// created_utc; ResultError from merging shards.
 std::vector<CommitRuns> order_commits(std::vector<Run> runs, const std::vector<std::string>* rev_list);
 
@@ -73,7 +74,11 @@ struct HistoryCommit {
   std::vector<std::pair<std::string, std::string>> environment;
   std::string lab;                 ///< the lab settings without the test aids, as JSON text
   Json test_aids = Json::object(); ///< the documented test aids set (lab.delay_s != 0), as written
-  bool dirty = false;              ///< a run was built from a modified tree (environment.labrun.git_dirty)
+  bool dirty = false;              ///< a run's code was built from a modified tree (environment.code.git_dirty)
+  std::string project;             ///< the code under test's project (environment.code.project; "labrun" before it)
+  /// The tool that measured it: "labrun VERSION (sha12)" over its runs, " | "-joined when they differ. A change
+  /// between two commits of a code that is not labrun itself labels the steps there `tool`.
+  std::string tool;
   std::string config_path;         ///< config.path of its first run (for --bisect's command)
   std::size_t segment = 0;         ///< which stretch of equal lab settings it belongs to (0, 1, ...)
 };
@@ -122,6 +127,12 @@ struct HistoryStep {
   /// "GPU uuid A -> B" when only the instance changed here (same GPU model, driver, runtime, build type) and the
   /// step survives each run's calibrated ceiling taken out: then it is not `environment` (docs/history.md).
   std::string instance_change;
+  /// labrun itself changed here (version or commit, "labrun 0.1.0 (abc) -> labrun 0.2.0 (def)"), in a history of
+  /// code that is not labrun; "" otherwise. Set whether or not the step is labelled `tool`.
+  std::string tool_change;
+  /// Labelled `tool`: labrun changed between the commits (tool_change) and the step is not `environment`. A tool
+  /// step is not the code's: it never fails --fail-on-newest slower.
+  bool tool = false;
 };
 
 /// Steps of several points at one commit (within one), in one direction, reported once.
@@ -131,6 +142,7 @@ struct HistoryGroup {
   std::size_t before = 0, after = 0, start = 0;  ///< as HistoryStep, from the members' mean shape
   bool slower = true;
   bool environment = false;
+  bool tool = false;                                  ///< every member is a `tool` step (labrun changed)
   std::string bound;                                  ///< the members' common bound class, or "mixed"
   std::vector<std::pair<std::string, std::size_t>> bounds;  ///< bound class -> members, most first
   double median_ratio = 1, min_ratio = 1, max_ratio = 1;
@@ -173,9 +185,11 @@ struct HistoryResult {
 /// and a step is labelled `environment` where the GPU (name, uuid), driver, runtime, build type or host changed
 /// or the step, with each process's calibrated ceiling taken out (covariate_adjust), is no longer significant or
 /// no longer min_effect. Lab settings that differ split the series there (no step is sought across); the
-/// documented test aids (lab.delay_s) do not. docs/history.md has the formulas and sources.
-/// @throws std::invalid_argument for options out of range, no commit, or runs of more than one experiment (the
-/// message names a file of each).
+/// documented test aids (lab.delay_s) do not. A step across a change of labrun itself (version or commit) in a
+/// history of code that is not labrun (environment.code.project != "labrun") is labelled `tool` unless it is
+/// `environment`; neither label fails FailOn::slower. docs/history.md has the formulas and sources.
+/// @throws std::invalid_argument for options out of range, no commit, or runs of more than one experiment or of
+/// more than one project (environment.code.project; the message names a file of each).
 HistoryResult history_results(const std::vector<CommitRuns>& commits, const HistoryOptions& options);
 
 /// The series of `point` (its id, or its key), or nullptr.
@@ -184,12 +198,12 @@ const HistorySeries* find_series(const HistoryResult& history, const std::string
 // ---- Rendering (src/history_render.cpp) ----------------------------------------------------------------------
 
 /// The `--format json` object: {"type": "history", "schema_version": 1, "options", "commits": [{index, sha,
-/// created_utc, files, environment, test_aids, dirty}], "notes", "warnings", "noise_floor", "groups": [{kind,
-/// before, after, start (shas), slower, environment, bound, bounds, points, median_ratio, min_ratio, max_ratio,
-/// steps: [indices]}], "steps": [{id, key, bound, kind, before, after, start, ratio, ci_low, ci_high, p_value,
-/// q_value, environment, environment_reason, normalized_ratio, normalized_p, normalized_by, test_aid}],
-/// "status_changes", "summary": {commits, points, candidates, steps, groups, slower, faster, environment,
-/// small_shifts}, "newest": {sha, groups, fail}}. With `with_series`, also "series": the runs of every point that
+/// created_utc, files, environment, test_aids, dirty, segment, project, tool}], "notes", "warnings", "noise_floor",
+/// "groups": [{kind, before, after, start (shas), slower, environment, tool, bound, bounds, points, median_ratio,
+/// min_ratio, max_ratio, steps: [indices]}], "steps": [{id, key, bound, kind, before, after, start, ratio, ci_low,
+/// ci_high, p_value, q_value, environment, environment_reason, normalized_ratio, normalized_p, normalized_by,
+/// test_aid, instance_change, tool, tool_change}], "status_changes", "summary": {commits, points, candidates, steps,
+/// groups, slower, faster (neither counting environment or tool steps), environment, tool, small_shifts}, "newest": {sha, groups, fail}}. With `with_series`, also "series": the runs of every point that
 /// has a step ({id, key, bound, runs: [{commit, time_s, ci_low_s, ci_high_s, processes}]}), for the plots.
 Json to_json(const HistoryResult& history, bool with_series = false);
 

@@ -26,7 +26,7 @@ std::string percent(double ratio) { return fmt::format("{:+.1f}%", 100 * (ratio 
 Json real_or_null(const std::optional<double>& v) { return v ? json_real(*v) : Json(nullptr); }
 
 std::string label(const HistoryGroup& g) {
-  std::string out = g.environment ? "environment" : g.slower ? "slower" : "faster";
+  std::string out = g.environment ? "environment" : g.tool ? "tool" : g.slower ? "slower" : "faster";
   if (g.kind == StepKind::drift) out += " (drift)";
   return out;
 }
@@ -61,7 +61,7 @@ std::string group_sentence(const HistoryResult& h, const HistoryGroup& g) {
                                        short_sha(h.commits[g.after].sha))
                          : fmt::format("{} at {} (last commit before: {})", group_size(g),
                                        short_sha(h.commits[g.after].sha), short_sha(h.commits[g.before].sha));
-  return who + " " + what + (g.environment ? " — environment" : "");
+  return who + " " + what + (g.environment ? " — environment" : g.tool ? " — tool (labrun changed)" : "");
 }
 
 std::string axes_only(const HistorySeries& s) {
@@ -76,9 +76,12 @@ std::string find_script(const std::string& given) {
   if (!given.empty()) return fs::exists(given, ec) ? given : "";
   std::vector<fs::path> candidates = {fs::current_path(ec) / "scripts" / "plot_history.py"};
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec)
+  if (!ec) {
     for (fs::path d = exe.parent_path(); !d.empty() && d != d.root_path(); d = d.parent_path())
       candidates.push_back(d / "scripts" / "plot_history.py");
+    // An installed labrun or runner: <prefix>/bin/EXE and <prefix>/share/labrun/plot_history.py (cmake --install).
+    candidates.push_back(exe.parent_path().parent_path() / "share" / "labrun" / "plot_history.py");
+  }
   for (const auto& p : candidates)
     if (fs::exists(p, ec)) return p.string();
   return "";
@@ -95,7 +98,8 @@ Json to_json(const HistoryResult& h, bool with_series) {
     for (const auto& [k, v] : c.environment) env[k] = v.empty() ? Json(nullptr) : Json(v);
     commits.push_back(Json{{"index", i},          {"sha", c.sha},       {"created_utc", c.created_utc},
                            {"files", c.files},    {"environment", env}, {"test_aids", c.test_aids},
-                           {"dirty", c.dirty},    {"segment", c.segment}});
+                           {"dirty", c.dirty},    {"segment", c.segment},    {"project", c.project},
+                           {"tool", c.tool}});
   }
   Json groups = Json::array();
   for (const HistoryGroup& g : h.groups) {
@@ -109,6 +113,7 @@ Json to_json(const HistoryResult& h, bool with_series) {
                           {"start", sha(g.start)},
                           {"slower", g.slower},
                           {"environment", g.environment},
+                          {"tool", g.tool},
                           {"bound", g.bound},
                           {"bounds", bounds},
                           {"points", points},
@@ -118,12 +123,13 @@ Json to_json(const HistoryResult& h, bool with_series) {
                           {"steps", g.steps}});
   }
   Json steps = Json::array();
-  std::size_t slower = 0, faster = 0, environment = 0;
+  std::size_t slower = 0, faster = 0, environment = 0, tool = 0;
   for (const HistoryStep& s : h.steps) {
     const HistorySeries& se = h.series[s.series];
-    slower += !s.environment && s.ratio > 1;
-    faster += !s.environment && s.ratio < 1;
+    slower += !s.environment && !s.tool && s.ratio > 1;
+    faster += !s.environment && !s.tool && s.ratio < 1;
     environment += s.environment;
+    tool += s.tool;
     steps.push_back(Json{{"id", se.id},
                          {"key", se.key},
                          {"bound", se.bound},
@@ -142,7 +148,9 @@ Json to_json(const HistoryResult& h, bool with_series) {
                          {"normalized_p", real_or_null(s.normalized_p)},
                          {"normalized_by", s.normalized_by.empty() ? Json(nullptr) : Json(s.normalized_by)},
                          {"test_aid", s.test_aid.empty() ? Json(nullptr) : Json(s.test_aid)},
-                         {"instance_change", s.instance_change.empty() ? Json(nullptr) : Json(s.instance_change)}});
+                         {"instance_change", s.instance_change.empty() ? Json(nullptr) : Json(s.instance_change)},
+                         {"tool", s.tool},
+                         {"tool_change", s.tool_change.empty() ? Json(nullptr) : Json(s.tool_change)}});
   }
   Json changes = Json::array();
   for (const auto& c : h.status_changes)
@@ -172,6 +180,7 @@ Json to_json(const HistoryResult& h, bool with_series) {
              {"slower", slower},
              {"faster", faster},
              {"environment", environment},
+             {"tool", tool},
              {"small_shifts", h.small_shifts}}},
            {"newest", {{"sha", h.commits.back().sha}, {"groups", h.newest}, {"fail", h.fail}}}};
   if (with_series) {
@@ -262,14 +271,16 @@ std::string history_markdown(const HistoryResult& h, const std::vector<std::stri
       md << fmt::format("### {}. {}\n\n", i + 1, group_sentence(h, g));
       if (i < plots.size() && !plots[i].empty()) md << fmt::format("![group {}]({})\n\n", i + 1, plots[i]);
       md << "<details><summary>" << g.steps.size() << " point(s)</summary>\n\n"
-         << "| point | bound | change | interval | q | normalised | why environment |\n|---|---|---|---|---|---|---|\n";
+         << "| point | bound | change | interval | q | normalised | why environment or tool |\n|---|---|---|---|---|---|---|\n";
       for (std::size_t k : g.steps) {
         const HistoryStep& s = h.steps[k];
         const HistorySeries& se = h.series[s.series];
         md << fmt::format("| `{}` | {} | {} | [{}, {}] | {:.2g} | {} | {} |\n", se.key, se.bound, percent(s.ratio),
                           percent(s.ci_low), percent(s.ci_high), s.q_value,
                           s.normalized_ratio ? percent(*s.normalized_ratio) + " (" + s.normalized_by + ")" : "-",
-                          s.environment_reason.empty() ? "-" : s.environment_reason);
+                          !s.environment_reason.empty() ? s.environment_reason
+                          : !s.tool_change.empty()      ? "labrun: " + s.tool_change
+                                                        : "-");
       }
       md << "\n</details>\n\n";
     }
@@ -298,7 +309,8 @@ std::string history_bisect(const HistoryResult& h, const std::string& point, con
     const std::string before = h.commits[st.before].sha, after = h.commits[st.after].sha;
     out << fmt::format("{} {}: {} {} [{}, {}] between {} (last commit before) and {} (first commit after){}\n", s->key,
                        s->id, to_string(st.kind), percent(st.ratio), percent(st.ci_low), percent(st.ci_high),
-                       short_sha(before), short_sha(after), st.environment ? " — environment" : "");
+                       short_sha(before), short_sha(after),
+                       st.environment ? " — environment" : st.tool ? " — tool (labrun changed)" : "");
     if (rev_list != nullptr) {
       const auto pa = std::find(rev_list->begin(), rev_list->end(), after);
       const auto pb = std::find(rev_list->begin(), rev_list->end(), before);

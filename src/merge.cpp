@@ -26,6 +26,13 @@ int shard_field(const ShardView& v, bool count) {
   return value.get<int>();
 }
 
+// The build a shard's points came from, for messages: "myrepo 0123456789ab+dirty, labrun 0.1.0".
+std::string build_label(const RunHeader& h) {
+  const std::string v = h.labrun_version();
+  return fmt::format("{} {}{}{}", h.code_project(), h.code_sha().substr(0, 12),
+                     h.code_dirty().value_or(false) ? "+dirty" : "", v.empty() ? "" : ", labrun " + v);
+}
+
 }  // namespace
 
 MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& options) {
@@ -53,10 +60,12 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
                                     first.file));
     if (h.lab().dump() != first.header->lab().dump())
       throw ResultError(v.file + ": run with other lab settings than " + first.file + " (--lab differs)");
-    if (!options.allow_mixed_builds && h.git_sha() != first.header->git_sha())
-      throw ResultError(fmt::format("{} was built from {}, {} from {}: shards of different labrun builds "
+    // The code under test (project, commit, dirty flag) and labrun's version: for the labrun binary the code is
+    // labrun itself (and a header of schema <= 2 has only labrun's commit, RunHeader::code_sha).
+    if (!options.allow_mixed_builds && h.code_key() != first.header->code_key())
+      throw ResultError(fmt::format("{} was built from {}, {} from {}: shards of different builds "
                                     "(--allow-mixed-builds merges them, and report and diff then warn)",
-                                    v.file, h.git_sha().substr(0, 12), first.file, first.header->git_sha().substr(0, 12)));
+                                    v.file, build_label(h), first.file, build_label(*first.header)));
     const double announced = h.point_count();
     if (std::isfinite(announced) && static_cast<double>(v.points.size()) != announced)
       throw ResultError(fmt::format("{}: shard {} of {} holds {} of its {:.0f} points (was it killed? `labrun sweep "
@@ -77,7 +86,7 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
     const ShardView& v = shards[k];
     const RunHeader& h = *v.header;
     plan.order.push_back(k);
-    builds.insert(h.git_sha());
+    builds.insert(build_label(h));
     const Json* host = json_find(h.json, {"environment", "host", "hostname"});
     list.push_back(Json{{"index", index},
                         {"file", v.file},
@@ -88,6 +97,9 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
                         {"backend", h.backend()},
                         {"git_sha", h.git_sha()},
                         {"git_dirty", h.git_dirty() ? Json(*h.git_dirty()) : Json(nullptr)},
+                        {"code", Json{{"project", h.code_project()},
+                                      {"git_sha", h.code_sha()},
+                                      {"git_dirty", h.code_dirty() ? Json(*h.code_dirty()) : Json(nullptr)}}},
                         {"calibration", h.calibration_json()},
                         {"points", v.points.size()}});
     for (const auto& [id, key] : v.points)
@@ -100,7 +112,7 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
   header["shards"] = list;
   if (builds.size() > 1) {
     std::string all;
-    for (const auto& b : builds) all += (all.empty() ? "" : ", ") + b.substr(0, 12);
+    for (const auto& b : builds) all += (all.empty() ? "" : ", ") + b;
     if (!header.contains("warnings") || !header["warnings"].is_array()) header["warnings"] = Json::array();
     header["warnings"].push_back(Json{{"kind", "mixed_builds"},
                                       {"message", "shards of different labrun builds were merged (" + all +

@@ -37,13 +37,14 @@ struct MergePlan {
 MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& options = {});
 
 /// Merges the runs of the N shards of one sweep into one run. Every run must be a shard (header `shard`), all
-/// of one count N with each index 1..N once, of the same config (sha256) and lab settings, of the same labrun git
-/// sha unless options.allow_mixed_builds, and complete (as many points as its header's point_count); no point id
+/// of one count N with each index 1..N once, of the same config (sha256) and lab settings, of the same build
+/// unless options.allow_mixed_builds (RunHeader::code_key: the code under test's project, commit and dirty flag, and
+/// labrun's version; for the labrun binary the code is labrun itself), and complete (as many points as its header's point_count); no point id
 /// may be in two shards.
 ///
 /// The merged header is the first shard's, without `shard`, with `point_count` the sum, `argv` of the first
 /// shard, and `shards` = [{index, file, created_utc, hostname, device, uuid, backend, git_sha, git_dirty,
-/// calibration, points}] in index order. Points are in shard order, each shard's in its file order (a shard keeps
+/// code: {project, git_sha, git_dirty}, calibration, points}] in index order. Points are in shard order, each shard's in its file order (a shard keeps
 /// the sweep's order, so points of one shard stay in sweep order).
 ///
 /// `shards` is taken by value: pass it with std::move to merge without a copy of every point.

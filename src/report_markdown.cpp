@@ -65,6 +65,14 @@ std::string build_text(const RunHeader& h) {
                   (dirty ? (*dirty ? " (dirty)" : " (clean)") : "") + ", " + h.build_type() + ", " + h.cxx_compiler();
   const std::string cuda = h.cuda_compiler();
   if (!cuda.empty() && cuda != "-") s += ", " + cuda;
+  // The code under test, when it is not labrun itself (a user's runner): its project and commit first.
+  if (h.code_project() != "labrun") {
+    std::string code = h.code_sha();
+    if (code.size() > 10) code = code.substr(0, 10);
+    const std::optional<bool> code_dirty = h.code_dirty();
+    s = h.code_project() + " @ " + (code.empty() ? "unknown" : code) +
+        (code_dirty ? (*code_dirty ? " (dirty)" : " (clean)") : "") + ", measured by " + s;
+  }
   return s;
 }
 

@@ -600,5 +600,122 @@ TEST(HistoryCli, BadInputExitsTwoNamingTheFile) {
   EXPECT_NE(r.err.find("missing.jsonl"), std::string::npos) << r.err;
 }
 
+// ---- The code under test (environment.code) ---------------------------------------------------------------------
+
+/// Makes every run of `commits` a run of a user's runner: environment.code = {project, the commit's sha}, and
+/// labrun's own sha and version fixed (kLabrunSha, `version`), or `new_version` from commit `tool_at` on.
+constexpr const char* kLabrunSha = "fedcba9876543210fedcba9876543210fedcba98";
+void as_users_runner(std::vector<CommitRuns>& commits, const std::string& project, const std::string& version,
+                     std::size_t tool_at = kCommits, const std::string& new_version = "") {
+  for (std::size_t c = 0; c < commits.size(); ++c)
+    for (Run& run : commits[c].runs) {
+      Json& env = run.header.json["environment"];
+      env["labrun"]["git_sha"] = kLabrunSha;
+      env["labrun"]["version"] = c >= tool_at ? new_version : version;
+      env["code"] = {{"project", project}, {"git_sha", commits[c].sha}, {"git_dirty", false}, {"source", "build"}};
+      run.header.json["schema_version"] = kRecordSchemaVersion;
+    }
+}
+
+TEST(HistoryCodeRev, ALabrunVersionChangeInAUsersHistoryIsLabelledToolAndDoesNotFail) {
+  HistoryOptions o;
+  // A +20% step of point 0 at the newest commit, where labrun went from 0.1.0 to 0.2.0.
+  std::vector<CommitRuns> commits = small_history(5, 12, 20, 11, 1.2);
+  as_users_runner(commits, "myproj", "0.1.0", 11, "0.2.0");
+  const HistoryResult h = history_results(commits, o);
+  ASSERT_EQ(h.steps.size(), 1u);
+  EXPECT_TRUE(h.steps[0].tool);
+  EXPECT_FALSE(h.steps[0].environment);
+  EXPECT_EQ(h.steps[0].tool_change, "labrun 0.1.0 (fedcba987654) -> labrun 0.2.0 (fedcba987654)");
+  ASSERT_EQ(h.groups.size(), 1u);
+  EXPECT_TRUE(h.groups[0].tool);
+  EXPECT_FALSE(h.fail) << "a tool step is not a step of the user's code";
+  EXPECT_EQ(h.commits.back().project, "myproj");
+  bool warned = false;
+  for (const auto& w : h.warnings) warned = warned || w.find("labrun changed at commit") != std::string::npos;
+  EXPECT_TRUE(warned);
+  const Json j = to_json(h);
+  EXPECT_EQ(j["groups"][0]["tool"], true);
+  EXPECT_EQ(j["steps"][0]["tool"], true);
+  EXPECT_EQ(j["summary"]["tool"], 1u);
+  EXPECT_EQ(j["summary"]["slower"], 0u);
+  EXPECT_NE(history_table(h).find(" tool\n"), std::string::npos) << history_table(h);
+  EXPECT_NE(history_markdown(h).find("tool (labrun changed)"), std::string::npos);
+  // With --fail-on-newest any it still fails (any step at the newest commit).
+  o.fail_on = HistoryOptions::FailOn::any;
+  EXPECT_TRUE(history_results(commits, o).fail);
+
+  // The same step without the tool change is the code's, and fails.
+  o.fail_on = HistoryOptions::FailOn::slower;
+  std::vector<CommitRuns> same = small_history(5, 12, 20, 11, 1.2);
+  as_users_runner(same, "myproj", "0.1.0");
+  const HistoryResult code = history_results(same, o);
+  ASSERT_EQ(code.steps.size(), 1u);
+  EXPECT_FALSE(code.steps[0].tool);
+  EXPECT_TRUE(code.fail);
+
+  // For the built-in runner the code under test is labrun: a labrun version change is the code's (no tool label).
+  std::vector<CommitRuns> own = small_history(5, 12, 20, 11, 1.2);
+  for (std::size_t c = 0; c < own.size(); ++c)
+    own[c].runs[0].header.json["environment"]["labrun"]["version"] = c >= 11 ? "0.2.0" : "0.1.0";
+  const HistoryResult builtin = history_results(own, o);
+  ASSERT_EQ(builtin.steps.size(), 1u);
+  EXPECT_FALSE(builtin.steps[0].tool);
+  EXPECT_TRUE(builtin.steps[0].tool_change.empty());
+  EXPECT_TRUE(builtin.fail);
+}
+
+TEST(HistoryCodeRev, RunsOfTwoProjectsAreRefused) {
+  std::vector<CommitRuns> commits = small_history(5, 6, 4, kCommits, 1.0);
+  as_users_runner(commits, "myproj", "0.1.0");
+  commits[3].runs[0].header.json["environment"]["code"]["project"] = "other";
+  commits[3].runs[0].file = "other.jsonl";
+  try {
+    history_results(commits, HistoryOptions{});
+    FAIL() << "accepted runs of two projects";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("other.jsonl: code under test other differs from myproj"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A user's runner: the runs' environment.code.git_sha are commits of the user's repository (labrun's own sha is
+// not), ordered by its git rev-list; the newest commit's step came with a new labrun: tool, exit 0.
+TEST(HistoryCodeRev, RepoOrdersTheUsersCommitsAndAToolStepAtTheNewestExitsZero) {
+  test::TempDir dir("labrun_history");
+  const std::vector<std::string> shas = make_repo(dir, 8);
+  if (shas.size() != 8) GTEST_SKIP() << "git is not available";
+  std::vector<CommitRuns> commits = small_history(9, shas.size(), 4, 7, 1.25);
+  for (std::size_t c = 0; c < shas.size(); ++c) commits[c].sha = shas[c];
+  as_users_runner(commits, "myproj", "0.1.0", 7, "0.2.0");
+  std::filesystem::create_directories(dir.file("runs"));
+  for (std::size_t c = 0; c < shas.size(); ++c) {
+    Run& run = commits[c].runs[0];
+    run.header.json["created_utc"] = fmt::format("2026-02-{:02}T00:00:00Z", 28 - c);  // time disagrees with commits
+    write_run(run, dir.file(fmt::format("runs/run-{:02}.jsonl", c)));
+  }
+  const Cli r = labrun(dir, "history runs --repo repo --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  ASSERT_EQ(j["commits"].size(), shas.size());
+  for (std::size_t c = 0; c < shas.size(); ++c) EXPECT_EQ(j["commits"][c]["sha"], shas[c]);
+  EXPECT_EQ(j["commits"][0]["project"], "myproj");
+  ASSERT_EQ(j["steps"].size(), 1u) << r.out;
+  EXPECT_EQ(j["steps"][0]["after"], shas[7]);
+  EXPECT_EQ(j["steps"][0]["tool"], true);
+  EXPECT_FALSE(j["newest"]["fail"].get<bool>());
+  const Cli table = labrun(dir, "history runs --repo repo");
+  EXPECT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("labrun changed at commit " + shas[7].substr(0, 10) + " of myproj"), std::string::npos)
+      << table.out;
+  // The same runs as a labrun history would be bad input: labrun's sha is not a commit of the user's repository.
+  std::string text = slurp(dir.file("runs/run-03.jsonl"));
+  text.replace(text.find(shas[3]), 40, std::string(40, 'e'));
+  std::ofstream(dir.file("runs/run-03.jsonl")) << text;
+  const Cli bad = labrun(dir, "history runs --repo repo");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("run-03.jsonl: environment.code.git_sha eeeeeee"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace labrun
