@@ -30,6 +30,11 @@ struct Check {
   nlohmann::ordered_json detail = nlohmann::ordered_json::object();  ///< e.g. how the tolerance was derived
 };
 
+/// How a failed check reads in a point's reason: for an elementwise check (detail.kind "elementwise" or "exact",
+/// the SDK's) the worst element, its value against the reference, the error against scale × bound and the count
+/// of wrong elements; otherwise the value against the reference and the tolerance. Defined in src/sdk.cpp.
+std::string describe_failure(const Check& check);
+
 /// One variant prepared at one point on one backend: inputs generated, buffers allocated.
 class Workload {
  public:

@@ -330,10 +330,7 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
     run.rec.correctness = correctness_of(check);
     phases["correctness"] = {{"time_s", seconds_since(t0)}};
     if (!check.passed) {
-      end_with(run, Status::incorrect,
-               "result " + to_string(AxisValue(check.value)) + " vs reference " + to_string(AxisValue(check.reference)) +
-                   " (abs error " + to_string(AxisValue(check.abs_error)) + " > tolerance " +
-                   to_string(AxisValue(check.tolerance)) + "); not timed");
+      end_with(run, Status::incorrect, describe_failure(check));
       return;
     }
     // Batches of back-to-back iterations lasting min_sample_time_s; one iteration per sample with a cold L2.
