@@ -1,0 +1,51 @@
+# Install rules and the CMake package (find_package(labrun CONFIG)): included by CMakeLists.txt.
+#
+#   <prefix>/bin/labrun
+#   <prefix>/include/labrun/*.hpp, *.cuh              public headers
+#   <prefix>/lib/liblabrun_{core,cuda,main}.a         static libraries
+#   <prefix>/lib/labrun/objects/...                   the built-in experiments' objects (OBJECT libraries)
+#   <prefix>/lib/cmake/labrun/                        labrunConfig.cmake, labrunConfigVersion.cmake,
+#                                                     labrunTargets.cmake (namespace labrun::)
+#   <prefix>/share/labrun/plot_report.py, plot_history.py
+#   <prefix>/share/labrun/cmake/                      labrunRunner.cmake (labrun_add_runner), code_rev.cmake,
+#                                                     labrunSweepTest.cmake, labrun_sweep_test.cmake
+# Exported targets carry no path of this machine: the static yaml-cpp of a portable build is found again by the
+# config on the user's machine (labrun::yaml_cpp).
+include(CMakePackageConfigHelpers)
+
+set(LABRUN_INSTALL_CMAKEDIR lib/cmake/labrun)
+set(LABRUN_INSTALL_SHAREDIR share/labrun)
+
+install(TARGETS labrun RUNTIME DESTINATION bin)
+install(TARGETS ${LABRUN_EXPORTED_TARGETS} EXPORT labrunTargets
+        ARCHIVE DESTINATION lib
+        OBJECTS DESTINATION lib/labrun/objects)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/labrun DESTINATION include
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
+install(FILES ${CMAKE_SOURCE_DIR}/scripts/plot_report.py ${CMAKE_SOURCE_DIR}/scripts/plot_history.py
+        DESTINATION ${LABRUN_INSTALL_SHAREDIR})
+
+set(LABRUN_HELPER_SCRIPTS ${CMAKE_SOURCE_DIR}/cmake/labrunRunner.cmake)
+foreach(script code_rev.cmake labrunSweepTest.cmake labrun_sweep_test.cmake)
+  if(EXISTS ${CMAKE_SOURCE_DIR}/scripts/${script})
+    list(APPEND LABRUN_HELPER_SCRIPTS ${CMAKE_SOURCE_DIR}/scripts/${script})
+  endif()
+endforeach()
+install(FILES ${LABRUN_HELPER_SCRIPTS} DESTINATION ${LABRUN_INSTALL_SHAREDIR}/cmake)
+
+install(EXPORT labrunTargets NAMESPACE labrun:: DESTINATION ${LABRUN_INSTALL_CMAKEDIR})
+set(LABRUN_WITH_CUDA ${LABRUN_CUDA})
+configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/labrunConfig.cmake.in
+                              ${CMAKE_BINARY_DIR}/package/labrunConfig.cmake
+                              INSTALL_DESTINATION ${LABRUN_INSTALL_CMAKEDIR}
+                              PATH_VARS LABRUN_INSTALL_SHAREDIR)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/package/labrunConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/package/labrunConfig.cmake ${CMAKE_BINARY_DIR}/package/labrunConfigVersion.cmake
+        DESTINATION ${LABRUN_INSTALL_CMAKEDIR})
+
+# In this tree: labrun_add_runner() against the labrun:: aliases (and labrun_add_sweep_test() when present).
+include(${CMAKE_SOURCE_DIR}/cmake/labrunRunner.cmake)
+if(EXISTS ${CMAKE_SOURCE_DIR}/scripts/labrunSweepTest.cmake)
+  include(${CMAKE_SOURCE_DIR}/scripts/labrunSweepTest.cmake)
+endif()

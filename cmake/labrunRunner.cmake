@@ -1,0 +1,109 @@
+# labrun_add_runner(NAME SOURCES src... [BUILTINS] [PORTABLE [ON|OFF]])
+#
+# An executable NAME with every labrun command (sweep, report, diff, history, merge, slurm, validate, list, env)
+# and the experiments of SOURCES (labrun/experiment.hpp); BUILTINS adds labrun's nine built-in experiments.
+# Included by labrun's package config (find_package(labrun)) and by labrun's own CMakeLists.txt.
+#
+#  - .cu sources compile only when the CUDA language is enabled in the calling project and the package was built
+#    with CUDA; otherwise they are left out (a STATUS message names them) and the runner has the host backend
+#    only. They compile for the project's CMAKE_CUDA_ARCHITECTURES (90 when the project set none) with the static
+#    CUDA runtime, the one labrun::cuda links.
+#  - PORTABLE (default ON; PORTABLE OFF turns it off) links libstdc++ and libgcc statically, as the labrun binary
+#    is, so the runner can be copied to a GPU machine that has only libc (scripts/gpu_pack.sh).
+#  - The revision of the code under test (the calling project's repository: its commit and dirty flag) is
+#    captured at every build by code_rev.cmake into NAME_code_rev.cpp, linked into the runner.
+include_guard(GLOBAL)
+
+if(NOT DEFINED LABRUN_CODE_REV_SCRIPT)
+  if(EXISTS "${CMAKE_CURRENT_LIST_DIR}/code_rev.cmake")               # installed: share/labrun/cmake/
+    set(LABRUN_CODE_REV_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/code_rev.cmake")
+  else()                                                              # labrun's source tree: cmake/ beside scripts/
+    set(LABRUN_CODE_REV_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/../scripts/code_rev.cmake")
+  endif()
+endif()
+
+function(labrun_add_runner NAME)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "BUILTINS" "PORTABLE" "SOURCES")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "labrun_add_runner(${NAME}): unknown arguments ${ARG_UNPARSED_ARGUMENTS} "
+                        "(labrun_add_runner(NAME SOURCES src... [BUILTINS] [PORTABLE [ON|OFF]]))")
+  endif()
+  if(NOT ARG_SOURCES AND NOT ARG_BUILTINS)
+    message(FATAL_ERROR "labrun_add_runner(${NAME}): give SOURCES (your experiments), BUILTINS, or both")
+  endif()
+  set(portable ON)
+  if(DEFINED ARG_PORTABLE AND NOT ARG_PORTABLE)
+    set(portable OFF)
+  endif()
+
+  set(package_cuda OFF)
+  if(TARGET labrun::cuda)
+    set(package_cuda ON)
+  endif()
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  set(cuda OFF)
+  if(package_cuda AND "CUDA" IN_LIST languages)
+    set(cuda ON)
+  endif()
+
+  set(sources "")
+  set(left_out "")
+  set(has_cu OFF)
+  foreach(src IN LISTS ARG_SOURCES)
+    if(src MATCHES "\\.cu$")
+      if(cuda)
+        list(APPEND sources "${src}")
+        set(has_cu ON)
+      else()
+        list(APPEND left_out "${src}")
+      endif()
+    else()
+      list(APPEND sources "${src}")
+    endif()
+  endforeach()
+  if(left_out)
+    # No CUDA language in this project, or a host-only labrun package (LABRUN_WITH_CUDA is OFF).
+    list(JOIN left_out " " names)
+    message(STATUS "labrun_add_runner(${NAME}): no CUDA compiler; leaving out ${names} (host backend only)")
+  endif()
+
+  add_executable(${NAME} ${sources})
+  set_target_properties(${NAME} PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+  target_link_libraries(${NAME} PRIVATE labrun::main)
+  if(ARG_BUILTINS)
+    target_link_libraries(${NAME} PRIVATE labrun::experiments)
+    if(package_cuda)
+      target_link_libraries(${NAME} PRIVATE labrun::experiments_cuda)
+    endif()
+  endif()
+  if(package_cuda)
+    target_link_libraries(${NAME} PRIVATE labrun::cuda)
+  endif()
+  if(has_cu)
+    # The project's architectures; CMake fills CMAKE_CUDA_ARCHITECTURES with nvcc's default when the project set
+    # none, which is not what a runner for an H100/H200 wants.
+    set(archs "${CMAKE_CUDA_ARCHITECTURES}")
+    if(NOT archs OR "${archs}" STREQUAL "${CMAKE_CUDA_ARCHITECTURES_DEFAULT}")
+      set(archs 90)
+    endif()
+    set_target_properties(${NAME} PROPERTIES CUDA_ARCHITECTURES "${archs}" CUDA_STANDARD 17
+                                             CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Static)
+    target_compile_options(${NAME} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
+  endif()
+  if(portable)
+    target_link_options(${NAME} PRIVATE -static-libstdc++ -static-libgcc)
+  endif()
+
+  # The code under test: the calling project's commit and dirty flag, recaptured at every build.
+  if(EXISTS "${LABRUN_CODE_REV_SCRIPT}")
+    set(rev_cpp "${CMAKE_CURRENT_BINARY_DIR}/${NAME}_code_rev.cpp")
+    add_custom_target(${NAME}_code_rev
+      COMMAND "${CMAKE_COMMAND}" "-DSOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR}" "-DPROJECT=${PROJECT_NAME}"
+              "-DOUTPUT=${rev_cpp}" -P "${LABRUN_CODE_REV_SCRIPT}"
+      BYPRODUCTS "${rev_cpp}"
+      COMMENT "${NAME}: revision of ${PROJECT_NAME}"
+      VERBATIM)
+    target_sources(${NAME} PRIVATE "${rev_cpp}")
+    add_dependencies(${NAME} ${NAME}_code_rev)
+  endif()
+endfunction()
