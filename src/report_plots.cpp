@@ -87,9 +87,12 @@ std::string find_plot_script(const std::string& given) {
   if (!given.empty()) return fs::exists(given, ec) ? given : "";
   std::vector<fs::path> candidates = {fs::current_path(ec) / "scripts" / "plot_report.py"};
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec)
+  if (!ec) {
     for (fs::path d = exe.parent_path(); !d.empty() && d != d.root_path(); d = d.parent_path())
       candidates.push_back(d / "scripts" / "plot_report.py");
+    // An installed labrun or runner: <prefix>/bin/EXE and <prefix>/share/labrun/plot_report.py (cmake --install).
+    candidates.push_back(exe.parent_path().parent_path() / "share" / "labrun" / "plot_report.py");
+  }
   for (const auto& p : candidates)
     if (fs::exists(p, ec)) return p.string();
   return "";
