@@ -80,11 +80,19 @@ function(labrun_add_runner NAME)
     target_link_libraries(${NAME} PRIVATE labrun::cuda)
   endif()
   if(has_cu)
-    # The project's architectures; CMake fills CMAKE_CUDA_ARCHITECTURES with nvcc's default when the project set
-    # none, which is not what a runner for an H100/H200 wants.
+    # The project's architectures; CMake fills CMAKE_CUDA_ARCHITECTURES with nvcc's default (sm_75 for CUDA 13)
+    # when the project set none, which is not what a runner for an H100/H200 wants: then 90.
     set(archs "${CMAKE_CUDA_ARCHITECTURES}")
-    if(NOT archs OR "${archs}" STREQUAL "${CMAKE_CUDA_ARCHITECTURES_DEFAULT}")
+    if(NOT archs)
       set(archs 90)
+    elseif("${archs}" STREQUAL "$CACHE{CMAKE_CUDA_ARCHITECTURES}" AND "$ENV{CUDAARCHS}" STREQUAL "")
+      # Not a normal variable of the project, not from the environment: the cache entry is the user's
+      # (-DCMAKE_CUDA_ARCHITECTURES=..., "specified on the command line") or CMake's detected default.
+      get_property(help CACHE CMAKE_CUDA_ARCHITECTURES PROPERTY HELPSTRING)
+      if(help STREQUAL "CUDA architectures" OR
+         (DEFINED CMAKE_CUDA_ARCHITECTURES_DEFAULT AND "${archs}" STREQUAL "${CMAKE_CUDA_ARCHITECTURES_DEFAULT}"))
+        set(archs 90)
+      endif()
     endif()
     set_target_properties(${NAME} PROPERTIES CUDA_ARCHITECTURES "${archs}" CUDA_STANDARD 17
                                              CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Static)
