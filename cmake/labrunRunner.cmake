@@ -10,6 +10,7 @@
 #    CUDA runtime, the one labrun::cuda links.
 #  - PORTABLE (default ON; PORTABLE OFF turns it off) links libstdc++ and libgcc statically, as the labrun binary
 #    is, so the runner can be copied to a GPU machine that has only libc (scripts/gpu_pack.sh).
+#  - labrun's plot scripts are copied into a scripts/ folder beside the runner (report and history find them).
 #  - The revision of the code under test (the calling project's repository: its commit and dirty flag) is
 #    captured at every build by code_rev.cmake into NAME_code_rev.cpp, linked into the runner.
 include_guard(GLOBAL)
@@ -100,6 +101,16 @@ function(labrun_add_runner NAME)
   endif()
   if(portable)
     target_link_options(${NAME} PRIVATE -static-libstdc++ -static-libgcc)
+  endif()
+
+  # labrun report/history draw their plots with plot_report.py/plot_history.py, looked for in a scripts/ folder
+  # beside the running executable or above it: copied there from the installed package.
+  if(DEFINED LABRUN_SHARE_DIR AND EXISTS "${LABRUN_SHARE_DIR}/plot_report.py")
+    add_custom_command(TARGET ${NAME} POST_BUILD
+      COMMAND "${CMAKE_COMMAND}" -E make_directory "$<TARGET_FILE_DIR:${NAME}>/scripts"
+      COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${LABRUN_SHARE_DIR}/plot_report.py"
+              "${LABRUN_SHARE_DIR}/plot_history.py" "$<TARGET_FILE_DIR:${NAME}>/scripts/"
+      VERBATIM)
   endif()
 
   # The code under test: the calling project's commit and dirty flag, recaptured at every build.
