@@ -150,7 +150,7 @@ const CheckResult& Compare::elementwise(const std::string& array, const std::fun
                                 " outputs against " + std::to_string(ref.size()) + " reference values");
   struct Part {
     double worst = 0, max_abs = 0, max_rel = 0;
-    std::int64_t worst_index = -1, mismatches = 0, nonfinite = 0;
+    std::int64_t worst_index = -1, mismatches = 0, not_finite = 0;
   };
   std::vector<Part> parts(kChunks);
   const double scale = scale_;
@@ -160,7 +160,7 @@ const CheckResult& Compare::elementwise(const std::string& array, const std::fun
       const double v = y.value(i), r = ref[static_cast<std::size_t>(i)];
       double ratio;
       if (!std::isfinite(v)) {
-        ++p.nonfinite;
+        ++p.not_finite;
         ratio = kInf;  // case C07: NaN (the poison) and inf never pass
       } else {
         const double err = std::fabs(v - r);
@@ -180,7 +180,7 @@ const CheckResult& Compare::elementwise(const std::string& array, const std::fun
   CheckResult c;
   c.kind = "elementwise";
   c.array = array;
-  c.elements = y.count;
+  c.compared = y.count;
   c.scale = scale;
   for (const auto& p : parts) {  // chunk order: the first worst element in index order wins ties
     if (p.worst_index >= 0 && (c.worst_index < 0 || p.worst > c.worst)) {
@@ -190,7 +190,7 @@ const CheckResult& Compare::elementwise(const std::string& array, const std::fun
     c.max_abs_error = std::max(c.max_abs_error, p.max_abs);
     c.max_rel_error = std::max(c.max_rel_error, p.max_rel);
     c.mismatches += p.mismatches;
-    c.nonfinite += p.nonfinite;
+    c.not_finite += p.not_finite;
   }
   if (c.worst_index >= 0) {
     const std::int64_t i = c.worst_index;
@@ -198,7 +198,7 @@ const CheckResult& Compare::elementwise(const std::string& array, const std::fun
     c.worst_reference = ref[static_cast<std::size_t>(i)];
     c.worst_bound = bound(i, c.worst_reference);
   }
-  c.passed = c.nonfinite == 0 && c.worst <= scale;
+  c.passed = c.not_finite == 0 && c.worst <= scale;
   results_.push_back(std::move(c));
   return results_.back();
 }
@@ -210,7 +210,7 @@ const CheckResult& Compare::exact(const std::string& array, const View& expected
   CheckResult c;
   c.kind = "exact";
   c.array = array;
-  c.elements = y.count;
+  c.compared = y.count;
   c.scale = scale_;
   const std::size_t w = y.elem.bytes;
   const auto* a = static_cast<const unsigned char*>(y.data);
@@ -222,7 +222,7 @@ const CheckResult& Compare::exact(const std::string& array, const View& expected
   if (c.worst_index >= 0 && y.elem.dtype) {
     c.worst_value = y.value(c.worst_index);
     c.worst_reference = expected.value(c.worst_index);
-    if (!std::isfinite(c.worst_value)) ++c.nonfinite;
+    if (!std::isfinite(c.worst_value)) ++c.not_finite;
   }
   c.worst = c.mismatches > 0 ? kInf : 0.0;
   c.passed = c.mismatches == 0;
@@ -234,14 +234,14 @@ const CheckResult& Compare::scalar(const std::string& name, double value, double
   CheckResult c;
   c.kind = "scalar";
   c.array = name;
-  c.elements = 1;
+  c.compared = 1;
   c.scale = scale_;
   c.worst_index = 0;
   c.worst_value = value;
   c.worst_reference = reference;
   c.worst_bound = tolerance;
   const bool finite = std::isfinite(value);
-  c.nonfinite = finite ? 0 : 1;
+  c.not_finite = finite ? 0 : 1;
   const double err = std::fabs(value - reference);
   if (finite) {
     c.max_abs_error = err;
@@ -459,9 +459,9 @@ Json result_json(const CheckResult& r) {
   j["worst_value"] = json_real(r.worst_value);
   j["worst_reference"] = json_real(r.worst_reference);
   j["worst_bound"] = json_real(r.worst_bound);
-  j["elements"] = r.elements;
+  j["compared"] = r.compared;
   j["mismatches"] = r.mismatches;
-  j["nonfinite"] = r.nonfinite;
+  j["not_finite"] = r.not_finite;
   j["max_abs_error"] = json_real(r.max_abs_error);
   j["max_rel_error"] = json_real(r.max_rel_error);
   j["tolerance_scale"] = json_real(r.scale);
@@ -650,9 +650,11 @@ namespace {
 
 // The SDK experiments of the latest registration, by name, for the CUDA side to find. By name, not by registry:
 // a Registry may be moved after its host registration.
+// Never destroyed: an SDK experiment may hold device memory (its shared inputs), which must not be freed during
+// static teardown, after the CUDA runtime has unloaded (cudaErrorCudartUnloading); the process exit frees it.
 std::map<std::string, std::shared_ptr<SdkExperiment>>& registered() {
-  static std::map<std::string, std::shared_ptr<SdkExperiment>> m;
-  return m;
+  static auto* m = new std::map<std::string, std::shared_ptr<SdkExperiment>>;
+  return *m;
 }
 
 }  // namespace
@@ -707,8 +709,8 @@ std::string describe_failure(const Check& c) {
       s += " (error " + num(c.abs_error) + " > tolerance " + num(c.tolerance) + " = bound x " +
            num(json_number(d, {"tolerance_scale"})) + ")";
     s += "; " + std::to_string(d.value("mismatches", std::int64_t{0})) + " of " +
-         std::to_string(d.value("elements", std::int64_t{0})) + " elements wrong, " +
-         std::to_string(d.value("nonfinite", std::int64_t{0})) + " non-finite; not timed";
+         std::to_string(d.value("compared", std::int64_t{0})) + " elements wrong, " +
+         std::to_string(d.value("not_finite", std::int64_t{0})) + " non-finite; not timed";
     return s;
   }
   if (d.is_object() && d.contains("error")) return d["error"].get<std::string>() + "; not timed";

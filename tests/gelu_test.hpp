@@ -63,7 +63,7 @@ inline Inputs inputs_of(const std::vector<float>& values, DType dtype) {
 /// The experiment's generator into a fresh array.
 inline Inputs generate_inputs(std::int64_t n, DType dtype, std::uint64_t seed) {
   Inputs in = blank(n, dtype);
-  generate_inputs(in.view(), seed);
+  gelu::generate(in.view(), seed);
   return in;
 }
 

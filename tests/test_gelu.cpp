@@ -85,8 +85,8 @@ TEST(GeluHost, EveryVariantMatchesTheReference) {
         const Check c = compare(v, in, ref, out.data(), 1.0);
         EXPECT_TRUE(c.passed) << c.detail.dump();
         EXPECT_LE(ratio(c), 1.0);
-        EXPECT_EQ(c.detail["nonfinite"], 0);
-        EXPECT_EQ(c.detail["elements"], n);
+        EXPECT_EQ(c.detail["not_finite"], 0);
+        EXPECT_EQ(c.detail["compared"], n);
         if (n == 0) {
           EXPECT_EQ(ratio(c), 0.0);
         }
@@ -225,7 +225,7 @@ TEST(GeluCompare, NaNInfAndZeroNeverPass) {
   EXPECT_DOUBLE_EQ(good.tolerance, real_from_json(good.detail["worst_bound"]));
   EXPECT_EQ(good.detail["kind"], "elementwise");
   for (const char* key : {"worst_index", "worst_x", "worst_value", "worst_reference", "worst_bound", "worst_ratio",
-                          "max_abs_error", "max_rel_error", "mismatches", "nonfinite", "elements"})
+                          "max_abs_error", "max_rel_error", "mismatches", "not_finite", "compared"})
     EXPECT_TRUE(good.detail.contains(key)) << key;
   EXPECT_LE(real_from_json(good.detail["max_abs_error"]), 1e-6);
 
@@ -235,7 +235,7 @@ TEST(GeluCompare, NaNInfAndZeroNeverPass) {
   Check c = compare(Variant::fused, in, ref, out.data(), 1e300);
   EXPECT_FALSE(c.passed);
   EXPECT_EQ(ratio(c), std::numeric_limits<double>::infinity());
-  EXPECT_EQ(c.detail["nonfinite"], 1);
+  EXPECT_EQ(c.detail["not_finite"], 1);
   EXPECT_EQ(c.detail["worst_index"], 17);
   y[17] = std::numeric_limits<float>::infinity();
   EXPECT_FALSE(compare(Variant::fused, in, ref, out.data(), 1e300).passed);
@@ -244,7 +244,7 @@ TEST(GeluCompare, NaNInfAndZeroNeverPass) {
   std::vector<std::uint64_t> poison(out.size(), ~std::uint64_t{0});
   c = compare(Variant::fused, in, ref, poison.data(), 1.0);
   EXPECT_FALSE(c.passed);
-  EXPECT_EQ(c.detail["nonfinite"], 1000);
+  EXPECT_EQ(c.detail["not_finite"], 1000);
   std::vector<std::uint64_t> zeros(out.size(), 0);
   EXPECT_FALSE(compare(Variant::fused, in, ref, zeros.data(), 1.0).passed);
   // bf16: all-ones bits are NaN too.

@@ -240,7 +240,7 @@ TEST(Masking, C05_Fp16AccumulationDoesNotOverflow) {
   const CheckResult overflow = compare(kInf, ref, tol);
   EXPECT_FALSE(overflow.passed);
   EXPECT_EQ(overflow.worst, kInf);  // |value - reference| over the tolerance: infinite
-  EXPECT_EQ(overflow.nonfinite, 1);
+  EXPECT_EQ(overflow.not_finite, 1);
 }
 
 // C06: with nonfinite, masked-out slots hold some +inf and some NaN and masked-in slots are all finite.
@@ -310,7 +310,7 @@ TEST(Masking, C07_NaNIsNeverClose) {
   const CheckResult nan = compare(kNaN, ref, 1e300);
   EXPECT_FALSE(nan.passed);
   EXPECT_EQ(nan.worst, kInf);
-  EXPECT_EQ(nan.nonfinite, 1);
+  EXPECT_EQ(nan.not_finite, 1);
   EXPECT_FALSE(compare(kInf, ref, 1e300).passed);
   EXPECT_FALSE(compare(-kInf, ref, 1e300).passed);
   EXPECT_FALSE(compare(kInf, ref, kInf).passed);

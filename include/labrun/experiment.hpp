@@ -176,9 +176,9 @@ struct CheckResult {
   double worst_value = 0;             ///< the output there
   double worst_reference = 0;         ///< the reference there
   double worst_bound = 0;             ///< the bound there, unscaled (units of the output)
-  std::int64_t elements = 0;          ///< elements compared
+  std::int64_t compared = 0;          ///< elements compared
   std::int64_t mismatches = 0;        ///< elements over scale × bound (non-finite ones included)
-  std::int64_t nonfinite = 0;         ///< NaN or infinite outputs
+  std::int64_t not_finite = 0;         ///< NaN or infinite outputs
   double max_abs_error = 0;           ///< max |y − ref| over finite outputs
   double max_rel_error = 0;           ///< max |y − ref| / |ref| over finite outputs with ref != 0
   double scale = 1;                   ///< lab.tolerance_scale the comparison used
