@@ -690,7 +690,7 @@ TEST(HistoryCodeRev, RepoOrdersTheUsersCommitsAndAToolStepAtTheNewestExitsZero) 
   as_users_runner(commits, "myproj", "0.1.0", 7, "0.2.0");
   std::filesystem::create_directories(dir.file("runs"));
   for (std::size_t c = 0; c < shas.size(); ++c) {
-    Run& run = commits[c].runs[0];
+    labrun::Run& run = commits[c].runs[0];
     run.header.json["created_utc"] = fmt::format("2026-02-{:02}T00:00:00Z", 28 - c);  // time disagrees with commits
     write_run(run, dir.file(fmt::format("runs/run-{:02}.jsonl", c)));
   }
