@@ -39,8 +39,10 @@ rc=$?
 set -e
 cat "$work/diff.txt"
 [ "$rc" -eq 1 ] || { echo "example: diff of commit 1 against 2 exited $rc, expected 1"; exit 1; }
-grep -E "rownorm/block/.*slower|block.*slower" "$work/diff.txt" > /dev/null || { echo "example: diff does not name block as slower"; exit 1; }
-if grep -E "thread_per_row.*slower" "$work/diff.txt" > /dev/null; then echo "example: diff names thread_per_row slower"; exit 1; fi
+grep -E "^slower .* rownorm/block/" "$work/diff.txt" > /dev/null || { echo "example: diff does not name block as slower"; exit 1; }
+if grep -E "^(slower|faster) .* rownorm/thread_per_row/" "$work/diff.txt" > /dev/null; then
+  echo "example: diff names thread_per_row slower or faster"; exit 1
+fi
 set +e
 build/rownorm_bench history "$work/run-1.jsonl" "$work/run-2.jsonl" "$work/run-3.jsonl" --repo "$src" > "$work/history.txt"
 rc=$?
