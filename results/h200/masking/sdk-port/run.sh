@@ -10,7 +10,7 @@ mkdir -p "$out"
 b=.h200
 [ -f $b/bins.tar.xz ] && tar -xJf $b/bins.tar.xz -C $b
 nvidia-smi --query-gpu=name,uuid,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$out/gpu.csv" 2>&1
-timeout -s INT 110 $b/labrun_gpu_tests --gtest_filter='GeluGpu.*:Gpu.*:GpuGenerate.*' > "$out/gpu_tests.log" 2>&1
+timeout -s INT 90 $b/labrun_gpu_tests --gtest_filter='GeluGpu.*:Gpu.*:GpuGenerate.*' > "$out/gpu_tests.log" 2>&1
 echo "gpu tests exit $?" | tee -a "$out/steps.txt"
 tail -3 "$out/gpu_tests.log"
 for exp in masking gelu; do
