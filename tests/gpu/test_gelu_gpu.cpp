@@ -108,7 +108,7 @@ TEST_F(GeluGpu, EveryVariantMatchesTheReferenceAndGraphEqualsEager) {
         ASSERT_EQ(eager["status"], "ok") << eager.dump();
         EXPECT_TRUE(eager["correctness"]["passed"].get<bool>());
         EXPECT_LE(real_from_json(eager["correctness"]["detail"]["worst_ratio"]), 1.0);
-        EXPECT_EQ(eager["correctness"]["detail"]["nonfinite"], 0);
+        EXPECT_EQ(eager["correctness"]["detail"]["not_finite"], 0);
         EXPECT_EQ(eager["correctness"]["detail"]["mismatches"], 0);
         EXPECT_EQ(eager["correctness"]["detail"]["poisoned"], true);
         if (n == 0) {
