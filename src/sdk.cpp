@@ -135,6 +135,15 @@ double Reference::value_or(const std::string& name, double fallback) const {
 
 namespace {
 
+// The output `name` of a check, or an error that names what the outputs are.
+const View& output_of(const Arrays& out, const std::string& name) {
+  if (out.has(name)) return out[name];
+  std::string names;
+  for (const auto& [n, v] : out.items()) names += (names.empty() ? "" : ", ") + n;
+  throw std::out_of_range("check: no output array '" + name + "' (outputs: " + (names.empty() ? "none" : names) +
+                          "; declare it with l.output(...) in e.arrays)");
+}
+
 constexpr int kChunks = 64;
 const double kInf = std::numeric_limits<double>::infinity();
 
@@ -142,7 +151,7 @@ const double kInf = std::numeric_limits<double>::infinity();
 
 const CheckResult& Compare::elementwise(const std::string& array, const std::function<double(std::int64_t, double)>& bound,
                                         const std::string& ref_array) {
-  const View& y = out_[array];
+  const View& y = output_of(out_, array);
   const std::vector<double>& ref = ref_.array(ref_array.empty() ? array : ref_array);
   if (!y.elem.dtype) throw std::invalid_argument("elementwise check of raw array '" + array + "'");
   if (static_cast<std::int64_t>(ref.size()) != y.count)
@@ -204,7 +213,7 @@ const CheckResult& Compare::elementwise(const std::string& array, const std::fun
 }
 
 const CheckResult& Compare::exact(const std::string& array, const View& expected) {
-  const View& y = out_[array];
+  const View& y = output_of(out_, array);
   if (y.count != expected.count || y.elem.bytes != expected.elem.bytes)
     throw std::invalid_argument("exact check of '" + array + "': shapes differ");
   CheckResult c;
@@ -257,7 +266,7 @@ const CheckResult& Compare::scalar(const std::string& name, double value, double
 }
 
 const CheckResult& Compare::scalar(const std::string& array, const std::string& ref_value, double tolerance) {
-  const View& y = out_[array];
+  const View& y = output_of(out_, array);
   if (y.count < 1) throw std::invalid_argument("scalar check of empty output '" + array + "'");
   return scalar(array, y.value(0), ref_.value(ref_value), tolerance);
 }
@@ -659,11 +668,27 @@ std::map<std::string, std::shared_ptr<SdkExperiment>>& registered() {
 
 }  // namespace
 
+void validate_definition(const ExperimentDef& def) {
+  std::vector<std::string> missing;
+  if (!def.arrays_fn()) missing.push_back("e.arrays(...)");
+  if (!def.generate_fn()) missing.push_back("e.generate(...)");
+  if (!def.reference_fn()) missing.push_back("e.reference(...)");
+  if (!def.check_fn()) missing.push_back("e.check(...)");
+  if (def.variants().empty()) missing.push_back("e.variant(...)");
+  if (missing.empty()) return;
+  std::string list;
+  for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+  throw std::logic_error("LABRUN_EXPERIMENT(" + def.name() + ") declares no " + list +
+                         ": every experiment needs arrays, a generator, a reference, a check and a variant "
+                         "(labrun/experiment.hpp, docs/your-kernel.md)");
+}
+
 void register_linked_experiments(Registry& registry) {
   Registrations& regs = registrations();
   for (const auto& [name, define] : regs.experiments) {
     auto def = std::make_shared<ExperimentDef>(name);
     define(*def);
+    validate_definition(*def);
     auto exp = std::make_shared<SdkExperiment>(def);
     registry.add(to_experiment(exp));
     registered()[name] = exp;
@@ -681,6 +706,16 @@ void register_linked_cuda(Registry& registry, const SdkCudaFactory& cuda) {
     define(*cdef);
     it->second->cuda = cdef;
     for (const auto& [variant, setup] : cdef->launchers()) {
+      std::string declared;
+      bool found = false;
+      for (const auto& v : it->second->def().variants()) {
+        declared += (declared.empty() ? "" : ", ") + v.name();
+        found = found || v.name() == variant;
+      }
+      if (!found)
+        throw std::logic_error("LABRUN_CUDA_VARIANTS(" + name + "): e.cuda(\"" + variant +
+                               "\"): no variant of that name is declared with e.variant(...) in LABRUN_EXPERIMENT(" +
+                               name + ") (variants: " + declared + ")");
       std::shared_ptr<SdkExperiment> exp = it->second;
       const Setup s = setup;
       registry.implement(name, variant, BackendKind::cuda,

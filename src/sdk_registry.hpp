@@ -82,6 +82,10 @@ class SdkExperiment {
 using SdkCudaFactory = std::function<std::unique_ptr<Workload>(std::shared_ptr<SdkExperiment>, const Setup&,
                                                                const Point&, Backend&, const LabSettings&)>;
 
+/// Checks that a definition has what every SDK experiment needs (arrays, generate, reference, check, a variant).
+/// @throws std::logic_error naming what is missing and the experiment.
+void validate_definition(const ExperimentDef& def);
+
 /// Adds every experiment registered at static initialisation (LABRUN_EXPERIMENT, and the built-ins' registry
 /// functions) to `registry` with its host implementations. Runs each definition once per call.
 /// @throws std::logic_error for a duplicate experiment or variant name.
