@@ -390,14 +390,16 @@ Step launcher(Launch& setup) {
   void* partials = setup.allocate(kernels::partials_bytes(t, setup.sm_count()));
   auto* pinned = static_cast<std::int64_t*>(setup.allocate_pinned(sizeof(std::int64_t)));
   const double m = setup.reference().value_or("selected", 0);  // elements the mask selects
+  // The arrays, resolved here so the timed iteration only launches.
+  const void* d = setup.in("data").data;
+  const auto* mask = setup.in("mask").as<const std::uint8_t>();
+  void* result = setup.out("result").data;
+  void* tmp = p.variant == Variant::fused || p.variant == Variant::index ? nullptr : setup.scratch("tmp").data;
+  void* sel_scratch = p.variant == Variant::index_device_count ? setup.scratch("sel").data : nullptr;
   return [=](Launch& l) {
     const double s = static_cast<double>(dtype_bytes(t)), nn = static_cast<double>(n);
     const int sm = l.sm_count();
     cudaStream_t st = l.stream();
-    const void* d = l.in("data").data;
-    const auto* mask = l.in("mask").as<const std::uint8_t>();
-    void* result = l.out("result").data;
-    void* tmp = p.variant == Variant::fused || p.variant == Variant::index ? nullptr : l.scratch("tmp").data;
     auto downstream = [&](void* buf, std::int64_t c, const std::int64_t* dcount, double elems) {
       for (int r = 0; r < p.downstream; ++r) {
         kernels::downstream(t, buf, c, dcount, sm, st);
@@ -446,7 +448,7 @@ Step launcher(Launch& setup) {
         return l.mark("sum", m * s);
       }
       case Variant::index_device_count: {
-        void* sel = l.scratch("sel").data;
+        void* sel = sel_scratch;
         kernels::select_flagged(t, d, mask, sel, count, n, temp, temp_bytes, st);
         l.mark("select", nn * s + nn + m * s);
         kernels::square(t, sel, tmp, n, count, sm, st);
