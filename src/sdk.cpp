@@ -22,31 +22,21 @@ namespace labrun {
 
 // ---- Args, View, Layout, Arrays, Reference ---------------------------------------------------------------
 
-namespace {
-
-const AxisValue& axis_of(const Point& p, const std::string& axis) {
-  for (const auto& [name, value] : p.axes)
-    if (name == axis) return value;
-  throw std::out_of_range(p.experiment + ": point has no axis '" + axis + "'");
-}
-
-}  // namespace
-
 std::int64_t Args::i64(const std::string& axis) const {
-  const AxisValue& v = axis_of(*point_, axis);
+  const AxisValue& v = point_->at(axis);
   if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
   throw std::invalid_argument(point_->experiment + ": axis '" + axis + "' is not an integer axis");
 }
 
 double Args::real(const std::string& axis) const {
-  const AxisValue& v = axis_of(*point_, axis);
+  const AxisValue& v = point_->at(axis);
   if (const auto* d = std::get_if<double>(&v)) return *d;
   if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
   throw std::invalid_argument(point_->experiment + ": axis '" + axis + "' is not a numeric axis");
 }
 
 const std::string& Args::word(const std::string& axis) const {
-  const AxisValue& v = axis_of(*point_, axis);
+  const AxisValue& v = point_->at(axis);
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
   throw std::invalid_argument(point_->experiment + ": axis '" + axis + "' is not a word axis");
 }
@@ -387,7 +377,7 @@ std::string axes_text(const ExperimentDef& def, const Args& args, const std::vec
   std::string key;
   for (const auto& n : names) {
     if (!key.empty()) key += ",";
-    key += n + "=" + to_string(axis_of(args.point(), n));
+    key += n + "=" + to_string(args.point().at(n));
   }
   return key;
 }
