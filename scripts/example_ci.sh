@@ -39,7 +39,10 @@ sed -i '1s|^// |// (comment only) |' rownorm.cpp
 git commit -qam "rownorm: comment"
 cmake --build build > /dev/null && sweep 3
 set +e
-build/rownorm_bench diff "$work/run-1.jsonl" "$work/run-2.jsonl" --fail-on slower > "$work/diff.txt"
+# --min-effect 40%: on a shared CI CPU an unchanged host variant moved -15% between the first and second commit's
+# builds (code layout of the rebuilt unit, neighbour load), a real change the default 5% rightly calls; the claim
+# tested here is that a 3x step is named and an unchanged variant is not, at an effect the host can resolve.
+build/rownorm_bench diff "$work/run-1.jsonl" "$work/run-2.jsonl" --fail-on slower --min-effect 40% > "$work/diff.txt"
 rc=$?
 set -e
 cat "$work/diff.txt"
