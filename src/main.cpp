@@ -1,5 +1,6 @@
 // labrun's entry point: wires the device layer (when built with CUDA) into the host command line.
 #include "cli.hpp"
+#include "standard_output.hpp"
 #include <labrun/parallel.hpp>
 
 #ifdef LABRUN_WITH_CUDA
@@ -14,5 +15,5 @@ int main(int argc, char** argv) {
   hooks.device_count = labrun::cuda_device_count;
   hooks.register_cuda = labrun::register_cuda_experiments;
 #endif
-  return labrun::run_cli(argc, argv, hooks);
+  return labrun::close_standard_output(labrun::run_cli(argc, argv, hooks));
 }

@@ -1,6 +1,7 @@
 // labrun_testaid: the labrun command line with the test aids added (tests/aids/fault: variants that crash, hang
 // or break the device on purpose). The CLI tests of fault isolation run it; labrun itself never has them.
 #include "cli.hpp"
+#include "standard_output.hpp"
 #include "fault/fault.hpp"
 #include <labrun/parallel.hpp>
 
@@ -24,5 +25,5 @@ int main(int argc, char** argv) {
     labrun::fault::register_cuda(r);
 #endif
   };
-  return labrun::run_cli(argc, argv, hooks);
+  return labrun::close_standard_output(labrun::run_cli(argc, argv, hooks));
 }
