@@ -256,7 +256,8 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   history->add_option("-o,--output", history_args.report_dir, "also write a report folder: history.md, history.json, plots");
   history->add_option("--min-effect", history_min_effect, "smallest step reported, e.g. 2% (default) or 0.02");
   history->add_option("--alpha", history_alpha, "false discovery rate over the points' steps: 0.05 (default)");
-  history->add_option("--max-plots", history_args.max_plots, "draw at most this many group plots (default 16)");
+  history->add_option("--max-plots", history_args.max_plots, "draw at most this many group plots (default 16)")
+      ->check(CLI::NonNegativeNumber);  // case H10: "-1" would wrap to the largest size_t
 
   std::vector<std::string> report_paths;
   std::string report_dir = "report";
@@ -267,7 +268,8 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   report->add_flag("--no-plots", no_plots, "skip the matplotlib plots");
   std::size_t max_plots = ReportOptions{}.max_plots;
   report->add_option("--max-plots", max_plots, "draw at most this many time plots (0: all; rooflines always)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   report->add_flag("--force", force, "replace an existing report in the output folder");
   auto* env = app.add_subcommand("env", "print the environment record as JSON");
   env->add_option("--device", device, "auto, cpu, cuda or cuda:N");

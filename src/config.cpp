@@ -14,6 +14,7 @@
 #include <system_error>
 #include <utility>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "registry.hpp"
@@ -298,6 +299,7 @@ class Parser {
       const std::string path = entry.path + "[" + std::to_string(i++) + "]";
       if (!item.node.IsMap()) fail(item.loc, path, "expected a map {faster, than, when, by_at_least}");
       bool has_faster = false, has_than = false;
+      std::string names[2];  // faster, than
       for (const auto& e : entries(item, path)) {
         if (std::find(kKeys.begin(), kKeys.end(), e.key) == kKeys.end())
           fail(e.key_loc, e.path, "unknown key" + suggest(e.key, kKeys) + " (keys: " + join(kKeys) + ")");
@@ -307,6 +309,10 @@ class Parser {
             fail(e.value.loc, e.path, "no variant '" + name + "'" + suggest(name, variants) + " (variants: " +
                                           join(variants) + ")");
           (e.key == "faster" ? has_faster : has_than) = true;
+          names[e.key == "faster" ? 0 : 1] = name;
+          if (names[0] == names[1])  // case H10: a prediction that can never be tested
+            fail(e.value.loc, e.path, "'faster' and 'than' name the same variant (" + name +
+                                          "): a hypothesis compares two different variants");
         } else if (e.key == "by_at_least") {
           if (real(e.value, e.path, "a ratio > 0") <= 0) fail(e.value.loc, e.path, "expected a ratio > 0");
         } else {
@@ -350,6 +356,7 @@ class Parser {
     if (++visited > kMaxNodes)
       fail(here, path,
            "the document expands to more than " + std::to_string(kMaxNodes) + " nodes (aliases?)");
+    check_tag(node, here, path);
     if (node.IsSequence()) {
       std::size_t index = 0;
       for (const auto& element : node)
@@ -362,6 +369,7 @@ class Parser {
           fail(key_loc, path, "a key must be a plain word, not " + describe(pair.first));
         const std::string& key = pair.first.Scalar();
         const std::string key_path = child_path(path, key);
+        check_tag(pair.first, key_loc, key_path);
         const auto [it, inserted] = first_line.emplace(key, key_loc.line);
         if (!inserted)
           fail(key_loc, key_path,
@@ -370,6 +378,18 @@ class Parser {
         check_structure(pair.second, key_path, depth + 1, visited);
       }
     }
+  }
+
+  /// Case H10: a YAML tag other than !!str (`experiment: !custom NAME`, `!!float 1000`) would be dropped silently, since
+  /// labrun reads a value by its text; it is refused instead. Allowed: no tag, the non-specific tags of plain ("?")
+  /// and quoted ("!") scalars, and !!str (docs/config.md). @throws ConfigError naming the tag.
+  void check_tag(const YAML::Node& node, const SourceLoc& at, const std::string& path) const {
+    const std::string& tag = node.Tag();
+    if (tag.empty() || tag == "?" || tag == "!" || tag == "tag:yaml.org,2002:str") return;
+    std::string shown = tag;
+    if (shown.rfind("tag:yaml.org,2002:", 0) == 0) shown = "!!" + shown.substr(18);
+    fail(at, path, "the YAML tag '" + shown + "' is not supported: labrun reads plain values (remove the tag; "
+                   "quote a value, or tag it !!str, to make it a string)");
   }
 
   /// The keys of a map in the order written. Keys are known to be unique scalars (check_structure).
@@ -548,6 +568,10 @@ class Parser {
     // values, and the pairwise scan of 100000 took 4 s per axis in a release build (issue 12, found while fuzzing
     // the config path: fuzz/fuzz_config.cpp). The verdict is the same: the first value equal to an earlier one
     // (the values are finite, so equality is the set's equivalence).
+    // Case H10: -0.0 is the value 0 (IEEE 754 equality); read as itself it gave the key "density=-0" and a point
+    // id other than 0's, so one config point had two names.
+    for (AxisValue& v : values)
+      if (double* d = std::get_if<double>(&v); d && *d == 0) *d = 0.0;
     std::set<AxisValue> seen;
     for (std::size_t i = 0; i < values.size(); ++i)
       if (!seen.insert(values[i]).second) fail(locs[i], path, "value " + to_string(values[i]) + " is given twice");
@@ -726,6 +750,7 @@ class Parser {
            "expected a map of lab settings, got " + describe(lab_entry.value.node));
     LabSettings lab = start;
     const Entry* min_samples = nullptr;
+    std::map<std::string, const Entry*> written;  // the settings this section writes, by key
     const Entry* max_samples = nullptr;
     const auto keys = entries(lab_entry.value, lab_entry.path);
 
@@ -770,11 +795,19 @@ class Parser {
         case LabRule::Kind::Integer: {
           const std::int64_t v = int_at_least(e, static_cast<std::int64_t>(rule.min));
           if (static_cast<double>(v) > rule.max)
-            fail(e.value.loc, e.path, std::to_string(v) + " is out of range; expected at most " + bound_text(rule.max));
+            fail(e.value.loc, e.path,
+                 std::to_string(v) + " is out of range; expected at most " + bound_text(rule.max) + rule.why_max);
           value = v;
           break;
         }
-        case LabRule::Kind::Real: value = real_above(e, rule.min, rule.inclusive); break;
+        case LabRule::Kind::Real: {
+          const double v = real_above(e, rule.min, rule.inclusive);
+          if (v > rule.max)
+            fail(e.value.loc, e.path,
+                 e.value.node.Scalar() + " is out of range; expected at most " + bound_text(rule.max) + rule.why_max);
+          value = v;
+          break;
+        }
         case LabRule::Kind::Word: value = word_of(e, rule.words); break;
         case LabRule::Kind::Bool:
           (void)plain_text(e.value, e.path, "true or false", "a boolean");  // a quoted "true" is a string
@@ -783,6 +816,7 @@ class Parser {
       }
       row->assign(lab, value);
       if (e.key == "min_samples") min_samples = &e;
+      written[e.key] = &e;
       if (e.key == "max_samples") max_samples = &e;
     }
     if (lab.max_samples < lab.min_samples) {
@@ -793,8 +827,25 @@ class Parser {
                ") is below min_samples (" + std::to_string(lab.min_samples) +
                (min_samples ? "" : ", " + unset_label) + ")");
     }
+    check_finishes(lab, written);
     for (const Entry* section : sections) (*by_backend)[section->key] = parse_lab(*section, lab, "the base lab's");
     return lab;
+  }
+
+  /// Case H09: the least time a point takes, min_samples x min_sample_time_s + warmup_time_s, must stay below
+  /// point_timeout_s (when set), or every point would be recorded `timeout`. Blames the first of those settings the
+  /// section writes. @throws ConfigError naming the settings, their values and the bound.
+  void check_finishes(const LabSettings& lab, const std::map<std::string, const Entry*>& written) const {
+    if (lab.point_timeout_s <= 0) return;
+    const double least_s =
+        static_cast<double>(lab.min_samples) * lab.min_sample_time_s + lab.warmup_time_s;
+    if (least_s < lab.point_timeout_s) return;
+    for (const char* key : {"min_sample_time_s", "min_samples", "warmup_time_s", "point_timeout_s"})
+      if (const auto it = written.find(key); it != written.end())
+        fail(it->second->value.loc, it->second->path,
+             fmt::format("min_samples x min_sample_time_s + warmup_time_s = {} x {} s + {} s = {} s reaches "
+                         "point_timeout_s ({} s): every point would time out before its last sample",
+                         lab.min_samples, lab.min_sample_time_s, lab.warmup_time_s, least_s, lab.point_timeout_s));
   }
 
   /// Converts any YAML to JSON, keeping map order. Quoted scalars stay strings; plain ones become an integer

@@ -26,7 +26,11 @@ bool matches(const ExcludeRule& rule, const Point& point) {
   return true;
 }
 
-std::vector<Point> expand(const SweepConfig& config, const Experiment& experiment) {
+namespace {
+
+/// expand() before its check that a point is left: every combination of the axes' values and the variants, less
+/// the excluded ones.
+std::vector<Point> expand_combinations(const SweepConfig& config, const Experiment& experiment) {
   if (config.experiment != experiment.name)
     throw std::invalid_argument("config is for experiment '" + config.experiment + "', not '" +
                                 experiment.name + "'");
@@ -159,6 +163,17 @@ std::vector<Point> expand(const SweepConfig& config, const Experiment& experimen
     }
     if (axes.empty()) return points;
   }
+}
+
+}  // namespace
+
+std::vector<Point> expand(const SweepConfig& config, const Experiment& experiment) {
+  std::vector<Point> points = expand_combinations(config, experiment);
+  if (points.empty() && !config.excludes.empty())  // case H10: a sweep that would run nothing and exit 0
+    throw ConfigError(config.excludes.front().loc, "exclude",
+                      "the exclude rules remove every point of the sweep: nothing would run (narrow the rules or "
+                      "sweep more values)");
+  return points;
 }
 
 namespace {

@@ -17,7 +17,8 @@ inline constexpr std::size_t kMaxPoints = 1'000'000;
 /// at their default values (an `l2` axis defaults to lab.l2); the first axis varies slowest; variants vary fastest (innermost), in the order of
 /// `config.variants` or, when that is empty, of registration. Points matching an `exclude` rule are dropped.
 /// @throws std::invalid_argument if the config names an experiment other than `experiment`; ConfigError if
-/// the product of the axes' sizes and the variants exceeds kMaxPoints.
+/// the product of the axes' sizes and the variants exceeds kMaxPoints, or if the exclude rules remove every point
+/// (at the first rule's line: a 0-point sweep is a config mistake, case H10).
 std::vector<Point> expand(const SweepConfig& config, const Experiment& experiment);
 
 /// True if `point` matches every key of `rule` ("variant" matches the point's variant).

@@ -381,8 +381,8 @@ TEST(Workers, ForceInterruptedEarlyArgvFolderAndSighup) {
   const std::string before = slurp(out);
   const Json header = read_jsonl(out).front();
   EXPECT_EQ(header["argv"], Json({kBinary, "sweep", kSmoke, "--device", "cpu", "-q", "-o", out}));
-  // warmup ends at steady state, so a slow first point needs a long minimum: 1e9 iterations of an n = 0 point.
-  const int pid = start(kBinary, {"sweep", kSmoke, "--device", "cpu", "-o", out, "--force", "--lab", "warmup_time_s=3", "--lab", "warmup_iterations=1000000000"},
+  // A slow first point: each of its 10 samples lasts at least 5 s (warmup ends early at steady state).
+  const int pid = start(kBinary, {"sweep", kSmoke, "--device", "cpu", "-o", out, "--force", "--lab", "warmup_time_s=3", "--lab", "min_sample_time_s=5"},
                         cwd + "/force.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   ::kill(pid, SIGINT);
