@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "format.hpp"
 #include "interpret.hpp"  // format_time, display_width
 #include "record.hpp"
 
@@ -158,7 +159,7 @@ std::vector<const DiffPoint*> rows_by_severity(const DiffResult& diff, bool all_
   return rows;
 }
 
-std::string key_or_dash(const std::string& key) { return key.empty() ? "-" : key; }
+std::string key_or_dash(const std::string& key) { return key.empty() ? "-" : printable(key); }
 
 /// "N matched: a same, b slower, ...; c new, d missing" from the summary.
 std::string summary_counts(const DiffSummary& s) {
@@ -175,7 +176,10 @@ std::string options_line(const DiffOptions& o) {
 }
 
 /// Escapes a cell of a GitHub-flavoured markdown table.
-std::string md_cell(const std::string& text) {
+std::string md_cell(const std::string& raw) {
+  std::string text = raw;
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  text = printable(text);
   std::string out;
   for (char ch : text) {
     if (ch == '|') out += "\\|";
@@ -251,7 +255,9 @@ Json to_json(const DiffResult& diff) {
               {"regression", diff.regression}};
 }
 
-std::string diff_table(const DiffResult& diff, bool all_rows) {
+namespace {
+
+std::string diff_table_unescaped(const DiffResult& diff, bool all_rows) {
   std::string out;
   for (const auto& w : diff.warnings) out += "warning: " + w + "\n";
   const std::vector<const DiffPoint*> rows = rows_by_severity(diff, all_rows);
@@ -264,7 +270,7 @@ std::string diff_table(const DiffResult& diff, bool all_rows) {
                        fmt_change_cell(row), fmt_interval(row), fmt_process_interval(row), fmt_p(row.p_adjusted),
                        fmt_seconds(row.base_median_s),
                        fmt_seconds(row.new_median_s), fmt_samples(row), key_or_dash(row.key),
-                       row.reason.value_or("")});
+                       printable(row.reason.value_or(""))});
     }
     std::vector<std::size_t> width(cells.front().size(), 0);
     for (const auto& line : cells)
@@ -288,7 +294,16 @@ std::string diff_table(const DiffResult& diff, bool all_rows) {
   return out;
 }
 
-std::string diff_markdown(const DiffResult& diff) {
+}  // namespace
+
+// Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
+std::string diff_table(const DiffResult& diff, bool all_rows) {
+  return printable(diff_table_unescaped(diff, all_rows), true);
+}
+
+namespace {
+
+std::string diff_markdown_unescaped(const DiffResult& diff) {
   const DiffSummary& s = diff.summary;
   std::string out = std::string("### labrun diff: ") + (diff.regression ? "**regression**" : "no regression") + "\n\n";
   out += summary_counts(s) + ".\n\n";
@@ -324,6 +339,13 @@ std::string diff_markdown(const DiffResult& diff) {
     out += "\n</details>\n\n";
   }
   return out;
+}
+
+}  // namespace
+
+// Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
+std::string diff_markdown(const DiffResult& diff) {
+  return printable(diff_markdown_unescaped(diff), true);
 }
 
 }  // namespace labrun

@@ -90,11 +90,56 @@ std::string format_number(double v) {
   return s;
 }
 
+namespace {
+
+/// The code point of the UTF-8 sequence at `text[i]` and its length in bytes; length 0 when it is not UTF-8.
+std::pair<char32_t, std::size_t> decode_utf8(const std::string& text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return {c, 1};
+  const std::size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+  if (n == 0 || i + n > text.size() || (n == 3 && c >= 0xf0)) return {0, 0};
+  char32_t cp = c & (0x7f >> n);
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return {0, 0};
+    cp = (cp << 6) | (byte(i + k) & 0x3f);
+  }
+  const bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+  if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return {0, 0};
+  return {cp, n};
+}
+
+/// Whether code point `cp` changes how a terminal shows what follows instead of showing itself.
+bool hidden_control(char32_t cp) {
+  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
+         (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff;
+}
+
+}  // namespace
+
+std::string printable(const std::string& text, bool keep_lines) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto [cp, n] = decode_utf8(text, i);
+    if (n == 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
+      i += 1;
+      continue;
+    }
+    if (!hidden_control(cp) || (keep_lines && (cp == '\n' || cp == '\t'))) out.append(text, i, n);
+    else if (cp < 0x80) out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
+    else out += fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
+    i += n;
+  }
+  return out;
+}
+
 std::string format_axis_value(const Json& v) {
   if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
     if (s == "NaN" || s == "Infinity" || s == "-Infinity") return format_number(real_from_json(v));
-    return s;
+    return printable(s);
   }
   // Integers beyond 2^53 are not exact as doubles: written out in full (case C14).
   if (v.is_number_unsigned() && v.get<std::uint64_t>() > (std::uint64_t{1} << 53)) return v.dump();
@@ -110,7 +155,7 @@ std::string format_axes(const Json& axes, const std::vector<std::string>& only) 
   for (const auto& [k, v] : axes.items()) {
     if (!only.empty() && std::find(only.begin(), only.end(), k) == only.end()) continue;
     if (!out.empty()) out += ", ";
-    out += k + "=" + format_axis_value(v);
+    out += printable(k) + "=" + format_axis_value(v);
   }
   return out;
 }

@@ -23,6 +23,12 @@ std::string format_count(double count, const std::string& one, const std::string
 
 /// Seconds as "114 µs", "2.99 ms", "850 ns", "1.50 s"; "0 s" for zero.
 std::string format_time(double seconds);
+/// `text` safe to show on a terminal, in report.md or points.csv (case H10): C0 and C1 control characters and
+/// DEL (ESC starts terminal escape sequences) and the Unicode bidirectional and invisible format controls (U+061C,
+/// U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF: U+202E reverses the text after it) are written as
+/// visible escapes, `\x1b` and `\u202e`; a byte that is not UTF-8 as `\xff`. Everything else is unchanged.
+/// With `keep_lines`, newlines and tabs stay (for a whole rendered table or document).
+std::string printable(const std::string& text, bool keep_lines = false);
 /// Terminal columns of UTF-8 text: its code points ("µs" is 3 bytes, 2 columns), for aligning tables.
 std::size_t display_width(const std::string& text);
 /// A wall-clock span for progress lines, whole seconds: "7s", "3m05s", "2h04m"; "?" when not finite or negative.

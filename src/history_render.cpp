@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "history.hpp"
+#include "format.hpp"
 #include "spawn.hpp"
 
 namespace labrun {
@@ -205,7 +206,9 @@ Json to_json(const HistoryResult& h, bool with_series) {
   return out;
 }
 
-std::string history_table(const HistoryResult& h) {
+namespace {
+
+std::string history_table_unescaped(const HistoryResult& h) {
   std::ostringstream out;
   out << fmt::format("labrun history: {} commits ({}..{}), {} points, {} step(s) in {} group(s)\n", h.commits.size(),
                      short_sha(h.commits.front().sha), short_sha(h.commits.back().sha), h.series.size(),
@@ -233,7 +236,16 @@ std::string history_table(const HistoryResult& h) {
   return out.str();
 }
 
-std::string history_markdown(const HistoryResult& h, const std::vector<std::string>& plots) {
+}  // namespace
+
+// Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
+std::string history_table(const HistoryResult& h) {
+  return printable(history_table_unescaped(h), true);
+}
+
+namespace {
+
+std::string history_markdown_unescaped(const HistoryResult& h, const std::vector<std::string>& plots) {
   std::ostringstream md;
   const std::string newest = short_sha(h.commits.back().sha);
   if (h.fail)
@@ -297,7 +309,16 @@ std::string history_markdown(const HistoryResult& h, const std::vector<std::stri
   return md.str();
 }
 
-std::string history_bisect(const HistoryResult& h, const std::string& point, const std::vector<std::string>* rev_list) {
+}  // namespace
+
+// Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
+std::string history_markdown(const HistoryResult& h, const std::vector<std::string>& plots) {
+  return printable(history_markdown_unescaped(h, plots), true);
+}
+
+namespace {
+
+std::string history_bisect_unescaped(const HistoryResult& h, const std::string& point, const std::vector<std::string>* rev_list) {
   const HistorySeries* s = find_series(h, point);
   if (s == nullptr) throw std::invalid_argument("--bisect: no point has the id or key '" + point + "'");
   const std::size_t index = static_cast<std::size_t>(s - h.series.data());
@@ -337,6 +358,13 @@ std::string history_bisect(const HistoryResult& h, const std::string& point, con
   if (found == 0)
     out << fmt::format("{} {}: no step over {} commits: nothing to bisect\n", s->key, s->id, h.commits.size());
   return out.str();
+}
+
+}  // namespace
+
+// Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
+std::string history_bisect(const HistoryResult& h, const std::string& point, const std::vector<std::string>* rev_list) {
+  return printable(history_bisect_unescaped(h, point, rev_list), true);
 }
 
 void write_history_report(const HistoryResult& h, const std::string& dir, const std::string& script_given,

@@ -8,14 +8,16 @@
 
 #include <fmt/format.h>
 
+#include "format.hpp"
 #include "record.hpp"
 
 namespace labrun {
 
 namespace {
 
-// A CSV field, quoted when it holds a comma, quote or newline (RFC 4180).
-std::string csv_field(const std::string& s) {
+// A CSV field, quoted when it holds a comma, quote or newline (RFC 4180); control characters escaped (printable).
+std::string csv_field(const std::string& text) {
+  const std::string s = printable(text);
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);

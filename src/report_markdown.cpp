@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "format.hpp"
 #include "record.hpp"
 
 namespace labrun {
@@ -637,7 +638,7 @@ std::string render_report(const ReportContext& c, const std::vector<std::string>
   roofline_section(c, plots, md);
   notes_section(c, md);
   tables_section(c, md);
-  return md.str();
+  return printable(md.str(), true);  // case H10: record text shown escaped
 }
 
 }  // namespace labrun

@@ -120,10 +120,10 @@ void print_summary(const std::vector<PointRecord>& records) {
       if (std::isfinite(in.achieved_bandwidth_Bps)) bw = fmt::format("{:.1f}", in.achieved_bandwidth_Bps / 1e9);
       bound = in.suspect ? "SUSPECT" : in.bound.empty() ? "-" : in.bound;
     }
-    std::printf("%-20s %-12s %s %s %9s %8s %-8s %s\n", r.variant.c_str(), status.c_str(),
+    std::printf("%-20s %-12s %s %s %9s %8s %-8s %s\n", printable(r.variant).c_str(), printable(status).c_str(),
                 right_aligned(time, 11).c_str(), right_aligned(wall, 11).c_str(), bw.c_str(), syncs.c_str(),
                 bound.c_str(), short_axes(r.axes).c_str());
-    if (status != "ok" && r.reason) std::printf("    %s\n", r.reason->c_str());
+    if (status != "ok" && r.reason) std::printf("    %s\n", printable(*r.reason).c_str());
   }
   for (const auto& [why, n] : not_run) std::printf("%6d x %s\n", n, why.c_str());
   // Where the sweep's time went: each phase summed over the points (and over the processes of a pooled record).
