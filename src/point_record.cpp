@@ -824,13 +824,15 @@ void check_lab_value(const std::string& key, const Json& v) {
 void check_process_fields(const Json& h) {
   if (const Json* c = json_find(h, {"processes", "count"}); c && !(is_count(*c) && c->get<std::int64_t>() >= 1))
     throw ResultError("processes.count: " + shown(*c) + " is not a number of processes (an integer >= 1)");
-  const Json* index = json_find(h, {"process", "index"});
-  const Json* count = json_find(h, {"process", "count"});
-  if (!index && !count) return;
-  const bool ok = index && count && is_count(*index) && is_count(*count) && index->get<std::int64_t>() >= 1 &&
-                  index->get<std::int64_t>() <= count->get<std::int64_t>();
-  if (!ok)
-    throw ResultError("process: " + shown(h["process"]) + " is not {index, count} with 1 <= index <= count");
+  const Json* process = json_find(h, {"process"});
+  if (!process) return;
+  std::int64_t got[2] = {-1, -1};  // index, count: -1 when absent or not a count
+  const char* keys[] = {"index", "count"};
+  for (int k = 0; k < 2; ++k)
+    if (const Json* v = process->is_object() ? json_find(*process, {keys[k]}) : nullptr; v && is_count(*v))
+      got[k] = v->get<std::int64_t>();
+  if (got[0] < 1 || got[0] > got[1])
+    throw ResultError("process: " + shown(*process) + " is not {index, count} with 1 <= index <= count");
 }
 
 // A time in seconds: NaN (no value) or at least 0.

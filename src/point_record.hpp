@@ -417,7 +417,7 @@ void check_header(const RunHeader& header);
 void check_point(const PointRecord& point);
 
 /// Checks that `point` belongs to the run of `header`: the same experiment (when the header names one).
-/// @throws ResultError "experiment: rank, but the header of this run is of experiment masking (...)".
+/// @throws ResultError "experiment: B, but the header of this run is of experiment A (...)".
 void check_point_of_run(const PointRecord& point, const RunHeader& header);
 
 /// How much of each point load_results() keeps.
