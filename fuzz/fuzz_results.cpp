@@ -9,7 +9,8 @@
 //    diff and pooling), then the analysis (analyze()), the report's context and markdown (ReportContext,
 //    render_report, plot_figures: all in memory), and diff_results() of the runs against themselves and of the
 //    first half of the runs against the rest, rendered as JSON, table and markdown.
-// Caught, as documented: parse_record_line's std::runtime_error (nesting deeper than kMaxJsonDepth),
+// Caught, as documented: parse_record_line's ResultError (nesting deeper than kMaxJsonDepth, more than
+// kMaxObjectKeys keys in an object, a duplicate key) and RecordLines' (the bounds of docs/records.md "Bounds"),
 // nlohmann::json::parse_error and nlohmann::json::out_of_range (a number beyond a double), ResultError from the
 // readers and the loader, std::invalid_argument from diff_results (no point in common). Anything else escaping,
 // a crash, a leak, undefined behaviour, a hang or memory beyond -rss_limit_mb is a finding. scripts/sanitize.sh
@@ -96,6 +97,7 @@ void records(const std::string& bytes) {
       const auto type = j.is_object() ? j.find("type") : j.end();
       if (j.is_object() && type != j.end() && *type == "header") {
         const labrun::RunHeader header = labrun::header_from_json(j);
+        labrun::check_header(header);
         (void)header.experiment();
         (void)header.backend();
         (void)header.point_count();
@@ -105,6 +107,7 @@ void records(const std::string& bytes) {
       } else {
         const labrun::PointRecord point = labrun::point_from_json(j);
         (void)labrun::to_json(point).dump();
+        labrun::check_point(point);
       }
     } catch (const labrun::ResultError&) {
     }

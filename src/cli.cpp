@@ -23,6 +23,7 @@
 #include "config.hpp"
 #include "diff.hpp"
 #include "history.hpp"
+#include "interrupt.hpp"
 #include "env.hpp"
 #include "interpret.hpp"
 #include "host_backend.hpp"
@@ -419,6 +420,10 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "labrun: %s\n", e.what());
     return kExitUsage;
+  } catch (const Interrupted& e) {  // a signal while a result file was read (sweep --resume's check)
+    std::fprintf(stderr, "labrun: interrupted by SIG%s while reading a result file\n",
+                 sigabbrev_np(e.signal()) ? sigabbrev_np(e.signal()) : "?");
+    return 128 + e.signal();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "labrun: internal error: %s\n", e.what());
     return kExitInternal;

@@ -4,6 +4,7 @@
 #include "history.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <map>
 #include <set>
@@ -538,6 +539,31 @@ const HistorySeries* find_series(const HistoryResult& h, const std::string& poin
   return nullptr;
 }
 
+namespace {
+
+/// Refuses runs of two configs of one experiment: the config is known by its file's name (`config.path` without its
+/// folders: the same file may be given by another path, and its bytes change between commits, which is what a
+/// history follows). @throws std::invalid_argument naming both files and both configs.
+void check_one_config(const std::vector<CommitRuns>& commits) {
+  std::string name, name_file;
+  for (const CommitRuns& c : commits)
+    for (const Run& run : c.runs) {
+      const std::string path = run.header.config_path();
+      if (path.empty()) continue;
+      const std::string n = std::filesystem::path(path).filename().string();
+      if (name.empty()) {
+        name = n;
+        name_file = run.file;
+      } else if (n != name) {
+        throw std::invalid_argument(fmt::format("{}: config {} differs from {} in {}: a history is of one config at "
+                                                "many commits (run history once per config)",
+                                                run.file, n, name, name_file));
+      }
+    }
+}
+
+}  // namespace
+
 // ---- history_results -------------------------------------------------------------------------------------------
 
 HistoryResult history_results(const std::vector<CommitRuns>& commits, const HistoryOptions& o) {
@@ -561,6 +587,8 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
                                                 run.file, e, experiment, experiment_file));
       }
     }
+
+  check_one_config(commits);
 
   // One code under test: commits of two projects have no order between them.
   std::string project, project_file;

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "exit_codes.hpp"
+#include "interrupt.hpp"
 #include "merge.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
@@ -37,32 +38,48 @@ struct ShardFile {
   std::vector<Line> lines;  // points, in file order (ShardView::points has their ids)
 };
 
+// One record of a shard, by its type, checked as load_results() checks it; the caller adds file and line to a
+// ResultError.
+void scan_record(Json& r, ShardFile::Line at, ShardFile& f, ShardView& view) {
+  const std::string type = r.is_object() && r.contains("type") && r["type"].is_string() ? r["type"].get<std::string>() : "";
+  if (type == "header") {
+    if (f.header) throw ResultError("a second header: " + f.path + " holds more than one run, not one shard");
+    RunHeader h = header_from_json(r);
+    check_header(h);
+    f.header = std::move(h);
+  } else if (type == "segment") {
+    f.segments.push_back(std::move(r));
+  } else if (type == "point") {
+    if (!f.header)
+      throw ResultError("a point before any header: a labrun result file starts with its header line (is this a "
+                        "labrun result file?)");
+    const PointRecord p = point_from_json(r);  // checked as every reader checks it
+    check_point(p);
+    check_point_of_run(p, *f.header);
+    view.points.emplace_back(p.id, p.key);
+    f.lines.push_back(at);
+  }
+}
+
+// Reads one shard: its header, segments and the offsets of its points' lines (RecordLines' bounds; a signal stops
+// it with Interrupted). @throws ResultError naming the file and line.
 ShardFile scan(const std::string& path, ShardView& view, std::vector<std::string>& warnings) {
   ShardFile f;
   f.path = path;
   view.file = path;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ResultError("cannot read " + path + ": " + std::strerror(errno));
-  std::string line;
-  std::uint64_t offset = 0;
-  for (std::size_t lineno = 1; std::getline(in, line); ++lineno) {
-    const std::uint64_t here = offset;
-    offset += line.size() + 1;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw ResultError("cannot read " + path + ": a folder in a list of shards");
+  RecordLines in(path);
+  for (std::string line; in.next(line);) {
+    throw_if_interrupted();
     if (line.empty()) continue;
-    const std::string where = path + ":" + std::to_string(lineno);
-    std::optional<Json> parsed = parse_line_or_torn(line, in.eof(), where, warnings);
+    const std::string where = path + ":" + std::to_string(in.line_number());
+    std::optional<Json> parsed = parse_line_or_torn(line, in.unterminated(), where, warnings);
     if (!parsed) break;
-    Json& r = *parsed;
-    const std::string type = r.is_object() ? r.value("type", "") : "";
-    if (type == "header") {
-      if (f.header) throw ResultError(where + ": a second header: " + path + " holds more than one run, not one shard");
-      f.header = header_from_json(r);
-    } else if (type == "segment") {
-      f.segments.push_back(std::move(r));
-    } else if (type == "point") {
-      const PointRecord p = point_from_json(r);  // checked as every reader checks it
-      view.points.emplace_back(p.id, p.key);
-      f.lines.push_back({here, line.size()});
+    try {
+      scan_record(*parsed, {in.offset(), line.size()}, f, view);
+    } catch (const ResultError& e) {
+      throw ResultError(where + ": " + e.what());
     }
   }
   return f;
@@ -84,10 +101,9 @@ std::unordered_map<std::string, std::size_t> sweep_positions(const RunHeader& he
   return position;
 }
 
-}  // namespace
-
-int cmd_merge(const std::vector<std::string>& shards, const std::string& output, bool force, bool allow_mixed_builds,
-              const Registry& registry) {
+// cmd_merge without its handling of signals.
+int merge_files(const std::vector<std::string>& shards, const std::string& output, bool force, bool allow_mixed_builds,
+                const Registry& registry) {
   std::vector<ShardFile> files;
   std::vector<ShardView> views;
   MergePlan plan;
@@ -127,6 +143,7 @@ int cmd_merge(const std::vector<std::string>& shards, const std::string& output,
     std::vector<std::ifstream> in(files.size());
     std::string buffer;
     for (const Entry& e : entries) {
+      throw_if_interrupted();  // write_whole removes the sibling: nothing is written
       std::ifstream& f = in[e.shard];
       if (!f.is_open()) f.open(files[e.shard].path, std::ios::binary);
       const auto& line = files[e.shard].lines[e.line];
@@ -144,6 +161,20 @@ int cmd_merge(const std::vector<std::string>& shards, const std::string& output,
                 s["hostname"].is_string() ? s["hostname"].get<std::string>().c_str() : "?",
                 s["backend"].get<std::string>().c_str(), s["device"].get<std::string>().c_str());
   return kExitOk;
+}
+
+}  // namespace
+
+int cmd_merge(const std::vector<std::string>& shards, const std::string& output, bool force, bool allow_mixed_builds,
+              const Registry& registry) {
+  install_interrupt_handlers();  // Ctrl-C or SIGTERM stops the reading or the copying, and nothing is written
+  try {
+    return merge_files(shards, output, force, allow_mixed_builds, registry);
+  } catch (const Interrupted& e) {
+    std::fprintf(stderr, "labrun merge: interrupted by SIG%s; nothing written\n",
+                 sigabbrev_np(e.signal()) ? sigabbrev_np(e.signal()) : "?");
+    return 128 + e.signal();
+  }
 }
 
 }  // namespace labrun

@@ -9,9 +9,15 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
 
 #include <labrun/axis.hpp>
+#include <labrun/status.hpp>
+
+#include "interrupt.hpp"
+#include "lab_settings.hpp"
 
 namespace labrun {
 
@@ -775,6 +781,140 @@ RunHeader header_from_json(const Json& j) {
   return RunHeader{j};
 }
 
+// ---- Checks for sense (check_header, check_point) ---------------------------------------------------------
+
+namespace {
+
+/// "-1.0" and the like: a value as JSON text, cut at 80 characters.
+std::string shown(const Json& v) {
+  std::string text = v.dump();
+  return text.size() > 80 ? text.substr(0, 77) + "..." : text;
+}
+
+bool is_count(const Json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+}
+
+void check_schema_version(const Json& h) {
+  const std::string known = "the integers 1 to " + std::to_string(kRecordSchemaVersion);
+  const auto it = h.find("schema_version");
+  if (it == h.end())
+    throw ResultError("schema_version: missing; every labrun header has one (this labrun reads " + known + ")");
+  const bool ok = it->is_number_integer() && it->get<std::int64_t>() >= 1 &&
+                  it->get<std::int64_t>() <= kRecordSchemaVersion;
+  if (!ok)
+    throw ResultError("schema_version: " + shown(*it) + " is not a schema this labrun reads (it reads " + known +
+                      "; a file of a newer labrun?)");
+}
+
+// One numeric lab setting against its rule (integer where it is one, at least its least value).
+void check_lab_value(const std::string& key, const Json& v) {
+  const LabSettingInfo* info = find_lab_setting(key);
+  if (!info || !v.is_number()) return;  // a setting of another schema, or a word
+  const LabRule& rule = info->rule;
+  if (rule.kind != LabRule::Kind::Integer && rule.kind != LabRule::Kind::Real) return;
+  if (rule.kind == LabRule::Kind::Integer && !v.is_number_integer())
+    throw ResultError("lab." + key + ": " + shown(v) + " is not an integer, as this setting is");
+  const double x = v.get<double>();
+  if (x < rule.min || (!rule.inclusive && x == rule.min))
+    throw ResultError("lab." + key + ": " + shown(v) + " is out of range: the setting is " +
+                      (rule.inclusive ? "at least " : "more than ") + fmt::format("{}", rule.min) + " (docs/config.md)");
+}
+
+void check_process_fields(const Json& h) {
+  if (const Json* c = json_find(h, {"processes", "count"}); c && !(is_count(*c) && c->get<std::int64_t>() >= 1))
+    throw ResultError("processes.count: " + shown(*c) + " is not a number of processes (an integer >= 1)");
+  const Json* process = json_find(h, {"process"});
+  if (!process) return;
+  std::int64_t got[2] = {-1, -1};  // index, count: -1 when absent or not a count
+  const char* keys[] = {"index", "count"};
+  for (int k = 0; k < 2; ++k)
+    if (const Json* v = process->is_object() ? json_find(*process, {keys[k]}) : nullptr; v && is_count(*v))
+      got[k] = v->get<std::int64_t>();
+  if (got[0] < 1 || got[0] > got[1])
+    throw ResultError("process: " + shown(*process) + " is not {index, count} with 1 <= index <= count");
+}
+
+// A time in seconds: NaN (no value) or at least 0.
+void check_time(double t, const std::string& where) {
+  if (t < 0) throw ResultError(where + ": " + shown(json_real(t)) + " is negative; a time is at least 0 s");
+}
+
+void check_times(const std::vector<double>& ts, const std::string& where) {
+  for (std::size_t i = 0; i < ts.size(); ++i) check_time(ts[i], where + "[" + std::to_string(i) + "]");
+}
+
+void check_at_least(std::int64_t n, std::int64_t least, const std::string& where) {
+  if (n < least)
+    throw ResultError(where + ": " + std::to_string(n) + " is not a count (at least " + std::to_string(least) + ")");
+}
+
+void check_summary(const OptionalSummary& s, const std::string& where) {
+  if (!s) return;
+  check_at_least(s->count, 0, where + ".count");
+  check_at_least(s->outliers, 0, where + ".outliers");
+  const std::pair<const char*, double> times[] = {
+      {"median_time_s", s->median_time_s}, {"mean_time_s", s->mean_time_s}, {"min_time_s", s->min_time_s},
+      {"max_time_s", s->max_time_s},       {"p5_time_s", s->p5_time_s},     {"p25_time_s", s->p25_time_s},
+      {"p75_time_s", s->p75_time_s},       {"p95_time_s", s->p95_time_s}};
+  for (const auto& [key, t] : times) check_time(t, where + "." + key);
+}
+
+void check_timing(const Timing& t) {
+  check_time(t.time_s, "timing.time_s");
+  check_at_least(t.batch, 1, "timing.batch");
+  check_at_least(t.interleaved_points, 1, "timing.interleaved_points");
+  check_summary(t.wall, "timing.wall");
+  check_summary(t.device, "timing.device");
+  check_summary(t.submit, "timing.submit");
+  check_summary(t.host_probe, "timing.host_probe");
+  check_times(t.wall_samples_s, "timing.wall_samples_s");
+  check_times(t.device_samples_s, "timing.device_samples_s");
+  check_times(t.submit_samples_s, "timing.submit_samples_s");
+  check_times(t.host_probe_samples_s, "timing.host_probe_samples_s");
+  if (!t.processes) return;
+  check_at_least(t.processes->count, 0, "timing.processes.count");
+  check_times(t.processes->time_s, "timing.processes.time_s");
+  if (t.processes->host_probe_time_s) check_times(*t.processes->host_probe_time_s, "timing.processes.host_probe_time_s");
+}
+
+}  // namespace
+
+bool known_status(const std::string& status) {
+  for (const Status s : {Status::ok, Status::incorrect, Status::skipped, Status::not_supported,
+                         Status::capture_unsupported, Status::error, Status::device_fault, Status::crashed,
+                         Status::timeout})
+    if (status == to_string(s)) return true;
+  return false;
+}
+
+void check_header(const RunHeader& header) {
+  const Json& h = header.json;
+  check_schema_version(h);
+  if (const auto it = h.find("point_count"); it != h.end() && !it->is_null() && !is_count(*it))
+    throw ResultError("point_count: " + shown(*it) + " is not a count (an integer >= 0)");
+  for (const auto& [key, value] : header.lab().items()) check_lab_value(key, value);
+  check_process_fields(h);
+}
+
+void check_point(const PointRecord& p) {
+  if (!known_status(p.status))
+    throw ResultError("status: " + shown(Json(p.status)) +
+                      " is not a point status (ok, incorrect, skipped, not_supported, capture_unsupported, error, "
+                      "device_fault, crashed, timeout)");
+  if (p.timing) check_timing(*p.timing);
+  if (p.kernels)
+    for (std::size_t i = 0; i < p.kernels->size(); ++i)
+      check_time((*p.kernels)[i].time_s, "kernels[" + std::to_string(i) + "].time_s");
+}
+
+void check_point_of_run(const PointRecord& p, const RunHeader& header) {
+  const std::string e = header.experiment();
+  if (!e.empty() && p.experiment != e)
+    throw ResultError("experiment: " + p.experiment + ", but the header of this run is of experiment " + e +
+                      " (points of another run appended to this file?)");
+}
+
 // ---- load_results -------------------------------------------------------------------------------------------
 
 namespace {
@@ -809,72 +949,132 @@ std::vector<std::string> expand_path(const std::string& arg) {
   }
 }
 
-/// The number of lines of `in` (newlines, plus an unterminated last line), read in 1 MiB blocks; `in` is then
-/// rewound to its start.
-std::size_t count_lines(std::ifstream& in) {
+/// The number of lines of the regular file `path` (newlines, plus an unterminated last line), read in 1 MiB
+/// blocks; stops early with Interrupted once a signal arrived.
+std::size_t count_lines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   std::vector<char> block(1 << 20);
   std::size_t lines = 0;
   char last = '\n';
   while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+    throw_if_interrupted();
     const auto got = static_cast<std::size_t>(in.gcount());
     lines += static_cast<std::size_t>(std::count(block.data(), block.data() + got, '\n'));
     last = block[got - 1];
   }
-  in.clear();
-  in.seekg(0);
   return lines + (last != '\n');
 }
 
 /// Empties `v` and frees its buffer.
 void drop(std::vector<double>& v) { std::vector<double>().swap(v); }
 
+/// The message of a header in the middle of a run.
+std::string mid_run_header(std::size_t held, double announced, std::size_t header_line) {
+  return "a second header after " + std::to_string(held) + " of the " +
+         std::to_string(static_cast<std::int64_t>(announced)) + " points the header of line " +
+         std::to_string(header_line) +
+         " announces: a header starts a file, or a whole run after another whole one (concatenated runs)";
+}
+
+/// One file through load_results(): its lines in order, each record checked and added to the run it belongs to.
+class FileLoader {
+ public:
+  FileLoader(const std::string& path, ResultSet& set, LoadDepth depth)
+      : in_(path), path_(path), set_(set), depth_(depth), lines_(count_lines(path)) {}
+
+  /// Reads the whole file into set.runs. @throws ResultError as load_results, Interrupted on a signal.
+  void load();
+
+ private:
+  void record(Json& r);
+  void header(const Json& r);
+  void point(const Json& r);
+  std::string where() const { return path_ + ":" + std::to_string(in_.line_number()); }
+
+  RecordLines in_;
+  std::string path_;
+  ResultSet& set_;
+  LoadDepth depth_;
+  std::size_t lines_;
+  std::optional<Run> run_;
+  std::size_t header_line_ = 0, duplicates_ = 0;
+  std::unordered_map<std::string, std::size_t> ids_;  // of the current run, with their lines
+};
+
+void FileLoader::load() {
+  std::size_t records = 0;
+  for (std::string line; in_.next(line);) {
+    throw_if_interrupted();  // a sweep's --resume check of a large file stops on Ctrl-C (src/interrupt.hpp)
+    if (line.empty()) continue;
+    std::optional<Json> parsed = parse_line_or_torn(line, in_.unterminated(), where(), set_.warnings);
+    if (!parsed) break;
+    ++records;
+    try {
+      record(*parsed);
+    } catch (const ResultError& e) {
+      throw ResultError(where() + ": " + e.what());
+    }
+  }
+  if (records == 0) throw ResultError(path_ + ": empty; expected a labrun result file (JSON Lines, header first)");
+  if (!run_) throw ResultError(path_ + ": no header and no point records");
+  set_.runs.push_back(std::move(*run_));
+}
+
+// One record, by its type; the caller adds the file and line to a ResultError.
+void FileLoader::record(Json& r) {
+  if (!r.is_object()) throw ResultError("not a JSON object, so not a labrun record");
+  const auto type = r.find("type");
+  if (type == r.end() || !type->is_string()) throw ResultError("not a labrun record (no string \"type\")");
+  if (*type == "header") {
+    header(r);
+  } else if (*type == "point") {
+    point(r);
+  } else if (*type == "segment") {
+    if (!run_) throw ResultError("a segment before any header: a labrun result file starts with its header line");
+    run_->segments.push_back(std::move(r));
+  }
+}
+
+// A header starts the file, or a new run after a whole one (a concatenation of runs).
+void FileLoader::header(const Json& r) {
+  RunHeader h = header_from_json(r);
+  check_header(h);
+  if (run_) {
+    const double announced = run_->header.point_count();
+    if (std::isfinite(announced) && static_cast<double>(run_->points.size()) < announced)
+      throw ResultError(mid_run_header(run_->points.size(), announced, header_line_));
+    set_.runs.push_back(std::move(*run_));
+  }
+  run_ = Run{path_, std::move(h), true, {}, {}};
+  header_line_ = in_.line_number();
+  ids_.clear();
+}
+
+void FileLoader::point(const Json& r) {
+  if (!run_)
+    throw ResultError("a point before any header: a labrun result file starts with its header line (is this a "
+                      "labrun result file?)");
+  PointRecord p = point_from_json(r);
+  check_point(p);
+  check_point_of_run(p, run_->header);
+  const std::size_t line = in_.line_number();
+  if (const auto [it, fresh] = ids_.emplace(p.id, line); !fresh) {
+    const std::string text = where() + ": point " + p.id + " (" + p.key + ") is also at line " +
+                             std::to_string(it->second) + " of the same run (two writers on one file?)";
+    if (set_.first_duplicate.empty()) set_.first_duplicate = text;
+    if (duplicates_++ < 3) set_.warnings.push_back(text);
+  }
+  // One allocation for a file of one run (the usual case) instead of a doubling vector of 2 KB records.
+  if (run_->points.empty()) run_->points.reserve(lines_ > line ? lines_ - line + 1 : 1);
+  run_->points.push_back(std::move(p));
+  if (depth_ == LoadDepth::analysis) trim_for_analysis(run_->points.back());
+  if (depth_ == LoadDepth::comparison) trim_for_comparison(run_->points.back());
+}
+
 void load_file(const std::string& path, ResultSet& set, LoadDepth depth) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw ResultError("cannot read " + path + ": a folder in a list of result files");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ResultError("cannot read " + path + ": " + std::strerror(errno));
-  std::optional<Run> run;
-  std::size_t records = 0, duplicates = 0;
-  std::set<std::string> ids;  // of the current run: a point twice means two writers, or a broken merge
-  const std::size_t lines = count_lines(in);
-  std::string line;
-  for (std::size_t lineno = 1; std::getline(in, line); ++lineno) {
-    if (line.empty()) continue;
-    const std::string where = path + ":" + std::to_string(lineno);
-    std::optional<Json> parsed = parse_line_or_torn(line, in.eof(), where, set.warnings);
-    if (!parsed) break;
-    Json& r = *parsed;
-    ++records;
-    if (!r.is_object()) throw ResultError(where + ": not a JSON object, so not a labrun record");
-    const auto type = r.find("type");
-    if (type == r.end() || !type->is_string())
-      throw ResultError(where + ": not a labrun record (no string \"type\")");
-    try {
-      if (*type == "header") {
-        if (run && (run->has_header || !run->points.empty())) set.runs.push_back(std::move(*run));
-        run = Run{path, header_from_json(r), true, {}, {}};
-        ids.clear();
-      } else if (*type == "point") {
-        if (!run) run = Run{path, RunHeader{Json{{"type", "header"}}}, false, {}, {}};
-        // One allocation for a file of one run (the usual case) instead of a doubling vector of 2 KB records.
-        if (run->points.empty()) run->points.reserve(lines - lineno + 1);
-        run->points.push_back(point_from_json(r));
-        if (depth == LoadDepth::analysis) trim_for_analysis(run->points.back());
-        if (depth == LoadDepth::comparison) trim_for_comparison(run->points.back());
-        if (!ids.insert(run->points.back().id).second && duplicates++ < 3)
-          set.warnings.push_back(where + ": point " + run->points.back().id + " (" + run->points.back().key +
-                                 ") appears again in the same run (two writers on one file?)");
-      } else if (*type == "segment") {
-        if (run) run->segments.push_back(std::move(r));
-      }
-    } catch (const ResultError& e) {
-      throw ResultError(where + ": " + e.what());
-    }
-  }
-  if (in.bad()) throw ResultError("cannot read " + path + ": " + std::strerror(errno));
-  if (records == 0) throw ResultError(path + ": empty; expected a labrun result file (JSON Lines, header first)");
-  if (!run) throw ResultError(path + ": no header and no point records");
-  set.runs.push_back(std::move(*run));
+  FileLoader(path, set, depth).load();
 }
 
 }  // namespace
@@ -942,11 +1142,14 @@ std::optional<Json> parse_line_or_torn(const std::string& line, bool at_eof, con
   try {
     return parse_record_line(line);
   } catch (const std::exception& e) {
-    // getline() hit end of file without a newline: the record being written when the run was killed.
+    // The last line without a newline: the record being written when the run was killed.
     if (at_eof) {
       warnings.push_back(where + ": dropped a torn last line (was the run killed?)");
       return std::nullopt;
     }
+    // A bound of parse_record_line (nesting, keys per object, a duplicate key) says what it is; nlohmann's
+    // errors are the JSON's.
+    if (dynamic_cast<const ResultError*>(&e)) throw ResultError(where + ": " + e.what());
     throw ResultError(where + ": not JSON: " + e.what());
   }
 }

@@ -34,13 +34,7 @@ namespace labrun {
 /// applicable"). Every real of the structs below starts as kNoValue, as a missing key reads.
 inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
-/// A result file that cannot be used: unreadable, not JSON, a line without "type", empty, or a record whose
-/// required field has the wrong type. The message names the file and, where there is one, the line
-/// ("results/a.jsonl:7: ..."); *_from_json alone names the field instead (the loader adds file and line).
-class ResultError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// ResultError (a result file that cannot be used; the message names file and line, or the field) is in record.hpp.
 
 /// One summary of timing samples, as `timing.wall|device|submit|host_probe` (stats.hpp to_json(Summary,
 /// "time_s")): seconds per iteration (host_probe: seconds per sync round trip), dimensionless rel_iqr and
@@ -398,17 +392,34 @@ struct Run {
 struct ResultSet {
   std::vector<Run> runs;              ///< in the order of the paths, then of the files' lines
   std::vector<std::string> warnings;  ///< e.g. "a.jsonl:9: dropped a torn last line (was the run killed?)"
+  /// The first point found twice in one run: "a.jsonl:9: point ID (KEY) is also at line 4 of the same run (two
+  /// writers on one file?)"; "" when none. report and diff warn (in `warnings`); `sweep --resume` refuses.
+  std::string first_duplicate;
 };
 
-/// Reads result files. Each element of `paths` is a file, a comma-separated list of files (shards), or a
-/// folder (every *.jsonl directly in it, sorted by name; .jsonl.gz files are not read, as for report and diff).
-/// In a file, points belong to the header before them; a second header starts a new run; points before any
-/// header form a run with has_header = false; a header with no points after it is a run without points.
-/// `segment` lines go to the run's `segments`; lines of any other `type` are skipped; blank lines are ignored. An unterminated
-/// unparsable last line (a record torn by a killed run) is dropped with a warning in `warnings`.
-/// @throws ResultError naming the file (and line) for a file that cannot be read, a line that is not JSON or
-/// not an object, a record without a string "type", a file with no record, a point or header that its
-/// *_from_json rejects, a folder with no .jsonl file, or an empty name in a comma-separated list.
+/// The statuses a point may have (docs/records.md, Point): ok, incorrect, skipped, not_supported,
+/// capture_unsupported, error, device_fault, crashed, timeout.
+bool known_status(const std::string& status);
+
+/// Checks a header line for sense beyond its JSON types (docs/records.md, "What a reader checks"):
+/// `schema_version` an integer 1..kRecordSchemaVersion; `point_count` a count (an integer >= 0) when present;
+/// each numeric `lab` setting this build knows an integer where the setting is one and at least its least value
+/// (src/lab_settings.hpp; settings it does not know, of older schemas, are left alone); `processes.count` >= 1 and
+/// `process` {index, count} with 1 <= index <= count when present. @throws ResultError naming the key, e.g.
+/// "schema_version: 99 is not a schema this labrun reads (it reads the integers 1 to 3)".
+void check_header(const RunHeader& header);
+
+/// Checks a point for sense beyond its JSON types: `status` one of known_status(); every time at least 0 s
+/// (timing.time_s, each raw sample, the summaries' median, mean, min, max and percentiles, the process medians,
+/// kernels[].time_s); counts at least 0 (summaries' count and outliers, timing.processes.count) and timing.batch
+/// and interleaved_points at least 1. A time of no value (NaN, "NaN", null) passes. @throws ResultError naming the
+/// key, e.g. "timing.time_s: -1.0 is negative; a time is at least 0 s".
+void check_point(const PointRecord& point);
+
+/// Checks that `point` belongs to the run of `header`: the same experiment (when the header names one).
+/// @throws ResultError "experiment: B, but the header of this run is of experiment A (...)".
+void check_point_of_run(const PointRecord& point, const RunHeader& header);
+
 /// How much of each point load_results() keeps.
 enum class LoadDepth {
   full,      ///< every field, as read (resume, pooling, merge: what is written back)
@@ -425,12 +436,28 @@ void trim_for_analysis(PointRecord& point);
 /// interpretation but its bound class and memory ceiling source.
 void trim_for_comparison(PointRecord& point);
 
+/// Reads result files, each through RecordLines (record.hpp: regular files only, the bounds of docs/records.md
+/// "Bounds"), in time linear in their size. Each element of `paths` is a file, a comma-separated list of files (shards), or a
+/// folder (every *.jsonl directly in it, sorted by name; .jsonl.gz files are not read, as for report and diff).
+/// A file starts with its header; points belong to the header before them; a second header starts a new run (a
+/// concatenation of whole runs) once the run before it holds the points its header's point_count announces; a
+/// header with no points after it is a run without points. Every header passes check_header, every point
+/// check_point and check_point_of_run. A point twice in one run is a warning (the first: `first_duplicate`).
+/// Between lines the loader looks at interrupt_signal() (src/interrupt.hpp) and throws Interrupted once a signal
+/// arrived (only where handlers are installed: a sweep's --resume check).
+/// `segment` lines go to the run's `segments`; lines of any other `type` are skipped; blank lines are ignored. An unterminated
+/// unparsable last line (a record torn by a killed run) is dropped with a warning in `warnings`.
+/// @throws ResultError naming the file (and line) for a file that cannot be read or breaks a bound, a line that is
+/// not JSON or not an object, a record without a string "type", a file with no record, a point before any header,
+/// a header in the middle of a run, a record that fails its checks, a point or header that its
+/// *_from_json rejects, a folder with no .jsonl file, or an empty name in a comma-separated list.
 ResultSet load_results(const std::vector<std::string>& paths, LoadDepth depth = LoadDepth::full);
 
 /// One line of a result file, read as every reader reads it (load_results, labrun merge): the record, or nullopt
 /// for an unparsable line at end of file without a newline (`at_eof`: the record a killed run was writing), which
 /// adds "WHERE: dropped a torn last line (was the run killed?)" to `warnings`; the reader stops there.
-/// @throws ResultError "WHERE: not JSON: ..." for any other unparsable line.
+/// @throws ResultError "WHERE: not JSON: ..." for any other unparsable line, "WHERE: <message>" for a line
+/// parse_record_line refuses by its bounds (nesting, keys per object, a duplicate key).
 std::optional<Json> parse_line_or_torn(const std::string& line, bool at_eof, const std::string& where,
                                        std::vector<std::string>& warnings);
 

@@ -186,47 +186,6 @@ void JsonlWriter::sync() {
   if (::fsync(fd_) != 0) throw OutputError("fsync of " + path_ + " failed: " + std::strerror(errno));
 }
 
-Json parse_record_line(const std::string& line) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (const char c : line) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth)
-        throw std::runtime_error("nested deeper than " + std::to_string(kMaxJsonDepth) +
-                                 " levels: not a labrun record (labrun writes at most 5)");
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return Json::parse(line);
-}
-
-std::vector<Json> read_jsonl(const std::string& path, bool* torn_tail) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
-  if (torn_tail) *torn_tail = false;
-  std::vector<Json> out;
-  std::string line;
-  for (int lineno = 1; std::getline(in, line); ++lineno) {
-    if (line.empty()) continue;
-    try {
-      out.push_back(parse_record_line(line));
-    } catch (const std::exception& e) {
-      // getline() hit end of file without a newline: the record being written when the run was killed.
-      if (in.eof()) {
-        if (torn_tail) *torn_tail = true;
-        break;
-      }
-      throw std::runtime_error(path + ":" + std::to_string(lineno) + ": not JSON: " + e.what());
-    }
-  }
-  return out;
-}
+// parse_record_line, RecordLines and read_jsonl: src/record_read.cpp.
 
 }  // namespace labrun

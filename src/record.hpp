@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -100,15 +101,81 @@ std::size_t drop_torn_tail(const std::string& path);
 /// file) is refused before parsing, whose recursion would otherwise overflow the stack.
 inline constexpr int kMaxJsonDepth = 64;
 
-/// Parses one line of a result file. @throws std::runtime_error "nested deeper than kMaxJsonDepth levels" when
-/// its arrays and objects (counted outside strings) nest deeper, before any parsing; nlohmann's parse_error for
-/// anything that is not JSON, and nlohmann's out_of_range (406, "number overflow parsing '1e400'") for a number
-/// beyond the range of a double (found by fuzz/fuzz_results.cpp; the callers here catch std::exception).
+/// The most keys one JSON object of a record may hold: labrun writes well under 100 (a header's `lab` and
+/// `environment` are the widest). A wider object is refused when its key one past the bound is read, so a line of a
+/// million keys costs no more than reading this many (docs/records.md, "Bounds").
+inline constexpr std::size_t kMaxObjectKeys = 100'000;
+
+/// The longest line (one record, without its newline) a result file may hold: 64 MiB. labrun's longest lines are
+/// a pooled header with the config's text (tens of KB) and points with raw samples (lab.max_samples of them, a few
+/// hundred KB at most). A longer line is refused before more of it is read (docs/records.md, "Bounds").
+inline constexpr std::size_t kMaxRecordLineBytes = std::size_t{64} << 20;
+
+/// The largest result file a reader takes: 64 GiB, hundreds of times a 100,000-point sweep's file. Checked against
+/// the file's size when it is opened and against the bytes read (a file that grows while it is read).
+inline constexpr std::uint64_t kMaxResultFileBytes = std::uint64_t{64} << 30;
+
+/// A result file that cannot be used: unreadable, not a regular file, over a bound, compressed, not JSON, a line
+/// without "type", empty, or a record whose field has the wrong type or no sense. The message names the file and,
+/// where there is one, the line ("results/a.jsonl:7: ..."); a record's own checks (*_from_json, check_header,
+/// check_point of src/point_record.hpp) name the field instead and the loader adds file and line.
+class ResultError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Parses one line of a result file, in time linear in its length. Objects keep their keys in order; a key given
+/// twice in one object is refused (nlohmann would keep the last value silently; a record never repeats a key).
+/// @throws std::runtime_error "nested deeper than kMaxJsonDepth levels" when its arrays and objects (counted outside
+/// strings) nest deeper, before any parsing; std::runtime_error naming the key for an object of more than
+/// kMaxObjectKeys keys or a duplicate key; nlohmann's parse_error for anything that is not JSON, and nlohmann's
+/// out_of_range (406, "number overflow parsing '1e400'") for a number beyond the range of a double (found by
+/// fuzz/fuzz_results.cpp; the callers here catch std::exception).
 Json parse_record_line(const std::string& line);
 
-/// Reads every line of a JSONL file. An unterminated, unparsable last line (a record torn by a killed run)
-/// is dropped and reported through `torn_tail`. @throws std::runtime_error naming the file and line on any
-/// other bad JSON.
+/// The lines of one result file, read in blocks with every bound of docs/records.md ("Bounds") checked before
+/// the bytes past it are held: a regular file (not a character device such as /dev/zero, a FIFO or a folder), not
+/// gzip-compressed, at most kMaxResultFileBytes, lines of at most kMaxRecordLineBytes. Memory: one block (1 MiB)
+/// and the current line.
+class RecordLines {
+ public:
+  /// Opens `path`. @throws ResultError "cannot read PATH: <errno text>", "PATH: a character device (or FIFO,
+  /// socket, block device, folder), not a regular file: ...", "PATH: N bytes, more than the 64 GiB ...", or
+  /// "PATH: gzip-compressed: unpack it first (gunzip -k PATH)".
+  explicit RecordLines(const std::string& path);
+  ~RecordLines();
+  RecordLines(const RecordLines&) = delete;
+  RecordLines& operator=(const RecordLines&) = delete;
+
+  /// The next line, without its newline, into `line`; false at the end of the file. @throws ResultError
+  /// "PATH:LINE: a line longer than 67108864 bytes (64 MiB) ..." before reading past the bound, "PATH: more than
+  /// ... bytes" when the file grew past kMaxResultFileBytes, "cannot read PATH: ..." on a read error.
+  bool next(std::string& line);
+  /// The 1-based number of the line next() returned last.
+  std::size_t line_number() const { return line_number_; }
+  /// The byte offset in the file of that line's first byte.
+  std::uint64_t offset() const { return line_offset_; }
+  /// True when that line ended the file without a newline (the record a killed writer was writing, or a copy that
+  /// lost its final newline).
+  bool unterminated() const { return unterminated_; }
+  /// The file's size in bytes when it was opened.
+  std::uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  bool fill();  // reads the next block; false at end of file
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0, read_ = 0, line_offset_ = 0, next_offset_ = 0;
+  std::size_t line_number_ = 0;
+  bool unterminated_ = false, eof_ = false;
+  std::vector<char> block_;
+  std::size_t pos_ = 0, end_ = 0;
+};
+
+/// Reads every line of a JSONL file through RecordLines (its bounds). An unterminated, unparsable last line (a
+/// record torn by a killed run) is dropped and reported through `torn_tail`. @throws ResultError naming the file and
+/// line on any other bad JSON, and as RecordLines does.
 std::vector<Json> read_jsonl(const std::string& path, bool* torn_tail = nullptr);
 
 }  // namespace labrun

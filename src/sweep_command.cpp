@@ -171,8 +171,9 @@ std::vector<PointRecord> points_of(const std::string& file) {
   return out;
 }
 
-// The first header of a result file that is to be continued. @throws std::invalid_argument when it is not a
-// labrun result file with a header first.
+// The header of a result file that is to be continued. @throws std::invalid_argument (exit 2) when it is not a
+// labrun result file of one run with a header first and each point once, or load_results refuses it (FILE:LINE:
+// ...); Interrupted on a signal while it is read.
 RunHeader header_to_continue(const std::string& file) {
   ResultSet set;
   try {
@@ -182,6 +183,14 @@ RunHeader header_to_continue(const std::string& file) {
   }
   if (set.runs.empty() || !set.runs.front().has_header)
     throw std::invalid_argument("cannot resume " + file + ": it does not start with a labrun header");
+  // A file to continue is one run: each point once, under its one header (a point kept twice, or a second run
+  // appended, would be written back as if it were this sweep's).
+  if (!set.first_duplicate.empty())
+    throw std::invalid_argument("cannot resume " + file + ": " + set.first_duplicate +
+                                "; a resumed file holds each point once");
+  if (set.runs.size() > 1)
+    throw std::invalid_argument("cannot resume " + file + ": it holds " + std::to_string(set.runs.size()) +
+                                " runs (a second header follows the first run); a resumed file holds one run");
   return set.runs.front().header;
 }
 

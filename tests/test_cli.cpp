@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cmath>
@@ -586,6 +587,127 @@ TEST(Cli, LabOptionTakesOneValueEach) {
                        "seed=-1)"),
             std::string::npos)
       << r.err;
+}
+
+// ---- Result readers: bounded, checked for sense (H02, H06, H10) ----------------------------------------------
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+// H02: report, diff, history and merge refuse a character device (/dev/zero never ended) and a FIFO with exit 2,
+// naming the path and what it is, before reading a byte.
+TEST(Cli, H02_ResultReadersRefuseDevicesAndFifos) {
+  const SmokeRun& run = smoke_run();
+  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  TempDir dir;
+  for (const std::string command : {std::string("report /dev/zero -o rep --no-plots"),
+                                    "diff " + quote(run.output) + " /dev/zero", std::string("history /dev/zero"),
+                                    std::string("merge -o m.jsonl /dev/zero")}) {
+    const Result r = labrun(dir, command);
+    EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("/dev/zero: a character device, not a regular file"), std::string::npos) << r.err;
+  }
+  const std::string fifo = dir.path("pipe.jsonl");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Result r = labrun(dir, "report " + quote(fifo) + " -o rep --no-plots");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(fifo + ": a FIFO (named pipe), not a regular file"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.cwd() + "/m.jsonl"));
+}
+
+// H06: records that make no sense are bad input (exit 2) naming file, line and key: a status outside the set
+// (diff printed 288 status changes and "No regression"), a negative time (report printed "-1.00 s"), a file
+// without its header.
+TEST(Cli, H06_NonsenseRecordsAreBadInput) {
+  const SmokeRun& run = smoke_run();
+  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  TempDir dir;
+  std::vector<std::string> lines = lines_of(run.bytes);
+  ASSERT_GT(lines.size(), 2u);
+  const std::string bad = dir.path("bad.jsonl");
+
+  Json point = Json::parse(lines[1]);
+  point["status"] = "exploded";
+  std::vector<std::string> status = lines;
+  status[1] = point.dump();
+  write_file(bad, joined(status));
+  Result r = labrun(dir, "diff " + quote(run.output) + " " + quote(bad));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(bad + ":2: status: \"exploded\" is not a point status"), std::string::npos) << r.err;
+
+  point = Json::parse(lines[1]);
+  point["timing"]["time_s"] = -1;
+  std::vector<std::string> negative = lines;
+  negative[1] = point.dump();
+  write_file(bad, joined(negative));
+  r = labrun(dir, "report " + quote(bad) + " -o rep --no-plots");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(bad + ":2: timing.time_s: -1.0 is negative; a time is at least 0 s"), std::string::npos)
+      << r.err;
+
+  write_file(bad, joined(std::vector<std::string>(lines.begin() + 1, lines.end())));
+  r = labrun(dir, "report " + quote(bad) + " -o rep --no-plots");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(bad + ":1: a point before any header"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.cwd() + "/rep"));
+}
+
+// H06: --resume refuses (exit 2, file and line) a file holding a point twice or a point of another experiment,
+// rather than keeping it in the run it continues.
+TEST(Cli, H06_ResumeRefusesADuplicatedOrForeignPoint) {
+  const SmokeRun& run = smoke_run();
+  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  TempDir dir;
+  const std::vector<std::string> lines = lines_of(run.bytes);
+  const std::string file = dir.path("resume.jsonl");
+  const std::string resume = "sweep " + quote(kSmoke) + " --device cpu -q -o " + quote(file) + " --resume";
+
+  write_file(file, run.bytes + lines[1] + "\n");
+  Result r = labrun(dir, resume);
+  EXPECT_EQ(r.code, 2) << r.err;
+  const std::string twice = file + ":" + std::to_string(lines.size() + 1) + ": point " +
+                            Json::parse(lines[1])["id"].get<std::string>();
+  EXPECT_NE(r.err.find("cannot resume " + file + ": " + twice), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is also at line 2 of the same run"), std::string::npos) << r.err;
+
+  Json foreign = Json::parse(lines[1]);
+  foreign["experiment"] = "rank";
+  foreign["id"] = "0000000000000001";
+  write_file(file, run.bytes + foreign.dump() + "\n");
+  r = labrun(dir, resume);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(file + ":" + std::to_string(lines.size() + 1) +
+                       ": experiment: rank, but the header of this run is of experiment masking"),
+            std::string::npos)
+      << r.err;
+}
+
+// H10: every merge error names the file and line (a field of the wrong type said only `timing.time_s: expected a
+// number, got "nan"`), and a gzip-compressed shard is named as such with the command that unpacks it.
+TEST(Cli, H10_MergeErrorsNameFileAndLine) {
+  const SmokeRun& run = smoke_run();
+  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  TempDir dir;
+  std::vector<std::string> lines = lines_of(run.bytes);
+  Json point = Json::parse(lines[2]);
+  point["timing"]["time_s"] = "nan";
+  lines[2] = point.dump();
+  const std::string shard = dir.path("shard.jsonl");
+  write_file(shard, joined(lines));
+  Result r = labrun(dir, "merge -o m.jsonl " + quote(shard));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("labrun merge: " + shard + ":3: timing.time_s: expected a number, got \"nan\"; nothing written"),
+            std::string::npos)
+      << r.err;
+  const std::string gz = dir.path("shard.jsonl.gz");
+  write_file(gz, std::string("\x1f\x8b\x08\x00", 4) + "rest");
+  r = labrun(dir, "merge -o m.jsonl " + quote(gz));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(gz + ": gzip-compressed: unpack it first (gunzip -k " + gz + ")"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.cwd() + "/m.jsonl"));
 }
 
 }  // namespace

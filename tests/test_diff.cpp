@@ -627,7 +627,7 @@ TEST_F(DiffCommand, ExitCodes) {
 
   const std::string headless = dir_.file("headless.jsonl", {point("p0", {1e-3, 1e-3, 1e-3})});
   EXPECT_EQ(run({headless}, {aa}, "table"), kDiffBadInput);
-  EXPECT_NE(err_.str().find("headless.jsonl: no header"), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("headless.jsonl:1: a point before any header"), std::string::npos) << err_.str();
 
   const std::string empty_run = dir_.file("header_only.jsonl", {header()});
   EXPECT_EQ(run({base}, {empty_run}, "table"), kDiffBadInput);
@@ -635,7 +635,7 @@ TEST_F(DiffCommand, ExitCodes) {
 
   {
     std::ofstream junk(dir_.path("junk.jsonl"));
-    junk << "{\"type\": \"header\"}\nnot json\n";
+    junk << "{\"type\": \"header\", \"schema_version\": 3}\nnot json\n";
   }
   EXPECT_EQ(run({dir_.path("junk.jsonl")}, {aa}, "table"), kDiffBadInput);
   EXPECT_NE(err_.str().find("junk.jsonl:2"), std::string::npos) << err_.str();

@@ -133,5 +133,46 @@ TEST(FuzzFindings, ExpandDropsExactlyThePointsMatchesMatches) {
   EXPECT_GE(with_rules, 5);
 }
 
+// ---- Seeds of the readers' bounds and checks (fuzz/corpus/results/): each one's message at load -------------
+
+// The message load_results() refuses the seed `name` with (copied to `dir` under the same name).
+std::string seed_message(const TempDir& dir, const std::string& name) {
+  const std::string path = dir.file(name);
+  std::ofstream(path, std::ios::binary) << seed("results/" + name);
+  try {
+    (void)load_results({path});
+  } catch (const ResultError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// H03: a point of 2,000 extra keys loads (the keys of a wide object are appended, not searched one by one).
+TEST(FuzzFindings, H03_WideObjectSeedLoads) {
+  TempDir dir;
+  EXPECT_EQ(seed_message(dir, "wide-object.jsonl"), "(no error)");
+  const Json j = parse_record_line(seed("results/wide-object.jsonl").substr(seed("results/wide-object.jsonl").find('\n') + 1));
+  EXPECT_TRUE(j.contains("x1999"));
+}
+
+// H06: the seeds of a bad schema_version, a bad status and a negative time are refused naming file, line and key.
+TEST(FuzzFindings, H06_NonsenseSeedsAreRefusedNamingTheKey) {
+  TempDir dir;
+  EXPECT_EQ(seed_message(dir, "bad-schema-version.jsonl"),
+            dir.file("bad-schema-version.jsonl") +
+                ":1: schema_version: 99 is not a schema this labrun reads (it reads the integers 1 to 3; a file of a "
+                "newer labrun?)");
+  EXPECT_EQ(seed_message(dir, "bad-status.jsonl").find(dir.file("bad-status.jsonl") + ":2: status: \"exploded\""), 0u);
+  EXPECT_EQ(seed_message(dir, "negative-time.jsonl"),
+            dir.file("negative-time.jsonl") + ":2: timing.time_s: -1.0 is negative; a time is at least 0 s");
+}
+
+// H10: the gzip seed is named as compressed, with the command that unpacks it.
+TEST(FuzzFindings, H10_GzipSeedIsNamedAsCompressed) {
+  TempDir dir;
+  const std::string path = dir.file("gzip-magic.jsonl");
+  EXPECT_EQ(seed_message(dir, "gzip-magic.jsonl"), path + ": gzip-compressed: unpack it first (gunzip -k " + path + ")");
+}
+
 }  // namespace
 }  // namespace labrun

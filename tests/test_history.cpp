@@ -427,6 +427,24 @@ TEST(HistoryLab, RunsOfTwoExperimentsAreRefusedNamingAFileOfEach) {
   }
 }
 
+// H06: runs of two configs of one experiment (configs/masking.yaml and configs/masking_delay.yaml, say) are
+// refused naming a file of each; the same config file given by another folder is one config.
+TEST(HistoryLab, H06_RunsOfTwoConfigsAreRefusedNamingAFileOfEach) {
+  std::vector<CommitRuns> commits = small_history(7, 4, 3, kCommits, 1.0);
+  commits[1].runs[0].header.json["config"]["path"] = "/elsewhere/configs/synthetic.yaml";
+  EXPECT_NO_THROW(history_results(commits, HistoryOptions{}));
+  commits[2].runs[0].header.json["config"]["path"] = "configs/other.yaml";
+  commits[2].runs[0].file = "other.jsonl";
+  try {
+    history_results(commits, HistoryOptions{});
+    FAIL() << "accepted two configs";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).find("other.jsonl: config other.yaml differs from synthetic.yaml in "), 0u)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("a history is of one config at many commits"), std::string::npos);
+  }
+}
+
 TEST(HistoryOrder, CommitsAreOrderedByTheRepositoryOrElseByTime) {
   std::vector<labrun::Run> runs;
   for (const auto& [sha, time] : std::vector<std::pair<std::string, std::string>>{

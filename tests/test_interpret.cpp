@@ -36,6 +36,7 @@ constexpr double kL2 = 6e7;
 Json gpu_header(Json hypothesis = nullptr) {
   Json h;
   h["type"] = "header";
+  h["schema_version"] = kRecordSchemaVersion;
   h["config"] = {{"path", "synthetic.yaml"}, {"experiment", "synthetic"}, {"hypothesis", hypothesis}};
   h["lab"] = {{"timing", "synchronized"}, {"l2", "hot"}, {"target_rel_ci", 0.01}};
   h["environment"] = {{"backend", "cuda:0"},

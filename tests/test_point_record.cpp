@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "interrupt.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "stats.hpp"
@@ -232,8 +234,11 @@ TEST(PointRecord, RequiredFieldsOfTheWrongTypeThrow) {
 
 // ---- load_results --------------------------------------------------------------------------------------------
 
-std::string header_line(const std::string& experiment) {
-  return Json{{"type", "header"}, {"schema_version", 1}, {"config", {{"experiment", experiment}}}}.dump() + "\n";
+// A header of experiment "e" (as point_line's points) whose config is named `name` (config.description).
+std::string header_line(const std::string& name) {
+  return Json{{"type", "header"}, {"schema_version", 1}, {"config", {{"experiment", "e"}, {"description", name}}}}
+             .dump() +
+         "\n";
 }
 
 std::string point_line(const std::string& id) {
@@ -263,9 +268,9 @@ TEST(PointRecord, LoadsAFolderSortedAndOnlyJsonl) {
   const ResultSet set = load_results({dir.path().string()});
   ASSERT_EQ(set.runs.size(), 2u);
   EXPECT_EQ(set.runs[0].file, dir.file("a.jsonl"));
-  EXPECT_EQ(set.runs[0].header.experiment(), "a");
+  EXPECT_EQ(set.runs[0].header.description(), "a");
   EXPECT_EQ(set.runs[0].points.size(), 2u);
-  EXPECT_EQ(set.runs[1].header.experiment(), "b");
+  EXPECT_EQ(set.runs[1].header.description(), "b");
   EXPECT_EQ(set.runs[1].points[0].id, "b1");
 }
 
@@ -275,29 +280,27 @@ TEST(PointRecord, LoadsACommaList) {
   write_file(dir.file("s2.jsonl"), header_line("s2") + point_line("p2"));
   const ResultSet set = load_results({dir.file("s2.jsonl") + "," + dir.file("s1.jsonl")});
   ASSERT_EQ(set.runs.size(), 2u);
-  EXPECT_EQ(set.runs[0].header.experiment(), "s2");  // the list's order
+  EXPECT_EQ(set.runs[0].header.description(), "s2");  // the list's order
   EXPECT_EQ(set.runs[1].points.at(0).id, "p1");
   EXPECT_NE(message_of({dir.file("s1.jsonl") + ",," + dir.file("s2.jsonl")}).find("empty file name"),
             std::string::npos);
 }
 
+// Whole runs concatenated into one file (`cat a.jsonl b.jsonl`) are still read as runs, one per header.
 TEST(PointRecord, TwoHeadersInOneFileAreTwoRuns) {
   TempDir dir("labrun_rec");
   const std::string f = dir.file("cat.jsonl");
-  write_file(f, point_line("x0") + header_line("one") + point_line("x1") + "\n" + header_line("two") +
-                    point_line("x2") + point_line("x3") + header_line("three"));
+  write_file(f, header_line("one") + point_line("x1") + "\n" + header_line("two") + point_line("x2") +
+                    point_line("x3") + header_line("three"));
   const ResultSet set = load_results({f});
-  ASSERT_EQ(set.runs.size(), 4u);
-  EXPECT_FALSE(set.runs[0].has_header);  // points before any header
-  EXPECT_EQ(set.runs[0].points.at(0).id, "x0");
-  EXPECT_EQ(set.runs[0].header.json, Json({{"type", "header"}}));
-  EXPECT_TRUE(set.runs[1].has_header);
-  EXPECT_EQ(set.runs[1].header.experiment(), "one");
-  EXPECT_EQ(set.runs[1].points.size(), 1u);
-  EXPECT_EQ(set.runs[2].header.experiment(), "two");
-  EXPECT_EQ(set.runs[2].points.size(), 2u);
-  EXPECT_EQ(set.runs[3].header.experiment(), "three");  // a header with no points is a run without points
-  EXPECT_TRUE(set.runs[3].points.empty());
+  ASSERT_EQ(set.runs.size(), 3u);
+  EXPECT_TRUE(set.runs[0].has_header);
+  EXPECT_EQ(set.runs[0].header.description(), "one");
+  EXPECT_EQ(set.runs[0].points.size(), 1u);
+  EXPECT_EQ(set.runs[1].header.description(), "two");
+  EXPECT_EQ(set.runs[1].points.size(), 2u);
+  EXPECT_EQ(set.runs[2].header.description(), "three");  // a header with no points is a run without points
+  EXPECT_TRUE(set.runs[2].points.empty());
   for (const labrun::Run& r : set.runs) EXPECT_EQ(r.file, f);
 }
 
@@ -345,6 +348,162 @@ TEST(PointRecord, ErrorsNameTheFileAndLine) {
   TempDir gz("labrun_rec");
   write_file(gz.file("r.jsonl.gz"), "");
   EXPECT_NE(message_of({gz.path().string()}).find("gunzip"), std::string::npos) << message_of({gz.path().string()});
+}
+
+// ---- H06: records checked for sense at load ------------------------------------------------------------------
+
+// The message load_results() refuses `text` with, written to a file `name` in `dir`; "(no error)" if it loads.
+std::string load_message(const TempDir& dir, const std::string& text, const std::string& name = "r.jsonl") {
+  const std::string f = dir.file(name);
+  write_file(f, text);
+  return message_of({f});
+}
+
+Json header_json() { return Json::parse(header_line("h")); }
+Json point_json(const std::string& id = "p") { return Json::parse(point_line(id)); }
+std::string line_of(const Json& j) { return j.dump() + "\n"; }
+
+// H06: schema_version an integer this build reads (1..kRecordSchemaVersion); anything else is refused, naming it.
+TEST(PointRecord, H06_SchemaVersionMustBeOneThisBuildReads) {
+  TempDir dir("labrun_rec");
+  const std::string f = dir.file("r.jsonl");
+  for (const Json& v : {Json(99), Json(0), Json(-1), Json("2"), Json(2.5)}) {
+    Json h = header_json();
+    h["schema_version"] = v;
+    EXPECT_EQ(load_message(dir, line_of(h) + point_line("p")),
+              f + ":1: schema_version: " + v.dump() +
+                  " is not a schema this labrun reads (it reads the integers 1 to 3; a file of a newer labrun?)");
+  }
+  Json h = header_json();
+  h.erase("schema_version");
+  EXPECT_EQ(load_message(dir, line_of(h) + point_line("p")),
+            f + ":1: schema_version: missing; every labrun header has one (this labrun reads the integers 1 to 3)");
+  for (int v = 1; v <= kRecordSchemaVersion; ++v) {
+    h["schema_version"] = v;
+    EXPECT_EQ(load_message(dir, line_of(h) + point_line("p")), "(no error)");
+  }
+}
+
+// H06: a status outside the documented set is refused (diff used to count 288 status changes and say "No
+// regression").
+TEST(PointRecord, H06_StatusMustBeOneOfTheDocumentedSet) {
+  TempDir dir("labrun_rec");
+  Json p = point_json();
+  p["status"] = "exploded";
+  EXPECT_EQ(load_message(dir, header_line("h") + line_of(p)),
+            dir.file("r.jsonl") + ":2: status: \"exploded\" is not a point status (ok, incorrect, skipped, "
+                                  "not_supported, capture_unsupported, error, device_fault, crashed, timeout)");
+  for (const char* status : {"ok", "incorrect", "skipped", "not_supported", "capture_unsupported", "error",
+                             "device_fault", "crashed", "timeout"})
+    EXPECT_TRUE(known_status(status)) << status;
+}
+
+// H06: every time is at least 0 s (report printed "-1.00 s"); a time of no value ("NaN", null) passes.
+TEST(PointRecord, H06_TimesMustNotBeNegative) {
+  TempDir dir("labrun_rec");
+  const std::string f = dir.file("r.jsonl");
+  const std::pair<Json, std::string> cases[] = {
+      {Json{{"time_s", -1}}, "timing.time_s: -1.0 is negative; a time is at least 0 s"},
+      {Json{{"wall_samples_s", {0.1, -2}}}, "timing.wall_samples_s[1]: -2.0 is negative"},
+      {Json{{"device", {{"median_time_s", -0.5}}}}, "timing.device.median_time_s: -0.5 is negative"},
+      {Json{{"processes", {{"count", 2}, {"time_s", {1e-3, "-Infinity"}}}}},
+       "timing.processes.time_s[1]: \"-Infinity\" is negative"},
+      {Json{{"batch", 0}}, "timing.batch: 0 is not a count (at least 1)"},
+      {Json{{"wall", {{"count", -3}}}}, "timing.wall.count: -3 is not a count (at least 0)"},
+  };
+  for (const auto& [timing, message] : cases) {
+    Json p = point_json();
+    p["timing"] = timing;
+    EXPECT_EQ(load_message(dir, header_line("h") + line_of(p)).find(f + ":2: " + message), 0u)
+        << load_message(dir, header_line("h") + line_of(p));
+  }
+  Json p = point_json();
+  p["timing"] = Json{{"time_s", "NaN"}, {"wall_samples_s", Json::array()}, {"device", nullptr}};
+  EXPECT_EQ(load_message(dir, header_line("h") + line_of(p)), "(no error)");
+}
+
+// H06: counts in a header are counts: point_count >= 0, lab.processes >= 1 (each lab setting by its rule).
+TEST(PointRecord, H06_HeaderCountsMustBeCounts) {
+  TempDir dir("labrun_rec");
+  const std::string f = dir.file("r.jsonl");
+  Json h = header_json();
+  h["point_count"] = -1;
+  EXPECT_EQ(load_message(dir, line_of(h) + point_line("p")),
+            f + ":1: point_count: -1 is not a count (an integer >= 0)");
+  h = header_json();
+  h["lab"] = {{"processes", -5}};
+  EXPECT_EQ(load_message(dir, line_of(h) + point_line("p")),
+            f + ":1: lab.processes: -5 is out of range: the setting is at least 1 (docs/config.md)");
+  h["lab"] = {{"max_time_s", 0}};
+  EXPECT_EQ(load_message(dir, line_of(h) + point_line("p")),
+            f + ":1: lab.max_time_s: 0 is out of range: the setting is more than 0 (docs/config.md)");
+  h["lab"] = {{"host_max_n", -1}, {"processes", 5}};  // a setting of an older schema is left alone
+  EXPECT_EQ(load_message(dir, line_of(h) + point_line("p")), "(no error)");
+}
+
+// H06: a file starts with its header; a point before any header is refused (report read such a file).
+TEST(PointRecord, H06_PointBeforeAnyHeaderIsRefused) {
+  TempDir dir("labrun_rec");
+  EXPECT_EQ(load_message(dir, point_line("p") + header_line("h")),
+            dir.file("r.jsonl") + ":1: a point before any header: a labrun result file starts with its header line "
+                                  "(is this a labrun result file?)");
+}
+
+// H06: a point of another experiment than its header's is refused (rank points under a masking header).
+TEST(PointRecord, H06_PointOfAnotherExperimentIsRefused) {
+  TempDir dir("labrun_rec");
+  Json p = point_json();
+  p["experiment"] = "rank";
+  EXPECT_EQ(load_message(dir, header_line("h") + point_line("q") + line_of(p)),
+            dir.file("r.jsonl") + ":3: experiment: rank, but the header of this run is of experiment e (points of "
+                                  "another run appended to this file?)");
+}
+
+// H06: a header in the middle of a run (before the points its first header announces) is refused; whole runs
+// concatenated are read (PointRecord.TwoHeadersInOneFileAreTwoRuns).
+TEST(PointRecord, H06_HeaderInTheMiddleOfARunIsRefused) {
+  TempDir dir("labrun_rec");
+  Json h = header_json();
+  h["point_count"] = 2;
+  EXPECT_EQ(load_message(dir, line_of(h) + point_line("p") + line_of(h) + point_line("q")),
+            dir.file("r.jsonl") + ":3: a second header after 1 of the 2 points the header of line 1 announces: a "
+                                  "header starts a file, or a whole run after another whole one (concatenated runs)");
+  EXPECT_EQ(load_message(dir, line_of(h) + point_line("p") + point_line("q") + line_of(h) + point_line("r")),
+            "(no error)");
+}
+
+// H06: a point twice in one run is a warning for report and diff, and the first one is kept for --resume, which
+// refuses it (Cli.H06_ResumeRefusesADuplicatedOrForeignPoint).
+TEST(PointRecord, H06_DuplicatePointIsNamedWithBothLines) {
+  TempDir dir("labrun_rec");
+  const std::string f = dir.file("r.jsonl");
+  write_file(f, header_line("h") + point_line("p") + point_line("q") + point_line("p"));
+  const ResultSet set = load_results({f});
+  EXPECT_EQ(set.first_duplicate,
+            f + ":4: point p (e/v/n=p) is also at line 2 of the same run (two writers on one file?)");
+  ASSERT_EQ(set.warnings.size(), 1u);
+  EXPECT_EQ(set.warnings[0], set.first_duplicate);
+}
+
+// H03: a signal (with src/interrupt's handlers installed, as in a sweep) stops the loader between lines with
+// Interrupted, which the sweep turns into exit 128 + the signal.
+TEST(PointRecord, H03_ASignalStopsTheLoader) {
+  TempDir dir("labrun_rec");
+  const std::string f = dir.file("r.jsonl");
+  write_file(f, header_line("h") + point_line("p"));
+  EXPECT_EXIT(
+      {
+        install_interrupt_handlers();
+        std::raise(SIGINT);
+        try {
+          load_results({f});
+        } catch (const Interrupted& e) {
+          std::fprintf(stderr, "interrupted by %d\n", e.signal());
+          std::_Exit(128 + e.signal());
+        }
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(130), "interrupted by 2");
 }
 
 }  // namespace
