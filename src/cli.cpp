@@ -36,6 +36,7 @@
 #include "format.hpp"
 #include "log.hpp"
 #include "merge_cli.hpp"
+#include "output_file.hpp"
 #include "profiler.hpp"
 #include "shard.hpp"
 #include "slurm.hpp"
@@ -67,6 +68,7 @@ std::vector<std::string> result_paths(const std::string& arg) {
     out.push_back(arg.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (out.back().empty())
       throw std::invalid_argument("'" + arg + "': an empty file name in a comma-separated list of result files");
+    refuse_partial_input(out.back());  // FILE.new-PID: a write that was interrupted (src/output_file.hpp)
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
@@ -255,6 +257,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   history->add_option("--fail-on-newest", history_fail_on, "exit 1 on a step at the newest commit: slower (default) or any");
   history->add_option("--bisect", history_args.bisect, "print the commits still to test for this point (id or key)");
   history->add_option("-o,--output", history_args.report_dir, "also write a report folder: history.md, history.json, plots");
+  history->add_flag("--force", history_args.force, "replace an earlier history report in the -o folder");
   history->add_option("--min-effect", history_min_effect, "smallest step reported, e.g. 2% (default) or 0.02");
   history->add_option("--alpha", history_alpha, "false discovery rate over the points' steps: 0.05 (default)");
   history->add_option("--max-plots", history_args.max_plots, "draw at most this many group plots (default 16)")
@@ -310,11 +313,6 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       return cmd_history(history_args, std::cout, std::cerr);
     }
     if (*report) {
-      if (!force && std::filesystem::exists(std::filesystem::path(report_dir) / "report.md")) {
-        std::fprintf(stderr, "labrun: %s already holds a report; labrun never overwrites results (use --force)\n",
-                     report_dir.c_str());
-        return kExitOutput;
-      }
       ReportOptions options;
       options.plots = !no_plots;
       options.max_plots = max_plots;

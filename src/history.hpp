@@ -223,7 +223,7 @@ std::string history_markdown(const HistoryResult& history, const std::vector<std
 std::string history_bisect(const HistoryResult& history, const std::string& point,
                            const std::vector<std::string>* rev_list);
 
-/// Writes REPORT_DIR/history.md, history.json (with the series) and, when python3 with matplotlib is found, one
+/// Writes REPORT_DIR/history.md, history.json (`dir`: the staging folder of a ReportFolder, src/output_file.hpp) (with the series) and, when python3 with matplotlib is found, one
 /// PNG per group (at most `max_plots`) drawn by scripts/plot_history.py (`script`, or found from the working
 /// directory or above the executable). Plotting problems are warnings on `err`, never errors.
 /// @throws OutputError when the folder or a file cannot be written.
@@ -237,6 +237,7 @@ enum HistoryExit : int {
   kHistoryNoStep = 0,    ///< no step at the newest commit per fail_on
   kHistoryStep = 1,      ///< a step at the newest commit per fail_on
   kHistoryBadInput = 2,  ///< a file unreadable or not a result, a commit not in the repo, bad options or format
+  kHistoryOutput = 4,    ///< -o REPORT_DIR: exists without --force, not a folder, being written, or unwritable
 };
 
 /// What `labrun history` was asked.
@@ -246,6 +247,7 @@ struct HistoryArgs {
   std::string format = "table";    ///< table, markdown or json
   std::string bisect;              ///< --bisect POINT (id or key); empty: none
   std::string report_dir;          ///< -o REPORT_DIR; empty: none
+  bool force = false;              ///< --force: replace an earlier history report in report_dir
   std::string plot_script;         ///< empty: scripts/plot_history.py looked up
   std::size_t max_plots = 16;
   HistoryOptions options;
@@ -253,8 +255,9 @@ struct HistoryArgs {
 
 /// `labrun history`: loads every file (load_results), orders the commits (git -C repo rev-list --topo-order HEAD
 /// when repo is set), runs history_results() and writes the rendering (or the bisect text) to `out`, the report
-/// folder when asked. Errors go to `err`, naming the file (and key). @return a HistoryExit code. Never throws for
-/// bad input.
+/// folder when asked (claimed before any input is read: new, empty or an earlier history report with `force`, one
+/// writer; made beside and moved in, src/output_file.hpp). Errors go to `err`, naming the file (and key).
+/// @return a HistoryExit code. Never throws for bad input.
 int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace labrun

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "history.hpp"
+#include "output_file.hpp"
 #include "point_record.hpp"
 #include "spawn.hpp"
 
@@ -87,6 +89,15 @@ int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
     err << "labrun history: need at least one result file\n";
     return kHistoryBadInput;
   }
+  std::optional<ReportFolder> folder;  // claimed first: refused before any work
+  if (!args.report_dir.empty()) {
+    try {
+      folder.emplace(args.report_dir, "history", args.force);
+    } catch (const OutputError& e) {
+      err << "labrun history: " << e.what() << "\n";
+      return kHistoryOutput;
+    }
+  }
   HistoryResult history;
   std::vector<std::string> revs;
   try {
@@ -118,13 +129,14 @@ int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
     out << history_markdown(history);
   else
     out << history_table(history);
-  if (!args.report_dir.empty()) {
+  if (folder) {
     try {
-      write_history_report(history, args.report_dir, args.plot_script, args.max_plots, err);
+      write_history_report(history, folder->begin().string(), args.plot_script, args.max_plots, err);
+      folder->commit();
       err << "labrun history: wrote " << args.report_dir << "/history.md\n";
     } catch (const OutputError& e) {
       err << "labrun history: " << e.what() << "\n";
-      return kHistoryBadInput;
+      return kHistoryOutput;
     }
   }
   return history.fail ? kHistoryStep : kHistoryNoStep;

@@ -13,6 +13,7 @@
 
 #include "history.hpp"
 #include "format.hpp"
+#include "output_file.hpp"
 #include "spawn.hpp"
 
 namespace labrun {
@@ -376,9 +377,9 @@ void write_history_report(const HistoryResult& h, const std::string& dir, const 
   {
     Json j = to_json(h, true);
     j["max_plots"] = max_plots;
-    std::ofstream f(data);
+    std::ofstream f = open_for_write(data);
     f << j.dump(1) << "\n";
-    if (!f) throw OutputError("cannot write " + data.string());
+    close_or_throw(f, data);
   }
   std::vector<std::string> plots(h.groups.size());
   if (!h.groups.empty()) {
@@ -414,11 +415,11 @@ void write_history_report(const HistoryResult& h, const std::string& dir, const 
     }
   }
   const fs::path md = fs::path(dir) / "history.md";
-  std::ofstream f(md);
+  std::ofstream f = open_for_write(md);
   f << history_markdown(h, plots);
   if (std::none_of(plots.begin(), plots.end(), [](const std::string& p) { return !p.empty(); }) && !h.groups.empty())
     f << "\nNo plots were drawn (python3 with matplotlib was not available, or plotting failed).\n";
-  if (!f) throw OutputError("cannot write " + md.string());
+  close_or_throw(f, md);
 }
 
 }  // namespace labrun

@@ -17,6 +17,7 @@
 #include "exit_codes.hpp"
 #include "interrupt.hpp"
 #include "merge.hpp"
+#include "output_file.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "sweep.hpp"
@@ -104,6 +105,9 @@ std::unordered_map<std::string, std::size_t> sweep_positions(const RunHeader& he
 // cmd_merge without its handling of signals.
 int merge_files(const std::vector<std::string>& shards, const std::string& output, bool force, bool allow_mixed_builds,
                 const Registry& registry) {
+  // A regular file only, one writer (a second merge onto OUT is refused), stale partial files and an empty OUT
+  // removed (src/output_file.hpp); held until OUT is renamed into place.
+  const FileClaim claim(output, "labrun merge");
   std::vector<ShardFile> files;
   std::vector<ShardView> views;
   MergePlan plan;

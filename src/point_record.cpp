@@ -19,6 +19,8 @@
 #include "interrupt.hpp"
 #include "lab_settings.hpp"
 
+#include "output_file.hpp"
+
 namespace labrun {
 
 namespace {
@@ -1162,23 +1164,11 @@ ResultSet load_results(const std::vector<std::string>& paths, LoadDepth depth) {
 }
 
 void write_whole(const std::string& path, bool replace, const std::function<void(JsonlWriter&)>& lines) {
-  std::error_code ec;
-  if (!replace && fs::exists(fs::symlink_status(path, ec)))
-    throw OutputError("output file " + path + " exists; labrun never overwrites results (use --force)");
-  const std::string sibling = replacement_path(path, ::getpid());
-  try {
-    {
-      fs::remove(sibling, ec);
-      JsonlWriter w(sibling, false);
-      lines(w);
-      w.sync();
-    }
-    if (std::rename(sibling.c_str(), path.c_str()) != 0)
-      throw OutputError("cannot rename " + sibling + " to " + path + ": " + std::strerror(errno));
-  } catch (...) {
-    fs::remove(sibling, ec);
-    throw;
-  }
+  write_beside_then_rename(path, replace, [&](const std::string& sibling) {  // src/output_file.hpp
+    JsonlWriter w(sibling, false);
+    lines(w);
+    w.sync();
+  });
 }
 
 void write_run_whole(const std::string& path, const Run& run, bool replace) {

@@ -462,7 +462,8 @@ std::optional<Json> parse_line_or_torn(const std::string& line, bool at_eof, con
                                        std::vector<std::string>& warnings);
 
 /// Writes `path` whole or not at all: `lines` writes every line into a sibling (replacement_path) that is then
-/// fsync'ed and renamed over `path`. Without `replace` an existing `path` is an OutputError, left untouched.
+/// fsync'ed and renamed over `path` (write_beside_then_rename, src/output_file.hpp). Without `replace` an existing
+/// `path` is an OutputError, left untouched; so is a `path` that is not a regular file.
 /// @throws OutputError when it cannot be written (the sibling is removed), and whatever `lines` throws.
 void write_whole(const std::string& path, bool replace, const std::function<void(JsonlWriter&)>& lines);
 

@@ -13,6 +13,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "output_file.hpp"
+
 namespace labrun {
 
 Json json_real(double value) {
@@ -60,6 +62,7 @@ double json_number(const Json& j, std::initializer_list<const char*> path) {
 }
 
 JsonlWriter::JsonlWriter(const std::string& path, bool force) : path_(path) {
+  require_regular_target(path);  // never through a device node, FIFO or folder (src/output_file.hpp)
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
@@ -133,6 +136,7 @@ std::size_t drop_torn_tail(const std::string& path) {
 }
 
 JsonlWriter::JsonlWriter(const std::string& path, Append) : path_(path) {
+  require_regular_target(path);
   drop_torn_tail(path);
   fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd_ < 0) throw OutputError("cannot append to " + path + ": " + std::strerror(errno));
@@ -161,7 +165,7 @@ void JsonlWriter::write_line(const std::string& text) {
     const ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw OutputError("write to " + path_ + " failed: " + std::strerror(errno));
+      throw OutputError("cannot write " + path_ + ": " + std::strerror(errno));
     }
     p += n;
     left -= static_cast<std::size_t>(n);

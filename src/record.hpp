@@ -58,13 +58,14 @@ class JsonlWriter {
   /// Creates `path` (and its parent directories). Without `force`, an existing file is an OutputError and is
   /// left untouched (opened with O_EXCL). With `force` an existing file is kept until the new one holds its
   /// header and a first record after it: the lines go to PATH.new-PID, renamed over PATH at the second line, so a
-  /// run that fails before its first point never costs the old results (the sibling is removed).
+  /// run that fails before its first point never costs the old results (the sibling is removed). A `path` that
+  /// exists and is not a regular file is an OutputError (require_regular_target, src/output_file.hpp).
   JsonlWriter(const std::string& path, bool force);
   /// Selects the appending constructor.
   struct Append {};
   /// Appends to the existing file `path` (a run being resumed, or a worker's file its supervisor finishes),
   /// after dropping a torn last line (drop_torn_tail). @throws OutputError if it does not exist or cannot be
-  /// opened for writing.
+  /// opened for writing, or is not a regular file.
   JsonlWriter(const std::string& path, Append);
   ~JsonlWriter();
   JsonlWriter(const JsonlWriter&) = delete;

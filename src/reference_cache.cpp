@@ -11,6 +11,8 @@
 
 #include <labrun/point.hpp>  // fnv1a64
 
+#include "output_file.hpp"
+
 namespace labrun {
 
 namespace fs = std::filesystem;
@@ -41,17 +43,14 @@ void ReferenceCache::store(const std::string& key, const Json& value) const {
   if (!enabled()) return;
   std::error_code ec;
   fs::create_directories(dir_, ec);
-  const std::string path = path_of(key), sibling = path + ".new-" + std::to_string(::getpid());
-  {
-    std::ofstream out(sibling);
-    out << Json{{"key", key}, {"value", value}}.dump() << '\n';
-    if (!out) {
-      fs::remove(sibling, ec);
-      return;
-    }
+  const std::string path = path_of(key);
+  // Written beside and renamed, as every labrun file (src/output_file.hpp); partial files of writers that died are
+  // removed first. A cache is best-effort: a failure leaves no file, and the reference is computed again next time.
+  remove_stale_siblings(path);
+  try {
+    write_text_whole(path, Json{{"key", key}, {"value", value}}.dump() + "\n");
+  } catch (const std::exception&) {
   }
-  fs::rename(sibling, path, ec);
-  if (ec) fs::remove(sibling, ec);
 }
 
 }  // namespace labrun

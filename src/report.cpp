@@ -1,9 +1,5 @@
 #include "report.hpp"
 
-#include <unistd.h>
-
-#include <set>
-
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -11,6 +7,7 @@
 
 #include "exit_codes.hpp"
 #include "merge.hpp"
+#include "output_file.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "registry.hpp"
@@ -33,6 +30,15 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
     err << "labrun report: no result files given\n";
     return kExitUsage;
   }
+  // The output folder first, before any input is read: a regular folder that is new, empty or an earlier report
+  // (only with replace), and one writer at a time (src/output_file.hpp).
+  std::optional<ReportFolder> folder;
+  try {
+    folder.emplace(out_dir, "report", options.replace);
+  } catch (const OutputError& e) {
+    err << "labrun report: " << e.what() << "\n";
+    return kExitOutput;
+  }
   std::optional<Registry> builtin;
   const Registry* registry = options.registry;
   if (!registry) {
@@ -53,16 +59,9 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
   for (const auto& w : context.warnings()) err << "labrun report: warning: " << w << "\n";
   // The report is made in a sibling folder, then moved in file by file (each a rename, so each file is the old
   // one or the new one, never a partial one): an earlier report is never destroyed before the new one exists,
-  // and nothing else in the folder is touched.
-  fs::path dir = fs::absolute(fs::path(out_dir)).lexically_normal();
-  if (dir.filename().empty()) dir = dir.parent_path();
-  const fs::path staging = dir.parent_path() / (dir.filename().string() + ".new-" + std::to_string(::getpid()));
-  std::error_code ec;
+  // and nothing else in the folder is touched. The sibling goes on any failure.
   try {
-    fs::remove_all(staging, ec);
-    fs::create_directories(staging, ec);
-    if (ec || !fs::is_directory(staging))
-      throw OutputError("cannot create directory " + staging.string() + " (next to " + out_dir + "): " + ec.message());
+    const fs::path& staging = folder->begin();
     write_points_csv(context, staging / "points.csv");
     write_ceilings_json(context, staging / "ceilings.json");
     write_plot_specs(context, staging / "plots.json", options.max_plots);
@@ -73,35 +72,17 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
       err << "labrun report: note: " << not_drawn << " more time plot(s) not drawn (over --max-plots "
           << options.max_plots << ")\n";
     {
-      std::ofstream md(staging / "report.md");
+      std::ofstream md = open_for_write(staging / "report.md");
       md << render_report(context, paths, plots, not_drawn, options.max_plots);
-      md.flush();
-      if (!md) throw OutputError("cannot write " + (staging / "report.md").string());
+      close_or_throw(md, staging / "report.md");
     }
-    if (!fs::exists(dir, ec)) {
-      fs::rename(staging, dir, ec);
-      if (ec) throw OutputError("cannot move the report to " + out_dir + ": " + ec.message());
-    } else {
-      if (!fs::is_directory(dir, ec)) throw OutputError(out_dir + " exists and is not a folder");
-      std::set<std::string> made;
-      for (const auto& e : fs::directory_iterator(staging)) {
-        made.insert(e.path().filename().string());
-        fs::rename(e.path(), dir / e.path().filename(), ec);
-        if (ec) throw OutputError("cannot move " + e.path().string() + " into " + out_dir + ": " + ec.message());
-      }
-      // Plots of the replaced report that this one did not draw would be mistaken for its own.
-      if (options.replace)
-        for (const auto& e : fs::directory_iterator(dir))
-          if (e.path().extension() == ".png" && !made.count(e.path().filename().string())) fs::remove(e.path(), ec);
-      fs::remove_all(staging, ec);
-    }
+    folder->commit();
     const fs::path md_path = fs::path(out_dir) / "report.md";
     const std::size_t points = context.point_count();
     out << "labrun report: " << points << " points from " << paths.size() << (paths.size() == 1 ? " file" : " files")
         << " -> " << md_path.string() << ", " << (fs::path(out_dir) / "points.csv").string() << ", " << plots.size()
         << (plots.size() == 1 ? " plot" : " plots") << "\n";
   } catch (const OutputError& e) {
-    fs::remove_all(staging, ec);
     err << "labrun report: " << e.what() << "\n";
     return kExitOutput;
   }

@@ -23,8 +23,9 @@ struct ReportOptions {
   /// The plotting script; empty: scripts/plot_report.py looked up from the working directory, then from the
   /// directories above the running executable.
   std::string plot_script;
-  /// Replace an existing report: the output folder is emptied, but only once every input has loaded, so a bad
-  /// input never costs the old report.
+  /// Replace an earlier report in the output folder (--force): the new one is made beside it and moved in file by
+  /// file once it is whole, so a bad input or a failed write never costs the old report; other files stay. Without
+  /// it a folder holding a report is refused (4).
   bool replace = false;
   /// The experiments (size axis, plots, report sections) the runs are looked up in by name; nullptr: a
   /// registry of the built-in experiments (register_builtin). A run whose experiment is not there gets the
@@ -47,7 +48,8 @@ struct ReportOptions {
 /// Progress and warnings (a torn last line, plotting problems) go to `out` and `err`.
 /// @return 0 on success; 2 (bad input: the message names the file) when no file is given, or a file cannot be
 ///   read, is not JSON Lines, holds no records or a line that is not a labrun record; 4 when out_dir cannot be
-///   written.
+///   written (the message carries the reason), is not a folder, holds a report without `replace` or files that are
+///   not a report, or is being written by another labrun (ReportFolder, src/output_file.hpp).
 int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
                std::ostream& err);
 

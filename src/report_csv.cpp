@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "format.hpp"
+#include "output_file.hpp"
 #include "record.hpp"
 
 namespace labrun {
@@ -37,8 +38,7 @@ void write_points_csv(const ReportContext& c, const std::filesystem::path& file)
       if (p.axes.is_object())
         for (const auto& [k, v] : p.axes.items())
           if (std::find(axes.begin(), axes.end(), k) == axes.end()) axes.push_back(k);
-  std::ofstream f(file);
-  if (!f) throw OutputError("cannot write " + file.string());
+  std::ofstream f = open_for_write(file);
   f << "run,file,id,experiment,variant";
   for (const auto& a : axes) f << ",axis." << a;
   f << ",status,time_s,wall_time_s,device_time_s,ci95_low_time_s,ci95_high_time_s,submit_time_s,iteration_time_s,"
@@ -75,7 +75,7 @@ void write_points_csv(const ReportContext& c, const std::filesystem::path& file)
       f << '\n';
     }
   }
-  if (!f) throw OutputError("cannot write " + file.string());
+  close_or_throw(f, file);
 }
 
 void write_ceilings_json(const ReportContext& c, const std::filesystem::path& file) {
@@ -96,9 +96,9 @@ void write_ceilings_json(const ReportContext& c, const std::filesystem::path& fi
                         {"compute_flop_per_s", opt(h.calibration("fp32_fma", "flop_per_s"))},
                         {"bf16_gemm_flop_per_s", opt(h.calibration("bf16_gemm", "flop_per_s"))}});
   }
-  std::ofstream f(file);
+  std::ofstream f = open_for_write(file);
   f << Json{{"runs", runs}}.dump(2) << '\n';
-  if (!f) throw OutputError("cannot write " + file.string());
+  close_or_throw(f, file);
 }
 
 }  // namespace labrun

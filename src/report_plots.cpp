@@ -8,6 +8,7 @@
 #include <ostream>
 #include <set>
 
+#include "output_file.hpp"
 #include "lab_axes.hpp"
 #include "spawn.hpp"
 #include "record.hpp"
@@ -129,9 +130,9 @@ void write_plot_specs(const ReportContext& c, const fs::path& file, std::size_t 
                   {"figures", figures},
                   {"roofline", {{"marker", kModeAxis}}},
                   {"max_time_plots", max_time_plots}};
-  std::ofstream f(file);
+  std::ofstream f = open_for_write(file);
   f << spec.dump(2) << '\n';
-  if (!f) throw OutputError("cannot write " + file.string());
+  close_or_throw(f, file);
 }
 
 Json draw_plots(const fs::path& out_dir, const std::string& given_script, std::ostream& err, std::size_t* not_drawn) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "exit_codes.hpp"
+#include "output_file.hpp"
 #include "record.hpp"
 
 namespace labrun {
@@ -34,17 +35,12 @@ std::string common_header(const SlurmPlan& p, const std::string& name) {
   return s;
 }
 
+// Writes a script whole (beside, then renamed), as the one writer of a regular file (src/output_file.hpp), and
+// makes it executable. @throws OutputError naming the file and the reason.
 void write_text(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".new";
-  {
-    std::ofstream f(tmp);
-    f << text;
-    f.flush();
-    if (!f) throw OutputError("cannot write " + tmp.string());
-  }
+  const FileClaim claim(path.string(), "labrun slurm");
+  write_text_whole(path.string(), text);
   std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw OutputError("cannot write " + path.string() + ": " + ec.message());
   fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add, ec);
 }
 

@@ -18,6 +18,7 @@
 #include "interrupt.hpp"
 #include "lab.hpp"
 #include "log.hpp"
+#include "output_file.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "spawn.hpp"
@@ -141,7 +142,10 @@ LaneState read_lane(const std::string& path) {
   return s;
 }
 
-LaneEnd supervise_lane(const Lane& lane) {
+namespace {
+
+// supervise_lane() without the cleanup around it.
+LaneEnd run_lane(const Lane& lane) {
   LaneEnd end;
   bool fresh = !lane.continue_existing;
   while (true) {
@@ -239,6 +243,19 @@ LaneEnd supervise_lane(const Lane& lane) {
     ++end.restarts;
     fresh = false;
   }
+}
+
+}  // namespace
+
+LaneEnd supervise_lane(const Lane& lane) {
+  remove_stale_siblings(lane.file);  // left by a worker of an earlier run that died (src/output_file.hpp)
+  const LaneEnd end = run_lane(lane);
+  // Every worker is reaped: the partial file one was writing when it died or was killed is of no use, nor is a
+  // lane file that holds no record (a fresh run that could not write its header, e.g. on a full disk).
+  remove_stale_siblings(lane.file);
+  std::error_code ec;
+  if (end.kind != LaneEnd::Kind::finished && holds_no_records(lane.file)) fs::remove(lane.file, ec);
+  return end;
 }
 
 }  // namespace labrun

@@ -58,7 +58,9 @@ struct LaneEnd {
 /// Runs workers until `lane.file` holds every point of `lane.points`, or a signal (interrupt_signal()) stops it,
 /// or a worker fails in a way no restart can fix (bad input, no device, a death before its first point).
 /// On SIGINT/SIGTERM the worker gets SIGTERM, then SIGKILL after 10 s; it is always reaped before returning.
-/// Messages (restarts, crashes) go to stderr.
+/// Messages (restarts, crashes) go to stderr. Before the first worker and after the last, partial files of workers
+/// that died (FILE.new-PID) are removed; a lane that did not finish and whose file holds no record (its header
+/// could not be written) leaves no file.
 LaneEnd supervise_lane(const Lane& lane);
 
 }  // namespace labrun

@@ -26,7 +26,7 @@
 #include "interrupt.hpp"
 #include "lab.hpp"
 #include "log.hpp"
-#include "output_lock.hpp"
+#include "output_file.hpp"
 #include "point_record.hpp"
 #include "processes.hpp"
 #include "record.hpp"
@@ -639,17 +639,19 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment
   SweepArgs a = args;
   if (a.output.empty()) a.output = "results/" + config.experiment + "-" + utc_timestamp(true) + ".jsonl";
   install_interrupt_handlers();
-  const OutputLock lock(a.output);  // one writer per result file, its workers included
+  std::error_code ec;
+  if (fs::is_directory(a.output, ec))
+    throw OutputError(a.output + " is a folder; -o names the result file (e.g. -o " +
+                      (fs::path(a.output) / (config.experiment + ".jsonl")).string() + ")");
+  // A regular file only, one writer per result file (its workers included), stale partial files and a file that
+  // holds no results removed (src/output_file.hpp).
+  const FileClaim claim(a.output, "labrun sweep");
   if (!a.devices.empty()) {
     if (!a.shard.empty()) throw std::invalid_argument("--devices splits the sweep itself: it does not take --shard");
     return run_devices(a, parse_devices(a.devices, hooks), points.size());
   }
   if (config.lab.processes > 1) return run_pooled(a, config, points);
 
-  std::error_code ec;
-  if (fs::is_directory(a.output, ec))
-    throw OutputError(a.output + " is a folder; -o names the result file (e.g. -o " +
-                      (fs::path(a.output) / (config.experiment + ".jsonl")).string() + ")");
   if (a.resume && !fs::exists(a.output, ec) && fs::exists(a.output + ".processes", ec))
     throw OutputError(fmt::format("cannot resume {}: {}.processes/ holds a pooled run's processes (lab.processes = "
                                   "{}): resume with the same --lab processes",

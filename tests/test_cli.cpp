@@ -1,10 +1,15 @@
 // Tests of the labrun binary as users run it: exit codes, the records a host sweep writes, refusal to
-// overwrite, strict config errors before anything runs (C01, C03), dry runs and the --only filter.
+// overwrite, strict config errors before anything runs (C01, C03), dry runs and the --only filter, and the one writer
+// policy of every command that writes (src/output_file.hpp: H01, H05, H07, H08, H10).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -737,6 +742,267 @@ TEST(Cli, ReportForceNeverDestroysTheOldReportFirst) {
   EXPECT_TRUE(fs::exists(rep + "/points.csv"));
   for (const auto& e : fs::directory_iterator(dir.path("")))
     EXPECT_EQ(e.path().filename().string().find(".new-"), std::string::npos) << e.path() << " left behind";
+}
+
+}  // namespace
+}  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// ---- The writer policy (src/output_file.hpp): cases H01, H05, H07, H08, H10 ---------------------------------
+
+// One point of the smoke config: a sweep of a second or so.
+const std::string kOnePoint = " --only variant=fused,n=1000,density=0.5,dtype=f32,mode=eager,downstream=0";
+
+/// `labrun ARGS` in `dir.cwd()` with no file allowed to grow (RLIMIT_FSIZE 0, SIGXFSZ ignored): every write to a
+/// file fails with EFBIG ("File too large"), as on a full disk. stdout and stderr come back together through a
+/// pipe (Result::err), which the limit does not cover.
+Result labrun_without_space(const TempDir& dir, const std::string& args) {
+  const std::string all = dir.path("limited.txt");
+  const std::string command = "cd " + quote(dir.cwd()) + " && ( (trap '' XFSZ; ulimit -f 0; exec " + quote(kBinary) +
+                              " " + args + ") 2>&1; echo \"exit=$?\" ) | cat >" + quote(all);
+  (void)std::system(command.c_str());
+  Result r;
+  r.err = slurp(all);
+  const auto at = r.err.rfind("exit=");
+  if (at != std::string::npos) r.code = std::atoi(r.err.c_str() + at + 5);
+  return r;
+}
+
+/// A one-point shard (--shard 1/1) of the smoke config, made once per process: an input `merge` accepts.
+const std::string& one_point_shard() {
+  static TempDir dir;
+  static const std::string file = [] {
+    const std::string path = dir.path("shard.jsonl");
+    const Result r = labrun(dir, "sweep " + quote(kSmoke) + " --device cpu -q --shard 1/1 -o " + quote(path) + kOnePoint);
+    if (r.code != 0) throw std::runtime_error("the one-point shard failed: " + r.err);
+    return path;
+  }();
+  return file;
+}
+
+/// The pid of a process that has exited (and been reaped): a writer that died.
+long dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
+
+/// Holds the one-writer lock of `target` (OutputLock's TARGET.lock, src/output_lock.hpp) as another labrun would.
+class HeldLock {
+ public:
+  explicit HeldLock(const std::string& target)
+      : path_(fs::weakly_canonical(fs::absolute(target)).string() + ".lock"),
+        fd_(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    const std::string pid = std::to_string(::getpid());
+    if (fd_ < 0 || ::flock(fd_, LOCK_EX | LOCK_NB) != 0 || ::write(fd_, pid.data(), pid.size()) < 0)
+      throw std::runtime_error("cannot hold " + path_);
+  }
+  ~HeldLock() {
+    ::unlink(path_.c_str());
+    ::close(fd_);
+  }
+  HeldLock(const HeldLock&) = delete;
+  HeldLock& operator=(const HeldLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+// Names in `dir` that contain `part` (leftovers such as ".new-" or ".lock").
+std::vector<std::string> names_with(const std::string& dir, const std::string& part) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(part) != std::string::npos) out.push_back(e.path().filename().string());
+  return out;
+}
+
+// H01: a target that exists and is not a regular file (a device node, a FIFO) is refused by every writer, --force or
+// not, naming the path and what it is (exit 4), and nothing is touched: no lock file, no partial file beside it.
+// (`sweep -o fakenull --force` used to replace a character device with a regular file.)
+TEST(Cli, H01_NonRegularTargetIsRefused) {
+  SmokeRun& run = smoke_run();
+  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  TempDir dir;
+  std::vector<std::pair<std::string, std::string>> nodes;  // name, what it is
+  ASSERT_EQ(::mkfifo(dir.path("cwd/fifo").c_str(), 0644), 0);
+  nodes.emplace_back("fifo", "a named pipe (FIFO)");
+  if (::mknod(dir.path("cwd/fakenull").c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0)  // root only
+    nodes.emplace_back("fakenull", "a character device");
+  for (const auto& [name, what] : nodes) {
+    const std::string file_message = name + " is " + what + ", not a regular file";
+    for (const std::string& args : {"sweep " + quote(kSmoke) + " --device cpu -q -o " + name + " --force" + kOnePoint,
+                                    "sweep " + quote(kSmoke) + " --device cpu -q -o " + name + " --resume" + kOnePoint,
+                                    "merge -o " + name + " --force " + quote(run.output)}) {
+      const Result r = labrun(dir, args);
+      EXPECT_EQ(r.code, 4) << args << "\n" << r.err;
+      EXPECT_NE(r.err.find(file_message), std::string::npos) << r.err;
+    }
+    for (const std::string command : {"report", "history"}) {
+      const Result r = labrun(dir, command + " " + quote(run.output) + (command == "report" ? " --no-plots" : "") +
+                                       " -o " + name + " --force");
+      EXPECT_EQ(r.code, 4) << command << "\n" << r.err;
+      EXPECT_NE(r.err.find(name + " is " + what + ", not a folder"), std::string::npos) << r.err;
+    }
+    struct stat st {};
+    ASSERT_EQ(::stat(dir.path("cwd/" + name).c_str(), &st), 0);
+    EXPECT_FALSE(S_ISREG(st.st_mode)) << name << " was replaced";
+  }
+  EXPECT_EQ(names_with(dir.cwd(), ".lock"), std::vector<std::string>{});
+  EXPECT_EQ(names_with(dir.cwd(), ".new"), std::vector<std::string>{});
+  // A folder that holds other files is not a report folder: refused even with --force, its files untouched.
+  fs::create_directory(dir.path("cwd/mine"));
+  write_file(dir.path("cwd/mine/points.csv"), "my own\n");
+  const Result mine = labrun(dir, "report " + quote(run.output) + " --no-plots -o mine --force");
+  EXPECT_EQ(mine.code, 4) << mine.err;
+  EXPECT_NE(mine.err.find("mine holds files that are not a labrun report (points.csv, ...)"), std::string::npos)
+      << mine.err;
+  EXPECT_EQ(slurp(dir.path("cwd/mine/points.csv")), "my own\n");
+}
+
+// H05: merge, report and history hold the one-writer lock on their output while they write it: a second writer
+// (here: this test, holding the lock as a running labrun would) makes them exit 4 naming the holder, and they write
+// nothing. history -o refuses an earlier history report without --force, as report does; --force replaces it.
+TEST(Cli, H05_ConcurrentWritersAreRefusedByTheLock) {
+  SmokeRun& run = smoke_run();
+  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  TempDir dir;
+  const std::string held = "is being written by another labrun (pid " + std::to_string(::getpid()) + ")";
+  const std::pair<std::string, std::string> writers[] = {
+      {"merged.jsonl", "merge -o merged.jsonl " + quote(one_point_shard())},
+      {"rep", "report " + quote(run.output) + " --no-plots -o rep"},
+      {"hist", "history " + quote(run.output) + " -o hist"},
+  };
+  for (const auto& [target, args] : writers) {
+    {
+      const HeldLock lock(dir.path("cwd/" + target));
+      const Result r = labrun(dir, args);
+      EXPECT_EQ(r.code, 4) << args << "\n" << r.err;
+      EXPECT_NE(r.err.find(held), std::string::npos) << r.err;
+      EXPECT_FALSE(fs::exists(dir.path("cwd/" + target))) << args;
+    }
+    const Result free = labrun(dir, args);
+    EXPECT_EQ(free.code, 0) << args << "\n" << free.err;
+  }
+  const Result again = labrun(dir, "history " + quote(run.output) + " -o hist");
+  EXPECT_EQ(again.code, 4) << again.err;
+  EXPECT_NE(again.err.find("labrun history: hist already holds a history report; labrun never overwrites results "
+                           "(use --force)"),
+            std::string::npos)
+      << again.err;
+  write_file(dir.path("cwd/hist/history.md"), "old\n");
+  const Result forced = labrun(dir, "history " + quote(run.output) + " -o hist --force");
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_NE(slurp(dir.path("cwd/hist/history.md")), "old\n");
+  EXPECT_EQ(names_with(dir.cwd(), ".lock"), std::vector<std::string>{});
+  EXPECT_EQ(names_with(dir.cwd(), ".new"), std::vector<std::string>{});
+}
+
+// H07: a partial file left by a writer that died (FILE.new-PID, PID gone) is removed by the next writer of FILE (a
+// fresh sweep, a --resume, a merge, a report of its folder), which says so; one of a live writer is left alone. Given
+// to a reader it is refused as a partial file (exit 2), never read as a run.
+TEST(Cli, H07_StalePartialFilesAreRemovedAndRefusedAsInput) {
+  SmokeRun& run = smoke_run();
+  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  TempDir dir;
+  // What a pooled write killed by SIGKILL leaves: the header and two points.
+  const std::vector<std::string> lines = lines_of(run.bytes);
+  const std::string partial = lines[0] + "\n" + lines[1] + "\n" + lines[2] + "\n";
+  const std::string stale = "out.jsonl.new-" + std::to_string(dead_pid());
+  write_file(dir.path("cwd/" + stale), partial);
+  for (const std::string& args : {"report " + stale + " --no-plots -o rep", "diff " + stale + " " + quote(run.output),
+                                  "history " + stale, "merge -o m.jsonl " + stale}) {
+    const Result r = labrun(dir, args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(stale + " is a partial file of an interrupted write"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir.path("cwd/rep")));
+  EXPECT_FALSE(fs::exists(dir.path("cwd/m.jsonl")));
+  // A live writer's partial file (this process's) stays; the dead one's goes, with a word on stderr.
+  const std::string live = "out.jsonl.new-" + std::to_string(::getpid());
+  write_file(dir.path("cwd/" + live), partial);
+  const std::string sweep = "sweep " + quote(kSmoke) + " --device cpu -q -o out.jsonl" + kOnePoint;
+  const Result fresh = labrun(dir, sweep);
+  ASSERT_EQ(fresh.code, 0) << fresh.err;
+  EXPECT_NE(fresh.err.find("removed " + stale + ", the partial file of a write that was interrupted"),
+            std::string::npos)
+      << fresh.err;
+  EXPECT_FALSE(fs::exists(dir.path("cwd/" + stale)));
+  EXPECT_TRUE(fs::exists(dir.path("cwd/" + live)));
+  // --resume, merge -o and report -o clean up after their own kind too.
+  const std::string stale2 = "out.jsonl.new-" + std::to_string(dead_pid());
+  write_file(dir.path("cwd/" + stale2), partial);
+  const Result resumed = labrun(dir, sweep + " --resume");
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_FALSE(fs::exists(dir.path("cwd/" + stale2)));
+  const std::string stale3 = "m.jsonl.new-" + std::to_string(dead_pid());
+  write_file(dir.path("cwd/" + stale3), partial);
+  EXPECT_EQ(labrun(dir, "merge -o m.jsonl " + quote(one_point_shard())).code, 0);
+  EXPECT_FALSE(fs::exists(dir.path("cwd/" + stale3)));
+  const std::string stale4 = "rep.new-" + std::to_string(dead_pid());
+  fs::create_directory(dir.path("cwd/" + stale4));
+  write_file(dir.path("cwd/" + stale4 + "/points.csv"), "half\n");
+  EXPECT_EQ(labrun(dir, "report out.jsonl --no-plots -o rep").code, 0);
+  EXPECT_FALSE(fs::exists(dir.path("cwd/" + stale4)));
+}
+
+// H08: an output file that holds no results (0 bytes, or only a torn first line: a run that died as it began) is
+// treated as absent by a plain rerun, a --resume and a merge, which say so and write it afresh; a fresh sweep whose
+// header cannot be written exits 4 and leaves no file behind.
+TEST(Cli, H08_EmptyOrTornOutputIsNotADeadEnd) {
+  TempDir dir;
+  const std::string sweep = "sweep " + quote(kSmoke) + " --device cpu -q -o out.jsonl" + kOnePoint;
+  const std::string says = "out.jsonl holds no results (0 bytes, or only a torn first line";
+  for (const auto& [content, extra] : {std::pair<std::string, std::string>{"", ""},
+                                       {"{\"type\":\"header\",\"schema_ver", ""},
+                                       {"", " --resume"},
+                                       {"{\"type\":\"header\",\"schema_ver", " --resume"}}) {
+    write_file(dir.path("cwd/out.jsonl"), content);
+    const Result r = labrun(dir, sweep + extra);
+    EXPECT_EQ(r.code, 0) << extra << "\n" << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(lines_of(slurp(dir.path("cwd/out.jsonl"))).size(), 2u);
+  }
+  write_file(dir.path("cwd/m.jsonl"), "");
+  const Result merged = labrun(dir, "merge -o m.jsonl " + quote(one_point_shard()));
+  EXPECT_EQ(merged.code, 0) << merged.err;
+  EXPECT_NE(merged.err.find("m.jsonl holds no results"), std::string::npos) << merged.err;
+  // No space for the header: exit 4 with the reason, and no empty file to trip over next time.
+  const Result full = labrun_without_space(dir, "sweep " + quote(kSmoke) + " --device cpu -q -o new.jsonl" + kOnePoint);
+  EXPECT_EQ(full.code, 4) << full.err;
+  EXPECT_NE(full.err.find("File too large"), std::string::npos) << full.err;
+  EXPECT_FALSE(fs::exists(dir.path("cwd/new.jsonl")));
+  EXPECT_EQ(names_with(dir.cwd(), ".new"), std::vector<std::string>{});
+}
+
+// H10: a write that fails (here every file write fails with EFBIG, as on a full disk) is exit 4 with a message that
+// names the file and carries the reason, for every writer, and leaves no partial file. history -o exits 4 as report.
+TEST(Cli, H10_WriteErrorsCarryTheReason) {
+  SmokeRun& run = smoke_run();
+  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  TempDir dir;
+  const std::pair<std::string, std::string> cases[] = {
+      {"report " + quote(run.output) + " --no-plots -o rep", "/points.csv: File too large"},
+      {"history " + quote(run.output) + " -o hist", "/history.json: File too large"},
+      {"merge -o m.jsonl " + quote(one_point_shard()), "m.jsonl.new-"},
+      {"slurm " + quote(kSmoke) + " --shards 2 -o slurm", "-array.sbatch: File too large"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = labrun_without_space(dir, args);
+    EXPECT_EQ(r.code, 4) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("cannot write "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir.path("cwd/rep")));
+  EXPECT_FALSE(fs::exists(dir.path("cwd/hist")));
+  EXPECT_FALSE(fs::exists(dir.path("cwd/m.jsonl")));
+  EXPECT_EQ(names_with(dir.cwd(), ".new"), std::vector<std::string>{});
+  EXPECT_EQ(names_with(dir.path("cwd/slurm"), ".new"), std::vector<std::string>{});
 }
 
 }  // namespace
