@@ -143,5 +143,31 @@ TEST(Hostile, H10_ControlCharactersAreShownEscaped) {
   EXPECT_EQ(format_axes(Json{{"mode", "e\x1b"}}), "mode=e\\x1b");
 }
 
+// Case H10, end to end: an axis word carrying ESC and U+202E in a result file anyone can edit reaches report.md and
+// points.csv escaped, never raw.
+TEST(Hostile, H10_ReportShowsControlCharactersEscaped) {
+  TempDir dir;
+  const Outcome sweep = labrun(dir, "sweep '" + std::string(LABRUN_SOURCE_DIR) +
+                                        "/configs/smoke.yaml' --device cpu -q --only n=1000 -o good.jsonl");
+  ASSERT_EQ(sweep.code, 0) << sweep.err;
+  std::ifstream in(dir.file("good.jsonl"));
+  std::ofstream out(dir.file("evil.jsonl"));
+  std::string line;
+  while (std::getline(in, line)) {
+    Json r = Json::parse(line);
+    if (r["type"] == "point") r["axes"]["mode"] = r["axes"]["mode"].get<std::string>() + "\x1b[2J\u202e";
+    out << r.dump() << "\n";
+  }
+  out.close();
+  const Outcome report = labrun(dir, "report evil.jsonl -o rep --no-plots");
+  ASSERT_EQ(report.code, 0) << report.err;
+  for (const char* name : {"rep/report.md", "rep/points.csv"}) {
+    const std::string text = slurp(dir.file(name));
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << name;
+    EXPECT_EQ(text.find("\u202e"), std::string::npos) << name;
+    EXPECT_NE(text.find("\\x1b[2J\\u202e"), std::string::npos) << name;
+  }
+}
+
 }  // namespace
 }  // namespace labrun
