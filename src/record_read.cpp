@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "output_file.hpp"  // describe_file_type
 #include "record.hpp"
 
 namespace labrun {
@@ -148,16 +149,6 @@ void check_depth(const std::string& line) {
   }
 }
 
-// "a character device" and the like for a file type that is not a regular file.
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 std::string gib(std::uint64_t bytes) { return std::to_string(bytes >> 30) + " GiB"; }
 
 }  // namespace
@@ -180,7 +171,7 @@ RecordLines::RecordLines(const std::string& path) : path_(path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
-    throw ResultError(path + ": " + file_kind(st.st_mode) +
+    throw ResultError(path + ": " + describe_file_type(st.st_mode) +
                       ", not a regular file: labrun reads result files (JSON Lines written by labrun sweep) only");
   }
   size_ = static_cast<std::uint64_t>(st.st_size);

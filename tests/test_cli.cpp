@@ -619,7 +619,7 @@ TEST(Cli, H02_ResultReadersRefuseDevicesAndFifos) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const Result r = labrun(dir, "report " + quote(fifo) + " -o rep --no-plots");
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find(fifo + ": a FIFO (named pipe), not a regular file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(fifo + ": a named pipe (FIFO), not a regular file"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir.cwd() + "/m.jsonl"));
 }
 

@@ -260,7 +260,7 @@ TEST(Records, H02_ReadersRefuseWhatIsNotARegularFile) {
             "labrun sweep) only");
   const std::string fifo = dir.file("pipe.jsonl");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_NE(read_error(fifo).find(fifo + ": a FIFO (named pipe), not a regular file"), std::string::npos)
+  EXPECT_NE(read_error(fifo).find(fifo + ": a named pipe (FIFO), not a regular file"), std::string::npos)
       << read_error(fifo);
   EXPECT_NE(read_error(dir.path().string()).find(": a folder, not a regular file"), std::string::npos);
   EXPECT_THROW(read_jsonl("/dev/zero"), ResultError);
