@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "history.hpp"
+#include "interrupt.hpp"
 #include "output_file.hpp"
 #include "point_record.hpp"
 #include "spawn.hpp"
@@ -80,7 +81,10 @@ std::vector<std::string> rev_list(const std::string& repo) {
 
 }  // namespace
 
-int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
+namespace {
+
+/// cmd_history without its handling of signals.
+int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
   if (args.format != "table" && args.format != "markdown" && args.format != "json") {
     err << "labrun history: unknown format '" << args.format << "' (expected table, markdown or json)\n";
     return kHistoryBadInput;
@@ -132,6 +136,7 @@ int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
   if (folder) {
     try {
       write_history_report(history, folder->begin().string(), args.plot_script, args.max_plots, err);
+      throw_if_interrupted();  // a plot script stopped by the same Ctrl-C is not a finished report
       folder->commit();
       err << "labrun history: wrote " << args.report_dir << "/history.md\n";
     } catch (const OutputError& e) {
@@ -140,6 +145,13 @@ int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
     }
   }
   return history.fail ? kHistoryStep : kHistoryNoStep;
+}
+
+}  // namespace
+
+int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
+  // Ctrl-C or SIGTERM: the staging folder of -o goes (ReportFolder), the folder keeps what it held.
+  return run_interruptible("history", [&] { return run_history(args, out, err); });
 }
 
 }  // namespace labrun

@@ -1,6 +1,8 @@
 #include "interrupt.hpp"
 
 #include <csignal>
+#include <cstdio>
+#include <cstring>
 
 namespace labrun {
 
@@ -33,6 +35,17 @@ int interrupt_count() { return g_count; }
 
 void throw_if_interrupted() {
   if (const int s = g_signal) throw Interrupted(s);
+}
+
+int run_interruptible(const char* command, const std::function<int()>& body) {
+  install_interrupt_handlers();
+  try {
+    return body();
+  } catch (const Interrupted& e) {
+    const char* name = sigabbrev_np(e.signal());
+    std::fprintf(stderr, "labrun %s: interrupted by SIG%s; nothing written\n", command, name ? name : "?");
+    return 128 + e.signal();
+  }
 }
 
 }  // namespace labrun

@@ -2,6 +2,7 @@
 // progress, keeps every finished line, stops its workers and says how to resume (docs/records.md "Resume").
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 
 namespace labrun {
@@ -32,5 +33,11 @@ class Interrupted : public std::runtime_error {
 
 /// Throws Interrupted if a signal arrived.
 void throw_if_interrupted();
+
+/// Runs a command that writes its output whole or not at all (merge, report, history) with the handlers installed:
+/// an Interrupted thrown by `body` (its readers look between lines; it looks again before it commits) has already
+/// removed the partial output on its way out; this says "labrun COMMAND: interrupted by SIGINT; nothing written"
+/// on stderr and returns 128 + the signal (130, 143). Otherwise returns what `body` returns.
+int run_interruptible(const char* command, const std::function<int()>& body);
 
 }  // namespace labrun

@@ -171,14 +171,8 @@ int merge_files(const std::vector<std::string>& shards, const std::string& outpu
 
 int cmd_merge(const std::vector<std::string>& shards, const std::string& output, bool force, bool allow_mixed_builds,
               const Registry& registry) {
-  install_interrupt_handlers();  // Ctrl-C or SIGTERM stops the reading or the copying, and nothing is written
-  try {
-    return merge_files(shards, output, force, allow_mixed_builds, registry);
-  } catch (const Interrupted& e) {
-    std::fprintf(stderr, "labrun merge: interrupted by SIG%s; nothing written\n",
-                 sigabbrev_np(e.signal()) ? sigabbrev_np(e.signal()) : "?");
-    return 128 + e.signal();
-  }
+  // Ctrl-C or SIGTERM stops the reading or the copying, and nothing is written.
+  return run_interruptible("merge", [&] { return merge_files(shards, output, force, allow_mixed_builds, registry); });
 }
 
 }  // namespace labrun

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "exit_codes.hpp"
+#include "interrupt.hpp"
 #include "merge.hpp"
 #include "output_file.hpp"
 #include "point_record.hpp"
@@ -23,8 +24,11 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
   return cmd_report(paths, out_dir, out, err, ReportOptions{});
 }
 
-int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
-               std::ostream& err, const ReportOptions& options) {
+namespace {
+
+/// cmd_report without its handling of signals.
+int make_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
+                std::ostream& err, const ReportOptions& options) {
   namespace fs = std::filesystem;
   if (paths.empty()) {
     err << "labrun report: no result files given\n";
@@ -76,6 +80,7 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
       md << render_report(context, paths, plots, not_drawn, options.max_plots);
       close_or_throw(md, staging / "report.md");
     }
+    throw_if_interrupted();  // a plot script stopped by the same Ctrl-C is not a finished report
     folder->commit();
     const fs::path md_path = fs::path(out_dir) / "report.md";
     const std::size_t points = context.point_count();
@@ -87,6 +92,14 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
     return kExitOutput;
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
+               std::ostream& err, const ReportOptions& options) {
+  // Ctrl-C or SIGTERM: the staging folder goes (ReportFolder), the folder keeps what it held.
+  return run_interruptible("report", [&] { return make_report(paths, out_dir, out, err, options); });
 }
 
 }  // namespace labrun

@@ -169,5 +169,24 @@ TEST(Hostile, H10_ReportShowsControlCharactersEscaped) {
   }
 }
 
+// Case H07: Ctrl-C during a report (here sent by the plot script, which report runs from ./scripts first) leaves no
+// partial folder: exit 130, no report folder and no REPORT.new-PID beside it.
+TEST(Hostile, H07_InterruptedReportLeavesNothingPartial) {
+  TempDir dir;
+  const Outcome sweep = labrun(dir, "sweep '" + std::string(LABRUN_SOURCE_DIR) +
+                                        "/configs/smoke.yaml' --device cpu -q --only n=1000 -o good.jsonl");
+  ASSERT_EQ(sweep.code, 0) << sweep.err;
+  std::filesystem::create_directory(dir.file("scripts"));
+  write_file(dir.file("scripts/plot_report.py"), "import os, signal\nos.kill(os.getppid(), signal.SIGINT)\n");
+  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3 with matplotlib is needed to run the plot script";
+  const Outcome r = labrun(dir, "report good.jsonl -o rep");
+  EXPECT_EQ(r.code, 130) << r.err;
+  EXPECT_NE(r.err.find("labrun report: interrupted by SIGINT; nothing written"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("rep")));
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().filename().string().find("rep.new-"), std::string::npos) << e.path();
+}
+
 }  // namespace
 }  // namespace labrun
