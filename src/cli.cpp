@@ -50,12 +50,14 @@ namespace {
 // "a.jsonl", "a.jsonl,b.jsonl" (shards) or a folder (every .jsonl in it, sorted).
 std::vector<std::string> result_paths(const std::string& arg) {
   std::vector<std::string> out;
-  if (std::filesystem::is_directory(arg)) {
+  std::error_code ec;  // a symlink loop or a name too long is the reader's to report (exit 2), not a throw here
+  if (std::filesystem::is_directory(arg, ec)) {
     bool gzipped = false;
-    for (const auto& e : std::filesystem::directory_iterator(arg)) {
+    for (const auto& e : std::filesystem::directory_iterator(arg, ec)) {
       if (e.path().extension() == ".jsonl") out.push_back(e.path().string());
       gzipped = gzipped || e.path().string().ends_with(".jsonl.gz");
     }
+    if (ec) throw std::invalid_argument("cannot list folder " + arg + ": " + ec.message());
     if (out.empty())
       throw std::invalid_argument("folder '" + arg + "' holds no .jsonl result file" +
                                   (gzipped ? " (its .jsonl.gz files must be unpacked first: gunzip -k)" : ""));

@@ -833,19 +833,23 @@ class Parser {
   }
 
   /// Case H09: the least time a point takes, min_samples x min_sample_time_s + warmup_time_s, must stay below
-  /// point_timeout_s (when set), or every point would be recorded `timeout`. Blames the first of those settings the
+  /// point_timeout_s, or every point would be recorded `timeout`; without a timeout (0), below a day. Blames the first of those settings the
   /// section writes. @throws ConfigError naming the settings, their values and the bound.
   void check_finishes(const LabSettings& lab, const std::map<std::string, const Entry*>& written) const {
-    if (lab.point_timeout_s <= 0) return;
+    // Without a timeout (0), the bound is point_timeout_s's own upper bound, one day.
+    const double limit_s = lab.point_timeout_s > 0 ? lab.point_timeout_s : 86400;
     const double least_s =
         static_cast<double>(lab.min_samples) * lab.min_sample_time_s + lab.warmup_time_s;
-    if (least_s < lab.point_timeout_s) return;
+    if (least_s < limit_s) return;
     for (const char* key : {"min_sample_time_s", "min_samples", "warmup_time_s", "point_timeout_s"})
       if (const auto it = written.find(key); it != written.end())
         fail(it->second->value.loc, it->second->path,
              fmt::format("min_samples x min_sample_time_s + warmup_time_s = {} x {} s + {} s = {} s reaches "
-                         "point_timeout_s ({} s): every point would time out before its last sample",
-                         lab.min_samples, lab.min_sample_time_s, lab.warmup_time_s, least_s, lab.point_timeout_s));
+                         "{}: every point would {}",
+                         lab.min_samples, lab.min_sample_time_s, lab.warmup_time_s, least_s,
+                         lab.point_timeout_s > 0 ? fmt::format("point_timeout_s ({} s)", lab.point_timeout_s)
+                                                 : std::string("a day (86400 s; point_timeout_s is 0: no limit)"),
+                         lab.point_timeout_s > 0 ? "time out before its last sample" : "run for more than a day"));
   }
 
   /// Converts any YAML to JSON, keeping map order. Quoted scalars stay strings; plain ones become an integer

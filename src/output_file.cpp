@@ -152,12 +152,18 @@ void require_regular_target(const std::string& path) {
 }
 
 bool holds_no_records(const std::string& path) {
+  // A torn first line is a labrun record begun ('{') and cut short; a file larger than a record line may be, or
+  // that starts with anything else, is not labrun's to replace (case H08: no one's notes are taken for a torn run).
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec || size > kMaxRecordLineBytes) return false;
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   std::string line;
   while (std::getline(in, line)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     if (!in.eof()) return false;  // a whole line: a record, or something for the readers to refuse
+    if (line[line.find_first_not_of(" \t\r")] != '{') return false;  // not a record at all
     try {
       (void)parse_record_line(line);
       return false;  // a record that lost its newline
@@ -183,7 +189,7 @@ void refuse_partial_input(const std::string& path) {
                               whole + ", or run the command that writes it again");
 }
 
-std::set<std::string> remove_stale_siblings(const std::string& path) {
+std::set<std::string> remove_stale_siblings(const std::string& path, bool folders) {
   std::set<std::string> removed;
   const fs::path target(path);
   const std::string base = target.filename().string();
@@ -195,6 +201,8 @@ std::set<std::string> remove_stale_siblings(const std::string& path) {
     if (pid <= 0 || pid == ::getpid() || process_alive(pid)) continue;
     std::error_code kind;
     if (e.is_regular_file(kind) && file_locked(e.path())) continue;
+    // A file's partial sibling is a file; a folder of that name is someone else's (case H07).
+    if (!folders && e.symlink_status(kind).type() == fs::file_type::directory) continue;
     stale.push_back(target.parent_path().empty() ? e.path().filename() : e.path());  // named as `path` is
   }
   for (const auto& p : stale)
@@ -205,7 +213,7 @@ std::set<std::string> remove_stale_siblings(const std::string& path) {
 FileClaim::FileClaim(const std::string& path, const std::string& who)
     : lock_((require_regular_target(path), path)) {
   require_regular_target(path);  // again, under the lock
-  for (const auto& name : remove_stale_siblings(path))
+  for (const auto& name : remove_stale_siblings(path, false))
     spdlog::warn("{}: removed {}, the partial file of a write that was interrupted", who, name);
   std::error_code ec;
   if (!fs::exists(path, ec) || !holds_no_records(path)) return;
@@ -260,7 +268,7 @@ ReportFolder::ReportFolder(const std::string& dir, const std::string& kind, bool
   check_folder_target(dir_, dir, kind_, replace_);
   lock_.emplace(dir_.string());
   check_folder_target(dir_, dir, kind_, replace_);  // again, under the lock
-  for (const auto& name : remove_stale_siblings(dir_.string()))
+  for (const auto& name : remove_stale_siblings(dir_.string(), true))
     spdlog::warn("labrun {}: removed {}, the partial {} of a write that was interrupted", kind_, name, kind_);
 }
 

@@ -38,8 +38,9 @@ std::string describe_file_type(mode_t mode);
 void require_regular_target(const std::string& path);
 
 /// True when the regular file `path` holds no record: 0 bytes, only blank lines, or a single unterminated line
-/// that does not parse (the header of a run killed while writing it). False when it cannot be read, or holds a
-/// terminated non-blank line or a parsable one (those are for the readers to judge). Never throws.
+/// that begins a JSON object ('{') and does not parse (the header of a run killed while writing it). False when it
+/// cannot be read, is larger than kMaxRecordLineBytes, holds a terminated non-blank line, a parsable one, or a line
+/// that is no record at all (someone's file: for the writer to refuse, case H08). Never throws.
 bool holds_no_records(const std::string& path);
 
 /// True for a name of the form X.new-DIGITS: the beside-file of a write in progress or interrupted.
@@ -49,9 +50,11 @@ bool is_partial_name(const std::string& path);
 /// @throws std::invalid_argument "PATH is a partial file of an interrupted write (...)" when is_partial_name().
 void refuse_partial_input(const std::string& path);
 
-/// Removes the beside-files PATH.new-PID (files or folders) of writers that died: the process PID is gone and, for
-/// a file, nobody holds a lock on it. Call while holding PATH's OutputLock. Returns the names removed. Never throws.
-std::set<std::string> remove_stale_siblings(const std::string& path);
+/// Removes the beside-files PATH.new-PID of writers that died: the process PID is gone and, for a file, nobody
+/// holds a lock on it. Folders of that name are removed only when `folders` (a report's staging folder); a file's
+/// writer leaves files only, so a folder beside a result file is someone else's and stays (case H07). Call while
+/// holding PATH's OutputLock. Returns the names removed. Never throws.
+std::set<std::string> remove_stale_siblings(const std::string& path, bool folders);
 
 /// A writer's claim on a result file (sweep -o, merge -o): require_regular_target(), then the one-writer lock,
 /// then remove_stale_siblings(); a file that holds_no_records() is removed, with a warning on stderr, so the write

@@ -1,4 +1,5 @@
 #include "output_lock.hpp"
+#include "output_file.hpp"  // describe_file_type
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -33,12 +34,22 @@ OutputLock::OutputLock(const std::string& path) : lock_path_(lock_file_of(path))
     throw OutputError("cannot create the folder " + parent.string() + " for the results: " + ec.message() +
                       " (choose a writable place with -o PATH)");
   for (int attempt = 0; attempt < 100; ++attempt) {
-    fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // Never through a link, never a device or FIFO (case H01): the lock file is written (our pid) and unlinked.
+    fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+    if (fd_ < 0 && errno == ELOOP)
+      throw OutputError("the lock file " + lock_path_ + " is a symbolic link; labrun's lock files are regular files "
+                        "(remove it, or choose another -o)");
     if (fd_ < 0)
       throw OutputError("cannot create the lock file " + lock_path_ + ": " + std::strerror(errno) +
                         (errno == ENOENT || errno == EACCES || errno == EROFS
                              ? " (is the output's folder writable? choose another with -o)"
                              : ""));
+    if (struct stat st {}; ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      fd_ = -1;
+      throw OutputError("the lock file " + lock_path_ + " is " + describe_file_type(st.st_mode) +
+                        ", not a regular file; labrun's lock files are regular files (remove it, or choose another -o)");
+    }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       char pid[32] = {0};

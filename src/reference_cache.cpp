@@ -46,7 +46,7 @@ void ReferenceCache::store(const std::string& key, const Json& value) const {
   const std::string path = path_of(key);
   // Written beside and renamed, as every labrun file (src/output_file.hpp); partial files of writers that died are
   // removed first. A cache is best-effort: a failure leaves no file, and the reference is computed again next time.
-  remove_stale_siblings(path);
+  remove_stale_siblings(path, false);
   try {
     write_text_whole(path, Json{{"key", key}, {"value", value}}.dump() + "\n");
   } catch (const std::exception&) {

@@ -188,5 +188,46 @@ TEST(Hostile, H07_InterruptedReportLeavesNothingPartial) {
     EXPECT_EQ(e.path().filename().string().find("rep.new-"), std::string::npos) << e.path();
 }
 
+// Found by a break test of the fixes above: a lock file that is a link or a device was written through; a user's
+// file with no newline was taken for a torn run and replaced; a folder named like a partial sibling was removed
+// whole; a symlink loop given as input was an internal error; point_timeout_s: 0 skipped the finish bound.
+TEST(Hostile, H01_H07_H08_WritersLeaveWhatIsNotTheirs) {
+  TempDir dir;
+  const std::string smoke = "sweep '" + std::string(LABRUN_SOURCE_DIR) + "/configs/smoke.yaml' --device cpu -q --only n=1000 ";
+  write_file(dir.file("victim.txt"), "precious");
+  std::filesystem::create_symlink("victim.txt", dir.file("b.jsonl.lock"));
+  const Outcome linked = labrun(dir, smoke + "-o b.jsonl");
+  EXPECT_EQ(linked.code, 4) << linked.err;
+  EXPECT_NE(linked.err.find("the lock file b.jsonl.lock is a symbolic link"), std::string::npos) << linked.err;
+  EXPECT_EQ(slurp(dir.file("victim.txt")), "precious");
+  write_file(dir.file("notes.txt"), "my notes, not a result");  // no newline, not JSON
+  const Outcome notes = labrun(dir, smoke + "-o notes.txt");
+  EXPECT_EQ(notes.code, 4) << notes.err;
+  EXPECT_NE(notes.err.find("exists"), std::string::npos) << notes.err;
+  EXPECT_EQ(slurp(dir.file("notes.txt")), "my notes, not a result");
+  std::filesystem::create_directory(dir.file("s.jsonl.new-999998"));
+  write_file(dir.file("s.jsonl.new-999998/inside"), "mine");
+  const Outcome sibling = labrun(dir, smoke + "-o s.jsonl");
+  EXPECT_EQ(sibling.code, 0) << sibling.err;
+  EXPECT_EQ(slurp(dir.file("s.jsonl.new-999998/inside")), "mine");
+}
+
+TEST(Hostile, H02_SymlinkLoopInputIsBadInputNotAnInternalError) {
+  TempDir dir;
+  std::filesystem::create_symlink("loop2", dir.file("loop1"));
+  std::filesystem::create_symlink("loop1", dir.file("loop2"));
+  for (const std::string command : {"report loop1 -o r --no-plots", "diff loop1 loop1", "history loop1", "merge -o m.jsonl loop1"}) {
+    const Outcome r = labrun(dir, command);
+    EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  }
+}
+
+TEST(Hostile, H09_WithoutATimeoutAPointMustStillFinishWithinADay) {
+  expect_config_error("experiment: masking\nlab:\n  point_timeout_s: 0\n  min_samples: 1000000\n  max_samples: 1000000\n"
+                      "  min_sample_time_s: 10\n",
+                      "every point would run for more than a day");
+}
+
 }  // namespace
 }  // namespace labrun
