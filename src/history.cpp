@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <functional>
 #include <cmath>
 #include <map>
 #include <set>
@@ -541,23 +543,23 @@ const HistorySeries* find_series(const HistoryResult& h, const std::string& poin
 
 namespace {
 
-/// Refuses runs of two configs of one experiment: the config is known by its file's name (`config.path` without its
-/// folders: the same file may be given by another path, and its bytes change between commits, which is what a
-/// history follows). @throws std::invalid_argument naming both files and both configs.
-void check_one_config(const std::vector<CommitRuns>& commits) {
-  std::string name, name_file;
+/// Throws when two runs give different values of `label` (`value_of`; empty values are skipped when `skip_empty`):
+/// "FILE: LABEL V differs from W in FIRST_FILE: WHY". One experiment, one config, one code under test per history.
+/// @throws std::invalid_argument as above.
+void require_one(const std::vector<CommitRuns>& commits, const char* label, bool skip_empty, const char* why,
+                 const std::function<std::string(const Run&)>& value_of) {
+  std::optional<std::string> first;
+  std::string first_file;
   for (const CommitRuns& c : commits)
     for (const Run& run : c.runs) {
-      const std::string path = run.header.config_path();
-      if (path.empty()) continue;
-      const std::string n = std::filesystem::path(path).filename().string();
-      if (name.empty()) {
-        name = n;
-        name_file = run.file;
-      } else if (n != name) {
-        throw std::invalid_argument(fmt::format("{}: config {} differs from {} in {}: a history is of one config at "
-                                                "many commits (run history once per config)",
-                                                run.file, n, name, name_file));
+      const std::string v = value_of(run);
+      if (skip_empty && v.empty()) continue;
+      if (!first) {
+        first = v;
+        first_file = run.file;
+      } else if (v != *first) {
+        throw std::invalid_argument(
+            fmt::format("{}: {} {} differs from {} in {}: {}", run.file, label, v, *first, first_file, why));
       }
     }
 }
@@ -572,38 +574,21 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
   HistoryResult h;
   h.options = o;
 
-  // One experiment.
-  std::string experiment, experiment_file;
-  for (const CommitRuns& c : commits)
-    for (const Run& run : c.runs) {
-      std::string e = run.header.experiment();
-      if (e.empty() && !run.points.empty()) e = run.points.front().experiment;
-      if (e.empty()) continue;
-      if (experiment.empty()) {
-        experiment = e;
-        experiment_file = run.file;
-      } else if (e != experiment) {
-        throw std::invalid_argument(fmt::format("{}: experiment {} differs from {} in {}: a history is of one config",
-                                                run.file, e, experiment, experiment_file));
-      }
-    }
-
-  check_one_config(commits);
+  // One experiment, one config (by file name: the same file's bytes may change between commits).
+  require_one(commits, "experiment", true, "a history is of one config", [](const Run& run) {
+    std::string e = run.header.experiment();
+    if (e.empty() && !run.points.empty()) e = run.points.front().experiment;
+    return e;
+  });
+  require_one(commits, "config", true, "a history is of one config at many commits (run history once per config)",
+              [](const Run& run) {
+                const std::string path = run.header.config_path();
+                return path.empty() ? path : std::filesystem::path(path).filename().string();
+              });
 
   // One code under test: commits of two projects have no order between them.
-  std::string project, project_file;
-  for (const CommitRuns& c : commits)
-    for (const Run& run : c.runs) {
-      const std::string p = run.header.code_project();
-      if (project.empty()) {
-        project = p;
-        project_file = run.file;
-      } else if (p != project) {
-        throw std::invalid_argument(fmt::format("{}: code under test {} differs from {} in {}: a history is of one "
-                                                "repository (environment.code.project)",
-                                                run.file, p, project, project_file));
-      }
-    }
+  require_one(commits, "code under test", false, "a history is of one repository (environment.code.project)",
+              [](const Run& run) { return run.header.code_project(); });
 
   // Commits, their stretches of equal lab settings, the notes and warnings they call for.
   for (const CommitRuns& c : commits) h.commits.push_back(describe_commit(c));
