@@ -387,7 +387,8 @@ std::string axes_text(const ExperimentDef& def, const Args& args, const std::vec
 std::string SdkExperiment::input_key(const Args& args) const { return axes_text(*def_, args, def_->input_axes()); }
 
 std::uint64_t SdkExperiment::input_seed(const Args& args, std::uint64_t lab_seed) const {
-  return splitmix64(lab_seed ^ fnv1a64(def_->name() + "/" + input_key(args)));
+  const std::string text = def_->seed_text_fn() ? def_->seed_text_fn()(args) : def_->name() + "/" + input_key(args);
+  return splitmix64(lab_seed ^ fnv1a64(text));
 }
 
 std::shared_ptr<const HostArrays> SdkExperiment::inputs(const Args& args, std::uint64_t lab_seed) {

@@ -331,6 +331,9 @@ TEST(GeluGenerate, ReproducibleRangeAndSeeds) {
   EXPECT_NE(seed(point("unfused", 1000, "bf16", "graph"), kSeed), base);
   EXPECT_NE(seed(point("fused_vec", 1001, "f32"), kSeed), base);
   EXPECT_NE(seed(point("fused_vec", 1000, "f32"), kSeed + 1), base);
+  // The seeds gelu drew before the SDK (ca31009), so results from then compare point for point.
+  EXPECT_EQ(base, splitmix64(kSeed ^ fnv1a64("gelu/1000/f32")));
+  EXPECT_EQ(seed(point("fused", 1 << 26, "bf16"), 7), splitmix64(7 ^ fnv1a64("gelu/67108864/bf16")));
   EXPECT_THROW(generate_inputs(10, DType::f16, kSeed), std::invalid_argument);
 }
 

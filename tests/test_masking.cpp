@@ -16,6 +16,7 @@
 #include "lab.hpp"
 #include "masking/masking.hpp"
 #include "registry.hpp"
+#include "sdk_registry.hpp"
 
 namespace labrun {
 namespace {
@@ -337,6 +338,19 @@ TEST(Masking, GenerateIsReproducibleAndSeeded) {
     EXPECT_NE(a.mask, c.mask) << to_string(t);
     EXPECT_EQ(a.data_bytes(), 100000 * dtype_bytes(t));
   }
+}
+
+// The SDK draws the seeds masking drew before it (ca31009): the pre-SDK key n/density/dtype/finiteness, so
+// results from then compare point for point.
+TEST(Masking, InputSeedsAreThoseBeforeTheSdk) {
+  static Registry registry;
+  register_builtin(registry);
+  const auto sdk = sdk_experiment(registry, "masking");
+  ASSERT_TRUE(sdk);
+  EXPECT_EQ(sdk->input_seed(Args(point("fused", 100000, "f32")), kSeed),
+            splitmix64(kSeed ^ fnv1a64("100000/0.500000/f32/finite")));
+  EXPECT_EQ(sdk->input_seed(Args(point("index", 1000, "bf16", "graph", "masked_out")), 3),
+            splitmix64(3 ^ fnv1a64("1000/0.500000/bf16/nonfinite")));
 }
 
 // Data values are never zero and |d| lies in [0.25, 2] after rounding to the dtype; `selected` counts the mask.

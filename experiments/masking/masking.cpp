@@ -287,6 +287,11 @@ LABRUN_EXPERIMENT(masking) {
     if (p.variant == Variant::index || p.variant == Variant::index_device_count) l.add("sel", role, Elem::of(p.dtype), p.n);
   });
   e.inputs_depend_on({"n", "density", "dtype", "nonfinite"}).reference_depends_on({"downstream"});
+  e.seed_text([](const Args& a) {  // the seeds drawn before the SDK, so earlier results compare point for point
+    const Params p = params_of(a);
+    return std::to_string(p.n) + "/" + std::to_string(p.density) + "/" + to_string(p.dtype) + "/" +
+           (p.nonfinite ? "nonfinite" : "finite");
+  });
   e.generate([](const Args& a, std::uint64_t seed, Arrays& in) {
     const Params p = params_of(a);
     generate(in["data"], in["mask"], p.density, p.nonfinite, seed);

@@ -359,6 +359,10 @@ class ExperimentDef {
   ExperimentDef& inputs_depend_on(std::vector<std::string> axes) { input_axes_ = std::move(axes); return *this; }
   /// Axes that define the reference besides the input axes (e.g. a parameter of the computation).
   ExperimentDef& reference_depends_on(std::vector<std::string> axes) { ref_axes_ = std::move(axes); return *this; }
+  /// The text an input set's seed is drawn from: seed = splitmix64(lab.seed ^ fnv1a64(text)). Default: the
+  /// experiment's name, "/", and the input axes as "a=1,b=f32". Set it only to keep the inputs an experiment drew
+  /// before it moved onto the SDK, so that its results stay comparable point for point across the move.
+  ExperimentDef& seed_text(std::function<std::string(const Args&)> f) { seed_text_ = std::move(f); return *this; }
   /// Fills the input arrays (host memory, allocated from the Layout) from `seed`. Must be reproducible for a
   /// seed and never produce all zeros (timing on zeros flatters a kernel).
   ExperimentDef& generate(std::function<void(const Args&, std::uint64_t seed, Arrays& inputs)> f) {
@@ -394,6 +398,7 @@ class ExperimentDef {
   const std::function<void(const Args&, Layout&)>& arrays_fn() const { return arrays_; }
   const std::vector<std::string>& input_axes() const { return input_axes_; }
   const std::vector<std::string>& reference_axes() const { return ref_axes_; }
+  const std::function<std::string(const Args&)>& seed_text_fn() const { return seed_text_; }
   const std::function<void(const Args&, std::uint64_t, Arrays&)>& generate_fn() const { return generate_; }
   const std::function<void(const Args&, const Arrays&, Reference&)>& reference_fn() const { return reference_; }
   const std::function<void(Compare&)>& check_fn() const { return check_; }
@@ -407,6 +412,7 @@ class ExperimentDef {
   std::vector<Plot> plots_;
   std::function<void(const Args&, Layout&)> arrays_;
   std::vector<std::string> input_axes_, ref_axes_;
+  std::function<std::string(const Args&)> seed_text_;
   std::function<void(const Args&, std::uint64_t, Arrays&)> generate_;
   std::function<void(const Args&, const Arrays&, Reference&)> reference_;
   std::function<void(Compare&)> check_;
