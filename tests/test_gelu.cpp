@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include <labrun/counter_rng.hpp>
 #include "gelu_test.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
