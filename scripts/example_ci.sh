@@ -58,12 +58,8 @@ set -e
 cat "$work/history.txt"
 second=$(git rev-parse HEAD~1)
 [ "$rc" -eq 0 ] || { echo "example: history exited $rc, expected 0 (the step is not at the newest commit)"; exit 1; }
-if grep -E " 0 step\(s\) in 0 group" "$work/history.txt" > /dev/null; then
-  # Known weakness, not yet fixed: over three commits history's step test has too few degrees of freedom and
-  # misses this 3x step in about 1 run of 5 (docs/your-kernel.md section 5). Said loudly, not failed, until history's test is.
-  echo "example: WARNING: history found no step over three commits (known weakness of history's test; diff caught it)"
-else
-  grep -E "step\(s\) in 1 group" "$work/history.txt" > /dev/null || { echo "example: history does not find exactly one step group"; exit 1; }
-  grep -F "${second:0:10}" "$work/history.txt" > /dev/null || { echo "example: the step is not at the second commit ${second:0:10}"; exit 1; }
-fi
+# One step, at the second commit. With three commits a point alone has 1 degree of freedom after a split; history
+# borrows the run-to-run noise of the sweep's other points (a moderated t, docs/history.md), which finds it.
+grep -E "step\(s\) in 1 group" "$work/history.txt" > /dev/null || { echo "example: history does not find exactly one step group"; exit 1; }
+grep -F "${second:0:10}" "$work/history.txt" > /dev/null || { echo "example: the step is not at the second commit ${second:0:10}"; exit 1; }
 echo "example: ok (build ${build_s} s; diff exit 1 naming block; history: $(head -1 "$work/history.txt"))"

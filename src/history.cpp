@@ -84,8 +84,15 @@ struct Candidate {
   double t = 0, df = 0, p_single = 1, p_scan = 1;
 };
 
+/// What every point's run variance borrows from the others: a prior variance of a run's level and its weight in
+/// degrees of freedom (VariancePrior below).
+struct VariancePrior {
+  double var = 0, df = 0;
+};
+
 struct PointFit {
   std::vector<Obs> obs;
+  VariancePrior prior;               ///< shared by the points of the history
   std::vector<double> s1{0}, s2{0};  ///< prefix sums of y and y²
   double vbar = 0;                   ///< mean v: the variance a run's level has from its processes alone
   double process_df = 0;             ///< sum of (k - 1): the degrees of freedom behind vbar
@@ -117,17 +124,60 @@ struct PointFit {
 };
 
 /// The variance of one run's level and its degrees of freedom, for a model with residual sum of squares `ss` over
-/// `segments` stretches: the residual variance (df n - segments) floored at the processes' vbar. nullopt when
-/// neither can be estimated.
+/// `segments` stretches: the residual variance (df n - segments) moderated by the prior the points share (its df
+/// added), floored at the processes' vbar. nullopt when neither can be estimated.
 std::optional<std::pair<double, double>> run_variance(const PointFit& f, double ss, std::size_t segments) {
   const double df_e = static_cast<double>(f.n()) - static_cast<double>(segments);
-  const double s2e = df_e > 0 ? ss / df_e : kNoValue;
-  if (df_e > 0 && s2e >= f.vbar && s2e > 0) return std::pair{s2e, df_e};
+  const double own_df = std::max(df_e, 0.0);
+  // Moderated (Smyth 2004, eq. 3): the prior's df·var added to the point's own residual sum of squares.
+  const double df_m = own_df + f.prior.df;
+  const double s2e = df_m > 0 ? (f.prior.df * f.prior.var + (df_e > 0 ? ss : 0.0)) / df_m : kNoValue;
+  if (df_m > 0 && s2e >= f.vbar && s2e > 0) return std::pair{s2e, df_m};
   if (f.vbar > 0) {
-    const double df = std::max(df_e, f.process_df);
+    const double df = std::max(df_m, f.process_df);
     if (df >= 1) return std::pair{f.vbar, df};
   }
   return std::nullopt;
+}
+
+/// The most degrees of freedom a point borrows from the others: the points of a history need not share one
+/// variance (a host-sensitive point is noisier than a bandwidth-bound one), so the prior weighs at most as much
+/// as this many runs of the point's own.
+constexpr double kPriorMaxDf = 4;
+
+/// The asymptotic efficiency of a median-based variance estimate relative to the mean of squares, for normal
+/// data: 0.37 (the MAD's, Rousseeuw & Croux, "Alternatives to the median absolute deviation", JASA 1993). A prior
+/// estimated from m differences weighs as much as 0.37·m degrees of freedom of a mean of squares.
+constexpr double kMedianEfficiency = 0.37;
+
+/// The prior of the run variances (a moderated t in the manner of Smyth, "Linear models and empirical Bayes
+/// methods for assessing differential expression in microarray experiments", 2004), from the first differences
+/// of every point's levels, as change-point practice estimates the noise (Fryzlewicz, "Wild binary segmentation",
+/// 2014: the MAD of differences): a step or a ramp moves one difference or a few of a point's. A difference d of
+/// two runs has variance 2σ², and the median of χ²₁ is 0.45494, so s₀² = median(d²) / (2 · 0.45494). A step
+/// only ever makes a difference larger, so the differences beyond the null's 99.9th percentile of the estimate so
+/// far (d² > 2 s₀² · 10.828, χ²₁'s) are set aside and the median taken again, until none is: steps in a quarter
+/// of the differences would otherwise double s₀². Its weight is kMedianEfficiency times the differences kept, at
+/// most kPriorMaxDf. Differences across a change of lab settings are left out. No prior (weight 0) from fewer
+/// than 2 differences.
+VariancePrior variance_prior(const std::vector<PointFit>& fits) {
+  std::vector<double> squares;
+  for (const PointFit& f : fits)
+    for (std::size_t i = 1; i < f.n(); ++i)
+      if (!f.forced.count(i)) {
+        const double d = f.obs[i].y - f.obs[i - 1].y;
+        if (std::isfinite(d)) squares.push_back(d * d);
+      }
+  double var = 0;
+  for (int round = 0; round < 16 && squares.size() >= 2; ++round) {
+    var = median(squares) / (2 * 0.45494);
+    const double limit = 2 * var * 10.828;
+    const auto kept = std::partition(squares.begin(), squares.end(), [&](double q) { return q <= limit; });
+    if (kept == squares.end()) break;
+    squares.erase(kept, squares.end());
+  }
+  if (squares.size() < 2 || !(var > 0)) return {};
+  return {var, std::min(kMedianEfficiency * static_cast<double>(squares.size()), kPriorMaxDf)};
 }
 
 /// The best split of [a, b) (the largest |t| of the two stretches' mean levels), given the point's current model
@@ -710,6 +760,9 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
     }
     f.vbar = f.obs.empty() ? 0 : vsum / static_cast<double>(f.obs.size());
   }
+
+  const VariancePrior prior = variance_prior(fits);
+  for (PointFit& f : fits) f.prior = prior;
 
   // Round 1: every stretch of every point; BH over them.
   const auto test_point = [&](std::size_t si) {

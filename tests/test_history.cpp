@@ -267,7 +267,7 @@ TEST(HistorySynthetic, FortyCommitsOfFiveHundredPointsMeetIssue16sRates) {
   EXPECT_GE(rate(1), 0.60);
   EXPECT_GE(near(2), 0.90);
   EXPECT_GE(near(1), 0.90);
-  // Issue 16 asks <= 1 per 1000; measured 3 in 1000 (docs/history.md): each a true change of the point placed
+  // Issue 16 asks <= 1 per 1000; measured 2 in 1000 (docs/history.md): each a true change of the point placed
   // more than kMatch commits away (taken into a neighbouring group). Without a code change: none.
   EXPECT_LE(sum.false_steps, 5 * sum.histories / 1000);
   EXPECT_LE(sum.null_false * 1000, sum.null_histories);
@@ -335,6 +335,39 @@ TEST(HistorySynthetic, StepsOfManyPointsAtOneCommitAreOneGroupWithTheirBoundClas
   for (const HistoryStep& s : h.steps)
     if (s.after == kEnvCommit && s.environment) said = s.environment_reason.find("GPU uuid GPU-aaaa -> GPU-bbbb") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+// Three commits, one pooled run each (five processes), the run-to-run noise (5% between commits) well above the
+// processes' spread (2%): a point alone has 1 degree of freedom after a split, and a 3x step has p ~ 0.02 at
+// df = 1 (above alpha_history). The noise the other points share (the moderated t) finds every 3x step, at the
+// second commit, and no step in the points without one. As scripts/example_ci.sh does on the host backend.
+TEST(HistorySynthetic, AThreefoldStepOverThreeCommitsIsFoundWithTheOtherPointsNoise) {
+  for (std::uint64_t seed : {11u, 12u, 13u}) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> z(0.0, 1.0);
+    std::vector<PointTruth> truth(20);
+    for (std::size_t i = 0; i < truth.size(); ++i) {
+      for (std::size_t c = 0; c < 3; ++c) truth[i].shift[c] = 0.05 * z(rng);
+      if (i < 10) {
+        truth[i].shift[1] += std::log(3.0);
+        truth[i].shift[2] += std::log(3.0);
+        truth[i].step_commit = 1;
+      }
+    }
+    const std::vector<double> between(truth.size(), 0.02), level(truth.size(), 1e-4);
+    std::vector<CommitRuns> commits;
+    for (std::size_t c = 0; c < 3; ++c)
+      commits.push_back(CommitRuns{sha_of(c), {synthetic_run(rng, c, truth, between, level, 1000)}});
+    const HistoryResult h = history_results(commits, HistoryOptions{});
+    std::size_t found = 0;
+    for (const HistoryStep& st : h.steps) {
+      EXPECT_LT(st.series, 10u) << "seed " << seed << ": a step in a point without one";
+      EXPECT_EQ(st.after, 1u) << "seed " << seed;
+      EXPECT_GT(st.ratio, 2.0) << "seed " << seed;
+      found += st.series < 10;
+    }
+    EXPECT_EQ(found, 10u) << "seed " << seed;
+  }
 }
 
 // Without the uuid in the headers, the environment is still found: the step vanishes with the calibration out.
