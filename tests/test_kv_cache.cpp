@@ -3,7 +3,9 @@
 // to the reference bit for bit over dtypes, odd and 16-byte token rows, n0 = 0 and n0 = n1 (case C04), the exact
 // check (a poisoned or flipped element fails, NaN never passes: C07), the cost model's formulas against the
 // founding text's (old read + new write = 2 · bytes_per_token · (n1² − n0²)/2 exactly, for many (n0, n1)), every
-// point of configs/kv_cache.yaml, and point dispositions through run_point on the host backend.
+// point of configs/kv_cache.yaml, the input seeds drawn before the SDK, and point dispositions through run_point on
+// the host backend. kv_cache is an SDK experiment: its check is Compare::exact of the output "cache", so the
+// comparisons here are CheckResults of the registered check, on outputs poisoned as the lab poisons them.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,12 +15,15 @@
 #include <string>
 #include <vector>
 
+#include <labrun/counter_rng.hpp>
+
 #include "config.hpp"
 #include "host_backend.hpp"
 #include "kv_cache/kv_cache.hpp"
 #include "lab.hpp"
 #include "record.hpp"
 #include "registry.hpp"
+#include "sdk_registry.hpp"
 #include "sweep.hpp"
 #include "test_util.hpp"
 
@@ -34,6 +39,78 @@ const Variant kVariants[] = {Variant::concat, Variant::preallocated};
 const DType kDTypes[] = {DType::bf16, DType::f16, DType::f32};
 
 const Experiment& experiment() { return *test::builtin().find("kv_cache"); }
+
+/// The registered SDK experiment: its generator and check, as the lab runs them.
+std::shared_ptr<SdkExperiment> sdk() {
+  static Registry registry;  // its own registration: the SDK experiment of the latest one is looked up by name
+  static const bool once = (register_builtin(registry), true);
+  (void)once;
+  return sdk_experiment(registry, "kv_cache");
+}
+
+/// Raw storage of `count` elements of `t` (one spare word: a valid pointer at 0), filled with `fill` words.
+struct Buffer {
+  std::int64_t count = 0;
+  DType dtype = DType::bf16;
+  std::vector<std::uint64_t> words;
+  Buffer(std::int64_t n, DType t, std::uint64_t fill = 0)
+      : count(n), dtype(t), words((static_cast<std::size_t>(n) * dtype_bytes(t) + 7) / 8 + 1, fill) {}
+  View view() const { return View{const_cast<std::uint64_t*>(words.data()), count, Elem::of(dtype)}; }
+  void* data() { return words.data(); }
+  std::size_t bytes() const { return static_cast<std::size_t>(count) * dtype_bytes(dtype); }
+};
+
+/// A point's inputs, from kv_cache::generate.
+struct Inputs {
+  Buffer prefill, tokens;
+};
+Inputs generate(const Params& p, std::uint64_t seed) {
+  Inputs in{Buffer(p.rows() * p.n0 * p.head_dim, p.dtype), Buffer(p.steps() * p.token_elements(), p.dtype)};
+  kv_cache::generate(p, in.prefill.view(), in.tokens.view(), seed);
+  return in;
+}
+
+/// A variant's outputs: the cache and concat's second buffer, poisoned as the lab poisons them (0xff bytes).
+struct Outputs {
+  Buffer cache, other;
+  explicit Outputs(const Params& p)
+      : cache(p.rows() * p.n1 * p.head_dim, p.dtype, ~std::uint64_t{0}), other(p.rows() * p.n1 * p.head_dim, p.dtype, ~std::uint64_t{0}) {}
+};
+
+/// One host iteration into `out`.
+void run_host(const Params& p, const Inputs& in, Outputs& out) {
+  kv_cache::host_run(p, in.prefill.words.data(), in.tokens.words.data(), out.cache.data(), out.other.data());
+}
+
+Point point_of(const Params& p) {
+  return Point{"kv_cache", kv_cache::to_string(p.variant),
+               {{"batch", p.batch}, {"layers", p.layers}, {"kv_heads", p.kv_heads}, {"head_dim", p.head_dim},
+                {"n0", p.n0}, {"n1", p.n1}, {"dtype", to_string(p.dtype)}, {"mode", p.mode},
+                {"l2", std::string("hot")}}};
+}
+
+/// The registered check (ExperimentDef::check) of `out` for the point of `p` with inputs `in`: its one comparison.
+CheckResult compare(const Params& p, const Inputs& in, const Outputs& out) {
+  const Point pt = point_of(p);
+  const Args args(pt);
+  Arrays ins, outs;
+  ins.put("prefill", in.prefill.view());
+  ins.put("tokens", in.tokens.view());
+  outs.put("cache", out.cache.view());
+  if (p.variant == Variant::concat) outs.put("other", out.other.view());
+  const Reference r;
+  Compare c(args, [&]() -> const Arrays& { return ins; }, outs, r, 1.0);
+  sdk()->def().check_fn()(c);
+  EXPECT_EQ(c.results().size(), 1u);
+  return c.results().front();
+}
+
+double note(const CheckResult& c, const std::string& name) {
+  for (const auto& [n, v] : c.notes)
+    if (n == name) return v;
+  ADD_FAILURE() << "no note " << name;
+  return -1;
+}
 
 Params shape(Variant v, std::int64_t B, std::int64_t L, std::int64_t H, std::int64_t D, std::int64_t n0,
              std::int64_t n1, DType t) {
@@ -108,11 +185,11 @@ TEST(KvCacheValues, RangeSignsAndReproducibility) {
 // The prefill's element (r, t, d) and token s's element (r, d) hold the bits of their final-cache index.
 TEST(KvCacheGenerate, InputsCarryTheirFinalBits) {
   const Params p = shape(Variant::concat, 2, 1, 3, 5, 3, 7, DType::bf16);
-  const kv_cache::Inputs in = kv_cache::generate(p, kSeed);
-  EXPECT_EQ(in.prefill_bytes(), static_cast<std::size_t>(12 * 3 * 5 * 2));
-  EXPECT_EQ(in.token_bytes(), static_cast<std::size_t>(4 * 12 * 5 * 2));
-  const auto* pre = reinterpret_cast<const std::uint16_t*>(in.prefill.data());
-  const auto* tok = reinterpret_cast<const std::uint16_t*>(in.tokens.data());
+  const Inputs in = generate(p, kSeed);
+  EXPECT_EQ(in.prefill.bytes(), static_cast<std::size_t>(12 * 3 * 5 * 2));
+  EXPECT_EQ(in.tokens.bytes(), static_cast<std::size_t>(4 * 12 * 5 * 2));
+  const auto* pre = reinterpret_cast<const std::uint16_t*>(in.prefill.words.data());
+  const auto* tok = reinterpret_cast<const std::uint16_t*>(in.tokens.words.data());
   for (std::int64_t r = 0; r < p.rows(); ++r)
     for (std::int64_t d = 0; d < 5; ++d) {
       for (std::int64_t t = 0; t < 3; ++t)
@@ -120,13 +197,33 @@ TEST(KvCacheGenerate, InputsCarryTheirFinalBits) {
       for (std::int64_t s = 0; s < 4; ++s)
         EXPECT_EQ(tok[(s * p.rows() + r) * 5 + d], kv_cache::value_bits(Format::bf16, kSeed, (r * 7 + 3 + s) * 5 + d));
     }
-  EXPECT_THROW(kv_cache::generate(shape(Variant::concat, 1, 1, 1, 4, 5, 4, DType::bf16), kSeed), std::invalid_argument);
-  EXPECT_THROW(kv_cache::generate(shape(Variant::concat, 1, 1, 1, 4, 0, 4, DType::f64), kSeed), std::invalid_argument);
+  const View none = in.prefill.view();
+  EXPECT_THROW(kv_cache::generate(shape(Variant::concat, 1, 1, 1, 4, 5, 4, DType::bf16), none, none, kSeed), std::invalid_argument);
+  EXPECT_THROW(kv_cache::generate(shape(Variant::concat, 1, 1, 1, 4, 0, 4, DType::f64), none, none, kSeed), std::invalid_argument);
+}
+
+// The SDK draws the seeds kv_cache drew before it: the pre-SDK key kv_cache/B/L/H/D/n0/n1/dtype (not the variant or
+// the mode), so results from then compare point for point; the registered generator fills exactly those bits.
+TEST(KvCacheGenerate, InputSeedsAreThoseBeforeTheSdk) {
+  EXPECT_EQ(sdk()->input_seed(Args(point("concat", 5, 21)), kSeed),
+            splitmix64(kSeed ^ fnv1a64("kv_cache/1/2/2/16/5/21/bf16")));
+  EXPECT_EQ(sdk()->input_seed(Args(point("preallocated", 1024, 2048, "f16", "graph", 36, 128)), 3),
+            splitmix64(3 ^ fnv1a64("kv_cache/1/36/2/128/1024/2048/f16")));
+  const Point p = point("preallocated", 3, 10, "f32", "graph");
+  const std::uint64_t seed = sdk()->input_seed(Args(p), kSeed);
+  EXPECT_EQ(seed, sdk()->input_seed(Args(point("concat", 3, 10, "f32")), kSeed));
+  const auto in = sdk()->inputs(Args(p), kSeed);
+  const Inputs expected = generate(kv_cache::params_of(Args(p)), seed);
+  ASSERT_EQ(in->arrays()["prefill"].bytes(), expected.prefill.bytes());
+  ASSERT_EQ(in->arrays()["tokens"].bytes(), expected.tokens.bytes());
+  EXPECT_EQ(std::memcmp(in->arrays()["prefill"].data, expected.prefill.words.data(), expected.prefill.bytes()), 0);
+  EXPECT_EQ(std::memcmp(in->arrays()["tokens"].data, expected.tokens.words.data(), expected.tokens.bytes()), 0);
 }
 
 // Both variants, every dtype, token rows of odd bytes and of 16-byte multiples, n0 = 0, n0 = n1 (case C04: nothing
-// runs, the cache is the prefill), odd and even step counts (concat ends in either ping-pong buffer): the final
-// cache equals the reference bit for bit, and a second iteration gives it again.
+// runs, nothing is written), odd and even step counts (concat's ping-pong ends in the output either way): the final
+// cache equals the reference bit for bit (every slot value_bits, but slots no iteration writes: still poisoned), and
+// a second iteration gives it again.
 TEST(KvCacheHost, EveryVariantMatchesTheReference) {
   for (Variant v : kVariants)
     for (DType t : kDTypes)
@@ -135,21 +232,27 @@ TEST(KvCacheHost, EveryVariantMatchesTheReference) {
           SCOPED_TRACE(std::string(kv_cache::to_string(v)) + " " + to_string(t) + " D=" + std::to_string(D) +
                        " n0=" + std::to_string(n0) + " n1=" + std::to_string(n1));
           const Params p = shape(v, 2, 3, 2, D, n0, n1, t);
-          const kv_cache::Inputs in = kv_cache::generate(p, kSeed);
-          kv_cache::HostState st = kv_cache::host_setup(p, in);
-          const void* out = kv_cache::host_run(p, in, st);
-          EXPECT_EQ(out, kv_cache::final_cache(p, in, st));
-          Check c = kv_cache::compare(p, kSeed, out);
-          EXPECT_TRUE(c.passed) << c.detail.dump();
-          EXPECT_EQ(c.value, 0.0);
-          EXPECT_EQ(c.detail["elements"], p.rows() * n1 * D);
-          EXPECT_EQ(c.detail["generated_tokens"], n1 - n0);
-          out = kv_cache::host_run(p, in, st);
-          c = kv_cache::compare(p, kSeed, out);
-          EXPECT_TRUE(c.passed) << c.detail.dump();
-          if (v == Variant::concat && n1 > n0) {  // the final cache sits in a (odd steps) or b (even)
-            EXPECT_EQ(out, (n1 - n0) % 2 == 1 ? static_cast<const void*>(st.a.data()) : st.b.data());
-          }
+          const Inputs in = generate(p, kSeed);
+          Outputs out(p);
+          run_host(p, in, out);
+          CheckResult c = compare(p, in, out);
+          EXPECT_TRUE(c.passed) << c.mismatches << " mismatches from " << c.worst_index;
+          EXPECT_EQ(c.mismatches, 0);
+          EXPECT_EQ(c.compared, p.rows() * n1 * D);
+          EXPECT_EQ(note(c, "generated_tokens"), static_cast<double>(n1 - n0));
+          run_host(p, in, out);
+          c = compare(p, in, out);
+          EXPECT_TRUE(c.passed) << c.mismatches << " mismatches from " << c.worst_index;
+          // Every generated slot holds value_bits, from the seed (not only from the inputs the check reads).
+          const Format f = kv_cache::format_of(t);
+          for (std::int64_t r = 0; r < p.rows(); ++r)
+            for (std::int64_t tk = (v == Variant::concat && n1 > n0) ? 0 : n0; tk < n1; ++tk)
+              for (std::int64_t d = 0; d < D; ++d) {
+                const std::uint64_t i = kv_cache::final_index(p, r, tk, d);
+                const std::uint32_t got = t == DType::f32 ? reinterpret_cast<const std::uint32_t*>(out.cache.words.data())[i]
+                                                          : reinterpret_cast<const std::uint16_t*>(out.cache.words.data())[i];
+                ASSERT_EQ(got, kv_cache::value_bits(f, kSeed, i)) << "row " << r << " token " << tk << " d " << d;
+              }
         }
 }
 
@@ -157,12 +260,12 @@ TEST(KvCacheHost, EveryVariantMatchesTheReference) {
 // (n + 1)·D. Checked after one step from n0 = 2 (R = 4 rows, D = 3).
 TEST(KvCacheHost, ConcatStepIsCat) {
   const Params p = shape(Variant::concat, 1, 1, 2, 3, 2, 3, DType::f32);
-  const kv_cache::Inputs in = kv_cache::generate(p, kSeed);
-  kv_cache::HostState st = kv_cache::host_setup(p, in);
-  kv_cache::host_run(p, in, st);
-  const auto* a = reinterpret_cast<const std::uint32_t*>(st.a.data());
-  const auto* pre = reinterpret_cast<const std::uint32_t*>(in.prefill.data());
-  const auto* tok = reinterpret_cast<const std::uint32_t*>(in.tokens.data());
+  const Inputs in = generate(p, kSeed);
+  Outputs out(p);
+  run_host(p, in, out);  // one step: it writes the output cache
+  const auto* a = reinterpret_cast<const std::uint32_t*>(out.cache.words.data());
+  const auto* pre = reinterpret_cast<const std::uint32_t*>(in.prefill.words.data());
+  const auto* tok = reinterpret_cast<const std::uint32_t*>(in.tokens.words.data());
   for (std::int64_t r = 0; r < 4; ++r)
     for (std::int64_t d = 0; d < 3; ++d) {
       EXPECT_EQ(a[(r * 3 + 0) * 3 + d], pre[(r * 2 + 0) * 3 + d]);
@@ -172,27 +275,39 @@ TEST(KvCacheHost, ConcatStepIsCat) {
 }
 
 // Case C07: a poisoned (NaN) element, a flipped bit and a zero all fail and are located; -0.0 is not 0.0 here.
+// Both variants; for preallocated also a prefill slot an iteration wrote (it must keep the poison).
 TEST(KvCacheCompare, AnyDifferentBitFails) {
-  const Params p = shape(Variant::preallocated, 1, 2, 2, 8, 4, 9, DType::bf16);
-  const kv_cache::Inputs in = kv_cache::generate(p, kSeed);
-  kv_cache::HostState st = kv_cache::host_setup(p, in);
-  kv_cache::host_run(p, in, st);
-  auto* cache = reinterpret_cast<std::uint16_t*>(st.a.data());
-  ASSERT_TRUE(kv_cache::compare(p, kSeed, cache).passed);
-  const std::int64_t i = (2 * 9 + 6) * 8 + 3;  // row 2, token 6, d 3
-  const std::uint16_t keep = cache[i];
-  for (std::uint16_t bad : {std::uint16_t(0xffff), std::uint16_t(keep ^ 1u), std::uint16_t(0)}) {
-    cache[i] = bad;
-    const Check c = kv_cache::compare(p, kSeed, cache);
+  for (Variant v : kVariants) {
+    SCOPED_TRACE(kv_cache::to_string(v));
+    const Params p = shape(v, 1, 2, 2, 8, 4, 9, DType::bf16);
+    const Inputs in = generate(p, kSeed);
+    Outputs out(p);
+    run_host(p, in, out);
+    auto* cache = reinterpret_cast<std::uint16_t*>(out.cache.data());
+    ASSERT_TRUE(compare(p, in, out).passed);
+    const std::int64_t i = (2 * 9 + 6) * 8 + 3;  // row 2, token 6, d 3
+    const std::uint16_t keep = cache[i];
+    for (std::uint16_t bad : {std::uint16_t(0xffff), std::uint16_t(keep ^ 1u), std::uint16_t(0)}) {
+      cache[i] = bad;
+      const CheckResult c = compare(p, in, out);
+      EXPECT_FALSE(c.passed);
+      EXPECT_EQ(c.mismatches, 1);
+      EXPECT_EQ(c.worst_index, i);
+      EXPECT_EQ(note(c, "first_mismatch_row"), 2.0);
+      EXPECT_EQ(note(c, "first_mismatch_token"), 6.0);
+      EXPECT_EQ(c.not_finite, bad == 0xffff ? 1 : 0);
+      EXPECT_EQ(c.worst_reference, bf16_to_float(keep));
+    }
+    cache[i] = keep;
+    EXPECT_TRUE(compare(p, in, out).passed);
+    const std::int64_t j = (1 * 9 + 2) * 8 + 5;  // row 1, token 2 (< n0), d 5
+    const std::uint16_t keep_j = cache[j];
+    cache[j] = static_cast<std::uint16_t>(kv_cache::value_bits(Format::bf16, kSeed, static_cast<std::uint64_t>(j)) ^ 1u);
+    const CheckResult c = compare(p, in, out);
     EXPECT_FALSE(c.passed);
-    EXPECT_EQ(c.value, 1.0);
-    EXPECT_EQ(c.detail["first_mismatch"]["index"], i);
-    EXPECT_EQ(c.detail["first_mismatch"]["row"], 2);
-    EXPECT_EQ(c.detail["first_mismatch"]["token"], 6);
-    EXPECT_EQ(c.detail["nonfinite"], bad == 0xffff ? 1 : 0);
+    EXPECT_EQ(c.worst_index, j);
+    cache[j] = keep_j;
   }
-  cache[i] = keep;
-  EXPECT_TRUE(kv_cache::compare(p, kSeed, cache).passed);
 }
 
 // The founding text's unit and example: B = 1, L = 36, H = 2, D = 128, bf16 is 36 KiB per token, and n0 = 0,
@@ -235,7 +350,12 @@ TEST(KvCacheCost, FormulasAgreeWithTheText) {
     EXPECT_EQ(cc.flop, 0.0);
     EXPECT_EQ(cc.peak_work_bytes, 2 * bpt * static_cast<double>(n1));
     EXPECT_EQ(ca.peak_work_bytes, bpt * static_cast<double>(n1));
-    EXPECT_EQ(kv_cache::working_set_bytes(c), bpt * static_cast<double>(n1) + cc.peak_work_bytes);
+    // The estimate: the inputs (prefill and token table: n1 tokens) and the work buffers.
+    for (const Params& q : {c, a}) {
+      const PointEstimate e = experiment().estimate(point(kv_cache::to_string(q.variant), n0, n1, "bf16", "eager", 36, 128));
+      EXPECT_EQ(e.working_set_bytes, bpt * static_cast<double>(n1) + kv_cache::cost(q).peak_work_bytes);
+      EXPECT_EQ(e.bytes, kv_cache::cost(q).bytes);
+    }
   }
   // Case C04: n0 = n1 is no step, no byte, no launch.
   for (Variant v : kVariants) {
@@ -255,7 +375,7 @@ TEST(KvCacheConfig, EveryPointValidates) {
   const auto points = expand(config, experiment());
   EXPECT_EQ(points.size(), 48u);
   for (const Point& pt : points) {
-    const Params p = kv_cache::params_of(pt);
+    const Params p = kv_cache::params_of(Args(pt));
     EXPECT_GE(p.n1, p.n0);
     EXPECT_EQ(kv_cache::bytes_per_token(p), 36864.0);
     const PointEstimate e = experiment().estimate(pt);

@@ -2,7 +2,9 @@
 // SKIPPED, when no CUDA device can be opened. Seeds are fresh per run (printed; LABRUN_TEST_SEED reproduces).
 // What they establish:
 //  - both variants at n with and without a block tail, n = 0 and k = 0 (case C04), match the float64 reference at
-//    every step; accumulate_on_device's graph replays give the eager losses bit for bit (fixed grid, fixed order);
+//    every step (the SDK's elementwise check of the "loss" output: correctness.value is the worst step's loss,
+//    detail.worst_ratio its error over its bound); accumulate_on_device's graph replays give the eager losses bit
+//    for bit (fixed grid, fixed order);
 //  - item_per_step in a graph ends capture_unsupported with the CUDA error's name (a host read cannot be
 //    captured), the finding, unless k = 0 (nothing to read);
 //  - case C09: host syncs per iteration are k for item_per_step and 1 for eager accumulate_on_device, 0 in a graph;
@@ -71,14 +73,21 @@ TEST_F(HostReadGpu, EveryVariantMatchesTheReference_C04) {
       ASSERT_EQ(acc["status"], "ok") << acc.dump();
       EXPECT_TRUE(acc["correctness"]["passed"].get<bool>()) << acc["correctness"].dump();
       EXPECT_EQ(real_from_json(acc["timing"]["host_syncs_per_iteration"]), k > 0 ? 1.0 : 0.0);
+      EXPECT_EQ(item["correctness"]["detail"]["compared"].get<std::int64_t>(), k);
+      EXPECT_EQ(acc["correctness"]["detail"]["mismatches"].get<std::int64_t>(), 0);
       // Same kernels, same grid: the two variants' losses are the same bits, so their checks agree exactly.
       EXPECT_EQ(real_from_json(item["correctness"]["value"]), real_from_json(acc["correctness"]["value"]));
+      EXPECT_EQ(real_from_json(item["correctness"]["detail"]["worst_ratio"]),
+                real_from_json(acc["correctness"]["detail"]["worst_ratio"]));
       if (n == 0) {
         EXPECT_EQ(real_from_json(acc["correctness"]["value"]), 0.0);
+        EXPECT_EQ(real_from_json(acc["correctness"]["detail"]["worst_ratio"]), 0.0);
       }
       const Json graph = run("accumulate_on_device", k, n, "graph");
       ASSERT_EQ(graph["status"], "ok") << graph.dump();
       EXPECT_EQ(real_from_json(graph["correctness"]["value"]), real_from_json(acc["correctness"]["value"]));
+      EXPECT_EQ(real_from_json(graph["correctness"]["detail"]["worst_ratio"]),
+                real_from_json(acc["correctness"]["detail"]["worst_ratio"]));
       EXPECT_EQ(real_from_json(graph["timing"]["host_syncs_per_iteration"]), 0.0);
       if (k > 0) {
         EXPECT_EQ(graph["phases"]["warmup"]["mode_setup"]["graph_nodes"].get<std::int64_t>(), 2 * k + 1);

@@ -1,13 +1,27 @@
+// The kv_cache experiment's kernels, their launchers and its CUDA variants (LABRUN_CUDA_VARIANTS). Every buffer is
+// the SDK's (allocated before any capture, case C12): concat's two ping-pong buffers at n1 tokens stand for the
+// fresh tensor torch.cat allocates each step, so an iteration moves what cat moves (a full copy per step) without
+// timing an allocator. Each decode step is one kernel on the stream; nothing waits on the host, so both variants
+// capture into a graph (n1 − n0 nodes). Layouts: kv_cache.hpp.
+//
+// The cache's elements are moved as raw bits: 16-byte units (uint4) when one token of one row, D·s bytes, is a
+// multiple of 16 (D = 128 bf16 is 256 bytes), else one element at a time (2 or 4 bytes). cudaMalloc's 256-byte
+// alignment and whole-token offsets keep every unit aligned. Indices are 64-bit. A launcher with nothing to move
+// (rows or elements 0) launches nothing: kv_cache's steps always move at least one token.
 #include "kv_cache/cuda/kv_cache_kernels.cuh"
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
-#include "cuda_check.hpp"
+#include <labrun/cuda.cuh>
+#include <labrun/experiment.hpp>
 
 namespace labrun::kv_cache::kernels {
 
 namespace {
+
+constexpr int kBlock = 256;  // threads per block of every kv_cache kernel
 
 // Most blocks one launch uses; grid-stride loops cover the rest.
 constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;
@@ -26,16 +40,6 @@ __global__ void __launch_bounds__(kBlock) concat_kernel(const U* __restrict__ ol
     for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; j < len; j += stride)
       dst[j] = j < old_len ? src[j] : t[j - old_len];
   }
-}
-
-template <class U>
-__global__ void __launch_bounds__(kBlock) copy_rows_kernel(const U* __restrict__ src, std::int64_t src_stride,
-                                                           U* __restrict__ dst, std::int64_t dst_stride,
-                                                           std::int64_t rows, std::int64_t len) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
-  for (std::int64_t r = blockIdx.y; r < rows; r += gridDim.y)
-    for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; j < len; j += stride)
-      dst[r * dst_stride + j] = src[r * src_stride + j];
 }
 
 template <class U>
@@ -118,6 +122,11 @@ void generate(Format f, std::int64_t rows, std::int64_t n0, std::int64_t n1, std
   LABRUN_CUDA_LAUNCHED();
 }
 
+namespace {
+
+// One concat step (torch.cat along the token axis): out [rows][n + 1][D] from old [rows][n][D] and the token
+// tok [rows][D]: out row r = old row r, then tok row r. One kernel; reads (n + 1)·rows·D elements, writes as many.
+// `out` must not overlap `old` or `tok`.
 void concat_step(std::size_t elem_bytes, const void* old, const void* tok, void* out, std::int64_t rows,
                  std::int64_t n, std::int64_t D, cudaStream_t stream) {
   std::int64_t w = 0;
@@ -132,6 +141,8 @@ void concat_step(std::size_t elem_bytes, const void* old, const void* tok, void*
   });
 }
 
+// One preallocated step: cache[r][t][:] = tok[r][:] for every row r, the cache at row stride `capacity` tokens.
+// One kernel; reads and writes rows·D elements.
 void write_slot(std::size_t elem_bytes, const void* tok, void* cache, std::int64_t rows, std::int64_t capacity,
                 std::int64_t t, std::int64_t D, cudaStream_t stream) {
   std::int64_t w = 0;
@@ -145,18 +156,55 @@ void write_slot(std::size_t elem_bytes, const void* tok, void* cache, std::int64
   });
 }
 
-void copy_rows(std::size_t elem_bytes, const void* src, std::int64_t src_tokens, void* dst, std::int64_t dst_tokens,
-               std::int64_t rows, std::int64_t tokens, std::int64_t D, cudaStream_t stream) {
-  std::int64_t w = 0;
-  const Unit u = unit_of(elem_bytes, D, &w);
-  if (rows <= 0 || tokens <= 0 || w <= 0) return;
-  const dim3 grid = rows_grid(rows, tokens * w);
-  dispatch(u, [&](auto* typed) {
-    using U = std::remove_pointer_t<decltype(typed)>;
-    copy_rows_kernel<U><<<grid, kBlock, 0, stream>>>(static_cast<const U*>(src), src_tokens * w, static_cast<U*>(dst),
-                                                     dst_tokens * w, rows, tokens * w);
-    LABRUN_CUDA_LAUNCHED();
+}  // namespace
+
+}  // namespace labrun::kv_cache::kernels
+
+namespace labrun::kv_cache {
+
+namespace {
+
+// A variant's setup, returning its iteration: the arrays and the bytes of the mark resolved once per point.
+Step launcher(Launch& setup) {
+  const Params p = params_of(setup.args());
+  const std::size_t s = dtype_bytes(p.dtype);
+  const std::int64_t rows = p.rows(), D = p.head_dim, S = p.steps(), n0 = p.n0, n1 = p.n1;
+  const std::size_t token_bytes = static_cast<std::size_t>(p.token_elements()) * s;
+  const void* prefill = setup.in("prefill").data;
+  const auto* tokens = setup.in("tokens").as<const char>();
+  void* cache = setup.out("cache").data;
+  const double bytes = cost(p).bytes;
+  if (p.variant == Variant::concat) {
+    void* other = setup.out("other").data;
+    // Step i writes the buffer the next step reads; the last step writes `cache`.
+    auto buffer = [=](std::int64_t i) { return (S - 1 - i) % 2 == 0 ? cache : other; };
+    return [=](Launch& l) {
+      for (std::int64_t i = 0; i < S; ++i) {
+        const std::int64_t n = n0 + i;  // tokens in the old cache
+        const void* old = i == 0 ? prefill : buffer(i - 1);
+        kernels::concat_step(s, old, tokens + i * token_bytes, buffer(i), rows, n, D, l.stream());
+      }
+      // One mark for the whole generation: per-step marks would give the breakdown n1 − n0 entries.
+      l.mark("cat_steps", bytes);
+    };
+  }
+  return [=](Launch& l) {
+    for (std::int64_t i = 0; i < S; ++i) kernels::write_slot(s, tokens + i * token_bytes, cache, rows, n1, n0 + i, D, l.stream());
+    l.mark("write_slot_steps", bytes);
+  };
+}
+
+}  // namespace
+
+LABRUN_CUDA_VARIANTS(kv_cache) {
+  e.cuda("concat", launcher).cuda("preallocated", launcher);
+  // The inputs are generated on the device from the seed, bit for bit as generate() on the host.
+  e.generate_on_device([](Launch& l, std::uint64_t seed) {
+    const Params p = params_of(l.args());
+    kernels::generate(format_of(p.dtype), p.rows(), p.n0, p.n1, p.head_dim, seed, l.in("prefill").data,
+                      l.in("tokens").data, l.stream());
+    return true;
   });
 }
 
-}  // namespace labrun::kv_cache::kernels
+}  // namespace labrun::kv_cache
