@@ -261,6 +261,24 @@ const CheckResult& Compare::scalar(const std::string& array, const std::string& 
   return scalar(array, y.value(0), ref_.value(ref_value), tolerance);
 }
 
+const CheckResult& Compare::same_buffer(const std::string& array, const std::string& input) {
+  const auto it = returned_.find(array);
+  if (it == returned_.end())
+    throw std::out_of_range("same_buffer check of '" + array + "': not a returned output (declare it with l.returned(...))");
+  const View& y = output_of(out_, array);
+  CheckResult c;
+  c.kind = "same_buffer";
+  c.array = array;
+  c.compared = y.count;
+  c.scale = scale_;
+  c.passed = it->second == input;
+  c.mismatches = c.passed ? 0 : y.count;
+  c.worst = c.passed ? 0.0 : kInf;
+  c.notes.emplace_back("same_buffer", c.passed ? 1 : 0);
+  results_.push_back(std::move(c));
+  return results_.back();
+}
+
 void Compare::note(const std::string& name, double value) {
   if (results_.empty()) throw std::logic_error("Compare::note before any comparison");
   results_.back().notes.emplace_back(name, value);
@@ -472,10 +490,10 @@ Json result_json(const CheckResult& r) {
 }  // namespace
 
 Check SdkExperiment::compare(const Args& args, const std::function<const Arrays&()>& inputs, const Arrays& outputs,
-                             const Reference& ref, double scale) const {
+                             const Reference& ref, double scale, const std::map<std::string, std::string>& returned) const {
   if (!def_->check_fn()) throw std::logic_error(def_->name() + ": no check (ExperimentDef::check)");
   // The inputs are made on the host only if the check reads them (a device-generated set has no host copy).
-  Compare c(args, inputs, outputs, ref, scale);
+  Compare c(args, inputs, outputs, ref, scale, returned);
   def_->check_fn()(c);
   Check out;
   if (c.results().empty()) {
@@ -504,8 +522,51 @@ Check SdkExperiment::compare(const Args& args, const std::function<const Arrays&
     for (const auto& r : c.results()) all.push_back(result_json(r));
     out.detail["checks"] = all;
   }
-  out.detail["poisoned"] = true;
+  out.detail["poisoned"] = returned.empty();  // a returned output is the variant's memory (an input, say): not poisoned
   return out;
+}
+
+// ---- Returned outputs ---------------------------------------------------------------------------------------
+
+ReturnedOutputs::ReturnedOutputs(const Layout& layout) {
+  for (const auto& e : layout.entries())
+    if (e.role == Role::returned) entries_.push_back(e);
+}
+
+void ReturnedOutputs::set(const std::string& name, const void* data) {
+  for (const auto& e : entries_)
+    if (e.name == name) {
+      data_[name] = data;
+      return;
+    }
+  throw std::out_of_range("Launch::returns(\"" + name + "\"): no returned output of that name (declare it with l.returned(...) in e.arrays)");
+}
+
+const void* ReturnedOutputs::data(const std::string& name) const {
+  const auto it = data_.find(name);
+  return it == data_.end() ? nullptr : it->second;
+}
+
+std::optional<Check> ReturnedOutputs::missing() const {
+  for (const auto& e : entries_)
+    if (e.count > 0 && !data(e.name)) {
+      Check c;
+      c.passed = false;
+      c.detail["error"] = "the variant handed back no '" + e.name + "' (Launch::returns)";
+      c.detail["poisoned"] = false;
+      return c;
+    }
+  return std::nullopt;
+}
+
+std::map<std::string, std::string> ReturnedOutputs::inputs_aliased(const Arrays& inputs) const {
+  std::map<std::string, std::string> m;
+  for (const auto& e : entries_) {
+    std::string& alias = m[e.name];
+    for (const auto& [name, v] : inputs.items())
+      if (data(e.name) && v.data == data(e.name)) alias = name;
+  }
+  return m;
 }
 
 // ---- The host workload ------------------------------------------------------------------------------------
@@ -514,8 +575,9 @@ namespace {
 
 class HostLaunch : public Launch {
  public:
-  HostLaunch(const Args& args, const Reference& ref, const Arrays& in, const Arrays& out, const Arrays& scratch)
-      : args_(args), ref_(ref), in_(in), out_(out), scratch_(scratch) {}
+  HostLaunch(const Args& args, const Reference& ref, const Arrays& in, const Arrays& out, const Arrays& scratch,
+             const Layout& layout)
+      : returned(layout), args_(args), ref_(ref), in_(in), out_(out), scratch_(scratch) {}
   const Args& args() const override { return args_; }
   const Reference& reference() const override { return ref_; }
   const View& in(const std::string& name) const override { return in_[name]; }
@@ -530,6 +592,8 @@ class HostLaunch : public Launch {
   std::shared_ptr<void> stream_alloc(std::size_t bytes) override {
     return std::shared_ptr<void>(new std::uint64_t[(bytes + 7) / 8 + 2], [](void* p) { delete[] static_cast<std::uint64_t*>(p); });
   }
+  void returns(const std::string& name, const void* data) override { returned.set(name, data); }
+  ReturnedOutputs returned;
 
  private:
   const Args& args_;
@@ -547,14 +611,19 @@ class SdkHostWorkload : public Workload {
     const Layout layout = exp_->layout(args_);
     out_ = HostArrays(layout, Role::output, true);
     scratch_ = HostArrays(layout, Role::scratch, true);
-    launch_ = std::make_unique<HostLaunch>(args_, *ref_, in_->arrays(), out_.arrays(), scratch_.arrays());
+    launch_ = std::make_unique<HostLaunch>(args_, *ref_, in_->arrays(), out_.arrays(), scratch_.arrays(), layout);
     step_ = setup(*launch_);
   }
   void run() override { step_(*launch_); }
   Check check(const std::function<void()>& iterate) override {
     out_.poison();
     iterate();
-    return exp_->compare(args_, [this]() -> const Arrays& { return in_->arrays(); }, out_.arrays(), *ref_, scale_);
+    const ReturnedOutputs& r = launch_->returned;
+    if (auto missing = r.missing()) return *missing;
+    Arrays out = out_.arrays();  // and the returned outputs where the variant pointed (host memory)
+    for (const auto& e : r.entries()) out.put(e.name, View{const_cast<void*>(r.data(e.name)), e.count, e.elem});
+    return exp_->compare(args_, [this]() -> const Arrays& { return in_->arrays(); }, out, *ref_, scale_,
+                         r.inputs_aliased(in_->arrays()));
   }
   Cost cost() const override { return exp_->cost(args_, *ref_); }
 

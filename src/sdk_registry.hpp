@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <labrun/experiment.hpp>
 
@@ -41,6 +44,26 @@ class HostArrays {
   Arrays arrays_;
 };
 
+/// Where a variant handed back each returned output of a point (Role::returned, Launch::returns), for the host and
+/// CUDA workloads alike.
+class ReturnedOutputs {
+ public:
+  explicit ReturnedOutputs(const Layout& layout);
+  const std::vector<Layout::Entry>& entries() const { return entries_; }
+  /// @throws std::out_of_range when `name` is not a returned output.
+  void set(const std::string& name, const void* data);
+  /// Where `name` was handed back; nullptr before that.
+  const void* data(const std::string& name) const;
+  /// A failed Check naming the first returned output with elements that was never handed back; nullopt when none.
+  std::optional<Check> missing() const;
+  /// Each returned output and the input of `inputs` whose memory it is ("" when none).
+  std::map<std::string, std::string> inputs_aliased(const Arrays& inputs) const;
+
+ private:
+  std::vector<Layout::Entry> entries_;
+  std::map<std::string, const void*> data_;
+};
+
 /// What the workloads of one SDK experiment share within a process: the definition, its CUDA side, the current
 /// input set and reference (one at a time: the sweep puts variants innermost, so each set is made once), and a
 /// slot for the CUDA side's device copy of the inputs.
@@ -64,8 +87,9 @@ class SdkExperiment {
   Cost cost(const Args& args, const Reference& ref) const;
   /// Runs the experiment's check and turns its comparisons into the lab's Check (value and reference of the
   /// worst element, tolerance = scale × its bound, the measurements in detail).
+  /// `returned`: the returned outputs with the input each one is ("" for none); detail.poisoned is false with any.
   Check compare(const Args& args, const std::function<const Arrays&()>& inputs, const Arrays& outputs,
-                const Reference& ref, double scale) const;
+                const Reference& ref, double scale, const std::map<std::string, std::string>& returned = {}) const;
 
   /// The CUDA side's device input set (type-erased; src/device/sdk_cuda.cpp) and its key.
   std::shared_ptr<void> device_inputs;

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <string>
@@ -15,7 +16,9 @@
 #include <vector>
 
 #include "config.hpp"
-#include "gemv/gemv.hpp"
+#include <labrun/counter_rng.hpp>
+
+#include "gemv_test.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
 #include "record.hpp"
@@ -26,13 +29,7 @@
 namespace labrun {
 namespace {
 
-using gemv::Inputs;
-using gemv::Variant;
-
-constexpr std::uint64_t kSeed = 20261129;
-const Variant kVariants[] = {Variant::row_block_256, Variant::row_block_512, Variant::row_block_1024,
-                             Variant::warp_row, Variant::cublas};
-const DType kDTypes[] = {DType::f16, DType::bf16};
+using namespace test_gemv;
 
 using test::builtin;
 
@@ -49,23 +46,6 @@ Inputs ones_arange(std::int64_t m, std::int64_t n, DType t) {
   in.a.assign(static_cast<std::size_t>(m * n), encode(t, 1.0f));
   for (std::int64_t j = 0; j < n; ++j) in.x.push_back(encode(t, static_cast<float>(j)));
   return in;
-}
-
-std::vector<float> run_host(Variant v, const Inputs& in) {
-  std::vector<float> y(static_cast<std::size_t>(in.m) + 1, std::numeric_limits<float>::quiet_NaN());
-  gemv::host_run(v, in, y.data());
-  return y;
-}
-
-Check check_host(Variant v, const Inputs& in, double scale = 1.0) {
-  const gemv::Reference ref = gemv::reference(in);
-  const auto y = run_host(v, in);
-  return gemv::compare(in, y.data(), ref, gemv::tolerance(v, in.n, scale));
-}
-
-Point point(const std::string& variant, std::int64_t m, std::int64_t n, const std::string& dtype,
-            const std::string& mode = "eager") {
-  return Point{"gemv", variant, {{"m", m}, {"n", n}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
 }
 
 LabSettings quick_lab() {
@@ -87,14 +67,14 @@ Json run(const Point& p, const LabSettings& lab = quick_lab()) {
 // A = ones, x = arange: y[i] = n(n − 1)/2 and Σ|a x| the same; a row of alternating signs sums pairs to −1.
 TEST(Gemv, ReferenceKnownValues) {
   const Inputs in = ones_arange(3, 100, DType::f16);
-  const gemv::Reference ref = gemv::reference(in);
+  const Ref ref = reference(in);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(ref.y[i], 4950.0);
     EXPECT_EQ(ref.abs_sum[i], 4950.0);
   }
   Inputs alt = ones_arange(1, 100, DType::f16);
   for (int j = 1; j < 100; j += 2) alt.a[j] = encode(DType::f16, -1.0f);  // 0 − 1 + 2 − 3 + … − 99 = −50
-  const gemv::Reference r2 = gemv::reference(alt);
+  const Ref r2 = reference(alt);
   EXPECT_EQ(r2.y[0], -50.0);
   EXPECT_EQ(r2.abs_sum[0], 4950.0);
 }
@@ -159,15 +139,15 @@ TEST(Gemv, HostVariantsMatchReference) {
                                                           {9, 4104}, {2, 8191}, {3, 14336}, {1, 20000}};
   for (DType t : kDTypes)
     for (auto [m, n] : shapes) {
-      const Inputs in = gemv::generate(m, n, t, kSeed);
+      const Inputs in = generate(m, n, t, kSeed);
       for (Variant v : kVariants) {
         const Check c = check_host(v, in);
         EXPECT_TRUE(c.passed) << gemv::to_string(v) << " " << to_string(t) << " " << m << "x" << n << ": "
                               << c.detail.dump();
         EXPECT_EQ(c.detail["mismatches"], 0);
-        EXPECT_LE(c.value, 1.0);
+        EXPECT_LE(ratio(c), 1.0);
         // The bound is a worst case: real errors are far inside it (and the products exact, so often 0).
-        EXPECT_LT(c.value, 0.5) << gemv::to_string(v) << " " << m << "x" << n;
+        EXPECT_LT(ratio(c), 0.5) << gemv::to_string(v) << " " << m << "x" << n;
       }
     }
 }
@@ -175,7 +155,7 @@ TEST(Gemv, HostVariantsMatchReference) {
 // The kernels' order and the sequential one differ in the last bits on random rows (the host twin is not the
 // plain dot product), and both sit within their bounds.
 TEST(Gemv, TreeAndSequentialOrdersDiffer) {
-  const Inputs in = gemv::generate(64, 4096, DType::f16, kSeed);
+  const Inputs in = generate(64, 4096, DType::f16, kSeed);
   const auto tree = run_host(Variant::warp_row, in);
   const auto seq = run_host(Variant::cublas, in);
   int differ = 0;
@@ -188,24 +168,25 @@ TEST(Gemv, TreeAndSequentialOrdersDiffer) {
 // lda >= 1), so a config cannot ask for 0.
 TEST(Gemv, EmptyShapes) {
   for (Variant v : kVariants) {
-    const Inputs none = gemv::generate(0, 100, DType::f16, kSeed);
+    const Inputs none = generate(0, 100, DType::f16, kSeed);
     EXPECT_TRUE(check_host(v, none).passed);
-    EXPECT_EQ(check_host(v, none).detail["rows"], 0);
-    const Inputs empty_rows = gemv::generate(5, 0, DType::f16, kSeed);
+    EXPECT_EQ(check_host(v, none).detail["compared"], 0);
+    const Inputs empty_rows = generate(5, 0, DType::f16, kSeed);
     const auto y = run_host(v, empty_rows);
     for (int i = 0; i < 5; ++i) EXPECT_EQ(y[i], 0.0f) << gemv::to_string(v);
     EXPECT_TRUE(check_host(v, empty_rows).passed);
     std::vector<float> wrong(5, 0.0f);
     wrong[3] = 1e-30f;
-    const gemv::Reference ref = gemv::reference(empty_rows);
-    EXPECT_FALSE(gemv::compare(empty_rows, wrong.data(), ref, gemv::tolerance(v, 0, 1)).passed);
+    EXPECT_FALSE(compare(v, empty_rows, wrong.data()).passed);
   }
   EXPECT_EQ(experiment().find_axis("m")->min, 1.0);
   EXPECT_EQ(experiment().find_axis("n")->min, 1.0);
   EXPECT_THROW(
       parse_config("experiment: gemv\naxes:\n  n: [0, 8]\n", "gemv0.yaml", builtin()), ConfigError);
-  EXPECT_THROW(gemv::generate(-1, 4, DType::f16, kSeed), std::invalid_argument);
-  EXPECT_THROW(gemv::generate(4, 4, DType::f32, kSeed), std::invalid_argument);
+  EXPECT_THROW(generate(-1, 4, DType::f16, kSeed), std::invalid_argument);
+  Layout negative;  // a negative size is refused where the lab lays the point out
+  EXPECT_THROW(sdk()->def().arrays_fn()(Args(point("warp_row", -1, 4, "f16")), negative), std::invalid_argument);
+  EXPECT_THROW(generate(4, 4, DType::f32, kSeed), std::invalid_argument);
 }
 
 // depth = ceil(nv / G) + log2 W + 5 (+ 5 for a block); γ(k, u) = k u / (1 − k u); bound = scale (γ(d, u_e) +
@@ -235,48 +216,46 @@ TEST(Gemv, ToleranceHandComputed) {
 // the package's kernels' bounds; a row-swapped y fails; y of the transposed product fails, cublas's loose bound
 // included.
 TEST(Gemv, WrongOutputsFail) {
-  const Inputs in = gemv::generate(64, 4096, DType::f16, kSeed);
-  const gemv::Reference ref = gemv::reference(in);
+  const Inputs in = generate(64, 4096, DType::f16, kSeed);
+  const Ref ref = reference(in);
   const auto good = run_host(Variant::row_block_256, in);
-  const auto tol = gemv::tolerance(Variant::row_block_256, 4096, 1);
-  ASSERT_TRUE(gemv::compare(in, good.data(), ref, tol).passed);
+  const Variant v = Variant::row_block_256;
+  ASSERT_TRUE(compare(v, in, good.data()).passed);
   auto nan = good;
   nan[17] = std::numeric_limits<float>::quiet_NaN();
-  Check c = gemv::compare(in, nan.data(), ref, tol);
+  Check c = compare(v, in, nan.data());
   EXPECT_FALSE(c.passed);
-  EXPECT_EQ(c.value, std::numeric_limits<double>::infinity());
-  EXPECT_EQ(c.detail["nonfinite"], 1);
-  EXPECT_EQ(c.detail["worst"]["row"], 17);
+  EXPECT_EQ(ratio(c), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(c.detail["not_finite"], 1);
+  EXPECT_EQ(c.detail["worst_index"], 17);
   auto inf = good;
   inf[0] = std::numeric_limits<float>::infinity();
-  EXPECT_FALSE(gemv::compare(in, inf.data(), ref, tol).passed);
+  EXPECT_FALSE(compare(v, in, inf.data()).passed);
   auto dropped = good;  // row 5 without its first product
   dropped[5] -= in.decode(in.a[5 * 4096]) * in.decode(in.x[0]);
-  c = gemv::compare(in, dropped.data(), ref, tol);
+  c = compare(v, in, dropped.data());
   EXPECT_FALSE(c.passed) << c.detail.dump();
   EXPECT_EQ(c.detail["mismatches"], 1);
   auto swapped = good;
   std::swap(swapped[2], swapped[3]);
-  EXPECT_FALSE(gemv::compare(in, swapped.data(), ref, tol).passed);
+  EXPECT_FALSE(compare(v, in, swapped.data()).passed);
   // Aᵀ·x on the leading 64 x 64 block is another vector: fails even the cublas bound.
   std::vector<float> transposed(64, 0.0f);
-  const Inputs sq = gemv::generate(64, 64, DType::f16, kSeed);
-  const gemv::Reference sq_ref = gemv::reference(sq);
+  const Inputs sq = generate(64, 64, DType::f16, kSeed);
   for (int i = 0; i < 64; ++i)
     for (int j = 0; j < 64; ++j) transposed[i] += sq.decode(sq.a[j * 64 + i]) * sq.decode(sq.x[j]);
-  EXPECT_FALSE(gemv::compare(sq, transposed.data(), sq_ref, gemv::tolerance(Variant::cublas, 64, 1)).passed);
+  EXPECT_FALSE(compare(Variant::cublas, sq, transposed.data()).passed);
 }
 
 // bytes_read = m n s + n s, bytes_written = 4 m, compulsory the same, flop 2 m n, 1 launch, no host sync;
 // peak_work_bytes = 4 m (+ cuBLAS's 32 MiB workspace); the working set is A, x and y.
 TEST(Gemv, CostModel) {
   for (Variant v : kVariants) {
-    gemv::Params p;
-    p.variant = v;
-    p.m = 4096;
-    p.n = 14336;
-    p.dtype = DType::f16;
-    const Cost c = gemv::cost(p);
+    const Cost c = gemv::cost(v, 4096, 14336, DType::f16);
+    const Point p = point(gemv::to_string(v), 4096, 14336, "f16");
+    const Cost lab = sdk()->cost(Args(p), Reference{});
+    EXPECT_EQ(lab.bytes, c.bytes) << "the lab's cost is the model's";
+    EXPECT_EQ(lab.peak_work_bytes, c.peak_work_bytes);
     EXPECT_EQ(c.bytes_read, 4096.0 * 14336 * 2 + 14336 * 2);
     EXPECT_EQ(c.bytes_written, 4096.0 * 4);
     EXPECT_EQ(c.bytes, c.bytes_read + c.bytes_written);
@@ -286,7 +265,7 @@ TEST(Gemv, CostModel) {
     EXPECT_EQ(c.host_syncs, 0);
     const double workspace = v == Variant::cublas ? 32.0 * 1024 * 1024 : 0.0;
     EXPECT_EQ(c.peak_work_bytes, 4096.0 * 4 + workspace);
-    EXPECT_EQ(gemv::working_set_bytes(p), c.bytes_read + 4096.0 * 4) << "A, x, y: not cuBLAS's workspace";
+    EXPECT_EQ(experiment().estimate(p).working_set_bytes, c.bytes_read + 4096.0 * 4) << "A, x, y: not cuBLAS's workspace";
   }
 }
 
@@ -294,7 +273,7 @@ TEST(Gemv, CostModel) {
 // stream (not A's first row); the rows of the config's shapes are all within f16 range.
 TEST(Gemv, Generator) {
   for (DType t : kDTypes) {
-    const Inputs in = gemv::generate(37, 513, t, kSeed);
+    const Inputs in = generate(37, 513, t, kSeed);
     ASSERT_EQ(in.a.size(), 37u * 513);
     ASSERT_EQ(in.x.size(), 513u);
     int negative = 0;
@@ -307,33 +286,41 @@ TEST(Gemv, Generator) {
     EXPECT_GT(negative, 37 * 513 / 3);
     EXPECT_LT(negative, 2 * 37 * 513 / 3);
     for (auto b : in.x) EXPECT_GE(std::fabs(in.decode(b)), 0.0625f);
-    const Inputs again = gemv::generate(37, 513, t, kSeed);
+    const Inputs again = generate(37, 513, t, kSeed);
     EXPECT_EQ(again.a, in.a);
     EXPECT_EQ(again.x, in.x);
-    EXPECT_NE(gemv::generate(37, 513, t, kSeed + 1).a, in.a);
+    EXPECT_NE(generate(37, 513, t, kSeed + 1).a, in.a);
     EXPECT_NE(std::vector<std::uint16_t>(in.a.begin(), in.a.begin() + 513), in.x);
   }
 }
 
-// The input seed mixes m, n and dtype, not the variant: all variants of a point share one cached set.
+// The input seed mixes m, n and dtype, not the variant: all variants of a point share one cached set and one
+// reference.
 TEST(Gemv, InputSeedAndCache) {
-  gemv::Params a, b;
-  a.m = b.m = 64;
-  a.n = b.n = 128;
-  a.variant = Variant::warp_row;
-  b.variant = Variant::cublas;
-  EXPECT_EQ(gemv::input_seed(a, kSeed), gemv::input_seed(b, kSeed));
-  gemv::Params c = a;
-  c.n = 256;
-  EXPECT_NE(gemv::input_seed(a, kSeed), gemv::input_seed(c, kSeed));
-  gemv::Params d = a;
-  d.dtype = DType::bf16;
-  EXPECT_NE(gemv::input_seed(a, kSeed), gemv::input_seed(d, kSeed));
-  gemv::InputCache cache;
-  const auto ia = cache.inputs(a, kSeed);
-  EXPECT_EQ(cache.inputs(b, kSeed), ia);
-  EXPECT_EQ(cache.reference_for(b, kSeed), cache.reference_for(a, kSeed));
-  EXPECT_NE(cache.inputs(c, kSeed), ia);
+  const Point a = point("warp_row", 64, 128, "f16"), b = point("cublas", 64, 128, "f16", "graph");
+  const Point c = point("warp_row", 64, 256, "f16"), d = point("warp_row", 64, 128, "bf16");
+  auto seed = [](const Point& p) { return sdk()->input_seed(Args(p), kSeed); };
+  EXPECT_EQ(seed(a), seed(b));
+  EXPECT_NE(seed(a), seed(c));
+  EXPECT_NE(seed(a), seed(d));
+  const auto ia = sdk()->inputs(Args(a), kSeed);
+  EXPECT_EQ(sdk()->inputs(Args(b), kSeed), ia);
+  EXPECT_EQ(sdk()->reference(Args(b), kSeed), sdk()->reference(Args(a), kSeed));
+  EXPECT_NE(sdk()->inputs(Args(c), kSeed), ia);
+}
+
+// The SDK draws the seeds gemv drew before it: the pre-SDK key "gemv/MxN/DTYPE", so results from then compare point
+// for point; and the inputs it generates from them are the generator's, bit for bit.
+TEST(Gemv, InputSeedsAreThoseBeforeTheSdk) {
+  EXPECT_EQ(sdk()->input_seed(Args(point("row_block_256", 4096, 14336, "f16")), kSeed),
+            splitmix64(kSeed ^ fnv1a64("gemv/4096x14336/f16")));
+  EXPECT_EQ(sdk()->input_seed(Args(point("cublas", 37, 513, "bf16", "graph")), 3),
+            splitmix64(3 ^ fnv1a64("gemv/37x513/bf16")));
+  const Point p = point("warp_row", 37, 513, "bf16");
+  const auto in = sdk()->inputs(Args(p), kSeed);
+  const Inputs want = generate(37, 513, DType::bf16, splitmix64(kSeed ^ fnv1a64("gemv/37x513/bf16")));
+  EXPECT_EQ(std::memcmp(in->arrays()["A"].data, want.a.data(), want.a_bytes()), 0);
+  EXPECT_EQ(std::memcmp(in->arrays()["x"].data, want.x.data(), want.x_bytes()), 0);
 }
 
 // configs/gemv.yaml: the four shapes, every variant, both modes and L2 states (80 points), groups of 10 consecutive

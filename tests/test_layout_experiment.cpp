@@ -3,7 +3,8 @@
 // float64 reference (hand-computed transposes, tails, odd and one-row or one-column shapes, empty shapes: case
 // C04), the transposes bit-exact and the broadcast pair bit-identical, the comparison catching one flipped bit
 // and never passing NaN (case C07), the tolerance's numbers, the cost model's bytes, every point of
-// configs/layout.yaml, and point dispositions through run_point on the host backend.
+// configs/layout.yaml, and point dispositions through run_point on the host backend. layout is an SDK experiment:
+// the checks here are its ExperimentDef::check as the lab runs it (tests/layout_test.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,10 +16,12 @@
 #include <utility>
 #include <vector>
 
+#include <labrun/counter_rng.hpp>
+
 #include "config.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
-#include "layout/layout.hpp"
+#include "layout_test.hpp"
 #include "record.hpp"
 #include "registry.hpp"
 #include "sweep.hpp"
@@ -27,55 +30,14 @@
 namespace labrun {
 namespace {
 
-using layout::Inputs;
-using layout::Variant;
-using layout::View;
-
-constexpr std::uint64_t kSeed = 20261129;
-const Variant kVariants[] = {Variant::contiguous_noop, Variant::transpose_naive, Variant::transpose_tiled,
-                             Variant::broadcast_view, Variant::repeat_materialized};
-const DType kDTypes[] = {DType::f32, DType::bf16};
+using namespace test_layout;
 
 const Experiment& experiment() { return *test::builtin().find("layout"); }
-
-/// One host iteration of `v`: the output storage (one spare word, all-ones poison first) and the returned view.
-std::pair<std::vector<std::uint64_t>, View> run_host(Variant v, const Inputs& in) {
-  std::vector<std::uint64_t> out((in.x_bytes() + 7) / 8 + 1, ~std::uint64_t{0});
-  layout::HostScratch scratch;
-  const View result = layout::host_run(v, in, out.data(), scratch);
-  return {std::move(out), result};
-}
 
 /// Element i of a buffer of the dtype, decoded to double.
 double value_at(const void* data, DType t, std::int64_t i) {
   if (t == DType::bf16) return bf16_to_float(static_cast<const std::uint16_t*>(data)[i]);
   return static_cast<const float*>(data)[i];
-}
-
-/// Inputs holding exactly the given x (row-major) and bias values, rounded to `dtype`.
-Inputs inputs_of(std::int64_t rows, std::int64_t cols, const std::vector<float>& x, const std::vector<float>& bias,
-                 DType dtype) {
-  Inputs in;
-  in.dtype = dtype;
-  in.rows = rows;
-  in.cols = cols;
-  in.x_storage.assign((x.size() * dtype_bytes(dtype) + 7) / 8 + 1, 0);
-  in.bias_storage.assign((bias.size() * dtype_bytes(dtype) + 7) / 8 + 1, 0);
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (dtype == DType::f32) reinterpret_cast<float*>(in.x_storage.data())[i] = x[i];
-    else reinterpret_cast<std::uint16_t*>(in.x_storage.data())[i] = float_to_bf16(x[i]);
-  }
-  for (std::size_t j = 0; j < bias.size(); ++j) {
-    if (dtype == DType::f32) reinterpret_cast<float*>(in.bias_storage.data())[j] = bias[j];
-    else reinterpret_cast<std::uint16_t*>(in.bias_storage.data())[j] = float_to_bf16(bias[j]);
-  }
-  return in;
-}
-
-Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
-            const std::string& mode = "eager") {
-  return Point{"layout", variant,
-               {{"rows", rows}, {"cols", cols}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
 }
 
 LabSettings quick_lab() {
@@ -100,11 +62,11 @@ Json run(const Point& p, const LabSettings& lab = quick_lab()) {
 // not; size-1 dimensions do not count (a one-row matrix's transpose is contiguous), an empty view is contiguous.
 TEST(LayoutExpView, ContiguityFollowsTorchsRule) {
   int buf[64] = {};
-  const View x = View::contiguous_of(buf, DType::f32, 3, 5);
+  const Strided x = Strided::contiguous_of(buf, DType::f32, 3, 5);
   EXPECT_EQ(x.row_stride, 5);
   EXPECT_EQ(x.col_stride, 1);
   EXPECT_TRUE(x.is_contiguous());
-  const View t = x.transposed();
+  const Strided t = x.transposed();
   EXPECT_EQ(t.rows, 5);
   EXPECT_EQ(t.cols, 3);
   EXPECT_EQ(t.row_stride, 1);
@@ -112,13 +74,13 @@ TEST(LayoutExpView, ContiguityFollowsTorchsRule) {
   EXPECT_EQ(t.data, x.data) << "a transpose is a view: no data moves";
   EXPECT_FALSE(t.is_contiguous());
   EXPECT_TRUE(t.transposed().is_contiguous());
-  EXPECT_TRUE(View::contiguous_of(buf, DType::f32, 1, 7).transposed().is_contiguous());
-  EXPECT_TRUE(View::contiguous_of(buf, DType::f32, 7, 1).transposed().is_contiguous());
-  const View b = View::broadcast_rows(buf, DType::bf16, 4, 6);
+  EXPECT_TRUE(Strided::contiguous_of(buf, DType::f32, 1, 7).transposed().is_contiguous());
+  EXPECT_TRUE(Strided::contiguous_of(buf, DType::f32, 7, 1).transposed().is_contiguous());
+  const Strided b = Strided::broadcast_rows(buf, DType::bf16, 4, 6);
   EXPECT_EQ(b.row_stride, 0);
   EXPECT_FALSE(b.is_contiguous());
-  EXPECT_TRUE(View::broadcast_rows(buf, DType::bf16, 1, 6).is_contiguous());
-  EXPECT_TRUE(View::contiguous_of(nullptr, DType::f32, 0, 9).transposed().is_contiguous());
+  EXPECT_TRUE(Strided::broadcast_rows(buf, DType::bf16, 1, 6).is_contiguous());
+  EXPECT_TRUE(Strided::contiguous_of(nullptr, DType::f32, 0, 9).transposed().is_contiguous());
   // .contiguous() without a copy: the same view (same buffer) or nothing.
   const auto same = layout::contiguous_without_copy(x);
   ASSERT_TRUE(same.has_value());
@@ -143,10 +105,10 @@ TEST(LayoutExpGenerate, DrawValueBits) {
 // the nearest-even rounding of the f32 draw.
 TEST(LayoutExpGenerate, ReproducibleRangeAndSeeds) {
   for (DType t : kDTypes) {
-    const Inputs a = layout::generate(37, 53, t, kSeed), b = layout::generate(37, 53, t, kSeed);
+    const Inputs a = generate(37, 53, t, kSeed), b = generate(37, 53, t, kSeed);
     EXPECT_EQ(a.x_storage, b.x_storage);
     EXPECT_EQ(a.bias_storage, b.bias_storage);
-    const Inputs c = layout::generate(37, 53, t, kSeed + 1);
+    const Inputs c = generate(37, 53, t, kSeed + 1);
     EXPECT_NE(a.x_storage, c.x_storage);
     std::set<double> distinct;
     for (std::int64_t i = 0; i < a.elements(); ++i) {
@@ -163,23 +125,32 @@ TEST(LayoutExpGenerate, ReproducibleRangeAndSeeds) {
     }
     EXPECT_LT(same_as_row0, 3) << "bias is not x's first row";
   }
-  const Inputs f = layout::generate(5, 7, DType::f32, kSeed), h = layout::generate(5, 7, DType::bf16, kSeed);
+  const Inputs f = generate(5, 7, DType::f32, kSeed), h = generate(5, 7, DType::bf16, kSeed);
   for (std::int64_t i = 0; i < f.elements(); ++i)
     EXPECT_EQ(h.x_value(i), bf16_to_float(float_to_bf16(static_cast<float>(f.x_value(i)))));
 }
 
+// The SDK shares one input set across the variants of a shape (inputs_depend_on rows, cols, dtype).
 TEST(LayoutExpGenerate, CacheSharesInputsAcrossVariants) {
-  layout::InputCache cache;
-  layout::Params p;
-  p.rows = 40;
-  p.cols = 30;
-  p.variant = Variant::transpose_naive;
-  auto in = cache.inputs(p, kSeed);
-  p.variant = Variant::repeat_materialized;
-  EXPECT_EQ(cache.inputs(p, kSeed), in);
-  p.cols = 31;
-  EXPECT_NE(cache.inputs(p, kSeed), in);
-  EXPECT_NE(layout::input_seed(p, kSeed), layout::input_seed(p, kSeed + 1));
+  auto in = sdk()->inputs(Args(point("transpose_naive", 40, 30, "f32")), kSeed);
+  EXPECT_EQ(sdk()->inputs(Args(point("repeat_materialized", 40, 30, "f32", "graph")), kSeed), in);
+  EXPECT_NE(sdk()->inputs(Args(point("repeat_materialized", 40, 31, "f32")), kSeed), in);
+  const Point p = point("repeat_materialized", 40, 31, "f32");
+  EXPECT_NE(sdk()->input_seed(Args(p), kSeed), sdk()->input_seed(Args(p), kSeed + 1));
+}
+
+// The SDK draws the seeds layout drew before it: the pre-SDK key "layout/ROWSxCOLS/DTYPE", so results from then
+// compare point for point; and the inputs it generates from them are the generator's, bit for bit.
+TEST(LayoutExpGenerate, InputSeedsAreThoseBeforeTheSdk) {
+  EXPECT_EQ(sdk()->input_seed(Args(point("transpose_tiled", 1024, 4096, "f32")), kSeed),
+            splitmix64(kSeed ^ fnv1a64("layout/1024x4096/f32")));
+  EXPECT_EQ(sdk()->input_seed(Args(point("contiguous_noop", 8191, 4097, "bf16", "graph")), 3),
+            splitmix64(3 ^ fnv1a64("layout/8191x4097/bf16")));
+  const Point p = point("broadcast_view", 37, 53, "bf16");
+  const auto in = sdk()->inputs(Args(p), kSeed);
+  const Inputs want = generate(37, 53, DType::bf16, splitmix64(kSeed ^ fnv1a64("layout/37x53/bf16")));
+  EXPECT_EQ(std::memcmp(in->arrays()["x"].data, want.x(), want.x_bytes()), 0);
+  EXPECT_EQ(std::memcmp(in->arrays()["bias"].data, want.bias(), want.bias_bytes()), 0);
 }
 
 // ---- host variants -------------------------------------------------------------------------------------------------
@@ -190,18 +161,18 @@ TEST(LayoutExpHost, HandComputed) {
   for (DType t : kDTypes) {
     const Inputs in = inputs_of(2, 3, {1, 2, 3, 4, 5, 6}, {10, 20, 30}, t);
     for (Variant v : {Variant::transpose_naive, Variant::transpose_tiled}) {
-      const auto [out, view] = run_host(v, in);
+      const auto [out, repeated, view] = run_host(v, in);
       EXPECT_EQ(view.rows, 3);
       EXPECT_EQ(view.cols, 2);
       const double want[] = {1, 4, 2, 5, 3, 6};
       for (int i = 0; i < 6; ++i) EXPECT_EQ(value_at(out.data(), t, i), want[i]) << layout::to_string(v) << " " << i;
     }
     for (Variant v : {Variant::broadcast_view, Variant::repeat_materialized}) {
-      const auto [out, view] = run_host(v, in);
+      const auto [out, repeated, view] = run_host(v, in);
       const double want[] = {11, 22, 33, 14, 25, 36};
       for (int i = 0; i < 6; ++i) EXPECT_EQ(value_at(out.data(), t, i), want[i]) << layout::to_string(v) << " " << i;
     }
-    const auto [out, view] = run_host(Variant::contiguous_noop, in);
+    const auto [out, repeated, view] = run_host(Variant::contiguous_noop, in);
     EXPECT_EQ(view.data, in.x());
     EXPECT_TRUE(view.is_contiguous());
     EXPECT_EQ(out[0], ~std::uint64_t{0}) << "the no-op writes nothing";
@@ -219,23 +190,32 @@ const std::pair<std::int64_t, std::int64_t> kShapes[] = {{1, 1},   {1, 37},  {37
 TEST(LayoutExpHost, EveryVariantMatchesTheReference) {
   for (DType t : kDTypes)
     for (auto [rows, cols] : kShapes) {
-      const Inputs in = layout::generate(rows, cols, t, kSeed + static_cast<std::uint64_t>(rows * 1000 + cols));
+      const Inputs in = generate(rows, cols, t, kSeed + static_cast<std::uint64_t>(rows * 1000 + cols));
       for (Variant v : kVariants) {
         SCOPED_TRACE(std::string(layout::to_string(v)) + " " + to_string(t) + " " + std::to_string(rows) + "x" +
                      std::to_string(cols));
-        const auto [out, view] = run_host(v, in);
-        const Check c = layout::compare(v, in, v == Variant::contiguous_noop ? view.data : out.data(), 1.0);
+        const Check c = check_host(v, in);
         EXPECT_TRUE(c.passed) << c.detail.dump();
         EXPECT_EQ(c.detail["mismatches"], 0);
-        EXPECT_EQ(c.detail["elements"], rows * cols);
+        EXPECT_EQ(c.detail["compared"], rows * cols);
         if (layout::is_broadcast(v)) {
-          EXPECT_EQ(c.detail["nonfinite"], 0);
+          EXPECT_EQ(c.detail["kind"], "elementwise");
+          EXPECT_EQ(c.detail["not_finite"], 0);
           EXPECT_EQ(c.detail["not_correctly_rounded"], 0);
-          EXPECT_LE(c.value, 1.0);
-          EXPECT_EQ(c.tolerance, 1.0);
+          EXPECT_LE(real_from_json(c.detail["worst_ratio"]), 1.0);
+          EXPECT_EQ(real_from_json(c.detail["tolerance_scale"]), 1.0);
         } else {
-          EXPECT_EQ(c.value, 0.0);
-          EXPECT_EQ(c.tolerance, 0.0);
+          EXPECT_EQ(c.detail["kind"], "exact") << "bit-exact: no tolerance";
+          EXPECT_EQ(real_from_json(c.detail["worst_ratio"]), 0.0);
+        }
+        if (v == Variant::repeat_materialized) {
+          const Json r = comparison(c.detail, "exact");
+          EXPECT_EQ(r["array"], "repeated");
+          EXPECT_EQ(r["mismatches"], 0);
+          EXPECT_EQ(r["compared"], rows * cols);
+        }
+        if (v == Variant::contiguous_noop) {
+          EXPECT_TRUE(same_buffer(c.detail)) << c.detail.dump();
         }
       }
     }
@@ -245,15 +225,15 @@ TEST(LayoutExpHost, EveryVariantMatchesTheReference) {
 // consumer over the same values); and the f32 sums are not trivially exact (some round).
 TEST(LayoutExpHost, PairsOfVariantsAreBitIdentical) {
   for (DType t : kDTypes) {
-    const Inputs in = layout::generate(97, 131, t, kSeed);
+    const Inputs in = generate(97, 131, t, kSeed);
     const std::size_t bytes = in.x_bytes();
-    const auto naive = run_host(Variant::transpose_naive, in).first;
-    const auto tiled = run_host(Variant::transpose_tiled, in).first;
+    const auto naive = run_host(Variant::transpose_naive, in).out;
+    const auto tiled = run_host(Variant::transpose_tiled, in).out;
     EXPECT_EQ(std::memcmp(naive.data(), tiled.data(), bytes), 0) << to_string(t);
-    const auto view = run_host(Variant::broadcast_view, in).first;
-    const auto rep = run_host(Variant::repeat_materialized, in).first;
+    const auto view = run_host(Variant::broadcast_view, in).out;
+    const auto rep = run_host(Variant::repeat_materialized, in).out;
     EXPECT_EQ(std::memcmp(view.data(), rep.data(), bytes), 0) << to_string(t);
-    const Check c = layout::compare(Variant::broadcast_view, in, view.data(), 1.0);
+    const Check c = compare(Variant::broadcast_view, in, view.data(), 1.0);
     EXPECT_GT(real_from_json(c.detail["max_abs_error"]), 0.0) << "some sums round: the bound is exercised";
   }
 }
@@ -265,19 +245,15 @@ TEST(LayoutExpHost, C04_EmptyShapes) {
     for (auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{0, 0}, {0, 17}, {17, 0}})
       for (Variant v : kVariants) {
         SCOPED_TRACE(std::string(layout::to_string(v)) + " " + std::to_string(rows) + "x" + std::to_string(cols));
-        const Inputs in = layout::generate(rows, cols, t, kSeed);
-        const auto [out, view] = run_host(v, in);
+        const Inputs in = generate(rows, cols, t, kSeed);
+        const auto [out, repeated, view] = run_host(v, in);
         EXPECT_EQ(view.rows * view.cols, 0);
-        const Check c = layout::compare(v, in, v == Variant::contiguous_noop ? view.data : out.data(), 1.0);
+        const Check c = compare(v, in, v == Variant::contiguous_noop ? view.data : out.data(), 1.0, repeated.data());
         EXPECT_TRUE(c.passed);
-        EXPECT_EQ(c.value, 0.0);
-        EXPECT_EQ(c.detail["elements"], 0);
-        layout::Params p;
-        p.variant = v;
-        p.rows = rows;
-        p.cols = cols;
-        p.dtype = t;
-        const Cost cost = layout::cost(p);
+        EXPECT_EQ(real_from_json(c.detail["worst_ratio"]), 0.0);
+        EXPECT_EQ(c.detail["mismatches"], 0);
+        EXPECT_EQ(c.detail["compared"], 0);
+        const Cost cost = layout::cost(v, rows, cols, t);
         EXPECT_EQ(cost.launches, 0.0);
         EXPECT_EQ(cost.bytes, 0.0);
         EXPECT_EQ(cost.peak_work_bytes, 0.0);
@@ -290,26 +266,32 @@ TEST(LayoutExpHost, C04_EmptyShapes) {
 // row and column; a transposed-back (untransposed) output of a non-square matrix fails almost everywhere.
 TEST(LayoutExpCompare, CopiesAreBitExact) {
   for (DType t : kDTypes) {
-    const Inputs in = layout::generate(33, 65, t, kSeed);
-    auto [out, view] = run_host(Variant::transpose_tiled, in);
+    const Inputs in = generate(33, 65, t, kSeed);
+    auto [out, repeated, view] = run_host(Variant::transpose_tiled, in);
     const std::int64_t j = 40, i = 7, o = j * 33 + i;  // out[40][7] = x[7][40]
     for (std::uint32_t flip : {1u, t == DType::f32 ? 0x80000000u : 0x8000u}) {
       auto bad = out;
       if (t == DType::f32) reinterpret_cast<std::uint32_t*>(bad.data())[o] ^= flip;
       else reinterpret_cast<std::uint16_t*>(bad.data())[o] ^= static_cast<std::uint16_t>(flip);
-      const Check c = layout::compare(Variant::transpose_tiled, in, bad.data(), 1e30);
+      const Check c = compare(Variant::transpose_tiled, in, bad.data(), 1e30);
       EXPECT_FALSE(c.passed) << "a tolerance scale does not loosen a copy";
-      EXPECT_EQ(c.value, 1.0);
       EXPECT_EQ(c.detail["mismatches"], 1);
-      EXPECT_EQ(c.detail["first_mismatch"]["row"], j);
-      EXPECT_EQ(c.detail["first_mismatch"]["col"], i);
+      EXPECT_EQ(c.detail["worst_index"], o) << "the first mismatch: out[" << j << "][" << i << "]";
+      EXPECT_EQ(c.detail["worst_index"].get<std::int64_t>() / 33, j);
+      EXPECT_EQ(c.detail["worst_index"].get<std::int64_t>() % 33, i);
     }
-    const Check wrong = layout::compare(Variant::transpose_naive, in, in.x(), 1.0);
+    const Check wrong = compare(Variant::transpose_naive, in, in.x(), 1.0);
     EXPECT_FALSE(wrong.passed);
-    EXPECT_GT(wrong.value, 0.9 * 33 * 65);
+    EXPECT_GT(wrong.detail["mismatches"].get<std::int64_t>(), 0.9 * 33 * 65);
     // The no-op's check against x itself passes; against the transpose it fails.
-    EXPECT_TRUE(layout::compare(Variant::contiguous_noop, in, in.x(), 1.0).passed);
-    EXPECT_FALSE(layout::compare(Variant::contiguous_noop, in, out.data(), 1.0).passed);
+    EXPECT_TRUE(compare(Variant::contiguous_noop, in, in.x(), 1.0).passed);
+    EXPECT_FALSE(compare(Variant::contiguous_noop, in, out.data(), 1.0).passed);
+    // A buffer holding x's bits that is not x's own (a copy) fails too: the no-op must not copy.
+    const std::vector<std::uint64_t> copy = in.x_storage;
+    const Check copied = compare(Variant::contiguous_noop, in, copy.data(), 1.0);
+    EXPECT_FALSE(copied.passed);
+    EXPECT_FALSE(same_buffer(copied.detail));
+    EXPECT_EQ(comparison(copied.detail, "exact")["mismatches"], 0) << "the bits are x's";
   }
 }
 
@@ -329,32 +311,37 @@ TEST(LayoutExpCompare, C07_NaNAndTheBound) {
   for (DType t : kDTypes) {
     const Inputs in = inputs_of(2, 2, {1, 2, 3, 4}, {0.5f, 0.25f}, t);  // sums 1.5, 2.25, 3.5, 4.25: exact
     const std::vector<std::uint64_t> poison(4, ~std::uint64_t{0});
-    const Check p = layout::compare(Variant::broadcast_view, in, poison.data(), 1e300);
+    const Check p = compare(Variant::broadcast_view, in, poison.data(), 1e300);
     EXPECT_FALSE(p.passed);
-    EXPECT_EQ(p.detail["nonfinite"], 4);
-    auto [out, view] = run_host(Variant::broadcast_view, in);
-    const Check ok = layout::compare(Variant::broadcast_view, in, out.data(), 1.0);
+    EXPECT_EQ(p.detail["not_finite"], 4);
+    auto [out, repeated, view] = run_host(Variant::broadcast_view, in);
+    const Check ok = compare(Variant::broadcast_view, in, out.data(), 1.0);
     EXPECT_TRUE(ok.passed);
-    EXPECT_EQ(ok.value, 0.0);
+    EXPECT_EQ(real_from_json(ok.detail["worst_ratio"]), 0.0);
+    const std::vector<std::uint64_t> rep = run_host(Variant::repeat_materialized, in).repeated;
     for (float bad : {std::nanf(""), INFINITY}) {
       auto o = out;
       if (t == DType::f32) reinterpret_cast<float*>(o.data())[2] = bad;
       else reinterpret_cast<std::uint16_t*>(o.data())[2] = float_to_bf16(bad);
-      const Check c = layout::compare(Variant::repeat_materialized, in, o.data(), 1e300);
+      const Check c = compare(Variant::repeat_materialized, in, o.data(), 1e300, rep.data());
       EXPECT_FALSE(c.passed);
-      EXPECT_EQ(c.detail["nonfinite"], 1);
+      EXPECT_EQ(c.detail["not_finite"], 1);
     }
     auto o = out;  // element 0: 1.5 + one ulp of the dtype
     if (t == DType::f32) reinterpret_cast<float*>(o.data())[0] = std::nextafter(1.5f, 2.0f);
     else reinterpret_cast<std::uint16_t*>(o.data())[0] += 1;
-    const Check c = layout::compare(Variant::broadcast_view, in, o.data(), 1.0);
+    const Check c = compare(Variant::broadcast_view, in, o.data(), 1.0);
     const double ulp = t == DType::f32 ? 0x1.0p-23 : 0x1.0p-7;
     const double ratio = ulp / layout::add_bound(t, 1.5);
-    EXPECT_DOUBLE_EQ(c.value, ratio);
+    EXPECT_DOUBLE_EQ(real_from_json(c.detail["worst_ratio"]), ratio);
     EXPECT_FALSE(c.passed) << "one ulp at 1.5 is over u|1.5| in either dtype";
-    EXPECT_EQ(c.detail["worst"]["row"], 0);
+    EXPECT_EQ(c.detail["worst_index"], 0) << "row 0, col 0";
     EXPECT_EQ(c.detail["not_correctly_rounded"], 1);
-    EXPECT_TRUE(layout::compare(Variant::broadcast_view, in, o.data(), 2 * ratio).passed) << "tolerance_scale";
+    EXPECT_TRUE(compare(Variant::broadcast_view, in, o.data(), 2 * ratio).passed) << "tolerance_scale";
+    // The repeat's R is checked bit for bit: a poisoned (unwritten) R fails, a stale-free one passes.
+    const std::vector<std::uint64_t> unwritten(rep.size(), ~std::uint64_t{0});
+    EXPECT_FALSE(compare(Variant::repeat_materialized, in, out.data(), 1.0, unwritten.data()).passed);
+    EXPECT_TRUE(compare(Variant::repeat_materialized, in, out.data(), 1.0, rep.data()).passed);
   }
 }
 
@@ -362,11 +349,11 @@ TEST(LayoutExpCompare, C07_NaNAndTheBound) {
 // element by element against float_to_bf16 of the double reference (ties included: 1 + 2^-8 rounds to 1).
 TEST(LayoutExpCompare, Bf16RoundsOnceToNearestEven) {
   const Inputs tie = inputs_of(1, 2, {1.0f, 1.0f}, {0x1.0p-8f, 0x3.0p-8f}, DType::bf16);
-  const auto out = run_host(Variant::broadcast_view, tie).first;
+  const auto out = run_host(Variant::broadcast_view, tie).out;
   EXPECT_EQ(value_at(out.data(), DType::bf16, 0), 1.0) << "a tie rounds to the even neighbour";
   EXPECT_EQ(value_at(out.data(), DType::bf16, 1), 1.015625) << "1 + 3 2^-8 is a tie too: to even 1 + 2^-6";
-  const Inputs in = layout::generate(64, 96, DType::bf16, kSeed);
-  const auto y = run_host(Variant::repeat_materialized, in).first;
+  const Inputs in = generate(64, 96, DType::bf16, kSeed);
+  const auto y = run_host(Variant::repeat_materialized, in).out;
   for (std::int64_t i = 0; i < in.elements(); ++i) {
     const double ref = in.x_value(i) + in.bias_value(i % in.cols);
     ASSERT_EQ(static_cast<double>(static_cast<float>(ref)), ref) << "the f32 sum is exact";
@@ -381,13 +368,13 @@ TEST(LayoutExpCompare, Bf16RoundsOnceToNearestEven) {
 TEST(LayoutExpCost, Numbers) {
   for (DType t : kDTypes) {
     const double s = static_cast<double>(dtype_bytes(t)), n = 15, b = 5 * s;
-    layout::Params p;
-    p.rows = 3;
-    p.cols = 5;
-    p.dtype = t;
     auto cost_of = [&](Variant v) {
-      p.variant = v;
-      return layout::cost(p);
+      const Cost c = layout::cost(v, 3, 5, t);
+      // The lab's cost of the point is the model's (the SDK fills nothing the model sets).
+      const Cost lab = sdk()->cost(Args(point(layout::to_string(v), 3, 5, to_string(t))), Reference{});
+      EXPECT_EQ(lab.bytes, c.bytes);
+      EXPECT_EQ(lab.peak_work_bytes, c.peak_work_bytes);
+      return c;
     };
     const Cost noop = cost_of(Variant::contiguous_noop);
     EXPECT_EQ(noop.bytes, 0.0);
@@ -421,19 +408,19 @@ TEST(LayoutExpCost, Numbers) {
     EXPECT_EQ(rep.peak_work_bytes, 2 * n * s);
     EXPECT_EQ(rep.bytes_read - view.bytes_read, n * s);
     EXPECT_EQ(rep.bytes_written - view.bytes_written, n * s);
-    // Working set: x and bias, plus the peak work.
-    p.variant = Variant::repeat_materialized;
-    EXPECT_EQ(layout::working_set_bytes(p), n * s + b + 2 * n * s);
-    p.variant = Variant::contiguous_noop;
-    EXPECT_EQ(layout::working_set_bytes(p), n * s + b);
+    // Working set (the lab's estimate, from the arrays): x and bias, plus the peak work.
+    auto working_set = [&](Variant v) {
+      return experiment().estimate(point(layout::to_string(v), 3, 5, to_string(t))).working_set_bytes;
+    };
+    EXPECT_EQ(working_set(Variant::repeat_materialized), n * s + b + 2 * n * s);
+    EXPECT_EQ(working_set(Variant::contiguous_noop), n * s + b);
+    EXPECT_EQ(working_set(Variant::transpose_naive), n * s + b + n * s);
+    EXPECT_EQ(working_set(Variant::broadcast_view), n * s + b + n * s);
   }
   // 16384^2 f32 (the sweep's largest): a transpose moves 2 GiB, the repeat 4 GiB + 64 KiB.
-  layout::Params big;
-  big.rows = big.cols = 16384;
-  big.variant = Variant::transpose_tiled;
-  EXPECT_EQ(layout::cost(big).bytes, 2.0 * 1024 * 1024 * 1024);
-  big.variant = Variant::repeat_materialized;
-  EXPECT_EQ(layout::cost(big).bytes, 4.0 * 1024 * 1024 * 1024 + 16384 * 4);
+  EXPECT_EQ(layout::cost(Variant::transpose_tiled, 16384, 16384, DType::f32).bytes, 2.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(layout::cost(Variant::repeat_materialized, 16384, 16384, DType::f32).bytes,
+            4.0 * 1024 * 1024 * 1024 + 16384 * 4);
 }
 
 // ---- config and lab pass -----------------------------------------------------------------------------------------
@@ -455,11 +442,10 @@ TEST(LayoutExpConfig, EveryPointValidates) {
   EXPECT_EQ(host.host_max_bytes, 40e6);
   int on_host = 0;
   for (const Point& pt : points) {
-    const layout::Params p = layout::params_of(pt);
-    (pt.word("l2") == "cold" ? cold : hot).insert({p.rows, p.cols});
+    (pt.word("l2") == "cold" ? cold : hot).insert({pt.integer("rows"), pt.integer("cols")});
     const PointEstimate e = experiment().estimate(pt);
     EXPECT_GT(e.working_set_bytes, 0);
-    if (p.variant != Variant::contiguous_noop) {
+    if (pt.variant != "contiguous_noop") {
       EXPECT_GT(e.bytes, 0);
     }
     on_host += pt.word("l2") == "hot" && e.working_set_bytes <= host.host_max_bytes;
@@ -497,7 +483,7 @@ TEST(LayoutExpRunPoint, HostStatuses) {
         EXPECT_EQ(rec["correctness"]["passed"], true);
         EXPECT_EQ(rec["correctness"]["detail"]["poisoned"], v != Variant::contiguous_noop);
         if (v == Variant::contiguous_noop) {
-          EXPECT_EQ(rec["correctness"]["detail"]["same_buffer"], true);
+          EXPECT_TRUE(same_buffer(rec["correctness"]["detail"])) << rec["correctness"].dump();
         }
         const double launches = v == Variant::contiguous_noop ? 0 : v == Variant::repeat_materialized ? 2 : 1;
         EXPECT_EQ(real_from_json(rec["cost"]["launches"]), rows > 0 ? launches : 0.0);

@@ -1,8 +1,11 @@
 // Tests of the experiment SDK's own rules (labrun/experiment.hpp, src/sdk.cpp) that no experiment exercises: an
 // incomplete definition is refused at registration with what is missing, and a check of an output that does not
-// exist names the outputs there are.
+// exist names the outputs there are; a returned output (Role::returned) and its same_buffer check.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <labrun/experiment.hpp>
@@ -58,6 +61,66 @@ TEST(Sdk, ACheckOfAMissingOutputNamesTheOutputs) {
   EXPECT_EQ(res.worst, 2.0);
   EXPECT_EQ(res.mismatches, 1);  // element 0 is at its bound (|1 - 0| / 1 = 1 <= scale 1)
   EXPECT_EQ(res.compared, 2);
+}
+
+// A returned output (Role::returned): declared by the Layout, allocated by no one and left out of the working set;
+// Compare::same_buffer passes only when the variant handed back the named input itself; a check with one is
+// reported as not poisoned; a variant that hands back nothing fails with the output's name.
+TEST(Sdk, AReturnedOutputIsTheVariantsBuffer) {
+  Layout l;
+  l.input("x", DType::f32, 4).returned("y", DType::f32, 4);
+  EXPECT_EQ(l.bytes(Role::input), 16.0);
+  EXPECT_EQ(l.bytes(Role::output), 0.0);
+  ReturnedOutputs r(l);
+  ASSERT_EQ(r.entries().size(), 1u);
+  const std::optional<Check> missing = r.missing();
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_FALSE(missing->passed);
+  EXPECT_EQ(missing->detail["error"], "the variant handed back no 'y' (Launch::returns)");
+  EXPECT_THROW(r.set("z", nullptr), std::out_of_range);
+  float x[4] = {1, 2, 3, 4}, copy[4] = {1, 2, 3, 4};
+  Arrays in;
+  in.put("x", View{x, 4, Elem::of(DType::f32)});
+  r.set("y", x);
+  EXPECT_FALSE(r.missing().has_value());
+  EXPECT_EQ(r.inputs_aliased(in).at("y"), "x");
+  r.set("y", copy);
+  EXPECT_EQ(r.inputs_aliased(in).at("y"), "");
+
+  const Point p{"probe", "copy", {{"n", std::int64_t{4}}}};
+  const Args args(p);
+  const Reference ref;
+  for (const bool same : {true, false}) {
+    Arrays out;
+    out.put("y", View{same ? x : copy, 4, Elem::of(DType::f32)});
+    Compare c(args, [&]() -> const Arrays& { return in; }, out, ref, 1.0, {{"y", same ? "x" : ""}});
+    EXPECT_TRUE(c.exact("y", in["x"]).passed) << "the same bits either way";
+    const CheckResult& s = c.same_buffer("y", "x");
+    EXPECT_EQ(s.kind, "same_buffer");
+    EXPECT_EQ(s.passed, same);
+    EXPECT_EQ(s.mismatches, same ? 0 : 4);
+    ASSERT_EQ(s.notes.size(), 1u);
+    EXPECT_EQ(s.notes[0].second, same ? 1.0 : 0.0);
+    EXPECT_THROW(c.same_buffer("x", "x"), std::out_of_range) << "x is no returned output";
+  }
+  // Through the lab's comparison: not poisoned, and the failing same_buffer is the one reported.
+  auto def = std::make_shared<ExperimentDef>(complete());
+  def->check([](Compare& c) {
+    c.exact("y", c.inputs()["x"]);
+    c.same_buffer("y", "x");
+  });
+  const SdkExperiment exp(def);
+  Arrays out;
+  out.put("y", View{copy, 4, Elem::of(DType::f32)});
+  const Check failed = exp.compare(args, [&]() -> const Arrays& { return in; }, out, ref, 1.0, {{"y", ""}});
+  EXPECT_FALSE(failed.passed);
+  EXPECT_EQ(failed.detail["kind"], "same_buffer");
+  EXPECT_EQ(failed.detail["poisoned"], false);
+  out.put("y", View{x, 4, Elem::of(DType::f32)});
+  const Check passed = exp.compare(args, [&]() -> const Arrays& { return in; }, out, ref, 1.0, {{"y", "x"}});
+  EXPECT_TRUE(passed.passed);
+  EXPECT_EQ(passed.detail["poisoned"], false);
+  EXPECT_EQ(passed.detail["checks"].size(), 2u);
 }
 
 }  // namespace

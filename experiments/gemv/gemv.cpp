@@ -1,3 +1,6 @@
+// The gemv experiment on the SDK (LABRUN_EXPERIMENT(gemv)): axes, arrays, the input generator, the float64
+// reference, the check (every row within its summation bound), the cost model and the host variants (the kernels'
+// host twins). Formulas: docs/experiments/gemv.md.
 #include "gemv.hpp"
 
 #include <algorithm>
@@ -7,9 +10,6 @@
 
 #include <labrun/counter_rng.hpp>
 #include <labrun/parallel.hpp>
-#include <labrun/point.hpp>
-#include "record.hpp"
-#include "registry.hpp"
 
 namespace labrun::gemv {
 
@@ -72,10 +72,10 @@ const char* to_string(Variant v) {
   return "?";
 }
 
-Variant parse_variant(const std::string& name) {
+Variant variant_of(const Args& args) {
   for (const auto& row : kVariants)
-    if (name == row.name) return row.variant;
-  throw std::invalid_argument("unknown gemv variant '" + name + "'");
+    if (args.variant() == row.name) return row.variant;
+  throw std::invalid_argument("unknown gemv variant '" + args.variant() + "'");
 }
 
 int threads_per_row(Variant v) {
@@ -84,29 +84,10 @@ int threads_per_row(Variant v) {
   return 0;
 }
 
-Params params_of(const Point& point) {
-  Params p;
-  p.variant = parse_variant(point.variant);
-  p.m = point.integer("m");
-  p.n = point.integer("n");
-  if (p.m < 0 || p.n < 0) throw std::invalid_argument("gemv: m and n must be >= 0");
-  const auto dt = parse_dtype(point.word("dtype"));
-  if (!dt) throw std::invalid_argument("unknown dtype '" + point.word("dtype") + "'");
-  require_dtype(*dt);
-  p.dtype = *dt;
-  p.mode = point.word("mode");
-  return p;
-}
-
-Inputs generate(std::int64_t m, std::int64_t n, DType dtype, std::uint64_t seed) {
-  if (m < 0 || n < 0) throw std::invalid_argument("gemv: m and n must be >= 0");
+void generate(const View& a, const View& x, std::uint64_t seed) {
+  const DType dtype = a.elem.dtype.value_or(DType::f32);
   require_dtype(dtype);
-  Inputs in;
-  in.dtype = dtype;
-  in.m = m;
-  in.n = n;
-  in.a.assign(static_cast<std::size_t>(m * n), 0);
-  in.x.assign(static_cast<std::size_t>(n), 0);
+  if (x.elem.dtype != a.elem.dtype) throw std::invalid_argument("gemv: A and x must have one dtype");
   auto draw = [dtype](std::uint64_t s, std::int64_t i) -> std::uint16_t {
     const std::uint64_t h = splitmix64(s ^ splitmix64(static_cast<std::uint64_t>(i)));
     // |v| = (1 + 15·(1 − U))/16 in (1/16, 1]; rounding to the dtype keeps it in [1/16, 1]: never zero or subnormal.
@@ -114,33 +95,31 @@ Inputs generate(std::int64_t m, std::int64_t n, DType dtype, std::uint64_t seed)
     return dtype == DType::bf16 ? float_to_bf16(static_cast<float>(v)) : float_to_half(static_cast<float>(v));
   };
   const std::uint64_t seed_x = splitmix64(seed ^ 0x78ull);
-  parallel_chunks(m * n, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) in.a[static_cast<std::size_t>(i)] = draw(seed, i);
+  auto* ap = a.as<std::uint16_t>();
+  auto* xp = x.as<std::uint16_t>();
+  parallel_chunks(a.count, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) ap[i] = draw(seed, i);
   });
-  for (std::int64_t j = 0; j < n; ++j) in.x[static_cast<std::size_t>(j)] = draw(seed_x, j);
-  return in;
+  for (std::int64_t j = 0; j < x.count; ++j) xp[j] = draw(seed_x, j);
 }
 
-Reference reference(const Inputs& in) {
-  Reference ref;
-  ref.y.assign(static_cast<std::size_t>(in.m), 0.0);
-  ref.abs_sum.assign(static_cast<std::size_t>(in.m), 0.0);
-  std::vector<double> x(in.x.size());
-  for (std::size_t j = 0; j < x.size(); ++j) x[j] = in.decode(in.x[j]);
-  parallel_chunks(in.m, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+void reference(const View& a, const View& xv, std::int64_t m, std::int64_t n, Reference& ref) {
+  std::vector<double>& y = ref.array("y", m);
+  std::vector<double>& abs_sum = ref.array("abs_sum", m);
+  std::vector<double> x(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j) x[static_cast<std::size_t>(j)] = xv.value(j);
+  parallel_chunks(m, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
-      const std::uint16_t* row = in.a.data() + i * in.n;
       double s = 0, abs = 0;
-      for (std::int64_t j = 0; j < in.n; ++j) {
-        const double p = static_cast<double>(in.decode(row[j])) * x[static_cast<std::size_t>(j)];  // exact
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double p = a.value(i * n + j) * x[static_cast<std::size_t>(j)];  // exact
         s += p;
         abs += std::fabs(p);
       }
-      ref.y[static_cast<std::size_t>(i)] = s;
-      ref.abs_sum[static_cast<std::size_t>(i)] = abs;
+      y[static_cast<std::size_t>(i)] = s;
+      abs_sum[static_cast<std::size_t>(i)] = abs;
     }
   });
-  return ref;
 }
 
 std::int64_t depth(Variant v, std::int64_t n) {
@@ -168,94 +147,13 @@ Tolerance tolerance(Variant v, std::int64_t n, double scale) {
   return t;
 }
 
-Check compare(const Inputs& in, const float* y, const Reference& ref, const Tolerance& tol) {
-  const double inf = std::numeric_limits<double>::infinity();
-  struct Part {
-    double worst = 0, max_abs = 0, err2 = 0, ref2 = 0;
-    std::int64_t worst_row = -1, mismatches = 0, nonfinite = 0;
-  };
-  std::vector<Part> parts(kChunks);
-  parallel_chunks(in.m, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
-    Part p;
-    for (std::int64_t i = begin; i < end; ++i) {
-      const double got = y[i], want = ref.y[static_cast<std::size_t>(i)];
-      double ratio;
-      if (!std::isfinite(got)) {
-        ++p.nonfinite;
-        ratio = inf;  // case C07: NaN (the poison) and inf never pass
-        p.err2 = inf;
-      } else {
-        const double err = std::fabs(got - want);
-        const double b = tol.bound(ref.abs_sum[static_cast<std::size_t>(i)]);
-        ratio = err == 0 ? 0.0 : (b > 0 ? err / b : inf);
-        p.max_abs = std::max(p.max_abs, err);
-        p.err2 += err * err;
-      }
-      p.ref2 += want * want;
-      if (!(ratio <= 1)) ++p.mismatches;
-      if (p.worst_row < 0 || !(ratio <= p.worst)) {
-        p.worst = ratio;
-        p.worst_row = i;
-      }
-    }
-    parts[chunk] = p;
-  });
-  Part all;
-  for (const auto& p : parts) {  // chunk order: the first worst row in index order wins ties
-    if (p.worst_row >= 0 && (all.worst_row < 0 || !(p.worst <= all.worst))) {
-      all.worst = p.worst;
-      all.worst_row = p.worst_row;
-    }
-    all.max_abs = std::max(all.max_abs, p.max_abs);
-    all.err2 += p.err2;
-    all.ref2 += p.ref2;
-    all.mismatches += p.mismatches;
-    all.nonfinite += p.nonfinite;
-  }
-  Check c;
-  c.value = all.worst;
-  c.reference = 0;
-  c.abs_error = all.worst;
-  c.tolerance = 1;
-  c.passed = all.nonfinite == 0 && all.worst <= 1;
-  c.detail["metric"] = "worst |y - ref| / bound over the rows (passes <= 1; docs/experiments/gemv.md)";
-  c.detail["rows"] = in.m;
-  c.detail["mismatches"] = all.mismatches;
-  c.detail["nonfinite"] = all.nonfinite;
-  c.detail["max_abs_error"] = json_real(all.max_abs);
-  c.detail["rel_l2_error"] = json_real(all.ref2 > 0 ? std::sqrt(all.err2 / all.ref2) : std::sqrt(all.err2));
-  if (all.worst_row >= 0) {
-    const auto r = static_cast<std::size_t>(all.worst_row);
-    c.detail["worst"] = {{"row", all.worst_row},
-                         {"got", json_real(y[r])},
-                         {"expected", json_real(ref.y[r])},
-                         {"abs_sum", json_real(ref.abs_sum[r])},
-                         {"bound", json_real(tol.bound(ref.abs_sum[r]))}};
-  }
-  c.detail["tolerance"] = {{"depth", tol.depth},
-                           {"u_effective", json_real(tol.u_effective)},
-                           {"gamma", json_real(tol.gamma)},
-                           {"scale", json_real(tol.scale)}};
-  return c;
-}
-
-Cost cost(const Params& p) {
-  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n);
-  const double s = static_cast<double>(dtype_bytes(p.dtype));
+Cost cost(Variant variant, std::int64_t rows, std::int64_t cols, DType dtype) {
+  const double m = static_cast<double>(rows), n = static_cast<double>(cols);
+  const double s = static_cast<double>(dtype_bytes(dtype));
   const double read = m * n * s + n * s, written = 4 * m;
   Cost c = Cost::of(read, written, read + written, 2 * m * n, 1, 0);
-  c.peak_work_bytes = peak_work_bytes(p);
+  c.peak_work_bytes = 4 * m + (variant == Variant::cublas ? kCublasWorkspaceBytes : 0.0);
   return c;
-}
-
-double peak_work_bytes(const Params& p) {
-  return 4 * static_cast<double>(p.m) + (p.variant == Variant::cublas ? kCublasWorkspaceBytes : 0.0);
-}
-
-double working_set_bytes(const Params& p) {
-  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n);
-  const double s = static_cast<double>(dtype_bytes(p.dtype));
-  return m * n * s + n * s + 4 * m;  // A, x, y: cuBLAS's workspace is not the problem's (see the header)
 }
 
 namespace {
@@ -307,123 +205,85 @@ float row_dot(const std::uint16_t* a_row, const std::uint16_t* x, std::int64_t n
   return row_dot_values(a.data(), xs.data(), n, G);
 }
 
-void host_run(Variant variant, const Inputs& in, float* y) {
+void host_run(Variant variant, std::int64_t m, std::int64_t n, DType dtype, const std::uint16_t* ap,
+              const std::uint16_t* xp, float* y) {
   const int G = threads_per_row(variant);
   if (variant != Variant::cublas) require_group(G);
-  const Decoder decode(in.dtype);
-  std::vector<float> x(in.x.size());
-  for (std::size_t j = 0; j < x.size(); ++j) x[j] = decode(in.x[j]);
-  parallel_chunks(in.m, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
-    std::vector<float> a(static_cast<std::size_t>(in.n));
+  const Decoder decode(dtype);
+  std::vector<float> x(static_cast<std::size_t>(n));
+  for (std::size_t j = 0; j < x.size(); ++j) x[j] = decode(xp[j]);
+  parallel_chunks(m, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+    std::vector<float> a(static_cast<std::size_t>(n));
     for (std::int64_t i = begin; i < end; ++i) {
-      const std::uint16_t* row = in.a.data() + i * in.n;
-      for (std::int64_t j = 0; j < in.n; ++j) a[static_cast<std::size_t>(j)] = decode(row[j]);
+      const std::uint16_t* row = ap + i * n;
+      for (std::int64_t j = 0; j < n; ++j) a[static_cast<std::size_t>(j)] = decode(row[j]);
       if (variant != Variant::cublas) {
-        y[i] = row_dot_values(a.data(), x.data(), in.n, G);
+        y[i] = row_dot_values(a.data(), x.data(), n, G);
         continue;
       }
       float acc = 0;  // the plain f32 dot product: sequential fma over the row
-      for (std::int64_t j = 0; j < in.n; ++j)
+      for (std::int64_t j = 0; j < n; ++j)
         acc = std::fma(a[static_cast<std::size_t>(j)], x[static_cast<std::size_t>(j)], acc);
       y[i] = acc;
     }
   });
 }
 
-namespace {
-
-// The axes that define a point's inputs, as text: what the seed hashes and the cache compares.
-std::string input_key(const Params& p) {
-  return std::to_string(p.m) + "x" + std::to_string(p.n) + "/" + labrun::to_string(p.dtype);
-}
-
-}  // namespace
-
-std::uint64_t input_seed(const Params& p, std::uint64_t lab_seed) {
-  return splitmix64(lab_seed ^ fnv1a64("gemv/" + input_key(p)));
-}
-
-std::shared_ptr<const Inputs> InputCache::inputs(const Params& p, std::uint64_t seed) {
-  const std::uint64_t s = input_seed(p, seed);
-  const std::string key = input_key(p) + "/" + std::to_string(s);
-  if (key != key_ || !inputs_) {
-    inputs_.reset();  // release the old set first: 14336 x 4096 f16 is 117 MB
-    ref_.reset();
-    inputs_ = std::make_shared<const Inputs>(generate(p.m, p.n, p.dtype, s));
-    key_ = key;
-  }
-  return inputs_;
-}
-
-std::shared_ptr<const Reference> InputCache::reference_for(const Params& p, std::uint64_t seed) {
-  auto in = inputs(p, seed);
-  if (!ref_) ref_ = std::make_shared<const Reference>(reference(*in));
-  return ref_;
-}
-
-namespace {
-
-class HostWorkload : public Workload {
- public:
-  HostWorkload(Params p, std::shared_ptr<const Inputs> in, std::shared_ptr<const Reference> ref, double scale)
-      : p_(p), in_(std::move(in)), ref_(std::move(ref)), scale_(scale), y_(static_cast<std::size_t>(p.m) + 1) {}
-  void run() override { host_run(p_.variant, *in_, y_.data()); }
-  Check check(const std::function<void()>& iterate) override {
-    std::fill(y_.begin(), y_.end(), std::numeric_limits<float>::quiet_NaN());  // poison (case C07)
-    iterate();
-    Check c = compare(*in_, y_.data(), *ref_, tolerance(p_.variant, p_.n, scale_));
-    c.detail["poisoned"] = true;
-    if (p_.variant == Variant::cublas)
-      c.detail["host_cublas"] = "host stand-in: a sequential f32 fma dot product per row, not cuBLAS";
-    return c;
-  }
-  Cost cost() const override { return gemv::cost(p_); }
-
- private:
-  Params p_;
-  std::shared_ptr<const Inputs> in_;
-  std::shared_ptr<const Reference> ref_;
-  double scale_;
-  std::vector<float> y_;
-};
-
-}  // namespace
-
-void register_experiment(Registry& registry) {
-  Experiment e;
-  e.name = "gemv";
-  e.description = "y = A x (A m x n f16, f32 accumulate and output): a block per row (256/512/1024 threads) vs a "
-                  "warp per row vs cuBLAS";
-  e.axes = {
-      {"m", AxisKind::Integer, "rows of A = elements of y (the size axis)", 1.0, 1048576.0, {}, std::int64_t{4096}},
-      {"n", AxisKind::Integer, "columns of A = elements of x (the row length)", 1.0, 1048576.0, {},
-       std::int64_t{4096}},
-      {"dtype", AxisKind::Word, "storage dtype of A and x (y is f32, every sum in f32)", {}, {}, {"f16", "bf16"},
-       std::string("f16")},
+LABRUN_EXPERIMENT(gemv) {
+  e.describe("y = A x (A m x n f16, f32 accumulate and output): a block per row (256/512/1024 threads) vs a warp "
+             "per row vs cuBLAS")
+      .docs("docs/experiments/gemv.md")
+      .int_axis("m", "rows of A = elements of y (the size axis)", 1, 1048576, 4096)
+      .int_axis("n", "columns of A = elements of x (the row length)", 1, 1048576, 4096)
+      .word_axis("dtype", "storage dtype of A and x (y is f32, every sum in f32)", {"f16", "bf16"}, "f16")
+      // m: at a fixed row length n (the slice) every byte and flop grows with m, and so does the number of rows in
+      // flight, which is where one-block-per-row and one-warp-per-row differ.
+      .size_axis("m")
+      .plot({"m", "variant", {}, "time vs m"})
+      .plot({"n", "variant", {}, "time vs n"});
+  e.arrays([](const Args& a, Layout& l) {
+    const std::int64_t m = a.i64("m"), n = a.i64("n");
+    l.input("A", a.dtype(), m * n).input("x", a.dtype(), n).output("y", DType::f32, m);
+  });
+  e.inputs_depend_on({"m", "n", "dtype"});
+  e.seed_text([](const Args& a) {  // the seeds drawn before the SDK, so earlier results compare point for point
+    return "gemv/" + std::to_string(a.i64("m")) + "x" + std::to_string(a.i64("n")) + "/" + to_string(a.dtype());
+  });
+  e.generate([](const Args&, std::uint64_t seed, Arrays& in) { generate(in["A"], in["x"], seed); });
+  e.reference([](const Args& a, const Arrays& in, Reference& r) { reference(in["A"], in["x"], a.i64("m"), a.i64("n"), r); });
+  // Every row within its bound γ·Σ|a x| (unscaled: the lab applies lab.tolerance_scale); NaN never passes (C07).
+  e.check([](Compare& c) {
+    const Variant v = variant_of(c.args());
+    const Tolerance tol = tolerance(v, c.args().i64("n"), 1.0);
+    const std::vector<double>& abs_sum = c.reference().array("abs_sum");
+    const CheckResult& r = c.elementwise("y", [&](std::int64_t i, double) { return tol.bound(abs_sum[i]); });
+    // The relative L2 error of y, and the tolerance's constants.
+    const View& y = c.outputs()["y"];
+    const std::vector<double>& ref = c.reference().array("y");
+    double err2 = 0, ref2 = 0;
+    for (std::int64_t i = 0; i < y.count; ++i) {
+      const double d = y.value(i) - ref[static_cast<std::size_t>(i)];
+      err2 += std::isfinite(d) ? d * d : std::numeric_limits<double>::infinity();
+      ref2 += ref[static_cast<std::size_t>(i)] * ref[static_cast<std::size_t>(i)];
+    }
+    c.note("rel_l2_error", ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2));
+    c.note("depth", static_cast<double>(tol.depth));
+    c.note("u_effective", tol.u_effective);
+    c.note("gamma", tol.gamma);
+    if (r.worst_index >= 0) c.note("worst_abs_sum", abs_sum[static_cast<std::size_t>(r.worst_index)]);
+  });
+  e.cost([](const Args& a, const Reference&) { return cost(variant_of(a), a.i64("m"), a.i64("n"), a.dtype()); });
+  auto host = [](Launch& setup) -> Step {
+    const Args& a = setup.args();
+    const Variant v = variant_of(a);
+    const std::int64_t m = a.i64("m"), n = a.i64("n");
+    const DType t = a.dtype();
+    const auto* ap = setup.in("A").as<const std::uint16_t>();
+    const auto* xp = setup.in("x").as<const std::uint16_t>();
+    float* y = setup.out("y").as<float>();
+    return [=](Launch&) { host_run(v, m, n, t, ap, xp, y); };
   };
-  auto cache = std::make_shared<InputCache>();
-  auto host = [cache](const Point& point, Backend&, const LabSettings& lab) -> std::unique_ptr<Workload> {
-    const Params p = params_of(point);
-    auto in = cache->inputs(p, lab.seed);
-    auto ref = cache->reference_for(p, lab.seed);
-    return std::make_unique<HostWorkload>(p, in, ref, lab.tolerance_scale.value_or(1.0));
-  };
-  for (const auto& row : kVariants) {
-    VariantDecl decl{row.name, row.description, {}, {}};
-    decl.implementations[BackendKind::host] = host;
-    e.variants.push_back(std::move(decl));
-  }
-  // m: at a fixed row length n (the slice) every byte and flop grows with m, and so does the number of rows in
-  // flight, which is where one-block-per-row and one-warp-per-row differ.
-  e.size_axis = "m";
-  e.estimate = [](const Point& point) {
-    const Params p = params_of(point);
-    const Cost c = cost(p);
-    return PointEstimate{working_set_bytes(p), c.bytes, c.flop};
-  };
-  e.plots = {PlotSpec{"m", "variant", {}, "time vs m"}, PlotSpec{"n", "variant", {}, "time vs n"}};
-  e.docs = "docs/experiments/gemv.md";
-  registry.add(std::move(e));
+  for (const auto& row : kVariants) e.variant(row.name, row.description).host(host);
 }
 
 }  // namespace labrun::gemv

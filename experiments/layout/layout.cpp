@@ -1,16 +1,15 @@
+// The layout experiment on the SDK (LABRUN_EXPERIMENT(layout)): axes, arrays, the input generator, the float64
+// reference, the check (copies bit-exact, sums within a rounding bound), the cost model and the host variants.
+// Formulas: docs/experiments/layout.md.
 #include "layout.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include <labrun/counter_rng.hpp>
 #include <labrun/parallel.hpp>
-#include <labrun/point.hpp>
-#include "record.hpp"
-#include "registry.hpp"
 
 namespace labrun::layout {
 
@@ -38,15 +37,6 @@ constexpr VariantRow kVariants[] = {
 
 constexpr int kChunks = 64;  // fixed split of the host loops: results independent of the thread count
 constexpr int kHostTile = 32;
-
-void require_dtype(DType t) {
-  if (t != DType::f32 && t != DType::bf16)
-    throw std::invalid_argument(std::string("layout: dtype must be f32 or bf16, got ") + labrun::to_string(t));
-}
-
-std::size_t words(std::int64_t elements, DType t) {
-  return (static_cast<std::size_t>(elements) * dtype_bytes(t) + 7) / 8;
-}
 
 // Storage traits: S is the stored element as raw bits; sums are computed in f32.
 template <DType T> struct Traits;
@@ -81,7 +71,7 @@ void transpose_tiles(const S* x, S* out, std::int64_t rows, std::int64_t cols) {
 
 // out (rows x cols, contiguous) = the elements of a strided view, bit for bit: .contiguous() as a copy.
 template <class S>
-void materialize(const View& v, S* out) {
+void materialize(const Strided& v, S* out) {
   const S* src = static_cast<const S*>(v.data);
   for (std::int64_t i = 0; i < v.rows; ++i)
     for (std::int64_t j = 0; j < v.cols; ++j) out[i * v.cols + j] = src[i * v.row_stride + j * v.col_stride];
@@ -90,7 +80,7 @@ void materialize(const View& v, S* out) {
 // y[i][j] = x[i][j] + b(i, j) in f32, rounded once to the storage dtype; b is read through its view's strides
 // (row_stride 0: the broadcast view; cols: the materialised repeat), as the consumer kernel reads it.
 template <DType T>
-void add_rows(const typename Traits<T>::S* x, const View& b, typename Traits<T>::S* y, std::int64_t rows,
+void add_rows(const typename Traits<T>::S* x, const Strided& b, typename Traits<T>::S* y, std::int64_t rows,
               std::int64_t cols) {
   using Tr = Traits<T>;
   const auto* bp = static_cast<const typename Tr::S*>(b.data);
@@ -100,11 +90,11 @@ void add_rows(const typename Traits<T>::S* x, const View& b, typename Traits<T>:
 }
 
 template <DType T>
-View host_run_typed(Variant variant, const Inputs& in, void* out, HostScratch& scratch) {
+Strided host_run_typed(Variant variant, std::int64_t rows, std::int64_t cols, const void* xp, const void* bias,
+                       void* out, void* repeated) {
   using S = typename Traits<T>::S;
-  const std::int64_t rows = in.rows, cols = in.cols;
-  const View xv = View::contiguous_of(in.x(), in.dtype, rows, cols);
-  const S* x = static_cast<const S*>(in.x());
+  const Strided xv = Strided::contiguous_of(xp, T, rows, cols);
+  const S* x = static_cast<const S*>(xp);
   S* y = static_cast<S*>(out);
   switch (variant) {
     case Variant::contiguous_noop: {
@@ -114,155 +104,75 @@ View host_run_typed(Variant variant, const Inputs& in, void* out, HostScratch& s
     }
     case Variant::transpose_naive:
       transpose_rows(x, y, rows, cols);
-      return View::contiguous_of(out, in.dtype, cols, rows);
+      return Strided::contiguous_of(out, T, cols, rows);
     case Variant::transpose_tiled:
       transpose_tiles(x, y, rows, cols);
-      return View::contiguous_of(out, in.dtype, cols, rows);
+      return Strided::contiguous_of(out, T, cols, rows);
     case Variant::broadcast_view:
-      add_rows<T>(x, View::broadcast_rows(in.bias(), in.dtype, rows, cols), y, rows, cols);
-      return View::contiguous_of(out, in.dtype, rows, cols);
+      add_rows<T>(x, Strided::broadcast_rows(bias, T, rows, cols), y, rows, cols);
+      return Strided::contiguous_of(out, T, rows, cols);
     case Variant::repeat_materialized: {
-      const std::size_t w = words(in.elements(), in.dtype);
-      if (scratch.repeated.size() < w) scratch.repeated.resize(w);
-      S* rep = reinterpret_cast<S*>(scratch.repeated.data());
-      materialize(View::broadcast_rows(in.bias(), in.dtype, rows, cols), rep);
-      add_rows<T>(x, View::contiguous_of(rep, in.dtype, rows, cols), y, rows, cols);
-      return View::contiguous_of(out, in.dtype, rows, cols);
+      S* rep = static_cast<S*>(repeated);
+      materialize(Strided::broadcast_rows(bias, T, rows, cols), rep);
+      add_rows<T>(x, Strided::contiguous_of(rep, T, rows, cols), y, rows, cols);
+      return Strided::contiguous_of(out, T, rows, cols);
     }
   }
   throw std::logic_error("layout: unknown variant");
 }
 
-std::uint32_t raw_bits(const void* data, DType t, std::int64_t i) {
-  if (t == DType::bf16) return static_cast<const std::uint16_t*>(data)[i];
-  return static_cast<const std::uint32_t*>(data)[i];
-}
+// `count` elements of `elem`, as the expectation of an exact comparison.
+struct Expected {
+  std::vector<std::uint64_t> storage;
+  View view;
+  Expected(std::int64_t count, const Elem& elem)
+      : storage((static_cast<std::size_t>(count) * elem.bytes + 7) / 8 + 1),
+        view{storage.data(), count, elem} {}
+};
 
-double decode(const void* data, DType t, std::int64_t i) {
-  if (t == DType::bf16) return bf16_to_float(static_cast<const std::uint16_t*>(data)[i]);
-  return static_cast<const float*>(data)[i];
-}
-
-// The bit-exact comparison of a copy. `expected_index(o)` is the flat index in x of output element o; the output
-// is walked in kChunks chunks of output rows of length `out_cols`.
-template <class F>
-Check compare_copy(const Inputs& in, const void* out, std::int64_t out_rows, std::int64_t out_cols, F expected_index,
-                   const char* metric) {
-  struct Part {
-    std::int64_t mismatches = 0, first = -1;
-  };
-  std::vector<Part> parts(kChunks);
-  const DType t = in.dtype;
-  parallel_chunks(out_rows, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
-    Part p;
-    for (std::int64_t r = begin; r < end; ++r)
-      for (std::int64_t c = 0; c < out_cols; ++c) {
-        const std::int64_t o = r * out_cols + c;
-        if (raw_bits(out, t, o) != raw_bits(in.x(), t, expected_index(r, c))) {
-          if (p.first < 0) p.first = o;
-          ++p.mismatches;
-        }
-      }
-    parts[chunk] = p;
+// x^T (cols x rows) by its definition, element by element (not the variants' code): y[j][i] = x[i][j].
+Expected transpose_of(const View& x, std::int64_t rows, std::int64_t cols) {
+  Expected want(x.count, x.elem);
+  const std::size_t w = x.elem.bytes;
+  const auto* src = static_cast<const unsigned char*>(x.data);
+  auto* dst = static_cast<unsigned char*>(want.view.data);
+  parallel_chunks(cols, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t j = begin; j < end; ++j)
+      for (std::int64_t i = 0; i < rows; ++i) std::copy_n(src + (i * cols + j) * w, w, dst + (j * rows + i) * w);
   });
-  Part all;
-  for (const auto& p : parts) {
-    all.mismatches += p.mismatches;
-    if (all.first < 0) all.first = p.first;  // chunk order: the first mismatch in output order
-  }
-  Check c;
-  c.value = static_cast<double>(all.mismatches);
-  c.reference = 0;
-  c.abs_error = c.value;
-  c.tolerance = 0;
-  c.passed = all.mismatches == 0;
-  c.detail["metric"] = metric;
-  c.detail["elements"] = in.elements();
-  c.detail["mismatches"] = all.mismatches;
-  if (all.first >= 0) {
-    const std::int64_t r = all.first / out_cols, col = all.first % out_cols;
-    c.detail["first_mismatch"] = {{"row", r},
-                                  {"col", col},
-                                  {"got", json_real(decode(out, t, all.first))},
-                                  {"got_bits", raw_bits(out, t, all.first)},
-                                  {"expected", json_real(decode(in.x(), t, expected_index(r, col)))},
-                                  {"expected_bits", raw_bits(in.x(), t, expected_index(r, col))}};
-  }
-  return c;
+  return want;
 }
 
-Check compare_add(const Inputs& in, const void* out, double scale) {
-  struct Part {
-    double worst = 0, max_abs = 0, max_rel = 0;
-    std::int64_t worst_index = -1, mismatches = 0, nonfinite = 0, not_rounded = 0;
-  };
-  std::vector<Part> parts(kChunks);
-  const DType t = in.dtype;
-  const std::int64_t cols = in.cols;
-  const double inf = std::numeric_limits<double>::infinity();
-  parallel_chunks(in.elements(), kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
-    Part p;
+// bias.repeat(rows, 1): every row of the rows x cols result is bias.
+Expected repeat_of(const View& bias, std::int64_t rows) {
+  const std::int64_t cols = bias.count;
+  Expected want(rows * cols, bias.elem);
+  const std::size_t row_bytes = static_cast<std::size_t>(cols) * bias.elem.bytes;
+  parallel_chunks(rows, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i)
+      std::copy_n(static_cast<const unsigned char*>(bias.data), row_bytes,
+                  static_cast<unsigned char*>(want.view.data) + i * row_bytes);
+  });
+  return want;
+}
+
+// Elements of y other than the reference rounded once to the dtype (the reference is exact in double; so is its
+// f32 rounding for bf16): 0 in every test, while the bound is the documented tolerance.
+std::int64_t not_correctly_rounded(const View& y, const std::vector<double>& ref, DType t) {
+  std::vector<std::int64_t> parts(kChunks, 0);
+  parallel_chunks(y.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+    std::int64_t n = 0;
     for (std::int64_t i = begin; i < end; ++i) {
-      const double y = decode(out, t, i);
-      const double ref = add_reference(in.x_value(i), in.bias_value(i % cols));
-      double ratio;
-      if (!std::isfinite(y)) {
-        ++p.nonfinite;
-        ratio = inf;  // case C07: NaN (the poison) and inf never pass
-      } else {
-        const double err = std::fabs(y - ref);
-        const double b = add_bound(t, ref);
-        ratio = err == 0 ? 0.0 : (b > 0 ? err / b : inf);
-        p.max_abs = std::max(p.max_abs, err);
-        if (ref != 0) p.max_rel = std::max(p.max_rel, err / std::fabs(ref));
-        // The reference rounded to the dtype once (ref is exact in double; so is its f32 rounding for bf16).
-        const double rounded =
-            t == DType::bf16 ? bf16_to_float(float_to_bf16(static_cast<float>(ref))) : static_cast<float>(ref);
-        if (y != rounded) ++p.not_rounded;
-      }
-      if (!(ratio <= scale)) ++p.mismatches;
-      if (p.worst_index < 0 || ratio > p.worst) {
-        p.worst = ratio;
-        p.worst_index = i;
-      }
+      const double v = y.value(i), r = ref[static_cast<std::size_t>(i)];
+      if (!std::isfinite(v)) continue;  // counted as not finite by the comparison
+      const double rounded = t == DType::bf16 ? bf16_to_float(float_to_bf16(static_cast<float>(r))) : static_cast<float>(r);
+      n += v != rounded;
     }
-    parts[chunk] = p;
+    parts[chunk] = n;
   });
-  Part all;
-  for (const auto& p : parts) {  // chunk order: the first worst element in index order wins ties
-    if (p.worst_index >= 0 && (all.worst_index < 0 || p.worst > all.worst)) {
-      all.worst = p.worst;
-      all.worst_index = p.worst_index;
-    }
-    all.max_abs = std::max(all.max_abs, p.max_abs);
-    all.max_rel = std::max(all.max_rel, p.max_rel);
-    all.mismatches += p.mismatches;
-    all.nonfinite += p.nonfinite;
-    all.not_rounded += p.not_rounded;
-  }
-  Check c;
-  c.value = all.worst;
-  c.reference = 0;
-  c.abs_error = all.worst;
-  c.tolerance = scale;
-  c.passed = all.nonfinite == 0 && all.worst <= scale;
-  c.detail["metric"] = "max over elements of |y - (x + bias)| / ((u + u_s + u u_s)|x + bias|) (docs/experiments/layout.md)";
-  c.detail["elements"] = in.elements();
-  c.detail["mismatches"] = all.mismatches;
-  c.detail["nonfinite"] = all.nonfinite;
-  c.detail["not_correctly_rounded"] = all.not_rounded;
-  c.detail["max_abs_error"] = json_real(all.max_abs);
-  c.detail["max_rel_error"] = json_real(all.max_rel);
-  if (all.worst_index >= 0) {
-    const std::int64_t i = all.worst_index;
-    const double ref = add_reference(in.x_value(i), in.bias_value(i % cols));
-    c.detail["worst"] = {{"row", i / cols},
-                         {"col", i % cols},
-                         {"got", json_real(decode(out, t, i))},
-                         {"expected", json_real(ref)},
-                         {"bound", json_real(add_bound(t, ref))}};
-  }
-  return c;
+  std::int64_t total = 0;
+  for (auto n : parts) total += n;
+  return total;
 }
 
 }  // namespace
@@ -273,55 +183,11 @@ const char* to_string(Variant v) {
   return "?";
 }
 
-Variant parse_variant(const std::string& name) {
+Variant variant_of(const Args& args) {
   for (const auto& row : kVariants)
-    if (name == row.name) return row.variant;
-  throw std::invalid_argument("unknown layout variant '" + name + "'");
+    if (args.variant() == row.name) return row.variant;
+  throw std::invalid_argument("unknown layout variant '" + args.variant() + "'");
 }
-
-bool is_transpose(Variant v) { return v == Variant::transpose_naive || v == Variant::transpose_tiled; }
-bool is_broadcast(Variant v) { return v == Variant::broadcast_view || v == Variant::repeat_materialized; }
-
-Params params_of(const Point& point) {
-  Params p;
-  p.variant = parse_variant(point.variant);
-  p.rows = point.integer("rows");
-  p.cols = point.integer("cols");
-  if (p.rows < 0 || p.cols < 0) throw std::invalid_argument("layout: rows and cols must be >= 0");
-  const auto dt = parse_dtype(point.word("dtype"));
-  if (!dt) throw std::invalid_argument("unknown dtype '" + point.word("dtype") + "'");
-  require_dtype(*dt);
-  p.dtype = *dt;
-  p.mode = point.word("mode");
-  return p;
-}
-
-// ---- views ----------------------------------------------------------------------------------------------------
-
-View View::contiguous_of(const void* data, DType dtype, std::int64_t rows, std::int64_t cols) {
-  return View{data, dtype, rows, cols, cols, 1};
-}
-
-View View::broadcast_rows(const void* vector, DType dtype, std::int64_t rows, std::int64_t cols) {
-  return View{vector, dtype, rows, cols, 0, 1};
-}
-
-View View::transposed() const { return View{data, dtype, cols, rows, col_stride, row_stride}; }
-
-bool View::is_contiguous() const {
-  if (rows == 0 || cols == 0) return true;
-  return (cols == 1 || col_stride == 1) && (rows == 1 || row_stride == cols);
-}
-
-std::optional<View> contiguous_without_copy(const View& view) {
-  if (view.is_contiguous()) return view;
-  return std::nullopt;
-}
-
-// ---- inputs ---------------------------------------------------------------------------------------------------
-
-double Inputs::x_value(std::int64_t i) const { return decode(x(), dtype, i); }
-double Inputs::bias_value(std::int64_t j) const { return decode(bias(), dtype, j); }
 
 float draw_value(std::uint64_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 1) << 31;
@@ -330,30 +196,22 @@ float draw_value(std::uint64_t h) {
   return bits_float(sign | (exponent << 23) | fraction);
 }
 
-Inputs generate(std::int64_t rows, std::int64_t cols, DType dtype, std::uint64_t seed) {
-  if (rows < 0 || cols < 0) throw std::invalid_argument("layout: rows and cols must be >= 0");
-  require_dtype(dtype);
-  Inputs in;
-  in.dtype = dtype;
-  in.rows = rows;
-  in.cols = cols;
-  in.x_storage.assign(words(in.elements(), dtype) + 1, 0);  // one spare word: a valid pointer at n = 0
-  in.bias_storage.assign(words(cols, dtype) + 1, 0);
-  auto fill = [&](std::vector<std::uint64_t>& storage, std::int64_t n, std::uint64_t s) {
-    parallel_chunks(n, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+void generate(const View& x, const View& bias, std::uint64_t seed) {
+  const DType dtype = x.elem.dtype.value_or(DType::f64);
+  if ((dtype != DType::f32 && dtype != DType::bf16) || bias.elem.dtype != x.elem.dtype)
+    throw std::invalid_argument(std::string("layout: dtype must be f32 or bf16, got ") + labrun::to_string(dtype));
+  auto fill = [&](const View& v, std::uint64_t s) {
+    parallel_chunks(v.count, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i) {
-        const float v = draw_value(splitmix64(s ^ splitmix64(static_cast<std::uint64_t>(i))));
-        if (dtype == DType::f32) reinterpret_cast<float*>(storage.data())[i] = v;
-        else reinterpret_cast<std::uint16_t*>(storage.data())[i] = float_to_bf16(v);
+        const float d = draw_value(splitmix64(s ^ splitmix64(static_cast<std::uint64_t>(i))));
+        if (dtype == DType::f32) v.as<float>()[i] = d;
+        else v.as<std::uint16_t>()[i] = float_to_bf16(d);
       }
     });
   };
-  fill(in.x_storage, in.elements(), seed);
-  fill(in.bias_storage, cols, splitmix64(seed ^ fnv1a64("layout/bias")));
-  return in;
+  fill(x, seed);
+  fill(bias, splitmix64(seed ^ fnv1a64("layout/bias")));
 }
-
-// ---- reference and comparison ---------------------------------------------------------------------------------
 
 double add_bound(DType dtype, double ref) {
   const double u = unit_roundoff(DType::f32);
@@ -361,36 +219,14 @@ double add_bound(DType dtype, double ref) {
   return (u + us + u * us) * std::fabs(ref);
 }
 
-Check compare(Variant variant, const Inputs& in, const void* out, double scale) {
-  const std::int64_t rows = in.rows, cols = in.cols;
-  switch (variant) {
-    case Variant::contiguous_noop:
-      return compare_copy(
-          in, out, rows, cols, [cols](std::int64_t r, std::int64_t c) { return r * cols + c; },
-          "elements whose bits differ from x's (the same buffer: identical)");
-    case Variant::transpose_naive:
-    case Variant::transpose_tiled:
-      // out is cols x rows: out[j][i] = x[i][j].
-      return compare_copy(
-          in, out, cols, rows, [cols](std::int64_t j, std::int64_t i) { return i * cols + j; },
-          "elements whose bits differ from the transpose of x (a copy is exact)");
-    case Variant::broadcast_view:
-    case Variant::repeat_materialized:
-      return compare_add(in, out, scale);
-  }
-  throw std::logic_error("layout: unknown variant");
-}
-
-// ---- cost model -----------------------------------------------------------------------------------------------
-
-Cost cost(const Params& p) {
-  const double n = static_cast<double>(p.elements());
-  const double s = static_cast<double>(dtype_bytes(p.dtype));
-  const bool any = p.elements() > 0;
-  const double bias = any ? static_cast<double>(p.cols) * s : 0;  // the kernels read bias only to write y
-  const double k = any ? 1 : 0;                                   // no launch without an element (case C04)
+Cost cost(Variant variant, std::int64_t rows, std::int64_t cols, DType dtype) {
+  const double n = static_cast<double>(rows * cols);
+  const double s = static_cast<double>(dtype_bytes(dtype));
+  const bool any = rows * cols > 0;
+  const double bias = any ? static_cast<double>(cols) * s : 0;  // the kernels read bias only to write y
+  const double k = any ? 1 : 0;                                 // no launch without an element (case C04)
   Cost c;
-  switch (p.variant) {
+  switch (variant) {
     case Variant::contiguous_noop:
       c = Cost::of(0, 0, 0, 0, 0, 0);
       c.peak_work_bytes = 0;
@@ -414,122 +250,86 @@ Cost cost(const Params& p) {
   return c;
 }
 
-double working_set_bytes(const Params& p) {
-  const double s = static_cast<double>(dtype_bytes(p.dtype));
-  return static_cast<double>(p.elements()) * s + static_cast<double>(p.cols) * s + cost(p).peak_work_bytes;
+Strided host_run(Variant variant, std::int64_t rows, std::int64_t cols, DType dtype, const void* x, const void* bias,
+                 void* y, void* repeated) {
+  if (dtype == DType::bf16) return host_run_typed<DType::bf16>(variant, rows, cols, x, bias, y, repeated);
+  return host_run_typed<DType::f32>(variant, rows, cols, x, bias, y, repeated);
 }
 
-View host_run(Variant variant, const Inputs& inputs, void* out, HostScratch& scratch) {
-  if (inputs.dtype == DType::bf16) return host_run_typed<DType::bf16>(variant, inputs, out, scratch);
-  return host_run_typed<DType::f32>(variant, inputs, out, scratch);
-}
-
-// ---- input cache ----------------------------------------------------------------------------------------------
-
-namespace {
-
-// The axes that define a point's inputs, as text: what the seed hashes and the cache compares.
-std::string input_key(const Params& p) {
-  return std::to_string(p.rows) + "x" + std::to_string(p.cols) + "/" + labrun::to_string(p.dtype);
-}
-
-}  // namespace
-
-std::uint64_t input_seed(const Params& p, std::uint64_t lab_seed) {
-  return splitmix64(lab_seed ^ fnv1a64("layout/" + input_key(p)));
-}
-
-std::shared_ptr<const Inputs> InputCache::inputs(const Params& p, std::uint64_t seed) {
-  const std::uint64_t s = input_seed(p, seed);
-  const std::string key = input_key(p) + "/" + std::to_string(s);
-  if (key != key_ || !inputs_) {
-    inputs_.reset();  // release the old set first: at 16384^2 f32 it is 1 GiB
-    inputs_ = std::make_shared<const Inputs>(generate(p.rows, p.cols, p.dtype, s));
-    key_ = key;
-  }
-  return inputs_;
-}
-
-// ---- host workload and registration ---------------------------------------------------------------------------
-
-namespace {
-
-class HostWorkload : public Workload {
- public:
-  HostWorkload(Params p, std::shared_ptr<const Inputs> in, double scale)
-      : p_(p), in_(std::move(in)), scale_(scale),
-        out_(p.variant == Variant::contiguous_noop ? 1 : words(in_->elements(), p.dtype) + 1, 0) {}
-  void run() override { result_ = host_run(p_.variant, *in_, out_.data(), scratch_); }
-  Check check(const std::function<void()>& iterate) override {
-    if (p_.variant == Variant::contiguous_noop) {
-      // The result is x itself: poisoning it would destroy the input. The check is that the buffer is x's and
-      // that its contents are x's bits.
-      result_ = View{};
-      iterate();
-      const bool same = result_.data == in_->x() && result_.is_contiguous() && result_.rows == p_.rows &&
-                        result_.cols == p_.cols;
-      Check c = compare(p_.variant, *in_, result_.data ? result_.data : in_->x(), scale_);
-      c.passed = c.passed && same;
-      c.detail["same_buffer"] = same;
-      c.detail["poisoned"] = false;
-      return c;
+LABRUN_EXPERIMENT(layout) {
+  e.describe("the cost of memory layout: .contiguous() of contiguous data (a no-op) vs of a transposed view (naive and "
+             "tiled copy kernels); a zero-stride broadcast view vs a materialised repeat")
+      .docs("docs/experiments/layout.md")
+      .int_axis("rows", "rows of x", 0, 1048576, 4096)
+      .int_axis("cols", "columns of x and elements of bias (the size axis)", 0, 1048576, 4096)
+      .word_axis("dtype", "storage dtype of x, bias and the outputs (sums in f32)", {"f32", "bf16"}, "f32")
+      .size_axis("cols")
+      // One figure per slice of the other varying axes: along cols at each rows (the config's grid makes every
+      // rows value a line), and along rows at each cols.
+      .plot({"cols", "variant", {"dtype"}, "time vs cols"})
+      .plot({"rows", "variant", {"dtype"}, "time vs rows"});
+  // x and bias; y (the no-op's is x itself, handed back); the repeat's materialised R, an output so that it is
+  // poisoned before the checked iteration (a stale R from warmup cannot pass) and checked.
+  e.arrays([](const Args& a, Layout& l) {
+    const Variant v = variant_of(a);
+    const std::int64_t rows = a.i64("rows"), cols = a.i64("cols");
+    const DType t = a.dtype();
+    l.input("x", t, rows * cols).input("bias", t, cols);
+    if (v == Variant::contiguous_noop) l.returned("y", t, rows * cols);
+    else l.output("y", t, rows * cols);
+    if (v == Variant::repeat_materialized) l.output("repeated", t, rows * cols);
+  });
+  e.inputs_depend_on({"rows", "cols", "dtype"});
+  e.seed_text([](const Args& a) {  // the seeds drawn before the SDK, so earlier results compare point for point
+    return "layout/" + std::to_string(a.i64("rows")) + "x" + std::to_string(a.i64("cols")) + "/" + to_string(a.dtype());
+  });
+  e.generate([](const Args&, std::uint64_t seed, Arrays& in) { generate(in["x"], in["bias"], seed); });
+  // x + bias in double, exact for the generator's values: the reference of the broadcast pair.
+  e.reference([](const Args& a, const Arrays& in, Reference& r) {
+    const View &x = in["x"], &bias = in["bias"];
+    const std::int64_t cols = a.i64("cols");
+    std::vector<double>& y = r.array("y", x.count);
+    parallel_chunks(x.count, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) y[i] = add_reference(x.value(i), bias.value(i % cols));
+    });
+  });
+  // Copies bit-exact (lab.tolerance_scale does not loosen them), the no-op's y x's own buffer; sums within
+  // add_bound of the reference; NaN (the poison) never passes (case C07).
+  e.check([](Compare& c) {
+    const Args& a = c.args();
+    const Variant v = variant_of(a);
+    const std::int64_t rows = a.i64("rows"), cols = a.i64("cols");
+    const DType t = a.dtype();
+    const View& x = c.inputs()["x"];
+    if (v == Variant::contiguous_noop) {
+      c.exact("y", x);
+      c.same_buffer("y", "x");
+    } else if (is_transpose(v)) {
+      c.exact("y", transpose_of(x, rows, cols).view);
+      c.note("cuda_pairs_path", v == Variant::transpose_tiled && uses_pairs(rows, cols) ? 1 : 0);
+    } else {
+      c.elementwise("y", [t](std::int64_t, double ref) { return add_bound(t, ref); });
+      c.note("not_correctly_rounded", static_cast<double>(not_correctly_rounded(c.outputs()["y"], c.reference().array("y"), t)));
+      if (v == Variant::repeat_materialized) c.exact("repeated", repeat_of(c.inputs()["bias"], rows).view);
     }
-    // Poison: all-ones bits are NaN in f32 and bf16 (the repeat's scratch too, so a stale one cannot pass).
-    std::fill(out_.begin(), out_.end(), ~std::uint64_t{0});
-    std::fill(scratch_.repeated.begin(), scratch_.repeated.end(), ~std::uint64_t{0});
-    iterate();
-    Check c = compare(p_.variant, *in_, out_.data(), scale_);
-    c.detail["poisoned"] = true;
-    return c;
-  }
-  Cost cost() const override { return layout::cost(p_); }
-
- private:
-  Params p_;
-  std::shared_ptr<const Inputs> in_;
-  double scale_;
-  std::vector<std::uint64_t> out_;
-  HostScratch scratch_;
-  View result_;
-};
-
-}  // namespace
-
-void register_experiment(Registry& registry) {
-  Experiment e;
-  e.name = "layout";
-  e.description =
-      "the cost of memory layout: .contiguous() of contiguous data (a no-op) vs of a transposed view (naive and "
-      "tiled copy kernels); a zero-stride broadcast view vs a materialised repeat";
-  e.axes = {
-      {"rows", AxisKind::Integer, "rows of x", 0.0, 1048576.0, {}, std::int64_t{4096}},
-      {"cols", AxisKind::Integer, "columns of x and elements of bias (the size axis)", 0.0, 1048576.0, {},
-       std::int64_t{4096}},
-      {"dtype", AxisKind::Word, "storage dtype of x, bias and the outputs (sums in f32)", {}, {}, {"f32", "bf16"},
-       std::string("f32")},
+  });
+  e.cost([](const Args& a, const Reference&) { return cost(variant_of(a), a.i64("rows"), a.i64("cols"), a.dtype()); });
+  // The host variants: the no-op hands x back; the others write y (and R).
+  auto host = [](Launch& setup) -> Step {
+    const Args& a = setup.args();
+    const Variant v = variant_of(a);
+    const std::int64_t rows = a.i64("rows"), cols = a.i64("cols");
+    const DType t = a.dtype();
+    const void* x = setup.in("x").data;
+    const void* bias = setup.in("bias").data;
+    void* y = v == Variant::contiguous_noop ? nullptr : setup.out("y").data;
+    void* rep = v == Variant::repeat_materialized ? setup.out("repeated").data : nullptr;
+    return [=](Launch& l) {
+      const Strided result = host_run(v, rows, cols, t, x, bias, y, rep);
+      if (v == Variant::contiguous_noop) l.returns("y", result.data);
+    };
   };
-  auto cache = std::make_shared<InputCache>();
-  auto host = [cache](const Point& point, Backend&, const LabSettings& lab) -> std::unique_ptr<Workload> {
-    const Params p = params_of(point);
-    return std::make_unique<HostWorkload>(p, cache->inputs(p, lab.seed), lab.tolerance_scale.value_or(1.0));
-  };
-  for (const auto& row : kVariants) {
-    VariantDecl decl{row.name, row.description, {}, {}};
-    decl.implementations[BackendKind::host] = host;
-    e.variants.push_back(std::move(decl));
-  }
-  e.size_axis = "cols";
-  e.estimate = [](const Point& point) {
-    const Params p = params_of(point);
-    const Cost c = cost(p);
-    return PointEstimate{working_set_bytes(p), c.bytes, c.flop};
-  };
-  // One figure per slice of the other varying axes: along cols at each rows (the config's grid makes every
-  // rows value a line), and along rows at each cols.
-  e.plots = {PlotSpec{"cols", "variant", {"dtype"}, "time vs cols"},
-             PlotSpec{"rows", "variant", {"dtype"}, "time vs rows"}};
-  e.docs = "docs/experiments/layout.md";
-  registry.add(std::move(e));
+  for (const auto& row : kVariants) e.variant(row.name, row.description).host(host);
 }
 
 }  // namespace labrun::layout

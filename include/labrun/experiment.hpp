@@ -101,8 +101,11 @@ struct View {
 /// Where an array lives in a point: an input (generated, shared by the point's variants, read-only), an output
 /// (poisoned before the correctness iteration, copied back and compared), scratch (a variant's work space), or
 /// transient: memory a variant takes inside each iteration (Launch::stream_alloc, as an eager framework's
-/// allocator does), counted in the working set the point is estimated and skipped by, allocated by no one.
-enum class Role { input, output, scratch, transient };
+/// allocator does), counted in the working set the point is estimated and skipped by, allocated by no one; or
+/// returned: an output the variant hands back (Launch::returns) instead of writing into a buffer of the lab's, as
+/// an op that returns its input itself does (x.contiguous() of a contiguous x): allocated by no one, not counted in
+/// the working set, not poisoned, copied back from where the variant pointed and compared as an output.
+enum class Role { input, output, scratch, transient, returned };
 
 /// The arrays a point holds, declared per point by Experiment::arrays: names, roles, element types and counts.
 /// The lab allocates them (and estimates the working set from them before anything is allocated).
@@ -117,6 +120,8 @@ class Layout {
   Layout& input(const std::string& name, DType t, std::int64_t count) { return add(name, Role::input, Elem::of(t), count); }
   Layout& output(const std::string& name, DType t, std::int64_t count) { return add(name, Role::output, Elem::of(t), count); }
   Layout& scratch(const std::string& name, DType t, std::int64_t count) { return add(name, Role::scratch, Elem::of(t), count); }
+  /// An output the variant hands back with Launch::returns (Role::returned).
+  Layout& returned(const std::string& name, DType t, std::int64_t count) { return add(name, Role::returned, Elem::of(t), count); }
   /// An array of any role with a raw element type (e.g. `add("mask", Role::input, Elem::raw<std::uint8_t>(), n)`).
   /// @throws std::invalid_argument for a duplicate name or a negative count.
   Layout& add(const std::string& name, Role role, Elem elem, std::int64_t count);
@@ -192,9 +197,11 @@ class Compare {
  public:
   /// `inputs` hands out the host inputs when the check first asks for them (a set generated on the device is
   /// generated on the host only if the check reads it).
+  /// `returned`: the returned outputs (Role::returned) by name, each with the input whose memory the variant handed
+  /// back as it ("" when none).
   Compare(const Args& args, std::function<const Arrays&()> inputs, const Arrays& outputs, const Reference& ref,
-          double scale)
-      : args_(args), in_(std::move(inputs)), out_(outputs), ref_(ref), scale_(scale) {}
+          double scale, std::map<std::string, std::string> returned = {})
+      : args_(args), in_(std::move(inputs)), out_(outputs), ref_(ref), scale_(scale), returned_(std::move(returned)) {}
   const Args& args() const { return args_; }
   const Arrays& inputs() const { return in_(); }
   const Arrays& outputs() const { return out_; }
@@ -210,6 +217,12 @@ class Compare {
   /// Bitwise-exact comparison of output `array` with the same-named input-derived expectation `expected`
   /// (raw bytes; e.g. a copy): passes iff every byte matches; worst_index is the first differing element.
   const CheckResult& exact(const std::string& array, const View& expected);
+  /// Whether returned output `array` (Role::returned) is input `input`'s own memory: passes iff the variant handed
+  /// back that input itself, no copy (as x.contiguous() of a contiguous x must). kind "same_buffer", with the note
+  /// same_buffer = 1 or 0; compared = the output's elements; a failure counts them all as mismatches. Compares no
+  /// values: pair it with exact().
+  /// @throws std::out_of_range when `array` is not a returned output.
+  const CheckResult& same_buffer(const std::string& array, const std::string& input);
   /// One value against one reference with an absolute tolerance (unscaled): passes iff |value − ref| <=
   /// scale · tolerance; NaN or infinite against a finite reference never passes (case C07).
   const CheckResult& scalar(const std::string& name, double value, double reference, double tolerance);
@@ -226,6 +239,7 @@ class Compare {
   const Arrays& out_;
   const Reference& ref_;
   double scale_;
+  std::map<std::string, std::string> returned_;
   std::vector<CheckResult> results_;
 };
 
@@ -263,6 +277,11 @@ class Launch {
   /// Stream-ordered memory from the device's caching pool (as an eager framework's allocator), freed
   /// stream-ordered when the last copy of the handle goes; usable inside an iteration. Host: heap memory.
   virtual std::shared_ptr<void> stream_alloc(std::size_t bytes) = 0;
+  /// Hands back `data` as returned output `name` (Role::returned): memory the variant already has (an input, or
+  /// memory of its setup) that is the iteration's result, `count` elements as declared. The last call before the
+  /// correctness iteration ends counts (in graph mode, the one made while the graph was captured). Costs nothing.
+  /// @throws std::out_of_range when `name` is not a returned output of the point.
+  virtual void returns(const std::string& name, const void* data) = 0;
 };
 
 /// One iteration of a variant: enqueues its work (CUDA) or computes (host).

@@ -87,13 +87,17 @@ void check(int status, const char* call) {
 bool available() { return library_once().ok(); }
 std::string unavailable_reason() { return library_once().why; }
 
+struct Handle::Workspace {
+  DeviceBuffer buffer;
+};
+
 Handle::Handle(cudaStream_t stream, std::size_t workspace_bytes) {
   const Library& lib = loaded();
-  workspace_ = DeviceBuffer(workspace_bytes);
+  workspace_ = std::make_unique<Workspace>(Workspace{DeviceBuffer(workspace_bytes)});
   check(lib.create(&handle_), "cublasCreate");
   try {
     check(lib.set_stream(handle_, stream), "cublasSetStream");
-    check(lib.set_workspace(handle_, workspace_.get(), workspace_.bytes()), "cublasSetWorkspace");
+    check(lib.set_workspace(handle_, workspace_->buffer.get(), workspace_->buffer.bytes()), "cublasSetWorkspace");
   } catch (...) {
     lib.destroy(handle_);
     throw;
@@ -105,6 +109,8 @@ Handle::~Handle() {
 }
 
 const std::string& Handle::library() const { return library_once().path; }
+
+std::size_t Handle::workspace_bytes() const { return workspace_->buffer.bytes(); }
 
 void Handle::gemm(Op opa, Op opb, int m, int n, int k, float alpha, const void* a, Type ta, int lda, const void* b,
                   Type tb, int ldb, float beta, void* c, Type tc, int ldc) {

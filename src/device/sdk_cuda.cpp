@@ -36,8 +36,8 @@ void allocate(const Layout& layout, Role role, MemoryRole memory, std::vector<De
 class CudaLaunch : public Launch {
  public:
   CudaLaunch(const Args& args, const Reference& ref, LaunchContext& ctx, const Arrays& in, const Arrays& out,
-             const Arrays& scratch)
-      : args_(args), ref_(ref), ctx_(ctx), in_(in), out_(out), scratch_(scratch) {}
+             const Arrays& scratch, const Layout& layout = Layout())
+      : returned(layout), args_(args), ref_(ref), ctx_(ctx), in_(in), out_(out), scratch_(scratch) {}
   const Args& args() const override { return args_; }
   const Reference& reference() const override { return ref_; }
   const View& in(const std::string& name) const override { return in_[name]; }
@@ -63,6 +63,8 @@ class CudaLaunch : public Launch {
     auto buf = std::make_shared<PoolBuffer>(std::max<std::size_t>(bytes, 16), ctx_.stream());
     return std::shared_ptr<void>(buf, buf->get());
   }
+  void returns(const std::string& name, const void* data) override { returned.set(name, data); }
+  ReturnedOutputs returned;
 
  private:
   const Args& args_;
@@ -87,8 +89,8 @@ class SdkCudaWorkload : public Workload {
     allocate(layout, Role::output, MemoryRole::work, buffers_, out_);
     allocate(layout, Role::scratch, MemoryRole::work, buffers_, scratch_);
     for (const auto& e : layout.entries())
-      if (e.role == Role::output) host_out_layout_.add(e.name, Role::output, e.elem, e.count);
-    launch_ = std::make_unique<CudaLaunch>(args_, *ref_, ctx_, dev_->arrays, out_, scratch_);
+      if (e.role == Role::output || e.role == Role::returned) host_out_layout_.add(e.name, Role::output, e.elem, e.count);
+    launch_ = std::make_unique<CudaLaunch>(args_, *ref_, ctx_, dev_->arrays, out_, scratch_, layout);
     step_ = setup(*launch_);  // before any capture: occupancy look-ups, workspaces
   }
 
@@ -98,18 +100,25 @@ class SdkCudaWorkload : public Workload {
     // Poison: all-ones bytes are NaN in every floating-point dtype, so an element no thread wrote fails (C07).
     for (const auto& [name, v] : out_.items())
       LABRUN_CUDA(cudaMemsetAsync(v.data, 0xff, std::max<std::size_t>(v.bytes(), 1), ctx_.stream()));
+    // Returned outputs are the variant's memory (an input, say): not poisoned.
     iterate();
     LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
+    const ReturnedOutputs& r = launch_->returned;
+    if (auto missing = r.missing()) return *missing;
     // Not a variant's sync: read outside the counted path, after the iteration completed.
     HostArrays host(host_out_layout_, Role::output, false);
     for (const auto& [name, v] : out_.items())
       if (v.bytes() > 0) LABRUN_CUDA(cudaMemcpy(host.arrays()[name].data, v.data, v.bytes(), cudaMemcpyDeviceToHost));
+    for (const auto& e : r.entries()) {  // from where the variant pointed
+      const View& h = host.arrays()[e.name];
+      if (h.bytes() > 0) LABRUN_CUDA(cudaMemcpy(h.data, r.data(e.name), h.bytes(), cudaMemcpyDeviceToHost));
+    }
     std::shared_ptr<const HostArrays> in;
     auto inputs = [&]() -> const Arrays& {
       if (!in) in = exp_->inputs(args_, seed_);
       return in->arrays();
     };
-    return exp_->compare(args_, inputs, host.arrays(), *ref_, scale_);
+    return exp_->compare(args_, inputs, host.arrays(), *ref_, scale_, r.inputs_aliased(dev_->arrays));
   }
 
   Cost cost() const override { return exp_->cost(args_, *ref_); }

@@ -28,13 +28,13 @@
 #include "cuda_backend.hpp"
 #include "lab.hpp"
 #include "layout/cuda/layout_kernels.cuh"
-#include "layout/layout.hpp"
+#include "layout_test.hpp"
 #include "record.hpp"
 
 namespace labrun {
 namespace {
 
-using layout::Variant;
+using namespace test_layout;
 using layout::kernels::TilePath;
 
 std::uint64_t test_seed() {
@@ -46,10 +46,6 @@ std::uint64_t test_seed() {
   }();
   return seed;
 }
-
-const Variant kVariants[] = {Variant::contiguous_noop, Variant::transpose_naive, Variant::transpose_tiled,
-                             Variant::broadcast_view, Variant::repeat_materialized};
-const DType kDTypes[] = {DType::f32, DType::bf16};
 
 // Kernel launches of one iteration of v at a non-empty shape.
 int launches_of(Variant v) {
@@ -108,14 +104,24 @@ TEST_F(LayoutGpu, EveryVariantMatchesTheReferenceEagerAndGraph) {
         EXPECT_EQ(eager["correctness"]["detail"]["mismatches"], 0);
         EXPECT_EQ(eager["correctness"]["detail"]["poisoned"], v != Variant::contiguous_noop);
         if (v == Variant::contiguous_noop) {
-          EXPECT_EQ(eager["correctness"]["detail"]["same_buffer"], true);
+          EXPECT_TRUE(same_buffer(eager["correctness"]["detail"])) << eager["correctness"].dump();
         }
         if (!layout::is_broadcast(v)) {
-          EXPECT_EQ(real_from_json(eager["correctness"]["value"]), 0.0);
+          EXPECT_EQ(eager["correctness"]["detail"]["kind"], "exact");
+          EXPECT_EQ(real_from_json(eager["correctness"]["detail"]["worst_ratio"]), 0.0);
+        }
+        if (v == Variant::repeat_materialized) {
+          EXPECT_EQ(comparison(eager["correctness"]["detail"], "exact")["mismatches"], 0) << "R, bit for bit";
         }
         const Json graph = run(v, rows, cols, t, "graph");
         ASSERT_EQ(graph["status"], "ok") << graph.dump();
+        EXPECT_TRUE(graph["correctness"]["passed"].get<bool>()) << graph["correctness"].dump();
+        EXPECT_EQ(real_from_json(graph["correctness"]["detail"]["worst_ratio"]),
+                  real_from_json(eager["correctness"]["detail"]["worst_ratio"]));
         EXPECT_EQ(real_from_json(graph["correctness"]["value"]), real_from_json(eager["correctness"]["value"]));
+        if (v == Variant::contiguous_noop) {
+          EXPECT_TRUE(same_buffer(graph["correctness"]["detail"])) << "the view handed back during the capture";
+        }
         EXPECT_EQ(graph["phases"]["warmup"]["mode_setup"]["graph_nodes"].get<int>(), launches_of(v));
       }
 }
@@ -129,7 +135,7 @@ TEST_F(LayoutGpu, TheSweepsTailShape) {
       ASSERT_EQ(r["status"], "ok") << r.dump();
       EXPECT_TRUE(r["correctness"]["passed"].get<bool>()) << r["correctness"].dump();
       if (v == Variant::transpose_tiled) {
-        EXPECT_EQ(r["correctness"]["detail"]["tile_path"], "scalar");
+        EXPECT_EQ(real_from_json(r["correctness"]["detail"]["cuda_pairs_path"]), 0.0) << "the scalar path";
       }
     }
 }
@@ -145,11 +151,13 @@ TEST_F(LayoutGpu, KernelsAreBitExactAndStayInBounds) {
     for (const auto& shape : kShapes) {
       const std::int64_t rows = shape.first, cols = shape.second;  // plain locals: the lambdas below capture them
       SCOPED_TRACE(std::string(to_string(t)) + " " + std::to_string(rows) + "x" + std::to_string(cols));
-      const layout::Inputs in = layout::generate(rows, cols, t, test_seed() + static_cast<std::uint64_t>(rows + cols));
+      const Inputs in = generate(rows, cols, t, test_seed() + static_cast<std::uint64_t>(rows + cols));
       const std::size_t bytes = in.x_bytes(), pad = 256, total = bytes + pad;
       DeviceBuffer x(bytes), bias(in.bias_bytes()), out(total), rep(total);
       ASSERT_EQ(cudaMemcpy(x.get(), in.x(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
       ASSERT_EQ(cudaMemcpy(bias.get(), in.bias(), in.bias_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+      // The host's R (bias in every row) for the check of repeat_materialized, whose R the kernels' R matches below.
+      const std::vector<std::uint64_t> host_rep = run_host(Variant::repeat_materialized, in).repeated;
       auto expect_host = [&](Variant v, const std::function<void()>& launch, const void* buffer) {
         SCOPED_TRACE(layout::to_string(v));
         ASSERT_EQ(cudaMemset(out.get(), 0x5a, total), cudaSuccess);
@@ -158,18 +166,16 @@ TEST_F(LayoutGpu, KernelsAreBitExactAndStayInBounds) {
         std::vector<unsigned char> got(total);
         ASSERT_EQ(cudaMemcpy(got.data(), buffer, total, cudaMemcpyDeviceToHost), cudaSuccess);
         for (std::size_t i = bytes; i < total; ++i) ASSERT_EQ(got[i], 0x5a) << "byte " << i << " past the end";
-        std::vector<std::uint64_t> want(bytes / 8 + 1);
-        layout::HostScratch scratch;
-        layout::host_run(v, in, want.data(), scratch);
+        const std::vector<std::uint64_t> want = run_host(v, in).out;
         EXPECT_EQ(std::memcmp(got.data(), want.data(), bytes), 0) << "bits differ from the host's";
-        EXPECT_TRUE(layout::compare(v, in, got.data(), 1.0).passed);
+        EXPECT_TRUE(compare(v, in, got.data(), 1.0, host_rep.data()).passed);
       };
       expect_host(Variant::transpose_naive,
                   [&] { layout::kernels::transpose_naive(t, x.get(), out.get(), rows, cols, s); }, out.get());
       expect_host(Variant::transpose_tiled,
                   [&] { layout::kernels::transpose_tiled(t, x.get(), out.get(), rows, cols, s, TilePath::scalar); },
                   out.get());
-      if (layout::kernels::uses_pairs(rows, cols))
+      if (layout::uses_pairs(rows, cols))
         expect_host(Variant::transpose_tiled,
                     [&] { layout::kernels::transpose_tiled(t, x.get(), out.get(), rows, cols, s, TilePath::pairs); },
                     out.get());
@@ -203,6 +209,8 @@ TEST_F(LayoutGpu, C04_EmptyShapesLaunchNothing) {
         const Json eager = run(v, rows, cols, t, "eager");
         ASSERT_EQ(eager["status"], "ok") << eager.dump();
         EXPECT_EQ(real_from_json(eager["correctness"]["value"]), 0.0);
+        EXPECT_EQ(real_from_json(eager["correctness"]["detail"]["worst_ratio"]), 0.0);
+        EXPECT_EQ(eager["correctness"]["detail"]["compared"], 0);
         EXPECT_EQ(real_from_json(eager["cost"]["launches"]), 0.0);
         EXPECT_TRUE(!eager["kernels"].is_array() || eager["kernels"].empty()) << eager["kernels"].dump();
         const Json graph = run(v, rows, cols, t, "graph");
@@ -212,7 +220,7 @@ TEST_F(LayoutGpu, C04_EmptyShapesLaunchNothing) {
       }
 }
 
-// Case C12: every buffer is allocated in the workload's constructor, so graph replays allocate nothing: device free
+// Case C12: every buffer is allocated at setup (the SDK's arrays), so graph replays allocate nothing: device free
 // memory and graph memory are the same before and after 20 replays.
 TEST_F(LayoutGpu, C12_GraphReplaysDoNotAllocate) {
   const Experiment& experiment = *registry_.find("layout");
@@ -297,7 +305,7 @@ TEST_F(LayoutGpu, OffsetsBeyond2e31) {
   const DType t = DType::bf16;
   const std::size_t bytes = static_cast<std::size_t>(side * side) * 2;
   if (free < 3 * bytes) GTEST_SKIP() << "needs " << 3 * bytes / 1e9 << " GB of device memory, " << free / 1e9 << " free";
-  const layout::Inputs in = layout::generate(side, side, t, test_seed());
+  const Inputs in = generate(side, side, t, test_seed());
   ASSERT_EQ(in.x_bytes(), bytes);
   DeviceBuffer x(bytes), bias(in.bias_bytes()), out(bytes);
   ASSERT_EQ(cudaMemcpy(x.get(), in.x(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
@@ -321,7 +329,7 @@ TEST_F(LayoutGpu, OffsetsBeyond2e31) {
     launch();
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(host.get(), out.get(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    const Check c = layout::compare(v, in, host.get(), 1.0);
+    const Check c = compare(v, in, host.get(), 1.0);
     EXPECT_TRUE(c.passed) << c.detail.dump();
     std::printf("%s bf16 %lldx%lld: %s, mismatches %lld\n", name, static_cast<long long>(side),
                 static_cast<long long>(side), c.passed ? "passed" : "FAILED",
@@ -379,7 +387,7 @@ TEST_F(LayoutGpu, SpeedAt8192) {
                   copy / 1e12, moved / time / 1e12);
       if (v == Variant::transpose_tiled) tiled_fraction = bytes / time / copy;
     }
-    const layout::Inputs in = layout::generate(side, side, t, test_seed());
+    const Inputs in = generate(side, side, t, test_seed());
     DeviceBuffer x(in.x_bytes()), out(in.x_bytes());
     ASSERT_EQ(cudaMemcpy(x.get(), in.x(), in.x_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
     cudaStream_t s = ctx().stream();

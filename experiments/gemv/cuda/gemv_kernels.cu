@@ -1,15 +1,24 @@
+// The gemv experiment's kernels, their launchers, and its CUDA variants (LABRUN_CUDA_VARIANTS): every buffer is
+// the SDK's (allocated before any capture, case C12), the cuBLAS handle the setup's; each iteration is marked.
 #include "gemv/cuda/gemv_kernels.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
-#include "cuda_check.hpp"
+#include <labrun/cublas.hpp>
+#include <labrun/cuda.cuh>
+#include <labrun/experiment.hpp>
+#include <labrun/status.hpp>
+
+#include "gemv/gemv.hpp"
 #include "gemv/gemv_shape.hpp"
 
 namespace labrun::gemv::kernels {
@@ -242,7 +251,7 @@ void warp_row(DType t, const void* a, const void* x, float* y, std::int64_t m, s
 void prepare(DType t) {
   auto load = [](const void* kernel) {
     cudaFuncAttributes attr;
-    LABRUN_CUDA(cudaFuncGetAttributes(&attr, kernel));
+    LABRUN_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
   };
   // Both paths, whatever n: a handful of small kernels, loaded once per process.
   dispatch(t, 8, [&](auto* p, auto) {
@@ -254,7 +263,59 @@ void prepare(DType t) {
 
 void poison(float* y, std::int64_t m, cudaStream_t stream) {
   if (m <= 0) return;
-  LABRUN_CUDA(cudaMemsetAsync(y, 0xff, static_cast<std::size_t>(m) * sizeof(float), stream));
+  LABRUN_CUDA_CHECK(cudaMemsetAsync(y, 0xff, static_cast<std::size_t>(m) * sizeof(float), stream));
 }
 
 }  // namespace labrun::gemv::kernels
+
+namespace labrun::gemv {
+
+namespace {
+
+// A variant's setup, returning its iteration: one kernel, or one cuBLAS GEMM with n = 1 on a handle made here
+// (with its workspace: work memory), never in the iteration (case C12).
+Step launcher(Launch& setup) {
+  const Args& args = setup.args();
+  const Variant v = variant_of(args);
+  const DType t = args.dtype();
+  const std::int64_t m = args.i64("m"), n = args.i64("n");
+  const double bytes = cost(v, m, n, t).bytes;
+  // The arrays, resolved here so the timed iteration only launches.
+  const void* a = setup.in("A").data;
+  const void* x = setup.in("x").data;
+  float* y = setup.out("y").as<float>();
+  if (v == Variant::cublas) {
+    if (!cublas::available())
+      throw PointOutcome(Status::not_supported, "cuBLAS cannot be used here: " + cublas::unavailable_reason());
+    auto handle = std::make_shared<cublas::Handle>(setup.stream(), static_cast<std::size_t>(kCublasWorkspaceBytes));
+    // Row-major A (m × n) is column-major Aᵀ (n × m, lda = n): y = op(Aᵀ)·x with op = T, a GEMM with m' = m,
+    // n' = 1, k = n; f16 (or bf16) A and x, f32 y, f32 compute.
+    const auto type = t == DType::bf16 ? cublas::Type::bf16 : cublas::Type::f16;
+    const int mi = static_cast<int>(m), ni = static_cast<int>(n);
+    return [=](Launch& l) {
+      handle->gemm(cublas::Op::t, cublas::Op::n, mi, 1, ni, 1.0f, a, type, std::max(ni, 1), x, type, std::max(ni, 1),
+                   0.0f, y, cublas::Type::f32, std::max(mi, 1));
+      l.mark("cublas_gemm", bytes);
+    };
+  }
+  kernels::prepare(t);  // kernels loaded now, not inside a graph capture
+  if (v == Variant::warp_row)
+    return [=](Launch& l) {
+      kernels::warp_row(t, a, x, y, m, n, l.stream());
+      l.mark("warp_row", bytes);
+    };
+  const int threads = threads_per_row(v);
+  const char* name = to_string(v);
+  return [=](Launch& l) {
+    kernels::row_block(threads, t, a, x, y, m, n, l.stream());
+    l.mark(name, bytes);
+  };
+}
+
+}  // namespace
+
+LABRUN_CUDA_VARIANTS(gemv) {
+  for (const char* v : {"row_block_256", "row_block_512", "row_block_1024", "warp_row", "cublas"}) e.cuda(v, launcher);
+}
+
+}  // namespace labrun::gemv

@@ -1,4 +1,5 @@
-// Kernels of the gemv experiment and their host launchers. The interface uses plain pointers and DType so that
+// Kernels of the gemv experiment and their host launchers (the variants' CUDA side, LABRUN_CUDA_VARIANTS, is in
+// gemv_kernels.cu). The interface uses plain pointers and DType so that
 // callers compile with the host compiler; every launch is asynchronous on `stream` and checked, and none is
 // issued when m == 0.
 //
@@ -34,7 +35,7 @@ Geometry geometry(int threads, std::int64_t m, std::int64_t n);
 /// L1) and of x (__ldg: cached in L1, shared by every block of the SM) in flight, 8 f32 accumulators; then a
 /// warp butterfly (__shfl_xor_sync) and the warps' sums through shared memory, summed by warp 0's butterfly.
 /// n % 8 != 0: the same structure with scalar loads. @throws std::invalid_argument (geometry, misaligned A or x),
-/// CudaError.
+/// std::runtime_error (a CUDA error).
 void row_block(int threads, DType t, const void* a, const void* x, float* y, std::int64_t m, std::int64_t n,
                cudaStream_t stream);
 
@@ -44,7 +45,8 @@ void row_block(int threads, DType t, const void* a, const void* x, float* y, std
 void warp_row(DType t, const void* a, const void* x, float* y, std::int64_t m, std::int64_t n, cudaStream_t stream);
 
 /// Loads every gemv kernel of dtype t into the context (cudaFuncGetAttributes), so that a graph capture that
-/// follows does no module loading. @throws std::invalid_argument for a dtype other than f16 / bf16, CudaError.
+/// follows does no module loading. @throws std::invalid_argument for a dtype other than f16 / bf16,
+/// std::runtime_error (a CUDA error).
 void prepare(DType t);
 
 /// Fills y (m f32 values) with all-ones bytes: NaN, the correctness check's poison.

@@ -1,3 +1,5 @@
+// The layout experiment's kernels, their launchers, and its CUDA variants (LABRUN_CUDA_VARIANTS): every buffer is
+// the SDK's (allocated before any capture, case C12); each op is marked for the kernel breakdown.
 #include "layout/cuda/layout_kernels.cuh"
 
 #include <cuda_bf16.h>
@@ -7,7 +9,10 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "cuda_check.hpp"
+#include <labrun/cuda.cuh>
+#include <labrun/experiment.hpp>
+
+#include "layout/layout.hpp"
 
 namespace labrun::layout::kernels {
 
@@ -204,13 +209,19 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(const S* __restrict__ x, c
 // process (prepare() does it before any graph capture).
 template <auto Kernel>
 int resident_blocks() {
-  static const int blocks = [] {
-    int b = 0;
-    LABRUN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, kBlock, 0));
-    return std::max(b, 1);
-  }();
+  static const int blocks = labrun::cuda::resident_blocks_per_sm(Kernel, kBlock);
   return blocks;
 }
+
+// Launch shape of the row kernels (repeat_rows, add_rows): `width` elements per access (16 bytes: 4 f32 or 8
+// bf16 when cols is a multiple, else 1), blocks of block_x x block_y = 256 threads, block_x the smallest power
+// of two in [32, 256] covering a row's accesses; grid_x covers a row, grid_y strides over the rows, the grid
+// capped at the blocks resident at once (occupancy x SMs); 0 x 0 when there is no element.
+struct RowsGeometry {
+  int width = 1;
+  int block_x = 32, block_y = 8;
+  int grid_x = 0, grid_y = 0;
+};
 
 template <class S>
 RowsGeometry geometry(std::int64_t rows, std::int64_t cols, int sm) {
@@ -257,8 +268,6 @@ void require_dtype(DType t) {
 }
 
 }  // namespace
-
-bool uses_pairs(std::int64_t rows, std::int64_t cols) { return rows % 2 == 0 && cols % 2 == 0; }
 
 void transpose_naive(DType t, const void* x, void* out, std::int64_t rows, std::int64_t cols, cudaStream_t s) {
   require_dtype(t);
@@ -314,11 +323,6 @@ void add_rows(DType t, const void* x, const void* b, std::int64_t b_row_stride, 
   else launch_rows<Bf16Bits>(true, x, b, b_row_stride, y, rows, cols, sm, s);
 }
 
-RowsGeometry rows_geometry(DType t, std::int64_t rows, std::int64_t cols, int sm) {
-  require_dtype(t);
-  return t == DType::f32 ? geometry<F32Bits>(rows, cols, sm) : geometry<Bf16Bits>(rows, cols, sm);
-}
-
 void prepare(DType t) {
   require_dtype(t);
   if (t == DType::f32) {
@@ -331,3 +335,76 @@ void prepare(DType t) {
 }
 
 }  // namespace labrun::layout::kernels
+
+namespace labrun::layout {
+
+namespace {
+
+// A variant's setup, returning its iteration: the no-op hands x back (host work only, nothing enqueued); the
+// transposes launch one copy kernel; the broadcast pair the consumer, after the repeat for repeat_materialized.
+Step launcher(Launch& setup) {
+  const Args& a = setup.args();
+  const Variant v = variant_of(a);
+  const DType t = a.dtype();
+  const std::int64_t rows = a.i64("rows"), cols = a.i64("cols");
+  const double ns = static_cast<double>(rows * cols) * static_cast<double>(dtype_bytes(t));
+  const double bs = static_cast<double>(cols) * static_cast<double>(dtype_bytes(t));
+  const bool any = rows * cols > 0;
+  kernels::prepare(t);  // occupancy look-ups now, not inside a graph capture
+  // The arrays, resolved here so the timed iteration only launches.
+  const void* x = setup.in("x").data;
+  const void* bias = setup.in("bias").data;
+  switch (v) {
+    case Variant::contiguous_noop:
+      return [=](Launch& l) {
+        // x.contiguous() of a contiguous x: the same buffer back, nothing enqueued.
+        const auto same = contiguous_without_copy(Strided::contiguous_of(x, t, rows, cols));
+        if (!same) throw std::logic_error("layout: a row-major view must be contiguous");
+        l.returns("y", same->data);
+      };
+    case Variant::transpose_naive: {
+      void* y = setup.out("y").data;
+      return [=](Launch& l) {
+        kernels::transpose_naive(t, x, y, rows, cols, l.stream());
+        if (any) l.mark("transpose_naive", 2 * ns);
+      };
+    }
+    case Variant::transpose_tiled: {
+      void* y = setup.out("y").data;
+      return [=](Launch& l) {
+        kernels::transpose_tiled(t, x, y, rows, cols, l.stream());
+        if (any) l.mark("transpose_tiled", 2 * ns);
+      };
+    }
+    case Variant::broadcast_view: {
+      void* y = setup.out("y").data;
+      // bias.expand(rows, cols): a view with row stride 0, built on the host; the consumer reads through it.
+      const Strided b = Strided::broadcast_rows(bias, t, rows, cols);
+      return [=](Launch& l) {
+        kernels::add_rows(t, x, b.data, b.row_stride, y, rows, cols, l.sm_count(), l.stream());
+        if (any) l.mark("add_broadcast", 2 * ns + bs);
+      };
+    }
+    case Variant::repeat_materialized: {
+      void* y = setup.out("y").data;
+      void* repeated = setup.out("repeated").data;
+      return [=](Launch& l) {
+        // bias.repeat(rows, 1): the broadcast view written out in full, then the same consumer reads it.
+        kernels::repeat_rows(t, bias, repeated, rows, cols, l.sm_count(), l.stream());
+        if (any) l.mark("repeat", ns + bs);
+        kernels::add_rows(t, x, repeated, cols, y, rows, cols, l.sm_count(), l.stream());
+        if (any) l.mark("add_materialized", 3 * ns);
+      };
+    }
+  }
+  throw std::logic_error("layout: unknown variant");
+}
+
+}  // namespace
+
+LABRUN_CUDA_VARIANTS(layout) {
+  for (const char* v : {"contiguous_noop", "transpose_naive", "transpose_tiled", "broadcast_view", "repeat_materialized"})
+    e.cuda(v, launcher);
+}
+
+}  // namespace labrun::layout

@@ -1,4 +1,5 @@
-// Kernels of the layout experiment and their host launchers. The interface uses plain pointers and DType so that
+// Kernels of the layout experiment and their host launchers (the variants' CUDA side, LABRUN_CUDA_VARIANTS, is in
+// layout_kernels.cu). The interface uses plain pointers and DType so that
 // callers compile with the host compiler; every launch is asynchronous on `stream` and checked, and a launcher
 // issues nothing when rows == 0 or cols == 0 (case C04: no zero-sized grid).
 //
@@ -25,14 +26,11 @@ inline constexpr int kTileRows = 8;
 
 /// Which kernel transpose_tiled uses.
 enum class TilePath {
-  automatic,  ///< pairs when rows and cols are both even, else scalar
+  automatic,  ///< pairs when rows and cols are both even (layout::uses_pairs), else scalar
   pairs,      ///< 64 x 64-element tiles moved as 2-element words (8 bytes f32, 4 bytes bf16), 2 x 2 register
               ///< transposes, two 32 x 33-word shared tiles; requires rows and cols even
   scalar,     ///< the classic 32 x 32-element tile of 32 x 33 elements, one element per access
 };
-
-/// The path `automatic` takes: pairs iff rows and cols are both even.
-bool uses_pairs(std::int64_t rows, std::int64_t cols);
 
 /// transpose_naive: out[j·rows + i] = x[i·cols + j], one thread per element (blocks of 32 x 8 threads over 32
 /// columns x 8 rows of x, grid-stride beyond 65535 block rows): a warp reads 32 consecutive elements of a row
@@ -58,18 +56,7 @@ void repeat_rows(DType t, const void* bias, void* out, std::int64_t rows, std::i
 void add_rows(DType t, const void* x, const void* b, std::int64_t b_row_stride, void* y, std::int64_t rows,
               std::int64_t cols, int sm_count, cudaStream_t stream);
 
-/// Launch shape of the row kernels (repeat_rows, add_rows): `width` elements per access (16 bytes: 4 f32 or 8
-/// bf16 when cols is a multiple, else 1), blocks of block_x x block_y = 256 threads, block_x the smallest power
-/// of two in [32, 256] covering a row's accesses; grid_x covers a row, grid_y strides over the rows, the grid
-/// capped at the blocks resident at once (occupancy x SMs); 0 x 0 when there is no element.
-struct RowsGeometry {
-  int width = 1;
-  int block_x = 32, block_y = 8;
-  int grid_x = 0, grid_y = 0;
-};
-RowsGeometry rows_geometry(DType t, std::int64_t rows, std::int64_t cols, int sm_count);
-
-/// Looks up the occupancy of the row kernels of dtype t (once per process), which rows_geometry uses: call before a
+/// Looks up the occupancy of the row kernels of dtype t (once per process), which their launch shape uses: call before a
 /// graph capture, so no runtime query runs inside one. @throws std::invalid_argument for other dtypes.
 void prepare(DType t);
 
