@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <labrun/counter_rng.hpp>
+
 #include "config.hpp"
 #include "gelu_test.hpp"
 #include "host_backend.hpp"

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <labrun/counter_rng.hpp>
+
 #include "host_backend.hpp"
 #include "test_util.hpp"
 #include "lab.hpp"
