@@ -1,8 +1,10 @@
 // Tests of the softmax experiment on the host: the float64 reference against hand-computed values, every host
 // variant against the reference (tails, one column, one row, rows longer than the on-chip limit, rows offset by
 // +-80 where exp without the max subtraction overflows or underflows f32), the tolerance (hand-computed, and
-// that wrong outputs, NaN and the unsubtracted formula fail), the cost model's numbers, the input generator,
-// the config's points, and run_point on the host backend.
+// that wrong outputs, NaN and the unsubtracted formula fail), the cost model's numbers, the input generator and
+// its seeds (those drawn before the SDK), the config's points, and run_point on the host backend. softmax is an
+// SDK experiment: its check (an element-by-element comparison and the worst row sum, through Compare) runs here
+// as the lab runs it, and the results are read from the lab's Check.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,11 +15,14 @@
 #include <string>
 #include <vector>
 
+#include <labrun/counter_rng.hpp>
+
 #include "config.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
 #include "record.hpp"
 #include "registry.hpp"
+#include "sdk_registry.hpp"
 #include "softmax/softmax.hpp"
 #include "sweep.hpp"
 #include "test_util.hpp"
@@ -25,7 +30,6 @@
 namespace labrun {
 namespace {
 
-using softmax::Inputs;
 using softmax::Variant;
 
 constexpr std::uint64_t kSeed = 20261129;
@@ -36,34 +40,12 @@ using test::builtin;
 
 const Experiment& experiment() { return *builtin().find("softmax"); }
 
-/// f32 inputs from explicit values (rows x cols, row-major).
-Inputs f32_inputs(std::int64_t rows, std::int64_t cols, const std::vector<float>& values) {
-  Inputs in;
-  in.dtype = DType::f32;
-  in.rows = rows;
-  in.cols = cols;
-  in.storage.assign((values.size() * 4 + 7) / 8, 0);
-  if (!values.empty()) std::memcpy(in.data(), values.data(), values.size() * 4);
-  return in;
-}
-
-/// Output buffer of a host run, in the storage dtype.
-std::vector<std::uint64_t> run_host(Variant v, const Inputs& in) {
-  std::vector<std::uint64_t> y(in.storage.size() + 1, 0);
-  softmax::HostScratch scratch;
-  softmax::host_run(v, in, y.data(), scratch);
-  return y;
-}
-
-double out_value(const Inputs& in, const std::vector<std::uint64_t>& y, std::int64_t i) {
-  if (in.dtype == DType::bf16) return bf16_to_float(reinterpret_cast<const std::uint16_t*>(y.data())[i]);
-  return reinterpret_cast<const float*>(y.data())[i];
-}
-
-Check check_host(Variant v, const Inputs& in, double scale = 1.0) {
-  const softmax::Reference ref = softmax::reference(in);
-  const auto y = run_host(v, in);
-  return softmax::compare(in, y.data(), ref, softmax::tolerance(v, in.dtype, in.cols, scale));
+/// The registered SDK experiment: its generator, reference and check, as the lab runs them.
+std::shared_ptr<SdkExperiment> sdk() {
+  static Registry registry;  // its own registration: the SDK experiment of the latest one is looked up by name
+  static const bool once = (register_builtin(registry), true);
+  (void)once;
+  return sdk_experiment(registry, "softmax");
 }
 
 // A point of the axes as registered: `elements` (rows * cols) and `cols`; rows is derived from them.
@@ -78,6 +60,84 @@ Point point_of_elements(const std::string& variant, std::int64_t elements, std::
 Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
             const std::string& mode = "eager") {
   return point_of_elements(variant, rows * cols, cols, dtype, mode);
+}
+
+/// Host copy of a point's input matrix x: rows x cols elements, row-major, in the storage dtype (bf16 as raw bits).
+struct Inputs {
+  DType dtype = DType::f32;
+  std::int64_t rows = 0, cols = 0;
+  std::vector<std::uint64_t> storage;  ///< 8-byte aligned backing of data(), one spare word
+  void* data() { return storage.data(); }
+  const void* data() const { return storage.data(); }
+  std::int64_t elements() const { return rows * cols; }
+  View view() const { return View{const_cast<std::uint64_t*>(storage.data()), elements(), Elem::of(dtype)}; }
+  double value(std::int64_t i) const { return view().value(i); }
+};
+Inputs blank(std::int64_t rows, std::int64_t cols, DType dtype) {
+  Inputs in{dtype, rows, cols, {}};
+  in.storage.assign((static_cast<std::size_t>(rows * cols) * dtype_bytes(dtype) + 7) / 8 + 1, 0);
+  return in;
+}
+
+/// softmax::generate into a fresh matrix.
+Inputs generate(std::int64_t rows, std::int64_t cols, DType dtype, std::uint64_t seed) {
+  Inputs in = blank(rows, cols, dtype);
+  softmax::generate(in.view(), cols, seed);
+  return in;
+}
+
+/// f32 inputs from explicit values (rows x cols, row-major).
+Inputs f32_inputs(std::int64_t rows, std::int64_t cols, const std::vector<float>& values) {
+  Inputs in = blank(rows, cols, DType::f32);
+  if (!values.empty()) std::memcpy(in.data(), values.data(), values.size() * 4);
+  return in;
+}
+
+Point point_of(Variant v, const Inputs& in) { return point(softmax::to_string(v), in.rows, in.cols, to_string(in.dtype)); }
+
+/// The experiment's reference (ExperimentDef::reference) of `in`: "y", "max" and "spread".
+Reference reference(const Inputs& in) {
+  Arrays arrays;
+  arrays.put("x", in.view());
+  Reference r;
+  sdk()->def().reference_fn()(Args(point_of(Variant::online, in)), arrays, r);
+  return r;
+}
+
+/// Output buffer of a host run, in the storage dtype.
+std::vector<std::uint64_t> run_host(Variant v, const Inputs& in) {
+  std::vector<std::uint64_t> y(in.storage.size() + 1, 0), e(in.storage.size() + 1), m(in.rows + 1), s(in.rows + 1);
+  softmax::HostScratch scratch;
+  scratch.e = e.data();
+  scratch.m = m.data();
+  scratch.s = s.data();
+  softmax::host_run(v, in.view(), in.cols, y.data(), scratch);
+  return y;
+}
+
+double out_value(const Inputs& in, const std::vector<std::uint64_t>& y, std::int64_t i) {
+  if (in.dtype == DType::bf16) return bf16_to_float(reinterpret_cast<const std::uint16_t*>(y.data())[i]);
+  return reinterpret_cast<const float*>(y.data())[i];
+}
+
+/// The experiment's check (ExperimentDef::check, through the lab's Check) of output y of variant v at `scale`.
+Check compare(Variant v, const Inputs& in, const void* y, const Reference& ref, double scale = 1.0) {
+  Arrays ins, outs;
+  ins.put("x", in.view());
+  outs.put("y", View{const_cast<void*>(y), in.elements(), Elem::of(in.dtype)});
+  return sdk()->compare(Args(point_of(v, in)), [&]() -> const Arrays& { return ins; }, outs, ref, scale);
+}
+
+/// The element-by-element comparison of a check (the first of its comparisons), and the row-sum comparison.
+Json elementwise(const Check& c) { return c.detail.contains("checks") ? c.detail["checks"][0] : c.detail; }
+Json row_sum(const Check& c) { return c.detail["checks"][1]; }
+/// The worst |y - y_ref| / bound of the elementwise comparison (inf for a non-finite output).
+double ratio(const Check& c) { return real_from_json(elementwise(c)["worst_ratio"]); }
+
+Check check_host(Variant v, const Inputs& in, double scale = 1.0) {
+  const Reference ref = reference(in);
+  const auto y = run_host(v, in);
+  return compare(v, in, y.data(), ref, scale);
 }
 
 LabSettings quick_lab() {
@@ -99,28 +159,29 @@ Json run(const Point& p, const LabSettings& lab = quick_lab()) {
 // Row {1, 2, 3}: max 3, spread 2, y = (e^-2, e^-1, 1) / (1 + e^-1 + e^-2); row {5, 5, 5}: 1/3 each.
 TEST(Softmax, HandComputedReference) {
   const Inputs in = f32_inputs(2, 3, {1, 2, 3, 5, 5, 5});
-  const softmax::Reference ref = softmax::reference(in);
+  const Reference ref = reference(in);
+  const std::vector<double>& y = ref.array("y");
   const double s = 1 + std::exp(-1.0) + std::exp(-2.0);
-  EXPECT_DOUBLE_EQ(ref.y[0], std::exp(-2.0) / s);
-  EXPECT_DOUBLE_EQ(ref.y[1], std::exp(-1.0) / s);
-  EXPECT_DOUBLE_EQ(ref.y[2], 1.0 / s);
-  for (int c = 3; c < 6; ++c) EXPECT_DOUBLE_EQ(ref.y[c], 1.0 / 3.0);
-  EXPECT_EQ(ref.max[0], 3.0);
-  EXPECT_EQ(ref.spread[0], 2.0);
-  EXPECT_EQ(ref.max[1], 5.0);
-  EXPECT_EQ(ref.spread[1], 0.0);
+  EXPECT_DOUBLE_EQ(y[0], std::exp(-2.0) / s);
+  EXPECT_DOUBLE_EQ(y[1], std::exp(-1.0) / s);
+  EXPECT_DOUBLE_EQ(y[2], 1.0 / s);
+  for (int c = 3; c < 6; ++c) EXPECT_DOUBLE_EQ(y[c], 1.0 / 3.0);
+  EXPECT_EQ(ref.array("max")[0], 3.0);
+  EXPECT_EQ(ref.array("spread")[0], 2.0);
+  EXPECT_EQ(ref.array("max")[1], 5.0);
+  EXPECT_EQ(ref.array("spread")[1], 0.0);
 }
 
 // Equal values: exp(0) = 1, the sum is the count, and 1/4 is exact: every variant writes exactly 0.25 in f32 and
 // bf16; one column gives exactly 1.
 TEST(Softmax, HostVariantsExactCases) {
   for (DType t : kDTypes) {
-    Inputs in = softmax::generate(3, 4, t, kSeed);
+    Inputs in = generate(3, 4, t, kSeed);
     for (std::int64_t i = 0; i < in.elements(); ++i) {
       if (t == DType::f32) static_cast<float*>(in.data())[i] = 87.5f;
       else static_cast<std::uint16_t*>(in.data())[i] = float_to_bf16(87.5f);
     }
-    const Inputs one = softmax::generate(5, 1, t, kSeed);
+    const Inputs one = generate(5, 1, t, kSeed);
     for (Variant v : kVariants) {
       const auto y = run_host(v, in);
       for (std::int64_t i = 0; i < in.elements(); ++i) EXPECT_EQ(out_value(in, y, i), 0.25) << softmax::to_string(v);
@@ -137,14 +198,15 @@ TEST(Softmax, HostVariantsMatchReference) {
                                                           {9, 1000}, {4, 4096}, {2, 9001}, {1, 20000}};
   for (DType t : kDTypes)
     for (auto [rows, cols] : shapes) {
-      const Inputs in = softmax::generate(rows, cols, t, kSeed);
+      const Inputs in = generate(rows, cols, t, kSeed);
       for (Variant v : kVariants) {
         const Check c = check_host(v, in);
         EXPECT_TRUE(c.passed) << softmax::to_string(v) << " " << to_string(t) << " " << rows << "x" << cols << ": "
                               << c.detail.dump();
-        EXPECT_LE(c.value, 1.0);
-        EXPECT_EQ(c.detail["mismatches"], 0);
-        EXPECT_LE(real_from_json(c.detail["row_sum_ratio"]), 1.0);
+        EXPECT_LE(ratio(c), 1.0);
+        EXPECT_EQ(elementwise(c)["mismatches"], 0);
+        EXPECT_EQ(elementwise(c)["compared"], rows * cols);
+        EXPECT_LE(real_from_json(row_sum(c)["worst_ratio"]), 1.0);
       }
     }
 }
@@ -152,20 +214,20 @@ TEST(Softmax, HostVariantsMatchReference) {
 // The fused host variants round only y; unfused also stores e and s, so in bf16 it is measurably less accurate
 // (relative L2 error) than two_pass and online, and in f32 all three are within a few u of the reference.
 TEST(Softmax, UnfusedBf16RoundsIntermediates) {
-  const Inputs in = softmax::generate(16, 1024, DType::bf16, kSeed);
-  const double unfused = real_from_json(check_host(Variant::unfused, in).detail["rel_l2_error"]);
-  const double fused = real_from_json(check_host(Variant::two_pass, in).detail["rel_l2_error"]);
+  const Inputs in = generate(16, 1024, DType::bf16, kSeed);
+  const double unfused = real_from_json(elementwise(check_host(Variant::unfused, in))["rel_l2_error"]);
+  const double fused = real_from_json(elementwise(check_host(Variant::two_pass, in))["rel_l2_error"]);
   EXPECT_GT(unfused, 1.2 * fused);
-  const Inputs f = softmax::generate(16, 1024, DType::f32, kSeed);
+  const Inputs f = generate(16, 1024, DType::f32, kSeed);
   for (Variant v : kVariants)
-    EXPECT_LT(real_from_json(check_host(v, f).detail["rel_l2_error"]), 64 * std::ldexp(1.0, -24)) << softmax::to_string(v);
+    EXPECT_LT(real_from_json(elementwise(check_host(v, f))["rel_l2_error"]), 64 * std::ldexp(1.0, -24)) << softmax::to_string(v);
 }
 
 // Rows r % 4 == 0 are offset by +80 and r % 4 == 2 by -120: there, f32 exp without the max subtraction
 // overflows (the sum: inf) or underflows to 0; the max-subtracted variants are still correct there, and
 // the unsubtracted formula fails the check.
 TEST(Softmax, MaxSubtractionMatters) {
-  const Inputs in = softmax::generate(4, 4096, DType::f32, kSeed);
+  const Inputs in = generate(4, 4096, DType::f32, kSeed);
   const float* x = static_cast<const float*>(in.data());
   float naive_sum0 = 0, max2 = -1e30f;
   for (int c = 0; c < 4096; ++c) {
@@ -185,11 +247,13 @@ TEST(Softmax, MaxSubtractionMatters) {
     for (int c = 0; c < 4096; ++c) s += std::exp(x[r * 4096 + c]);
     for (int c = 0; c < 4096; ++c) yf[r * 4096 + c] = std::exp(x[r * 4096 + c]) / s;
   }
-  const softmax::Reference ref = softmax::reference(in);
-  const Check naive = softmax::compare(in, y.data(), ref, softmax::tolerance(Variant::two_pass, DType::f32, 4096, 1));
+  const Reference ref = reference(in);
+  const Check naive = compare(Variant::two_pass, in, y.data(), ref);
   EXPECT_FALSE(naive.passed);
-  EXPECT_EQ(naive.value, std::numeric_limits<double>::infinity());
-  EXPECT_GE(naive.detail["mismatches"].get<std::int64_t>(), 2 * 4096);
+  EXPECT_EQ(ratio(naive), std::numeric_limits<double>::infinity());
+  EXPECT_GE(elementwise(naive)["mismatches"].get<std::int64_t>(), 2 * 4096);
+  EXPECT_GE(elementwise(naive)["not_finite"].get<std::int64_t>(), 4096);  // 0 / 0 on the -120 row
+  EXPECT_EQ(real_from_json(row_sum(naive)["worst_ratio"]), std::numeric_limits<double>::infinity());
 }
 
 // rel = (|t| + R + 11 ceil(log2 cols) + ceil(sqrt cols) + 20) u + k_s u_s; bound = scale (1.25 y rel + floor).
@@ -216,41 +280,80 @@ TEST(Softmax, ToleranceHandComputed) {
 // NaN never passes; one wrong element, an all-zero output, a row's values permuted, or a result off by 1% in
 // f32 fail; the correct output passes with a value <= 1.
 TEST(Softmax, CompareRejectsWrongOutputs) {
-  const Inputs in = softmax::generate(8, 96, DType::f32, kSeed);
-  const softmax::Reference ref = softmax::reference(in);
-  const softmax::Tolerance tol = softmax::tolerance(Variant::online, DType::f32, 96, 1.0);
-  const auto good = run_host(Variant::online, in);
-  EXPECT_TRUE(softmax::compare(in, good.data(), ref, tol).passed);
+  const Inputs in = generate(8, 96, DType::f32, kSeed);
+  const Reference ref = reference(in);
+  const Variant v = Variant::online;
+  const auto good = run_host(v, in);
+  EXPECT_TRUE(compare(v, in, good.data(), ref).passed);
   auto bad = good;
   float* f = reinterpret_cast<float*>(bad.data());
   f[5 * 96 + 17] = std::numeric_limits<float>::quiet_NaN();
-  Check c = softmax::compare(in, bad.data(), ref, tol);
+  Check c = compare(v, in, bad.data(), ref);
   EXPECT_FALSE(c.passed);
-  EXPECT_EQ(c.value, std::numeric_limits<double>::infinity());
-  EXPECT_EQ(c.detail["mismatches"], 1);
-  EXPECT_EQ(c.detail["worst"]["row"], 5);
-  EXPECT_EQ(c.detail["worst"]["col"], 17);
+  EXPECT_EQ(ratio(c), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(elementwise(c)["mismatches"], 1);
+  EXPECT_EQ(elementwise(c)["not_finite"], 1);
+  EXPECT_EQ(elementwise(c)["worst_index"], 5 * 96 + 17);
+  EXPECT_EQ(real_from_json(elementwise(c)["worst_row"]), 5);
+  EXPECT_EQ(real_from_json(elementwise(c)["worst_col"]), 17);
+  // The failure names the element, not "result inf vs reference 0".
+  EXPECT_NE(describe_failure(c).find("y[497]"), std::string::npos) << describe_failure(c);
   bad = good;
   f[3] *= 1.01f;
-  EXPECT_FALSE(softmax::compare(in, bad.data(), ref, tol).passed);
+  EXPECT_FALSE(compare(v, in, bad.data(), ref).passed);
   bad = good;
   std::swap(f[0], f[1]);
-  EXPECT_FALSE(softmax::compare(in, bad.data(), ref, tol).passed);
+  EXPECT_FALSE(compare(v, in, bad.data(), ref).passed);
   std::vector<std::uint64_t> zeros(good.size(), 0);
-  EXPECT_FALSE(softmax::compare(in, zeros.data(), ref, tol).passed);
+  EXPECT_FALSE(compare(v, in, zeros.data(), ref).passed);
   std::vector<std::uint64_t> nan(good.size(), ~std::uint64_t{0});
-  const Check n = softmax::compare(in, nan.data(), ref, tol);
+  const Check n = compare(v, in, nan.data(), ref);
   EXPECT_FALSE(n.passed);
-  EXPECT_EQ(n.detail["mismatches"], 8 * 96);
+  EXPECT_EQ(elementwise(n)["mismatches"], 8 * 96);
   // bf16: the bound is the output rounding (2^-8), and a 3% error fails.
-  const Inputs h = softmax::generate(4, 64, DType::bf16, kSeed);
-  const softmax::Reference href = softmax::reference(h);
+  const Inputs h = generate(4, 64, DType::bf16, kSeed);
+  const Reference href = reference(h);
   auto hy = run_host(Variant::two_pass, h);
-  const softmax::Tolerance htol = softmax::tolerance(Variant::two_pass, DType::bf16, 64, 1.0);
-  EXPECT_TRUE(softmax::compare(h, hy.data(), href, htol).passed);
+  EXPECT_TRUE(compare(Variant::two_pass, h, hy.data(), href).passed);
   auto* hb = reinterpret_cast<std::uint16_t*>(hy.data());
   hb[10] = float_to_bf16(bf16_to_float(hb[10]) * 1.03f);
-  EXPECT_FALSE(softmax::compare(h, hy.data(), href, htol).passed);
+  EXPECT_FALSE(compare(Variant::two_pass, h, hy.data(), href).passed);
+}
+
+// The row-sum comparison: the worst row's sum (in double) against 1 with tolerance sum_c bound_c + cols 2^-52 /
+// scale, so lab.tolerance_scale scales the element bounds (the lab applies it) but not the double summation's own
+// rounding, as before the SDK; a row 0.1% high fails it, and it names the row.
+TEST(Softmax, RowSumCheck) {
+  const Inputs in = generate(4, 64, DType::f32, kSeed);
+  const Reference ref = reference(in);
+  const auto good = run_host(Variant::online, in);
+  const Check ok = compare(Variant::online, in, good.data(), ref);
+  ASSERT_TRUE(ok.passed);
+  const Json rs = row_sum(ok);
+  EXPECT_EQ(rs["kind"], "scalar");
+  EXPECT_EQ(rs["array"], "row_sum");
+  EXPECT_EQ(real_from_json(rs["worst_reference"]), 1.0);
+  EXPECT_EQ(real_from_json(rs["rows"]), 4);
+  // Its tolerance at row r, by hand: the sum of the element bounds plus 64 2^-52.
+  const std::int64_t r = static_cast<std::int64_t>(real_from_json(rs["row"]));
+  const softmax::Tolerance tol = softmax::tolerance(Variant::online, DType::f32, 64, 1.0);
+  double sum_bound = 0, sum = 0;
+  for (int col = 0; col < 64; ++col) {
+    const std::int64_t i = r * 64 + col;
+    sum_bound += tol.bound(ref.array("y")[i], ref.array("max")[r] - in.value(i), ref.array("spread")[r]);
+    sum += reinterpret_cast<const float*>(good.data())[i];
+  }
+  EXPECT_DOUBLE_EQ(real_from_json(rs["worst_bound"]), sum_bound + 64 * std::ldexp(1.0, -52));
+  EXPECT_EQ(real_from_json(rs["worst_value"]), sum);
+  const Check scaled = compare(Variant::online, in, good.data(), ref, 4.0);
+  EXPECT_DOUBLE_EQ(real_from_json(row_sum(scaled)["worst_bound"]), sum_bound + 64 * std::ldexp(1.0, -52) / 4.0);
+  auto off = good;
+  float* f = reinterpret_cast<float*>(off.data());
+  for (int col = 0; col < 64; ++col) f[64 + col] = static_cast<float>(f[64 + col] * (1.0 + 1e-3));
+  const Check bad = compare(Variant::online, in, off.data(), ref);
+  EXPECT_FALSE(bad.passed);
+  EXPECT_GT(real_from_json(row_sum(bad)["worst_ratio"]), 1.0);
+  EXPECT_EQ(real_from_json(row_sum(bad)["row"]), 1);
 }
 
 // N = 4096^2, s = 4: unfused reads 4 N s + 2 rows s and writes 2 N s + 2 rows s in 4 launches; two_pass and
@@ -287,17 +390,22 @@ TEST(Softmax, CostModel) {
   EXPECT_EQ(softmax::cost(p).compulsory_bytes, 2 * n * 2);
   p.cols = softmax::kOnChipCols;
   EXPECT_EQ(softmax::cost(p).bytes_read, 1024.0 * softmax::kOnChipCols * 2);
-  // The working set: x and y, plus e, m and s for unfused.
-  p.variant = Variant::unfused;
-  EXPECT_EQ(softmax::working_set_bytes(p), 3 * 1024.0 * 8192 * 2 + 2 * 1024.0 * 2);
+  // The working set (the lab's estimate, from the arrays): x and y, plus e, m and s for unfused.
+  EXPECT_EQ(experiment().estimate(point("unfused", 1024, 8192, "bf16")).working_set_bytes,
+            3 * 1024.0 * 8192 * 2 + 2 * 1024.0 * 2);
+  EXPECT_EQ(experiment().estimate(point("online", 1024, 8192, "bf16")).working_set_bytes, 2 * 1024.0 * 8192 * 2);
+  // Through the lab's cost (the SDK fills peak_work_bytes from the arrays: y, and unfused's e, m and s).
+  const Cost lab = sdk()->cost(Args(point("unfused", 4096, 4096, "f32")), Reference{});
+  EXPECT_EQ(lab.bytes_read, 4 * n * 4 + 2 * 4096 * 4);
+  EXPECT_EQ(lab.peak_work_bytes, 2 * n * 4 + 2 * 4096 * 4);
 }
 
 // The generator is a pure function of (rows, cols, dtype, seed); values are offset(r) + [-8, 8), not constant.
 TEST(Softmax, GenerateIsReproducibleSeededAndOffset) {
   for (DType t : kDTypes) {
-    const Inputs a = softmax::generate(16, 300, t, kSeed);
-    const Inputs b = softmax::generate(16, 300, t, kSeed);
-    const Inputs c = softmax::generate(16, 300, t, kSeed + 1);
+    const Inputs a = generate(16, 300, t, kSeed);
+    const Inputs b = generate(16, 300, t, kSeed);
+    const Inputs c = generate(16, 300, t, kSeed + 1);
     EXPECT_EQ(a.storage, b.storage);
     EXPECT_NE(a.storage, c.storage);
     std::set<double> distinct;
@@ -314,30 +422,50 @@ TEST(Softmax, GenerateIsReproducibleSeededAndOffset) {
   EXPECT_EQ(softmax::row_offset(1), 0.0);
   EXPECT_EQ(softmax::row_offset(2), -120.0);
   EXPECT_EQ(softmax::row_offset(7), 0.0);
-  EXPECT_THROW(softmax::generate(2, 2, DType::f16, kSeed), std::invalid_argument);
-  EXPECT_EQ(softmax::generate(0, 5, DType::f32, kSeed).elements(), 0);
+  EXPECT_THROW(generate(2, 2, DType::f16, kSeed), std::invalid_argument);
+  EXPECT_EQ(generate(0, 5, DType::f32, kSeed).elements(), 0);
 }
 
-// The input seed depends on the shape and dtype, not on the variant; the cache shares one set across variants.
+// The generator's values are those drawn before the SDK, bit for bit: x[i] = row_offset(i / cols) +
+// (16 u - 8), u = unit_interval(splitmix64(seed ^ splitmix64(i))), rounded to the dtype once.
+TEST(Softmax, GeneratorValuesAreThoseBeforeTheSdk) {
+  for (DType t : kDTypes) {
+    const Inputs in = generate(6, 37, t, kSeed);
+    for (std::int64_t i = 0; i < in.elements(); ++i) {
+      const std::uint64_t h = splitmix64(kSeed ^ splitmix64(static_cast<std::uint64_t>(i)));
+      const float v = static_cast<float>(softmax::row_offset(i / 37) + (16.0 * unit_interval(h) - 8.0));
+      ASSERT_EQ(in.value(i), t == DType::f32 ? static_cast<double>(v) : bf16_to_float(float_to_bf16(v))) << i;
+    }
+  }
+}
+
+// The input seed depends on the shape and dtype, not on the variant; the lab shares one set across variants.
 TEST(Softmax, InputSeedAndCache) {
-  softmax::Params p;
-  p.rows = 4;
-  p.cols = 8;
-  const std::uint64_t s = softmax::input_seed(p, kSeed);
-  p.variant = Variant::unfused;
-  EXPECT_EQ(softmax::input_seed(p, kSeed), s);
-  p.cols = 9;
-  EXPECT_NE(softmax::input_seed(p, kSeed), s);
-  p.cols = 8;
-  p.dtype = DType::bf16;
-  EXPECT_NE(softmax::input_seed(p, kSeed), s);
-  softmax::InputCache cache;
-  const auto a = cache.inputs(p, kSeed);
-  p.variant = Variant::online;
-  EXPECT_EQ(cache.inputs(p, kSeed), a);
-  EXPECT_EQ(cache.reference_for(p, kSeed), cache.reference_for(p, kSeed));
-  p.rows = 5;
-  EXPECT_NE(cache.inputs(p, kSeed), a);
+  auto seed = [](const Point& p, std::uint64_t lab) { return sdk()->input_seed(Args(p), lab); };
+  const std::uint64_t s = seed(point("two_pass", 4, 8, "f32"), kSeed);
+  EXPECT_EQ(seed(point("unfused", 4, 8, "f32", "graph"), kSeed), s);
+  EXPECT_NE(seed(point("unfused", 4, 9, "f32"), kSeed), s);
+  EXPECT_NE(seed(point("unfused", 4, 8, "bf16"), kSeed), s);
+  EXPECT_NE(seed(point("unfused", 4, 8, "f32"), kSeed + 1), s);
+  const auto a = sdk()->inputs(Args(point("unfused", 4, 8, "bf16")), kSeed);
+  EXPECT_EQ(sdk()->inputs(Args(point("online", 4, 8, "bf16")), kSeed), a);
+  const auto r = sdk()->reference(Args(point("unfused", 4, 8, "bf16")), kSeed);
+  EXPECT_EQ(sdk()->reference(Args(point("online", 4, 8, "bf16", "graph")), kSeed), r);
+  EXPECT_NE(sdk()->inputs(Args(point("online", 5, 8, "bf16")), kSeed), a);
+}
+
+// The SDK draws the seeds softmax drew before it: the pre-SDK key "softmax/ROWSxCOLS/DTYPE", so results from then
+// compare point for point.
+TEST(Softmax, InputSeedsAreThoseBeforeTheSdk) {
+  EXPECT_EQ(sdk()->input_seed(Args(point("two_pass", 4, 8, "f32")), kSeed),
+            splitmix64(kSeed ^ fnv1a64("softmax/4x8/f32")));
+  EXPECT_EQ(sdk()->input_seed(Args(point_of_elements("online", 1 << 24, 4096, "bf16", "graph")), 3),
+            splitmix64(3 ^ fnv1a64("softmax/4096x4096/bf16")));
+  // ... and the generator at that seed gives the old inputs: the first element of the 4096 x 4096 f32 set.
+  const std::uint64_t s = splitmix64(kSeed ^ fnv1a64("softmax/4x8/f32"));
+  const auto in = sdk()->inputs(Args(point("unfused", 4, 8, "f32")), kSeed);
+  const float x0 = static_cast<float>(80.0 + (16.0 * unit_interval(splitmix64(s ^ splitmix64(0))) - 8.0));
+  EXPECT_EQ(in->arrays()["x"].value(0), x0);
 }
 
 // The axes are elements and cols; rows = elements / cols is derived, and an elements that is not a multiple of
@@ -350,15 +478,15 @@ TEST(Softmax, RowsAreDerivedFromElements) {
   EXPECT_TRUE(axes.count("cols"));
   EXPECT_FALSE(axes.count("rows"));
   EXPECT_EQ(e.size_axis, "cols");
-  const softmax::Params p = softmax::params_of(point_of_elements("online", 12 * 100, 100, "f32"));
+  const softmax::Params p = softmax::params_of(Args(point_of_elements("online", 12 * 100, 100, "f32")));
   EXPECT_EQ(p.rows, 12);
   EXPECT_EQ(p.cols, 100);
   EXPECT_EQ(p.elements(), 1200);
   const Point odd = point_of_elements("online", 1201, 100, "f32");
-  EXPECT_FALSE(softmax::shape_unsupported(point_of_elements("online", 1200, 100, "f32")));
-  ASSERT_TRUE(softmax::shape_unsupported(odd));
-  EXPECT_NE(softmax::shape_unsupported(odd)->find("not a multiple of cols"), std::string::npos);
-  EXPECT_THROW(softmax::params_of(odd), std::invalid_argument);
+  EXPECT_FALSE(softmax::shape_unsupported(Args(point_of_elements("online", 1200, 100, "f32"))));
+  ASSERT_TRUE(softmax::shape_unsupported(Args(odd)));
+  EXPECT_NE(softmax::shape_unsupported(Args(odd))->find("not a multiple of cols"), std::string::npos);
+  EXPECT_THROW(softmax::params_of(Args(odd)), std::invalid_argument);
   for (Variant v : kVariants) {
     const Json rec = run(point_of_elements(softmax::to_string(v), 1201, 100, "f32"));
     EXPECT_EQ(rec["status"], "not_supported") << rec.dump();
@@ -378,7 +506,7 @@ TEST(Softmax, ConfigPointsAreTheDescribedSweep) {
   EXPECT_EQ(points.size(), 240u);
   std::set<std::pair<std::int64_t, std::int64_t>> shapes;
   for (const Point& p : points) {
-    const softmax::Params sp = softmax::params_of(p);
+    const softmax::Params sp = softmax::params_of(Args(p));
     EXPECT_EQ(sp.elements(), p.integer("elements")) << p.label();
     const bool diagonal = p.integer("elements") == (std::int64_t{1} << 24);
     const bool rows_sweep = sp.cols == 4096 && sp.rows >= 256 && sp.rows <= 16384;
@@ -410,7 +538,8 @@ TEST(Softmax, RunPointOnHost) {
       ASSERT_EQ(rec["status"], "ok") << rec.dump();
       EXPECT_EQ(rec["correctness"]["passed"], true);
       EXPECT_EQ(rec["correctness"]["detail"]["poisoned"], true);
-      EXPECT_LE(real_from_json(rec["correctness"]["value"]), 1.0);
+      EXPECT_LE(real_from_json(rec["correctness"]["detail"]["checks"][0]["worst_ratio"]), 1.0);
+      EXPECT_LE(real_from_json(rec["correctness"]["detail"]["checks"][1]["worst_ratio"]), 1.0);
       EXPECT_EQ(real_from_json(rec["cost"]["compulsory_bytes"]), 2 * 1200.0 * (std::string(dtype) == "f32" ? 4 : 2));
     }
   const Json graph = run(point("online", 4, 64, "f32", "graph"));

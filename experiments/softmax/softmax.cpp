@@ -1,3 +1,6 @@
+// The softmax experiment on the SDK (LABRUN_EXPERIMENT(softmax)): axes, arrays, the input generator, the float64
+// reference, the element-by-element and row-sum check, the cost model and the host variants. Formulas:
+// docs/experiments/softmax.md.
 #include "softmax.hpp"
 
 #include <algorithm>
@@ -7,10 +10,6 @@
 
 #include <labrun/counter_rng.hpp>
 #include <labrun/parallel.hpp>
-#include <labrun/point.hpp>
-#include "record.hpp"
-#include "registry.hpp"
-#include <labrun/status.hpp>
 
 namespace labrun::softmax {
 
@@ -77,10 +76,12 @@ T tree(T* a, std::size_t n, Op op) {
   return a[0];
 }
 
+std::size_t chunks_of(std::int64_t cols) { return static_cast<std::size_t>((cols + kHostChunk - 1) / kHostChunk); }
+
 // f32 sum of f(c) over one row: sequential within chunks of kHostChunk, then the chunk partials by a pairwise tree.
 template <class F>
 float row_sum(std::int64_t cols, std::vector<float>& partials, F&& f) {
-  const std::size_t chunks = static_cast<std::size_t>((cols + kHostChunk - 1) / kHostChunk);
+  const std::size_t chunks = chunks_of(cols);
   if (chunks == 0) return 0.0f;
   if (partials.size() < chunks) partials.resize(chunks);
   for (std::size_t k = 0; k < chunks; ++k) {
@@ -93,9 +94,6 @@ float row_sum(std::int64_t cols, std::vector<float>& partials, F&& f) {
 }
 
 // The online rule for merging two (running max, rescaled sum) pairs; symmetric, and exact when a side is empty.
-struct MD {
-  float m, d;
-};
 MD merge(MD a, MD b) {
   const float m = std::max(a.m, b.m);
   const float da = a.m == m ? a.d : a.d * std::exp(a.m - m);
@@ -104,24 +102,20 @@ MD merge(MD a, MD b) {
 }
 
 template <DType T>
-void host_run_typed(Variant variant, const Inputs& in, void* out, HostScratch& scratch) {
+void host_run_typed(Variant variant, const View& xv, std::int64_t cols, void* out, HostScratch& scratch) {
   using Tr = Traits<T>;
   using S = typename Tr::S;
-  const std::int64_t rows = in.rows, cols = in.cols;
-  const S* x = static_cast<const S*>(in.data());
+  const std::int64_t rows = cols > 0 ? xv.count / cols : 0;
+  const S* x = xv.as<const S>();
   S* y = static_cast<S*>(out);
   const float ninf = -std::numeric_limits<float>::infinity();
-  auto words = [](std::size_t count) { return (count * sizeof(S) + 7) / 8; };
+  scratch.size_for(cols);  // a no-op after the setup sized it
   switch (variant) {
     case Variant::unfused: {
       // Four ops, each a full pass over its buffers, every result stored in the storage dtype.
-      const std::size_t n = static_cast<std::size_t>(rows * cols);
-      if (scratch.e.size() < words(n)) scratch.e.resize(words(n));
-      if (scratch.m.size() < words(rows)) scratch.m.resize(words(rows));
-      if (scratch.s.size() < words(rows)) scratch.s.resize(words(rows));
-      S* e = reinterpret_cast<S*>(scratch.e.data());
-      S* m = reinterpret_cast<S*>(scratch.m.data());
-      S* s = reinterpret_cast<S*>(scratch.s.data());
+      S* e = static_cast<S*>(scratch.e);
+      S* m = static_cast<S*>(scratch.m);
+      S* s = static_cast<S*>(scratch.s);
       for (std::int64_t r = 0; r < rows; ++r) {  // m = rowmax(x)
         float acc = ninf;
         for (std::int64_t c = 0; c < cols; ++c) acc = std::max(acc, Tr::load(x[r * cols + c]));
@@ -137,7 +131,6 @@ void host_run_typed(Variant variant, const Inputs& in, void* out, HostScratch& s
       break;
     }
     case Variant::two_pass: {
-      if (scratch.row.size() < static_cast<std::size_t>(cols)) scratch.row.resize(static_cast<std::size_t>(cols));
       float* ev = scratch.row.data();
       for (std::int64_t r = 0; r < rows; ++r) {
         const S* xr = x + r * cols;
@@ -154,10 +147,10 @@ void host_run_typed(Variant variant, const Inputs& in, void* out, HostScratch& s
       // Each chunk of kHostChunk elements (a GPU thread's registers) takes its own max m_k and sum d_k of
       // exp(x - m_k); the (m_k, d_k) pairs merge by the online rule in a pairwise tree; y = exp(x - m_k) *
       // (exp(m_k - M) / D).
-      if (scratch.row.size() < static_cast<std::size_t>(cols)) scratch.row.resize(static_cast<std::size_t>(cols));
       float* ev = scratch.row.data();
-      const std::size_t chunks = static_cast<std::size_t>((cols + kHostChunk - 1) / kHostChunk);
-      std::vector<MD> local(chunks), work(chunks);
+      const std::size_t chunks = chunks_of(cols);
+      MD* local = scratch.local.data();
+      MD* work = scratch.work.data();
       for (std::int64_t r = 0; r < rows; ++r) {
         const S* xr = x + r * cols;
         for (std::size_t k = 0; k < chunks; ++k) {
@@ -169,7 +162,7 @@ void host_run_typed(Variant variant, const Inputs& in, void* out, HostScratch& s
           local[k] = work[k] = {mk, dk};
         }
         if (chunks == 0) continue;
-        const MD total = tree(work.data(), chunks, merge);
+        const MD total = tree(work, chunks, merge);
         const float inv = 1.0f / total.d;
         for (std::size_t k = 0; k < chunks; ++k) {
           const float scale = std::exp(local[k].m - total.m) * inv;
@@ -197,24 +190,23 @@ Variant parse_variant(const std::string& name) {
   throw std::invalid_argument("unknown softmax variant '" + name + "'");
 }
 
-Params params_of(const Point& point) {
+Params params_of(const Args& a) {
   Params p;
-  p.variant = parse_variant(point.variant);
-  const std::int64_t elements = point.integer("elements");
-  p.cols = point.integer("cols");
-  if (auto why = shape_unsupported(point)) throw std::invalid_argument("softmax: " + *why);
+  p.variant = parse_variant(a.variant());
+  const std::int64_t elements = a.i64("elements");
+  p.cols = a.i64("cols");
+  if (auto why = shape_unsupported(a)) throw std::invalid_argument("softmax: " + *why);
   p.rows = p.cols > 0 ? elements / p.cols : 0;
-  const auto dt = parse_dtype(point.word("dtype"));
-  if (!dt) throw std::invalid_argument("unknown dtype '" + point.word("dtype") + "'");
+  const auto dt = parse_dtype(a.word("dtype"));
+  if (!dt) throw std::invalid_argument("unknown dtype '" + a.word("dtype") + "'");
   require_supported(*dt);
   p.dtype = *dt;
-  p.mode = point.word("mode");
   if (p.rows < 0 || p.cols < 0) throw std::invalid_argument("softmax: rows and cols must be >= 0");
   return p;
 }
 
-std::optional<std::string> shape_unsupported(const Point& point) {
-  const std::int64_t elements = point.integer("elements"), cols = point.integer("cols");
+std::optional<std::string> shape_unsupported(const Args& a) {
+  const std::int64_t elements = a.i64("elements"), cols = a.i64("cols");
   if (elements < 0 || cols < 0) return "elements and cols must be >= 0";
   if (cols == 0 ? elements != 0 : elements % cols != 0)
     return "elements = " + std::to_string(elements) + " is not a multiple of cols = " + std::to_string(cols) +
@@ -222,9 +214,8 @@ std::optional<std::string> shape_unsupported(const Point& point) {
   return std::nullopt;
 }
 
-double Inputs::value(std::int64_t i) const {
-  if (dtype == DType::bf16) return bf16_to_float(static_cast<const std::uint16_t*>(data())[i]);
-  return static_cast<const float*>(data())[i];
+std::string seed_text(const Params& p) {
+  return "softmax/" + std::to_string(p.rows) + "x" + std::to_string(p.cols) + "/" + labrun::to_string(p.dtype);
 }
 
 double row_offset(std::int64_t row) {
@@ -235,53 +226,40 @@ double row_offset(std::int64_t row) {
   }
 }
 
-Inputs generate(std::int64_t rows, std::int64_t cols, DType dtype, std::uint64_t seed) {
-  if (rows < 0 || cols < 0) throw std::invalid_argument("softmax: rows and cols must be >= 0");
+void generate(const View& x, std::int64_t cols, std::uint64_t seed) {
+  if (cols < 0 || (cols == 0 && x.count > 0)) throw std::invalid_argument("softmax: rows and cols must be >= 0");
+  const DType dtype = x.elem.dtype.value_or(DType::f64);
   require_supported(dtype);
-  Inputs in;
-  in.dtype = dtype;
-  in.rows = rows;
-  in.cols = cols;
-  const std::int64_t n = rows * cols;
-  in.storage.assign((static_cast<std::size_t>(n) * dtype_bytes(dtype) + 7) / 8, 0);
-  parallel_chunks(n, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(x.count, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
       const std::uint64_t h = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
       const double v = row_offset(i / cols) + (16.0 * unit_interval(h) - 8.0);
       if (dtype == DType::f32)
-        static_cast<float*>(in.data())[i] = static_cast<float>(v);
+        x.as<float>()[i] = static_cast<float>(v);
       else
-        static_cast<std::uint16_t*>(in.data())[i] = float_to_bf16(static_cast<float>(v));
+        x.as<std::uint16_t>()[i] = float_to_bf16(static_cast<float>(v));
     }
   });
-  return in;
 }
 
-Reference reference(const Inputs& in) {
-  Reference ref;
-  ref.rows = in.rows;
-  ref.cols = in.cols;
-  ref.y.assign(static_cast<std::size_t>(in.elements()), 0.0);
-  ref.max.assign(static_cast<std::size_t>(in.rows), 0.0);
-  ref.spread.assign(static_cast<std::size_t>(in.rows), 0.0);
-  const std::int64_t cols = in.cols;
-  for_rows(in.rows, cols, [&](int, std::int64_t begin, std::int64_t end) {
+void reference(const View& x, std::int64_t cols, double* y, double* max, double* spread) {
+  const std::int64_t rows = cols > 0 ? x.count / cols : 0;
+  for_rows(rows, cols, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       double mx = -std::numeric_limits<double>::infinity(), mn = std::numeric_limits<double>::infinity();
       for (std::int64_t c = 0; c < cols; ++c) {
-        const double v = in.value(r * cols + c);
+        const double v = x.value(r * cols + c);
         mx = std::max(mx, v);
         mn = std::min(mn, v);
       }
       double sum = 0;
-      double* yr = ref.y.data() + r * cols;
-      for (std::int64_t c = 0; c < cols; ++c) sum += (yr[c] = std::exp(in.value(r * cols + c) - mx));
+      double* yr = y + r * cols;
+      for (std::int64_t c = 0; c < cols; ++c) sum += (yr[c] = std::exp(x.value(r * cols + c) - mx));
       for (std::int64_t c = 0; c < cols; ++c) yr[c] /= sum;
-      ref.max[r] = cols > 0 ? mx : 0.0;
-      ref.spread[r] = cols > 0 ? mx - mn : 0.0;
+      max[r] = cols > 0 ? mx : 0.0;
+      spread[r] = cols > 0 ? mx - mn : 0.0;
     }
   });
-  return ref;
 }
 
 Tolerance tolerance(Variant variant, DType dtype, std::int64_t cols, double scale) {
@@ -297,96 +275,80 @@ Tolerance tolerance(Variant variant, DType dtype, std::int64_t cols, double scal
   return t;
 }
 
-Check compare(const Inputs& in, const void* y, const Reference& ref, const Tolerance& tol) {
-  const std::int64_t rows = in.rows, cols = in.cols;
+void check(Compare& c) {
+  const Params p = params_of(c.args());
+  const Tolerance tol = tolerance(p.variant, p.dtype, p.cols, 1.0);  // unscaled: the lab applies the scale
+  const std::int64_t rows = p.rows, cols = p.cols;
+  const View& x = c.inputs()["x"];
+  const View& y = c.outputs()["y"];
+  const Reference& ref = c.reference();
+  const std::vector<double>& ry = ref.array("y");
+  const std::vector<double>& rmax = ref.array("max");
+  const std::vector<double>& rspread = ref.array("spread");
+  auto bound = [&](std::int64_t i, double want) {
+    const std::int64_t r = i / cols;
+    return tol.bound(want, rmax[r] - x.value(i), rspread[r]);
+  };
+  const CheckResult& res = c.elementwise("y", bound);
+  // Row sums (in double) against 1, and the relative L2 error: per chunk of whole rows, combined in order.
   const double inf = std::numeric_limits<double>::infinity();
   struct Part {
-    double worst = 0, row_worst = 0, err2 = 0, ref2 = 0;
-    std::int64_t worst_index = -1, worst_row = -1, mismatches = 0;
-    double got = 0, expected = 0, bound = 0, row_sum = 0;
+    double err2 = 0, ref2 = 0, row_worst = 0, row_sum = 0, row_bound = 0;
+    std::int64_t worst_row = -1;
   };
   std::vector<Part> parts(kChunks);
-  auto load = [&](std::int64_t i) -> double {
-    if (in.dtype == DType::bf16) return bf16_to_float(static_cast<const std::uint16_t*>(y)[i]);
-    return static_cast<const float*>(y)[i];
-  };
+  const double sum_rounding = static_cast<double>(cols) * 0x1.0p-52 / c.scale();
   for_rows(rows, cols, [&](int chunk, std::int64_t begin, std::int64_t end) {
-    Part p;
+    Part q;
     for (std::int64_t r = begin; r < end; ++r) {
       double sum = 0, sum_bound = 0;
-      for (std::int64_t c = 0; c < cols; ++c) {
-        const std::int64_t i = r * cols + c;
-        const double got = load(i), want = ref.y[i];
-        const double b = tol.bound(want, ref.max[r] - in.value(i), ref.spread[r]);
+      for (std::int64_t col = 0; col < cols; ++col) {
+        const std::int64_t i = r * cols + col;
+        const double got = y.value(i), want = ry[static_cast<std::size_t>(i)];
         const double err = std::fabs(got - want);
-        const double ratio = std::isfinite(got) ? err / b : inf;
         sum += got;
-        sum_bound += b;
-        p.err2 += std::isfinite(got) ? err * err : inf;
-        p.ref2 += want * want;
-        if (!(ratio <= 1)) ++p.mismatches;
-        if (p.worst_index < 0 || !(ratio <= p.worst)) {
-          p.worst = ratio;
-          p.worst_index = i;
-          p.got = got;
-          p.expected = want;
-          p.bound = b;
-        }
+        sum_bound += bound(i, want);
+        q.err2 += std::isfinite(got) ? err * err : inf;
+        q.ref2 += want * want;
       }
       if (cols == 0) continue;
-      const double row_bound = sum_bound + static_cast<double>(cols) * 0x1.0p-52;
-      const double row_ratio = std::isfinite(sum) ? std::fabs(sum - 1.0) / row_bound : inf;
-      if (p.worst_row < 0 || !(row_ratio <= p.row_worst)) {
-        p.row_worst = row_ratio;
-        p.worst_row = r;
-        p.row_sum = sum;
+      const double row_bound = sum_bound + sum_rounding;
+      const double ratio = std::isfinite(sum) ? std::fabs(sum - 1.0) / row_bound : inf;
+      if (q.worst_row < 0 || !(ratio <= q.row_worst)) {
+        q.row_worst = ratio;
+        q.worst_row = r;
+        q.row_sum = sum;
+        q.row_bound = row_bound;
       }
     }
-    parts[chunk] = p;
+    parts[chunk] = q;
   });
   Part all;
-  for (const auto& p : parts) {
-    all.err2 += p.err2;
-    all.ref2 += p.ref2;
-    all.mismatches += p.mismatches;
-    if (p.worst_index >= 0 && (all.worst_index < 0 || !(p.worst <= all.worst))) {
-      all.worst = p.worst;
-      all.worst_index = p.worst_index;
-      all.got = p.got;
-      all.expected = p.expected;
-      all.bound = p.bound;
-    }
-    if (p.worst_row >= 0 && (all.worst_row < 0 || !(p.row_worst <= all.row_worst))) {
-      all.row_worst = p.row_worst;
-      all.worst_row = p.worst_row;
-      all.row_sum = p.row_sum;
+  for (const auto& q : parts) {
+    all.err2 += q.err2;
+    all.ref2 += q.ref2;
+    if (q.worst_row >= 0 && (all.worst_row < 0 || !(q.row_worst <= all.row_worst))) {
+      all.row_worst = q.row_worst;
+      all.worst_row = q.worst_row;
+      all.row_sum = q.row_sum;
+      all.row_bound = q.row_bound;
     }
   }
-  Check c;
-  c.value = all.worst;
-  c.reference = 0;
-  c.abs_error = all.worst;
-  c.tolerance = 1;
-  c.passed = all.worst <= 1 && all.row_worst <= 1;
-  c.detail["metric"] = "worst |y - y_ref| / bound over all elements (passes <= 1)";
-  c.detail["elements"] = rows * cols;
-  c.detail["mismatches"] = all.mismatches;
-  if (all.worst_index >= 0) {
-    c.detail["worst"] = {{"row", all.worst_index / cols},       {"col", all.worst_index % cols},
-                         {"got", json_real(all.got)},           {"expected", json_real(all.expected)},
-                         {"bound", json_real(all.bound)}};
+  c.note("rel_l2_error", all.ref2 > 0 ? std::sqrt(all.err2 / all.ref2) : std::sqrt(all.err2));
+  if (res.worst_index >= 0 && cols > 0) {
+    c.note("worst_row", static_cast<double>(res.worst_index / cols));
+    c.note("worst_col", static_cast<double>(res.worst_index % cols));
   }
-  c.detail["row_sum_ratio"] = json_real(all.row_worst);
-  c.detail["row_sum_worst_row"] = all.worst_row;
-  c.detail["row_sum_worst"] = json_real(all.row_sum);
-  c.detail["rel_l2_error"] = json_real(all.ref2 > 0 ? std::sqrt(all.err2 / all.ref2) : std::sqrt(all.err2));
-  c.detail["tolerance"] = {{"u", json_real(tol.u)},
-                           {"u_s", json_real(tol.u_s)},
-                           {"k_s", json_real(tol.k_s)},
-                           {"log_term", json_real(tol.log_term)},
-                           {"floor", json_real(tol.floor)},
-                           {"scale", json_real(tol.scale)}};
-  return c;
+  c.note("u", tol.u);
+  c.note("u_s", tol.u_s);
+  c.note("k_s", tol.k_s);
+  c.note("log_term", tol.log_term);
+  c.note("floor", tol.floor);
+  if (all.worst_row >= 0) {
+    c.scalar("row_sum", all.row_sum, 1.0, all.row_bound);
+    c.note("row", static_cast<double>(all.worst_row));
+    c.note("rows", static_cast<double>(rows));
+  }
 }
 
 Cost cost(const Params& p) {
@@ -417,117 +379,68 @@ Cost cost(const Params& p) {
   return Cost::of(read, written, 2 * n * s, 5 * n, launches, 0);
 }
 
-double working_set_bytes(const Params& p) {
-  const double n = static_cast<double>(p.elements());
-  const double s = static_cast<double>(dtype_bytes(p.dtype));
-  double bytes = 2 * n * s;  // x and y
-  if (p.variant == Variant::unfused) bytes += n * s + 2 * static_cast<double>(p.rows) * s;  // e, m, s
-  return bytes;
+void HostScratch::size_for(std::int64_t cols) {
+  const std::size_t n = static_cast<std::size_t>(std::max<std::int64_t>(cols, 0)), chunks = chunks_of(cols);
+  if (row.size() < n) row.resize(n);
+  if (a.size() < chunks) a.resize(chunks);
+  if (local.size() < chunks) local.resize(chunks);
+  if (work.size() < chunks) work.resize(chunks);
 }
 
-void host_run(Variant variant, const Inputs& inputs, void* y, HostScratch& scratch) {
-  if (inputs.dtype == DType::bf16)
-    host_run_typed<DType::bf16>(variant, inputs, y, scratch);
+void host_run(Variant variant, const View& x, std::int64_t cols, void* y, HostScratch& scratch) {
+  if (x.elem.dtype == DType::bf16)
+    host_run_typed<DType::bf16>(variant, x, cols, y, scratch);
   else
-    host_run_typed<DType::f32>(variant, inputs, y, scratch);
+    host_run_typed<DType::f32>(variant, x, cols, y, scratch);
 }
 
-namespace {
-
-// The axes that define a point's inputs, as text: what the seed hashes and the cache compares.
-std::string input_key(const Params& p) {
-  return std::to_string(p.rows) + "x" + std::to_string(p.cols) + "/" + labrun::to_string(p.dtype);
-}
-
-}  // namespace
-
-std::uint64_t input_seed(const Params& p, std::uint64_t lab_seed) {
-  return splitmix64(lab_seed ^ fnv1a64("softmax/" + input_key(p)));
-}
-
-std::shared_ptr<const Inputs> InputCache::inputs(const Params& p, std::uint64_t seed) {
-  const std::uint64_t s = input_seed(p, seed);
-  const std::string key = input_key(p) + "/" + std::to_string(s);
-  if (key != key_ || !inputs_) {
-    inputs_.reset();  // release the old set first: at 2^24 elements a set and its reference are ~200 MB
-    ref_.reset();
-    inputs_ = std::make_shared<const Inputs>(generate(p.rows, p.cols, p.dtype, s));
-    key_ = key;
-  }
-  return inputs_;
-}
-
-std::shared_ptr<const Reference> InputCache::reference_for(const Params& p, std::uint64_t seed) {
-  auto in = inputs(p, seed);
-  if (!ref_) ref_ = std::make_shared<const Reference>(reference(*in));
-  return ref_;
-}
-
-namespace {
-
-class HostWorkload : public Workload {
- public:
-  HostWorkload(Params p, std::shared_ptr<const Inputs> in, std::shared_ptr<const Reference> ref, double scale)
-      : p_(p), in_(std::move(in)), ref_(std::move(ref)), scale_(scale), y_(in_->storage.size()) {}
-  void run() override { host_run(p_.variant, *in_, y_.data(), scratch_); }
-  Check check(const std::function<void()>& iterate) override {
-    // Poison: all-ones bits are a NaN in f32 and in bf16.
-    std::fill(y_.begin(), y_.end(), ~std::uint64_t{0});
-    iterate();
-    Check c = compare(*in_, y_.data(), *ref_, tolerance(p_.variant, p_.dtype, p_.cols, scale_));
-    c.detail["poisoned"] = true;
-    return c;
-  }
-  Cost cost() const override { return softmax::cost(p_); }
-
- private:
-  Params p_;
-  std::shared_ptr<const Inputs> in_;
-  std::shared_ptr<const Reference> ref_;
-  double scale_;
-  std::vector<std::uint64_t> y_;
-  HostScratch scratch_;
-};
-
-}  // namespace
-
-void register_experiment(Registry& registry) {
-  Experiment e;
-  e.name = "softmax";
-  e.description =
-      "row softmax of a [elements / cols x cols] matrix: unfused (4 kernels) vs fused two-pass vs online";
-  e.axes = {
-      {"cols", AxisKind::Integer, "row length: elements per row (the size axis)", 1.0, 1048576.0, {},
-       std::int64_t{4096}},
-      {"elements", AxisKind::Integer,
-       "rows x cols: the matrix's element count (rows = elements / cols; must be a multiple of cols)", 1.0,
-       2147483648.0, {}, std::int64_t{1} << 24},
-      {"dtype", AxisKind::Word, "storage dtype of x, y and the unfused intermediates (compute in f32)", {}, {},
-       {"f32", "bf16"}, std::string("f32")},
+LABRUN_EXPERIMENT(softmax) {
+  e.describe("row softmax of a [elements / cols x cols] matrix: unfused (4 kernels) vs fused two-pass vs online")
+      .docs("docs/experiments/softmax.md")
+      .int_axis("cols", "row length: elements per row (the size axis)", 1.0, 1048576.0, 4096)
+      .int_axis("elements", "rows x cols: the matrix's element count (rows = elements / cols; must be a multiple of cols)",
+                1.0, 2147483648.0, std::int64_t{1} << 24)
+      .word_axis("dtype", "storage dtype of x, y and the unfused intermediates (compute in f32)", {"f32", "bf16"}, "f32")
+      .size_axis("cols")
+      // One figure per slice of the other varying axes (src/report_plots.cpp); plot_report.py draws no slice with
+      // a single x value, so time vs cols appears for elements = 2^24 only and time vs elements for cols = 4096 only.
+      .plot({"cols", "variant", {}, "time vs cols"})
+      .plot({"elements", "variant", {}, "time vs elements"});
+  // x and y; unfused's intermediates e (rows x cols), m and s (rows), in the storage dtype. An unsupported shape
+  // (elements not a multiple of cols) is never run: its arrays are only estimated, with rows rounded down.
+  e.arrays([](const Args& a, Layout& l) {
+    const std::int64_t cols = a.i64("cols"), n = a.i64("elements"), rows = cols > 0 ? n / cols : 0;
+    const DType t = a.dtype();
+    l.input("x", t, n).output("y", t, n);
+    if (a.variant() == "unfused") l.scratch("e", t, n).scratch("m", t, rows).scratch("s", t, rows);
+  });
+  e.inputs_depend_on({"cols", "elements", "dtype"});
+  // The seeds drawn before the SDK ("softmax/ROWSxCOLS/DTYPE"), so earlier results compare point for point.
+  e.seed_text([](const Args& a) { return seed_text(params_of(a)); });
+  e.generate([](const Args& a, std::uint64_t seed, Arrays& in) { generate(in["x"], a.i64("cols"), seed); });
+  e.reference([](const Args& a, const Arrays& in, Reference& r) {
+    const Params p = params_of(a);
+    double* y = r.array("y", p.elements()).data();
+    double* mx = r.array("max", p.rows).data();
+    double* spread = r.array("spread", p.rows).data();
+    reference(in["x"], p.cols, y, mx, spread);
+  });
+  e.check(check);
+  e.cost([](const Args& a, const Reference&) { return cost(params_of(a)); });
+  // The host variants: the scratch sized here, once per point, not in an iteration.
+  auto host = [](Launch& setup) -> Step {
+    const Params p = params_of(setup.args());
+    auto scratch = std::make_shared<HostScratch>();
+    scratch->size_for(p.cols);
+    if (p.variant == Variant::unfused) {
+      scratch->e = setup.scratch("e").data;
+      scratch->m = setup.scratch("m").data;
+      scratch->s = setup.scratch("s").data;
+    }
+    return [p, scratch](Launch& l) { host_run(p.variant, l.in("x"), p.cols, l.out("y").data, *scratch); };
   };
-  auto cache = std::make_shared<InputCache>();
-  auto host = [cache](const Point& point, Backend&, const LabSettings& lab) -> std::unique_ptr<Workload> {
-    const Params p = params_of(point);
-    auto in = cache->inputs(p, lab.seed);
-    auto ref = cache->reference_for(p, lab.seed);
-    return std::make_unique<HostWorkload>(p, in, ref, lab.tolerance_scale.value_or(1.0));
-  };
-  for (const auto& row : kVariants) {
-    VariantDecl decl{row.name, row.description, shape_unsupported, {}};
-    decl.implementations[BackendKind::host] = host;
-    e.variants.push_back(std::move(decl));
-  }
-  e.size_axis = "cols";
-  e.estimate = [](const Point& point) {
-    const Params p = params_of(point);
-    const Cost c = cost(p);
-    return PointEstimate{working_set_bytes(p), c.bytes, c.flop};
-  };
-  // One figure per slice of the other varying axes (src/report_plots.cpp); plot_report.py draws no slice with a
-  // single x value, so time vs cols appears for elements = 2^24 only and time vs elements for cols = 4096 only.
-  e.plots = {PlotSpec{"cols", "variant", {}, "time vs cols"}, PlotSpec{"elements", "variant", {}, "time vs elements"}};
-  e.docs = "docs/experiments/softmax.md";
-  registry.add(std::move(e));
+  auto unsupported = [](const Args& a) { return shape_unsupported(a); };
+  for (const auto& row : kVariants) e.variant(row.name, row.description).host(host).unsupported(unsupported);
 }
 
 }  // namespace labrun::softmax

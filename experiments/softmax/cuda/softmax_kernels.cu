@@ -1,3 +1,6 @@
+// The softmax experiment's kernels, their launchers, and its CUDA variants (LABRUN_CUDA_VARIANTS): x, y and
+// unfused's e, m and s are the SDK's arrays, allocated before any capture (case C12); each variant's setup settles
+// the launch geometry (and loads the kernels) before any capture too, so an iteration only launches.
 #include "softmax/cuda/softmax_kernels.cuh"
 
 #include <cuda_bf16.h>
@@ -8,8 +11,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "cuda_check.hpp"
-#include "softmax/softmax_shape.hpp"
+#include <labrun/cuda.cuh>
+
+#include "softmax/softmax.hpp"
 
 namespace labrun::softmax::kernels {
 
@@ -387,7 +391,7 @@ int resident(const void* kernel, int block, int sm_count) {
   auto it = cache.find(key);
   if (it == cache.end()) {
     int per_sm = 0;
-    LABRUN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
+    LABRUN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
     it = cache.emplace(key, std::max(1, per_sm)).first;
   }
   return it->second * std::max(1, sm_count);
@@ -551,9 +555,53 @@ void fused(Fused algo, DType t, const void* x, void* y, std::int64_t rows, std::
   LABRUN_CUDA_LAUNCHED();
 }
 
-void poison(void* y, std::size_t bytes, cudaStream_t s) {
-  if (bytes == 0) return;
-  LABRUN_CUDA(cudaMemsetAsync(y, 0xff, bytes, s));
+}  // namespace labrun::softmax::kernels
+
+namespace labrun::softmax {
+
+namespace {
+
+// A variant's setup, returning its iteration: unfused's four kernels (rowmax, exp_sub, rowsum, divide through the
+// scratch e, m, s) or one fused kernel. The geometry (and the kernels' occupancy, which loads them) is settled
+// here, before any capture; the arrays are resolved here, so the timed iteration only launches.
+Step launcher(Launch& setup) {
+  const Params p = params_of(setup.args());
+  const DType t = p.dtype;
+  const std::int64_t rows = p.rows, cols = p.cols;
+  const int sm = setup.sm_count();
+  const void* x = setup.in("x").data;
+  void* y = setup.out("y").data;
+  const double n = static_cast<double>(p.elements()), s = static_cast<double>(dtype_bytes(t));
+  const double r = static_cast<double>(rows);
+  if (p.variant == Variant::unfused) {
+    (void)kernels::reduce_geometry(t, rows, cols, sm);
+    (void)kernels::map_grid(t, rows, cols, sm);
+    void *e = setup.scratch("e").data, *m = setup.scratch("m").data, *sums = setup.scratch("s").data;
+    return [=](Launch& l) {
+      const int sms = l.sm_count();
+      cudaStream_t st = l.stream();
+      kernels::rowmax(t, x, m, rows, cols, sms, st);
+      l.mark("rowmax", n * s + r * s);
+      kernels::exp_sub(t, x, m, e, rows, cols, sms, st);
+      l.mark("exp_sub", 2 * n * s + r * s);
+      kernels::rowsum(t, e, sums, rows, cols, sms, st);
+      l.mark("rowsum", n * s + r * s);
+      kernels::divide(t, e, sums, y, rows, cols, sms, st);
+      l.mark("divide", 2 * n * s + r * s);
+    };
+  }
+  const kernels::Fused algo = p.variant == Variant::online ? kernels::Fused::online : kernels::Fused::two_pass;
+  (void)kernels::fused_geometry(algo, t, rows, cols, sm);
+  const double bytes = cost(p).bytes;
+  const char* name = p.variant == Variant::two_pass ? "two_pass" : "online";
+  return [=](Launch& l) {
+    kernels::fused(algo, t, x, y, rows, cols, l.sm_count(), l.stream());
+    l.mark(name, bytes);
+  };
 }
 
-}  // namespace labrun::softmax::kernels
+}  // namespace
+
+LABRUN_CUDA_VARIANTS(softmax) { e.cuda("unfused", launcher).cuda("two_pass", launcher).cuda("online", launcher); }
+
+}  // namespace labrun::softmax

@@ -1,6 +1,6 @@
-// Kernels of the softmax experiment and their host launchers. The interface uses plain pointers and DType so
-// that callers compile with the host compiler; every launch is asynchronous on `stream`, checked, and issues
-// nothing when rows == 0 or cols == 0.
+// Kernels of the softmax experiment and their launchers (the variants' setups: softmax_kernels.cu). The interface
+// uses plain pointers and DType so that callers compile with the host compiler; every launch is asynchronous on
+// `stream`, checked, and issues nothing when rows == 0 or cols == 0.
 //
 // Layout: x, y (and unfused's e) are rows x cols elements of the storage dtype (f32 or bf16), row-major,
 // 256-byte aligned (cudaMalloc); m and s are `rows` elements of the storage dtype. Computation is in f32.
@@ -61,8 +61,5 @@ void divide(DType t, const void* e, const void* s, void* y, std::int64_t rows, s
 /// y is written with streaming stores (evict-first), so that re-read rows stay in L2.
 void fused(Fused algo, DType t, const void* x, void* y, std::int64_t rows, std::int64_t cols, int sm_count,
            cudaStream_t stream);
-
-/// Fills `bytes` of y with 0xff: NaN in f32 and in bf16 (the correctness check's poison).
-void poison(void* y, std::size_t bytes, cudaStream_t stream);
 
 }  // namespace labrun::softmax::kernels
