@@ -5,6 +5,7 @@
 
 #include <labrun/counter_rng.hpp>
 #include <labrun/experiment.hpp>
+#include <labrun/parallel.hpp>
 
 using namespace labrun;
 
@@ -18,23 +19,28 @@ LABRUN_EXPERIMENT(rownorm) {
     const std::int64_t n = a.i64("rows") * a.i64("cols");
     l.input("x", DType::f32, n).output("y", DType::f32, n);
   });
-  // x uniform in [-1, 1), never zero (a zero row would have no norm), from a counter-based generator.
+  // x uniform in [-1, 1), never zero (a zero row would have no norm), from a counter-based generator: element i
+  // depends on (seed, i) only, so parallel_chunks (all host cores) gives the same bits on every machine.
   e.generate([](const Args&, std::uint64_t seed, Arrays& in) {
     float* x = in["x"].as<float>();
-    for (std::int64_t i = 0; i < in["x"].count; ++i) {
-      const double u = unit_interval(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i))));
-      x[i] = static_cast<float>(u == 0.5 ? 0.25 : 2 * u - 1);
-    }
+    parallel_chunks(in["x"].count, 64, [&](int, std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        const double u = unit_interval(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i))));
+        x[i] = static_cast<float>(u == 0.5 ? 0.25 : 2 * u - 1);
+      }
+    });
   });
-  e.reference([](const Args& a, const Arrays& in, Reference& r) {
-    const std::int64_t rows = a.i64("rows"), cols = a.i64("cols");
-    const View& x = in["x"];
-    std::vector<double>& y = r.array("y", x.count);
-    for (std::int64_t i = 0; i < rows; ++i) {
-      double s = 0;
-      for (std::int64_t j = 0; j < cols; ++j) s += x.value(i * cols + j) * x.value(i * cols + j);
-      for (std::int64_t j = 0; j < cols; ++j) y[i * cols + j] = x.value(i * cols + j) / std::sqrt(s);
-    }
+  e.reference([](const Args& a, const Arrays& in, Reference& r) {  // rows in parallel, each in float64
+    const std::int64_t cols = a.i64("cols");
+    const float* x = in["x"].as<float>();
+    std::vector<double>& y = r.array("y", in["x"].count);
+    parallel_chunks(a.i64("rows"), 64, [&](int, std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        double s = 0;
+        for (std::int64_t j = 0; j < cols; ++j) s += double(x[i * cols + j]) * x[i * cols + j];
+        for (std::int64_t j = 0; j < cols; ++j) y[i * cols + j] = x[i * cols + j] / std::sqrt(s);
+      }
+    });
   });
   // f32 sum of cols squares in any order: relative error <= (cols - 1) u (Higham, Accuracy and Stability, 4.2);
   // through the square root half of it, plus the square, sqrt, division and multiply (u each): (cols + 8) u / 2.

@@ -114,45 +114,27 @@ template <> struct UnfusedOp<Op::mul_half> {
   __device__ float operator()(float a, float b) const { return (0.5f * a) * b; }
 };
 
-// out[i] = F(a[i], b[i]) over n elements with 16-byte loads and stores: each grid-stride step a thread issues
-// kVectorsPerThread independent loads per input (vectors v, v + T, v + 2T, ... for T threads in the grid, so a
-// warp's accesses are 512 contiguous bytes each), then computes and stores them; the vectors left over (fewer than
-// kVectorsPerThread per thread) one at a time; the last n mod W elements by block 0, scalar.
+// out[i] = F(a[i], b[i]) over n elements with 16-byte loads and stores, one vector per thread over a full grid
+// (vec_grid), as PyTorch's vectorised elementwise kernels launch; the last n mod W elements by block 0, scalar.
+// A grid capped at the resident blocks with a grid-stride loop (four vectors in flight) measured 142 us against
+// 128 us for this shape at n = 2^26 f32 on an H200, the copy's time (results/h200/gelu/torch/).
 template <class S, class F>
 __global__ void __launch_bounds__(kBlock) map_vec_kernel(const S* __restrict__ a, const S* __restrict__ b,
                                                          S* __restrict__ out, std::int64_t n, F f) {
   using V = Vec<S>;
   constexpr int W = V::kWidth;
-  constexpr int U = kVectorsPerThread;
   constexpr bool kTwo = F::kInputs == 2;
   const std::int64_t vectors = n / W;
-  const uint4* av = reinterpret_cast<const uint4*>(a);
-  const uint4* bv = reinterpret_cast<const uint4*>(b);
-  uint4* ov = reinterpret_cast<uint4*>(out);
-  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * kBlock;
-  auto apply = [&](const uint4& ra, const uint4& rb) {
+  const std::int64_t v = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  if (v < vectors) {
+    const uint4 ra = __ldg(reinterpret_cast<const uint4*>(a) + v);
+    const uint4 rb = kTwo ? __ldg(reinterpret_cast<const uint4*>(b) + v) : ra;
     float fa[W], fb[W];
     V::unpack(ra, fa);
     if constexpr (kTwo) V::unpack(rb, fb);
 #pragma unroll
     for (int j = 0; j < W; ++j) fa[j] = f(fa[j], kTwo ? fb[j] : 0.0f);
-    return V::pack(fa);
-  };
-  std::int64_t v = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x;
-  for (; v + (U - 1) * threads < vectors; v += U * threads) {
-    uint4 ra[U], rb[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      ra[u] = __ldg(av + v + u * threads);
-      if constexpr (kTwo) rb[u] = __ldg(bv + v + u * threads);
-      else rb[u] = ra[u];
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) ov[v + u * threads] = apply(ra[u], rb[u]);
-  }
-  for (; v < vectors; v += threads) {
-    const uint4 ra = __ldg(av + v);
-    ov[v] = apply(ra, kTwo ? __ldg(bv + v) : ra);
+    reinterpret_cast<uint4*>(out)[v] = V::pack(fa);
   }
   if (blockIdx.x == 0)
     for (std::int64_t i = vectors * W + threadIdx.x; i < n; i += kBlock)
@@ -185,8 +167,8 @@ int clamp_grid(std::int64_t work_items, int per_sm, int sm_count) {
 }
 
 template <class S, class F>
-void launch_map(const void* a, const void* b, void* out, std::int64_t n, int sm, cudaStream_t s) {
-  const int grid = clamp_grid(n / Vec<S>::kWidth, resident_blocks<&map_vec_kernel<S, F>>(), sm);
+void launch_map(const void* a, const void* b, void* out, std::int64_t n, int, cudaStream_t s) {
+  const int grid = labrun::cuda::grid_for(n / Vec<S>::kWidth, kBlock);
   map_vec_kernel<S, F><<<grid, kBlock, 0, s>>>(static_cast<const S*>(a), static_cast<const S*>(b ? b : a), static_cast<S*>(out), n,
                                  F());
   LABRUN_CUDA_LAUNCHED();
@@ -236,10 +218,7 @@ void fused(DType t, const void* x, void* y, std::int64_t n, int sm, cudaStream_t
   }
 }
 
-int vec_grid(DType t, std::int64_t n, int sm) {
-  if (t == DType::bf16) return clamp_grid(n / 8, resident_blocks<&map_vec_kernel<__nv_bfloat16, GeluOp>>(), sm);
-  return clamp_grid(n / 4, resident_blocks<&map_vec_kernel<float, GeluOp>>(), sm);
-}
+int vec_grid(DType t, std::int64_t n, int) { return labrun::cuda::grid_for(n / (t == DType::bf16 ? 8 : 4), kBlock); }
 
 int scalar_grid(DType t, std::int64_t n, int sm) {
   if (t == DType::bf16) return clamp_grid(n, resident_blocks<&fused_scalar_kernel<__nv_bfloat16>>(), sm);
@@ -251,14 +230,6 @@ namespace {
 template <class S>
 void prepare_typed() {
   (void)resident_blocks<&fused_scalar_kernel<S>>();
-  (void)resident_blocks<&map_vec_kernel<S, GeluOp>>();
-  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::pow3>>>();
-  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::scale_alpha>>>();
-  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::add>>>();
-  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::scale_sqrt2pi>>>();
-  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::tanh>>>();
-  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::add_one>>>();
-  (void)resident_blocks<&map_vec_kernel<S, UnfusedOp<Op::mul_half>>>();
 }
 
 }  // namespace

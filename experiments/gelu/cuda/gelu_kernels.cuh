@@ -18,9 +18,6 @@ namespace labrun::gelu::kernels {
 
 /// Threads per block of every gelu kernel.
 inline constexpr int kBlock = 256;
-/// Independent 16-byte loads (per input tensor) in flight per thread per grid-stride step of the vectorised
-/// kernels: four 16-byte vectors = 16 f32 or 32 bf16 elements.
-inline constexpr int kVectorsPerThread = 4;
 
 /// The seven ops of the unfused variant, each one kernel that reads whole tensors and writes one, rounding its f32
 /// result to the storage dtype (as an eager framework's elementwise kernels do).
@@ -37,7 +34,7 @@ enum class Op {
 int op_inputs(Op op);
 
 /// One unfused op over n elements: out[i] = op(a[i], b[i]) (b ignored for one-input ops). The same vectorised map
-/// as fused_vec (16-byte loads and stores, kVectorsPerThread in flight, grid-stride, scalar tail), so the
+/// as fused_vec (16-byte loads and stores, one vector per thread over a full grid, scalar tail), so the
 /// unfused variant pays for its round trips, not for a slow kernel. `out` must not alias `a` or `b` (the loads
 /// go through the read-only path).
 void unfused_op(Op op, DType t, const void* a, const void* b, void* out, std::int64_t n, int sm_count,
@@ -47,17 +44,16 @@ void unfused_op(Op op, DType t, const void* a, const void* b, void* out, std::in
 /// one element per thread per grid-stride step; f32 math in registers, y rounded once.
 void fused(DType t, const void* x, void* y, std::int64_t n, int sm_count, cudaStream_t stream);
 
-/// The fused_vec variant: as fused() with 128-bit loads and stores (float4; 8 bf16 per 16 bytes),
-/// kVectorsPerThread independent loads in flight per thread, grid-stride, the last n mod (4 or 8) elements by
-/// block 0 with scalar accesses. Same per-element expression as fused(), so the two give identical bits.
+/// The fused_vec variant: as fused() with 128-bit loads and stores (float4; 8 bf16 per 16 bytes), one vector
+/// per thread over a full grid (vec_grid), the last n mod (4 or 8) elements by block 0 with scalar accesses. Same per-element expression as fused(), so the two give identical bits.
 void fused_vec(DType t, const void* x, void* y, std::int64_t n, int sm_count, cudaStream_t stream);
 
-/// Looks up the occupancy of every kernel of dtype t (once per process), which the launchers use for their grids:
+/// Looks up the occupancy of the scalar kernel of dtype t (once per process), which its launcher uses for its grid:
 /// call before a graph capture, so no runtime query runs inside one. @throws std::invalid_argument for other dtypes.
 void prepare(DType t);
 
-/// Grid (blocks of kBlock threads) the vectorised map uses for n elements: enough blocks for one 16-byte vector
-/// per thread, capped at the blocks that fit on the device at once (occupancy × sm_count); at least 1.
+/// Grid (blocks of kBlock threads) the vectorised map uses for n elements: one 16-byte vector per thread, every
+/// vector covered (no cap, no grid-stride loop); at least 1. sm_count is unused.
 int vec_grid(DType t, std::int64_t n, int sm_count);
 /// Grid of the scalar fused kernel: one element per thread, capped at the blocks resident at once; at least 1.
 int scalar_grid(DType t, std::int64_t n, int sm_count);

@@ -14,6 +14,6 @@ LABRUN_TESTAID=$b/labrun_testaid timeout -s INT 150 $b/labrun_gpu_tests --gtest_
 echo "gpu tests exit $?" | tee "$out/steps.txt"
 grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) +\]|tests? from .* ran" "$out/gpu_tests.log" | tail -25
 start=$SECONDS
-timeout -s INT 40 $b/rownorm_bench sweep examples/rownorm/configs/rownorm.yaml --device cuda -q --lab processes=1 \
+timeout -s INT 90 $b/rownorm_bench sweep examples/rownorm/configs/rownorm.yaml --device cuda -q --lab processes=1 \
   -o "$out/rownorm.jsonl" --force | tail -30
 echo "rownorm: exit ${PIPESTATUS[0]} in $((SECONDS - start)) s" | tee -a "$out/steps.txt"

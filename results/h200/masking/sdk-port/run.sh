@@ -17,10 +17,10 @@ nvidia-smi --query-gpu=name,uuid,clocks.sm,clocks.mem,temperature.gpu --format=c
 for exp in "${experiments[@]}"; do
   for side in before after; do
     bin=$b/labrun; [ "$side" = before ] && bin=$b/labrun-before
-    # masking as configured (five processes, ~115 s); gelu (three processes, ~500 s as configured) in one process
-    # with shorter samples, so both fit one device call.
+    # masking as configured (five processes, ~115 s); gelu (three processes, ~500 s as configured) with shorter
+    # samples (at most 20 a point and 0.05 s), its three processes kept, so a side fits 200 s.
     lab=(); cap=135
-    [ "$exp" = gelu ] && lab=(--lab processes=1 --lab max_time_s=0.1 --lab max_samples=30) && cap=95
+    [ "$exp" = gelu ] && lab=(--lab max_time_s=0.05 --lab max_samples=20) && cap=200
     start=$SECONDS
     timeout -s INT $cap "$bin" sweep configs/$exp.yaml --device cuda -q -o "$out/$exp-$side.jsonl" --force "${lab[@]}"
     echo "$exp $side: exit $? in $((SECONDS - start)) s" | tee -a "$out/steps.txt"
