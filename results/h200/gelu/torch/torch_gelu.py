@@ -1,3 +1,5 @@
+# GELU tanh at n = 2^26 with PyTorch: CUDA events over 20 back-to-back launches, median of 5 repetitions, after
+# 3 warmup calls (labrun's side: configs/gelu.yaml --only n=67108864). Usage on the GPU machine: python3 torch_gelu.py
 import torch, torch.nn.functional as F
 x = torch.empty(1 << 26, device="cuda", dtype=torch.float32).uniform_(-6, 6)
 def t(f):
