@@ -202,6 +202,96 @@ const CheckResult& Compare::elementwise(const std::string& array, const std::fun
   return results_.back();
 }
 
+const CheckResult& Compare::elementwise_at(const std::string& array, const std::vector<std::int64_t>& indices,
+                                           const std::function<double(std::int64_t, double)>& bound,
+                                           const std::string& ref_array) {
+  const View& y = output_of(out_, array);
+  const std::vector<double>& ref = ref_.array(ref_array.empty() ? array : ref_array);
+  if (!y.elem.dtype) throw std::invalid_argument("elementwise check of raw array '" + array + "'");
+  const auto n = static_cast<std::int64_t>(indices.size());
+  if (static_cast<std::int64_t>(ref.size()) != n)
+    throw std::invalid_argument("elementwise check of '" + array + "' at " + std::to_string(n) + " elements against " +
+                                std::to_string(ref.size()) + " reference values");
+  for (const std::int64_t i : indices)
+    if (i < 0 || i >= y.count)
+      throw std::invalid_argument("elementwise check of '" + array + "': element " + std::to_string(i) +
+                                  " outside its " + std::to_string(y.count));
+  std::vector<std::int64_t> sorted(indices);
+  std::sort(sorted.begin(), sorted.end());
+  struct Part {
+    double worst = 0, max_abs = 0, max_rel = 0;
+    std::int64_t worst_k = -1, mismatches = 0, not_finite = 0, outside = 0, first_outside = -1;
+  };
+  std::vector<Part> parts(kChunks), scan(kChunks);
+  const double scale = scale_;
+  parallel_chunks(n, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+    Part p;
+    for (std::int64_t k = begin; k < end; ++k) {
+      const double v = y.value(indices[static_cast<std::size_t>(k)]), r = ref[static_cast<std::size_t>(k)];
+      double ratio = kInf;  // case C07: NaN (the poison) and inf never pass
+      if (std::isfinite(v)) {
+        const double err = std::fabs(v - r);
+        const double b = bound(k, r);
+        ratio = err == 0 ? 0.0 : (b > 0 ? err / b : kInf);
+        p.max_abs = std::max(p.max_abs, err);
+        if (r != 0) p.max_rel = std::max(p.max_rel, err / std::fabs(r));
+      }
+      if (!(ratio <= scale)) ++p.mismatches;
+      if (p.worst_k < 0 || ratio > p.worst) {
+        p.worst = ratio;
+        p.worst_k = k;
+      }
+    }
+    parts[chunk] = p;
+  });
+  // Every element finite, the ones the reference does not cover included.
+  parallel_chunks(y.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+    Part p;
+    for (std::int64_t i = begin; i < end; ++i) {
+      if (std::isfinite(y.value(i))) continue;
+      ++p.not_finite;
+      if (std::binary_search(sorted.begin(), sorted.end(), i)) continue;
+      if (p.outside++ == 0) p.first_outside = i;
+    }
+    scan[chunk] = p;
+  });
+  CheckResult c;
+  c.kind = "elementwise";
+  c.array = array;
+  c.compared = n;
+  c.scale = scale;
+  std::int64_t worst_k = -1, first_outside = -1;
+  for (const auto& p : parts) {  // chunk order: the first worst element in reference order wins ties
+    if (p.worst_k >= 0 && (worst_k < 0 || p.worst > c.worst)) {
+      c.worst = p.worst;
+      worst_k = p.worst_k;
+    }
+    c.max_abs_error = std::max(c.max_abs_error, p.max_abs);
+    c.max_rel_error = std::max(c.max_rel_error, p.max_rel);
+    c.mismatches += p.mismatches;
+  }
+  for (const auto& p : scan) {
+    c.not_finite += p.not_finite;
+    c.mismatches += p.outside;
+    if (first_outside < 0) first_outside = p.first_outside;
+  }
+  if (worst_k >= 0) {
+    c.worst_index = indices[static_cast<std::size_t>(worst_k)];
+    c.worst_value = y.value(c.worst_index);
+    c.worst_reference = ref[static_cast<std::size_t>(worst_k)];
+    c.worst_bound = bound(worst_k, c.worst_reference);
+  }
+  if (first_outside >= 0 && !(c.worst == kInf)) {  // a non-finite element the reference does not cover
+    c.worst = kInf;
+    c.worst_index = first_outside;
+    c.worst_value = y.value(first_outside);
+    c.worst_reference = c.worst_bound = std::numeric_limits<double>::quiet_NaN();
+  }
+  c.passed = c.not_finite == 0 && c.worst <= scale;
+  results_.push_back(std::move(c));
+  return results_.back();
+}
+
 const CheckResult& Compare::exact(const std::string& array, const View& expected) {
   const View& y = output_of(out_, array);
   if (y.count != expected.count || y.elem.bytes != expected.elem.bytes)

@@ -3,7 +3,9 @@
 // causal and not, with S a multiple of the tile and not (S = 1, 7, 63, 64, 65, 130, 256), the tolerance (that it
 // is not trivially loose, and that wrong outputs and NaN fail: case C07), the sampled reference rows of large
 // points, the cost model's numbers (the founding text's score-matrix traffic, the peak work memory), the input
-// generator, the config's points, and run_point on the host backend.
+// generator and its seeds (those drawn before the SDK), the config's points and their estimates, and run_point on
+// the host backend. attention is an SDK experiment: its check (the referenced rows element by element and every
+// element finite, through Compare::elementwise_at) runs here as the lab runs it, read from the lab's Check.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,14 +15,18 @@
 #include <string>
 #include <vector>
 
+#include <labrun/counter_rng.hpp>
+#include <labrun/dtype.hpp>
+
 #include "attention/attention.hpp"
 #include "config.hpp"
-#include <labrun/dtype.hpp>
 #include "host_backend.hpp"
 #include "lab.hpp"
 #include "record.hpp"
 #include "registry.hpp"
+#include "sdk_registry.hpp"
 #include "sweep.hpp"
+#include "test_util.hpp"
 
 namespace labrun {
 namespace {
@@ -31,16 +37,17 @@ using attention::Variant;
 constexpr std::uint64_t kSeed = 20261129;
 const Variant kVariants[] = {Variant::naive_out_of_place, Variant::naive_in_place, Variant::tiled};
 
-// A registry with only this experiment (independent of experiments.def).
-const Registry& registry() {
-  static const Registry r = [] {
-    Registry reg;
-    attention::register_experiment(reg);
-    return reg;
-  }();
-  return r;
+using test::builtin;
+const Registry& registry() { return builtin(); }
+const Experiment& experiment() { return *builtin().find("attention"); }
+
+/// The registered SDK experiment: its generator, reference and check, as the lab runs them.
+std::shared_ptr<SdkExperiment> sdk() {
+  static Registry registry;  // its own registration: the SDK experiment of the latest one is looked up by name
+  static const bool once = (register_builtin(registry), true);
+  (void)once;
+  return sdk_experiment(registry, "attention");
 }
-const Experiment& experiment() { return *registry().find("attention"); }
 
 Point point(const std::string& variant, std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d,
             std::int64_t causal, const std::string& mode = "eager") {
@@ -65,11 +72,48 @@ std::vector<std::uint16_t> run_host(Variant v, const Inputs& in, bool causal) {
   return o;
 }
 
+Point point_of(Variant v, const Inputs& in, bool causal) {
+  return point(attention::to_string(v), in.batch, in.heads, in.seq, in.head_dim, causal ? 1 : 0);
+}
+Arrays input_arrays(const Inputs& in) {
+  Arrays a;
+  for (const auto& [name, t] : {std::pair{"q", &in.q}, std::pair{"k", &in.k}, std::pair{"v", &in.v}})
+    a.put(name, View{const_cast<std::uint16_t*>(t->data()), in.elements(), Elem::of(DType::bf16)});
+  return a;
+}
+
+/// The experiment's reference (ExperimentDef::reference) of `in`: "rows", "o", "abs_pv", "logit_l1", "full".
+Reference lab_reference(const Inputs& in, bool causal) {
+  Reference r;
+  sdk()->def().reference_fn()(Args(point_of(Variant::tiled, in, causal)), input_arrays(in), r);
+  return r;
+}
+/// A RowReference (e.g. a hand-trimmed one) as the lab holds it.
+Reference lab_reference(const attention::RowReference& rr) {
+  Reference r;
+  std::vector<double>& rows = r.array("rows", static_cast<std::int64_t>(rr.rows.size()));
+  for (std::size_t i = 0; i < rr.rows.size(); ++i) rows[i] = static_cast<double>(rr.rows[i]);
+  r.array("o", 0) = rr.o;
+  r.array("abs_pv", 0) = rr.abs_pv;
+  r.array("logit_l1", 0) = rr.logit_l1;
+  r.set("full", rr.full ? 1 : 0);
+  return r;
+}
+
+/// The experiment's check (ExperimentDef::check, through the lab's Check) of output o of variant v.
+Check compare(Variant v, const Inputs& in, bool causal, const std::vector<std::uint16_t>& o, const Reference& ref,
+              double scale = 1.0) {
+  const Arrays ins = input_arrays(in);
+  Arrays outs;
+  outs.put("o", View{const_cast<std::uint16_t*>(o.data()), in.elements(), Elem::of(DType::bf16)});
+  return sdk()->compare(Args(point_of(v, in, causal)), [&]() -> const Arrays& { return ins; }, outs, ref, scale);
+}
+/// The worst |o - o_ref| / bound (inf when an element is not finite).
+double ratio(const Check& c) { return real_from_json(c.detail["worst_ratio"]); }
+double note(const Check& c, const char* name) { return real_from_json(c.detail[name]); }
+
 Check check_host(Variant v, const Inputs& in, bool causal) {
-  const auto ref = attention::reference(in, causal, attention::reference_rows(in));
-  const auto o = run_host(v, in, causal);
-  return attention::compare(in, o.data(), ref,
-                            attention::tolerance(params(v, in.batch, in.heads, in.seq, in.head_dim, causal), 1.0));
+  return compare(v, in, causal, run_host(v, in, causal), lab_reference(in, causal));
 }
 
 // S = 1: the only key has weight 1, so o = v_0 exactly, in the reference and (bf16 in, bf16 out, p = 1 exact)
@@ -116,8 +160,10 @@ TEST(Attention, HostVariantsMatchReference) {
           const Check c = check_host(v, in, causal);
           EXPECT_TRUE(c.passed) << attention::to_string(v) << " S=" << s << " D=" << d << " causal=" << causal << " "
                                 << c.detail.dump();
-          EXPECT_TRUE(c.detail["full_reference"].get<bool>());
-          if (s >= 64) EXPECT_GT(c.value, 1e-3) << "the bound should not be vacuous";
+          EXPECT_EQ(note(c, "full_reference"), 1);
+          EXPECT_EQ(note(c, "rows_checked"), 2 * s);
+          EXPECT_EQ(c.detail["compared"], 2 * s * d);
+          if (s >= 64) EXPECT_GT(ratio(c), 1e-3) << "the bound should not be vacuous";
         }
         if (s >= 64) {
           EXPECT_NE(run_host(Variant::tiled, in, causal), run_host(Variant::naive_in_place, in, causal));
@@ -131,12 +177,10 @@ TEST(Attention, HostVariantsMatchReference) {
 // The causal mask matters: a non-causal result fails against the causal reference (and the reverse).
 TEST(Attention, CausalMaskIsApplied) {
   const Inputs in = attention::generate(1, 2, 130, 64, kSeed);
-  const auto ref_c = attention::reference(in, true, attention::reference_rows(in));
-  const auto ref_n = attention::reference(in, false, attention::reference_rows(in));
-  const auto tol = attention::tolerance(params(Variant::tiled, 1, 2, 130, 64, true), 1.0);
+  const Reference ref_c = lab_reference(in, true), ref_n = lab_reference(in, false);
   for (Variant v : kVariants) {
-    EXPECT_FALSE(attention::compare(in, run_host(v, in, false).data(), ref_c, tol).passed);
-    EXPECT_FALSE(attention::compare(in, run_host(v, in, true).data(), ref_n, tol).passed);
+    EXPECT_FALSE(compare(v, in, true, run_host(v, in, false), ref_c).passed);
+    EXPECT_FALSE(compare(v, in, false, run_host(v, in, true), ref_n).passed);
   }
 }
 
@@ -152,36 +196,50 @@ TEST(Attention, ToleranceAndCompareRejectWrongOutputs) {
 
   const Inputs in = attention::generate(1, 2, 96, 64, kSeed);
   const auto ref = attention::reference(in, true, attention::reference_rows(in));
+  const Reference lab_ref = lab_reference(ref);
   auto o = run_host(Variant::tiled, in, true);
-  ASSERT_TRUE(attention::compare(in, o.data(), ref, tol).passed);
+  ASSERT_TRUE(compare(Variant::tiled, in, true, o, lab_ref).passed);
   const std::size_t i = 100 * 64 + 5;  // head 1, row 4
   const double b = tol.bound(ref.o[i], ref.abs_pv[i], ref.logit_l1[100]);
   auto wrong = o;
   wrong[i] = float_to_bf16(static_cast<float>(ref.o[i] + 2.5 * b));
-  const Check c = attention::compare(in, wrong.data(), ref, tol);
+  const Check c = compare(Variant::tiled, in, true, wrong, lab_ref);
   EXPECT_FALSE(c.passed);
-  EXPECT_GE(c.value, 2.0);
-  EXPECT_EQ(c.detail["worst"]["bh"], 1);
-  EXPECT_EQ(c.detail["worst"]["row"], 4);
-  EXPECT_EQ(c.detail["worst"]["col"], 5);
+  EXPECT_GE(ratio(c), 2.0);
+  EXPECT_EQ(c.detail["worst_index"], static_cast<std::int64_t>(i));
+  EXPECT_EQ(note(c, "worst_bh"), 1);
+  EXPECT_EQ(note(c, "worst_row"), 4);
+  EXPECT_EQ(note(c, "worst_col"), 5);
+  // The bound the check used there: the point's own (S = 96, D = 64), unscaled.
+  const auto tol96 = attention::tolerance(params(Variant::tiled, 1, 2, 96, 64, true), 1.0);
+  EXPECT_DOUBLE_EQ(real_from_json(c.detail["worst_bound"]), tol96.bound(ref.o[i], ref.abs_pv[i], ref.logit_l1[100]));
+  // lab.tolerance_scale 3 takes the 2.5-bound error.
+  EXPECT_TRUE(compare(Variant::tiled, in, true, wrong, lab_ref, 3.0).passed);
   for (std::uint16_t bad : {std::uint16_t{0x7fc0}, std::uint16_t{0x7f80}}) {
     auto nan = o;
     nan[i] = bad;
-    const Check cn = attention::compare(in, nan.data(), ref, tol);
+    const Check cn = compare(Variant::tiled, in, true, nan, lab_ref);
     EXPECT_FALSE(cn.passed);
-    EXPECT_TRUE(std::isinf(cn.value));
-    EXPECT_EQ(cn.detail["non_finite"], 1);
+    EXPECT_TRUE(std::isinf(ratio(cn)));
+    EXPECT_EQ(cn.detail["not_finite"], 1);
   }
   // A non-finite element in a row the sampled reference skips still fails.
-  attention::Reference partial = ref;
+  attention::RowReference partial = ref;
   partial.rows = {0};
+  partial.full = false;
   partial.o.resize(64);
   partial.abs_pv.resize(64);
   partial.logit_l1.resize(1);
-  EXPECT_TRUE(attention::compare(in, o.data(), partial, tol).passed);
+  const Check cp = compare(Variant::tiled, in, true, o, lab_reference(partial));
+  EXPECT_TRUE(cp.passed);
+  EXPECT_EQ(cp.detail["compared"], 64);
+  EXPECT_EQ(note(cp, "full_reference"), 0);
   auto nan = o;
   nan[i] = 0x7fc0;
-  EXPECT_FALSE(attention::compare(in, nan.data(), partial, tol).passed);
+  const Check cn = compare(Variant::tiled, in, true, nan, lab_reference(partial));
+  EXPECT_FALSE(cn.passed);
+  EXPECT_EQ(cn.detail["worst_index"], static_cast<std::int64_t>(i));
+  EXPECT_EQ(cn.detail["not_finite"], 1);
 }
 
 // Large points reference a deterministic sample: kSampleRows unique rows, ascending, with the first and last
@@ -277,22 +335,44 @@ TEST(Attention, GenerateIsReproducibleAndInRange) {
   EXPECT_GT(vmax, 0.95);
   EXPECT_LT(zeros, 5);
   EXPECT_THROW(attention::generate(0, 2, 33, 64, kSeed), std::invalid_argument);
-  attention::InputCache cache;
-  const auto p = params(Variant::tiled, 1, 2, 33, 64, true);
-  auto i1 = cache.inputs(p, kSeed);
-  EXPECT_EQ(cache.inputs(params(Variant::naive_in_place, 1, 2, 33, 64, false), kSeed), i1) << "variant/causal share";
-  auto r1 = cache.reference_for(p, kSeed);
-  EXPECT_TRUE(r1->causal);
-  EXPECT_FALSE(cache.reference_for(params(Variant::tiled, 1, 2, 33, 64, false), kSeed)->causal);
-  EXPECT_NE(cache.inputs(params(Variant::tiled, 1, 2, 34, 64, true), kSeed), i1);
+}
+
+// The lab draws the seeds drawn before the SDK (seed = splitmix64(lab seed ^ fnv1a64("attention/BxHxSxD")), the
+// variant, causal and the mode left out) and generates the old inputs bit for bit at them; the reference depends on
+// causal too.
+TEST(Attention, InputSeedsAreThoseBeforeTheSdk) {
+  auto seed = [](const Point& p, std::uint64_t lab) { return sdk()->input_seed(Args(p), lab); };
+  const std::uint64_t s = splitmix64(kSeed ^ fnv1a64("attention/1x2x33x64"));
+  EXPECT_EQ(seed(point("tiled", 1, 2, 33, 64, 1), kSeed), s);
+  EXPECT_EQ(seed(point("naive_in_place", 1, 2, 33, 64, 0, "graph"), kSeed), s) << "variant, causal, mode share";
+  EXPECT_EQ(seed(point("tiled", 4, 32, 4096, 128, 1), 3), splitmix64(3 ^ fnv1a64("attention/4x32x4096x128")));
+  const auto lab = sdk()->inputs(Args(point("naive_out_of_place", 1, 2, 33, 64, 0)), kSeed);
+  const Inputs want = attention::generate(1, 2, 33, 64, s);
+  for (const auto& [name, t] : {std::pair{"q", &want.q}, std::pair{"k", &want.k}, std::pair{"v", &want.v}}) {
+    const View& got = lab->arrays()[name];
+    ASSERT_EQ(got.count, 1 * 2 * 33 * 64) << name;
+    EXPECT_EQ(std::vector<std::uint16_t>(got.as<std::uint16_t>(), got.as<std::uint16_t>() + got.count), *t) << name;
+  }
+  // ... pinned by value: the first element of q is bf16(4 U - 2) of the counter stream of tensor 0.
+  const std::uint64_t s_q = splitmix64(s ^ 0x51ed270b27ull);
+  EXPECT_EQ(want.q[0], float_to_bf16(static_cast<float>(2.0 * (2.0 * unit_interval(splitmix64(s_q ^ splitmix64(0))) - 1.0))));
+  const auto causal = sdk()->reference(Args(point("tiled", 1, 2, 33, 64, 1)), kSeed);
+  const auto full = sdk()->reference(Args(point("tiled", 1, 2, 33, 64, 0)), kSeed);
+  EXPECT_NE(causal->array("o"), full->array("o")) << "the reference depends on causal";
+  EXPECT_EQ(causal->array("rows").size(), 66u);
 }
 
 TEST(Attention, ShapeSupport) {
-  EXPECT_FALSE(attention::shape_unsupported(point("tiled", 1, 2, 7, 64, 1)));
-  EXPECT_TRUE(attention::shape_unsupported(point("tiled", 1, 2, 7, 96, 1)));
-  EXPECT_TRUE(attention::shape_unsupported(point("tiled", 1, 2, 16385, 64, 1)));
-  EXPECT_TRUE(attention::shape_unsupported(point("tiled", 256, 256, 64, 64, 1)));
-  EXPECT_THROW(attention::params_of(point("tiled", 1, 2, 7, 96, 1)), std::invalid_argument);
+  EXPECT_FALSE(attention::shape_unsupported(Args(point("tiled", 1, 2, 7, 64, 1))));
+  EXPECT_TRUE(attention::shape_unsupported(Args(point("tiled", 1, 2, 7, 96, 1))));
+  EXPECT_TRUE(attention::shape_unsupported(Args(point("tiled", 1, 2, 16385, 64, 1))));
+  EXPECT_TRUE(attention::shape_unsupported(Args(point("tiled", 256, 256, 64, 64, 1))));
+  EXPECT_THROW(attention::params_of(Args(point("tiled", 1, 2, 7, 96, 1))), std::invalid_argument);
+  for (const auto& v : experiment().variants) {
+    ASSERT_TRUE(v.unsupported) << v.name;
+    EXPECT_TRUE(v.unsupported(point(v.name, 1, 2, 7, 96, 1))) << v.name;
+    EXPECT_FALSE(v.unsupported(point(v.name, 1, 2, 7, 64, 1))) << v.name;
+  }
 }
 
 // configs/attention.yaml validates; its points are the tiny host set (B = 1, H = 2, S 128, 256) and the H200 set
@@ -302,7 +382,17 @@ TEST(Attention, ConfigPointsAreTheDescribedSweep) {
   const auto points = expand(config, experiment());
   std::size_t tiny = 0, big = 0;
   for (const Point& p : points) {
-    const auto ap = attention::params_of(p);
+    const auto ap = attention::params_of(Args(p));
+    // The lab's estimate (the Layout's arrays) and cost are the model's: Q, K, V + peak_work_bytes, the same bytes.
+    const PointEstimate est = experiment().estimate(p);
+    EXPECT_EQ(est.working_set_bytes, attention::working_set_bytes(ap)) << p.label();
+    EXPECT_EQ(est.bytes, attention::cost(ap).bytes) << p.label();
+    EXPECT_EQ(est.flop, attention::cost(ap).flop) << p.label();
+    const Cost lab_cost = sdk()->cost(Args(p), Reference{});
+    EXPECT_EQ(lab_cost.peak_work_bytes, attention::cost(ap).peak_work_bytes) << p.label();
+    EXPECT_EQ(lab_cost.bytes_read, attention::cost(ap).bytes_read) << p.label();
+    EXPECT_EQ(lab_cost.bytes_written, attention::cost(ap).bytes_written) << p.label();
+    EXPECT_EQ(lab_cost.launches, attention::cost(ap).launches) << p.label();
     if (ap.batch == 1) {
       EXPECT_EQ(ap.heads, 2);
       EXPECT_LE(ap.seq, 256);
@@ -348,7 +438,8 @@ TEST(Attention, RunPointOnHost) {
       ASSERT_EQ(rec["status"], "ok") << rec.dump();
       EXPECT_EQ(rec["correctness"]["passed"], true);
       EXPECT_EQ(rec["correctness"]["detail"]["poisoned"], true);
-      EXPECT_LE(real_from_json(rec["correctness"]["value"]), 1.0);
+      EXPECT_LE(real_from_json(rec["correctness"]["detail"]["worst_ratio"]), 1.0);
+      EXPECT_EQ(real_from_json(rec["correctness"]["detail"]["full_reference"]), 1);
       EXPECT_EQ(real_from_json(rec["cost"]["compulsory_bytes"]), 4 * 2.0 * 2 * 100 * 64);
     }
   LabSettings lab = quick_lab();

@@ -1,12 +1,17 @@
 // Tests of the experiment SDK's own rules (labrun/experiment.hpp, src/sdk.cpp) that no experiment exercises: an
 // incomplete definition is refused at registration with what is missing, and a check of an output that does not
-// exist names the outputs there are; a returned output (Role::returned) and its same_buffer check.
+// exist names the outputs there are; a returned output (Role::returned) and its same_buffer check; a comparison of
+// chosen elements (Compare::elementwise_at) that still requires every other element to be finite.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <labrun/experiment.hpp>
 
@@ -61,6 +66,64 @@ TEST(Sdk, ACheckOfAMissingOutputNamesTheOutputs) {
   EXPECT_EQ(res.worst, 2.0);
   EXPECT_EQ(res.mismatches, 1);  // element 0 is at its bound (|1 - 0| / 1 = 1 <= scale 1)
   EXPECT_EQ(res.compared, 2);
+}
+
+// Compare::elementwise_at: a reference smaller than the output, one value per chosen element (in the order given);
+// the bound gets the position in the reference; every other element must still be finite (C07).
+TEST(Sdk, ChosenElementsAreComparedAndEveryOtherMustBeFinite) {
+  const Point p{"probe", "copy", {{"n", std::int64_t{6}}}};
+  float y[6] = {10, 1, 20, 2, 30, 3};
+  Arrays in, out;
+  out.put("y", View{y, 6, Elem::of(DType::f32)});
+  Reference r;
+  std::vector<double>& ref = r.array("y", 3);  // elements 5, 1, 3 (any order): 3, 1, 2.5
+  ref = {3, 1, 2.5};
+  const std::vector<std::int64_t> at = {5, 1, 3};
+  std::vector<std::int64_t> asked;
+  Compare c(Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
+  const CheckResult& ok = c.elementwise_at("y", at, [&](std::int64_t k, double) {
+    asked.push_back(k);
+    return k == 2 ? 1.0 : 0.5;  // element 3: |2 - 2.5| = 0.5 against 1
+  });
+  EXPECT_TRUE(ok.passed);
+  EXPECT_EQ(ok.compared, 3);  // elements 0, 2 and 4 (10, 20, 30) are not compared
+  EXPECT_EQ(ok.worst_index, 3);
+  EXPECT_EQ(ok.worst, 0.5);
+  EXPECT_EQ(ok.worst_reference, 2.5);
+  EXPECT_EQ(ok.worst_bound, 1.0);
+  EXPECT_EQ(ok.not_finite, 0);
+  EXPECT_NE(std::find(asked.begin(), asked.end(), 2), asked.end());
+  // A compared element over its bound fails there, named by its index in the output.
+  y[1] = 2;  // |2 - 1| / 0.5 = 2
+  const CheckResult& off = c.elementwise_at("y", at, [](std::int64_t, double) { return 0.5; });
+  EXPECT_FALSE(off.passed);
+  EXPECT_EQ(off.worst_index, 1);
+  EXPECT_EQ(off.worst, 2.0);
+  EXPECT_EQ(off.mismatches, 1);
+  y[1] = 1;
+  // NaN in an element the reference does not cover never passes (the poison of an element no thread wrote).
+  y[4] = std::numeric_limits<float>::quiet_NaN();
+  const CheckResult& nan = c.elementwise_at("y", at, [](std::int64_t, double) { return 1.0; });
+  EXPECT_FALSE(nan.passed);
+  EXPECT_EQ(nan.not_finite, 1);
+  EXPECT_EQ(nan.mismatches, 1);
+  EXPECT_EQ(nan.worst_index, 4);
+  EXPECT_TRUE(std::isinf(nan.worst));
+  EXPECT_TRUE(std::isnan(nan.worst_reference));
+  // ... nor in a compared one (counted once).
+  y[4] = 30;
+  y[3] = std::numeric_limits<float>::infinity();
+  const CheckResult& inf = c.elementwise_at("y", at, [](std::int64_t, double) { return 1.0; });
+  EXPECT_FALSE(inf.passed);
+  EXPECT_EQ(inf.not_finite, 1);
+  EXPECT_EQ(inf.mismatches, 1);
+  EXPECT_EQ(inf.worst_index, 3);
+  EXPECT_EQ(inf.worst_reference, 2.5);
+  y[3] = 2;
+  // A reference that is not one value per index, or an index outside the output, is refused.
+  EXPECT_THROW(c.elementwise_at("y", {5, 1}, [](std::int64_t, double) { return 1.0; }), std::invalid_argument);
+  EXPECT_THROW(c.elementwise_at("y", {5, 1, 6}, [](std::int64_t, double) { return 1.0; }), std::invalid_argument);
+  EXPECT_THROW(c.elementwise_at("z", at, [](std::int64_t, double) { return 1.0; }), std::out_of_range);
 }
 
 // A returned output (Role::returned): declared by the Layout, allocated by no one and left out of the working set;

@@ -1,18 +1,19 @@
+// The attention experiment on the SDK (LABRUN_EXPERIMENT(attention)): axes, arrays, the input generator, the
+// float64 reference of all rows or a sample of them, the check (the referenced rows within their bound, every
+// element finite), the cost model and the host variants (the kernels' host twins). Formulas:
+// docs/experiments/attention.md.
 #include "attention.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <set>
 #include <stdexcept>
 
 #include <labrun/counter_rng.hpp>
 #include <labrun/dtype.hpp>
 #include <labrun/parallel.hpp>
-#include <labrun/point.hpp>
-#include "record.hpp"
-#include "registry.hpp"
-#include <labrun/status.hpp>
 
 namespace labrun::attention {
 
@@ -36,14 +37,26 @@ constexpr int kChunks = 64;  // fixed split of the host loops: results independe
 constexpr float kLog2e = 1.44269504088896340736f;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// fn(first_row, end_row) over whole rows of length `cols`, split by work (rows x cols) so that few long rows
-// still spread over the threads: each chunk takes the rows whose first element lies in its slice.
+// fn(chunk, first_row, end_row) over whole rows of length `cols`, split by work (rows x cols) so that few long
+// rows still spread over the threads: each chunk takes the rows whose first element lies in its slice.
 template <class Fn>
 void for_rows(std::int64_t rows, std::int64_t cols, Fn&& fn) {
-  parallel_chunks(rows * cols, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
-    fn(std::min(rows, (begin + cols - 1) / cols), std::min(rows, (end + cols - 1) / cols));
+  parallel_chunks(rows * cols, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+    fn(chunk, std::min(rows, (begin + cols - 1) / cols), std::min(rows, (end + cols - 1) / cols));
   });
 }
+
+// host_run's work rows, one set per chunk: made once in a host variant's setup (case C12), never in an iteration.
+struct HostWork {
+  std::vector<std::vector<float>> x, y, acc;
+  HostWork(Variant variant, const Qkv& in) : x(kChunks), y(kChunks), acc(kChunks) {
+    for (int c = 0; c < kChunks; ++c) {
+      x[c].resize(static_cast<std::size_t>(std::max<std::int64_t>(in.seq, kBlockN)));
+      y[c].resize(variant == Variant::naive_out_of_place ? x[c].size() : 0);
+      acc[c].resize(static_cast<std::size_t>(in.head_dim));
+    }
+  }
+};
 
 float bf(std::uint16_t h) { return bf16_to_float(h); }
 
@@ -54,13 +67,13 @@ float dot_f32(const std::uint16_t* qi, const std::uint16_t* kj, int d) {
   return acc;
 }
 
-void naive_row(const Inputs& in, bool causal, bool out_of_place, std::int64_t r, std::vector<float>& x,
+void naive_row(const Qkv& in, bool causal, bool out_of_place, std::int64_t r, std::vector<float>& x,
                std::vector<float>& y, std::vector<float>& pv, std::uint16_t* o, float scale) {
   const std::int64_t s = in.seq, bh = r / s, i = r % s;
   const int d = in.head_dim;
-  const std::uint16_t* q = in.q.data() + r * d;
-  const std::uint16_t* k = in.k.data() + bh * s * d;
-  const std::uint16_t* v = in.v.data() + bh * s * d;
+  const std::uint16_t* q = in.q + r * d;
+  const std::uint16_t* k = in.k + bh * s * d;
+  const std::uint16_t* v = in.v + bh * s * d;
   // GEMM 1 (f32 out), then the scale (f32), then the mask: in place, or into the second buffer y.
   for (std::int64_t j = 0; j < s; ++j) x[j] = dot_f32(q, k + j * d, d) * scale;
   std::vector<float>& m = out_of_place ? y : x;
@@ -77,13 +90,13 @@ void naive_row(const Inputs& in, bool causal, bool out_of_place, std::int64_t r,
   for (int t = 0; t < d; ++t) o[r * d + t] = float_to_bf16(pv[t]);
 }
 
-void tiled_row(const Inputs& in, bool causal, std::int64_t r, std::vector<float>& sc, std::vector<float>& acc,
+void tiled_row(const Qkv& in, bool causal, std::int64_t r, std::vector<float>& sc, std::vector<float>& acc,
                std::uint16_t* o, float c) {
   const std::int64_t s = in.seq, bh = r / s, i = r % s;
   const int d = in.head_dim;
-  const std::uint16_t* q = in.q.data() + r * d;
-  const std::uint16_t* k = in.k.data() + bh * s * d;
-  const std::uint16_t* v = in.v.data() + bh * s * d;
+  const std::uint16_t* q = in.q + r * d;
+  const std::uint16_t* k = in.k + bh * s * d;
+  const std::uint16_t* v = in.v + bh * s * d;
   const std::int64_t tiles = causal ? i / kBlockN + 1 : (s + kBlockN - 1) / kBlockN;
   float m = kNegInf, l = 0.0f;
   std::fill(acc.begin(), acc.end(), 0.0f);
@@ -121,17 +134,17 @@ const char* to_string(Variant v) {
   return "?";
 }
 
-Variant parse_variant(const std::string& name) {
+Variant variant_of(const Args& args) {
   for (const auto& row : kVariants)
-    if (name == row.name) return row.variant;
-  throw std::invalid_argument("unknown attention variant '" + name + "'");
+    if (args.variant() == row.name) return row.variant;
+  throw std::invalid_argument("unknown attention variant '" + args.variant() + "'");
 }
 
 float Params::scale() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))); }
 
-std::optional<std::string> shape_unsupported(const Point& point) {
-  const std::int64_t b = point.integer("batch"), h = point.integer("heads"), s = point.integer("seq");
-  const std::int64_t d = point.integer("head_dim");
+std::optional<std::string> shape_unsupported(const Args& a) {
+  const std::int64_t b = a.i64("batch"), h = a.i64("heads"), s = a.i64("seq");
+  const std::int64_t d = a.i64("head_dim");
   if (d != 64 && d != 128) return "head_dim = " + std::to_string(d) + ": the kernels are built for 64 and 128";
   if (b < 1 || h < 1 || s < 1) return "batch, heads and seq must be >= 1";
   if (s > kMaxSeq) return "seq = " + std::to_string(s) + " > " + std::to_string(kMaxSeq) + " (the softmax row limit)";
@@ -139,19 +152,35 @@ std::optional<std::string> shape_unsupported(const Point& point) {
   return std::nullopt;
 }
 
-Params params_of(const Point& point) {
-  if (auto why = shape_unsupported(point)) throw std::invalid_argument("attention: " + *why);
+Params params_of(const Args& a) {
+  if (auto why = shape_unsupported(a)) throw std::invalid_argument("attention: " + *why);
   Params p;
-  p.variant = parse_variant(point.variant);
-  p.batch = point.integer("batch");
-  p.heads = point.integer("heads");
-  p.seq = point.integer("seq");
-  p.head_dim = static_cast<int>(point.integer("head_dim"));
-  const std::int64_t causal = point.integer("causal");
+  p.variant = variant_of(a);
+  p.batch = a.i64("batch");
+  p.heads = a.i64("heads");
+  p.seq = a.i64("seq");
+  p.head_dim = static_cast<int>(a.i64("head_dim"));
+  const std::int64_t causal = a.i64("causal");
   if (causal != 0 && causal != 1) throw std::invalid_argument("attention: causal must be 0 or 1");
   p.causal = causal == 1;
-  p.mode = point.word("mode");
+  p.mode = a.mode();
   return p;
+}
+
+void generate(std::uint16_t* q, std::uint16_t* k, std::uint16_t* v, std::int64_t n, std::uint64_t seed) {
+  std::uint16_t* tensors[3] = {q, k, v};
+  const double half_width[3] = {2.0, 2.0, 1.0};
+  for (int t = 0; t < 3; ++t) {
+    std::uint16_t* out = tensors[t];
+    const std::uint64_t s = splitmix64(seed ^ (0x51ed270b27ull * static_cast<std::uint64_t>(t + 1)));
+    const double w = half_width[t];
+    parallel_chunks(n, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        const std::uint64_t h = splitmix64(s ^ splitmix64(static_cast<std::uint64_t>(i)));
+        out[i] = float_to_bf16(static_cast<float>(w * (2.0 * unit_interval(h) - 1.0)));
+      }
+    });
+  }
 }
 
 Inputs generate(std::int64_t batch, std::int64_t heads, std::int64_t seq, int head_dim, std::uint64_t seed) {
@@ -162,25 +191,15 @@ Inputs generate(std::int64_t batch, std::int64_t heads, std::int64_t seq, int he
   in.heads = heads;
   in.seq = seq;
   in.head_dim = head_dim;
-  const std::int64_t n = in.elements();
-  std::vector<std::uint16_t>* tensors[3] = {&in.q, &in.k, &in.v};
-  const double half_width[3] = {2.0, 2.0, 1.0};
-  for (int t = 0; t < 3; ++t) {
-    std::vector<std::uint16_t>& out = *tensors[t];
-    out.assign(static_cast<std::size_t>(n), 0);
-    const std::uint64_t s = splitmix64(seed ^ (0x51ed270b27ull * static_cast<std::uint64_t>(t + 1)));
-    const double w = half_width[t];
-    parallel_chunks(n, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i) {
-        const std::uint64_t h = splitmix64(s ^ splitmix64(static_cast<std::uint64_t>(i)));
-        out[static_cast<std::size_t>(i)] = float_to_bf16(static_cast<float>(w * (2.0 * unit_interval(h) - 1.0)));
-      }
-    });
-  }
+  const std::size_t n = static_cast<std::size_t>(in.elements());
+  in.q.assign(n, 0);
+  in.k.assign(n, 0);
+  in.v.assign(n, 0);
+  generate(in.q.data(), in.k.data(), in.v.data(), in.elements(), seed);
   return in;
 }
 
-std::vector<std::int64_t> reference_rows(const Inputs& in) {
+std::vector<std::int64_t> reference_rows(const Qkv& in) {
   const std::int64_t s = in.seq, bh = in.bh(), rows = bh * s;
   std::vector<std::int64_t> out;
   if (static_cast<double>(rows) * static_cast<double>(s) * in.head_dim <= kFullReferenceWork) {
@@ -202,8 +221,8 @@ std::vector<std::int64_t> reference_rows(const Inputs& in) {
   return out;
 }
 
-Reference reference(const Inputs& in, bool causal, const std::vector<std::int64_t>& rows) {
-  Reference ref;
+RowReference reference(const Qkv& in, bool causal, const std::vector<std::int64_t>& rows) {
+  RowReference ref;
   ref.causal = causal;
   ref.full = static_cast<std::int64_t>(rows.size()) == in.bh() * in.seq;
   ref.rows = rows;
@@ -213,13 +232,13 @@ Reference reference(const Inputs& in, bool causal, const std::vector<std::int64_
   ref.abs_pv.assign(static_cast<std::size_t>(n * d), 0.0);
   ref.logit_l1.assign(static_cast<std::size_t>(n), 0.0);
   const double scale = Params{Variant::tiled, 1, 1, 1, d, causal, "eager"}.scale();
-  for_rows(n, s, [&](std::int64_t first, std::int64_t last) {
+  for_rows(n, s, [&](int, std::int64_t first, std::int64_t last) {
     std::vector<double> sc(static_cast<std::size_t>(s));
     for (std::int64_t idx = first; idx < last; ++idx) {
       const std::int64_t r = rows[static_cast<std::size_t>(idx)], bh = r / s, i = r % s;
-      const std::uint16_t* q = in.q.data() + r * d;
-      const std::uint16_t* k = in.k.data() + bh * s * d;
-      const std::uint16_t* v = in.v.data() + bh * s * d;
+      const std::uint16_t* q = in.q + r * d;
+      const std::uint16_t* k = in.k + bh * s * d;
+      const std::uint16_t* v = in.v + bh * s * d;
       const std::int64_t keys = causal ? i + 1 : s;
       double mx = -std::numeric_limits<double>::infinity(), l1 = 0;
       for (std::int64_t j = 0; j < keys; ++j) {
@@ -259,68 +278,6 @@ Tolerance tolerance(const Params& p, double scale) {
   return t;
 }
 
-Check compare(const Inputs& in, const std::uint16_t* o, const Reference& ref, const Tolerance& tol) {
-  const int d = in.head_dim;
-  const std::int64_t n = in.elements();
-  const double inf = std::numeric_limits<double>::infinity();
-  // Every element finite (the sampled rows of a large point do not see the others).
-  std::vector<std::int64_t> bad(kChunks, 0), first_bad(kChunks, -1);
-  parallel_chunks(n, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i)
-      if (!std::isfinite(bf(o[i]))) {
-        if (bad[chunk]++ == 0) first_bad[chunk] = i;
-      }
-  });
-  std::int64_t non_finite = 0, first_non_finite = -1;
-  for (int c = 0; c < kChunks; ++c) {
-    non_finite += bad[c];
-    if (first_non_finite < 0) first_non_finite = first_bad[c];
-  }
-  double worst = 0, err2 = 0, ref2 = 0, got_w = 0, want_w = 0, bound_w = 0;
-  std::int64_t worst_row = -1, worst_col = -1, mismatches = 0;
-  for (std::size_t idx = 0; idx < ref.rows.size(); ++idx) {
-    const std::int64_t r = ref.rows[idx];
-    for (int t = 0; t < d; ++t) {
-      const double got = bf(o[r * d + t]), want = ref.o[idx * d + t];
-      const double b = tol.bound(want, ref.abs_pv[idx * d + t], ref.logit_l1[idx]);
-      const double err = std::fabs(got - want);
-      const double ratio = std::isfinite(got) ? err / b : inf;
-      err2 += std::isfinite(got) ? err * err : inf;
-      ref2 += want * want;
-      if (!(ratio <= 1)) ++mismatches;
-      if (worst_row < 0 || !(ratio <= worst)) {
-        worst = ratio;
-        worst_row = r;
-        worst_col = t;
-        got_w = got;
-        want_w = want;
-        bound_w = b;
-      }
-    }
-  }
-  if (non_finite > 0) worst = inf;
-  Check c;
-  c.value = worst;
-  c.reference = 0;
-  c.abs_error = worst;
-  c.tolerance = 1;
-  c.passed = worst <= 1 && non_finite == 0 && !ref.rows.empty();
-  c.detail["metric"] = "worst |o - o_ref| / bound over the checked rows (passes <= 1); every element finite";
-  c.detail["rows_checked"] = static_cast<std::int64_t>(ref.rows.size());
-  c.detail["rows_total"] = in.bh() * in.seq;
-  c.detail["full_reference"] = ref.full;
-  c.detail["mismatches"] = mismatches;
-  c.detail["non_finite"] = non_finite;
-  if (first_non_finite >= 0) c.detail["first_non_finite"] = first_non_finite;
-  if (worst_row >= 0)
-    c.detail["worst"] = {{"bh", worst_row / in.seq}, {"row", worst_row % in.seq}, {"col", worst_col},
-                         {"got", json_real(got_w)},  {"expected", json_real(want_w)}, {"bound", json_real(bound_w)}};
-  c.detail["rel_l2_error"] = json_real(ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2));
-  c.detail["tolerance"] = {{"u", json_real(tol.u)}, {"u32", json_real(tol.u32)}, {"scale", json_real(tol.scale)},
-                           {"floor", json_real(tol.floor)}};
-  return c;
-}
-
 Cost cost(const Params& p, std::size_t workspace_bytes) {
   const double e2 = 2.0 * static_cast<double>(p.elements());  // bytes of one of Q, K, V, O
   const double ps = p.score_elements() * kScoreBytes;          // one f32 score buffer
@@ -355,16 +312,16 @@ Cost cost(const Params& p, std::size_t workspace_bytes) {
 
 double working_set_bytes(const Params& p) { return 3.0 * 2.0 * static_cast<double>(p.elements()) + cost(p).peak_work_bytes; }
 
-void host_run(Variant variant, const Inputs& in, bool causal, std::uint16_t* o) {
+namespace {
+
+void run_rows(Variant variant, const Qkv& in, bool causal, std::uint16_t* o, HostWork& work) {
   const std::int64_t rows = in.bh() * in.seq, s = in.seq;
   const int d = in.head_dim;
   const Params p{variant, in.batch, in.heads, in.seq, d, causal, "eager"};
   const float scale = p.scale();
   const float c = scale * kLog2e;
-  for_rows(rows, s * d, [&](std::int64_t first, std::int64_t last) {
-    std::vector<float> x(static_cast<std::size_t>(std::max<std::int64_t>(s, kBlockN)));
-    std::vector<float> y(variant == Variant::naive_out_of_place ? x.size() : 0);
-    std::vector<float> acc(static_cast<std::size_t>(d));
+  for_rows(rows, s * d, [&](int chunk, std::int64_t first, std::int64_t last) {
+    std::vector<float>&x = work.x[chunk], &y = work.y[chunk], &acc = work.acc[chunk];
     for (std::int64_t r = first; r < last; ++r) {
       if (variant == Variant::tiled)
         tiled_row(in, causal, r, x, acc, o, c);
@@ -374,102 +331,109 @@ void host_run(Variant variant, const Inputs& in, bool causal, std::uint16_t* o) 
   });
 }
 
-namespace {
-
-std::string input_key(const Params& p) {
-  return std::to_string(p.batch) + "x" + std::to_string(p.heads) + "x" + std::to_string(p.seq) + "x" +
-         std::to_string(p.head_dim);
+Qkv qkv_of(const Args& a, const View& q, const View& k, const View& v) {
+  return Qkv{a.i64("batch"), a.i64("heads"), a.i64("seq"), static_cast<int>(a.i64("head_dim")),
+             q.as<const std::uint16_t>(), k.as<const std::uint16_t>(), v.as<const std::uint16_t>()};
 }
 
 }  // namespace
 
-std::uint64_t input_seed(const Params& p, std::uint64_t lab_seed) {
-  return splitmix64(lab_seed ^ fnv1a64("attention/" + input_key(p)));
+void host_run(Variant variant, const Qkv& in, bool causal, std::uint16_t* o) {
+  HostWork work(variant, in);
+  run_rows(variant, in, causal, o, work);
 }
 
-std::shared_ptr<const Inputs> InputCache::inputs(const Params& p, std::uint64_t seed) {
-  const std::uint64_t s = input_seed(p, seed);
-  const std::string key = input_key(p) + "/" + std::to_string(s);
-  if (key != key_ || !inputs_) {
-    inputs_.reset();  // release the old set first: at S = 8192 Q, K and V are 800 MB
-    ref_.reset();
-    inputs_ = std::make_shared<const Inputs>(generate(p.batch, p.heads, p.seq, p.head_dim, s));
-    key_ = key;
-  }
-  return inputs_;
-}
-
-std::shared_ptr<const Reference> InputCache::reference_for(const Params& p, std::uint64_t seed) {
-  auto in = inputs(p, seed);
-  if (!ref_ || ref_causal_ != p.causal) {
-    ref_ = std::make_shared<const Reference>(reference(*in, p.causal, reference_rows(*in)));
-    ref_causal_ = p.causal;
-  }
-  return ref_;
-}
-
-namespace {
-
-class HostWorkload : public Workload {
- public:
-  HostWorkload(Params p, std::shared_ptr<const Inputs> in, std::shared_ptr<const Reference> ref, double scale)
-      : p_(p), in_(std::move(in)), ref_(std::move(ref)), scale_(scale), o_(in_->q.size()) {}
-  void run() override { host_run(p_.variant, *in_, p_.causal, o_.data()); }
-  Check check(const std::function<void()>& iterate) override {
-    std::fill(o_.begin(), o_.end(), std::uint16_t{0xffff});  // NaN in bf16
-    iterate();
-    Check c = compare(*in_, o_.data(), *ref_, tolerance(p_, scale_));
-    c.detail["poisoned"] = true;
-    return c;
-  }
-  Cost cost() const override { return attention::cost(p_); }
-
- private:
-  Params p_;
-  std::shared_ptr<const Inputs> in_;
-  std::shared_ptr<const Reference> ref_;
-  double scale_;
-  std::vector<std::uint16_t> o_;
-};
-
-}  // namespace
-
-void register_experiment(Registry& registry) {
-  Experiment e;
-  e.name = "attention";
-  e.description =
-      "attention forward (bf16 Q, K, V, O; f32 accumulation), causal and not: naive cuBLAS + softmax with an "
-      "out-of-place or in-place mask vs one fused FlashAttention-2 kernel";
-  e.axes = {
-      {"seq", AxisKind::Integer, "sequence length S (the size axis)", 1.0, static_cast<double>(kMaxSeq), {},
-       std::int64_t{4096}},
-      {"batch", AxisKind::Integer, "batch B", 1.0, 65535.0, {}, std::int64_t{4}},
-      {"heads", AxisKind::Integer, "heads H", 1.0, 65535.0, {}, std::int64_t{32}},
-      {"head_dim", AxisKind::Integer, "head dimension D (64 or 128)", 64.0, 128.0, {}, std::int64_t{128}},
-      {"causal", AxisKind::Integer, "1: mask j > i (causal), 0: no mask", 0.0, 1.0, {}, std::int64_t{1}},
+LABRUN_EXPERIMENT(attention) {
+  e.describe("attention forward (bf16 Q, K, V, O; f32 accumulation), causal and not: naive cuBLAS + softmax with an "
+             "out-of-place or in-place mask vs one fused FlashAttention-2 kernel")
+      .docs("docs/experiments/attention.md")
+      .int_axis("seq", "sequence length S (the size axis)", 1, static_cast<double>(kMaxSeq), 4096)
+      .int_axis("batch", "batch B", 1, 65535, 4)
+      .int_axis("heads", "heads H", 1, 65535, 32)
+      .int_axis("head_dim", "head dimension D (64 or 128)", 64, 128, 128)
+      .int_axis("causal", "1: mask j > i (causal), 0: no mask", 0, 1, 1)
+      .size_axis("seq")
+      .plot({"seq", "variant", {"head_dim", "causal"}, "time vs seq"});
+  // Q, K, V in, O out; the naive variants' f32 score buffers (two out of place) as scratch and their cuBLAS
+  // workspace (the handle's, made in the setup) as transient: the working set is Q, K, V + peak_work_bytes.
+  e.arrays([](const Args& a, Layout& l) {
+    if (shape_unsupported(a)) return;
+    const Params p = params_of(a);
+    l.input("q", DType::bf16, p.elements()).input("k", DType::bf16, p.elements()).input("v", DType::bf16, p.elements());
+    l.output("o", DType::bf16, p.elements());
+    if (p.variant == Variant::tiled) return;
+    const std::int64_t scores = p.bh() * p.seq * p.seq;
+    l.scratch("scores", DType::f32, scores);
+    if (p.variant == Variant::naive_out_of_place) l.scratch("filled", DType::f32, scores);
+    l.add("cublas_workspace", Role::transient, Elem::raw<std::uint8_t>(), static_cast<std::int64_t>(kWorkspaceBytes));
+  });
+  e.inputs_depend_on({"batch", "heads", "seq", "head_dim"});
+  e.reference_depends_on({"causal"});
+  e.seed_text([](const Args& a) {  // the seeds drawn before the SDK, so earlier results compare point for point
+    return "attention/" + std::to_string(a.i64("batch")) + "x" + std::to_string(a.i64("heads")) + "x" +
+           std::to_string(a.i64("seq")) + "x" + std::to_string(a.i64("head_dim"));
+  });
+  e.generate([](const Args&, std::uint64_t seed, Arrays& in) {
+    generate(in["q"].as<std::uint16_t>(), in["k"].as<std::uint16_t>(), in["v"].as<std::uint16_t>(), in["q"].count,
+             seed);
+  });
+  // Every row for small points, kSampleRows rows for large ones (reference_rows): o, abs_pv and logit_l1 of the
+  // rows referenced, the rows themselves (exact in double) and whether they are all of them.
+  e.reference([](const Args& a, const Arrays& in, Reference& r) {
+    const Qkv qkv = qkv_of(a, in["q"], in["k"], in["v"]);
+    RowReference ref = reference(qkv, a.i64("causal") == 1, reference_rows(qkv));
+    std::vector<double>& rows = r.array("rows", static_cast<std::int64_t>(ref.rows.size()));
+    for (std::size_t i = 0; i < ref.rows.size(); ++i) rows[i] = static_cast<double>(ref.rows[i]);
+    r.array("o", 0) = std::move(ref.o);
+    r.array("abs_pv", 0) = std::move(ref.abs_pv);
+    r.array("logit_l1", 0) = std::move(ref.logit_l1);
+    r.set("full", ref.full ? 1 : 0);
+  });
+  // The referenced rows element by element within the bound (unscaled: the lab applies lab.tolerance_scale), and
+  // every element of O finite, referenced or not (Compare::elementwise_at; NaN never passes, C07).
+  e.check([](Compare& c) {
+    const Params p = params_of(c.args());
+    const Tolerance tol = tolerance(p, 1.0);
+    const Reference& ref = c.reference();
+    const std::vector<double>&rows = ref.array("rows"), &want = ref.array("o");
+    const std::vector<double>&abs_pv = ref.array("abs_pv"), &l1 = ref.array("logit_l1");
+    const int d = p.head_dim;
+    std::vector<std::int64_t> at(rows.size() * static_cast<std::size_t>(d));
+    for (std::size_t idx = 0; idx < rows.size(); ++idx)
+      for (int t = 0; t < d; ++t) at[idx * d + t] = static_cast<std::int64_t>(rows[idx]) * d + t;
+    const CheckResult& r = c.elementwise_at("o", at, [&](std::int64_t k, double w) {
+      return tol.bound(w, abs_pv[static_cast<std::size_t>(k)], l1[static_cast<std::size_t>(k / d)]);
+    });
+    const View& o = c.outputs()["o"];
+    double err2 = 0, ref2 = 0;
+    for (std::size_t k = 0; k < at.size(); ++k) {
+      const double got = o.value(at[k]), err = got - want[k];
+      err2 += std::isfinite(got) ? err * err : std::numeric_limits<double>::infinity();
+      ref2 += want[k] * want[k];
+    }
+    const std::int64_t worst = r.worst_index;
+    c.note("rows_checked", static_cast<double>(rows.size()));
+    c.note("rows_total", static_cast<double>(p.bh() * p.seq));
+    c.note("full_reference", ref.value("full"));
+    c.note("rel_l2_error", ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2));
+    if (worst >= 0) {
+      c.note("worst_bh", static_cast<double>(worst / (p.seq * d)));
+      c.note("worst_row", static_cast<double>(worst / d % p.seq));
+      c.note("worst_col", static_cast<double>(worst % d));
+    }
+    c.note("u", tol.u);
+    c.note("u32", tol.u32);
+    c.note("floor", tol.floor);
+  });
+  e.cost([](const Args& a, const Reference&) { return shape_unsupported(a) ? Cost{} : cost(params_of(a)); });
+  auto host = [](Launch& setup) -> Step {
+    const Params p = params_of(setup.args());
+    const Qkv in = qkv_of(setup.args(), setup.in("q"), setup.in("k"), setup.in("v"));
+    std::uint16_t* o = setup.out("o").as<std::uint16_t>();
+    auto work = std::make_shared<HostWork>(p.variant, in);
+    return [=](Launch&) { run_rows(p.variant, in, p.causal, o, *work); };
   };
-  auto cache = std::make_shared<InputCache>();
-  auto host = [cache](const Point& point, Backend&, const LabSettings& lab) -> std::unique_ptr<Workload> {
-    const Params p = params_of(point);
-    auto in = cache->inputs(p, lab.seed);
-    auto ref = cache->reference_for(p, lab.seed);
-    return std::make_unique<HostWorkload>(p, in, ref, lab.tolerance_scale.value_or(1.0));
-  };
-  for (const auto& row : kVariants) {
-    VariantDecl decl{row.name, row.description, shape_unsupported, {}};
-    decl.implementations[BackendKind::host] = host;
-    e.variants.push_back(std::move(decl));
-  }
-  e.size_axis = "seq";
-  e.estimate = [](const Point& point) {
-    if (shape_unsupported(point)) return PointEstimate{};
-    const Params p = params_of(point);
-    const Cost c = cost(p);
-    return PointEstimate{working_set_bytes(p), c.bytes, c.flop};
-  };
-  e.plots = {PlotSpec{"seq", "variant", {"head_dim", "causal"}, "time vs seq"}};
-  e.docs = "docs/experiments/attention.md";
-  registry.add(std::move(e));
+  for (const auto& row : kVariants) e.variant(row.name, row.description).host(host).unsupported(shape_unsupported);
 }
 
 }  // namespace labrun::attention

@@ -11,33 +11,34 @@
 //   tiled               one fused FlashAttention-2 kernel (Dao, "FlashAttention-2", arXiv:2307.08691, 2023):
 //                       64 query rows per block, K/V tiles of 64 keys in shared memory, mma.sync bf16 -> f32,
 //                       online softmax in registers; the S x S matrix is never written.
-// Shared by the host and CUDA implementations. Formulas (tolerance, cost model): docs/experiments/attention.md.
+// An SDK experiment (LABRUN_EXPERIMENT(attention) in attention.cpp, LABRUN_CUDA_VARIANTS(attention) in
+// cuda/attention_kernels.cu). Shared by the host and CUDA sides (C++17). Formulas (tolerance, cost model):
+// docs/experiments/attention.md.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
 #include <labrun/cost.hpp>
-#include <labrun/point.hpp>
+#include <labrun/experiment.hpp>
 
 namespace labrun::attention {
 
 enum class Variant { naive_out_of_place, naive_in_place, tiled };
 const char* to_string(Variant v);
-/// @throws std::invalid_argument for an unknown name.
-Variant parse_variant(const std::string& name);
+/// The point's variant. @throws std::invalid_argument for an unknown name.
+Variant variant_of(const Args& args);
 
 /// Tile sizes of the tiled kernel (rows of Q per block, keys per K/V tile), shared with the host emulation.
 inline constexpr int kBlockM = 64;
 inline constexpr int kBlockN = 64;
 /// The longest row the naive softmax kernel keeps in registers (256 threads x 64 f32).
 inline constexpr std::int64_t kMaxSeq = 16384;
-/// cuBLAS workspace of the naive variants' handle (work memory, counted in peak_work_bytes).
+/// cuBLAS workspace of the naive variants' handle (work memory: a transient array of the Layout, in
+/// peak_work_bytes).
 inline constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 /// Bytes of one score element of the naive variants: f32 (docs/experiments/attention.md, "Score dtype").
 inline constexpr int kScoreBytes = 4;
@@ -60,12 +61,21 @@ struct Params {
   float scale() const;
 };
 /// @throws std::out_of_range / std::invalid_argument when the point lacks an axis or has a bad value.
-Params params_of(const Point& point);
+Params params_of(const Args& args);
 
 /// nullopt if the point can run (head_dim 64 or 128, 1 <= S <= kMaxSeq, B H <= 65535), else the reason.
-std::optional<std::string> shape_unsupported(const Point& point);
+std::optional<std::string> shape_unsupported(const Args& args);
 
-/// Host copies of Q, K, V (bf16 bits), each B H S D elements in [B, H, S, D] order.
+/// Q, K, V (bf16 bits), each B H S D elements in [B, H, S, D] order; not owning.
+struct Qkv {
+  std::int64_t batch = 0, heads = 0, seq = 0;
+  int head_dim = 0;
+  const std::uint16_t *q = nullptr, *k = nullptr, *v = nullptr;
+  std::int64_t bh() const { return batch * heads; }
+  std::int64_t elements() const { return batch * heads * seq * head_dim; }
+};
+
+/// Host copies of Q, K, V (bf16 bits), owning (tests, and inputs made outside the lab).
 struct Inputs {
   std::int64_t batch = 0, heads = 0, seq = 0;
   int head_dim = 0;
@@ -73,16 +83,19 @@ struct Inputs {
   std::int64_t bh() const { return batch * heads; }
   std::int64_t elements() const { return batch * heads * seq * head_dim; }
   std::size_t tensor_bytes() const { return static_cast<std::size_t>(elements()) * 2; }
+  operator Qkv() const { return Qkv{batch, heads, seq, head_dim, q.data(), k.data(), v.data()}; }
 };
 
 /// Draws Q and K uniform in [-2, 2) and V uniform in [-1, 1), rounded to bf16, from a counter-based generator
-/// (SplitMix64 of the seed, the tensor and the flat index; Steele, Lea & Flood 2014). With |q|, |k| < 2 the
-/// scaled scores spread over several units, so the softmax rows are far from uniform. Reproducible for a seed,
-/// identical on every thread count. @throws std::invalid_argument for sizes < 1.
+/// (SplitMix64 of the seed, the tensor and the flat index; Steele, Lea & Flood 2014) into `n` elements each of
+/// q, k and v. With |q|, |k| < 2 the scaled scores spread over several units, so the softmax rows are far from
+/// uniform. Reproducible for a seed, identical on every thread count.
+void generate(std::uint16_t* q, std::uint16_t* k, std::uint16_t* v, std::int64_t n, std::uint64_t seed);
+/// The same into fresh Inputs. @throws std::invalid_argument for sizes < 1.
 Inputs generate(std::int64_t batch, std::int64_t heads, std::int64_t seq, int head_dim, std::uint64_t seed);
 
 /// Float64 reference of selected output rows. A row is r = bh * S + i (query i of head bh).
-struct Reference {
+struct RowReference {
   bool causal = false;
   bool full = false;              ///< every row (else a deterministic sample)
   std::vector<std::int64_t> rows; ///< the rows referenced, ascending
@@ -96,14 +109,15 @@ inline constexpr double kFullReferenceWork = 1 << 28;
 inline constexpr int kSampleRows = 384;
 /// The rows reference() takes: every row when B H S^2 D <= kFullReferenceWork, else kSampleRows rows: the first
 /// and last rows of heads and of tiles (where masks and tails live) and rows spread by a hash, ascending, unique.
-std::vector<std::int64_t> reference_rows(const Inputs& in);
+std::vector<std::int64_t> reference_rows(const Qkv& in);
 /// The reference over `rows` (f64 products, exact max, exp and sums in double).
-Reference reference(const Inputs& in, bool causal, const std::vector<std::int64_t>& rows);
+RowReference reference(const Qkv& in, bool causal, const std::vector<std::int64_t>& rows);
 
 /// Per-element bound of a variant's O (docs/experiments/attention.md, "Tolerance"):
 ///   |o - ref| <= scale_t * 1.25 * ( u |ref| + (u + 2 (D + 8) 2^-24 L_i + (S + 64) 2^-24) A_id ) + 2^-120
 /// u = 2^-8 (bf16 rounding of O and of P), L_i = logit_l1 of the row, A_id = abs_pv. The same for every variant:
-/// each rounds P to bf16 once and O once and accumulates in f32.
+/// each rounds P to bf16 once and O once and accumulates in f32. The check uses scale_t = 1 (the lab applies
+/// lab.tolerance_scale to the whole bound).
 struct Tolerance {
   double u = 0x1.0p-8;
   double u32 = 0x1.0p-24;
@@ -117,12 +131,6 @@ struct Tolerance {
 };
 Tolerance tolerance(const Params& params, double scale);
 
-/// Compares O (B H S D bf16 bits) with the reference rows, element by element, and checks that every element of
-/// O is finite (NaN never passes, C07). Check::value = abs_error = worst |o - ref| / bound (inf if any element is
-/// not finite), tolerance 1; detail: rows checked, mismatches, non-finite count, the worst element, the relative
-/// L2 error over the checked rows.
-Check compare(const Inputs& in, const std::uint16_t* o, const Reference& ref, const Tolerance& tol);
-
 /// Per-iteration cost model (docs/experiments/attention.md, "Cost model"), in bytes. E = B H S D (bf16, 2 bytes),
 /// P = B H S^2 score elements of s = kScoreBytes bytes, P stored as bf16 (2 bytes) after the softmax:
 ///   naive_out_of_place: read 6E + 3 P s + 2P, written 2E + 3 P s + 2P (gemm, scale, fill, softmax, gemm); 5 launches
@@ -132,7 +140,7 @@ Check compare(const Inputs& in, const std::uint16_t* o, const Reference& ref, co
 /// GEMMs issue all of P); host_syncs 0; peak_work_bytes: naive (2 or 1) P s + 2E + `workspace_bytes`, tiled 2E.
 Cost cost(const Params& params, std::size_t workspace_bytes = kWorkspaceBytes);
 
-/// Working-set bytes of a point: Q, K, V plus the peak work bytes.
+/// Working-set bytes of a point: Q, K, V plus the peak work bytes (what the Layout's arrays add up to).
 double working_set_bytes(const Params& params);
 
 /// One iteration of `variant` on the host into o (B H S D bf16 bits), with the rounding steps of the CUDA
@@ -141,27 +149,6 @@ double working_set_bytes(const Params& params);
 /// writes the masked copy to a second buffer first. tiled runs the online softmax over tiles of kBlockN keys:
 /// x = s * (scale log2 e), running max m, p = exp2(x - m) (fma), rescale by exp2(m_old - m), l summed from the
 /// f32 p, acc from bf16(p) V, O = acc / l rounded to bf16.
-void host_run(Variant variant, const Inputs& in, bool causal, std::uint16_t* o);
-
-/// Inputs and references shared by the variants of consecutive points with the same (B, H, S, D, seed); the
-/// reference also depends on `causal` and is kept for one value at a time.
-class InputCache {
- public:
-  std::shared_ptr<const Inputs> inputs(const Params& params, std::uint64_t seed);
-  std::shared_ptr<const Reference> reference_for(const Params& params, std::uint64_t seed);
-
- private:
-  std::string key_;
-  std::shared_ptr<const Inputs> inputs_;
-  std::shared_ptr<const Reference> ref_;
-  bool ref_causal_ = false;
-};
-
-/// The lab seed mixed with the input-defining axes (B, H, S, D; not the variant nor causal).
-std::uint64_t input_seed(const Params& params, std::uint64_t lab_seed);
-
-void register_experiment(class Registry& registry);
-/// The CUDA implementations (experiments/attention/cuda/attention_cuda.cpp).
-void register_cuda(class Registry& registry);
+void host_run(Variant variant, const Qkv& in, bool causal, std::uint16_t* o);
 
 }  // namespace labrun::attention

@@ -214,6 +214,19 @@ class Compare {
   /// missing array, std::invalid_argument when the counts differ or the output is raw.
   const CheckResult& elementwise(const std::string& array, const std::function<double(std::int64_t, double)>& bound,
                                  const std::string& ref_array = "");
+  /// Output `array` at the elements `indices` only, against reference array `ref_array` (default: the same name)
+  /// that holds one value per index, in the order of `indices` (a reference smaller than the output, e.g. sampled
+  /// rows of a large point): passes iff |y[indices[k]] − ref[k]| <= scale · bound(k, ref[k]) for every k AND every
+  /// element of the output, compared or not, is finite (case C07: a NaN or infinity anywhere never passes, so an
+  /// element no thread wrote fails even where the reference does not look). `bound` gets the position k in the
+  /// reference (so it can read parallel reference arrays), worst_index is an element of the output; compared =
+  /// indices.size(), not_finite counts the whole output, mismatches the compared elements over their bound plus
+  /// the non-finite elements outside the set (a worst among those has reference and bound NaN). Indices may come in
+  /// any order. @throws std::out_of_range for a missing array, std::invalid_argument when the reference does not
+  /// hold one value per index, an index is outside the output, or the output is raw.
+  const CheckResult& elementwise_at(const std::string& array, const std::vector<std::int64_t>& indices,
+                                    const std::function<double(std::int64_t, double)>& bound,
+                                    const std::string& ref_array = "");
   /// Bitwise-exact comparison of output `array` with the same-named input-derived expectation `expected`
   /// (raw bytes; e.g. a copy): passes iff every byte matches; worst_index is the first differing element.
   const CheckResult& exact(const std::string& array, const View& expected);

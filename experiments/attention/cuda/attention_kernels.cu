@@ -1,13 +1,22 @@
+// The attention experiment's kernels, their launchers, and its CUDA variants (LABRUN_CUDA_VARIANTS): Q, K, V, O and
+// the naive score buffers are the SDK's arrays (allocated before any capture, case C12), the cuBLAS handle and its
+// workspace the setup's; each iteration enqueues its kernels on the lab's stream and marks them.
 #include "attention/cuda/attention_kernels.cuh"
 
 #include <cuda_bf16.h>
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
-#include "cuda_check.hpp"
+#include <labrun/cublas.hpp>
+#include <labrun/cuda.cuh>
+#include <labrun/experiment.hpp>
+#include <labrun/status.hpp>
+
+#include "attention/attention.hpp"
 
 namespace labrun::attention::kernels {
 
@@ -334,14 +343,14 @@ void launch_flash(const void* q, const void* k, const void* v, void* o, std::int
   flash_kernel<D, Causal><<<grid, kThreads, flash_smem_bytes<D>(), stream>>>(
       static_cast<const __nv_bfloat16*>(q), static_cast<const __nv_bfloat16*>(k),
       static_cast<const __nv_bfloat16*>(v), static_cast<__nv_bfloat16*>(o), static_cast<int>(seq), scale_log2);
-  LABRUN_CUDA(cudaGetLastError());
+  LABRUN_CUDA_CHECK(cudaGetLastError());
 }
 
 template <int D>
 void set_flash_attributes() {
-  LABRUN_CUDA(cudaFuncSetAttribute(flash_kernel<D, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  LABRUN_CUDA_CHECK(cudaFuncSetAttribute(flash_kernel<D, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    flash_smem_bytes<D>()));
-  LABRUN_CUDA(cudaFuncSetAttribute(flash_kernel<D, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  LABRUN_CUDA_CHECK(cudaFuncSetAttribute(flash_kernel<D, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    flash_smem_bytes<D>()));
 }
 
@@ -371,7 +380,7 @@ void scale_mask(const float* src, float* dst, std::int64_t bh, std::int64_t seq,
   else
     scale_mask_kernel<1><<<grid, 256, 0, stream>>>(src, dst, static_cast<unsigned>(seq), static_cast<unsigned>(vecs),
                                                    scale, causal ? 1 : 0);
-  LABRUN_CUDA(cudaGetLastError());
+  LABRUN_CUDA_CHECK(cudaGetLastError());
 }
 
 void softmax_rows(float* scores, std::int64_t bh, std::int64_t seq, cudaStream_t stream) {
@@ -402,7 +411,7 @@ void softmax_rows(float* scores, std::int64_t bh, std::int64_t seq, cudaStream_t
       default: launch_softmax<1, 64>(scores, rows, threads, s, stream); break;
     }
   }
-  LABRUN_CUDA(cudaGetLastError());
+  LABRUN_CUDA_CHECK(cudaGetLastError());
 }
 
 void flash_forward(const void* q, const void* k, const void* v, void* o, std::int64_t bh, std::int64_t seq,
@@ -425,7 +434,78 @@ void prepare(int head_dim) {
 }
 
 void poison(void* p, std::size_t bytes, cudaStream_t stream) {
-  if (bytes) LABRUN_CUDA(cudaMemsetAsync(p, 0xff, bytes, stream));
+  if (bytes) LABRUN_CUDA_CHECK(cudaMemsetAsync(p, 0xff, bytes, stream));
 }
 
 }  // namespace labrun::attention::kernels
+
+namespace labrun::attention {
+
+namespace {
+
+constexpr float kLog2e = 1.44269504088896340736f;
+
+// A variant's setup, returning its iteration: the fused kernel (its attributes set here, before any capture), or
+// the naive pipeline on the SDK's score buffers with a cuBLAS handle (and its workspace) made here, never in the
+// iteration (case C12). not_supported with the reason when cuBLAS cannot be loaded.
+Step launcher(Launch& setup) {
+  const Params p = params_of(setup.args());
+  const void* q = setup.in("q").data;
+  const void* k = setup.in("k").data;
+  const void* v = setup.in("v").data;
+  void* o = setup.out("o").data;
+  const std::int64_t bh = p.bh(), s = p.seq;
+  const int d = p.head_dim;
+  const bool causal = p.causal;
+  const float scale = p.scale();
+  const double e2 = 2.0 * static_cast<double>(p.elements());
+  const double ps = p.score_elements() * kScoreBytes, p2 = p.score_elements() * 2;
+  if (p.variant == Variant::tiled) {
+    kernels::prepare(d);
+    return [=](Launch& l) {
+      kernels::flash_forward(q, k, v, o, bh, s, d, causal, scale * kLog2e, l.stream());
+      l.mark("flash_forward", 4 * e2);
+    };
+  }
+  if (!cublas::available()) throw PointOutcome(Status::not_supported, "cuBLAS: " + cublas::unavailable_reason());
+  const bool out_of_place = p.variant == Variant::naive_out_of_place;
+  float* scores = setup.scratch("scores").as<float>();
+  float* filled = out_of_place ? setup.scratch("filled").as<float>() : nullptr;
+  auto blas = std::make_shared<cublas::Handle>(setup.stream(), kWorkspaceBytes);
+  return [=](Launch& l) {
+    using cublas::Op;
+    using cublas::Type;
+    cudaStream_t st = l.stream();
+    const int si = static_cast<int>(s);
+    const long long sd = static_cast<long long>(s) * d, ss = static_cast<long long>(s) * s;
+    // Row-major scores[i][j] = q_i . k_j is the column-major S x S matrix K Q^T (K^T op, ld D).
+    blas->gemm_strided_batched(Op::t, Op::n, si, si, d, 1.0f, k, Type::bf16, d, sd, q, Type::bf16, d, sd, 0.0f,
+                               scores, Type::f32, si, ss, static_cast<int>(bh));
+    l.mark("qk_gemm", 2 * e2 + ps);
+    float* probs = scores;
+    if (out_of_place) {
+      kernels::scale_mask(scores, scores, bh, s, scale, false, st);
+      l.mark("scale", 2 * ps);
+      kernels::scale_mask(scores, filled, bh, s, 1.0f, causal, st);
+      l.mark("mask_fill_copy", 2 * ps);
+      probs = filled;
+    } else {
+      kernels::scale_mask(scores, scores, bh, s, scale, causal, st);
+      l.mark("scale_mask", 2 * ps);
+    }
+    kernels::softmax_rows(probs, bh, s, st);
+    l.mark("softmax", ps + p2);
+    // P is bf16 over the score rows (row stride 2 S elements); O^T = V^T P^T column-major: m = D, n = S, k = S.
+    blas->gemm_strided_batched(Op::n, Op::n, d, si, si, 1.0f, v, Type::bf16, d, sd, probs, Type::bf16, 2 * si, 2 * ss,
+                               0.0f, o, Type::bf16, d, sd, static_cast<int>(bh));
+    l.mark("pv_gemm", p2 + 2 * e2);
+  };
+}
+
+}  // namespace
+
+LABRUN_CUDA_VARIANTS(attention) {
+  for (const char* v : {"naive_out_of_place", "naive_in_place", "tiled"}) e.cuda(v, launcher);
+}
+
+}  // namespace labrun::attention
