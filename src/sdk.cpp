@@ -67,6 +67,24 @@ Layout& Layout::add(const std::string& name, Role role, Elem elem, std::int64_t 
   return *this;
 }
 
+namespace {
+Layout::Entry& output_entry(std::vector<Layout::Entry>& entries, const std::string& name, const char* what) {
+  for (auto& e : entries)
+    if (e.name == name && e.role == Role::output) return e;
+  throw std::out_of_range(std::string("Layout::") + what + "(\"" + name + "\"): no output of that name (declare it first)");
+}
+}  // namespace
+
+Layout& Layout::poison(const std::string& name, std::uint8_t byte) {
+  output_entry(entries_, name, "poison").poison = byte;
+  return *this;
+}
+
+Layout& Layout::chunked(const std::string& name) {
+  output_entry(entries_, name, "chunked").chunked = true;
+  return *this;
+}
+
 double Layout::bytes(Role role) const {
   double b = 0;
   for (const auto& e : entries_)
@@ -126,8 +144,13 @@ double Reference::value_or(const std::string& name, double fallback) const {
 namespace {
 
 // The output `name` of a check, or an error that names what the outputs are.
-const View& output_of(const Arrays& out, const std::string& name) {
-  if (out.has(name)) return out[name];
+const View& output_of(const Arrays& out, const std::string& name, bool chunks = false) {
+  if (out.has(name)) {
+    const View& v = out[name];
+    if (!chunks && !v.data && v.count > 0)
+      throw std::invalid_argument("check: output '" + name + "' is chunked (Layout::chunked): compare it with exact_chunks");
+    return v;
+  }
   std::string names;
   for (const auto& [n, v] : out.items()) names += (names.empty() ? "" : ", ") + n;
   throw std::out_of_range("check: no output array '" + name + "' (outputs: " + (names.empty() ? "none" : names) +
@@ -319,6 +342,68 @@ const CheckResult& Compare::exact(const std::string& array, const View& expected
   return results_.back();
 }
 
+namespace {
+// A raw element of 1, 2, 4 or 8 bytes as a little-endian signed integer; 0 for other widths.
+double raw_integer(const unsigned char* p, std::size_t w) {
+  switch (w) {
+    case 1: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
+    case 2: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
+    case 4: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
+    case 8: { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    default: return 0;
+  }
+}
+}  // namespace
+
+const CheckResult& Compare::exact_chunks(const std::string& array,
+                                         const std::function<void(std::int64_t, std::int64_t, void*)>& expect) {
+  const View& y = output_of(out_, array, true);
+  const std::size_t w = y.elem.bytes;
+  CheckResult c;
+  c.kind = "exact";
+  c.array = array;
+  c.compared = y.count;
+  c.scale = scale_;
+  const std::int64_t chunk = std::max<std::int64_t>(1, static_cast<std::int64_t>(kChunkBytes / w));
+  const std::size_t buffer = static_cast<std::size_t>(std::min(chunk, y.count)) * w;
+  std::vector<unsigned char> got(y.count > 0 ? buffer : 0), want(y.count > 0 ? buffer : 0);
+  for (std::int64_t begin = 0; begin < y.count; begin += chunk) {
+    const std::int64_t count = std::min(chunk, y.count - begin);
+    if (read_) read_(array, begin, count, got.data());
+    else std::memcpy(got.data(), static_cast<const unsigned char*>(y.data) + static_cast<std::size_t>(begin) * w,
+                     static_cast<std::size_t>(count) * w);
+    expect(begin, count, want.data());
+    std::vector<std::int64_t> first(kChunks, -1), wrong(kChunks, 0);
+    parallel_chunks(count, kChunks, [&](int k, std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) {
+        if (std::memcmp(got.data() + i * w, want.data() + i * w, w) == 0) continue;
+        if (wrong[k]++ == 0) first[k] = i;
+      }
+    });
+    for (int k = 0; k < kChunks; ++k) {
+      if (wrong[k] == 0) continue;
+      if (c.worst_index < 0) {  // chunks and their parts in index order: the first mismatch
+        const std::int64_t i = first[k];
+        c.worst_index = begin + i;
+        if (y.elem.dtype) {
+          const View g{got.data(), count, y.elem}, x{want.data(), count, y.elem};
+          c.worst_value = g.value(i);
+          c.worst_reference = x.value(i);
+        } else {
+          c.worst_value = raw_integer(got.data() + i * w, w);
+          c.worst_reference = raw_integer(want.data() + i * w, w);
+        }
+      }
+      c.mismatches += wrong[k];
+    }
+  }
+  if (c.worst_index >= 0 && y.elem.dtype && !std::isfinite(c.worst_value)) ++c.not_finite;
+  c.worst = c.mismatches > 0 ? kInf : 0.0;
+  c.passed = c.mismatches == 0;
+  results_.push_back(std::move(c));
+  return results_.back();
+}
+
 const CheckResult& Compare::scalar(const std::string& name, double value, double reference, double tolerance) {
   CheckResult c;
   c.kind = "scalar";
@@ -458,12 +543,15 @@ HostArrays::HostArrays(const Layout& layout, Role role, bool zero) {
     std::shared_ptr<void> block(p, [](void* q) { std::free(q); });
     if (zero) std::memset(p, 0, rounded);
     blocks_.push_back(block);
+    poison_.push_back(e.poison);
     arrays_.put(e.name, View{p, e.count, e.elem});
   }
 }
 
 void HostArrays::poison() {
-  for (const auto& [name, v] : arrays_.items()) std::memset(v.data, 0xff, std::max<std::size_t>(v.bytes(), 1));
+  const auto& items = arrays_.items();
+  for (std::size_t k = 0; k < items.size(); ++k)
+    std::memset(items[k].second.data, poison_[k], std::max<std::size_t>(items[k].second.bytes(), 1));
 }
 
 // ---- SdkExperiment ----------------------------------------------------------------------------------------
@@ -580,10 +668,11 @@ Json result_json(const CheckResult& r) {
 }  // namespace
 
 Check SdkExperiment::compare(const Args& args, const std::function<const Arrays&()>& inputs, const Arrays& outputs,
-                             const Reference& ref, double scale, const std::map<std::string, std::string>& returned) const {
+                             const Reference& ref, double scale, const std::map<std::string, std::string>& returned,
+                             const Compare::ChunkReader& read) const {
   if (!def_->check_fn()) throw std::logic_error(def_->name() + ": no check (ExperimentDef::check)");
   // The inputs are made on the host only if the check reads them (a device-generated set has no host copy).
-  Compare c(args, inputs, outputs, ref, scale, returned);
+  Compare c(args, inputs, outputs, ref, scale, returned, read);
   def_->check_fn()(c);
   Check out;
   if (c.results().empty()) {

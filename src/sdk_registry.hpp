@@ -36,11 +36,13 @@ class HostArrays {
   HostArrays() = default;
   Arrays& arrays() { return arrays_; }
   const Arrays& arrays() const { return arrays_; }
-  /// Fills every array with 0xff bytes: NaN in every floating-point dtype (the correctness poison, case C07).
+  /// Fills every array with its Layout entry's poison byte (default 0xff: NaN in every floating-point dtype, the
+  /// correctness poison, case C07).
   void poison();
 
  private:
   std::vector<std::shared_ptr<void>> blocks_;
+  std::vector<std::uint8_t> poison_;  ///< per array, in the order of arrays_
   Arrays arrays_;
 };
 
@@ -88,8 +90,10 @@ class SdkExperiment {
   /// Runs the experiment's check and turns its comparisons into the lab's Check (value and reference of the
   /// worst element, tolerance = scale × its bound, the measurements in detail).
   /// `returned`: the returned outputs with the input each one is ("" for none); detail.poisoned is false with any.
+  /// `read`: where Compare::exact_chunks reads outputs from (empty: `outputs`' host memory).
   Check compare(const Args& args, const std::function<const Arrays&()>& inputs, const Arrays& outputs,
-                const Reference& ref, double scale, const std::map<std::string, std::string>& returned = {}) const;
+                const Reference& ref, double scale, const std::map<std::string, std::string>& returned = {},
+                const Compare::ChunkReader& read = {}) const;
 
   /// The CUDA side's device input set (type-erased; src/device/sdk_cuda.cpp) and its key.
   std::shared_ptr<void> device_inputs;

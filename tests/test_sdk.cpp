@@ -1,16 +1,19 @@
 // Tests of the experiment SDK's own rules (labrun/experiment.hpp, src/sdk.cpp) that no experiment exercises: an
 // incomplete definition is refused at registration with what is missing, and a check of an output that does not
 // exist names the outputs there are; a returned output (Role::returned) and its same_buffer check; a comparison of
-// chosen elements (Compare::elementwise_at) that still requires every other element to be finite.
+// chosen elements (Compare::elementwise_at) that still requires every other element to be finite; an output's
+// poison byte (Layout::poison) and the chunked exact comparison (Layout::chunked, Compare::exact_chunks).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <labrun/experiment.hpp>
@@ -184,6 +187,86 @@ TEST(Sdk, AReturnedOutputIsTheVariantsBuffer) {
   EXPECT_TRUE(passed.passed);
   EXPECT_EQ(passed.detail["poisoned"], false);
   EXPECT_EQ(passed.detail["checks"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// Layout::poison sets an output's poison byte (default 0xff) and HostArrays::poison writes each array's own;
+// Layout::chunked marks an output; both refuse a name that is not an output.
+TEST(Sdk, AnOutputDeclaresItsPoisonByteAndChunking) {
+  Layout l;
+  l.input("x", DType::f32, 3).add("y", Role::output, Elem::raw<std::int64_t>(), 3).output("z", DType::f32, 2);
+  l.poison("y", 0x5a).chunked("y");
+  EXPECT_EQ(l.entries()[1].poison, 0x5a);
+  EXPECT_TRUE(l.entries()[1].chunked);
+  EXPECT_EQ(l.entries()[2].poison, 0xff);
+  EXPECT_FALSE(l.entries()[2].chunked);
+  EXPECT_THROW(l.poison("x", 1), std::out_of_range);
+  EXPECT_THROW(l.chunked("w"), std::out_of_range);
+  HostArrays out(l, Role::output, true);
+  out.poison();
+  const auto* y = out.arrays()["y"].as<std::int64_t>();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(y[i], 0x5a5a5a5a5a5a5a5aLL);
+  const auto* z = out.arrays()["z"].as<std::uint32_t>();
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(z[i], 0xffffffffu);
+}
+
+// exact_chunks: the expectation is asked for consecutive chunks in order (at most kChunkBytes each), the output is
+// read from host memory or through the reader, mismatches are counted over every chunk with the first one reported
+// (a raw int64 as an integer); a chunked output (no data) refuses the other comparisons.
+TEST(Sdk, ExactChunksComparesChunkByChunkInOrder) {
+  const std::int64_t chunk = static_cast<std::int64_t>(Compare::kChunkBytes / 8), n = 2 * chunk + 5;
+  std::vector<std::int64_t> y(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) y[static_cast<std::size_t>(i)] = 3 * i;
+  const Point p{"probe", "copy", {{"n", n}}};
+  Arrays in, out;
+  out.put("y", View{y.data(), n, Elem::raw<std::int64_t>()});
+  Reference r;
+  std::vector<std::pair<std::int64_t, std::int64_t>> asked;
+  auto expect = [&](std::int64_t begin, std::int64_t count, void* e) {
+    asked.emplace_back(begin, count);
+    for (std::int64_t i = 0; i < count; ++i) static_cast<std::int64_t*>(e)[i] = 3 * (begin + i);
+  };
+  Compare c(Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
+  const CheckResult& ok = c.exact_chunks("y", expect);
+  EXPECT_TRUE(ok.passed);
+  EXPECT_EQ(ok.kind, "exact");
+  EXPECT_EQ(ok.compared, n);
+  EXPECT_EQ(ok.mismatches, 0);
+  EXPECT_EQ(asked, (std::vector<std::pair<std::int64_t, std::int64_t>>{{0, chunk}, {chunk, chunk}, {2 * chunk, 5}}));
+
+  y[static_cast<std::size_t>(chunk + 7)] = -1;
+  y[static_cast<std::size_t>(n - 1)] = 0x5a5a5a5a5a5a5a5aLL;
+  asked.clear();
+  int reads = 0;
+  auto read = [&](const std::string& name, std::int64_t begin, std::int64_t count, void* host) {
+    EXPECT_EQ(name, "y");
+    ++reads;
+    std::memcpy(host, y.data() + begin, static_cast<std::size_t>(count) * 8);
+  };
+  Arrays chunked;  // as the CUDA workload hands a chunked output: count and elem, no host copy
+  chunked.put("y", View{nullptr, n, Elem::raw<std::int64_t>()});
+  Compare d(Args(p), [&]() -> const Arrays& { return in; }, chunked, r, 1.0, {}, read);
+  const CheckResult& bad = d.exact_chunks("y", expect);
+  EXPECT_FALSE(bad.passed);
+  EXPECT_EQ(reads, 3);
+  EXPECT_EQ(bad.mismatches, 2);
+  EXPECT_EQ(bad.worst_index, chunk + 7);
+  EXPECT_EQ(bad.worst_value, -1.0);
+  EXPECT_EQ(bad.worst_reference, 3.0 * static_cast<double>(chunk + 7));
+  EXPECT_THROW(d.exact("y", View{y.data(), n, Elem::raw<std::int64_t>()}), std::invalid_argument);
+
+  // An empty output: nothing asked, passes.
+  Arrays none;
+  none.put("y", View{nullptr, 0, Elem::raw<std::int64_t>()});
+  asked.clear();
+  Compare e(Args(p), [&]() -> const Arrays& { return in; }, none, r, 1.0);
+  EXPECT_TRUE(e.exact_chunks("y", expect).passed);
+  EXPECT_TRUE(asked.empty());
 }
 
 }  // namespace

@@ -1,3 +1,5 @@
+// The rank experiment on the SDK (LABRUN_EXPERIMENT(rank)): axes, arrays, the mask generator, the exact chunked
+// check, the cost model and the host variants. Formulas: docs/experiments/rank.md.
 #include "rank.hpp"
 
 #include <algorithm>
@@ -7,15 +9,12 @@
 
 #include <labrun/counter_rng.hpp>
 #include <labrun/parallel.hpp>
-#include <labrun/point.hpp>
-#include "registry.hpp"
-#include <labrun/status.hpp>
 
 namespace labrun::rank {
 
 namespace {
 
-// The one table of rank's variants: name, one-line description, whether it has a host implementation, modes.
+// The one table of rank's variants: name and one-line description.
 struct VariantRow {
   Variant variant;
   const char* name;
@@ -30,15 +29,19 @@ constexpr VariantRow kVariants[] = {
 };
 
 constexpr int kChunks = 64;
+/// Elements per block of the generator's parallel split (2^16).
+constexpr std::int64_t kBlock = std::int64_t{1} << 16;
 
-std::int64_t blocks_of(std::int64_t n) { return (n + kPrefixBlock - 1) / kPrefixBlock; }
-
-// block_prefix from per-block counts (counts[b] = ones in block b), and `selected`.
-void finish_prefix(Inputs& in, const std::vector<std::int64_t>& counts) {
-  in.block_prefix.assign(counts.size() + 1, 0);
-  for (std::size_t b = 0; b < counts.size(); ++b) in.block_prefix[b + 1] = in.block_prefix[b] + counts[b];
-  in.selected = in.block_prefix.back();
+std::int64_t ones(const std::uint8_t* mask, std::int64_t begin, std::int64_t end) {
+  std::int64_t c = 0;
+  for (std::int64_t i = begin; i < end; ++i) c += mask[i];
+  return c;
 }
+
+constexpr const char* kHypotheses = R"(
+- {faster: scan_select, than: indexed_assign, when: {n: [1e5, 1e7]}, by_at_least: 1.2}
+- {faster: fused, than: scan_select, when: {n: [1e7, 1e9]}, by_at_least: 1.5}
+)";
 
 }  // namespace
 
@@ -54,158 +57,86 @@ Variant parse_variant(const std::string& name) {
   throw std::invalid_argument("unknown rank variant '" + name + "'");
 }
 
-Params params_of(const Point& point) {
-  Params p;
-  p.variant = parse_variant(point.variant);
-  p.n = point.integer("n");
-  p.density = point.real("density");
-  p.mode = point.word("mode");
-  if (p.n < 0) throw std::invalid_argument("rank: n must be >= 0");
-  return p;
-}
-
-Inputs generate(std::int64_t n, double density, std::uint64_t seed) {
+std::int64_t generate(std::uint8_t* mask, std::int64_t n, double density, std::uint64_t seed) {
   if (n < 0) throw std::invalid_argument("rank: n must be >= 0");
-  Inputs in;
-  in.n = n;
-  in.mask.assign(static_cast<std::size_t>(n), 0);
-  const std::int64_t blocks = blocks_of(n);
+  const std::int64_t blocks = (n + kBlock - 1) / kBlock;
   std::vector<std::int64_t> counts(static_cast<std::size_t>(blocks), 0);
-  // Parallel over whole prefix blocks, so each block's count is computed by one thread.
   parallel_chunks(blocks, kChunks, [&](int, std::int64_t b0, std::int64_t b1) {
     for (std::int64_t b = b0; b < b1; ++b) {
-      const std::int64_t end = std::min(n, (b + 1) * kPrefixBlock);
+      const std::int64_t end = std::min(n, (b + 1) * kBlock);
       std::int64_t count = 0;
-      for (std::int64_t i = b * kPrefixBlock; i < end; ++i) {
+      for (std::int64_t i = b * kBlock; i < end; ++i) {
         const std::uint64_t h = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
         const std::uint8_t on = unit_interval(h) < density ? 1 : 0;
-        in.mask[static_cast<std::size_t>(i)] = on;
+        mask[i] = on;
         count += on;
       }
       counts[static_cast<std::size_t>(b)] = count;
     }
   });
-  finish_prefix(in, counts);
-  return in;
+  return std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
 }
 
-Inputs from_mask(std::vector<std::uint8_t> mask) {
-  Inputs in;
-  in.n = static_cast<std::int64_t>(mask.size());
-  in.mask = std::move(mask);
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(blocks_of(in.n)), 0);
-  for (std::int64_t i = 0; i < in.n; ++i) {
-    const std::uint8_t m = in.mask[static_cast<std::size_t>(i)];
-    if (m > 1) throw std::invalid_argument("rank: mask bytes must be 0 or 1");
-    counts[static_cast<std::size_t>(i / kPrefixBlock)] += m;
-  }
-  finish_prefix(in, counts);
-  return in;
+std::string seed_text(std::int64_t n, double density) {
+  char d[40];
+  std::snprintf(d, sizeof d, "%.17g", density);
+  return "rank/" + std::to_string(n) + "/" + d;
 }
 
-std::vector<std::int64_t> reference(const Inputs& in) {
-  std::vector<std::int64_t> out(static_cast<std::size_t>(in.n));
+std::vector<std::int64_t> reference(const std::uint8_t* mask, std::int64_t n) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
   std::int64_t rank = 0;
-  for (std::int64_t i = 0; i < in.n; ++i) out[static_cast<std::size_t>(i)] = in.mask[static_cast<std::size_t>(i)] ? rank++ : kMaskedOut;
+  for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = mask[i] ? rank++ : kMaskedOut;
   return out;
 }
 
-void Mismatches::merge(const Mismatches& o) {
-  if (o.count == 0) return;
-  if (count == 0 || o.first < first) {
-    first = o.first;
-    expected = o.expected;
-    got = o.got;
-  }
-  count += o.count;
-}
-
-Mismatches compare_slice(const Inputs& in, const std::int64_t* out, std::int64_t begin, std::int64_t count) {
-  if (begin < 0 || count < 0 || begin + count > in.n)
-    throw std::invalid_argument("rank: compare_slice out of range");
-  if (begin % kPrefixBlock != 0) throw std::invalid_argument("rank: compare_slice begin is not block-aligned");
-  const std::int64_t end = begin + count;
-  const std::int64_t b_begin = begin / kPrefixBlock, b_end = blocks_of(end);
-  std::vector<Mismatches> parts(kChunks);
-  parallel_chunks(b_end - b_begin, kChunks, [&](int chunk, std::int64_t c0, std::int64_t c1) {
-    Mismatches m;
-    for (std::int64_t b = b_begin + c0; b < b_begin + c1; ++b) {
-      std::int64_t rank = in.block_prefix[static_cast<std::size_t>(b)];
-      const std::int64_t stop = std::min(end, (b + 1) * kPrefixBlock);
-      for (std::int64_t i = b * kPrefixBlock; i < stop; ++i) {
-        const std::int64_t expected = in.mask[static_cast<std::size_t>(i)] ? rank++ : kMaskedOut;
-        const std::int64_t got = out[i - begin];
-        if (got != expected) {
-          if (m.count == 0) {
-            m.first = i;
-            m.expected = expected;
-            m.got = got;
-          }
-          ++m.count;
-        }
-      }
-    }
-    parts[static_cast<std::size_t>(chunk)] = m;
+std::int64_t reference_slice(const std::uint8_t* mask, std::int64_t begin, std::int64_t count, std::int64_t before,
+                             std::int64_t* out) {
+  // Two parallel passes with the same split: the ones of each part, then each part's ranks from their prefix.
+  std::vector<std::int64_t> part(kChunks + 1, 0);
+  parallel_chunks(count, kChunks, [&](int k, std::int64_t b, std::int64_t e) {
+    part[static_cast<std::size_t>(k) + 1] = ones(mask + begin, b, e);
   });
-  Mismatches total;
-  for (const auto& m : parts) total.merge(m);
-  return total;
+  std::partial_sum(part.begin(), part.end(), part.begin());
+  parallel_chunks(count, kChunks, [&](int k, std::int64_t b, std::int64_t e) {
+    std::int64_t rank = before + part[static_cast<std::size_t>(k)];
+    for (std::int64_t i = b; i < e; ++i) out[i] = mask[begin + i] ? rank++ : kMaskedOut;
+  });
+  return part.back();
 }
 
-Check check_of(const Inputs& in, const Mismatches& m) {
-  Check c;
-  c.value = static_cast<double>(m.count);
-  c.reference = 0;
-  c.abs_error = c.value;
-  c.tolerance = 0;
-  c.passed = m.count == 0;
-  c.detail["n"] = in.n;
-  c.detail["selected"] = in.selected;
-  c.detail["mismatches"] = m.count;
-  c.detail["comparison"] = "exact int64 equality of every element (tolerance 0)";
-  if (m.count > 0) {
-    c.detail["first_mismatch"] = m.first;
-    c.detail["expected"] = m.expected;
-    c.detail["got"] = m.got;
-  }
-  return c;
+std::int64_t expected_selected(std::int64_t n, double density) {
+  return static_cast<std::int64_t>(density * static_cast<double>(n));
 }
 
-Check compare(const Inputs& in, const std::int64_t* out) { return check_of(in, compare_slice(in, out, 0, in.n)); }
-
-Cost cost(const Params& p, std::int64_t selected) {
-  const double n = static_cast<double>(p.n);
+Cost cost(Variant v, std::int64_t n_elements, std::int64_t selected) {
+  const double n = static_cast<double>(n_elements);
   const double c = static_cast<double>(selected);
-  switch (p.variant) {
+  Cost k;
+  switch (v) {
     case Variant::indexed_assign:
       // fill (w 8n), count (r n), arange (w 8c), select indices (r n, w 8c), scatter (r 16c, w 8c).
       // Launches: fill 1 + DeviceReduce 2 + arange 1 + DeviceSelect 2 + scatter 1; the count's copy to the host
       // is the host sync.
-      return Cost::of(n + n + 16 * c, 8 * n + 24 * c, 9 * n, 0, 7, 1);
+      k = Cost::of(n + n + 16 * c, 8 * n + 24 * c, 9 * n, 0, 7, 1);
+      k.peak_work_bytes = 8 * n + 16 * c;  // out, arange and indices
+      break;
     case Variant::scan_select:
       // DeviceScan (r n, w 8n; 2 launches), select (r n + 8n, w 8n; 1 launch).
-      return Cost::of(n + n + 8 * n, 8 * n + 8 * n, 9 * n, 0, 3, 0);
+      k = Cost::of(n + n + 8 * n, 8 * n + 8 * n, 9 * n, 0, 3, 0);
+      k.peak_work_bytes = 16 * n;  // out and the scan
+      break;
     case Variant::fused:
       // One DeviceScan writing out through its output iterator (r n, w 8n; 2 launches).
-      return Cost::of(n, 8 * n, 9 * n, 0, 2, 0);
+      k = Cost::of(n, 8 * n, 9 * n, 0, 2, 0);
+      k.peak_work_bytes = 8 * n;  // out
+      break;
   }
-  return Cost{};
+  return k;
 }
 
-double working_set_bytes(const Params& p, std::int64_t selected) {
-  const double n = static_cast<double>(p.n), c = static_cast<double>(selected);
-  const double base = n + 8 * n;  // mask and out
-  switch (p.variant) {
-    case Variant::indexed_assign: return base + 16 * c;  // arange and indices
-    case Variant::scan_select: return base + 8 * n;      // the scan
-    case Variant::fused: return base;
-  }
-  return base;
-}
-
-void host_run(Variant variant, const Inputs& in, std::int64_t* out, HostScratch& scratch) {
-  const std::int64_t n = in.n;
-  const std::uint8_t* m = in.mask.data();
+void host_run(Variant variant, const std::uint8_t* m, std::int64_t n, std::int64_t* out, std::int64_t* s,
+              HostScratch& scratch) {
   switch (variant) {
     case Variant::indexed_assign: {
       std::fill(out, out + n, kMaskedOut);                                  // out.fill_(-1)
@@ -222,11 +153,9 @@ void host_run(Variant variant, const Inputs& in, std::int64_t* out, HostScratch&
       break;
     }
     case Variant::scan_select: {
-      scratch.a.resize(static_cast<std::size_t>(n));                        // s = inclusive_scan(mask)
-      std::int64_t acc = 0;
-      for (std::int64_t i = 0; i < n; ++i) scratch.a[static_cast<std::size_t>(i)] = acc += m[i];
-      for (std::int64_t i = 0; i < n; ++i)                                  // where(mask, s - 1, -1)
-        out[i] = m[i] ? scratch.a[static_cast<std::size_t>(i)] - 1 : kMaskedOut;
+      std::int64_t acc = 0;                                                 // s = inclusive_scan(mask)
+      for (std::int64_t i = 0; i < n; ++i) s[i] = acc += m[i];
+      for (std::int64_t i = 0; i < n; ++i) out[i] = m[i] ? s[i] - 1 : kMaskedOut;  // where(mask, s - 1, -1)
       break;
     }
     case Variant::fused: {
@@ -237,92 +166,69 @@ void host_run(Variant variant, const Inputs& in, std::int64_t* out, HostScratch&
   }
 }
 
-namespace {
-
-// The axes that define a point's inputs, as text: what the seed hashes and the cache compares.
-std::string input_key(const Params& p) {
-  char density[40];
-  std::snprintf(density, sizeof density, "%.17g", p.density);
-  return std::to_string(p.n) + "/" + density;
-}
-
-}  // namespace
-
-std::uint64_t input_seed(const Params& p, std::uint64_t lab_seed) {
-  return splitmix64(lab_seed ^ fnv1a64("rank/" + input_key(p)));
-}
-
-std::shared_ptr<const Inputs> InputCache::inputs(const Params& p, std::uint64_t lab_seed) {
-  const std::uint64_t s = input_seed(p, lab_seed);
-  const std::string key = input_key(p) + "/" + std::to_string(s);
-  if (key != key_ || !inputs_) {
-    inputs_.reset();  // release the old mask first: at n = 1e9 it is 1 GB
-    inputs_ = std::make_shared<const Inputs>(generate(p.n, p.density, s));
-    key_ = key;
-  }
-  return inputs_;
-}
-
-namespace {
-
-class HostWorkload : public Workload {
- public:
-  HostWorkload(Params p, std::shared_ptr<const Inputs> in)
-      : p_(p), in_(std::move(in)), out_(static_cast<std::size_t>(p.n), 0) {}
-  void run() override { host_run(p_.variant, *in_, out_.data(), scratch_); }
-  Check check(const std::function<void()>& iterate) override {
-    std::fill(out_.begin(), out_.end(), kPoison);
-    iterate();
-    Check c = compare(*in_, out_.data());
-    c.detail["poisoned"] = true;
-    return c;
-  }
-  Cost cost() const override { return rank::cost(p_, in_->selected); }
-
- private:
-  Params p_;
-  std::shared_ptr<const Inputs> in_;
-  std::vector<std::int64_t> out_;
-  HostScratch scratch_;
-};
-
-constexpr const char* kHypotheses = R"(
-- {faster: scan_select, than: indexed_assign, when: {n: [1e5, 1e7]}, by_at_least: 1.2}
-- {faster: fused, than: scan_select, when: {n: [1e7, 1e9]}, by_at_least: 1.5}
-)";
-
-}  // namespace
-
-void register_experiment(Registry& registry) {
-  Experiment e;
-  e.name = "rank";
-  e.description = "ranks of masked-in positions: out[mask] = arange(count) (host sync) vs cumsum-and-select vs fused scan";
-  e.axes = {
-      {"n", AxisKind::Integer, "elements of the mask and of the int64 output", 0.0, 4e9, {}, std::int64_t{1000000}},
-      {"density", AxisKind::Real, "fraction of mask bytes that are 1 (0: all false, 1: all true)", 0.0, 1.0, {}, 0.5},
+LABRUN_EXPERIMENT(rank) {
+  e.describe("ranks of masked-in positions: out[mask] = arange(count) (host sync) vs cumsum-and-select vs fused scan")
+      .docs("docs/experiments/rank.md")
+      .int_axis("n", "elements of the mask and of the int64 output", 0, 4e9, 1000000)
+      .real_axis("density", "fraction of mask bytes that are 1 (0: all false, 1: all true)", 0, 1, 0.5)
+      .size_axis("n")
+      .plot({"n", "variant", {"density"}, "time vs n"})
+      .plot({"density", "variant", {"n"}, "time vs density"})
+      .hypotheses(kHypotheses);
+  // The mask; the output (poisoned with 0x5a bytes, not the default 0xff, which is -1: right at every masked-out
+  // position; read back in chunks, so a check at n = 1e9 holds 64 MB of it on the host, not 8 GB); scan_select's
+  // scan; indexed_assign's arange and index buffers, which it takes per iteration from the stream-ordered pool once
+  // the host knows the count, as an eager framework does: transient, sized here by the count the estimate expects.
+  e.arrays([](const Args& a, Layout& l) {
+    const std::int64_t n = a.i64("n");
+    if (n < 0) throw std::invalid_argument("rank: n must be >= 0");
+    const Variant v = parse_variant(a.variant());
+    l.add("mask", Role::input, Elem::raw<std::uint8_t>(), n);
+    l.add("out", Role::output, Elem::raw<std::int64_t>(), n).poison("out", kPoisonByte).chunked("out");
+    if (v == Variant::scan_select) l.add("s", Role::scratch, Elem::raw<std::int64_t>(), n);
+    if (v == Variant::indexed_assign) {
+      const std::int64_t c = expected_selected(n, a.real("density"));
+      l.add("arange", Role::transient, Elem::raw<std::int64_t>(), c).add("indices", Role::transient, Elem::raw<std::int64_t>(), c);
+    }
+  });
+  e.inputs_depend_on({"n", "density"});
+  e.seed_text([](const Args& a) { return seed_text(a.i64("n"), a.real("density")); });  // the pre-SDK masks
+  e.generate([](const Args& a, std::uint64_t seed, Arrays& in) {
+    generate(in["mask"].as<std::uint8_t>(), a.i64("n"), a.real("density"), seed);
+  });
+  // The reference is the selected count (what the cost model needs); the check computes the ranks chunk by chunk.
+  e.reference([](const Args& a, const Arrays& in, Reference& r) {
+    const std::int64_t n = a.i64("n");
+    const auto* m = in["mask"].as<const std::uint8_t>();
+    std::vector<std::int64_t> part(kChunks, 0);
+    parallel_chunks(n, kChunks, [&](int k, std::int64_t b, std::int64_t e) { part[static_cast<std::size_t>(k)] = ones(m, b, e); });
+    r.set("selected", static_cast<double>(std::accumulate(part.begin(), part.end(), std::int64_t{0})));
+  });
+  // Exact: int64 equality of every element (ranks are integers, every variant computes them with integer adds).
+  e.check([](Compare& c) {
+    const auto* m = c.inputs()["mask"].as<const std::uint8_t>();
+    std::int64_t before = 0;  // ones before the chunk: the chunks come in order
+    c.exact_chunks("out", [&](std::int64_t begin, std::int64_t count, void* expected) {
+      before += reference_slice(m, begin, count, before, static_cast<std::int64_t*>(expected));
+    });
+    c.note("selected", c.reference().value("selected"));
+    c.note("n", static_cast<double>(c.args().i64("n")));
+  });
+  e.cost([](const Args& a, const Reference& ref) {
+    const std::int64_t n = a.i64("n");
+    const auto c = static_cast<std::int64_t>(ref.value_or("selected", static_cast<double>(expected_selected(n, a.real("density")))));
+    return cost(parse_variant(a.variant()), n, c);
+  });
+  auto host = [](Launch& setup) -> Step {
+    const Variant v = parse_variant(setup.args().variant());
+    const auto* mask = setup.in("mask").as<const std::uint8_t>();
+    auto* out = setup.out("out").as<std::int64_t>();
+    std::int64_t* s = v == Variant::scan_select ? setup.scratch("s").as<std::int64_t>() : nullptr;
+    const std::int64_t n = setup.args().i64("n");
+    auto scratch = std::make_shared<HostScratch>();
+    return [=](Launch&) { host_run(v, mask, n, out, s, *scratch); };
   };
-  auto cache = std::make_shared<InputCache>();
-  auto host = [cache](const Point& point, Backend&, const LabSettings& lab) -> std::unique_ptr<Workload> {
-    const Params p = params_of(point);
-    return std::make_unique<HostWorkload>(p, cache->inputs(p, lab.seed));
-  };
-  for (const auto& row : kVariants) {
-    VariantDecl decl{row.name, row.description, {}, {}};
-    decl.implementations[BackendKind::host] = host;
-    e.variants.push_back(std::move(decl));
-  }
-  e.size_axis = "n";
-  e.estimate = [](const Point& point) {
-    const Params p = params_of(point);
-    const auto c = static_cast<std::int64_t>(p.density * static_cast<double>(p.n));
-    const Cost k = cost(p, c);
-    return PointEstimate{working_set_bytes(p, c), k.bytes, 0.0};
-  };
-  e.plots = {PlotSpec{"n", "variant", {"density"}, "time vs n"},
-             PlotSpec{"density", "variant", {"n"}, "time vs density"}};
-  e.hypotheses = kHypotheses;
-  e.docs = "docs/experiments/rank.md";
-  registry.add(std::move(e));
+  for (const auto& row : kVariants) e.variant(row.name, row.description).host(host);
 }
 
 }  // namespace labrun::rank

@@ -116,6 +116,8 @@ class Layout {
     Role role;
     Elem elem;
     std::int64_t count;
+    std::uint8_t poison = 0xff;  ///< an output's poison byte (Layout::poison)
+    bool chunked = false;        ///< an output read back only in chunks (Layout::chunked)
   };
   Layout& input(const std::string& name, DType t, std::int64_t count) { return add(name, Role::input, Elem::of(t), count); }
   Layout& output(const std::string& name, DType t, std::int64_t count) { return add(name, Role::output, Elem::of(t), count); }
@@ -125,6 +127,15 @@ class Layout {
   /// An array of any role with a raw element type (e.g. `add("mask", Role::input, Elem::raw<std::uint8_t>(), n)`).
   /// @throws std::invalid_argument for a duplicate name or a negative count.
   Layout& add(const std::string& name, Role role, Elem elem, std::int64_t count);
+  /// Sets the byte output `name` is poisoned with before the correctness iteration (default 0xff: NaN in every
+  /// floating-point dtype, case C07). Choose one whose element no correct iteration writes: an integer output
+  /// whose value for "none" is -1 (all 0xff bytes) would pass unwritten under the default.
+  /// @throws std::out_of_range when `name` is not an output of the Layout.
+  Layout& poison(const std::string& name, std::uint8_t byte);
+  /// Marks output `name` as read back in chunks only: the lab never copies it to the host whole (an int64 output of
+  /// 1e9 elements is 8 GB), and the check compares it with Compare::exact_chunks,
+  /// which holds two chunks in host memory. @throws std::out_of_range when `name` is not an output of the Layout.
+  Layout& chunked(const std::string& name);
   const std::vector<Entry>& entries() const { return entries_; }
   /// Bytes of the arrays of `role`.
   double bytes(Role role) const;
@@ -195,13 +206,21 @@ struct CheckResult {
 /// point passes only when every comparison passes.
 class Compare {
  public:
+  /// Copies elements [begin, begin + count) of output `array` into `host` (the lab's copy back of a chunk).
+  using ChunkReader = std::function<void(const std::string& array, std::int64_t begin, std::int64_t count, void* host)>;
+  /// The most bytes of one chunk of exact_chunks (of the output, and again of the expectation).
+  static constexpr std::size_t kChunkBytes = std::size_t{32} << 20;
+
   /// `inputs` hands out the host inputs when the check first asks for them (a set generated on the device is
-  /// generated on the host only if the check reads it).
+  /// generated on the host only if the check reads them).
   /// `returned`: the returned outputs (Role::returned) by name, each with the input whose memory the variant handed
   /// back as it ("" when none).
+  /// `read`: where exact_chunks reads outputs from (the device, chunk by chunk); empty: from `outputs`' host memory.
+  /// A chunked output (Layout::chunked) is in `outputs` with its count and elem but no data.
   Compare(const Args& args, std::function<const Arrays&()> inputs, const Arrays& outputs, const Reference& ref,
-          double scale, std::map<std::string, std::string> returned = {})
-      : args_(args), in_(std::move(inputs)), out_(outputs), ref_(ref), scale_(scale), returned_(std::move(returned)) {}
+          double scale, std::map<std::string, std::string> returned = {}, ChunkReader read = {})
+      : args_(args), in_(std::move(inputs)), out_(outputs), ref_(ref), scale_(scale), returned_(std::move(returned)),
+        read_(std::move(read)) {}
   const Args& args() const { return args_; }
   const Arrays& inputs() const { return in_(); }
   const Arrays& outputs() const { return out_; }
@@ -230,6 +249,15 @@ class Compare {
   /// Bitwise-exact comparison of output `array` with the same-named input-derived expectation `expected`
   /// (raw bytes; e.g. a copy): passes iff every byte matches; worst_index is the first differing element.
   const CheckResult& exact(const std::string& array, const View& expected);
+  /// Bitwise-exact comparison of output `array` with an expectation made chunk by chunk, so that neither is ever
+  /// whole in host memory (the comparison of a chunked output, Layout::chunked; any output otherwise):
+  /// `expect(begin, count, expected)` writes the expected elements [begin, begin + count) into `expected`. It is
+  /// called for consecutive chunks of at most kChunkBytes, in increasing order of begin from 0 (so it may carry a
+  /// running state, e.g. a prefix count, from one chunk to the next), and never for an empty output. Results as
+  /// exact(): passes iff every byte matches, worst_index is the first differing element; a raw element of 1, 2, 4
+  /// or 8 bytes is reported there as a little-endian signed integer (worst_value, worst_reference).
+  const CheckResult& exact_chunks(const std::string& array,
+                                  const std::function<void(std::int64_t begin, std::int64_t count, void* expected)>& expect);
   /// Whether returned output `array` (Role::returned) is input `input`'s own memory: passes iff the variant handed
   /// back that input itself, no copy (as x.contiguous() of a contiguous x must). kind "same_buffer", with the note
   /// same_buffer = 1 or 0; compared = the output's elements; a failure counts them all as mismatches. Compares no
@@ -253,6 +281,7 @@ class Compare {
   const Reference& ref_;
   double scale_;
   std::map<std::string, std::string> returned_;
+  ChunkReader read_;
   std::vector<CheckResult> results_;
 };
 

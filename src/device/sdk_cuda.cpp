@@ -1,7 +1,8 @@
 // The experiment SDK's CUDA workload: the point's inputs on the device (generated there by the experiment's device
 // generator, else copied from the host set; kept while the input key stays), outputs and scratch allocated before
 // any capture (case C12), the variant's setup run once, each iteration enqueued on the backend's stream; the
-// correctness iteration poisons the outputs with NaN bytes, waits, copies them back and runs the experiment's check.
+// correctness iteration poisons the outputs (NaN bytes unless the Layout says otherwise), waits, copies them back
+// (a chunked output only chunk by chunk, as the check reads it) and runs the experiment's check.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -88,8 +89,11 @@ class SdkCudaWorkload : public Workload {
     dev_ = device_inputs(layout);
     allocate(layout, Role::output, MemoryRole::work, buffers_, out_);
     allocate(layout, Role::scratch, MemoryRole::work, buffers_, scratch_);
-    for (const auto& e : layout.entries())
-      if (e.role == Role::output || e.role == Role::returned) host_out_layout_.add(e.name, Role::output, e.elem, e.count);
+    for (const auto& e : layout.entries()) {
+      if (e.role == Role::output) poison_.push_back(e.poison);
+      if (e.role == Role::output && e.chunked) chunked_.push_back(e);  // read back only by exact_chunks
+      else if (e.role == Role::output || e.role == Role::returned) host_out_layout_.add(e.name, Role::output, e.elem, e.count);
+    }
     launch_ = std::make_unique<CudaLaunch>(args_, *ref_, ctx_, dev_->arrays, out_, scratch_, layout);
     step_ = setup(*launch_);  // before any capture: occupancy look-ups, workspaces
   }
@@ -97,9 +101,12 @@ class SdkCudaWorkload : public Workload {
   void run() override { step_(*launch_); }
 
   Check check(const std::function<void()>& iterate) override {
-    // Poison: all-ones bytes are NaN in every floating-point dtype, so an element no thread wrote fails (C07).
-    for (const auto& [name, v] : out_.items())
-      LABRUN_CUDA(cudaMemsetAsync(v.data, 0xff, std::max<std::size_t>(v.bytes(), 1), ctx_.stream()));
+    // Poison: each output's byte (default all-ones, NaN in every floating-point dtype), so an element no thread
+    // wrote fails (C07).
+    for (std::size_t k = 0; k < out_.items().size(); ++k) {
+      const View& v = out_.items()[k].second;
+      LABRUN_CUDA(cudaMemsetAsync(v.data, poison_[k], std::max<std::size_t>(v.bytes(), 1), ctx_.stream()));
+    }
     // Returned outputs are the variant's memory (an input, say): not poisoned.
     iterate();
     LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
@@ -113,12 +120,22 @@ class SdkCudaWorkload : public Workload {
       const View& h = host.arrays()[e.name];
       if (h.bytes() > 0) LABRUN_CUDA(cudaMemcpy(h.data, r.data(e.name), h.bytes(), cudaMemcpyDeviceToHost));
     }
+    Arrays outputs = host.arrays();  // and the chunked outputs: count and elem, no host copy
+    for (const auto& e : chunked_) outputs.put(e.name, View{nullptr, e.count, e.elem});
+    // exact_chunks copies a chunk at a time from the device output (or a returned output where it points).
+    auto read = [&](const std::string& name, std::int64_t begin, std::int64_t count, void* dst) {
+      const void* src = out_.has(name) ? out_[name].data : r.data(name);
+      const std::size_t w = outputs[name].elem.bytes;
+      if (count > 0)
+        LABRUN_CUDA(cudaMemcpy(dst, static_cast<const char*>(src) + static_cast<std::size_t>(begin) * w,
+                               static_cast<std::size_t>(count) * w, cudaMemcpyDeviceToHost));
+    };
     std::shared_ptr<const HostArrays> in;
     auto inputs = [&]() -> const Arrays& {
       if (!in) in = exp_->inputs(args_, seed_);
       return in->arrays();
     };
-    return exp_->compare(args_, inputs, host.arrays(), *ref_, scale_, r.inputs_aliased(dev_->arrays));
+    return exp_->compare(args_, inputs, outputs, *ref_, scale_, r.inputs_aliased(dev_->arrays), read);
   }
 
   Cost cost() const override { return exp_->cost(args_, *ref_); }
@@ -160,6 +177,8 @@ class SdkCudaWorkload : public Workload {
   std::vector<DeviceBuffer> buffers_;
   Arrays out_, scratch_;
   Layout host_out_layout_;
+  std::vector<std::uint8_t> poison_;      // per output, in the order of out_
+  std::vector<Layout::Entry> chunked_;    // outputs read back only in chunks (Layout::chunked)
   std::unique_ptr<CudaLaunch> launch_;
   Step step_;
 };

@@ -1,7 +1,7 @@
 // GPU tests of the rank experiment (CTest label `gpu`). Each test skips, reported as SKIPPED, when no CUDA
 // device can be opened. Inputs are drawn with a fresh seed per run (printed; set LABRUN_TEST_SEED to reproduce).
-// Every check compares all n int64 outputs with the host reference exactly (correctness value = number of
-// mismatching elements, tolerance 0), after the output was poisoned with 0x5a5a5a5a5a5a5a5a.
+// Every check compares all n int64 outputs with the host reference exactly (the SDK's chunked exact comparison:
+// tolerance 0, value 0 when no element differs), after the output was poisoned with 0x5a5a5a5a5a5a5a5a.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -60,7 +60,8 @@ class RankGpu : public ::testing::Test {
   static void expect_exact(const Json& rec) {
     ASSERT_EQ(rec["status"], "ok") << rec.dump();
     EXPECT_EQ(rec["correctness"]["passed"], true);
-    EXPECT_EQ(real_from_json(rec["correctness"]["value"]), 0.0) << "mismatching elements: " << rec["correctness"].dump();
+    EXPECT_EQ(real_from_json(rec["correctness"]["value"]), 0.0) << rec["correctness"].dump();
+    EXPECT_EQ(rec["correctness"]["detail"]["mismatches"], 0) << rec["correctness"].dump();
     EXPECT_EQ(real_from_json(rec["correctness"]["tolerance"]), 0.0);
     EXPECT_EQ(rec["correctness"]["detail"]["poisoned"], true);
   }

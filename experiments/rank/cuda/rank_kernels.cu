@@ -13,7 +13,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "cuda_check.hpp"
+#include <labrun/cuda.cuh>
 
 namespace labrun::rank::kernels {
 
@@ -175,14 +175,14 @@ void fill(std::int64_t* out, std::int64_t value, std::int64_t n, int sm, cudaStr
 
 std::size_t count_temp_bytes(std::int64_t n) {
   std::size_t bytes = 0;
-  LABRUN_CUDA(cub::DeviceReduce::Sum(nullptr, bytes, widened(nullptr), static_cast<std::int64_t*>(nullptr), n));
+  LABRUN_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, widened(nullptr), static_cast<std::int64_t*>(nullptr), n));
   return std::max<std::size_t>(bytes, 16);
 }
 
 void count(const std::uint8_t* mask, std::int64_t n, std::int64_t* result, void* temp, std::size_t temp_bytes,
            cudaStream_t stream) {
   std::size_t bytes = temp_bytes;
-  LABRUN_CUDA(cub::DeviceReduce::Sum(temp, bytes, widened(mask), result, n, stream));
+  LABRUN_CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, widened(mask), result, n, stream));
   LABRUN_CUDA_LAUNCHED();
 }
 
@@ -194,7 +194,7 @@ void arange(std::int64_t* out, std::int64_t count, int sm, cudaStream_t stream) 
 
 std::size_t select_temp_bytes(std::int64_t n) {
   std::size_t bytes = 0;
-  LABRUN_CUDA(cub::DeviceSelect::Flagged(nullptr, bytes, thrust::counting_iterator<std::int64_t>(0),
+  LABRUN_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, thrust::counting_iterator<std::int64_t>(0),
                                          static_cast<const std::uint8_t*>(nullptr), static_cast<std::int64_t*>(nullptr),
                                          static_cast<std::int64_t*>(nullptr), n));
   return std::max<std::size_t>(bytes, 16);
@@ -203,7 +203,7 @@ std::size_t select_temp_bytes(std::int64_t n) {
 void select_indices(const std::uint8_t* mask, std::int64_t n, std::int64_t* idx, std::int64_t* selected, void* temp,
                     std::size_t temp_bytes, cudaStream_t stream) {
   std::size_t bytes = temp_bytes;
-  LABRUN_CUDA(cub::DeviceSelect::Flagged(temp, bytes, thrust::counting_iterator<std::int64_t>(0), mask, idx, selected,
+  LABRUN_CUDA_CHECK(cub::DeviceSelect::Flagged(temp, bytes, thrust::counting_iterator<std::int64_t>(0), mask, idx, selected,
                                          n, stream));
   LABRUN_CUDA_LAUNCHED();
 }
@@ -217,7 +217,7 @@ void scatter(std::int64_t* out, const std::int64_t* idx, const std::int64_t* val
 
 std::size_t scan_temp_bytes(std::int64_t n) {
   std::size_t bytes = 0;
-  LABRUN_CUDA(cub::DeviceScan::InclusiveSum(nullptr, bytes, widened(nullptr), static_cast<std::int64_t*>(nullptr), n));
+  LABRUN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, widened(nullptr), static_cast<std::int64_t*>(nullptr), n));
   return std::max<std::size_t>(bytes, 16);
 }
 
@@ -225,14 +225,14 @@ void inclusive_count(const std::uint8_t* mask, std::int64_t n, std::int64_t* s, 
                      cudaStream_t stream) {
   if (n <= 0) return;
   std::size_t bytes = temp_bytes;
-  LABRUN_CUDA(cub::DeviceScan::InclusiveSum(temp, bytes, widened(mask), s, n, stream));
+  LABRUN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, bytes, widened(mask), s, n, stream));
   LABRUN_CUDA_LAUNCHED();
 }
 
 int select_rank_grid(std::int64_t n, int sm_count) {
   static const int per_sm = [] {
     int blocks = 0;
-    LABRUN_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, select_rank_kernel, kBlock, 0));
+    LABRUN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, select_rank_kernel, kBlock, 0));
     return std::max(1, blocks);
   }();
   const std::int64_t tiles = std::max<std::int64_t>(1, n / kTile);
@@ -248,7 +248,7 @@ void select_rank(const std::uint8_t* mask, const std::int64_t* s, std::int64_t* 
 
 std::size_t fused_temp_bytes(std::int64_t n) {
   std::size_t bytes = 0;
-  LABRUN_CUDA(TileState::AllocationSize(static_cast<int>(std::max<std::int64_t>(1, fused_tiles(n))), bytes));
+  LABRUN_CUDA_CHECK(TileState::AllocationSize(static_cast<int>(std::max<std::int64_t>(1, fused_tiles(n))), bytes));
   return std::max<std::size_t>(bytes, 16);
 }
 
@@ -258,7 +258,7 @@ void fused_rank(const std::uint8_t* mask, std::int64_t n, std::int64_t* out, voi
   const std::int64_t tiles = fused_tiles(n);
   if (tiles > std::numeric_limits<int>::max()) throw std::invalid_argument("rank fused: too many tiles");
   TileState state;
-  LABRUN_CUDA(state.Init(static_cast<int>(tiles), temp, temp_bytes));
+  LABRUN_CUDA_CHECK(state.Init(static_cast<int>(tiles), temp, temp_bytes));
   const int init_blocks = static_cast<int>((tiles + kBlock - 1) / kBlock);
   fused_init_kernel<<<init_blocks, kBlock, 0, stream>>>(state, static_cast<int>(tiles));
   LABRUN_CUDA_LAUNCHED();
