@@ -119,10 +119,13 @@ int cmd_list(const Registry& registry) {
 int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   // Every argument goes into the record header (JSON, UTF-8): a byte that is not UTF-8 (a Latin-1 file name)
   // is bad command-line input, refused before anything is read or written.
+  // Every message goes to std::cerr, escaped there (src/log.hpp): a value echoed from the command line, a file or a
+  // config never reaches the terminal raw.
+  escape_standard_error();
   for (int i = 1; i < argc; ++i)
     if (const auto bad = first_invalid_utf8(argv[i])) {
-      std::fprintf(stderr, "labrun: argument %d (byte %zu) is not valid UTF-8; labrun records its arguments as UTF-8\n",
-                   i, *bad + 1);
+      std::cerr << fmt::format("labrun: argument {} (byte {}) is not valid UTF-8; labrun records its arguments as UTF-8\n",
+                               i, *bad + 1);
       return kExitUsage;
     }
   // --lab takes one KEY=VALUE per occurrence: `--lab seed -1` would otherwise hand "-1" to the positional config
@@ -134,11 +137,11 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
     const std::string value = joined ? a.substr(6) : (i + 1 < argc ? argv[i + 1] : "");
     if (value.find('=') == std::string::npos) {
       // Exit 3 as every other bad --lab value (it is checked as the same key under lab:).
-      std::fprintf(stderr, "labrun: invalid config: --lab takes KEY=VALUE, one setting per --lab; got '%s'%s\n",
-                   value.c_str(),
-                   !value.empty() && value[0] != '-' && !joined && i + 2 < argc
-                       ? (" (for the value " + std::string(argv[i + 2]) + ": --lab " + value + "=" + argv[i + 2] + ")").c_str()
-                       : "");
+      std::cerr << "labrun: invalid config: --lab takes KEY=VALUE, one setting per --lab; got '" << value << "'"
+                << (!value.empty() && value[0] != '-' && !joined && i + 2 < argc
+                        ? " (for the value " + std::string(argv[i + 2]) + ": --lab " + value + "=" + argv[i + 2] + ")"
+                        : std::string())
+                << "\n";
       return kExitConfig;
     }
   }
@@ -365,10 +368,10 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       const auto tool = profiler_detected();
       if (profile || tool) {
         if (!profile)
-          std::fprintf(stderr, "labrun: running under %s: profiler mode (--profile): each point's correctness check, "
-                       "then %lld plain iterations in NVTX ranges named by its key; no blocking kernel, calibration, "
-                       "adaptive sampling or time limit (docs/profiling.md)\n",
-                       tool->c_str(), static_cast<long long>(kProfileIterations));
+          std::cerr << fmt::format("labrun: running under {}: profiler mode (--profile): each point's correctness "
+                                   "check, then {} plain iterations in NVTX ranges named by its key; no blocking kernel, "
+                                   "calibration, adaptive sampling or time limit (docs/profiling.md)\n",
+                                   *tool, kProfileIterations);
         lab_overrides.push_back("profile=true");
         config.lab.profile = true;
       }
@@ -409,23 +412,23 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
     sweep_args.argv = args;
     return cmd_sweep(sweep_args, config, experiment, points, hooks);
   } catch (const ConfigError& e) {
-    std::fprintf(stderr, "labrun: invalid config: %s\n", e.what());
+    std::cerr << "labrun: invalid config: " << e.what() << "\n";
     return kExitConfig;
   } catch (const OutputError& e) {
-    std::fprintf(stderr, "labrun: %s\n", e.what());
+    std::cerr << "labrun: " << e.what() << "\n";
     return kExitOutput;
   } catch (const DeviceError& e) {
-    std::fprintf(stderr, "labrun: %s\n", e.what());
+    std::cerr << "labrun: " << e.what() << "\n";
     return kExitDevice;
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "labrun: %s\n", e.what());
+    std::cerr << "labrun: " << e.what() << "\n";
     return kExitUsage;
   } catch (const Interrupted& e) {  // a signal while a result file was read (sweep --resume's check)
-    std::fprintf(stderr, "labrun: interrupted by SIG%s while reading a result file\n",
-                 sigabbrev_np(e.signal()) ? sigabbrev_np(e.signal()) : "?");
+    std::cerr << "labrun: interrupted by SIG" << (sigabbrev_np(e.signal()) ? sigabbrev_np(e.signal()) : "?")
+              << " while reading a result file\n";
     return 128 + e.signal();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "labrun: internal error: %s\n", e.what());
+    std::cerr << "labrun: internal error: " << e.what() << "\n";
     return kExitInternal;
   }
 }

@@ -10,11 +10,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <unordered_map>
 
 #include "exit_codes.hpp"
+#include "format.hpp"
 #include "interrupt.hpp"
 #include "merge.hpp"
 #include "output_file.hpp"
@@ -119,12 +121,12 @@ int merge_files(const std::vector<std::string>& shards, const std::string& outpu
       views.push_back(std::move(view));
     }
     for (std::size_t k = 0; k < files.size(); ++k) views[k].header = files[k].header ? &*files[k].header : nullptr;
-    for (const auto& w : warnings) std::fprintf(stderr, "labrun merge: warning: %s\n", w.c_str());
+    for (const auto& w : warnings) std::cerr << "labrun merge: warning: " << w << "\n";
     MergeOptions options;
     options.allow_mixed_builds = allow_mixed_builds;
     plan = plan_merge(views, options);
   } catch (const ResultError& e) {
-    std::fprintf(stderr, "labrun merge: %s; nothing written\n", e.what());
+    std::cerr << "labrun merge: " << e.what() << "; nothing written\n";
     return kExitUsage;
   }
   // The points in the serial sweep's order (so the merged file reads as a serial run's), else shard by shard.

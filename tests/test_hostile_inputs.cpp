@@ -1,13 +1,23 @@
 // Hostile inputs, round two (docs/cases.md H04, H09, H10): the config-side and output-side edges of labrun's
-// promises, each tried through the labrun binary as a user would, with its exact message and exit code.
+// promises, each tried through the labrun binary as a user would, with its exact message and exit code; and what a
+// break test of those fixes found (the tests at the end, each named by the case it extends).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "format.hpp"
 #include "test_util.hpp"
@@ -227,6 +237,124 @@ TEST(Hostile, H09_WithoutATimeoutAPointMustStillFinishWithinADay) {
   expect_config_error("experiment: masking\nlab:\n  point_timeout_s: 0\n  min_samples: 1000000\n  max_samples: 1000000\n"
                       "  min_sample_time_s: 10\n",
                       "every point would run for more than a day");
+}
+
+
+// ---- Found by a break test of the cases above ----------------------------------------------------------------
+
+const std::string kSmokeConfig = std::string(LABRUN_SOURCE_DIR) + "/configs/smoke.yaml";
+/// One point per variant of the smoke config: a small, quick result file.
+const std::string kFewPoints = " --only n=1000,density=0.5,dtype=f32,mode=eager,downstream=0";
+
+/// A host sweep of the smoke config into `dir`/`name` (with `extra` arguments), its lines.
+std::vector<std::string> small_run(const TempDir& dir, const std::string& name, const std::string& extra = kFewPoints) {
+  const Outcome r = labrun(dir, "sweep '" + kSmokeConfig + "' --device cpu -q -o " + name + extra);
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> lines;
+  std::istringstream in(slurp(dir.file(name)));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+/// The text that ESC, a C1 control (U+009B, CSI) and U+202E (right-to-left override) become, and the raw text.
+const std::string kHostile = "\x1b[2J\xc2\x9b\u202e";
+const std::string kShown = "\\x1b[2J\\u009b\\u202e";
+
+/// `err` holds none of the three raw and shows them escaped.
+void expect_escaped(const std::string& err, const std::string& what) {
+  EXPECT_EQ(err.find('\x1b'), std::string::npos) << what << ": raw ESC in\n" << err;
+  EXPECT_EQ(err.find("\xc2\x9b"), std::string::npos) << what << ": raw U+009B in\n" << err;
+  EXPECT_EQ(err.find("\u202e"), std::string::npos) << what << ": raw U+202E in\n" << err;
+  EXPECT_NE(err.find(kShown), std::string::npos) << what << ": no escapes in\n" << err;
+}
+
+// Case H10 on standard error: text from a result file, a folder's listing, a config (YAML "\e", "\x9b", "\u202e")
+// and the command line reaches the terminal in labrun's messages escaped, whatever the message.
+TEST(Hostile, H10_MessagesShowControlCharactersEscaped) {
+  TempDir dir;
+  // A config's value and key, written with YAML's escapes.
+  write_file(dir.file("c.yaml"), "experiment: \"mask\\e[2J\\x9b\\u202e\"\n");
+  Outcome r = labrun(dir, "validate c.yaml");
+  EXPECT_EQ(r.code, 3) << r.err;
+  expect_escaped(r.err, "config value");
+  write_file(dir.file("k.yaml"), "experiment: masking\naxes:\n  \"n\\e[2J\\x9b\\u202e\": [1]\n");
+  r = labrun(dir, "validate k.yaml");
+  EXPECT_EQ(r.code, 3) << r.err;
+  expect_escaped(r.err, "config key");
+  // --lab and --only values echoed in errors.
+  r = labrun(dir, "validate '" + kSmokeConfig + "' --lab 'x" + kHostile + "'");
+  EXPECT_EQ(r.code, 3) << r.err;
+  expect_escaped(r.err, "--lab without =");
+  r = labrun(dir, "validate '" + kSmokeConfig + "' --lab 'seed=" + kHostile + "'");
+  EXPECT_EQ(r.code, 3) << r.err;
+  expect_escaped(r.err, "--lab value");
+  r = labrun(dir, "sweep '" + kSmokeConfig + "' --dry-run --device cpu --only 'n=" + kHostile + "'");
+  EXPECT_EQ(r.code, 2) << r.err;
+  expect_escaped(r.err, "--only");
+
+  // A result file's values: a point of "another experiment", a point given twice.
+  const std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  ASSERT_GT(lines.size(), 2u);
+  std::vector<std::string> other = lines;
+  Json point = Json::parse(other[1]);
+  point["experiment"] = "rank" + kHostile;
+  other[1] = point.dump();
+  write_file(dir.file("other.jsonl"), joined(other));
+  r = labrun(dir, "report other.jsonl -o rep1 --no-plots");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("other.jsonl:2: experiment: rank"), std::string::npos) << r.err;
+  expect_escaped(r.err, "experiment mismatch");
+  std::vector<std::string> twice = lines;
+  point = Json::parse(lines[1]);
+  point["key"] = point["key"].get<std::string>() + kHostile;
+  twice.push_back(point.dump());
+  write_file(dir.file("twice.jsonl"), joined(twice));
+  r = labrun(dir, "report twice.jsonl -o rep2 --no-plots");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("is also at line 2 of the same run"), std::string::npos) << r.err;
+  expect_escaped(r.err, "duplicate point");
+  // A file name from a folder's listing.
+  std::filesystem::create_directory(dir.file("full"));
+  write_file(dir.file("full/notes" + kHostile), "mine");
+  r = labrun(dir, "report good.jsonl -o full --no-plots");
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_NE(r.err.find("full holds files that are not a labrun report (notes"), std::string::npos) << r.err;
+  expect_escaped(r.err, "folder listing");
+  // A log line (spdlog): the stale partial file of an output named with them.
+  const std::string name = "out" + kHostile + ".jsonl";
+  write_file(dir.file(name + ".new-999999"), "partial");
+  r = labrun(dir, "sweep '" + kSmokeConfig + "' --device cpu -q -o '" + name + "'" + kFewPoints);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find(".new-999999, the partial file of a write that was interrupted"), std::string::npos) << r.err;
+  expect_escaped(r.err, "log line");
+}
+
+// Case H10 in points.csv: an axis name from a result file reaches its header escaped (its values already were).
+TEST(Hostile, H10_AxisNameReachesPointsCsvEscaped) {
+  TempDir dir;
+  std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  ASSERT_GT(lines.size(), 2u);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    Json point = Json::parse(lines[i]);
+    point["axes"]["mode" + kHostile] = point["axes"]["mode"];
+    point["axes"].erase("mode");
+    lines[i] = point.dump();
+  }
+  write_file(dir.file("evil.jsonl"), joined(lines));
+  const Outcome r = labrun(dir, "report evil.jsonl -o rep --no-plots");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string csv = slurp(dir.file("rep/points.csv"));
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find(",axis.mode" + kShown + ","), std::string::npos) << header;
+  EXPECT_EQ(csv.find('\x1b'), std::string::npos);
+  EXPECT_EQ(csv.find("\u202e"), std::string::npos);
+  EXPECT_EQ(csv.find("\xc2\x9b"), std::string::npos);
 }
 
 }  // namespace
