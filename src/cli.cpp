@@ -237,6 +237,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   slurm->add_option("--code-rev", sweep_args.code_rev, "as for sweep, SHA[+dirty], passed to every task");
   slurm->add_flag("--submit", submit, "run sbatch for both and print the job ids");
+  slurm->add_flag("--force", force, "replace the scripts of an earlier labrun slurm in the -o folder");
 
   std::string base_arg, new_arg, min_effect = "5%", format = "table", fail_on = "slower", alpha = "0.05";
   bool normalize = false;
@@ -387,7 +388,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       if (!only.empty()) slurm_plan.extra.insert(slurm_plan.extra.end(), {"--only", only});
       if (!sweep_args.code_rev.empty()) slurm_plan.extra.insert(slurm_plan.extra.end(), {"--code-rev", sweep_args.code_rev});
       for (const auto& o : lab_overrides) slurm_plan.extra.insert(slurm_plan.extra.end(), {"--lab", o});
-      return cmd_slurm(slurm_plan, submit);
+      return cmd_slurm(slurm_plan, submit, force);
     }
     if (!sweep_args.shard.empty()) {
       points = shard_points(points, experiment, config.lab, parse_shard(sweep_args.shard), kind);

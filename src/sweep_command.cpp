@@ -647,6 +647,7 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment
   // A regular file only, one writer per result file (its workers included), stale partial files and a file that
   // holds no results removed (src/output_file.hpp).
   const FileClaim claim(a.output, "labrun sweep");
+  claim.remove_if_empty();  // the sweep creates its file anew (JsonlWriter, O_EXCL); --resume then starts afresh
   if (!a.devices.empty()) {
     if (!a.shard.empty()) throw std::invalid_argument("--devices splits the sweep itself: it does not take --shard");
     return run_devices(a, parse_devices(a.devices, hooks), points.size());

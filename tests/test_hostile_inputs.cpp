@@ -381,5 +381,145 @@ TEST(Hostile, H02_OverLongFirstLineIsRefusedWithoutReadingTheRest) {
   EXPECT_EQ(std::filesystem::file_size(sparse), std::uintmax_t{8} << 30);  // --resume left it as it was
 }
 
+// Cases H01 and H05 for slurm's scripts: a second `labrun slurm -o DIR` is refused (exit 4, nothing touched) naming
+// the script and --force, as every other writer; with --force it replaces both.
+TEST(Hostile, H01_SlurmRefusesToOverwriteItsScriptsWithoutForce) {
+  TempDir dir;
+  const std::string slurm = "slurm '" + kSmokeConfig + "' --shards 2 -o jobs";
+  const Outcome first = labrun(dir, slurm);
+  ASSERT_EQ(first.code, 0) << first.err;
+  std::vector<std::string> scripts;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("jobs")))
+    scripts.push_back(e.path().string());
+  ASSERT_EQ(scripts.size(), 2u);
+  for (const auto& s : scripts) write_file(s, "edited by hand");
+  const Outcome again = labrun(dir, slurm);
+  EXPECT_EQ(again.code, 4) << again.err;
+  EXPECT_NE(again.err.find("-array.sbatch exists"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("--force"), std::string::npos) << again.err;
+  for (const auto& s : scripts) EXPECT_EQ(slurp(s), "edited by hand") << s;
+  const auto entries = std::distance(std::filesystem::directory_iterator(dir.file("jobs")),
+                                     std::filesystem::directory_iterator());
+  EXPECT_EQ(entries, 2) << "no lock or partial file left";
+  const Outcome forced = labrun(dir, slurm + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  for (const auto& s : scripts) {
+    EXPECT_EQ(slurp(s).rfind("#!/bin/bash\n", 0), 0u) << s;
+    EXPECT_NE(::access(s.c_str(), X_OK), -1) << s << " is executable";
+  }
+}
+
+// Case H07 for slurm's scripts: when the second script cannot be written (here the merge script of 300 shards runs
+// past a file size limit, as on a full disk, while the small array script fits), neither is left: no array job
+// without its merge job, no partial file.
+TEST(Hostile, H07_SlurmWritesBothScriptsOrNeither) {
+  TempDir dir;
+  const std::string command = "cd '" + dir.path().string() + "' && (trap '' XFSZ; ulimit -f 8; exec '" +
+                              std::string(LABRUN_BINARY) + "' slurm '" + kSmokeConfig +
+                              "' --shards 300 -o jobs) >out.txt 2>err.txt";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  const std::string err = slurp(dir.file("err.txt"));
+  EXPECT_EQ(WEXITSTATUS(status), 4) << err;
+  EXPECT_NE(err.find("-merge.sbatch: File too large"), std::string::npos) << err;
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("jobs"))) left.push_back(e.path().string());
+  EXPECT_TRUE(left.empty()) << left.front();
+}
+
+// Case H08: a merge refused for its shards leaves a pre-existing empty (0-byte) target as it was; a merge that
+// succeeds writes it afresh.
+TEST(Hostile, H08_RefusedMergeLeavesAnEmptyTarget) {
+  TempDir dir;
+  small_run(dir, "whole.jsonl");  // not a shard
+  write_file(dir.file("m.jsonl"), "");
+  const Outcome r = labrun(dir, "merge -o m.jsonl whole.jsonl");
+  EXPECT_EQ(r.code, 2) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(dir.file("m.jsonl")));
+  EXPECT_EQ(std::filesystem::file_size(dir.file("m.jsonl")), 0u);
+  EXPECT_EQ(r.err.find("holds no results"), std::string::npos) << r.err;
+  small_run(dir, "shard.jsonl", kFewPoints + " --shard 1/1");
+  const Outcome ok = labrun(dir, "merge -o m.jsonl shard.jsonl");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.err.find("m.jsonl holds no results"), std::string::npos) << ok.err;
+  EXPECT_GT(std::filesystem::file_size(dir.file("m.jsonl")), 0u);
+}
+
+/// Shards 1/2 and 2/2 of the smoke config with every point copied `copies` times under new ids (one sweep of many
+/// points, to make a merge's write phase long enough to stop it in).
+void large_shards(const TempDir& dir, int copies) {
+  for (const std::string shard : {"1", "2"}) {
+    const std::string name = "s" + shard + ".jsonl";
+    const std::vector<std::string> lines =
+        small_run(dir, name, " --shard " + shard + "/2 --only density=0.5,dtype=f32,mode=eager,downstream=0");
+    ASSERT_GT(lines.size(), 1u) << name << " holds no point";
+    Json header = Json::parse(lines[0]);
+    std::ofstream out(dir.file("big-" + name), std::ios::binary);
+    header["point_count"] = static_cast<std::int64_t>((lines.size() - 1) * static_cast<std::size_t>(copies));
+    out << header.dump() << "\n";
+    for (int c = 0; c < copies; ++c)
+      for (std::size_t i = 1; i < lines.size(); ++i) {
+        Json point = Json::parse(lines[i]);
+        char id[17];
+        std::snprintf(id, sizeof id, "%s%015x", shard.c_str(), static_cast<unsigned>(c * 1000 + i));
+        point["id"] = id;
+        point["key"] = point["key"].get<std::string>() + ",copy=" + std::to_string(c);
+        out << point.dump() << "\n";
+      }
+  }
+}
+
+// Case H07 for merge: Ctrl-C while it writes (stopped with SIGSTOP as its beside-file appears, then sent SIGINT and
+// SIGCONT) ends it with 130 and "nothing written", its partial file removed: it was ignored once the copy was done
+// (the fsync and the rename were not looked at).
+TEST(Hostile, H07_InterruptedMergeWritePhaseWritesNothing) {
+  TempDir dir;
+  large_shards(dir, 500);
+  ASSERT_FALSE(HasFatalFailure());
+  const int watch = ::inotify_init1(IN_CLOEXEC);
+  ASSERT_GE(watch, 0);
+  ASSERT_GE(::inotify_add_watch(watch, dir.path().c_str(), IN_CREATE), 0);
+  const std::string out = dir.file("out.txt"), err = dir.file("err.txt");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::chdir(dir.path().c_str());
+    ::dup2(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), STDOUT_FILENO);
+    ::dup2(::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), STDERR_FILENO);
+    ::execl(LABRUN_BINARY, LABRUN_BINARY, "merge", "-o", "m.jsonl", "big-s1.jsonl", "big-s2.jsonl",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const std::string partial = "m.jsonl.new-" + std::to_string(pid);
+  bool stopped = false;
+  alignas(inotify_event) char buffer[4096];
+  int status = 0;
+  while (!stopped) {
+    struct pollfd p {watch, POLLIN, 0};
+    if (::poll(&p, 1, 1000) == 0) {  // no event for a second: has the merge ended without writing?
+      if (::waitpid(pid, &status, WNOHANG) == pid) break;
+      continue;
+    }
+    const ssize_t n = ::read(watch, buffer, sizeof buffer);
+    if (n <= 0) break;
+    for (ssize_t at = 0; at < n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+      if (event->len > 0 && partial == event->name) stopped = ::kill(pid, SIGSTOP) == 0;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+    }
+  }
+  ::close(watch);
+  ASSERT_TRUE(stopped) << "the merge ended before it wrote: " << slurp(err);
+  // Stopped before its rename (the beside-file still there): the interrupt lands in the write phase.
+  ASSERT_TRUE(std::filesystem::exists(dir.file(partial))) << "the merge finished before it could be stopped";
+  ::kill(pid, SIGINT);
+  ::kill(pid, SIGCONT);
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130) << slurp(err);
+  EXPECT_NE(slurp(err).find("labrun merge: interrupted by SIGINT; nothing written"), std::string::npos) << slurp(err);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("m.jsonl")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file(partial)));
+}
+
 }  // namespace
 }  // namespace labrun
