@@ -809,18 +809,42 @@ void check_schema_version(const Json& h) {
                       "; a file of a newer labrun?)");
 }
 
-// One numeric lab setting against its rule (integer where it is one, at least its least value).
+// One lab setting this build knows against its rule (src/lab_settings.hpp): its JSON type (an integer, a number,
+// one of its words, true or false; null for an optional setting left unset, such as tolerance_scale) and its least
+// value. Its greatest value is not checked: the upper bounds of case H09 came later than some result files, and a
+// record says what ran. Settings this build does not know (of older schemas, such as host_max_n) are left alone.
 void check_lab_value(const std::string& key, const Json& v) {
   const LabSettingInfo* info = find_lab_setting(key);
-  if (!info || !v.is_number()) return;  // a setting of another schema, or a word
+  if (!info) return;
   const LabRule& rule = info->rule;
-  if (rule.kind != LabRule::Kind::Integer && rule.kind != LabRule::Kind::Real) return;
-  if (rule.kind == LabRule::Kind::Integer && !v.is_number_integer())
-    throw ResultError("lab." + key + ": " + shown(v) + " is not an integer, as this setting is");
+  if (v.is_null()) {
+    if (!info->to_json(LabSettings{}).is_null())  // only an optional setting is written as null when unset
+      throw ResultError("lab." + key + ": null, but this setting always has a value");
+    return;
+  }
+  const std::string where = "lab." + key + ": " + shown(v);
+  switch (rule.kind) {
+    case LabRule::Kind::Bool:
+      if (!v.is_boolean()) throw ResultError(where + " is not true or false, as this setting is");
+      return;
+    case LabRule::Kind::Word: {
+      std::string words;
+      for (const auto& w : rule.words) words += (words.empty() ? "" : ", ") + w;
+      if (!v.is_string() || std::find(rule.words.begin(), rule.words.end(), v.get<std::string>()) == rule.words.end())
+        throw ResultError(where + " is not one of this setting's words (" + words + ")");
+      return;
+    }
+    case LabRule::Kind::Integer:
+      if (!v.is_number_integer()) throw ResultError(where + " is not an integer, as this setting is");
+      break;
+    case LabRule::Kind::Real:
+      if (!v.is_number()) throw ResultError(where + " is not a number, as this setting is");
+      break;
+  }
   const double x = v.get<double>();
   if (x < rule.min || (!rule.inclusive && x == rule.min))
-    throw ResultError("lab." + key + ": " + shown(v) + " is out of range: the setting is " +
-                      (rule.inclusive ? "at least " : "more than ") + fmt::format("{}", rule.min) + " (docs/config.md)");
+    throw ResultError(where + " is out of range: the setting is " + (rule.inclusive ? "at least " : "more than ") +
+                      fmt::format("{}", rule.min) + " (docs/config.md)");
 }
 
 void check_process_fields(const Json& h) {
@@ -895,6 +919,8 @@ void check_header(const RunHeader& header) {
   check_schema_version(h);
   if (const auto it = h.find("point_count"); it != h.end() && !it->is_null() && !is_count(*it))
     throw ResultError("point_count: " + shown(*it) + " is not a count (an integer >= 0)");
+  if (const auto it = h.find("lab"); it != h.end() && !it->is_null() && !it->is_object())
+    throw ResultError("lab: " + shown(*it) + " is not an object of lab settings");
   for (const auto& [key, value] : header.lab().items()) check_lab_value(key, value);
   check_process_fields(h);
 }

@@ -427,6 +427,41 @@ TEST(Hostile, H07_SlurmWritesBothScriptsOrNeither) {
   EXPECT_TRUE(left.empty()) << left.front();
 }
 
+// Case H06 for a header's lab settings: each setting this build knows has its JSON type and least value checked
+// (lab.processes: "abc" loaded); settings it does not know are left alone.
+TEST(Hostile, H06_HeaderLabSettingsAreTypeChecked) {
+  TempDir dir;
+  const std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  ASSERT_GT(lines.size(), 1u);
+  const std::pair<Json, std::string> cases[] = {
+      {Json{{"processes", "abc"}}, "bad.jsonl:1: lab.processes: \"abc\" is not an integer, as this setting is"},
+      {Json{{"processes", 0}}, "bad.jsonl:1: lab.processes: 0 is out of range: the setting is at least 1"},
+      {Json{{"processes", nullptr}}, "bad.jsonl:1: lab.processes: null, but this setting always has a value"},
+      {Json{{"max_time_s", "2"}}, "bad.jsonl:1: lab.max_time_s: \"2\" is not a number, as this setting is"},
+      {Json{{"timing", 5}}, "bad.jsonl:1: lab.timing: 5 is not one of this setting's words (synchronized, unsynchronized)"},
+      {Json{{"l2", "warm"}}, "bad.jsonl:1: lab.l2: \"warm\" is not one of this setting's words (hot, cold)"},
+      {Json{{"blocking_kernel", "yes"}}, "bad.jsonl:1: lab.blocking_kernel: \"yes\" is not true or false"},
+  };
+  for (const auto& [change, message] : cases) {
+    Json header = Json::parse(lines[0]);
+    for (const auto& [k, v] : change.items()) header["lab"][k] = v;
+    std::vector<std::string> changed = lines;
+    changed[0] = header.dump();
+    write_file(dir.file("bad.jsonl"), joined(changed));
+    const Outcome r = labrun(dir, "report bad.jsonl -o rep --no-plots");
+    EXPECT_EQ(r.code, 2) << change.dump() << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  Json header = Json::parse(lines[0]);  // unset optional settings and settings of other schemas load
+  header["lab"]["tolerance_scale"] = nullptr;
+  header["lab"]["host_max_n"] = "anything";
+  std::vector<std::string> changed = lines;
+  changed[0] = header.dump();
+  write_file(dir.file("ok.jsonl"), joined(changed));
+  const Outcome ok = labrun(dir, "report ok.jsonl -o rep --no-plots");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
 // Case H08: a merge refused for its shards leaves a pre-existing empty (0-byte) target as it was; a merge that
 // succeeds writes it afresh.
 TEST(Hostile, H08_RefusedMergeLeavesAnEmptyTarget) {
