@@ -5,9 +5,13 @@
 namespace labrun {
 
 /// Flushes std::cout and closes stdout, the way GNU coreutils' close_stdout does: when a write to standard output
-/// failed at any time (the stream's error flag) or the final flush fails, prints "labrun: cannot write standard
-/// output: REASON" on stderr and returns kExitOutput (4); otherwise returns `rc` unchanged. A standard output that
-/// was already closed (EBADF) with nothing written to it is not an error. Call once, as main() returns.
+/// failed at any time (the stream's error flag) or the final flush or close fails, prints "labrun: cannot write
+/// standard output: REASON" on stderr (REASON: strerror of the failed flush or close, e.g. "No space left on
+/// device"; a generic text only when an earlier write failed and the last flush had nothing left to write) and
+/// returns kExitOutput (4); otherwise returns `rc` unchanged. A standard output that was already closed (EBADF)
+/// with nothing written to it is not an error. A closed pipe (EPIPE, or a pipe whose reader is gone) is not
+/// reported: the process dies of SIGPIPE, quietly, as GNU tools do (`labrun history ... | head`; the shell sees
+/// 141). Call once, as main() returns.
 int close_standard_output(int rc);
 
 }  // namespace labrun

@@ -427,6 +427,42 @@ TEST(Hostile, H07_SlurmWritesBothScriptsOrNeither) {
   EXPECT_TRUE(left.empty()) << left.front();
 }
 
+// Case H04: the reason of a failed write to standard output is the system's ("No space left on device"), not "a
+// write failed": stdio's errno of the last flush is kept.
+TEST(Hostile, H04_FailedWriteToStandardOutputSaysWhy) {
+  TempDir dir;
+  const Outcome r = labrun(dir, "list", "/dev/full");
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_EQ(r.err, "labrun: cannot write standard output: No space left on device\n");
+}
+
+// Case H04: a closed pipe on standard output (`labrun history ... | head`) ends labrun quietly by SIGPIPE, as GNU
+// tools end, not with "cannot write standard output: Broken pipe" and exit 4 (history ignores SIGPIPE while it runs).
+TEST(Hostile, H04_ClosedPipeOnStandardOutputEndsQuietly) {
+  TempDir dir;
+  small_run(dir, "good.jsonl");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);  // the reader is gone before labrun writes a byte
+  const std::string err = dir.file("err.txt");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(e, STDERR_FILENO);
+    ::signal(SIGPIPE, SIG_DFL);
+    ::chdir(dir.path().c_str());
+    ::execl(LABRUN_BINARY, LABRUN_BINARY, "history", "good.jsonl", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status) << "\n" << slurp(err);
+  if (WIFSIGNALED(status)) EXPECT_EQ(WTERMSIG(status), SIGPIPE);
+  EXPECT_EQ(slurp(err), "");
+}
+
 // Case H06 for a header's lab settings: each setting this build knows has its JSON type and least value checked
 // (lab.processes: "abc" loaded); settings it does not know are left alone.
 TEST(Hostile, H06_HeaderLabSettingsAreTypeChecked) {
