@@ -682,6 +682,18 @@ std::string RunHeader::experiment() const { return header_word(json, {"config", 
 std::string RunHeader::description() const { return header_word(json, {"config", "description"}); }
 std::string RunHeader::config_path() const { return header_word(json, {"config", "path"}); }
 std::string RunHeader::config_sha256() const { return header_word(json, {"config", "sha256"}); }
+std::string RunHeader::only_filter() const {
+  const Json& argv = header_at(json, {"argv"});
+  if (!argv.is_array()) return "";
+  std::string filter;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    if (!argv[i].is_string()) continue;
+    const std::string& word = argv[i].get_ref<const std::string&>();
+    if (word == "--only" && i + 1 < argv.size() && argv[i + 1].is_string()) filter = argv[++i].get<std::string>();
+    else if (word.starts_with("--only=")) filter = word.substr(7);
+  }
+  return filter;
+}
 std::string RunHeader::created_utc() const { return header_word(json, {"created_utc"}); }
 std::string RunHeader::git_sha() const { return header_word(json, {"environment", "labrun", "git_sha"}); }
 std::string RunHeader::code_project() const {

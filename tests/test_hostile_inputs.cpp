@@ -498,6 +498,27 @@ TEST(Hostile, H06_HeaderLabSettingsAreTypeChecked) {
   EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
+// Case H06 for merge: shards of two --only filters are parts of two sweeps (each split its own points), refused
+// naming both files and both filters; report and diff read shards by the same rule.
+TEST(Hostile, H06_MergeRefusesShardsOfDifferentOnlyFilters) {
+  TempDir dir;
+  small_run(dir, "a.jsonl", " --shard 1/2 --only n=1000,dtype=f32,mode=eager,downstream=0,density=0.5");
+  small_run(dir, "b.jsonl", " --shard 2/2 --only n=1000,dtype=f32,mode=eager,downstream=0,density=0.01");
+  const Outcome r = labrun(dir, "merge -o m.jsonl a.jsonl b.jsonl");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("labrun merge: b.jsonl ran --only \"n=1000,dtype=f32,mode=eager,downstream=0,density=0.01\", "
+                       "a.jsonl ran --only \"n=1000,dtype=f32,mode=eager,downstream=0,density=0.5\": shards of one "
+                       "sweep run the same --only filter; nothing written"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("m.jsonl")));
+  const Outcome report = labrun(dir, "report a.jsonl b.jsonl -o rep --no-plots");
+  EXPECT_EQ(report.code, 2) << report.err;
+  small_run(dir, "c.jsonl", " --shard 2/2 --only=n=1000,dtype=f32,mode=eager,downstream=0,density=0.5");  // --only=F
+  const Outcome ok = labrun(dir, "merge -o m.jsonl a.jsonl c.jsonl");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
 // Case H08: a merge refused for its shards leaves a pre-existing empty (0-byte) target as it was; a merge that
 // succeeds writes it afresh.
 TEST(Hostile, H08_RefusedMergeLeavesAnEmptyTarget) {
