@@ -916,6 +916,27 @@ void check_timing(const Timing& t) {
   if (t.processes->host_probe_time_s) check_times(*t.processes->host_probe_time_s, "timing.processes.host_probe_time_s");
 }
 
+// The interpretation's times (what a loop costs, the medians it read, the floor the ceilings allow).
+void check_interpretation(const Interpretation& in) {
+  const std::pair<const char*, double> times[] = {
+      {"time_s", in.time_s},           {"wall_time_s", in.wall_time_s},         {"device_time_s", in.device_time_s},
+      {"submit_time_s", in.submit_time_s}, {"iteration_time_s", in.iteration_time_s}, {"time_floor_s", in.time_floor_s}};
+  for (const auto& [key, t] : times) check_time(t, std::string("interpretation.") + key);
+}
+
+// `phases` is kept as written (an object of phase -> {time_s, ...}); each phase's times (its keys that end in
+// "time_s": time_s, first_iteration_time_s, ...) are numbers of at least 0 s.
+void check_phases(const Json& phases) {
+  if (phases.is_null()) return;
+  if (!phases.is_object()) bad("phases", "an object", phases);
+  for (const auto& [name, phase] : phases.items()) {
+    const std::string where = "phases." + name;
+    if (!phase.is_object()) bad(where, "an object", phase);
+    for (const auto& [key, value] : phase.items())
+      if (key.ends_with("time_s")) check_time(real_of(value, where + "." + key), where + "." + key);
+  }
+}
+
 }  // namespace
 
 bool known_status(const std::string& status) {
@@ -943,6 +964,8 @@ void check_point(const PointRecord& p) {
                       " is not a point status (ok, incorrect, skipped, not_supported, capture_unsupported, error, "
                       "device_fault, crashed, timeout)");
   if (p.timing) check_timing(*p.timing);
+  if (p.interpretation) check_interpretation(*p.interpretation);
+  check_phases(p.phases);
   if (p.kernels)
     for (std::size_t i = 0; i < p.kernels->size(); ++i)
       check_time((*p.kernels)[i].time_s, "kernels[" + std::to_string(i) + "].time_s");

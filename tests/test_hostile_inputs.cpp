@@ -498,6 +498,33 @@ TEST(Hostile, H06_HeaderLabSettingsAreTypeChecked) {
   EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
+// Case H06 for a point's other times: interpretation.iteration_time_s and each phase's times are at least 0 s.
+TEST(Hostile, H06_NegativeInterpretationAndPhaseTimesAreRefused) {
+  TempDir dir;
+  const std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  ASSERT_GT(lines.size(), 1u);
+  const std::pair<Json::json_pointer, std::string> cases[] = {
+      {Json::json_pointer("/interpretation/iteration_time_s"),
+       "bad.jsonl:2: interpretation.iteration_time_s: -1.0 is negative; a time is at least 0 s"},
+      {Json::json_pointer("/phases/timing/time_s"), "bad.jsonl:2: phases.timing.time_s: -1.0 is negative"},
+      {Json::json_pointer("/phases/warmup/first_iteration_time_s"),
+       "bad.jsonl:2: phases.warmup.first_iteration_time_s: -1.0 is negative"},
+  };
+  for (const auto& [pointer, message] : cases) {
+    Json point = Json::parse(lines[1]);
+    ASSERT_TRUE(point.contains(pointer)) << pointer.to_string();
+    point[pointer] = -1.0;
+    std::vector<std::string> changed = lines;
+    changed[1] = point.dump();
+    write_file(dir.file("bad.jsonl"), joined(changed));
+    for (const std::string command : {"report bad.jsonl -o rep --no-plots", "diff bad.jsonl good.jsonl"}) {
+      const Outcome r = labrun(dir, command);
+      EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
+      EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    }
+  }
+}
+
 // Case H06 for merge: shards of two --only filters are parts of two sweeps (each split its own points), refused
 // naming both files and both filters; report and diff read shards by the same rule.
 TEST(Hostile, H06_MergeRefusesShardsOfDifferentOnlyFilters) {
