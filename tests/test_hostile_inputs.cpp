@@ -564,6 +564,22 @@ TEST(Hostile, H08_RefusedMergeLeavesAnEmptyTarget) {
   EXPECT_GT(std::filesystem::file_size(dir.file("m.jsonl")), 0u);
 }
 
+// Case H02 for configs: a config that is not a regular file is refused at once (exit 3); a FIFO blocked validate.
+TEST(Hostile, H02_ConfigThatIsNotARegularFileIsRefused) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("c.yaml").c_str(), 0600), 0);
+  for (const std::string command : {"validate c.yaml", "sweep c.yaml --dry-run --device cpu"}) {
+    const Outcome r = labrun(dir, command);
+    EXPECT_EQ(r.code, 3) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("labrun: invalid config: c.yaml:0: the config is a named pipe (FIFO), not a regular file"),
+              std::string::npos)
+        << r.err;
+  }
+  const Outcome zero = labrun(dir, "validate /dev/zero");
+  EXPECT_EQ(zero.code, 3) << zero.err;
+  EXPECT_NE(zero.err.find("the config is a character device, not a regular file"), std::string::npos) << zero.err;
+}
+
 /// Shards 1/2 and 2/2 of the smoke config with every point copied `copies` times under new ids (one sweep of many
 /// points, to make a merge's write phase long enough to stop it in).
 void large_shards(const TempDir& dir, int copies) {
