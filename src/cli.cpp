@@ -76,6 +76,17 @@ std::vector<std::string> result_paths(const std::string& arg) {
   }
 }
 
+// A count on the command line (--max-plots): digits only. CLI11's NonNegativeNumber said "not in range [0 -
+// 1.79769e+308]" in 309 digits, and "-1" must not wrap to the largest size_t (case H10).
+CLI::Validator count_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) return "";
+        return "must be a non-negative integer (0, 1, 2, ...), got '" + text + "'";
+      },
+      "COUNT");
+}
+
 Registry make_registry(const DeviceHooks& hooks) {
   Registry r;
   register_builtin(r);
@@ -267,7 +278,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   history->add_option("--min-effect", history_min_effect, "smallest step reported, e.g. 2% (default) or 0.02");
   history->add_option("--alpha", history_alpha, "false discovery rate over the points' steps: 0.05 (default)");
   history->add_option("--max-plots", history_args.max_plots, "draw at most this many group plots (default 16)")
-      ->check(CLI::NonNegativeNumber);  // case H10: "-1" would wrap to the largest size_t
+      ->check(count_validator());
 
   std::vector<std::string> report_paths;
   std::string report_dir = "report";
@@ -279,7 +290,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   std::size_t max_plots = ReportOptions{}.max_plots;
   report->add_option("--max-plots", max_plots, "draw at most this many time plots (0: all; rooflines always)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(count_validator());
   report->add_flag("--force", force, "replace an existing report in the output folder");
   auto* env = app.add_subcommand("env", "print the environment record as JSON");
   env->add_option("--device", device, "auto, cpu, cuda or cuda:N");

@@ -580,6 +580,19 @@ TEST(Hostile, H02_ConfigThatIsNotARegularFileIsRefused) {
   EXPECT_NE(zero.err.find("the config is a character device, not a regular file"), std::string::npos) << zero.err;
 }
 
+// Case H10: --max-plots -1 says what it takes, not a range of 309 digits.
+TEST(Hostile, H10_NegativeMaxPlotsSaysItTakesANonNegativeInteger) {
+  TempDir dir;
+  for (const std::string command : {"report x.jsonl --max-plots -1", "history x.jsonl --max-plots -1"}) {
+    const Outcome r = labrun(dir, command);
+    EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("--max-plots: must be a non-negative integer (0, 1, 2, ...), got '-1'"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("e+308"), std::string::npos) << r.err;
+    EXPECT_LT(r.err.size(), 300u) << r.err;
+  }
+}
+
 /// Shards 1/2 and 2/2 of the smoke config with every point copied `copies` times under new ids (one sweep of many
 /// points, to make a merge's write phase long enough to stop it in).
 void large_shards(const TempDir& dir, int copies) {
