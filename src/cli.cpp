@@ -40,6 +40,7 @@
 #include "profiler.hpp"
 #include "shard.hpp"
 #include "slurm.hpp"
+#include "standard_output.hpp"
 #include "sweep_command.hpp"
 #include "sweep.hpp"
 
@@ -133,6 +134,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   // Every message goes to std::cerr, escaped there (src/log.hpp): a value echoed from the command line, a file or a
   // config never reaches the terminal raw.
   escape_standard_error();
+  watch_standard_output();  // the reason of a failed write to standard output is kept (src/standard_output.hpp)
   for (int i = 1; i < argc; ++i)
     if (const auto bad = first_invalid_utf8(argv[i])) {
       std::cerr << fmt::format("labrun: argument {} (byte {}) is not valid UTF-8; labrun records its arguments as UTF-8\n",

@@ -428,12 +428,16 @@ TEST(Hostile, H07_SlurmWritesBothScriptsOrNeither) {
 }
 
 // Case H04: the reason of a failed write to standard output is the system's ("No space left on device"), not "a
-// write failed": stdio's errno of the last flush is kept.
+// write failed": the errno of the first failed write through std::cout (a long one leaves nothing for the last
+// flush: diff --format json), else of the last flush (printf's `list`), is kept.
 TEST(Hostile, H04_FailedWriteToStandardOutputSaysWhy) {
   TempDir dir;
-  const Outcome r = labrun(dir, "list", "/dev/full");
-  EXPECT_EQ(r.code, 4) << r.err;
-  EXPECT_EQ(r.err, "labrun: cannot write standard output: No space left on device\n");
+  small_run(dir, "good.jsonl");
+  for (const std::string command : {"list", "diff good.jsonl good.jsonl --format json", "history good.jsonl --format json"}) {
+    const Outcome r = labrun(dir, command, "/dev/full");
+    EXPECT_EQ(r.code, 4) << command << "\n" << r.err;
+    EXPECT_EQ(r.err, "labrun: cannot write standard output: No space left on device\n") << command;
+  }
 }
 
 // Case H04: a closed pipe on standard output (`labrun history ... | head`) ends labrun quietly by SIGPIPE, as GNU
