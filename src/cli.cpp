@@ -40,6 +40,7 @@
 #include "profiler.hpp"
 #include "shard.hpp"
 #include "slurm.hpp"
+#include "standard_output.hpp"
 #include "sweep_command.hpp"
 #include "sweep.hpp"
 
@@ -74,6 +75,17 @@ std::vector<std::string> result_paths(const std::string& arg) {
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
+}
+
+// A count on the command line (--max-plots): digits only. CLI11's NonNegativeNumber said "not in range [0 -
+// 1.79769e+308]" in 309 digits, and "-1" must not wrap to the largest size_t (case H10).
+CLI::Validator count_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) return "";
+        return "must be a non-negative integer (0, 1, 2, ...), got '" + text + "'";
+      },
+      "COUNT");
 }
 
 Registry make_registry(const DeviceHooks& hooks) {
@@ -119,10 +131,14 @@ int cmd_list(const Registry& registry) {
 int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   // Every argument goes into the record header (JSON, UTF-8): a byte that is not UTF-8 (a Latin-1 file name)
   // is bad command-line input, refused before anything is read or written.
+  // Every message goes to std::cerr, escaped there (src/log.hpp): a value echoed from the command line, a file or a
+  // config never reaches the terminal raw.
+  escape_standard_error();
+  watch_standard_output();  // the reason of a failed write to standard output is kept (src/standard_output.hpp)
   for (int i = 1; i < argc; ++i)
     if (const auto bad = first_invalid_utf8(argv[i])) {
-      std::fprintf(stderr, "labrun: argument %d (byte %zu) is not valid UTF-8; labrun records its arguments as UTF-8\n",
-                   i, *bad + 1);
+      std::cerr << fmt::format("labrun: argument {} (byte {}) is not valid UTF-8; labrun records its arguments as UTF-8\n",
+                               i, *bad + 1);
       return kExitUsage;
     }
   // --lab takes one KEY=VALUE per occurrence: `--lab seed -1` would otherwise hand "-1" to the positional config
@@ -134,11 +150,11 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
     const std::string value = joined ? a.substr(6) : (i + 1 < argc ? argv[i + 1] : "");
     if (value.find('=') == std::string::npos) {
       // Exit 3 as every other bad --lab value (it is checked as the same key under lab:).
-      std::fprintf(stderr, "labrun: invalid config: --lab takes KEY=VALUE, one setting per --lab; got '%s'%s\n",
-                   value.c_str(),
-                   !value.empty() && value[0] != '-' && !joined && i + 2 < argc
-                       ? (" (for the value " + std::string(argv[i + 2]) + ": --lab " + value + "=" + argv[i + 2] + ")").c_str()
-                       : "");
+      std::cerr << "labrun: invalid config: --lab takes KEY=VALUE, one setting per --lab; got '" << value << "'"
+                << (!value.empty() && value[0] != '-' && !joined && i + 2 < argc
+                        ? " (for the value " + std::string(argv[i + 2]) + ": --lab " + value + "=" + argv[i + 2] + ")"
+                        : std::string())
+                << "\n";
       return kExitConfig;
     }
   }
@@ -234,6 +250,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   slurm->add_option("--code-rev", sweep_args.code_rev, "as for sweep, SHA[+dirty], passed to every task");
   slurm->add_flag("--submit", submit, "run sbatch for both and print the job ids");
+  slurm->add_flag("--force", force, "replace the scripts of an earlier labrun slurm in the -o folder");
 
   std::string base_arg, new_arg, min_effect = "5%", format = "table", fail_on = "slower", alpha = "0.05";
   bool normalize = false;
@@ -263,7 +280,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   history->add_option("--min-effect", history_min_effect, "smallest step reported, e.g. 2% (default) or 0.02");
   history->add_option("--alpha", history_alpha, "false discovery rate over the points' steps: 0.05 (default)");
   history->add_option("--max-plots", history_args.max_plots, "draw at most this many group plots (default 16)")
-      ->check(CLI::NonNegativeNumber);  // case H10: "-1" would wrap to the largest size_t
+      ->check(count_validator());
 
   std::vector<std::string> report_paths;
   std::string report_dir = "report";
@@ -275,7 +292,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   std::size_t max_plots = ReportOptions{}.max_plots;
   report->add_option("--max-plots", max_plots, "draw at most this many time plots (0: all; rooflines always)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(count_validator());
   report->add_flag("--force", force, "replace an existing report in the output folder");
   auto* env = app.add_subcommand("env", "print the environment record as JSON");
   env->add_option("--device", device, "auto, cpu, cuda or cuda:N");
@@ -365,10 +382,10 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       const auto tool = profiler_detected();
       if (profile || tool) {
         if (!profile)
-          std::fprintf(stderr, "labrun: running under %s: profiler mode (--profile): each point's correctness check, "
-                       "then %lld plain iterations in NVTX ranges named by its key; no blocking kernel, calibration, "
-                       "adaptive sampling or time limit (docs/profiling.md)\n",
-                       tool->c_str(), static_cast<long long>(kProfileIterations));
+          std::cerr << fmt::format("labrun: running under {}: profiler mode (--profile): each point's correctness "
+                                   "check, then {} plain iterations in NVTX ranges named by its key; no blocking kernel, "
+                                   "calibration, adaptive sampling or time limit (docs/profiling.md)\n",
+                                   *tool, kProfileIterations);
         lab_overrides.push_back("profile=true");
         config.lab.profile = true;
       }
@@ -384,7 +401,7 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
       if (!only.empty()) slurm_plan.extra.insert(slurm_plan.extra.end(), {"--only", only});
       if (!sweep_args.code_rev.empty()) slurm_plan.extra.insert(slurm_plan.extra.end(), {"--code-rev", sweep_args.code_rev});
       for (const auto& o : lab_overrides) slurm_plan.extra.insert(slurm_plan.extra.end(), {"--lab", o});
-      return cmd_slurm(slurm_plan, submit);
+      return cmd_slurm(slurm_plan, submit, force);
     }
     if (!sweep_args.shard.empty()) {
       points = shard_points(points, experiment, config.lab, parse_shard(sweep_args.shard), kind);
@@ -409,23 +426,23 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
     sweep_args.argv = args;
     return cmd_sweep(sweep_args, config, experiment, points, hooks);
   } catch (const ConfigError& e) {
-    std::fprintf(stderr, "labrun: invalid config: %s\n", e.what());
+    std::cerr << "labrun: invalid config: " << e.what() << "\n";
     return kExitConfig;
   } catch (const OutputError& e) {
-    std::fprintf(stderr, "labrun: %s\n", e.what());
+    std::cerr << "labrun: " << e.what() << "\n";
     return kExitOutput;
   } catch (const DeviceError& e) {
-    std::fprintf(stderr, "labrun: %s\n", e.what());
+    std::cerr << "labrun: " << e.what() << "\n";
     return kExitDevice;
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "labrun: %s\n", e.what());
+    std::cerr << "labrun: " << e.what() << "\n";
     return kExitUsage;
   } catch (const Interrupted& e) {  // a signal while a result file was read (sweep --resume's check)
-    std::fprintf(stderr, "labrun: interrupted by SIG%s while reading a result file\n",
-                 sigabbrev_np(e.signal()) ? sigabbrev_np(e.signal()) : "?");
+    std::cerr << "labrun: interrupted by SIG" << (sigabbrev_np(e.signal()) ? sigabbrev_np(e.signal()) : "?")
+              << " while reading a result file\n";
     return 128 + e.signal();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "labrun: internal error: %s\n", e.what());
+    std::cerr << "labrun: internal error: " << e.what() << "\n";
     return kExitInternal;
   }
 }

@@ -1,5 +1,9 @@
 #include "config.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -17,6 +21,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "output_file.hpp"  // describe_file_type
 #include "registry.hpp"
 #include "sha256.hpp"
 
@@ -928,10 +933,29 @@ LabSettings apply_lab_overrides(const LabSettings& lab, const std::vector<std::s
 }
 
 SweepConfig load_config(const std::string& path, const Registry& registry) {
-  // stdio rather than iostreams: errno after fopen/fread is the reliable way to report why a read failed.
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(errno));
+  // A regular file only: a FIFO would block the open and the read (validate waited forever), a device never end.
+  // O_NONBLOCK so that opening a FIFO returns at once; it changes nothing for a regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
+    ::close(fd);
+    throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(error));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw ConfigError({path, 0, 0}, "", "the config is " + describe_file_type(st.st_mode) +
+                                            ", not a regular file; labrun reads a config from a regular file (YAML, "
+                                            "docs/config.md)");
+  }
+  // stdio rather than iostreams: errno after fread is the reliable way to report why a read failed.
+  std::FILE* file = ::fdopen(fd, "rb");
+  if (!file) {
+    const int error = errno;
+    ::close(fd);
+    throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(error));
+  }
   std::string text;
   char buffer[65536];
   std::size_t got = 0;

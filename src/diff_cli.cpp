@@ -20,10 +20,10 @@ class BadInput : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// The runs of one result file (or of what load_results() reads for one argument), after checking that it is
-/// one: a header first and at least one point (load_results checks JSON, record types and fields). A torn
-/// last line (a killed run) is dropped with a note on `err`: the complete records before it are still a
-/// valid result.
+/// The runs of one result file (or of what load_results() reads for one argument), after checking that it holds
+/// at least one point (load_results checks JSON, record types and fields, and refuses a file without a header
+/// first). A torn last line (a killed run) is dropped with a note on `err`: the complete records before it are
+/// still a valid result.
 std::vector<Run> load_result_file(const std::string& path, std::ostream& err) {
   ResultSet set;
   try {
@@ -33,14 +33,7 @@ std::vector<Run> load_result_file(const std::string& path, std::ostream& err) {
   }
   for (const auto& warning : set.warnings) err << "labrun diff: note: " << warning << "\n";
   std::size_t points = 0;
-  std::string file;
-  for (const Run& run : set.runs) {
-    if (run.file != file && !run.has_header)
-      throw BadInput(run.file + ": no header: the first line is not a {\"type\": \"header\"} record; is this a "
-                                "labrun result file?");
-    file = run.file;
-    points += run.points.size();
-  }
+  for (const Run& run : set.runs) points += run.points.size();
   // A shard may hold no points (more shards than groups of points); the side as a whole must hold some.
   if (points == 0 && !(set.runs.size() == 1 && is_shard(set.runs.front().header)))
     throw BadInput(path + ": no point records (did the run stop after its header?)");

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 
 namespace labrun {
 
@@ -43,7 +44,7 @@ int run_interruptible(const char* command, const std::function<int()>& body) {
     return body();
   } catch (const Interrupted& e) {
     const char* name = sigabbrev_np(e.signal());
-    std::fprintf(stderr, "labrun %s: interrupted by SIG%s; nothing written\n", command, name ? name : "?");
+    std::cerr << "labrun " << command << ": interrupted by SIG" << (name ? name : "?") << "; nothing written\n";
     return 128 + e.signal();
   }
 }

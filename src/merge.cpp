@@ -33,6 +33,12 @@ std::string build_label(const RunHeader& h) {
                      h.code_dirty().value_or(false) ? "+dirty" : "", v.empty() ? "" : ", labrun " + v);
 }
 
+// A shard's --only filter for a message: `--only "n=1000"`, or "no --only filter".
+std::string only_text(const RunHeader& h) {
+  const std::string f = h.only_filter();
+  return f.empty() ? "no --only filter" : "--only \"" + f + "\"";
+}
+
 }  // namespace
 
 MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& options) {
@@ -60,6 +66,10 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
                                     first.file));
     if (h.lab().dump() != first.header->lab().dump())
       throw ResultError(v.file + ": run with other lab settings than " + first.file + " (--lab differs)");
+    // --only picks the points before the split: shards of two filters are parts of two different sweeps.
+    if (h.only_filter() != first.header->only_filter())
+      throw ResultError(fmt::format("{} ran {}, {} ran {}: shards of one sweep run the same --only filter",
+                                    v.file, only_text(h), first.file, only_text(*first.header)));
     // The code under test (project, commit, dirty flag) and labrun's version: for the labrun binary the code is
     // labrun itself (and a header of schema <= 2 has only labrun's commit, RunHeader::code_sha).
     if (!options.allow_mixed_builds && h.code_key() != first.header->code_key())

@@ -37,7 +37,8 @@ struct MergePlan {
 MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& options = {});
 
 /// Merges the runs of the N shards of one sweep into one run. Every run must be a shard (header `shard`), all
-/// of one count N with each index 1..N once, of the same config (sha256) and lab settings, of the same build
+/// of one count N with each index 1..N once, of the same config (sha256), lab settings and --only filter
+/// (RunHeader::only_filter), of the same build
 /// unless options.allow_mixed_builds (RunHeader::code_key: the code under test's project, commit and dirty flag, and
 /// labrun's version; for the labrun binary the code is labrun itself), and complete (as many points as its header's point_count); no point id
 /// may be in two shards.

@@ -10,11 +10,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <unordered_map>
 
 #include "exit_codes.hpp"
+#include "format.hpp"
 #include "interrupt.hpp"
 #include "merge.hpp"
 #include "output_file.hpp"
@@ -105,8 +107,9 @@ std::unordered_map<std::string, std::size_t> sweep_positions(const RunHeader& he
 // cmd_merge without its handling of signals.
 int merge_files(const std::vector<std::string>& shards, const std::string& output, bool force, bool allow_mixed_builds,
                 const Registry& registry) {
-  // A regular file only, one writer (a second merge onto OUT is refused), stale partial files and an empty OUT
-  // removed (src/output_file.hpp); held until OUT is renamed into place.
+  // A regular file only, one writer (a second merge onto OUT is refused), stale partial files removed
+  // (src/output_file.hpp); held until OUT is renamed into place. An OUT that holds no result is replaced only once
+  // the shards were found good: a refused merge leaves it as it was.
   const FileClaim claim(output, "labrun merge");
   std::vector<ShardFile> files;
   std::vector<ShardView> views;
@@ -119,12 +122,12 @@ int merge_files(const std::vector<std::string>& shards, const std::string& outpu
       views.push_back(std::move(view));
     }
     for (std::size_t k = 0; k < files.size(); ++k) views[k].header = files[k].header ? &*files[k].header : nullptr;
-    for (const auto& w : warnings) std::fprintf(stderr, "labrun merge: warning: %s\n", w.c_str());
+    for (const auto& w : warnings) std::cerr << "labrun merge: warning: " << w << "\n";
     MergeOptions options;
     options.allow_mixed_builds = allow_mixed_builds;
     plan = plan_merge(views, options);
   } catch (const ResultError& e) {
-    std::fprintf(stderr, "labrun merge: %s; nothing written\n", e.what());
+    std::cerr << "labrun merge: " << e.what() << "; nothing written\n";
     return kExitUsage;
   }
   // The points in the serial sweep's order (so the merged file reads as a serial run's), else shard by shard.
@@ -140,14 +143,15 @@ int merge_files(const std::vector<std::string>& shards, const std::string& outpu
     }
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.position < b.position; });
 
-  write_whole(output, force, [&](JsonlWriter& w) {
+  write_beside_then_rename(output, force || claim.replace_empty(), [&](const std::string& sibling) {
+    JsonlWriter w(sibling, false);
     w.write(plan.header);
     for (const std::size_t k : plan.order)
       for (const Json& seg : files[k].segments) w.write(seg);
     std::vector<std::ifstream> in(files.size());
     std::string buffer;
     for (const Entry& e : entries) {
-      throw_if_interrupted();  // write_whole removes the sibling: nothing is written
+      throw_if_interrupted();  // write_beside_then_rename removes the sibling: nothing is written
       std::ifstream& f = in[e.shard];
       if (!f.is_open()) f.open(files[e.shard].path, std::ios::binary);
       const auto& line = files[e.shard].lines[e.line];
@@ -157,13 +161,16 @@ int merge_files(const std::vector<std::string>& shards, const std::string& outpu
         throw OutputError("cannot read " + files[e.shard].path + " again (did it change during the merge?)");
       w.write_line(buffer);
     }
+    w.sync();
+    throw_if_interrupted();  // a Ctrl-C during the last lines or the fsync: the sibling goes, nothing is written
   });
   const Json& list = plan.header["shards"];
-  std::printf("labrun merge: %zu points from %zu shards -> %s\n", entries.size(), list.size(), output.c_str());
-  for (const Json& s : list)
+  std::printf("labrun merge: %zu points from %zu shards -> %s\n", entries.size(), list.size(),
+              printable(output).c_str());
+  for (const Json& s : list)  // the shards' words as their files give them: shown escaped (case H10)
     std::printf("  shard %s: %s points on %s %s (%s)\n", s.value("index", Json()).dump().c_str(), s["points"].dump().c_str(),
-                s["hostname"].is_string() ? s["hostname"].get<std::string>().c_str() : "?",
-                s["backend"].get<std::string>().c_str(), s["device"].get<std::string>().c_str());
+                printable(s["hostname"].is_string() ? s["hostname"].get<std::string>() : "?").c_str(),
+                printable(s["backend"].get<std::string>()).c_str(), printable(s["device"].get<std::string>()).c_str());
   return kExitOk;
 }
 

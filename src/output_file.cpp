@@ -57,10 +57,10 @@ void write_all(int fd, const std::string& text, const std::string& shown) {
   }
 }
 
-// Creates `path` (O_EXCL), writes `text`, fsyncs and closes it; `shown` names it in errors.
-// @throws OutputError "cannot write SHOWN: REASON".
-void write_new_file(const fs::path& path, const std::string& text, const std::string& shown) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+// Creates `path` (O_EXCL, permissions `mode` less the umask), writes `text`, fsyncs and closes it; `shown` names it
+// in errors. @throws OutputError "cannot write SHOWN: REASON".
+void write_new_file(const fs::path& path, const std::string& text, const std::string& shown, mode_t mode = 0644) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) throw OutputError("cannot write " + shown + ": " + std::strerror(errno));
   ::flock(fd, LOCK_EX | LOCK_NB);  // a new file: marks it as being written (remove_stale_siblings)
   try {
@@ -211,17 +211,25 @@ std::set<std::string> remove_stale_siblings(const std::string& path, bool folder
 }
 
 FileClaim::FileClaim(const std::string& path, const std::string& who)
-    : lock_((require_regular_target(path), path)) {
+    : lock_((require_regular_target(path), path)), path_(path), who_(who) {
   require_regular_target(path);  // again, under the lock
   for (const auto& name : remove_stale_siblings(path, false))
     spdlog::warn("{}: removed {}, the partial file of a write that was interrupted", who, name);
   std::error_code ec;
-  if (!fs::exists(path, ec) || !holds_no_records(path)) return;
-  spdlog::warn("{}: {} holds no results (0 bytes, or only a torn first line: a run that died as it began); "
-               "writing it afresh",
-               who, path);
-  if (::unlink(path.c_str()) != 0)
-    throw OutputError("cannot remove the empty " + path + ": " + std::strerror(errno));
+  empty_ = fs::exists(path, ec) && holds_no_records(path);
+}
+
+bool FileClaim::replace_empty() const {
+  if (empty_)
+    spdlog::warn("{}: {} holds no results (0 bytes, or only a torn first line: a run that died as it began); "
+                 "writing it afresh",
+                 who_, path_);
+  return empty_;
+}
+
+void FileClaim::remove_if_empty() const {
+  if (replace_empty() && ::unlink(path_.c_str()) != 0 && errno != ENOENT)
+    throw OutputError("cannot remove the empty " + path_ + ": " + std::strerror(errno));
 }
 
 void write_beside_then_rename(const std::string& path, bool replace,
@@ -244,6 +252,33 @@ void write_beside_then_rename(const std::string& path, bool replace,
 
 void write_text_whole(const std::string& path, const std::string& text) {
   write_beside_then_rename(path, true, [&](const std::string& sibling) { write_new_file(sibling, text, path); });
+}
+
+void write_texts_whole(const std::vector<TextFile>& files, mode_t mode) {
+  std::error_code ec;
+  for (const TextFile& f : files) {
+    require_regular_target(f.path);
+    if (!f.replace && fs::exists(fs::symlink_status(f.path, ec)))
+      throw OutputError("output file " + f.path + " exists; labrun never overwrites its earlier output (use --force "
+                        "to replace it)");
+  }
+  std::vector<std::string> siblings;
+  try {
+    for (const TextFile& f : files) {
+      siblings.push_back(replacement_path(f.path, ::getpid()));
+      fs::remove(siblings.back(), ec);
+      write_new_file(siblings.back(), f.text, f.path, mode);
+    }
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      if (std::rename(siblings[i].c_str(), files[i].path.c_str()) != 0)
+        throw OutputError("cannot rename " + siblings[i] + " to " + files[i].path + ": " + std::strerror(errno));
+      siblings[i].clear();
+    }
+  } catch (...) {
+    for (const auto& sibling : siblings)
+      if (!sibling.empty()) fs::remove(sibling, ec);
+    throw;
+  }
 }
 
 void write_text_file(const fs::path& path, const std::string& text) { write_new_file(path, text, path.string()); }

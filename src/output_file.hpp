@@ -11,7 +11,9 @@
 // - A beside-file left by a writer that died (PATH.new-PID whose process is gone, whose lock nobody holds) is
 //   removed by the next writer of PATH, and the readers refuse a name of that form (a partial file).
 // - An existing file that holds no record (0 bytes, blank, or only an unparsable torn first line) is no result:
-//   the next writer removes it and writes afresh, saying so.
+//   the next writer writes it afresh, saying so; a writer that fails before it writes leaves it as it was.
+// - Files written together (slurm's two scripts) are all written beside their targets first and renamed only when
+//   every one was written whole: a full disk never leaves one without the other.
 // Every refusal and write error is an OutputError (exit 4) and carries strerror's reason where there is one.
 #pragma once
 
@@ -23,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "output_lock.hpp"
 
@@ -56,17 +59,30 @@ void refuse_partial_input(const std::string& path);
 /// holding PATH's OutputLock. Returns the names removed. Never throws.
 std::set<std::string> remove_stale_siblings(const std::string& path, bool folders);
 
-/// A writer's claim on a result file (sweep -o, merge -o): require_regular_target(), then the one-writer lock,
-/// then remove_stale_siblings(); a file that holds_no_records() is removed, with a warning on stderr, so the write
-/// starts afresh (never a dead end). Held for the whole write.
+/// A writer's claim on a result file (sweep -o, merge -o, slurm's scripts): require_regular_target(), then the
+/// one-writer lock, then remove_stale_siblings(). Held for the whole write. A target that holds_no_records() is no
+/// result: the writer may write it afresh as if it were absent (never a dead end), and says so when it does; until
+/// then it is left as it was (a merge refused for its shards keeps it).
 class FileClaim {
  public:
   /// @param who the command, for the warning ("labrun sweep").
-  /// @throws OutputError as require_regular_target() and OutputLock, or when an empty file cannot be removed.
+  /// @throws OutputError as require_regular_target() and OutputLock.
   FileClaim(const std::string& path, const std::string& who);
+
+  /// True when the target existed, holding no record, when it was claimed.
+  bool holds_no_result() const { return empty_; }
+  /// holds_no_result(), and when true says on stderr "WHO: PATH holds no results (...); writing it afresh": for the
+  /// writer to call as it replaces the target, so that the replacement is allowed (`replace` of
+  /// write_beside_then_rename()).
+  bool replace_empty() const;
+  /// replace_empty(), removing the target when it is true: for a writer that creates its file anew (O_EXCL).
+  /// @throws OutputError when the file cannot be removed.
+  void remove_if_empty() const;
 
  private:
   OutputLock lock_;
+  std::string path_, who_;
+  bool empty_ = false;
 };
 
 /// Writes `path` whole or not at all: `write(sibling)` writes the beside-file PATH.new-PID, which is then renamed
@@ -79,6 +95,21 @@ void write_beside_then_rename(const std::string& path, bool replace,
 /// write_beside_then_rename() of `text`, written with write(2) and fsync'ed, replacing any existing regular file.
 /// @throws OutputError "cannot write PATH: REASON" on any failure (the sibling removed).
 void write_text_whole(const std::string& path, const std::string& text);
+
+/// One file of write_texts_whole(): its path, its text, and whether an existing file there may be replaced.
+struct TextFile {
+  std::string path, text;
+  bool replace = false;
+};
+
+/// Writes `files` whole or not at all, together: every target is checked first (require_regular_target(); one that
+/// exists without `replace` is refused, and nothing is written), then each text is written beside its target
+/// (PATH.new-PID, created with permissions `mode` less the umask, fsync'ed), and only when all were written whole are
+/// they renamed into place, in order. On a failure every beside-file is removed and no target was touched (a failed
+/// rename, after the writes, can leave the targets renamed before it).
+/// @throws OutputError "output file PATH exists; labrun never overwrites ... (use --force)", "cannot write PATH:
+///   REASON", "cannot rename ...".
+void write_texts_whole(const std::vector<TextFile>& files, mode_t mode = 0644);
 
 /// Writes `text` to the new file `path` (in a folder being made, e.g. a report's staging folder) with write(2).
 /// @throws OutputError "cannot write PATH: REASON" on any failure.

@@ -682,6 +682,18 @@ std::string RunHeader::experiment() const { return header_word(json, {"config", 
 std::string RunHeader::description() const { return header_word(json, {"config", "description"}); }
 std::string RunHeader::config_path() const { return header_word(json, {"config", "path"}); }
 std::string RunHeader::config_sha256() const { return header_word(json, {"config", "sha256"}); }
+std::string RunHeader::only_filter() const {
+  const Json& argv = header_at(json, {"argv"});
+  if (!argv.is_array()) return "";
+  std::string filter;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    if (!argv[i].is_string()) continue;
+    const std::string& word = argv[i].get_ref<const std::string&>();
+    if (word == "--only" && i + 1 < argv.size() && argv[i + 1].is_string()) filter = argv[++i].get<std::string>();
+    else if (word.starts_with("--only=")) filter = word.substr(7);
+  }
+  return filter;
+}
 std::string RunHeader::created_utc() const { return header_word(json, {"created_utc"}); }
 std::string RunHeader::git_sha() const { return header_word(json, {"environment", "labrun", "git_sha"}); }
 std::string RunHeader::code_project() const {
@@ -809,18 +821,42 @@ void check_schema_version(const Json& h) {
                       "; a file of a newer labrun?)");
 }
 
-// One numeric lab setting against its rule (integer where it is one, at least its least value).
+// One lab setting this build knows against its rule (src/lab_settings.hpp): its JSON type (an integer, a number,
+// one of its words, true or false; null for an optional setting left unset, such as tolerance_scale) and its least
+// value. Its greatest value is not checked: the upper bounds of case H09 came later than some result files, and a
+// record says what ran. Settings this build does not know (of older schemas, such as host_max_n) are left alone.
 void check_lab_value(const std::string& key, const Json& v) {
   const LabSettingInfo* info = find_lab_setting(key);
-  if (!info || !v.is_number()) return;  // a setting of another schema, or a word
+  if (!info) return;
   const LabRule& rule = info->rule;
-  if (rule.kind != LabRule::Kind::Integer && rule.kind != LabRule::Kind::Real) return;
-  if (rule.kind == LabRule::Kind::Integer && !v.is_number_integer())
-    throw ResultError("lab." + key + ": " + shown(v) + " is not an integer, as this setting is");
+  if (v.is_null()) {
+    if (!info->to_json(LabSettings{}).is_null())  // only an optional setting is written as null when unset
+      throw ResultError("lab." + key + ": null, but this setting always has a value");
+    return;
+  }
+  const std::string where = "lab." + key + ": " + shown(v);
+  switch (rule.kind) {
+    case LabRule::Kind::Bool:
+      if (!v.is_boolean()) throw ResultError(where + " is not true or false, as this setting is");
+      return;
+    case LabRule::Kind::Word: {
+      std::string words;
+      for (const auto& w : rule.words) words += (words.empty() ? "" : ", ") + w;
+      if (!v.is_string() || std::find(rule.words.begin(), rule.words.end(), v.get<std::string>()) == rule.words.end())
+        throw ResultError(where + " is not one of this setting's words (" + words + ")");
+      return;
+    }
+    case LabRule::Kind::Integer:
+      if (!v.is_number_integer()) throw ResultError(where + " is not an integer, as this setting is");
+      break;
+    case LabRule::Kind::Real:
+      if (!v.is_number()) throw ResultError(where + " is not a number, as this setting is");
+      break;
+  }
   const double x = v.get<double>();
   if (x < rule.min || (!rule.inclusive && x == rule.min))
-    throw ResultError("lab." + key + ": " + shown(v) + " is out of range: the setting is " +
-                      (rule.inclusive ? "at least " : "more than ") + fmt::format("{}", rule.min) + " (docs/config.md)");
+    throw ResultError(where + " is out of range: the setting is " + (rule.inclusive ? "at least " : "more than ") +
+                      fmt::format("{}", rule.min) + " (docs/config.md)");
 }
 
 void check_process_fields(const Json& h) {
@@ -880,6 +916,27 @@ void check_timing(const Timing& t) {
   if (t.processes->host_probe_time_s) check_times(*t.processes->host_probe_time_s, "timing.processes.host_probe_time_s");
 }
 
+// The interpretation's times (what a loop costs, the medians it read, the floor the ceilings allow).
+void check_interpretation(const Interpretation& in) {
+  const std::pair<const char*, double> times[] = {
+      {"time_s", in.time_s},           {"wall_time_s", in.wall_time_s},         {"device_time_s", in.device_time_s},
+      {"submit_time_s", in.submit_time_s}, {"iteration_time_s", in.iteration_time_s}, {"time_floor_s", in.time_floor_s}};
+  for (const auto& [key, t] : times) check_time(t, std::string("interpretation.") + key);
+}
+
+// `phases` is kept as written (an object of phase -> {time_s, ...}); each phase's times (its keys that end in
+// "time_s": time_s, first_iteration_time_s, ...) are numbers of at least 0 s.
+void check_phases(const Json& phases) {
+  if (phases.is_null()) return;
+  if (!phases.is_object()) bad("phases", "an object", phases);
+  for (const auto& [name, phase] : phases.items()) {
+    const std::string where = "phases." + name;
+    if (!phase.is_object()) bad(where, "an object", phase);
+    for (const auto& [key, value] : phase.items())
+      if (key.ends_with("time_s")) check_time(real_of(value, where + "." + key), where + "." + key);
+  }
+}
+
 }  // namespace
 
 bool known_status(const std::string& status) {
@@ -895,6 +952,8 @@ void check_header(const RunHeader& header) {
   check_schema_version(h);
   if (const auto it = h.find("point_count"); it != h.end() && !it->is_null() && !is_count(*it))
     throw ResultError("point_count: " + shown(*it) + " is not a count (an integer >= 0)");
+  if (const auto it = h.find("lab"); it != h.end() && !it->is_null() && !it->is_object())
+    throw ResultError("lab: " + shown(*it) + " is not an object of lab settings");
   for (const auto& [key, value] : header.lab().items()) check_lab_value(key, value);
   check_process_fields(h);
 }
@@ -905,6 +964,8 @@ void check_point(const PointRecord& p) {
                       " is not a point status (ok, incorrect, skipped, not_supported, capture_unsupported, error, "
                       "device_fault, crashed, timeout)");
   if (p.timing) check_timing(*p.timing);
+  if (p.interpretation) check_interpretation(*p.interpretation);
+  check_phases(p.phases);
   if (p.kernels)
     for (std::size_t i = 0; i < p.kernels->size(); ++i)
       check_time((*p.kernels)[i].time_s, "kernels[" + std::to_string(i) + "].time_s");
@@ -952,19 +1013,29 @@ std::vector<std::string> expand_path(const std::string& arg) {
 }
 
 /// The number of lines of the regular file `path` (newlines, plus an unterminated last line), read in 1 MiB
-/// blocks; stops early with Interrupted once a signal arrived.
+/// blocks, for reserving the points' vector; stops early with Interrupted once a signal arrived. It stops at the
+/// first line longer than kMaxRecordLineBytes, counting that line and no more: the reader refuses that line when it
+/// gets there (RecordLines), so a file is never read past its first over-long line (a sparse 10 GiB file without a
+/// newline is refused after 64 MiB, not after all of it; case H02).
 std::size_t count_lines(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<char> block(1 << 20);
-  std::size_t lines = 0;
-  char last = '\n';
+  std::size_t lines = 0, line_bytes = 0;
   while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
     throw_if_interrupted();
-    const auto got = static_cast<std::size_t>(in.gcount());
-    lines += static_cast<std::size_t>(std::count(block.data(), block.data() + got, '\n'));
-    last = block[got - 1];
+    const char* p = block.data();
+    const char* const end = p + in.gcount();
+    while (p < end) {
+      const auto* newline = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+      line_bytes += static_cast<std::size_t>((newline ? newline : end) - p);
+      if (line_bytes > kMaxRecordLineBytes) return lines + 1;
+      if (!newline) break;
+      ++lines;
+      line_bytes = 0;
+      p = newline + 1;
+    }
   }
-  return lines + (last != '\n');
+  return lines + (line_bytes > 0);
 }
 
 /// Empties `v` and frees its buffer.

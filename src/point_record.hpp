@@ -320,6 +320,9 @@ struct RunHeader {
   std::string description() const;    ///< config.description
   std::string config_path() const;    ///< config.path
   std::string config_sha256() const;  ///< config.sha256
+  /// The `--only` filter the sweep ran with, as its command line (`argv`) gives it (`--only F` or `--only=F`);
+  /// "" when it ran without one. Shards of one sweep agree on it (src/merge.hpp).
+  std::string only_filter() const;
   std::string created_utc() const;    ///< created_utc (ISO 8601)
   std::string git_sha() const;        ///< environment.labrun.git_sha (labrun's own commit)
   // The code under test (environment.code, schema 3). A header of schema <= 2 has none: its code under test was

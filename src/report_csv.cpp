@@ -40,7 +40,7 @@ void write_points_csv(const ReportContext& c, const std::filesystem::path& file)
           if (std::find(axes.begin(), axes.end(), k) == axes.end()) axes.push_back(k);
   std::ofstream f = open_for_write(file);
   f << "run,file,id,experiment,variant";
-  for (const auto& a : axes) f << ",axis." << a;
+  for (const auto& a : axes) f << ',' << csv_field("axis." + a);  // an axis name is a result file's text too
   f << ",status,time_s,wall_time_s,device_time_s,ci95_low_time_s,ci95_high_time_s,submit_time_s,iteration_time_s,"
        "achieved_bandwidth_Bps,"
        "compulsory_bandwidth_Bps,flop_per_s,arithmetic_intensity_flop_per_byte,fraction_of_memory_ceiling,"
@@ -68,7 +68,8 @@ void write_points_csv(const ReportContext& c, const std::filesystem::path& file)
                        in.fraction_of.read, in.fraction_of.compute_ceiling, in.fraction_of.roofline,
                        in.launch_overhead_share, in.host_stall_share, in.host_syncs_per_iteration})
         f << ',' << csv_num(x);
-      f << ',' << in.bound << ',' << in.confidence.value_or("") << ',' << (in.suspect ? "true" : "false");
+      f << ',' << csv_field(in.bound) << ',' << csv_field(in.confidence.value_or("")) << ','
+        << (in.suspect ? "true" : "false");
       for (double x : {in.ceilings.memory_bandwidth_Bps, in.ceilings.compute_flop_per_s,
                        in.ceilings.bf16_gemm_flop_per_s})
         f << ',' << csv_num(x);

@@ -35,15 +35,6 @@ std::string common_header(const SlurmPlan& p, const std::string& name) {
   return s;
 }
 
-// Writes a script whole (beside, then renamed), as the one writer of a regular file (src/output_file.hpp), and
-// makes it executable. @throws OutputError naming the file and the reason.
-void write_text(const fs::path& path, const std::string& text) {
-  const FileClaim claim(path.string(), "labrun slurm");
-  write_text_whole(path.string(), text);
-  std::error_code ec;
-  fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add, ec);
-}
-
 // Runs `command` (sbatch ...) and returns its stdout, trimmed. @throws std::runtime_error on failure.
 std::string capture(const std::string& command) {
   FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
@@ -96,14 +87,19 @@ std::string merge_script(const SlurmPlan& p) {
   return s;
 }
 
-int cmd_slurm(const SlurmPlan& p, bool submit) {
+int cmd_slurm(const SlurmPlan& p, bool submit, bool force) {
   std::error_code ec;
   fs::create_directories(p.dir, ec);
   if (!fs::is_directory(p.dir, ec)) throw OutputError("cannot create " + p.dir + ": " + ec.message());
   const fs::path array = fs::path(p.dir) / (base(p) + "-array.sbatch");
   const fs::path merge = fs::path(p.dir) / (base(p) + "-merge.sbatch");
-  write_text(array, array_script(p));
-  write_text(merge, merge_script(p));
+  // Both scripts as one writer of regular files (src/output_file.hpp): claimed, refused when they exist without
+  // --force (before either is touched), written beside and renamed only when both were written whole (a full disk
+  // never leaves an array without its merge job), executable.
+  const FileClaim array_claim(array.string(), "labrun slurm"), merge_claim(merge.string(), "labrun slurm");
+  write_texts_whole({{array.string(), array_script(p), force || array_claim.replace_empty()},
+                     {merge.string(), merge_script(p), force || merge_claim.replace_empty()}},
+                    0755);
   std::printf("labrun slurm: %d shards of %s\n  %s\n  %s\n", p.shards, p.config.c_str(), array.c_str(), merge.c_str());
   if (!submit) {
     std::printf("submit with:\n  ARRAY=$(sbatch --parsable %s)\n  sbatch --dependency=afterok:${ARRAY%%%%;*} %s\n",

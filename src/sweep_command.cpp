@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -374,7 +375,7 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
                           processes * points.size(), format_duration(elapsed_s), format_duration(eta_s),
                           not_run > 0 ? fmt::format(" ({} not run)", not_run) : std::string(), rec.variant,
                           short_axes(rec.axes), rec.status, t, reason);
-          if (stderr_is_terminal()) std::fprintf(stderr, "%s\n", line.c_str());  // on a terminal
+          if (stderr_is_terminal()) std::cerr << line << "\n";  // on a terminal
           else spdlog::info("{}", line);                                       // timestamped in a batch log
         },
         listener);
@@ -646,6 +647,7 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment
   // A regular file only, one writer per result file (its workers included), stale partial files and a file that
   // holds no results removed (src/output_file.hpp).
   const FileClaim claim(a.output, "labrun sweep");
+  claim.remove_if_empty();  // the sweep creates its file anew (JsonlWriter, O_EXCL); --resume then starts afresh
   if (!a.devices.empty()) {
     if (!a.shard.empty()) throw std::invalid_argument("--devices splits the sweep itself: it does not take --shard");
     return run_devices(a, parse_devices(a.devices, hooks), points.size());

@@ -1,13 +1,23 @@
 // Hostile inputs, round two (docs/cases.md H04, H09, H10): the config-side and output-side edges of labrun's
-// promises, each tried through the labrun binary as a user would, with its exact message and exit code.
+// promises, each tried through the labrun binary as a user would, with its exact message and exit code; and what a
+// break test of those fixes found (the tests at the end, each named by the case it extends).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "format.hpp"
 #include "test_util.hpp"
@@ -227,6 +237,440 @@ TEST(Hostile, H09_WithoutATimeoutAPointMustStillFinishWithinADay) {
   expect_config_error("experiment: masking\nlab:\n  point_timeout_s: 0\n  min_samples: 1000000\n  max_samples: 1000000\n"
                       "  min_sample_time_s: 10\n",
                       "every point would run for more than a day");
+}
+
+
+// ---- Found by a break test of the cases above ----------------------------------------------------------------
+
+const std::string kSmokeConfig = std::string(LABRUN_SOURCE_DIR) + "/configs/smoke.yaml";
+/// One point per variant of the smoke config: a small, quick result file.
+const std::string kFewPoints = " --only n=1000,density=0.5,dtype=f32,mode=eager,downstream=0";
+
+/// A host sweep of the smoke config into `dir`/`name` (with `extra` arguments), its lines.
+std::vector<std::string> small_run(const TempDir& dir, const std::string& name, const std::string& extra = kFewPoints) {
+  const Outcome r = labrun(dir, "sweep '" + kSmokeConfig + "' --device cpu -q -o " + name + extra);
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> lines;
+  std::istringstream in(slurp(dir.file(name)));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+/// The text that ESC, a C1 control (U+009B, CSI) and U+202E (right-to-left override) become, and the raw text.
+const std::string kHostile = "\x1b[2J\xc2\x9b\u202e";
+const std::string kShown = "\\x1b[2J\\u009b\\u202e";
+
+/// `err` holds none of the three raw and shows them escaped.
+void expect_escaped(const std::string& err, const std::string& what) {
+  EXPECT_EQ(err.find('\x1b'), std::string::npos) << what << ": raw ESC in\n" << err;
+  EXPECT_EQ(err.find("\xc2\x9b"), std::string::npos) << what << ": raw U+009B in\n" << err;
+  EXPECT_EQ(err.find("\u202e"), std::string::npos) << what << ": raw U+202E in\n" << err;
+  EXPECT_NE(err.find(kShown), std::string::npos) << what << ": no escapes in\n" << err;
+}
+
+// Case H10 on standard error: text from a result file, a folder's listing, a config (YAML "\e", "\x9b", "\u202e")
+// and the command line reaches the terminal in labrun's messages escaped, whatever the message.
+TEST(Hostile, H10_MessagesShowControlCharactersEscaped) {
+  TempDir dir;
+  // A config's value and key, written with YAML's escapes.
+  write_file(dir.file("c.yaml"), "experiment: \"mask\\e[2J\\x9b\\u202e\"\n");
+  Outcome r = labrun(dir, "validate c.yaml");
+  EXPECT_EQ(r.code, 3) << r.err;
+  expect_escaped(r.err, "config value");
+  write_file(dir.file("k.yaml"), "experiment: masking\naxes:\n  \"n\\e[2J\\x9b\\u202e\": [1]\n");
+  r = labrun(dir, "validate k.yaml");
+  EXPECT_EQ(r.code, 3) << r.err;
+  expect_escaped(r.err, "config key");
+  // --lab and --only values echoed in errors.
+  r = labrun(dir, "validate '" + kSmokeConfig + "' --lab 'x" + kHostile + "'");
+  EXPECT_EQ(r.code, 3) << r.err;
+  expect_escaped(r.err, "--lab without =");
+  r = labrun(dir, "validate '" + kSmokeConfig + "' --lab 'seed=" + kHostile + "'");
+  EXPECT_EQ(r.code, 3) << r.err;
+  expect_escaped(r.err, "--lab value");
+  r = labrun(dir, "sweep '" + kSmokeConfig + "' --dry-run --device cpu --only 'n=" + kHostile + "'");
+  EXPECT_EQ(r.code, 2) << r.err;
+  expect_escaped(r.err, "--only");
+
+  // A result file's values: a point of "another experiment", a point given twice.
+  const std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  ASSERT_GT(lines.size(), 2u);
+  std::vector<std::string> other = lines;
+  Json point = Json::parse(other[1]);
+  point["experiment"] = "rank" + kHostile;
+  other[1] = point.dump();
+  write_file(dir.file("other.jsonl"), joined(other));
+  r = labrun(dir, "report other.jsonl -o rep1 --no-plots");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("other.jsonl:2: experiment: rank"), std::string::npos) << r.err;
+  expect_escaped(r.err, "experiment mismatch");
+  std::vector<std::string> twice = lines;
+  point = Json::parse(lines[1]);
+  point["key"] = point["key"].get<std::string>() + kHostile;
+  twice.push_back(point.dump());
+  write_file(dir.file("twice.jsonl"), joined(twice));
+  r = labrun(dir, "report twice.jsonl -o rep2 --no-plots");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("is also at line 2 of the same run"), std::string::npos) << r.err;
+  expect_escaped(r.err, "duplicate point");
+  // A file name from a folder's listing.
+  std::filesystem::create_directory(dir.file("full"));
+  write_file(dir.file("full/notes" + kHostile), "mine");
+  r = labrun(dir, "report good.jsonl -o full --no-plots");
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_NE(r.err.find("full holds files that are not a labrun report (notes"), std::string::npos) << r.err;
+  expect_escaped(r.err, "folder listing");
+  // A log line (spdlog): the stale partial file of an output named with them.
+  const std::string name = "out" + kHostile + ".jsonl";
+  write_file(dir.file(name + ".new-999999"), "partial");
+  r = labrun(dir, "sweep '" + kSmokeConfig + "' --device cpu -q -o '" + name + "'" + kFewPoints);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find(".new-999999, the partial file of a write that was interrupted"), std::string::npos) << r.err;
+  expect_escaped(r.err, "log line");
+}
+
+// Case H10 in points.csv: an axis name from a result file reaches its header escaped (its values already were).
+TEST(Hostile, H10_AxisNameReachesPointsCsvEscaped) {
+  TempDir dir;
+  std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  ASSERT_GT(lines.size(), 2u);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    Json point = Json::parse(lines[i]);
+    point["axes"]["mode" + kHostile] = point["axes"]["mode"];
+    point["axes"].erase("mode");
+    lines[i] = point.dump();
+  }
+  write_file(dir.file("evil.jsonl"), joined(lines));
+  const Outcome r = labrun(dir, "report evil.jsonl -o rep --no-plots");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string csv = slurp(dir.file("rep/points.csv"));
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find(",axis.mode" + kShown + ","), std::string::npos) << header;
+  EXPECT_EQ(csv.find('\x1b'), std::string::npos);
+  EXPECT_EQ(csv.find("\u202e"), std::string::npos);
+  EXPECT_EQ(csv.find("\xc2\x9b"), std::string::npos);
+}
+
+// Case H02: a line over the 64 MiB bound is refused once it is seen, not after the whole file was read: an 8 GiB
+// sparse file without a newline (a pre-count of its lines read all of it first: 20 s for report, 50 s for
+// --resume on a 10 GiB file) is bad input for every reader and for --resume.
+TEST(Hostile, H02_OverLongFirstLineIsRefusedWithoutReadingTheRest) {
+  TempDir dir;
+  const std::string sparse = dir.file("sparse.jsonl");
+  {
+    const int fd = ::open(sparse.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::ftruncate(fd, off_t{8} << 30), 0);
+    ::close(fd);
+  }
+  for (const std::string command :
+       {std::string("report sparse.jsonl -o rep --no-plots"), std::string("diff sparse.jsonl sparse.jsonl"),
+        std::string("history sparse.jsonl"), std::string("merge -o m.jsonl sparse.jsonl"),
+        "sweep '" + kSmokeConfig + "' --device cpu -q -o sparse.jsonl --resume" + kFewPoints}) {
+    const Outcome r = labrun(dir, command);
+    EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("sparse.jsonl:1: a line longer than 67108864 bytes (64 MiB)"), std::string::npos)
+        << command << "\n" << r.err;
+  }
+  EXPECT_EQ(std::filesystem::file_size(sparse), std::uintmax_t{8} << 30);  // --resume left it as it was
+}
+
+// Cases H01 and H05 for slurm's scripts: a second `labrun slurm -o DIR` is refused (exit 4, nothing touched) naming
+// the script and --force, as every other writer; with --force it replaces both.
+TEST(Hostile, H01_SlurmRefusesToOverwriteItsScriptsWithoutForce) {
+  TempDir dir;
+  const std::string slurm = "slurm '" + kSmokeConfig + "' --shards 2 -o jobs";
+  const Outcome first = labrun(dir, slurm);
+  ASSERT_EQ(first.code, 0) << first.err;
+  std::vector<std::string> scripts;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("jobs")))
+    scripts.push_back(e.path().string());
+  ASSERT_EQ(scripts.size(), 2u);
+  for (const auto& s : scripts) write_file(s, "edited by hand");
+  const Outcome again = labrun(dir, slurm);
+  EXPECT_EQ(again.code, 4) << again.err;
+  EXPECT_NE(again.err.find("-array.sbatch exists"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("--force"), std::string::npos) << again.err;
+  for (const auto& s : scripts) EXPECT_EQ(slurp(s), "edited by hand") << s;
+  const auto entries = std::distance(std::filesystem::directory_iterator(dir.file("jobs")),
+                                     std::filesystem::directory_iterator());
+  EXPECT_EQ(entries, 2) << "no lock or partial file left";
+  const Outcome forced = labrun(dir, slurm + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  for (const auto& s : scripts) {
+    EXPECT_EQ(slurp(s).rfind("#!/bin/bash\n", 0), 0u) << s;
+    EXPECT_NE(::access(s.c_str(), X_OK), -1) << s << " is executable";
+  }
+}
+
+// Case H07 for slurm's scripts: when the second script cannot be written (here the merge script of 300 shards runs
+// past a file size limit, as on a full disk, while the small array script fits), neither is left: no array job
+// without its merge job, no partial file.
+TEST(Hostile, H07_SlurmWritesBothScriptsOrNeither) {
+  TempDir dir;
+  const std::string command = "cd '" + dir.path().string() + "' && (trap '' XFSZ; ulimit -f 8; exec '" +
+                              std::string(LABRUN_BINARY) + "' slurm '" + kSmokeConfig +
+                              "' --shards 300 -o jobs) >out.txt 2>err.txt";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  const std::string err = slurp(dir.file("err.txt"));
+  EXPECT_EQ(WEXITSTATUS(status), 4) << err;
+  EXPECT_NE(err.find("-merge.sbatch: File too large"), std::string::npos) << err;
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("jobs"))) left.push_back(e.path().string());
+  EXPECT_TRUE(left.empty()) << left.front();
+}
+
+// Case H04: the reason of a failed write to standard output is the system's ("No space left on device"), not "a
+// write failed": the errno of the first failed write through std::cout (a long one leaves nothing for the last
+// flush: diff --format json), else of the last flush (printf's `list`), is kept.
+TEST(Hostile, H04_FailedWriteToStandardOutputSaysWhy) {
+  TempDir dir;
+  small_run(dir, "good.jsonl");
+  for (const std::string command : {"list", "diff good.jsonl good.jsonl --format json", "history good.jsonl --format json"}) {
+    const Outcome r = labrun(dir, command, "/dev/full");
+    EXPECT_EQ(r.code, 4) << command << "\n" << r.err;
+    EXPECT_EQ(r.err, "labrun: cannot write standard output: No space left on device\n") << command;
+  }
+}
+
+// Case H04: a closed pipe on standard output (`labrun history ... | head`) ends labrun quietly by SIGPIPE, as GNU
+// tools end, not with "cannot write standard output: Broken pipe" and exit 4 (history ignores SIGPIPE while it runs).
+TEST(Hostile, H04_ClosedPipeOnStandardOutputEndsQuietly) {
+  TempDir dir;
+  small_run(dir, "good.jsonl");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);  // the reader is gone before labrun writes a byte
+  const std::string err = dir.file("err.txt");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(e, STDERR_FILENO);
+    ::signal(SIGPIPE, SIG_DFL);
+    ::chdir(dir.path().c_str());
+    ::execl(LABRUN_BINARY, LABRUN_BINARY, "history", "good.jsonl", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status) << "\n" << slurp(err);
+  if (WIFSIGNALED(status)) EXPECT_EQ(WTERMSIG(status), SIGPIPE);
+  EXPECT_EQ(slurp(err), "");
+}
+
+// Case H06 for a header's lab settings: each setting this build knows has its JSON type and least value checked
+// (lab.processes: "abc" loaded); settings it does not know are left alone.
+TEST(Hostile, H06_HeaderLabSettingsAreTypeChecked) {
+  TempDir dir;
+  const std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  ASSERT_GT(lines.size(), 1u);
+  const std::pair<Json, std::string> cases[] = {
+      {Json{{"processes", "abc"}}, "bad.jsonl:1: lab.processes: \"abc\" is not an integer, as this setting is"},
+      {Json{{"processes", 0}}, "bad.jsonl:1: lab.processes: 0 is out of range: the setting is at least 1"},
+      {Json{{"processes", nullptr}}, "bad.jsonl:1: lab.processes: null, but this setting always has a value"},
+      {Json{{"max_time_s", "2"}}, "bad.jsonl:1: lab.max_time_s: \"2\" is not a number, as this setting is"},
+      {Json{{"timing", 5}}, "bad.jsonl:1: lab.timing: 5 is not one of this setting's words (synchronized, unsynchronized)"},
+      {Json{{"l2", "warm"}}, "bad.jsonl:1: lab.l2: \"warm\" is not one of this setting's words (hot, cold)"},
+      {Json{{"blocking_kernel", "yes"}}, "bad.jsonl:1: lab.blocking_kernel: \"yes\" is not true or false"},
+  };
+  for (const auto& [change, message] : cases) {
+    Json header = Json::parse(lines[0]);
+    for (const auto& [k, v] : change.items()) header["lab"][k] = v;
+    std::vector<std::string> changed = lines;
+    changed[0] = header.dump();
+    write_file(dir.file("bad.jsonl"), joined(changed));
+    const Outcome r = labrun(dir, "report bad.jsonl -o rep --no-plots");
+    EXPECT_EQ(r.code, 2) << change.dump() << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  Json header = Json::parse(lines[0]);  // unset optional settings and settings of other schemas load
+  header["lab"]["tolerance_scale"] = nullptr;
+  header["lab"]["host_max_n"] = "anything";
+  std::vector<std::string> changed = lines;
+  changed[0] = header.dump();
+  write_file(dir.file("ok.jsonl"), joined(changed));
+  const Outcome ok = labrun(dir, "report ok.jsonl -o rep --no-plots");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
+// Case H06 for a point's other times: interpretation.iteration_time_s and each phase's times are at least 0 s.
+TEST(Hostile, H06_NegativeInterpretationAndPhaseTimesAreRefused) {
+  TempDir dir;
+  const std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  ASSERT_GT(lines.size(), 1u);
+  const std::pair<Json::json_pointer, std::string> cases[] = {
+      {Json::json_pointer("/interpretation/iteration_time_s"),
+       "bad.jsonl:2: interpretation.iteration_time_s: -1.0 is negative; a time is at least 0 s"},
+      {Json::json_pointer("/phases/timing/time_s"), "bad.jsonl:2: phases.timing.time_s: -1.0 is negative"},
+      {Json::json_pointer("/phases/warmup/first_iteration_time_s"),
+       "bad.jsonl:2: phases.warmup.first_iteration_time_s: -1.0 is negative"},
+  };
+  for (const auto& [pointer, message] : cases) {
+    Json point = Json::parse(lines[1]);
+    ASSERT_TRUE(point.contains(pointer)) << pointer.to_string();
+    point[pointer] = -1.0;
+    std::vector<std::string> changed = lines;
+    changed[1] = point.dump();
+    write_file(dir.file("bad.jsonl"), joined(changed));
+    for (const std::string command : {"report bad.jsonl -o rep --no-plots", "diff bad.jsonl good.jsonl"}) {
+      const Outcome r = labrun(dir, command);
+      EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
+      EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    }
+  }
+}
+
+// Case H06 for merge: shards of two --only filters are parts of two sweeps (each split its own points), refused
+// naming both files and both filters; report and diff read shards by the same rule.
+TEST(Hostile, H06_MergeRefusesShardsOfDifferentOnlyFilters) {
+  TempDir dir;
+  small_run(dir, "a.jsonl", " --shard 1/2 --only n=1000,dtype=f32,mode=eager,downstream=0,density=0.5");
+  small_run(dir, "b.jsonl", " --shard 2/2 --only n=1000,dtype=f32,mode=eager,downstream=0,density=0.01");
+  const Outcome r = labrun(dir, "merge -o m.jsonl a.jsonl b.jsonl");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("labrun merge: b.jsonl ran --only \"n=1000,dtype=f32,mode=eager,downstream=0,density=0.01\", "
+                       "a.jsonl ran --only \"n=1000,dtype=f32,mode=eager,downstream=0,density=0.5\": shards of one "
+                       "sweep run the same --only filter; nothing written"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("m.jsonl")));
+  const Outcome report = labrun(dir, "report a.jsonl b.jsonl -o rep --no-plots");
+  EXPECT_EQ(report.code, 2) << report.err;
+  small_run(dir, "c.jsonl", " --shard 2/2 --only=n=1000,dtype=f32,mode=eager,downstream=0,density=0.5");  // --only=F
+  const Outcome ok = labrun(dir, "merge -o m.jsonl a.jsonl c.jsonl");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
+// Case H08: a merge refused for its shards leaves a pre-existing empty (0-byte) target as it was; a merge that
+// succeeds writes it afresh.
+TEST(Hostile, H08_RefusedMergeLeavesAnEmptyTarget) {
+  TempDir dir;
+  small_run(dir, "whole.jsonl");  // not a shard
+  write_file(dir.file("m.jsonl"), "");
+  const Outcome r = labrun(dir, "merge -o m.jsonl whole.jsonl");
+  EXPECT_EQ(r.code, 2) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(dir.file("m.jsonl")));
+  EXPECT_EQ(std::filesystem::file_size(dir.file("m.jsonl")), 0u);
+  EXPECT_EQ(r.err.find("holds no results"), std::string::npos) << r.err;
+  small_run(dir, "shard.jsonl", kFewPoints + " --shard 1/1");
+  const Outcome ok = labrun(dir, "merge -o m.jsonl shard.jsonl");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.err.find("m.jsonl holds no results"), std::string::npos) << ok.err;
+  EXPECT_GT(std::filesystem::file_size(dir.file("m.jsonl")), 0u);
+}
+
+// Case H02 for configs: a config that is not a regular file is refused at once (exit 3); a FIFO blocked validate.
+TEST(Hostile, H02_ConfigThatIsNotARegularFileIsRefused) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("c.yaml").c_str(), 0600), 0);
+  for (const std::string command : {"validate c.yaml", "sweep c.yaml --dry-run --device cpu"}) {
+    const Outcome r = labrun(dir, command);
+    EXPECT_EQ(r.code, 3) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("labrun: invalid config: c.yaml:0: the config is a named pipe (FIFO), not a regular file"),
+              std::string::npos)
+        << r.err;
+  }
+  const Outcome zero = labrun(dir, "validate /dev/zero");
+  EXPECT_EQ(zero.code, 3) << zero.err;
+  EXPECT_NE(zero.err.find("the config is a character device, not a regular file"), std::string::npos) << zero.err;
+}
+
+// Case H10: --max-plots -1 says what it takes, not a range of 309 digits.
+TEST(Hostile, H10_NegativeMaxPlotsSaysItTakesANonNegativeInteger) {
+  TempDir dir;
+  for (const std::string command : {"report x.jsonl --max-plots -1", "history x.jsonl --max-plots -1"}) {
+    const Outcome r = labrun(dir, command);
+    EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("--max-plots: must be a non-negative integer (0, 1, 2, ...), got '-1'"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("e+308"), std::string::npos) << r.err;
+    EXPECT_LT(r.err.size(), 300u) << r.err;
+  }
+}
+
+/// Shards 1/2 and 2/2 of the smoke config with every point copied `copies` times under new ids (one sweep of many
+/// points, to make a merge's write phase long enough to stop it in).
+void large_shards(const TempDir& dir, int copies) {
+  for (const std::string shard : {"1", "2"}) {
+    const std::string name = "s" + shard + ".jsonl";
+    const std::vector<std::string> lines =
+        small_run(dir, name, " --shard " + shard + "/2 --only density=0.5,dtype=f32,mode=eager,downstream=0");
+    ASSERT_GT(lines.size(), 1u) << name << " holds no point";
+    Json header = Json::parse(lines[0]);
+    std::ofstream out(dir.file("big-" + name), std::ios::binary);
+    header["point_count"] = static_cast<std::int64_t>((lines.size() - 1) * static_cast<std::size_t>(copies));
+    out << header.dump() << "\n";
+    for (int c = 0; c < copies; ++c)
+      for (std::size_t i = 1; i < lines.size(); ++i) {
+        Json point = Json::parse(lines[i]);
+        char id[17];
+        std::snprintf(id, sizeof id, "%s%015x", shard.c_str(), static_cast<unsigned>(c * 1000 + i));
+        point["id"] = id;
+        point["key"] = point["key"].get<std::string>() + ",copy=" + std::to_string(c);
+        out << point.dump() << "\n";
+      }
+  }
+}
+
+// Case H07 for merge: Ctrl-C while it writes (stopped with SIGSTOP as its beside-file appears, then sent SIGINT and
+// SIGCONT) ends it with 130 and "nothing written", its partial file removed: it was ignored once the copy was done
+// (the fsync and the rename were not looked at).
+TEST(Hostile, H07_InterruptedMergeWritePhaseWritesNothing) {
+  TempDir dir;
+  large_shards(dir, 500);
+  ASSERT_FALSE(HasFatalFailure());
+  const int watch = ::inotify_init1(IN_CLOEXEC);
+  ASSERT_GE(watch, 0);
+  ASSERT_GE(::inotify_add_watch(watch, dir.path().c_str(), IN_CREATE), 0);
+  const std::string out = dir.file("out.txt"), err = dir.file("err.txt");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::chdir(dir.path().c_str());
+    ::dup2(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), STDOUT_FILENO);
+    ::dup2(::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), STDERR_FILENO);
+    ::execl(LABRUN_BINARY, LABRUN_BINARY, "merge", "-o", "m.jsonl", "big-s1.jsonl", "big-s2.jsonl",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const std::string partial = "m.jsonl.new-" + std::to_string(pid);
+  bool stopped = false;
+  alignas(inotify_event) char buffer[4096];
+  int status = 0;
+  while (!stopped) {
+    struct pollfd p {watch, POLLIN, 0};
+    if (::poll(&p, 1, 1000) == 0) {  // no event for a second: has the merge ended without writing?
+      if (::waitpid(pid, &status, WNOHANG) == pid) break;
+      continue;
+    }
+    const ssize_t n = ::read(watch, buffer, sizeof buffer);
+    if (n <= 0) break;
+    for (ssize_t at = 0; at < n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+      if (event->len > 0 && partial == event->name) stopped = ::kill(pid, SIGSTOP) == 0;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+    }
+  }
+  ::close(watch);
+  ASSERT_TRUE(stopped) << "the merge ended before it wrote: " << slurp(err);
+  // Stopped before its rename (the beside-file still there): the interrupt lands in the write phase.
+  ASSERT_TRUE(std::filesystem::exists(dir.file(partial))) << "the merge finished before it could be stopped";
+  ::kill(pid, SIGINT);
+  ::kill(pid, SIGCONT);
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130) << slurp(err);
+  EXPECT_NE(slurp(err).find("labrun merge: interrupted by SIGINT; nothing written"), std::string::npos) << slurp(err);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("m.jsonl")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file(partial)));
 }
 
 }  // namespace
