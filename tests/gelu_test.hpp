@@ -13,6 +13,7 @@
 #include "record.hpp"
 #include "registry.hpp"
 #include "sdk_registry.hpp"
+#include "test_util.hpp"
 
 namespace labrun::test_gelu {
 
@@ -24,13 +25,7 @@ inline constexpr double kUb = 0x1.0p-8;   // bf16 unit roundoff
 inline const Variant kVariants[] = {Variant::unfused, Variant::fused, Variant::fused_vec};
 inline const DType kDTypes[] = {DType::f32, DType::bf16};
 
-/// The registered SDK experiment: its generator, reference and check, as the lab runs them.
-inline std::shared_ptr<SdkExperiment> sdk() {
-  static Registry registry;  // its own registration: the SDK experiment of the latest one is looked up by name
-  static const bool once = (register_builtin(registry), true);
-  (void)once;
-  return sdk_experiment(registry, "gelu");
-}
+inline std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("gelu"); }
 
 inline const char* name(Variant v) { return v == Variant::unfused ? "unfused" : v == Variant::fused ? "fused" : "fused_vec"; }
 

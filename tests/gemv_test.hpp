@@ -13,6 +13,7 @@
 #include "record.hpp"
 #include "registry.hpp"
 #include "sdk_registry.hpp"
+#include "test_util.hpp"
 
 namespace labrun::test_gemv {
 
@@ -23,13 +24,7 @@ inline const Variant kVariants[] = {Variant::row_block_256, Variant::row_block_5
                                     Variant::warp_row, Variant::cublas};
 inline const DType kDTypes[] = {DType::f16, DType::bf16};
 
-/// The registered SDK experiment: its generator, reference and check, as the lab runs them.
-inline std::shared_ptr<SdkExperiment> sdk() {
-  static Registry registry;  // its own registration: the SDK experiment of the latest one is looked up by name
-  static const bool once = (register_builtin(registry), true);
-  (void)once;
-  return sdk_experiment(registry, "gemv");
-}
+inline std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("gemv"); }
 
 inline Point point(const std::string& variant, std::int64_t m, std::int64_t n, const std::string& dtype,
                    const std::string& mode = "eager") {

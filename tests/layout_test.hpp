@@ -13,6 +13,7 @@
 #include "record.hpp"
 #include "registry.hpp"
 #include "sdk_registry.hpp"
+#include "test_util.hpp"
 
 namespace labrun::test_layout {
 
@@ -24,13 +25,7 @@ inline const Variant kVariants[] = {Variant::contiguous_noop, Variant::transpose
                                     Variant::broadcast_view, Variant::repeat_materialized};
 inline const DType kDTypes[] = {DType::f32, DType::bf16};
 
-/// The registered SDK experiment: its generator, reference and check, as the lab runs them.
-inline std::shared_ptr<SdkExperiment> sdk() {
-  static Registry registry;  // its own registration: the SDK experiment of the latest one is looked up by name
-  static const bool once = (register_builtin(registry), true);
-  (void)once;
-  return sdk_experiment(registry, "layout");
-}
+inline std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("layout"); }
 
 inline Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
                    const std::string& mode = "eager") {

@@ -41,13 +41,7 @@ using test::builtin;
 const Registry& registry() { return builtin(); }
 const Experiment& experiment() { return *builtin().find("attention"); }
 
-/// The registered SDK experiment: its generator, reference and check, as the lab runs them.
-std::shared_ptr<SdkExperiment> sdk() {
-  static Registry registry;  // its own registration: the SDK experiment of the latest one is looked up by name
-  static const bool once = (register_builtin(registry), true);
-  (void)once;
-  return sdk_experiment(registry, "attention");
-}
+std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("attention"); }
 
 Point point(const std::string& variant, std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d,
             std::int64_t causal, const std::string& mode = "eager") {

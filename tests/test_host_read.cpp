@@ -35,13 +35,7 @@ const Variant kVariants[] = {Variant::item_per_step, Variant::accumulate_on_devi
 
 const Experiment& experiment() { return *test::builtin().find("host_read"); }
 
-/// The registered SDK experiment: its generator, reference and check, as the lab runs them.
-std::shared_ptr<SdkExperiment> sdk() {
-  static Registry registry;  // its own registration: the SDK experiment of the latest one is looked up by name
-  static const bool once = (register_builtin(registry), true);
-  (void)once;
-  return sdk_experiment(registry, "host_read");
-}
+std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("host_read"); }
 
 Point point(const std::string& variant, std::int64_t steps, std::int64_t n, const std::string& mode = "eager") {
   return Point{"host_read", variant, {{"steps", steps}, {"n", n}, {"mode", mode}, {"l2", std::string("hot")}}};
@@ -97,13 +91,6 @@ CheckResult compare(const host_read::Losses& ref, std::int64_t n, const std::vec
   sdk()->def().check_fn()(c);
   EXPECT_EQ(c.results().size(), 1u);
   return c.results().front();
-}
-
-double note(const CheckResult& c, const std::string& name) {
-  for (const auto& [n, v] : c.notes)
-    if (n == name) return v;
-  ADD_FAILURE() << "no note " << name;
-  return std::numeric_limits<double>::quiet_NaN();
 }
 
 TEST(HostReadGenerate, RangeAndReproducibility) {
@@ -181,7 +168,7 @@ TEST(HostReadHost, LossesWithinToleranceAndStepsDistinguished) {
     EXPECT_TRUE(c.passed) << c.worst << " at step " << c.worst_index;
     EXPECT_LT(c.worst, 0.5) << n;
     EXPECT_EQ(c.compared, 50);
-    EXPECT_EQ(note(c, "steps"), 50.0);
+    EXPECT_EQ(test::note(c, "steps"), 50.0);
     EXPECT_EQ(c.mismatches, 0);
     for (std::int64_t j = 0; j < k; ++j)
       EXPECT_LT(host_read::bound(ref.elementwise_error[j], ref.loss[j], n), 1e-4 * ref.loss[j]);
@@ -222,7 +209,7 @@ TEST(HostReadCompare, NaNZeroAndEmpty) {
   EXPECT_TRUE(c.passed);
   EXPECT_EQ(c.worst, 0.0);
   EXPECT_EQ(c.compared, 0);
-  EXPECT_EQ(note(c, "steps"), 0.0);
+  EXPECT_EQ(test::note(c, "steps"), 0.0);
 }
 
 TEST(HostReadCost, Numbers) {

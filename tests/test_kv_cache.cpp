@@ -40,13 +40,7 @@ const DType kDTypes[] = {DType::bf16, DType::f16, DType::f32};
 
 const Experiment& experiment() { return *test::builtin().find("kv_cache"); }
 
-/// The registered SDK experiment: its generator and check, as the lab runs them.
-std::shared_ptr<SdkExperiment> sdk() {
-  static Registry registry;  // its own registration: the SDK experiment of the latest one is looked up by name
-  static const bool once = (register_builtin(registry), true);
-  (void)once;
-  return sdk_experiment(registry, "kv_cache");
-}
+std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("kv_cache"); }
 
 /// Raw storage of `count` elements of `t` (one spare word: a valid pointer at 0), filled with `fill` words.
 struct Buffer {
@@ -103,13 +97,6 @@ CheckResult compare(const Params& p, const Inputs& in, const Outputs& out) {
   sdk()->def().check_fn()(c);
   EXPECT_EQ(c.results().size(), 1u);
   return c.results().front();
-}
-
-double note(const CheckResult& c, const std::string& name) {
-  for (const auto& [n, v] : c.notes)
-    if (n == name) return v;
-  ADD_FAILURE() << "no note " << name;
-  return -1;
 }
 
 Params shape(Variant v, std::int64_t B, std::int64_t L, std::int64_t H, std::int64_t D, std::int64_t n0,
@@ -239,7 +226,7 @@ TEST(KvCacheHost, EveryVariantMatchesTheReference) {
           EXPECT_TRUE(c.passed) << c.mismatches << " mismatches from " << c.worst_index;
           EXPECT_EQ(c.mismatches, 0);
           EXPECT_EQ(c.compared, p.rows() * n1 * D);
-          EXPECT_EQ(note(c, "generated_tokens"), static_cast<double>(n1 - n0));
+          EXPECT_EQ(test::note(c, "generated_tokens"), static_cast<double>(n1 - n0));
           run_host(p, in, out);
           c = compare(p, in, out);
           EXPECT_TRUE(c.passed) << c.mismatches << " mismatches from " << c.worst_index;
@@ -293,8 +280,8 @@ TEST(KvCacheCompare, AnyDifferentBitFails) {
       EXPECT_FALSE(c.passed);
       EXPECT_EQ(c.mismatches, 1);
       EXPECT_EQ(c.worst_index, i);
-      EXPECT_EQ(note(c, "first_mismatch_row"), 2.0);
-      EXPECT_EQ(note(c, "first_mismatch_token"), 6.0);
+      EXPECT_EQ(test::note(c, "first_mismatch_row"), 2.0);
+      EXPECT_EQ(test::note(c, "first_mismatch_token"), 6.0);
       EXPECT_EQ(c.not_finite, bad == 0xffff ? 1 : 0);
       EXPECT_EQ(c.worst_reference, bf16_to_float(keep));
     }

@@ -345,9 +345,7 @@ TEST(Masking, GenerateIsReproducibleAndSeeded) {
 // The SDK draws the seeds masking drew before it (ca31009): the pre-SDK key n/density/dtype/finiteness, so
 // results from then compare point for point.
 TEST(Masking, InputSeedsAreThoseBeforeTheSdk) {
-  static Registry registry;
-  register_builtin(registry);
-  const auto sdk = sdk_experiment(registry, "masking");
+  const auto sdk = test::builtin_sdk("masking");
   ASSERT_TRUE(sdk);
   EXPECT_EQ(sdk->input_seed(Args(point("fused", 100000, "f32")), kSeed),
             splitmix64(kSeed ^ fnv1a64("100000/0.500000/f32/finite")));

@@ -31,7 +31,7 @@ const Variant kVariants[] = {Variant::indexed_assign, Variant::scan_select, Vari
 const double kDensities[] = {0, 0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 1};
 
 const Experiment& experiment() { return *test::builtin().find("rank"); }
-std::shared_ptr<SdkExperiment> sdk() { return sdk_experiment(test::builtin(), "rank"); }
+std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("rank"); }
 
 std::vector<std::uint8_t> generate(std::int64_t n, double density, std::uint64_t seed) {
   std::vector<std::uint8_t> m(static_cast<std::size_t>(n));

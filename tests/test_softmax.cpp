@@ -40,13 +40,7 @@ using test::builtin;
 
 const Experiment& experiment() { return *builtin().find("softmax"); }
 
-/// The registered SDK experiment: its generator, reference and check, as the lab runs them.
-std::shared_ptr<SdkExperiment> sdk() {
-  static Registry registry;  // its own registration: the SDK experiment of the latest one is looked up by name
-  static const bool once = (register_builtin(registry), true);
-  (void)once;
-  return sdk_experiment(registry, "softmax");
-}
+std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("softmax"); }
 
 // A point of the axes as registered: `elements` (rows * cols) and `cols`; rows is derived from them.
 Point point_of_elements(const std::string& variant, std::int64_t elements, std::int64_t cols,

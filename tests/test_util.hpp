@@ -6,10 +6,16 @@
 #include <cstdlib>
 
 #include <filesystem>
+#include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
+#include <gtest/gtest.h>
+#include <labrun/experiment.hpp>
+
 #include "registry.hpp"
+#include "sdk_registry.hpp"
 
 namespace labrun::test {
 
@@ -53,6 +59,17 @@ inline const Registry& builtin() {
     return r;
   }();
   return instance;
+}
+
+/// The built-in SDK experiment `name` (its generator, reference and check, as the lab runs them).
+inline std::shared_ptr<SdkExperiment> builtin_sdk(const std::string& name) { return sdk_experiment(builtin(), name); }
+
+/// The named number a check attached to a comparison (Compare::note); a test failure and NaN when there is none.
+inline double note(const CheckResult& c, const std::string& name) {
+  for (const auto& [n, v] : c.notes)
+    if (n == name) return v;
+  ADD_FAILURE() << "no note " << name;
+  return std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace labrun::test
