@@ -83,16 +83,16 @@ void launch_variant(Variant v, DType t, const void* x, void* y, void* a, void* b
   using gelu::kernels::Op;
   switch (v) {
     case Variant::unfused:
-      gelu::kernels::unfused_op(Op::pow3, t, x, nullptr, a, n, sm, s);
-      gelu::kernels::unfused_op(Op::scale_alpha, t, a, nullptr, b, n, sm, s);
-      gelu::kernels::unfused_op(Op::add, t, x, b, a, n, sm, s);
-      gelu::kernels::unfused_op(Op::scale_sqrt2pi, t, a, nullptr, b, n, sm, s);
-      gelu::kernels::unfused_op(Op::tanh, t, b, nullptr, a, n, sm, s);
-      gelu::kernels::unfused_op(Op::add_one, t, a, nullptr, b, n, sm, s);
-      gelu::kernels::unfused_op(Op::mul_half, t, x, b, y, n, sm, s);
+      gelu::kernels::unfused_op(Op::pow3, t, x, nullptr, a, n, s);
+      gelu::kernels::unfused_op(Op::scale_alpha, t, a, nullptr, b, n, s);
+      gelu::kernels::unfused_op(Op::add, t, x, b, a, n, s);
+      gelu::kernels::unfused_op(Op::scale_sqrt2pi, t, a, nullptr, b, n, s);
+      gelu::kernels::unfused_op(Op::tanh, t, b, nullptr, a, n, s);
+      gelu::kernels::unfused_op(Op::add_one, t, a, nullptr, b, n, s);
+      gelu::kernels::unfused_op(Op::mul_half, t, x, b, y, n, s);
       break;
     case Variant::fused: gelu::kernels::fused(t, x, y, n, sm, s); break;
-    case Variant::fused_vec: gelu::kernels::fused_vec(t, x, y, n, sm, s); break;
+    case Variant::fused_vec: gelu::kernels::fused_vec(t, x, y, n, s); break;
   }
 }
 
@@ -134,7 +134,7 @@ TEST_F(GeluGpu, FusedAndFusedVecAreBitIdentical) {
     DeviceBuffer x(bytes), y1(bytes), y2(bytes);
     ASSERT_EQ(cudaMemcpy(x.get(), in.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
     gelu::kernels::fused(t, x.get(), y1.get(), n, sm, s);
-    gelu::kernels::fused_vec(t, x.get(), y2.get(), n, sm, s);
+    gelu::kernels::fused_vec(t, x.get(), y2.get(), n, s);
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     std::vector<char> h1(bytes), h2(bytes);
     ASSERT_EQ(cudaMemcpy(h1.data(), y1.get(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -216,14 +216,14 @@ TEST_F(GeluGpu, GridsFillTheDevice) {
   const int sm = ctx().sm_count();
   gelu::kernels::prepare(DType::f32);
   gelu::kernels::prepare(DType::bf16);
-  EXPECT_EQ(gelu::kernels::vec_grid(DType::f32, 0, sm), 1);
-  EXPECT_EQ(gelu::kernels::vec_grid(DType::f32, 7, sm), 1);
-  EXPECT_EQ(gelu::kernels::vec_grid(DType::f32, 4 * 256 * 3, sm), 3);
-  EXPECT_EQ(gelu::kernels::vec_grid(DType::bf16, 8 * 256 * 3 + 1, sm), 3);
+  EXPECT_EQ(gelu::kernels::vec_grid(DType::f32, 0), 1);
+  EXPECT_EQ(gelu::kernels::vec_grid(DType::f32, 7), 1);
+  EXPECT_EQ(gelu::kernels::vec_grid(DType::f32, 4 * 256 * 3), 3);
+  EXPECT_EQ(gelu::kernels::vec_grid(DType::bf16, 8 * 256 * 3 + 1), 3);
   EXPECT_EQ(gelu::kernels::scalar_grid(DType::bf16, 256 * 5, sm), 5);
   for (DType t : {DType::f32, DType::bf16}) {
     const std::int64_t n = std::int64_t{1} << 26;
-    const int vg = gelu::kernels::vec_grid(t, n, sm), sg = gelu::kernels::scalar_grid(t, n, sm);
+    const int vg = gelu::kernels::vec_grid(t, n), sg = gelu::kernels::scalar_grid(t, n, sm);
     std::printf("%s n=2^26: fused_vec grid %d blocks (%.1f per SM), fused grid %d blocks (%.1f per SM), %d SMs\n",
                 to_string(t), vg, static_cast<double>(vg) / sm, sg, static_cast<double>(sg) / sm, sm);
     EXPECT_EQ(vg, n / (t == DType::bf16 ? 8 : 4) / 256) << "one vector per thread, every vector covered";

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <labrun/cuda.cuh>
@@ -167,18 +168,18 @@ int clamp_grid(std::int64_t work_items, int per_sm, int sm_count) {
 }
 
 template <class S, class F>
-void launch_map(const void* a, const void* b, void* out, std::int64_t n, int, cudaStream_t s) {
-  const int grid = labrun::cuda::grid_for(n / Vec<S>::kWidth, kBlock);
+void launch_map(const void* a, const void* b, void* out, std::int64_t n, cudaStream_t s) {
+  const int grid = vec_grid(std::is_same_v<S, float> ? DType::f32 : DType::bf16, n);
   map_vec_kernel<S, F><<<grid, kBlock, 0, s>>>(static_cast<const S*>(a), static_cast<const S*>(b ? b : a), static_cast<S*>(out), n,
                                  F());
   LABRUN_CUDA_LAUNCHED();
 }
 
 template <class F>
-void launch_map(DType t, const void* a, const void* b, void* out, std::int64_t n, int sm, cudaStream_t s) {
+void launch_map(DType t, const void* a, const void* b, void* out, std::int64_t n, cudaStream_t s) {
   switch (t) {
-    case DType::f32: return launch_map<float, F>(a, b, out, n, sm, s);
-    case DType::bf16: return launch_map<__nv_bfloat16, F>(a, b, out, n, sm, s);
+    case DType::f32: return launch_map<float, F>(a, b, out, n, s);
+    case DType::bf16: return launch_map<__nv_bfloat16, F>(a, b, out, n, s);
     default: throw std::invalid_argument("gelu kernels: dtype must be f32 or bf16");
   }
 }
@@ -187,21 +188,21 @@ void launch_map(DType t, const void* a, const void* b, void* out, std::int64_t n
 
 int op_inputs(Op op) { return op == Op::add || op == Op::mul_half ? 2 : 1; }
 
-void unfused_op(Op op, DType t, const void* a, const void* b, void* out, std::int64_t n, int sm, cudaStream_t s) {
+void unfused_op(Op op, DType t, const void* a, const void* b, void* out, std::int64_t n, cudaStream_t s) {
   switch (op) {
-    case Op::pow3: return launch_map<UnfusedOp<Op::pow3>>(t, a, b, out, n, sm, s);
-    case Op::scale_alpha: return launch_map<UnfusedOp<Op::scale_alpha>>(t, a, b, out, n, sm, s);
-    case Op::add: return launch_map<UnfusedOp<Op::add>>(t, a, b, out, n, sm, s);
-    case Op::scale_sqrt2pi: return launch_map<UnfusedOp<Op::scale_sqrt2pi>>(t, a, b, out, n, sm, s);
-    case Op::tanh: return launch_map<UnfusedOp<Op::tanh>>(t, a, b, out, n, sm, s);
-    case Op::add_one: return launch_map<UnfusedOp<Op::add_one>>(t, a, b, out, n, sm, s);
-    case Op::mul_half: return launch_map<UnfusedOp<Op::mul_half>>(t, a, b, out, n, sm, s);
+    case Op::pow3: return launch_map<UnfusedOp<Op::pow3>>(t, a, b, out, n, s);
+    case Op::scale_alpha: return launch_map<UnfusedOp<Op::scale_alpha>>(t, a, b, out, n, s);
+    case Op::add: return launch_map<UnfusedOp<Op::add>>(t, a, b, out, n, s);
+    case Op::scale_sqrt2pi: return launch_map<UnfusedOp<Op::scale_sqrt2pi>>(t, a, b, out, n, s);
+    case Op::tanh: return launch_map<UnfusedOp<Op::tanh>>(t, a, b, out, n, s);
+    case Op::add_one: return launch_map<UnfusedOp<Op::add_one>>(t, a, b, out, n, s);
+    case Op::mul_half: return launch_map<UnfusedOp<Op::mul_half>>(t, a, b, out, n, s);
   }
   throw std::invalid_argument("gelu kernels: unknown op");
 }
 
-void fused_vec(DType t, const void* x, void* y, std::int64_t n, int sm, cudaStream_t s) {
-  launch_map<GeluOp>(t, x, nullptr, y, n, sm, s);
+void fused_vec(DType t, const void* x, void* y, std::int64_t n, cudaStream_t s) {
+  launch_map<GeluOp>(t, x, nullptr, y, n, s);
 }
 
 void fused(DType t, const void* x, void* y, std::int64_t n, int sm, cudaStream_t s) {
@@ -218,7 +219,7 @@ void fused(DType t, const void* x, void* y, std::int64_t n, int sm, cudaStream_t
   }
 }
 
-int vec_grid(DType t, std::int64_t n, int) { return labrun::cuda::grid_for(n / (t == DType::bf16 ? 8 : 4), kBlock); }
+int vec_grid(DType t, std::int64_t n) { return labrun::cuda::grid_for(n / (t == DType::bf16 ? 8 : 4), kBlock); }
 
 int scalar_grid(DType t, std::int64_t n, int sm) {
   if (t == DType::bf16) return clamp_grid(n, resident_blocks<&fused_scalar_kernel<__nv_bfloat16>>(), sm);
@@ -263,7 +264,7 @@ Step launcher(Launch& setup) {
     };
   if (variant == "fused_vec")
     return [=](Launch& l) {
-      kernels::fused_vec(t, xd, yd, n, l.sm_count(), l.stream());
+      kernels::fused_vec(t, xd, yd, n, l.stream());
       l.mark("gelu_vec", 2 * ns);
     };
   using kernels::Op;
@@ -280,7 +281,7 @@ Step launcher(Launch& setup) {
                                   {Op::mul_half, xd, b, yd, "mul_half_x"}};
   return [=](Launch& l) {
     for (const auto& o : ops) {
-      kernels::unfused_op(o.op, t, o.in1, o.in2, o.out, n, l.sm_count(), l.stream());
+      kernels::unfused_op(o.op, t, o.in1, o.in2, o.out, n, l.stream());
       l.mark(o.name, (1 + kernels::op_inputs(o.op)) * ns);
     }
   };

@@ -37,8 +37,7 @@ int op_inputs(Op op);
 /// as fused_vec (16-byte loads and stores, one vector per thread over a full grid, scalar tail), so the
 /// unfused variant pays for its round trips, not for a slow kernel. `out` must not alias `a` or `b` (the loads
 /// go through the read-only path).
-void unfused_op(Op op, DType t, const void* a, const void* b, void* out, std::int64_t n, int sm_count,
-                cudaStream_t stream);
+void unfused_op(Op op, DType t, const void* a, const void* b, void* out, std::int64_t n, cudaStream_t stream);
 
 /// The fused variant: y[i] = gelu(x[i]) with one scalar load and one scalar store per element (2 bytes for bf16),
 /// one element per thread per grid-stride step; f32 math in registers, y rounded once.
@@ -46,15 +45,15 @@ void fused(DType t, const void* x, void* y, std::int64_t n, int sm_count, cudaSt
 
 /// The fused_vec variant: as fused() with 128-bit loads and stores (float4; 8 bf16 per 16 bytes), one vector
 /// per thread over a full grid (vec_grid), the last n mod (4 or 8) elements by block 0 with scalar accesses. Same per-element expression as fused(), so the two give identical bits.
-void fused_vec(DType t, const void* x, void* y, std::int64_t n, int sm_count, cudaStream_t stream);
+void fused_vec(DType t, const void* x, void* y, std::int64_t n, cudaStream_t stream);
 
 /// Looks up the occupancy of the scalar kernel of dtype t (once per process), which its launcher uses for its grid:
 /// call before a graph capture, so no runtime query runs inside one. @throws std::invalid_argument for other dtypes.
 void prepare(DType t);
 
 /// Grid (blocks of kBlock threads) the vectorised map uses for n elements: one 16-byte vector per thread, every
-/// vector covered (no cap, no grid-stride loop); at least 1. sm_count is unused.
-int vec_grid(DType t, std::int64_t n, int sm_count);
+/// vector covered (no cap, no grid-stride loop); at least 1.
+int vec_grid(DType t, std::int64_t n);
 /// Grid of the scalar fused kernel: one element per thread, capped at the blocks resident at once; at least 1.
 int scalar_grid(DType t, std::int64_t n, int sm_count);
 
