@@ -22,6 +22,8 @@ install(TARGETS ${LABRUN_EXPORTED_TARGETS} EXPORT labrunTargets
         OBJECTS DESTINATION lib/labrun/objects)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/labrun DESTINATION include
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/kernels/ DESTINATION include/labrun/kernels
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
 install(FILES ${CMAKE_SOURCE_DIR}/scripts/plot_report.py ${CMAKE_SOURCE_DIR}/scripts/plot_history.py
         DESTINATION ${LABRUN_INSTALL_SHAREDIR})
 

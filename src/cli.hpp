@@ -20,7 +20,7 @@ struct DeviceHooks {
   std::function<int()> device_count;
   /// Adds the CUDA implementations of the built-in experiments to a registry.
   std::function<void(Registry&)> register_cuda;
-  /// Adds experiments beyond experiments/experiments.def: the test aids of the labrun_testaid binary
+  /// Adds experiments beyond the linked ones (LABRUN_EXPERIMENT): the test aids of the labrun_testaid binary
   /// (tests/aids/), never labrun's own.
   std::function<void(Registry&)> register_extra;
 };

@@ -513,7 +513,6 @@ namespace {
 struct Registrations {
   std::vector<std::pair<std::string, void (*)(ExperimentDef&)>> experiments;
   std::vector<std::pair<std::string, void (*)(CudaDef&)>> cuda;
-  std::vector<std::pair<std::string, void (*)(Registry&)>> host_fns, cuda_fns;
 };
 
 Registrations& registrations() {
@@ -526,9 +525,6 @@ Registrations& registrations() {
 namespace detail {
 Registrar::Registrar(const char* name, void (*define)(ExperimentDef&)) { registrations().experiments.emplace_back(name, define); }
 Registrar::Registrar(const char* name, void (*define)(CudaDef&)) { registrations().cuda.emplace_back(name, define); }
-RegistryRegistrar::RegistryRegistrar(const char* name, Side side, void (*fn)(Registry&)) {
-  (side == Side::host ? registrations().host_fns : registrations().cuda_fns).emplace_back(name, fn);
-}
 }  // namespace detail
 
 // ---- HostArrays -------------------------------------------------------------------------------------------
@@ -932,7 +928,6 @@ void register_linked_experiments(Registry& registry) {
     registry.add(to_experiment(exp));
     registered()[name] = exp;
   }
-  for (const auto& [name, fn] : regs.host_fns) fn(registry);
 }
 
 void register_linked_cuda(Registry& registry, const SdkCudaFactory& cuda) {
@@ -961,7 +956,6 @@ void register_linked_cuda(Registry& registry, const SdkCudaFactory& cuda) {
                          [exp, s, cuda](const Point& p, Backend& b, const LabSettings& lab) { return cuda(exp, s, p, b, lab); });
     }
   }
-  for (const auto& [name, fn] : regs.cuda_fns) fn(registry);
 }
 
 void register_builtin(Registry& registry) { register_linked_experiments(registry); }

@@ -1,5 +1,5 @@
 // The SDK's runtime seam: what the experiments registered at static initialisation (labrun/experiment.hpp's
-// LABRUN_EXPERIMENT and LABRUN_CUDA_VARIANTS, and the built-ins' registry functions) becomes, from main, entries
+// LABRUN_EXPERIMENT and LABRUN_CUDA_VARIANTS) becomes, from main, entries
 // of a Registry; and the state the host and CUDA workloads of an SDK experiment share (inputs generated once per
 // input key, the reference from memory, the sweep's disk cache or computed).
 #pragma once
@@ -18,15 +18,6 @@
 #include "registry.hpp"
 
 namespace labrun {
-
-namespace detail {
-/// A registry function of a built-in that declares itself without the SDK (host side, or its CUDA part):
-/// stored at static initialisation, run by register_linked_experiments. Nothing else.
-struct RegistryRegistrar {
-  enum class Side { host, cuda };
-  RegistryRegistrar(const char* name, Side side, void (*fn)(Registry&));
-};
-}  // namespace detail
 
 /// Host memory for one point's arrays of one role: allocated from a Layout (16-byte aligned, zeroed or not).
 class HostArrays {
@@ -114,13 +105,13 @@ using SdkCudaFactory = std::function<std::unique_ptr<Workload>(std::shared_ptr<S
 /// @throws std::logic_error naming what is missing and the experiment.
 void validate_definition(const ExperimentDef& def);
 
-/// Adds every experiment registered at static initialisation (LABRUN_EXPERIMENT, and the built-ins' registry
-/// functions) to `registry` with its host implementations. Runs each definition once per call.
+/// Adds every experiment registered at static initialisation (LABRUN_EXPERIMENT) to
+/// `registry` with its host implementations. Runs each definition once per call.
 /// @throws std::logic_error for a duplicate experiment or variant name.
 void register_linked_experiments(Registry& registry);
 
 /// Adds the CUDA implementations of the experiments register_linked_experiments added to `registry`: each
-/// LABRUN_CUDA_VARIANTS launcher through `cuda`, and the built-ins' CUDA registry functions.
+/// LABRUN_CUDA_VARIANTS launcher through `cuda`.
 /// @throws std::logic_error for a CUDA part whose experiment is not linked, or a launcher of an unknown variant.
 void register_linked_cuda(Registry& registry, const SdkCudaFactory& cuda);
 

@@ -1,8 +1,7 @@
-// The CUDA variants of rownorm: one thread per row, and one block per row with a CUB block reduction.
-#include <cub/block/block_reduce.cuh>
-
+// The CUDA variants of rownorm: one thread per row, and one block per row with labrun's block reduction.
 #include <labrun/cuda.cuh>
 #include <labrun/experiment.hpp>
+#include <labrun/kernels/reduce.cuh>
 
 #include "rownorm.hpp"
 
@@ -18,15 +17,13 @@ __global__ void thread_per_row(const float* x, float* y, std::int64_t rows, std:
 }
 
 __global__ void __launch_bounds__(rownorm::kBlock) block_per_row(const float* x, float* y, std::int64_t cols) {
-  using Reduce = cub::BlockReduce<float, rownorm::kBlock>;
-  __shared__ typename Reduce::TempStorage temp;
-  __shared__ float inv;
+  __shared__ float warp_sums[rownorm::kBlock / 32];
   const float* row = x + static_cast<std::int64_t>(blockIdx.x) * cols;
   float s = 0;
   for (std::int64_t j = threadIdx.x; j < cols; j += rownorm::kBlock) s += row[j] * row[j];
-  s = Reduce(temp).Sum(s);
-  if (threadIdx.x == 0) inv = 1.0f / sqrtf(s);
-  __syncthreads();
+  // The row's sum in every thread (a block of kBlock threads, kBlock / 32 warps' partials in shared memory).
+  s = labrun::kernels::group_reduce(s, rownorm::kBlock, 0.0f, warp_sums, labrun::kernels::Sum{});
+  const float inv = 1.0f / sqrtf(s);
   for (std::int64_t j = threadIdx.x; j < cols; j += rownorm::kBlock)
     y[static_cast<std::int64_t>(blockIdx.x) * cols + j] = row[j] * inv;
 }

@@ -19,32 +19,18 @@ namespace labrun::attention {
 
 namespace {
 
-struct VariantRow {
-  Variant variant;
-  const char* name;
-  const char* description;
-};
-constexpr VariantRow kVariants[] = {
+constexpr VariantTable<Variant, 3> kVariants{{{
     {Variant::naive_out_of_place, "naive_out_of_place",
      "cuBLAS Q K^T (f32 scores), scale, out-of-place mask fill (a second S x S buffer), softmax, cuBLAS P V"},
     {Variant::naive_in_place, "naive_in_place",
      "cuBLAS Q K^T (f32 scores), fused in-place scale + mask, softmax (P bf16 over its row), cuBLAS P V"},
     {Variant::tiled, "tiled",
      "one fused kernel (FlashAttention-2): mma.sync bf16, online softmax, the S x S matrix never written"},
-};
+}}};
 
 constexpr int kChunks = 64;  // fixed split of the host loops: results independent of the thread count
 constexpr float kLog2e = 1.44269504088896340736f;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-// fn(chunk, first_row, end_row) over whole rows of length `cols`, split by work (rows x cols) so that few long
-// rows still spread over the threads: each chunk takes the rows whose first element lies in its slice.
-template <class Fn>
-void for_rows(std::int64_t rows, std::int64_t cols, Fn&& fn) {
-  parallel_chunks(rows * cols, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
-    fn(chunk, std::min(rows, (begin + cols - 1) / cols), std::min(rows, (end + cols - 1) / cols));
-  });
-}
 
 // host_run's work rows, one set per chunk: made once in a host variant's setup (case C12), never in an iteration.
 struct HostWork {
@@ -128,17 +114,9 @@ void tiled_row(const Qkv& in, bool causal, std::int64_t r, std::vector<float>& s
 
 }  // namespace
 
-const char* to_string(Variant v) {
-  for (const auto& row : kVariants)
-    if (row.variant == v) return row.name;
-  return "?";
-}
+const char* to_string(Variant v) { return kVariants.name(v); }
 
-Variant variant_of(const Args& args) {
-  for (const auto& row : kVariants)
-    if (args.variant() == row.name) return row.variant;
-  throw std::invalid_argument("unknown attention variant '" + args.variant() + "'");
-}
+Variant variant_of(const Args& args) { return kVariants.of(args); }
 
 float Params::scale() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))); }
 
@@ -232,7 +210,7 @@ RowReference reference(const Qkv& in, bool causal, const std::vector<std::int64_
   ref.abs_pv.assign(static_cast<std::size_t>(n * d), 0.0);
   ref.logit_l1.assign(static_cast<std::size_t>(n), 0.0);
   const double scale = Params{Variant::tiled, 1, 1, 1, d, causal, "eager"}.scale();
-  for_rows(n, s, [&](int, std::int64_t first, std::int64_t last) {
+  parallel_rows(n, s, kChunks, [&](int, std::int64_t first, std::int64_t last) {
     std::vector<double> sc(static_cast<std::size_t>(s));
     for (std::int64_t idx = first; idx < last; ++idx) {
       const std::int64_t r = rows[static_cast<std::size_t>(idx)], bh = r / s, i = r % s;
@@ -320,7 +298,7 @@ void run_rows(Variant variant, const Qkv& in, bool causal, std::uint16_t* o, Hos
   const Params p{variant, in.batch, in.heads, in.seq, d, causal, "eager"};
   const float scale = p.scale();
   const float c = scale * kLog2e;
-  for_rows(rows, s * d, [&](int chunk, std::int64_t first, std::int64_t last) {
+  parallel_rows(rows, s * d, kChunks, [&](int chunk, std::int64_t first, std::int64_t last) {
     std::vector<float>&x = work.x[chunk], &y = work.y[chunk], &acc = work.acc[chunk];
     for (std::int64_t r = first; r < last; ++r) {
       if (variant == Variant::tiled)

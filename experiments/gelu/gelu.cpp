@@ -13,22 +13,9 @@ namespace {
 
 constexpr int kChunks = 64;
 
-// Storage traits: S is the stored element; compute is f32.
-template <DType T> struct Traits;
-template <> struct Traits<DType::f32> {
-  using S = float;
-  static float load(S s) { return s; }
-  static S store(float c) { return c; }
-};
-template <> struct Traits<DType::bf16> {
-  using S = std::uint16_t;
-  static float load(S s) { return bf16_to_float(s); }
-  static S store(float c) { return float_to_bf16(c); }
-};
-
 template <DType T>
 void host_run_typed(Variant variant, const View& xv, const View& yv, const View& av, const View& bv) {
-  using Tr = Traits<T>;
+  using Tr = Stored<T>;
   using S = typename Tr::S;
   const std::int64_t n = xv.count;
   const S* x = xv.as<const S>();

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include <labrun/counter_rng.hpp>
+#include <labrun/kernels/reduce_order.hpp>
 #include <labrun/parallel.hpp>
 
 namespace labrun::gemv {
@@ -16,25 +17,18 @@ namespace labrun::gemv {
 namespace {
 
 // The one table of gemv's variants: name, threads per row, one-line description. Every variant has a host
-// implementation and runs in both modes.
-struct VariantRow {
-  Variant variant;
-  const char* name;
-  int threads_per_row;
-  const char* description;
-};
-constexpr VariantRow kVariants[] = {
-    {Variant::row_block_256, "row_block_256", 256,
+constexpr VariantTable<Variant, 5> kVariants{{{
+    {Variant::row_block_256, "row_block_256",
      "one block of 256 threads per row, 128-bit loads of A and x, warp shuffles then shared memory"},
-    {Variant::row_block_512, "row_block_512", 512,
+    {Variant::row_block_512, "row_block_512",
      "one block of 512 threads per row, 128-bit loads of A and x, warp shuffles then shared memory"},
-    {Variant::row_block_1024, "row_block_1024", 1024,
+    {Variant::row_block_1024, "row_block_1024",
      "one block of 1024 threads per row, 128-bit loads of A and x, warp shuffles then shared memory"},
-    {Variant::warp_row, "warp_row", kWarp,
+    {Variant::warp_row, "warp_row",
      "one warp per row, 8 rows per block of 256 threads, 128-bit loads, warp shuffles only"},
-    {Variant::cublas, "cublas", 0,
+    {Variant::cublas, "cublas",
      "cuBLAS GEMM with n = 1 (op T on the row-major A, lda = n), f16 in, f32 out and compute (host: f32 dot)"},
-};
+}}};
 
 constexpr int kChunks = 64;  // fixed split of the host loops: results independent of the thread count
 
@@ -44,14 +38,6 @@ void require_dtype(DType t) {
 }
 
 double gamma(double k, double u) { return k * u / (1 - k * u); }
-
-// The warp butterfly of offsets 16, 8, 4, 2, 1 over p[0..32): lane l ends with the value lane 0 ends with, since
-// each step adds the same two values in every lane of a pair (+ is commutative). Returns lane 0's.
-float butterfly32(float* p) {
-  for (int off = kWarp / 2; off > 0; off /= 2)
-    for (int l = 0; l < off; ++l) p[l] = p[l] + p[l + off];
-  return p[0];
-}
 
 // One thread's partial of row_dot: vectors j = t, t + G, … of W elements, W accumulators, combined as the kernel
 // does. Inputs decoded exactly; products exact in f32, so std::fma rounds as the GPU's fmaf does.
@@ -66,22 +52,18 @@ float thread_partial(const float* a, const float* x, std::int64_t nv, std::int64
 
 }  // namespace
 
-const char* to_string(Variant v) {
-  for (const auto& row : kVariants)
-    if (row.variant == v) return row.name;
-  return "?";
-}
+const char* to_string(Variant v) { return kVariants.name(v); }
 
-Variant variant_of(const Args& args) {
-  for (const auto& row : kVariants)
-    if (args.variant() == row.name) return row.variant;
-  throw std::invalid_argument("unknown gemv variant '" + args.variant() + "'");
-}
+Variant variant_of(const Args& args) { return kVariants.of(args); }
 
 int threads_per_row(Variant v) {
-  for (const auto& row : kVariants)
-    if (row.variant == v) return row.threads_per_row;
-  return 0;
+  switch (v) {
+    case Variant::row_block_256: return 256;
+    case Variant::row_block_512: return 512;
+    case Variant::row_block_1024: return 1024;
+    case Variant::warp_row: return kWarp;
+    default: return 0;
+  }
 }
 
 void generate(const View& a, const View& x, std::uint64_t seed) {
@@ -180,11 +162,9 @@ float row_dot_values(const float* a, const float* x, std::int64_t n, int G) {
   const bool vec = n % kVectorWidth == 0;
   for (int t = 0; t < G; ++t)
     partial[t] = vec ? thread_partial<kVectorWidth>(a, x, n / kVectorWidth, t, G) : thread_partial<1>(a, x, n, t, G);
-  const int warps = G / kWarp;
-  float sums[kWarp] = {};  // the warps' sums, zero-padded to 32 as the kernel's second butterfly reads them
-  for (int w = 0; w < warps; ++w) sums[w] = butterfly32(partial + w * kWarp);
-  if (warps == 1) return sums[0];
-  return butterfly32(sums);
+  // The kernels' order (kernels/reduce.cuh): warp_row one warp butterfly, row_block the block's two.
+  if (G == kWarp) return ::labrun::kernels::butterfly_reduce(partial, kWarp, ::labrun::kernels::Sum{});
+  return ::labrun::kernels::block_reduce_order(partial, G, 0.0f, ::labrun::kernels::Sum{});
 }
 
 void require_group(int G) {

@@ -16,13 +16,7 @@ namespace labrun::layout {
 namespace {
 
 // The one table of layout's variants: name, one-line description. Every variant has a host implementation and
-// runs in both modes.
-struct VariantRow {
-  Variant variant;
-  const char* name;
-  const char* description;
-};
-constexpr VariantRow kVariants[] = {
+constexpr VariantTable<Variant, 5> kVariants{{{
     {Variant::contiguous_noop, "contiguous_noop",
      ".contiguous() of contiguous data: no kernel, the same buffer back (host work only, 0 bytes)"},
     {Variant::transpose_naive, "transpose_naive",
@@ -33,7 +27,7 @@ constexpr VariantRow kVariants[] = {
      "y = x + bias with bias read through a zero-stride view: reads rows*cols + cols, writes rows*cols"},
     {Variant::repeat_materialized, "repeat_materialized",
      "y = x + bias.repeat(rows, 1): writes the repeat (rows*cols) first, then the same consumer reads it"},
-};
+}}};
 
 constexpr int kChunks = 64;  // fixed split of the host loops: results independent of the thread count
 constexpr int kHostTile = 32;
@@ -177,17 +171,9 @@ std::int64_t not_correctly_rounded(const View& y, const std::vector<double>& ref
 
 }  // namespace
 
-const char* to_string(Variant v) {
-  for (const auto& row : kVariants)
-    if (row.variant == v) return row.name;
-  return "?";
-}
+const char* to_string(Variant v) { return kVariants.name(v); }
 
-Variant variant_of(const Args& args) {
-  for (const auto& row : kVariants)
-    if (args.variant() == row.name) return row.variant;
-  throw std::invalid_argument("unknown layout variant '" + args.variant() + "'");
-}
+Variant variant_of(const Args& args) { return kVariants.of(args); }
 
 float draw_value(std::uint64_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 1) << 31;

@@ -14,19 +14,13 @@ namespace labrun::rank {
 
 namespace {
 
-// The one table of rank's variants: name and one-line description.
-struct VariantRow {
-  Variant variant;
-  const char* name;
-  const char* description;
-};
-constexpr VariantRow kVariants[] = {
+constexpr VariantTable<Variant, 3> kVariants{{{
     {Variant::indexed_assign, "indexed_assign",
      "out.fill_(-1); out[mask] = arange(count): the count is read by the host (host sync; not capturable)"},
     {Variant::scan_select, "scan_select",
      "s = inclusive_scan(mask) (int64), out = where(mask, s - 1, -1): no host sync, static shapes, capturable"},
     {Variant::fused, "fused", "one single-pass exclusive scan writing out directly (speed of light: 9n bytes)"},
-};
+}}};
 
 constexpr int kChunks = 64;
 /// Elements per block of the generator's parallel split (2^16).
@@ -45,17 +39,9 @@ constexpr const char* kHypotheses = R"(
 
 }  // namespace
 
-const char* to_string(Variant v) {
-  for (const auto& row : kVariants)
-    if (row.variant == v) return row.name;
-  return "?";
-}
+const char* to_string(Variant v) { return kVariants.name(v); }
 
-Variant parse_variant(const std::string& name) {
-  for (const auto& row : kVariants)
-    if (name == row.name) return row.variant;
-  throw std::invalid_argument("unknown rank variant '" + name + "'");
-}
+Variant parse_variant(const std::string& name) { return kVariants.of(name); }
 
 std::int64_t generate(std::uint8_t* mask, std::int64_t n, double density, std::uint64_t seed) {
   if (n < 0) throw std::invalid_argument("rank: n must be >= 0");

@@ -15,54 +15,21 @@ namespace labrun::softmax {
 
 namespace {
 
-// The one table of softmax's variants: name and one-line description (all have a host implementation).
-struct VariantRow {
-  Variant variant;
-  const char* name;
-  const char* description;
-};
-constexpr VariantRow kVariants[] = {
+constexpr VariantTable<Variant, 3> kVariants{{{
     {Variant::unfused, "unfused",
      "rowmax, exp(x - m), rowsum, divide: four kernels, e/m/s stored in the dtype (eager framework)"},
     {Variant::two_pass, "two_pass",
      "one kernel, threads per row: max, then sum of exp(x - max), then write; row on chip when cols <= 8192"},
     {Variant::online, "online",
      "one kernel: running max and rescaled running sum in one pass, then write (Milakov & Gimelshein 2018)"},
-};
+}}};
 
 constexpr int kChunks = 64;  // fixed split of the host loops: results independent of the thread count
-
-// fn(chunk, first_row, end_row) over whole rows, split by elements so that a few long rows still spread over
-// the threads: chunk k takes the rows whose first element lies in its slice of [0, rows * cols). The split
-// depends only on the shape, so per-chunk results combined in order are identical on every machine.
-template <class Fn>
-void for_rows(std::int64_t rows, std::int64_t cols, Fn&& fn) {
-  if (cols <= 0) {
-    for (int k = 0; k < kChunks; ++k) fn(k, k == 0 ? 0 : rows, rows);
-    return;
-  }
-  parallel_chunks(rows * cols, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
-    fn(chunk, std::min(rows, (begin + cols - 1) / cols), std::min(rows, (end + cols - 1) / cols));
-  });
-}
 
 void require_supported(DType t) {
   if (t != DType::f32 && t != DType::bf16)
     throw std::invalid_argument(std::string("softmax: dtype ") + labrun::to_string(t) + " is not supported (f32, bf16)");
 }
-
-// Storage traits: S is the stored element; compute is f32.
-template <DType T> struct Traits;
-template <> struct Traits<DType::f32> {
-  using S = float;
-  static float load(S s) { return s; }
-  static S store(float c) { return c; }
-};
-template <> struct Traits<DType::bf16> {
-  using S = std::uint16_t;
-  static float load(S s) { return bf16_to_float(s); }
-  static S store(float c) { return float_to_bf16(c); }
-};
 
 // Pairwise tree over a[0..n) in place: a[i] = a[2i] (+) a[2i+1], the odd one carried, until one is left.
 template <class T, class Op>
@@ -103,7 +70,7 @@ MD merge(MD a, MD b) {
 
 template <DType T>
 void host_run_typed(Variant variant, const View& xv, std::int64_t cols, void* out, HostScratch& scratch) {
-  using Tr = Traits<T>;
+  using Tr = Stored<T>;
   using S = typename Tr::S;
   const std::int64_t rows = cols > 0 ? xv.count / cols : 0;
   const S* x = xv.as<const S>();
@@ -178,17 +145,9 @@ void host_run_typed(Variant variant, const View& xv, std::int64_t cols, void* ou
 
 }  // namespace
 
-const char* to_string(Variant v) {
-  for (const auto& row : kVariants)
-    if (row.variant == v) return row.name;
-  return "?";
-}
+const char* to_string(Variant v) { return kVariants.name(v); }
 
-Variant parse_variant(const std::string& name) {
-  for (const auto& row : kVariants)
-    if (name == row.name) return row.variant;
-  throw std::invalid_argument("unknown softmax variant '" + name + "'");
-}
+Variant parse_variant(const std::string& name) { return kVariants.of(name); }
 
 Params params_of(const Args& a) {
   Params p;
@@ -244,7 +203,7 @@ void generate(const View& x, std::int64_t cols, std::uint64_t seed) {
 
 void reference(const View& x, std::int64_t cols, double* y, double* max, double* spread) {
   const std::int64_t rows = cols > 0 ? x.count / cols : 0;
-  for_rows(rows, cols, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_rows(rows, cols, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       double mx = -std::numeric_limits<double>::infinity(), mn = std::numeric_limits<double>::infinity();
       for (std::int64_t c = 0; c < cols; ++c) {
@@ -298,7 +257,7 @@ void check(Compare& c) {
   };
   std::vector<Part> parts(kChunks);
   const double sum_rounding = static_cast<double>(cols) * 0x1.0p-52 / c.scale();
-  for_rows(rows, cols, [&](int chunk, std::int64_t begin, std::int64_t end) {
+  parallel_rows(rows, cols, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
     Part q;
     for (std::int64_t r = begin; r < end; ++r) {
       double sum = 0, sum_bound = 0;

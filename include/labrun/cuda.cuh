@@ -1,4 +1,5 @@
-// Header-only helpers for an experiment's .cu file: checked CUDA calls and launches, and the grid helper. Compiles
+// Header-only helpers for an experiment's .cu file: checked CUDA calls and launches, and the grid helper
+// (the occupancy helper is labrun/kernels/occupancy.cuh). Compiles
 // under nvcc's C++17 for the includer's CUDA architectures; nothing here is compiled into labrun's libraries.
 #pragma once
 
@@ -16,18 +17,6 @@ inline void check(cudaError_t status, const char* expr, const char* file, int li
   if (status == cudaSuccess) return;
   throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + expr + ": " +
                            cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
-}
-
-/// Blocks of `block_threads` threads of `kernel` that are resident on one SM at once (with `smem_bytes` of
-/// dynamic shared memory), from cudaOccupancyMaxActiveBlocksPerMultiprocessor; at least 1. Call it in a variant's
-/// setup, not inside an iteration, so no runtime query runs during a graph capture.
-/// @throws std::runtime_error as check().
-template <class Kernel>
-int resident_blocks_per_sm(Kernel kernel, int block_threads, std::size_t smem_bytes = 0) {
-  int blocks = 0;
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block_threads, smem_bytes),
-        "cudaOccupancyMaxActiveBlocksPerMultiprocessor", __FILE__, __LINE__);
-  return blocks > 0 ? blocks : 1;
 }
 
 /// Blocks to cover `items` work items at `items_per_block` each, at least 1 and at most `cap` (e.g. the blocks

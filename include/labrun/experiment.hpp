@@ -25,6 +25,7 @@
 // Guide: docs/your-kernel.md.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -32,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -68,6 +70,39 @@ class Args {
 
  private:
   const Point* point_;
+};
+
+/// One row of an experiment's variant table: the enum value its code switches on, the name configs and records
+/// use, and the one-line description `labrun list` prints.
+template <class E>
+struct VariantRow {
+  E variant;
+  const char* name;
+  const char* description;
+};
+
+/// An experiment's variants keyed by its own enum E, written once (rows in declaration order):
+///   constexpr VariantTable<Variant, 2> kVariants{{{{Variant::a, "a", "..."}, {Variant::b, "b", "..."}}}};
+///   for (const auto& row : kVariants) e.variant(row.name, row.description).host(...);
+template <class E, std::size_t N>
+struct VariantTable {
+  std::array<VariantRow<E>, N> rows;
+  constexpr const VariantRow<E>* begin() const { return rows.data(); }
+  constexpr const VariantRow<E>* end() const { return rows.data() + N; }
+  /// The name of `v`; "?" for a value the table does not hold.
+  constexpr const char* name(E v) const {
+    for (const auto& r : rows)
+      if (r.variant == v) return r.name;
+    return "?";
+  }
+  /// The enum value named `variant`. @throws std::invalid_argument naming it when the table has no such row.
+  E of(const std::string& variant) const {
+    for (const auto& r : rows)
+      if (variant == r.name) return r.variant;
+    throw std::invalid_argument("unknown variant '" + variant + "'");
+  }
+  /// The enum value of the point's variant. @throws std::invalid_argument as of(name).
+  E of(const Args& args) const { return of(args.variant()); }
 };
 
 /// Kind of element an array holds: a floating-point DType (decoded exactly by View::value) or raw bytes of a

@@ -56,4 +56,19 @@ void parallel_chunks(std::int64_t n, int chunks, Fn&& fn) {
   for (auto& th : pool) th.join();
 }
 
+/// Calls fn(chunk, first_row, end_row) over whole rows of `cols` elements, split by elements so that a few long
+/// rows still spread over the threads: chunk k of `chunks` takes the rows whose first element lies in its slice of
+/// [0, rows * cols) (parallel_chunks). The split depends only on the shape, so per-chunk results combined in order
+/// are identical on every machine. cols <= 0: chunk 0 takes every row, the others none.
+template <class Fn>
+void parallel_rows(std::int64_t rows, std::int64_t cols, int chunks, Fn&& fn) {
+  if (cols <= 0) {
+    for (int k = 0; k < chunks; ++k) fn(k, k == 0 ? 0 : rows, rows);
+    return;
+  }
+  parallel_chunks(rows * cols, chunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+    fn(chunk, std::min(rows, (begin + cols - 1) / cols), std::min(rows, (end + cols - 1) / cols));
+  });
+}
+
 }  // namespace labrun

@@ -2,7 +2,7 @@
 
 #include "cuda_check.hpp"
 
-namespace labrun::kernels {
+namespace labrun::lab_kernels {
 
 namespace {
 
@@ -93,11 +93,11 @@ void spin(double seconds, cudaStream_t stream) {
   LABRUN_CUDA_LAUNCHED();
 }
 
-}  // namespace labrun::kernels
+}  // namespace labrun::lab_kernels
 
 #include <cuda_bf16.h>
 
-namespace labrun::kernels {
+namespace labrun::lab_kernels {
 
 namespace {
 
@@ -148,4 +148,4 @@ void fill_random_bf16(void* data, std::size_t count, unsigned long long seed, cu
   LABRUN_CUDA_LAUNCHED();
 }
 
-}  // namespace labrun::kernels
+}  // namespace labrun::lab_kernels

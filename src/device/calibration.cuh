@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace labrun::kernels {
+namespace labrun::lab_kernels {
 
 /// Reads `bytes` (a multiple of 16) from `src` with 16-byte loads and writes one word per block into `sink`
 /// (at least 8 * sm_count words), so the loads cannot be optimised away.
@@ -26,9 +26,9 @@ void spin(double seconds, cudaStream_t stream);
 /// sets `*timed_out` = 1 and returns after `timeout_s`. Both pointers are device views of host-mapped memory.
 void block_stream(const int* release, int* timed_out, double timeout_s, cudaStream_t stream);
 
-}  // namespace labrun::kernels
+}  // namespace labrun::lab_kernels
 
-namespace labrun::kernels {
+namespace labrun::lab_kernels {
 
 /// FP32 FMA throughput kernel: `threads_per_sm * sm_count` threads each run kFmaChains independent chains of
 /// `iterations` dependent FMAs. Writes one float per thread to `sink` (so nothing is optimised away).
@@ -41,4 +41,4 @@ std::size_t fma_chain_sink_floats(int sm_count);
 /// `seed` (never all zeros: timing on zeros flatters matrix units, device/METHOD.md).
 void fill_random_bf16(void* data, std::size_t count, unsigned long long seed, cudaStream_t stream);
 
-}  // namespace labrun::kernels
+}  // namespace labrun::lab_kernels

@@ -20,8 +20,8 @@ Json cublas_bf16_gemm(int n, int reps, cudaStream_t stream) {
   }
   const std::size_t elems = static_cast<std::size_t>(n) * n;
   DeviceBuffer a(elems * 2), b(elems * 2), c(elems * 2);
-  kernels::fill_random_bf16(a.get(), elems, 1, stream);
-  kernels::fill_random_bf16(b.get(), elems, 2, stream);
+  lab_kernels::fill_random_bf16(a.get(), elems, 1, stream);
+  lab_kernels::fill_random_bf16(b.get(), elems, 2, stream);
   bool failed = false;
   auto run = [&] {
     try {

@@ -52,7 +52,7 @@ double host_probe(LaunchContext& ctx, const Timing& how) {
   std::array<double, kProbeTrips> trips{};
   for (double& t : trips) {
     const auto t0 = Clock::now();
-    kernels::empty(ctx.stream());
+    lab_kernels::empty(ctx.stream());
     LABRUN_CUDA(cudaMemcpyAsync(how.probe_host->as<void>(), how.probe_word->get(), 4, cudaMemcpyDeviceToHost,
                                 ctx.stream()));
     LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
@@ -81,7 +81,7 @@ Sample timed(LaunchContext& ctx, std::int64_t batch, const Timing& how, std::int
                                         std::int64_t{1}, batch)
                            : batch;
     if (how.flush)
-      kernels::l2_flush(how.flush->get(), how.flush->bytes(), how.flush_sink->as<unsigned int>(), ctx.sm_count(),
+      lab_kernels::l2_flush(how.flush->get(), how.flush->bytes(), how.flush_sink->as<unsigned int>(), ctx.sm_count(),
                         ctx.stream());
     LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
     const std::int64_t syncs0 = ctx.host_syncs();
@@ -126,7 +126,7 @@ Sample timed(LaunchContext& ctx, std::int64_t batch, const Timing& how, std::int
 // One iteration as issued eagerly: the variant's launches, then the optional test-aid delay kernel.
 void issue_eager(Workload& w, LaunchContext& ctx, double delay_s) {
   w.run();
-  if (delay_s > 0) kernels::spin(delay_s, ctx.stream());
+  if (delay_s > 0) lab_kernels::spin(delay_s, ctx.stream());
 }
 
 // Launches per eager iteration from the workload's cost model (a conservative 16 where it has none), plus the
@@ -340,7 +340,7 @@ Json CudaBackend::calibrate() {
   DeviceBuffer a(bytes), b(bytes);
   LABRUN_CUDA(cudaMemsetAsync(a.get(), 0x5a, bytes, ctx_.stream()));
   LABRUN_CUDA(cudaMemsetAsync(b.get(), 0x3c, bytes, ctx_.stream()));
-  DeviceBuffer sink(static_cast<std::size_t>(kernels::read_stream_sink_words(ctx_.sm_count())) * 4);
+  DeviceBuffer sink(static_cast<std::size_t>(lab_kernels::read_stream_sink_words(ctx_.sm_count())) * 4);
   Event e0, e1;
   auto median_of = [&](int reps, const std::function<void()>& issue) {
     for (int i = 0; i < 3; ++i) issue();
@@ -358,10 +358,10 @@ Json CudaBackend::calibrate() {
     LABRUN_CUDA(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, ctx_.stream()));
   });
   const double read_s =
-      median_of(10, [&] { kernels::read_stream(a.get(), bytes, sink.as<unsigned int>(), ctx_.sm_count(), ctx_.stream()); });
+      median_of(10, [&] { lab_kernels::read_stream(a.get(), bytes, sink.as<unsigned int>(), ctx_.sm_count(), ctx_.stream()); });
   constexpr int kLaunches = 1000;
   const double eager_s = median_of(5, [&] {
-    for (int i = 0; i < kLaunches; ++i) kernels::empty(ctx_.stream());
+    for (int i = 0; i < kLaunches; ++i) lab_kernels::empty(ctx_.stream());
   }) / kLaunches;
   // The GPU side of an eager launch: empty kernels queued behind the blocking kernel, so the host's launch
   // rate is out of the time. What eager points made of short kernels pay per launch when timed blocked.
@@ -371,7 +371,7 @@ Json CudaBackend::calibrate() {
   std::int64_t queued = 0;
   std::vector<double> per_launch;
   for (int i = 0; i < 5; ++i) {
-    const Sample q = timed(ctx_, 200, queue, 1, true, [&] { kernels::empty(ctx_.stream()); });
+    const Sample q = timed(ctx_, 200, queue, 1, true, [&] { lab_kernels::empty(ctx_.stream()); });
     queued = q.iterations;
     per_launch.push_back(*q.device_time_s / static_cast<double>(q.iterations));
   }
@@ -379,15 +379,15 @@ Json CudaBackend::calibrate() {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   LABRUN_CUDA(cudaStreamBeginCapture(ctx_.stream(), cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kLaunches; ++i) kernels::empty(ctx_.stream());
+  for (int i = 0; i < kLaunches; ++i) lab_kernels::empty(ctx_.stream());
   LABRUN_CUDA(cudaStreamEndCapture(ctx_.stream(), &graph));
   LABRUN_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   const double graph_s = median_of(5, [&] { LABRUN_CUDA(cudaGraphLaunch(exec, ctx_.stream())); }) / kLaunches;
   LABRUN_CUDA(cudaGraphExecDestroy(exec));
   LABRUN_CUDA(cudaGraphDestroy(graph));
-  DeviceBuffer fma_sink(kernels::fma_chain_sink_floats(ctx_.sm_count()) * sizeof(float));
+  DeviceBuffer fma_sink(lab_kernels::fma_chain_sink_floats(ctx_.sm_count()) * sizeof(float));
   double fma_flop = 0;
-  const double fma_s = median_of(5, [&] { fma_flop = kernels::fma_chain(fma_sink.as<float>(), ctx_.sm_count(), 1 << 14, ctx_.stream()); });
+  const double fma_s = median_of(5, [&] { fma_flop = lab_kernels::fma_chain(fma_sink.as<float>(), ctx_.sm_count(), 1 << 14, ctx_.stream()); });
   a = DeviceBuffer();  // the GEMM needs the memory more than the copy buffers do
   b = DeviceBuffer();
   Json c;
@@ -425,7 +425,7 @@ std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOp
   if (options.cold_l2) {
     if (!flush_.get()) {
       flush_ = DeviceBuffer((2 * l2_bytes_ + 15) / 16 * 16, MemoryRole::lab);
-      flush_sink_ = DeviceBuffer(static_cast<std::size_t>(kernels::read_stream_sink_words(ctx_.sm_count())) * 4, MemoryRole::lab);
+      flush_sink_ = DeviceBuffer(static_cast<std::size_t>(lab_kernels::read_stream_sink_words(ctx_.sm_count())) * 4, MemoryRole::lab);
       LABRUN_CUDA(cudaMemsetAsync(flush_.get(), 0x5a, flush_.bytes(), ctx_.stream()));  // written once, read per sample
     }
     how.flush = &flush_;

@@ -61,7 +61,7 @@ void StreamBlocker::block(cudaStream_t stream, double timeout_s) {
   static_cast<volatile int*>(host_)[0] = 0;
   static_cast<volatile int*>(host_)[1] = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  kernels::block_stream(device_, device_ + 1, timeout_s, stream);
+  lab_kernels::block_stream(device_, device_ + 1, timeout_s, stream);
 }
 void StreamBlocker::unblock() {
   std::atomic_thread_fence(std::memory_order_seq_cst);

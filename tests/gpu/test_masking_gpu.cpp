@@ -94,7 +94,7 @@ TEST_F(Gpu, C05_HalfSumAccumulatesInFloat) {
   std::vector<std::uint8_t> mask(n, 1);
   DeviceBuffer d(n * 2), m(n), tmp(n * 2), out(8), count(8);
   const int sm = cuda().context().sm_count();
-  DeviceBuffer partials(kernels::partials_bytes(DType::f16, sm));
+  DeviceBuffer partials(masking::kernels::partials_bytes(DType::f16, sm));
   cudaStream_t s = cuda().context().stream();
   ASSERT_EQ(cudaMemcpy(d.get(), data.data(), n * 2, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(m.get(), mask.data(), n, cudaMemcpyHostToDevice), cudaSuccess);
@@ -104,14 +104,14 @@ TEST_F(Gpu, C05_HalfSumAccumulatesInFloat) {
     EXPECT_EQ(cudaMemcpy(&f, out.get(), 4, cudaMemcpyDeviceToHost), cudaSuccess);
     return f;
   };
-  kernels::fused(DType::f16, d.get(), m.as<std::uint8_t>(), n, 0, partials.get(), out.get(), sm, s);
+  masking::kernels::fused(DType::f16, d.get(), m.as<std::uint8_t>(), n, 0, partials.get(), out.get(), sm, s);
   EXPECT_EQ(read(), 80000.0f);
-  const std::size_t temp_bytes = kernels::sum_temp_bytes(DType::f16, n);
+  const std::size_t temp_bytes = masking::kernels::sum_temp_bytes(DType::f16, n);
   DeviceBuffer temp(temp_bytes);
-  kernels::square(DType::f16, d.get(), tmp.get(), n, nullptr, sm, s);
-  kernels::sum(DType::f16, tmp.get(), n, out.get(), temp.get(), temp_bytes, s);
+  masking::kernels::square(DType::f16, d.get(), tmp.get(), n, nullptr, sm, s);
+  masking::kernels::sum(DType::f16, tmp.get(), n, out.get(), temp.get(), temp_bytes, s);
   EXPECT_EQ(read(), 80000.0f);
-  kernels::sum_device_count(DType::f16, tmp.get(), n, nullptr, partials.get(), out.get(), sm, s);
+  masking::kernels::sum_device_count(DType::f16, tmp.get(), n, nullptr, partials.get(), out.get(), sm, s);
   EXPECT_EQ(read(), 80000.0f);
 }
 
@@ -133,12 +133,12 @@ TEST_F(Gpu, C06_NonFiniteInMaskedOutSlots) {
 // Case C08: a ~2 ms kernel on the non-blocking stream: event time within 10% of synchronized wall time.
 TEST_F(Gpu, C08_EventsOnTheLaunchStream) {
   LaunchContext& ctx = cuda().context();
-  kernels::spin(0.002, ctx.stream());
+  lab_kernels::spin(0.002, ctx.stream());
   ASSERT_EQ(cudaStreamSynchronize(ctx.stream()), cudaSuccess);
   for (int i = 0; i < 5; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     ctx.sample_start().record(ctx.stream());
-    kernels::spin(0.002, ctx.stream());
+    lab_kernels::spin(0.002, ctx.stream());
     ctx.sample_stop().record(ctx.stream());
     ctx.sample_stop().synchronize();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -158,7 +158,7 @@ class HostPacedWorkload : public Workload {
     const auto t0 = std::chrono::steady_clock::now();
     while (std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(1000)) {
     }
-    kernels::spin(20e-6, ctx_.stream());
+    lab_kernels::spin(20e-6, ctx_.stream());
   }
   Check check(const std::function<void()>&) override { return Check{}; }
   Cost cost() const override {
@@ -210,15 +210,15 @@ TEST_F(Gpu, C10_ColdL2FlushEvictsAnL2ResidentBuffer) {
   const std::size_t bytes = 32u << 20, flush_bytes = (2 * static_cast<std::size_t>(l2) + 15) / 16 * 16;
   ASSERT_LT(bytes, static_cast<std::size_t>(l2));
   DeviceBuffer data(bytes), flush(flush_bytes),
-      sink(static_cast<std::size_t>(kernels::read_stream_sink_words(ctx.sm_count())) * 4);
+      sink(static_cast<std::size_t>(lab_kernels::read_stream_sink_words(ctx.sm_count())) * 4);
   ASSERT_EQ(cudaMemsetAsync(data.get(), 1, bytes, ctx.stream()), cudaSuccess);
   ASSERT_EQ(cudaMemsetAsync(flush.get(), 2, flush_bytes, ctx.stream()), cudaSuccess);
   auto read_after = [&](const DeviceBuffer& before) {
     std::vector<double> t;
     for (int i = 0; i < 15; ++i) {
-      kernels::l2_flush(before.get(), before.bytes(), sink.as<unsigned int>(), ctx.sm_count(), ctx.stream());
+      lab_kernels::l2_flush(before.get(), before.bytes(), sink.as<unsigned int>(), ctx.sm_count(), ctx.stream());
       ctx.sample_start().record(ctx.stream());
-      kernels::l2_flush(data.get(), bytes, sink.as<unsigned int>(), ctx.sm_count(), ctx.stream());
+      lab_kernels::l2_flush(data.get(), bytes, sink.as<unsigned int>(), ctx.sm_count(), ctx.stream());
       ctx.sample_stop().record(ctx.stream());
       ctx.sample_stop().synchronize();
       t.push_back(ctx.sample_stop().seconds_since(ctx.sample_start()));
@@ -338,7 +338,7 @@ TEST(GpuGenerate, DeviceInputsEqualTheHostsBitForBit) {
           std::uint8_t* mask = nullptr;
           ASSERT_EQ(cudaMalloc(&data, bytes), cudaSuccess);
           ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&mask), static_cast<std::size_t>(n)), cudaSuccess);
-          kernels::generate(t, n, density, nonfinite, seed, data, mask, 132, nullptr);
+          masking::kernels::generate(t, n, density, nonfinite, seed, data, mask, 132, nullptr);
           std::vector<unsigned char> d(bytes), m(static_cast<std::size_t>(n));
           ASSERT_EQ(cudaMemcpy(d.data(), data, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
           ASSERT_EQ(cudaMemcpy(m.data(), mask, m.size(), cudaMemcpyDeviceToHost), cudaSuccess);
@@ -348,8 +348,8 @@ TEST(GpuGenerate, DeviceInputsEqualTheHostsBitForBit) {
               << to_string(t) << " n " << n << " density " << density << " nonfinite " << nonfinite;
           EXPECT_EQ(std::memcmp(m.data(), host_mask.data(), m.size()), 0) << "mask, n " << n;
         }
-  EXPECT_FALSE(kernels::can_generate(DType::bf16));
-  EXPECT_THROW(kernels::generate(DType::f16, 1, 0.5, false, 1, nullptr, nullptr, 132, nullptr), std::invalid_argument);
+  EXPECT_FALSE(masking::kernels::can_generate(DType::bf16));
+  EXPECT_THROW(masking::kernels::generate(DType::f16, 1, 0.5, false, 1, nullptr, nullptr, 132, nullptr), std::invalid_argument);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include <labrun/cublas.hpp>
 #include <labrun/cuda.cuh>
+#include <labrun/kernels/row_softmax.cuh>
 #include <labrun/experiment.hpp>
 #include <labrun/status.hpp>
 
@@ -21,6 +22,8 @@
 namespace labrun::attention::kernels {
 
 namespace {
+
+using namespace ::labrun::kernels;  // Vec, Convert, warp_reduce, Max, Sum, load_row, softmax_two_pass
 
 constexpr float kNegInf = -INFINITY;
 
@@ -36,86 +39,36 @@ __global__ void scale_mask_kernel(const float* src, float* dst, unsigned seq, un
   for (unsigned vi = blockIdx.x * blockDim.x + threadIdx.x; vi < vecs; vi += gridDim.x * blockDim.x) {
     const unsigned e = vi * W, row = e / seq, col = e - row * seq;
     float x[W];
-    if constexpr (W == 4) {
-      const float4 q = *reinterpret_cast<const float4*>(src + e);
-      x[0] = q.x, x[1] = q.y, x[2] = q.z, x[3] = q.w;
-    } else {
-      x[0] = src[e];
-    }
+    Vec<float, W>::load(src + e, x);
 #pragma unroll
     for (int t = 0; t < W; ++t) x[t] = causal && col + t > row ? kNegInf : x[t] * scale;
-    if constexpr (W == 4)
-      *reinterpret_cast<float4*>(dst + e) = make_float4(x[0], x[1], x[2], x[3]);
-    else
-      dst[e] = x[0];
+    Vec<float, W>::store(dst + e, x);
   }
 }
 
 // ---- naive: row softmax in place ---------------------------------------------------------------------------
-template <bool Max>
-__device__ float block_reduce(float v, float* sh) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = Max ? fmaxf(v, w) : v + w;
-  }
-  const int warps = blockDim.x >> 5;
-  if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float r = sh[0];
-  for (int i = 1; i < warps; ++i) r = Max ? fmaxf(r, sh[i]) : r + sh[i];
-  __syncthreads();  // sh is reused by the next reduction
-  return r;
-}
-
-// One block per row; thread t holds the W-vectors t, t + T, ..., t + (N - 1) T of the row in registers. Every
-// thread has read its part before the first __syncthreads of the max reduction, so the bf16 P written over the
-// row's first 2 S bytes afterwards never overwrites an unread score.
+// One block of T threads per row, the softmax experiment's on-chip two-pass path (kernels/row_softmax.cuh): thread
+// t holds the W-vectors t, t + T, ..., t + (N - 1) T of the row in registers. Every thread has read its part before
+// the first __syncthreads of the max reduction, so the bf16 P written over the row's first 2 S bytes afterwards
+// never overwrites an unread score.
 template <int W, int N>
 __global__ void softmax_kernel(float* scores, int seq) {
-  __shared__ float sh[32];
+  __shared__ float red[2][32];
   float* x = scores + static_cast<std::size_t>(blockIdx.x) * seq;
-  float v[N][W];
-  float mx = kNegInf;
-#pragma unroll
-  for (int n = 0; n < N; ++n) {
-    const int c = (threadIdx.x + n * blockDim.x) * W;
-    if (c < seq) {
-      if constexpr (W == 4) {
-        const float4 q = *reinterpret_cast<const float4*>(x + c);
-        v[n][0] = q.x, v[n][1] = q.y, v[n][2] = q.z, v[n][3] = q.w;
-      } else {
-        v[n][0] = x[c];
-      }
-    } else {
-#pragma unroll
-      for (int t = 0; t < W; ++t) v[n][t] = kNegInf;
-    }
-#pragma unroll
-    for (int t = 0; t < W; ++t) mx = fmaxf(mx, v[n][t]);
-  }
-  mx = block_reduce<true>(mx, sh);
-  float sum = 0.0f;
-#pragma unroll
-  for (int n = 0; n < N; ++n)
-#pragma unroll
-    for (int t = 0; t < W; ++t) sum += (v[n][t] = expf(v[n][t] - mx));
-  sum = block_reduce<false>(sum, sh);
-  const float inv = 1.0f / sum;
+  float v[N * W];
+  load_row<float, W, N>(x, seq / W, static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), true, v);
+  const float inv = softmax_two_pass(v, static_cast<int>(blockDim.x), red);
   __nv_bfloat16* p = reinterpret_cast<__nv_bfloat16*>(x);
 #pragma unroll
   for (int n = 0; n < N; ++n) {
     const int c = (threadIdx.x + n * blockDim.x) * W;
     if (c >= seq) continue;
-    if constexpr (W == 4) {
-      __nv_bfloat162 h[2] = {__floats2bfloat162_rn(v[n][0] * inv, v[n][1] * inv),
-                             __floats2bfloat162_rn(v[n][2] * inv, v[n][3] * inv)};
-      uint2 u;
-      std::memcpy(&u, h, sizeof u);
-      *reinterpret_cast<uint2*>(p + c) = u;
-    } else {
-      p[c] = __float2bfloat16_rn(v[n][0] * inv);
-    }
+    const float* e = v + n * W;
+    if constexpr (W == 4)
+      *reinterpret_cast<uint2*>(p + c) = make_uint2(Convert<__nv_bfloat16>::pack2(e[0] * inv, e[1] * inv),
+                                                    Convert<__nv_bfloat16>::pack2(e[2] * inv, e[3] * inv));
+    else
+      p[c] = __float2bfloat16_rn(e[0] * inv);
   }
 }
 
@@ -266,8 +219,7 @@ __global__ void __launch_bounds__(kThreads, D == 128 ? 2 : 3) flash_kernel(const
       float mx = kNegInf;
 #pragma unroll
       for (int n = 0; n < kBN / 8; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      mx = warp_reduce(mx, Max{}, 4);  // over the quad of lanes that holds the row
       const float m_new = fmaxf(m_run[h], mx * scale_log2);
       const float m_use = m_new == kNegInf ? 0.0f : m_new;  // a row with no key yet: keep exp2 finite
       const float alpha = exp2f(m_run[h] - m_use);
@@ -308,10 +260,7 @@ __global__ void __launch_bounds__(kThreads, D == 128 ? 2 : 3) flash_kernel(const
   float inv[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    float l = l_run[h];
-    l += __shfl_xor_sync(0xffffffffu, l, 1);
-    l += __shfl_xor_sync(0xffffffffu, l, 2);
-    inv[h] = 1.0f / l;
+    inv[h] = 1.0f / warp_reduce(l_run[h], Sum{}, 4);
   }
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) {

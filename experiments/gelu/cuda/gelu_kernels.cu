@@ -12,10 +12,14 @@
 
 #include <labrun/cuda.cuh>
 #include <labrun/experiment.hpp>
+#include <labrun/kernels/occupancy.cuh>
+#include <labrun/kernels/vec.cuh>
 
 namespace labrun::gelu::kernels {
 
 namespace {
+
+using namespace ::labrun::kernels;  // Vec, Convert, block0_tail, resident_blocks_per_sm
 
 // The constants, rounded to f32 once (as gelu.hpp's kAlphaF, kSqrt2OverPiF, kAlphaSqrt2OverPiF; static_cast of
 // the same double literals, so host and device use the same bits).
@@ -33,52 +37,6 @@ __device__ __forceinline__ float gelu_f32(float x) {
   const float h = 0.5f * x;
   return fmaf(h, t, h);
 }
-
-// Storage traits: S is the stored element; compute is f32.
-template <class S> struct Traits;
-template <> struct Traits<float> {
-  __device__ static float load(float s) { return s; }
-  __device__ static float store(float c) { return c; }
-};
-template <> struct Traits<__nv_bfloat16> {
-  __device__ static float load(__nv_bfloat16 s) { return __bfloat162float(s); }
-  __device__ static __nv_bfloat16 store(float c) { return __float2bfloat16_rn(c); }
-};
-
-// A 16-byte vector as W f32 values: unpacked on load, packed (rounded for bf16) on store.
-template <class S> struct Vec;
-template <> struct Vec<float> {
-  static constexpr int kWidth = 4;
-  __device__ static void unpack(const uint4& v, float (&f)[4]) {
-    f[0] = __uint_as_float(v.x);
-    f[1] = __uint_as_float(v.y);
-    f[2] = __uint_as_float(v.z);
-    f[3] = __uint_as_float(v.w);
-  }
-  __device__ static uint4 pack(const float (&f)[4]) {
-    return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]), __float_as_uint(f[3]));
-  }
-};
-template <> struct Vec<__nv_bfloat16> {
-  static constexpr int kWidth = 8;
-  __device__ static void unpack(const uint4& v, float (&f)[8]) {
-    const unsigned w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {  // element 2k in the low half of word k (little endian)
-      f[2 * k] = __uint_as_float(w[k] << 16);
-      f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-    }
-  }
-  __device__ static uint4 pack(const float (&f)[8]) {
-    unsigned w[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);  // .x = low half = element 2k
-      w[k] = *reinterpret_cast<const unsigned*>(&h);
-    }
-    return make_uint4(w[0], w[1], w[2], w[3]);
-  }
-};
 
 // The per-element functors, on f32 values (b unused by one-input ops).
 struct GeluOp {
@@ -137,9 +95,9 @@ __global__ void __launch_bounds__(kBlock) map_vec_kernel(const S* __restrict__ a
     for (int j = 0; j < W; ++j) fa[j] = f(fa[j], kTwo ? fb[j] : 0.0f);
     reinterpret_cast<uint4*>(out)[v] = V::pack(fa);
   }
-  if (blockIdx.x == 0)
-    for (std::int64_t i = vectors * W + threadIdx.x; i < n; i += kBlock)
-      out[i] = Traits<S>::store(f(Traits<S>::load(a[i]), kTwo ? Traits<S>::load(b[i]) : 0.0f));
+  block0_tail<W>(n, [&](std::int64_t i) {
+    out[i] = Convert<S>::store(f(Convert<S>::load(a[i]), kTwo ? Convert<S>::load(b[i]) : 0.0f));
+  });
 }
 
 // The scalar fused kernel: one element per thread per grid-stride step, one 4- or 2-byte load and store each.
@@ -148,17 +106,7 @@ __global__ void __launch_bounds__(kBlock) fused_scalar_kernel(const S* __restric
                                                               std::int64_t n) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < n; i += stride)
-    y[i] = Traits<S>::store(gelu_f32(Traits<S>::load(x[i])));
-}
-
-// Blocks of `Kernel` resident per SM at kBlock threads (the occupancy calculator), looked up once per kernel
-// and process (prepare() does it before any graph capture).
-template <auto Kernel>
-int resident_blocks() {
-  static const int blocks = [] {
-    return labrun::cuda::resident_blocks_per_sm(Kernel, kBlock);
-  }();
-  return blocks;
+    y[i] = Convert<S>::store(gelu_f32(Convert<S>::load(x[i])));
 }
 
 int clamp_grid(std::int64_t work_items, int per_sm, int sm_count) {
@@ -208,7 +156,7 @@ void fused_vec(DType t, const void* x, void* y, std::int64_t n, cudaStream_t s) 
 void fused(DType t, const void* x, void* y, std::int64_t n, int sm, cudaStream_t s) {
   auto launch = [&](auto* typed) {
     using S = std::remove_pointer_t<decltype(typed)>;
-    const int grid = clamp_grid(n, resident_blocks<&fused_scalar_kernel<S>>(), sm);
+    const int grid = clamp_grid(n, resident_blocks<&fused_scalar_kernel<S>, kBlock>(), sm);
     fused_scalar_kernel<S><<<grid, kBlock, 0, s>>>(static_cast<const S*>(x), static_cast<S*>(y), n);
     LABRUN_CUDA_LAUNCHED();
   };
@@ -222,15 +170,15 @@ void fused(DType t, const void* x, void* y, std::int64_t n, int sm, cudaStream_t
 int vec_grid(DType t, std::int64_t n) { return labrun::cuda::grid_for(n / (t == DType::bf16 ? 8 : 4), kBlock); }
 
 int scalar_grid(DType t, std::int64_t n, int sm) {
-  if (t == DType::bf16) return clamp_grid(n, resident_blocks<&fused_scalar_kernel<__nv_bfloat16>>(), sm);
-  return clamp_grid(n, resident_blocks<&fused_scalar_kernel<float>>(), sm);
+  if (t == DType::bf16) return clamp_grid(n, resident_blocks<&fused_scalar_kernel<__nv_bfloat16>, kBlock>(), sm);
+  return clamp_grid(n, resident_blocks<&fused_scalar_kernel<float>, kBlock>(), sm);
 }
 
 namespace {
 
 template <class S>
 void prepare_typed() {
-  (void)resident_blocks<&fused_scalar_kernel<S>>();
+  (void)resident_blocks<&fused_scalar_kernel<S>, kBlock>();
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 #include <labrun/cublas.hpp>
 #include <labrun/cuda.cuh>
 #include <labrun/experiment.hpp>
+#include <labrun/kernels/reduce.cuh>
+#include <labrun/kernels/vec.cuh>
 #include <labrun/status.hpp>
 
 #include "gemv/gemv.hpp"
@@ -25,28 +27,7 @@ namespace labrun::gemv::kernels {
 
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
-
-// ---- element conversion: two packed 16-bit elements (element 2k in the low half, little endian) to f32 --------
-template <class S> struct Conv;
-template <> struct Conv<__half> {
-  __device__ static float2 pair(unsigned w) {
-    __half2 h;
-    static_assert(sizeof h == 4, "half2 is 4 bytes");
-    memcpy(&h, &w, 4);
-    return __half22float2(h);  // .x = the low half = the element at the lower address
-  }
-  __device__ static float one(__half v) { return __half2float(v); }
-};
-template <> struct Conv<__nv_bfloat16> {
-  __device__ static float2 pair(unsigned w) {
-    __nv_bfloat162 h;
-    static_assert(sizeof h == 4, "bfloat162 is 4 bytes");
-    memcpy(&h, &w, 4);
-    return __bfloat1622float2(h);
-  }
-  __device__ static float one(__nv_bfloat16 v) { return __bfloat162float(v); }
-};
+using namespace ::labrun::kernels;  // Elem, warp_reduce, group_reduce, Sum
 
 // A's 16-byte vectors are read once: through the non-coherent path without allocating in L1 (x's vectors, read by
 // every row of the SM, keep L1 to themselves), with a 256-byte L2 prefetch hint for the streaming DRAM reads.
@@ -65,8 +46,8 @@ __device__ __forceinline__ void fma8(float (&acc)[8], const uint4& a, const uint
   const unsigned xw[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    const float2 af = Conv<S>::pair(aw[k]);
-    const float2 xf = Conv<S>::pair(xw[k]);
+    const float2 af = Convert<S>::unpack2(aw[k]);
+    const float2 xf = Convert<S>::unpack2(xw[k]);
     acc[2 * k] = fmaf(af.x, xf.x, acc[2 * k]);
     acc[2 * k + 1] = fmaf(af.y, xf.y, acc[2 * k + 1]);
   }
@@ -107,8 +88,8 @@ __device__ __forceinline__ float partial_scalar(const S* __restrict__ a, const S
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k) {
       const std::int64_t j = j0 + static_cast<std::int64_t>(k) * G;
-      av[k] = j < n ? Conv<S>::one(__ldg(a + j)) : 0.0f;
-      xv[k] = j < n ? Conv<S>::one(__ldg(x + j)) : 0.0f;
+      av[k] = j < n ? Convert<S>::load(__ldg(a + j)) : 0.0f;
+      xv[k] = j < n ? Convert<S>::load(__ldg(x + j)) : 0.0f;
     }
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k)
@@ -126,14 +107,6 @@ __device__ __forceinline__ float partial(const S* a_row, const S* x, std::int64_
     return partial_scalar<S>(a_row, x, n, t, G);
 }
 
-// Butterfly of offsets 16, 8, 4, 2, 1: every lane ends with the same bits (each step adds the same two values in
-// both lanes of a pair), the order of gemv.cpp's butterfly32.
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int off = kWarp / 2; off > 0; off /= 2) v = v + __shfl_xor_sync(kFull, v, off);
-  return v;
-}
-
 template <class S, int T, bool VEC>
 __global__ void __launch_bounds__(T) row_block_kernel(const S* __restrict__ A, const S* __restrict__ x,
                                                       float* __restrict__ y, std::int64_t n) {
@@ -141,14 +114,9 @@ __global__ void __launch_bounds__(T) row_block_kernel(const S* __restrict__ A, c
   __shared__ float warp_sums[T / kWarp];
   const std::int64_t row = blockIdx.x;
   const S* a = A + static_cast<std::size_t>(row) * static_cast<std::size_t>(n);
-  float v = warp_sum(partial<S, VEC>(a, x, n, static_cast<int>(threadIdx.x), T));
-  const int warp = static_cast<int>(threadIdx.x) / kWarp, lane = static_cast<int>(threadIdx.x) % kWarp;
-  if (lane == 0) warp_sums[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = warp_sum(lane < T / kWarp ? warp_sums[lane] : 0.0f);  // zero-padded to 32, as row_dot's second butterfly
-    if (lane == 0) y[row] = v;
-  }
+  // The block's two butterflies (kernels/reduce.cuh), the order of gemv::row_dot.
+  const float v = group_reduce(partial<S, VEC>(a, x, n, static_cast<int>(threadIdx.x), T), T, 0.0f, warp_sums, Sum{});
+  if (threadIdx.x == 0) y[row] = v;
 }
 
 template <class S, bool VEC>
@@ -161,7 +129,7 @@ __global__ void __launch_bounds__(kWarpRowWarps* kWarp) warp_row_kernel(const S*
   if (row >= m) return;  // the whole warp leaves together: the butterflies below keep full masks
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const S* a = A + static_cast<std::size_t>(row) * static_cast<std::size_t>(n);
-  const float v = warp_sum(partial<S, VEC>(a, x, n, lane, kWarp));
+  const float v = warp_reduce(partial<S, VEC>(a, x, n, lane, kWarp), Sum{});
   if (lane == 0) y[row] = v;
 }
 

@@ -13,6 +13,8 @@
 #include <memory>
 
 #include <labrun/cuda.cuh>
+#include <labrun/kernels/occupancy.cuh>
+#include <labrun/kernels/reduce.cuh>
 #include <labrun/experiment.hpp>
 
 #include "host_read/host_read.hpp"
@@ -24,21 +26,14 @@ namespace {
 // Threads per block of both kernels.
 constexpr int kBlock = 256;
 
-// The block's sum of `v` (one value per thread) in a fixed order: shared-memory tree, then thread 0 has it.
+// The block's sum of `v` (one value per thread) in kernels/reduce.cuh's fixed order; every thread has it.
 __device__ __forceinline__ float block_sum(float v) {
-  __shared__ float s[kBlock];
-  s[threadIdx.x] = v;
-  __syncthreads();
-#pragma unroll
-  for (int w = kBlock / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];
-    __syncthreads();
-  }
-  return s[0];
+  __shared__ float warp_sums[kBlock / 32];
+  return ::labrun::kernels::group_reduce(v, kBlock, 0.0f, warp_sums, ::labrun::kernels::Sum{});
 }
 
 // x[i] = fmaf(0.75, src[i], c) for i < n, and partials[b] = the f32 sum of block b's results (each thread sums its
-// grid-stride elements in order, then a fixed tree over the block). Not __restrict__: src and x are the same array
+// grid-stride elements in order, then kernels/reduce.cuh's fixed order over the block). Not __restrict__: src and x are the same array
 // from step 1 on. One launch also for n = 0 (partials then 0).
 __global__ void __launch_bounds__(kBlock) update_kernel(const float* src, float* x, std::int64_t n, float c,
                                                         float* __restrict__ partials) {
@@ -53,7 +48,7 @@ __global__ void __launch_bounds__(kBlock) update_kernel(const float* src, float*
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
-// *loss = the f32 sum of partials[0..count) (a fixed order: strided per thread, then a tree). One block.
+// *loss = the f32 sum of partials[0..count) (a fixed order: strided per thread, then the block's butterflies). One block.
 __global__ void __launch_bounds__(kBlock) finalize_kernel(const float* __restrict__ partials, int count,
                                                           float* __restrict__ loss) {
   float acc = 0;
@@ -66,7 +61,7 @@ __global__ void __launch_bounds__(kBlock) finalize_kernel(const float* __restric
 // sm_count), capped at kMaxBlocks; at least 1. The occupancy is looked up once per process: call it in the setup,
 // outside any graph capture.
 int step_grid(std::int64_t n, int sm_count) {
-  static const int resident = labrun::cuda::resident_blocks_per_sm(update_kernel, kBlock);
+  const int resident = ::labrun::kernels::resident_blocks<&update_kernel, kBlock>();
   const std::int64_t wanted = (n + kBlock - 1) / kBlock;
   const std::int64_t cap = std::min<std::int64_t>(kMaxBlocks, static_cast<std::int64_t>(resident) * std::max(sm_count, 1));
   return static_cast<int>(std::max<std::int64_t>(1, std::min(wanted, cap)));

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include <labrun/cuda.cuh>
+#include <labrun/kernels/occupancy.cuh>
 #include <labrun/experiment.hpp>
 
 #include "layout/layout.hpp"
@@ -205,14 +206,6 @@ __global__ void __launch_bounds__(kBlock) rows_kernel(const S* __restrict__ x, c
   }
 }
 
-// Blocks of `Kernel` resident per SM at kBlock threads (the occupancy calculator), looked up once per kernel and
-// process (prepare() does it before any graph capture).
-template <auto Kernel>
-int resident_blocks() {
-  static const int blocks = labrun::cuda::resident_blocks_per_sm(Kernel, kBlock);
-  return blocks;
-}
-
 // Launch shape of the row kernels (repeat_rows, add_rows): `width` elements per access (16 bytes: 4 f32 or 8
 // bf16 when cols is a multiple, else 1), blocks of block_x x block_y = 256 threads, block_x the smallest power
 // of two in [32, 256] covering a row's accesses; grid_x covers a row, grid_y strides over the rows, the grid
@@ -235,8 +228,8 @@ RowsGeometry geometry(std::int64_t rows, std::int64_t cols, int sm) {
   g.block_y = kBlock / g.block_x;
   const std::int64_t gx = std::min(ceil_div(nv, g.block_x), kMaxGridX);
   // The add kernel's occupancy sizes both row kernels (the repeat's is no lower: it holds fewer registers).
-  const int per_sm = g.width > 1 ? resident_blocks<&rows_kernel<S, true, true>>()
-                                 : resident_blocks<&rows_kernel<S, false, true>>();
+  const int per_sm = g.width > 1 ? ::labrun::kernels::resident_blocks<&rows_kernel<S, true, true>, kBlock>()
+                                 : ::labrun::kernels::resident_blocks<&rows_kernel<S, false, true>, kBlock>();
   const std::int64_t cap = static_cast<std::int64_t>(per_sm) * std::max(sm, 1);
   const std::int64_t gy_max = std::min(ceil_div(rows, g.block_y), kMaxGridY);
   g.grid_x = static_cast<int>(gx);
@@ -326,11 +319,11 @@ void add_rows(DType t, const void* x, const void* b, std::int64_t b_row_stride, 
 void prepare(DType t) {
   require_dtype(t);
   if (t == DType::f32) {
-    (void)resident_blocks<&rows_kernel<F32Bits, true, true>>();
-    (void)resident_blocks<&rows_kernel<F32Bits, false, true>>();
+    (void)::labrun::kernels::resident_blocks<&rows_kernel<F32Bits, true, true>, kBlock>();
+    (void)::labrun::kernels::resident_blocks<&rows_kernel<F32Bits, false, true>, kBlock>();
   } else {
-    (void)resident_blocks<&rows_kernel<Bf16Bits, true, true>>();
-    (void)resident_blocks<&rows_kernel<Bf16Bits, false, true>>();
+    (void)::labrun::kernels::resident_blocks<&rows_kernel<Bf16Bits, true, true>, kBlock>();
+    (void)::labrun::kernels::resident_blocks<&rows_kernel<Bf16Bits, false, true>, kBlock>();
   }
 }
 

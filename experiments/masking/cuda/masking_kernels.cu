@@ -12,15 +12,20 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
 #include <labrun/counter_rng.hpp>
 #include <labrun/cuda.cuh>
+#include <labrun/kernels/vec.cuh>
 
 #include "masking/masking.hpp"
 
-namespace labrun::kernels {
+namespace labrun::masking::kernels {
 
 namespace {
+
+using ::labrun::kernels::block0_tail;
+using ::labrun::kernels::kVecWidth;
 
 // Storage type S, compute type C and accumulation type A per dtype.
 template <class S> struct Traits;
@@ -78,12 +83,9 @@ __device__ inline std::int64_t limit_of(std::int64_t n, const std::int64_t* coun
   return count ? min(n, *count) : n;
 }
 
-// 16-byte vectors of data with the matching mask bytes.
-template <class S> struct Vec;
-template <> struct Vec<float> { static constexpr int kWidth = 4; using Mask = unsigned int; };
-template <> struct Vec<double> { static constexpr int kWidth = 2; using Mask = unsigned short; };
-template <> struct Vec<__half> { static constexpr int kWidth = 8; using Mask = unsigned long long; };
-template <> struct Vec<__nv_bfloat16> { static constexpr int kWidth = 8; using Mask = unsigned long long; };
+// The W mask bytes of one 16-byte vector of data (W = kVecWidth<S>: 4, 2 or 8 elements), read as one word.
+template <int W>
+using MaskWord = std::conditional_t<W == 8, unsigned long long, std::conditional_t<W == 4, unsigned, unsigned short>>;
 
 // The elementwise ops, each out = op(in, mask byte) in the storage dtype, as an eager framework runs them.
 template <class S> struct SquareOp {
@@ -113,15 +115,14 @@ template <class S> struct WhereZeroOp {
 template <class S, class Op>
 __global__ void __launch_bounds__(kBlock) map_kernel(const S* in, const std::uint8_t* mask, S* out, std::int64_t n,
                                                      const std::int64_t* count, Op op) {
-  using V = Vec<S>;
-  constexpr int W = V::kWidth;
+  constexpr int W = kVecWidth<S>;
   const std::int64_t limit = limit_of(n, count);
   const std::int64_t vectors = limit / W;
   const uint4* iv = reinterpret_cast<const uint4*>(in);
   uint4* ov = reinterpret_cast<uint4*>(out);
-  const auto* mv = reinterpret_cast<const typename V::Mask*>(mask);
+  const auto* mv = reinterpret_cast<const MaskWord<W>*>(mask);
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
-  auto apply = [&](uint4 d, typename V::Mask m) {
+  auto apply = [&](uint4 d, MaskWord<W> m) {
     S* s = reinterpret_cast<S*>(&d);
 #pragma unroll
     for (int j = 0; j < W; ++j) s[j] = op(s[j], static_cast<std::uint8_t>(m >> (8 * j)));
@@ -130,13 +131,12 @@ __global__ void __launch_bounds__(kBlock) map_kernel(const S* in, const std::uin
   std::int64_t v = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x;
   for (; v + stride < vectors; v += 2 * stride) {
     const uint4 d0 = iv[v], d1 = iv[v + stride];
-    const typename V::Mask m0 = mask ? mv[v] : 0, m1 = mask ? mv[v + stride] : 0;
+    const MaskWord<W> m0 = mask ? mv[v] : 0, m1 = mask ? mv[v + stride] : 0;
     ov[v] = apply(d0, m0);
     ov[v + stride] = apply(d1, m1);
   }
   if (v < vectors) ov[v] = apply(iv[v], mask ? mv[v] : 0);
-  if (blockIdx.x == 0)
-    for (std::int64_t i = vectors * W + threadIdx.x; i < limit; i += kBlock) out[i] = op(in[i], mask ? mask[i] : 0);
+  block0_tail<W>(limit, [&](std::int64_t i) { out[i] = op(in[i], mask ? mask[i] : 0); });
 }
 
 template <class S>
@@ -188,20 +188,19 @@ __global__ void __launch_bounds__(kReduceBlock) fused_kernel(const S* data, cons
                                                              std::int64_t n, int k,
                                                              typename Traits<S>::A* partials) {
   using A = typename Traits<S>::A;
-  using V = Vec<S>;
-  constexpr int W = V::kWidth;
+  constexpr int W = kVecWidth<S>;
   using BlockReduce = cub::BlockReduce<A, kReduceBlock>;
   __shared__ typename BlockReduce::TempStorage temp;
   A acc = 0;
   const std::int64_t vectors = n / W;
   const uint4* dv = reinterpret_cast<const uint4*>(data);
-  const auto* mv = reinterpret_cast<const typename V::Mask*>(mask);
+  const auto* mv = reinterpret_cast<const MaskWord<W>*>(mask);
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kReduceBlock;
   std::int64_t v = static_cast<std::int64_t>(blockIdx.x) * kReduceBlock + threadIdx.x;
   // Two vectors per step: two independent 16-byte loads in flight per thread.
   for (; v + stride < vectors; v += 2 * stride) {
     const uint4 d0 = __ldcs(dv + v), d1 = __ldcs(dv + v + stride);
-    const typename V::Mask m0 = __ldcs(mv + v), m1 = __ldcs(mv + v + stride);
+    const MaskWord<W> m0 = __ldcs(mv + v), m1 = __ldcs(mv + v + stride);
     const S* s0 = reinterpret_cast<const S*>(&d0);
     const S* s1 = reinterpret_cast<const S*>(&d1);
 #pragma unroll
@@ -212,14 +211,12 @@ __global__ void __launch_bounds__(kReduceBlock) fused_kernel(const S* data, cons
   }
   for (; v < vectors; v += stride) {
     const uint4 d0 = __ldcs(dv + v);
-    const typename V::Mask m0 = __ldcs(mv + v);
+    const MaskWord<W> m0 = __ldcs(mv + v);
     const S* s0 = reinterpret_cast<const S*>(&d0);
 #pragma unroll
     for (int j = 0; j < W; ++j) acc += select_down(s0[j], static_cast<std::uint8_t>(m0 >> (8 * j)), k);
   }
-  // Tail that does not fill a vector: block 0.
-  if (blockIdx.x == 0)
-    for (std::int64_t i = vectors * W + threadIdx.x; i < n; i += kReduceBlock) acc += select_down(data[i], mask[i], k);
+  block0_tail<W>(n, [&](std::int64_t i) { acc += select_down(data[i], mask[i], k); });
   const A total = BlockReduce(temp).Sum(acc);
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
@@ -249,7 +246,7 @@ void launch_map(DType t, const void* in, const std::uint8_t* mask, void* out, st
   if (n == 0) return;
   dispatch(t, [&](auto* p) {
     using S = std::remove_pointer_t<decltype(p)>;
-    map_kernel<S><<<elementwise_grid(n, sm, Vec<S>::kWidth), kBlock, 0, s>>>(static_cast<const S*>(in), mask, static_cast<S*>(out), n,
+    map_kernel<S><<<elementwise_grid(n, sm, kVecWidth<S>), kBlock, 0, s>>>(static_cast<const S*>(in), mask, static_cast<S*>(out), n,
                                                              count, Op<S>());
     return 0;
   });
@@ -370,7 +367,7 @@ void generate(DType t, std::int64_t n, double density, bool nonfinite, std::uint
   LABRUN_CUDA_LAUNCHED();
 }
 
-}  // namespace labrun::kernels
+}  // namespace labrun::masking::kernels
 
 namespace labrun::masking {
 

@@ -13,7 +13,7 @@
 
 #include <labrun/dtype.hpp>
 
-namespace labrun::kernels {
+namespace labrun::masking::kernels {
 
 /// Launch geometry of the op-by-op elementwise kernels: 256 threads, two 16-byte vectors per thread per step, at most
 /// 8 blocks per SM, grid-stride beyond that.
@@ -67,4 +67,4 @@ void select_flagged(DType t, const void* in, const std::uint8_t* mask, void* out
 void fused(DType t, const void* data, const std::uint8_t* mask, std::int64_t n, int k, void* partials, void* out,
            int sm_count, cudaStream_t stream);
 
-}  // namespace labrun::kernels
+}  // namespace labrun::masking::kernels

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include <labrun/cuda.cuh>
+#include <labrun/kernels/occupancy.cuh>
 
 namespace labrun::rank::kernels {
 
@@ -230,11 +231,7 @@ void inclusive_count(const std::uint8_t* mask, std::int64_t n, std::int64_t* s, 
 }
 
 int select_rank_grid(std::int64_t n, int sm_count) {
-  static const int per_sm = [] {
-    int blocks = 0;
-    LABRUN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, select_rank_kernel, kBlock, 0));
-    return std::max(1, blocks);
-  }();
+  const int per_sm = ::labrun::kernels::resident_blocks<&select_rank_kernel, kBlock>();
   const std::int64_t tiles = std::max<std::int64_t>(1, n / kTile);
   return static_cast<int>(std::min<std::int64_t>(tiles, static_cast<std::int64_t>(per_sm) * sm_count));
 }

@@ -6,12 +6,13 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
-#include <map>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
 
 #include <labrun/cuda.cuh>
+#include <labrun/kernels/occupancy.cuh>
+#include <labrun/kernels/row_softmax.cuh>
 
 #include "softmax/softmax.hpp"
 
@@ -19,94 +20,9 @@ namespace labrun::softmax::kernels {
 
 namespace {
 
+using namespace ::labrun::kernels;  // Vec, Convert, group_reduce, Max, Sum, load_row, softmax_two_pass
+
 constexpr float kNegInf = -INFINITY;
-
-// ---- loads and stores of W consecutive elements as f32 ------------------------------------------------------
-// W * sizeof(S) == 16: one 16-byte access (the row start and the element offset are multiples of W, and buffers
-// are 256-byte aligned); W == 1: a scalar access.
-template <class S, int W> struct Io;
-template <> struct Io<float, 4> {
-  __device__ static void load(const float* p, float* v) {
-    const float4 q = *reinterpret_cast<const float4*>(p);
-    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-  }
-  __device__ static void store(float* p, const float* v) {
-    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-  }
-  __device__ static void store_cs(float* p, const float* v) {
-    __stcs(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
-  }
-};
-template <> struct Io<float, 1> {
-  __device__ static void load(const float* p, float* v) { v[0] = *p; }
-  __device__ static void store(float* p, const float* v) { *p = v[0]; }
-  __device__ static void store_cs(float* p, const float* v) { __stcs(p, v[0]); }
-};
-template <> struct Io<__nv_bfloat16, 8> {
-  __device__ static void load(const __nv_bfloat16* p, float* v) {
-    const uint4 q = *reinterpret_cast<const uint4*>(p);
-    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&q);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 f = __bfloat1622float2(h[i]);
-      v[2 * i] = f.x, v[2 * i + 1] = f.y;
-    }
-  }
-  __device__ static uint4 pack(const float* v) {
-    uint4 q;
-    __nv_bfloat162* h = reinterpret_cast<__nv_bfloat162*>(&q);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) h[i] = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
-    return q;
-  }
-  __device__ static void store(__nv_bfloat16* p, const float* v) { *reinterpret_cast<uint4*>(p) = pack(v); }
-  __device__ static void store_cs(__nv_bfloat16* p, const float* v) { __stcs(reinterpret_cast<uint4*>(p), pack(v)); }
-};
-template <> struct Io<__nv_bfloat16, 1> {
-  __device__ static void load(const __nv_bfloat16* p, float* v) { v[0] = __bfloat162float(*p); }
-  __device__ static void store(__nv_bfloat16* p, const float* v) { *p = __float2bfloat16_rn(v[0]); }
-  __device__ static void store_cs(__nv_bfloat16* p, const float* v) {
-    __stcs(reinterpret_cast<unsigned short*>(p), __bfloat16_as_ushort(__float2bfloat16_rn(v[0])));
-  }
-};
-
-template <class S> __device__ inline float load1(const S* p) {
-  float v;
-  Io<S, 1>::load(p, &v);
-  return v;
-}
-template <class S> __device__ inline void store1(S* p, float v) { Io<S, 1>::store(p, &v); }
-
-// ---- reductions over a group of G threads (a power of two) --------------------------------------------------
-// G <= 32: butterfly shuffles within the group (every lane ends with the same bits: each step combines the same
-// two values, and + and max are commutative). G > 32: the group is the whole block (one row per block):
-// warp butterflies, then every warp reduces the warps' partials from shared memory in the same order.
-
-struct MaxOp {
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-struct SumOp {
-  __device__ float operator()(float a, float b) const { return a + b; }
-};
-
-template <class Op>
-__device__ inline float warp_reduce(float v, int width, Op op) {
-  for (int off = width / 2; off > 0; off /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
-}
-
-template <class Op>
-__device__ float group_reduce(float v, int G, float identity, float* smem, Op op) {
-  if (G <= 32) return warp_reduce(v, G, op);
-  v = warp_reduce(v, 32, op);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) smem[warp] = v;
-  __syncthreads();
-  v = lane < G / 32 ? smem[lane] : identity;
-  v = warp_reduce(v, 32, op);
-  __syncthreads();  // smem may be reused after every warp has read it
-  return v;
-}
 
 // The online merge of (max, rescaled sum) pairs: m = max(m1, m2), d = d1 e^(m1 - m) + d2 e^(m2 - m). Symmetric
 // (so butterflies agree in every lane) and exact for an empty side (m = -inf, d = 0: no exp(-inf + inf)).
@@ -157,41 +73,26 @@ __global__ void __launch_bounds__(1024) onchip_kernel(const S* __restrict__ x, S
     const bool active = row < rows;  // uniform within a group; every lane still joins the reductions
     const std::size_t offset = active ? static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) : 0;
     float v[E];
-#pragma unroll
-    for (int k = 0; k < VPT; ++k) {
-      const std::int64_t j = lane + static_cast<std::int64_t>(k) * G;
-      if (active && j < nv) {
-        Io<S, W>::load(x + offset + j * W, v + k * W);
-      } else {
-#pragma unroll
-        for (int i = 0; i < W; ++i) v[k * W + i] = kNegInf;
-      }
-    }
-    float mx = kNegInf;
-#pragma unroll
-    for (int i = 0; i < E; ++i) mx = fmaxf(mx, v[i]);
+    load_row<S, W, VPT>(x + offset, nv, lane, G, active, v);
     float scale;
     if constexpr (ALGO == Fused::two_pass) {
-      mx = group_reduce(mx, G, kNegInf, red[0], MaxOp{});
-      const float ref = mx == kNegInf ? 0.0f : mx;  // a group with no elements: exp(-inf) = 0, not NaN
-      float sum = 0.0f;
-#pragma unroll
-      for (int i = 0; i < E; ++i) sum += (v[i] = expf(v[i] - ref));
-      sum = group_reduce(sum, G, 0.0f, red[1], SumOp{});
-      scale = 1.0f / sum;
+      scale = softmax_two_pass(v, G, red);
     } else {
       // This thread's elements in one pass: its own running max and the sum of exp(x - its max); then the
       // threads' (m, d) pairs merged. On chip the merge is done as a max reduction followed by a sum of the
       // rescaled d's (d e^(m - M) is the online rule's rescale, applied once per thread): the same value as
       // merging pair by pair, with one exp per thread instead of two per butterfly step, which at 8 elements
       // per thread cost more than the elements themselves.
+      float mx = kNegInf;
+#pragma unroll
+      for (int i = 0; i < E; ++i) mx = fmaxf(mx, v[i]);
       const float ref = mx == kNegInf ? 0.0f : mx;
       float d = 0.0f;
 #pragma unroll
       for (int i = 0; i < E; ++i) d += (v[i] = expf(v[i] - ref));
-      const float m_all = group_reduce(mx, G, kNegInf, red[0], MaxOp{});
+      const float m_all = group_reduce(mx, G, kNegInf, red[0], Max{});
       const float rescale = mx == kNegInf ? 0.0f : expf(mx - m_all);  // a thread with no elements adds 0
-      const float d_all = group_reduce(d * rescale, G, 0.0f, red[1], SumOp{});
+      const float d_all = group_reduce(d * rescale, G, 0.0f, red[1], Sum{});
       scale = rescale * (1.0f / d_all);
     }
     if (active) {
@@ -202,7 +103,7 @@ __global__ void __launch_bounds__(1024) onchip_kernel(const S* __restrict__ x, S
           float o[W];
 #pragma unroll
           for (int i = 0; i < W; ++i) o[i] = v[k * W + i] * scale;
-          Io<S, W>::store_cs(y + offset + j * W, o);
+          Vec<S, W>::store_streaming(y + offset + j * W, o);
         }
       }
     }
@@ -213,20 +114,6 @@ __global__ void __launch_bounds__(1024) onchip_kernel(const S* __restrict__ x, S
 // two_pass reads the row three times (max, sum, write), online twice ((m, d), write). Re-reads come from L2
 // while the rows in flight (resident blocks x cols x s) fit in it, else from DRAM.
 constexpr int kUnroll = 4;
-
-template <class S, int W>
-__device__ inline void load_chunk(const S* xr, std::int64_t j0, std::int64_t nv, int G, float* v) {
-#pragma unroll
-  for (int k = 0; k < kUnroll; ++k) {
-    const std::int64_t j = j0 + static_cast<std::int64_t>(k) * G;
-    if (j < nv) {
-      Io<S, W>::load(xr + j * W, v + k * W);
-    } else {
-#pragma unroll
-      for (int i = 0; i < W; ++i) v[k * W + i] = kNegInf;
-    }
-  }
-}
 
 template <class S, int W, Fused ALGO>
 __global__ void __launch_bounds__(1024) stream_kernel(const S* __restrict__ x, S* __restrict__ y, std::int64_t rows,
@@ -244,25 +131,25 @@ __global__ void __launch_bounds__(1024) stream_kernel(const S* __restrict__ x, S
       float mx = kNegInf;
       for (std::int64_t j0 = threadIdx.x; j0 < nv; j0 += step) {
         float v[E];
-        load_chunk<S, W>(xr, j0, nv, G, v);
+        load_row<S, W, kUnroll>(xr, nv, j0, G, true, v);
 #pragma unroll
         for (int i = 0; i < E; ++i) mx = fmaxf(mx, v[i]);
       }
-      M = group_reduce(mx, G, kNegInf, red[0], MaxOp{});
+      M = group_reduce(mx, G, kNegInf, red[0], Max{});
       float sum = 0.0f;
       for (std::int64_t j0 = threadIdx.x; j0 < nv; j0 += step) {
         float v[E];
-        load_chunk<S, W>(xr, j0, nv, G, v);
+        load_row<S, W, kUnroll>(xr, nv, j0, G, true, v);
 #pragma unroll
         for (int i = 0; i < E; ++i) sum += expf(v[i] - M);
       }
-      inv = 1.0f / group_reduce(sum, G, 0.0f, red[1], SumOp{});
+      inv = 1.0f / group_reduce(sum, G, 0.0f, red[1], Sum{});
     } else {
       // Running (m, d) per thread, rescaled once per chunk whose max exceeds m.
       float m = kNegInf, d = 0.0f;
       for (std::int64_t j0 = threadIdx.x; j0 < nv; j0 += step) {
         float v[E];
-        load_chunk<S, W>(xr, j0, nv, G, v);
+        load_row<S, W, kUnroll>(xr, nv, j0, G, true, v);
         float cm = kNegInf;
 #pragma unroll
         for (int i = 0; i < E; ++i) cm = fmaxf(cm, v[i]);
@@ -279,7 +166,7 @@ __global__ void __launch_bounds__(1024) stream_kernel(const S* __restrict__ x, S
     }
     for (std::int64_t j0 = threadIdx.x; j0 < nv; j0 += step) {
       float v[E];
-      load_chunk<S, W>(xr, j0, nv, G, v);
+      load_row<S, W, kUnroll>(xr, nv, j0, G, true, v);
 #pragma unroll
       for (int k = 0; k < kUnroll; ++k) {
         const std::int64_t j = j0 + static_cast<std::int64_t>(k) * G;
@@ -287,7 +174,7 @@ __global__ void __launch_bounds__(1024) stream_kernel(const S* __restrict__ x, S
           float o[W];
 #pragma unroll
           for (int i = 0; i < W; ++i) o[i] = expf(v[k * W + i] - M) * inv;
-          Io<S, W>::store_cs(yr + j * W, o);
+          Vec<S, W>::store_streaming(yr + j * W, o);
         }
       }
     }
@@ -315,21 +202,12 @@ __global__ void __launch_bounds__(1024) row_reduce_kernel(const S* __restrict__ 
     float acc = identity;
     for (std::int64_t j0 = lane; active && j0 < nv; j0 += step) {
       float v[W * kUnroll];
-#pragma unroll
-      for (int k = 0; k < kUnroll; ++k) {
-        const std::int64_t j = j0 + static_cast<std::int64_t>(k) * G;
-        if (j < nv) {
-          Io<S, W>::load(r + j * W, v + k * W);
-        } else {
-#pragma unroll
-          for (int i = 0; i < W; ++i) v[k * W + i] = identity;
-        }
-      }
+      load_row<S, W, kUnroll>(r, nv, j0, G, true, v, identity);
 #pragma unroll
       for (int i = 0; i < W * kUnroll; ++i) acc = op(acc, v[i]);
     }
     acc = group_reduce(acc, G, identity, red, op);
-    if (active && lane == 0) store1(out + row, acc);
+    if (active && lane == 0) out[row] = Convert<S>::store(acc);
   }
 }
 
@@ -361,11 +239,11 @@ __global__ void __launch_bounds__(256) map_rows_kernel(const S* __restrict__ in,
   };
   auto apply = [&](std::int64_t v) {
     float a[W];
-    Io<S, W>::load(in + v * W, a);
-    const float b = load1(rowv + row_of(v));
+    Vec<S, W>::load(in + v * W, a);
+    const float b = Convert<S>::load(rowv[row_of(v)]);
 #pragma unroll
     for (int i = 0; i < W; ++i) a[i] = op(a[i], b);
-    Io<S, W>::store(out + v * W, a);
+    Vec<S, W>::store(out + v * W, a);
   };
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   std::int64_t v = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -384,17 +262,9 @@ int pow2_at_least(std::int64_t n) {
   return g;
 }
 
-// Resident blocks of `kernel` at `block` threads on the whole device, queried once per (kernel, block).
+// Resident blocks of `kernel` at `block` threads on the whole device (kernels/occupancy.cuh: asked once).
 int resident(const void* kernel, int block, int sm_count) {
-  static std::map<std::pair<const void*, int>, int> cache;
-  const auto key = std::make_pair(kernel, block);
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    int per_sm = 0;
-    LABRUN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
-    it = cache.emplace(key, std::max(1, per_sm)).first;
-  }
-  return it->second * std::max(1, sm_count);
+  return resident_blocks_per_sm(kernel, block) * std::max(1, sm_count);
 }
 
 // Calls f(S*, integral_constant<W>) for the dtype and the access width cols allows.
@@ -455,8 +325,8 @@ Geometry reduce_geometry(DType t, std::int64_t rows, std::int64_t cols, int sm_c
     constexpr int W = decltype(w)::value;
     const int G = pow2_at_least((cols / W + (8 / W) - 1) / (8 / W));
     // Both reductions are queried (which also loads them before any capture); the grid fits either.
-    const Geometry a = group_geometry(rows, G, W, reinterpret_cast<const void*>(&row_reduce_kernel<S, W, MaxOp>), sm_count);
-    const Geometry b = group_geometry(rows, G, W, reinterpret_cast<const void*>(&row_reduce_kernel<S, W, SumOp>), sm_count);
+    const Geometry a = group_geometry(rows, G, W, reinterpret_cast<const void*>(&row_reduce_kernel<S, W, Max>), sm_count);
+    const Geometry b = group_geometry(rows, G, W, reinterpret_cast<const void*>(&row_reduce_kernel<S, W, Sum>), sm_count);
     return a.grid <= b.grid ? a : b;
   });
 }
@@ -512,7 +382,7 @@ void launch_map(DType t, const void* in, const void* rowv, void* out, std::int64
 }  // namespace
 
 void rowmax(DType t, const void* x, void* m, std::int64_t rows, std::int64_t cols, int sm, cudaStream_t s) {
-  launch_reduce<MaxOp>(t, x, m, rows, cols, sm, s, -INFINITY);
+  launch_reduce<Max>(t, x, m, rows, cols, sm, s, -INFINITY);
 }
 
 void exp_sub(DType t, const void* x, const void* m, void* e, std::int64_t rows, std::int64_t cols, int sm,
@@ -521,7 +391,7 @@ void exp_sub(DType t, const void* x, const void* m, void* e, std::int64_t rows, 
 }
 
 void rowsum(DType t, const void* e, void* out, std::int64_t rows, std::int64_t cols, int sm, cudaStream_t s) {
-  launch_reduce<SumOp>(t, e, out, rows, cols, sm, s, 0.0f);
+  launch_reduce<Sum>(t, e, out, rows, cols, sm, s, 0.0f);
 }
 
 void divide(DType t, const void* e, const void* sums, void* y, std::int64_t rows, std::int64_t cols, int sm,
