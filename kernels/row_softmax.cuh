@@ -31,7 +31,8 @@ __device__ __forceinline__ void load_row(const S* row, std::int64_t nv, std::int
 
 /// Two-pass softmax of the row a group of G threads holds in v (load_row): m = the row's max (group_reduce),
 /// v[i] = exp(v[i] - m), s = the row's sum of them (group_reduce); returns 1 / s, so softmax = v[i] * (1 / s). A
-/// row with no elements (every v = -inf) takes m = 0, so v = 0 and no NaN. `red`: shared memory of at least
+/// row with no elements (every v = -inf: an inactive group's) takes m = 0, so its exps are 0, never NaN, and its
+/// 1 / s is +inf: v[i] * (1 / s) is then NaN, as torch.softmax of an all -inf row is. `red`: shared memory of at least
 /// 2 x G / 32 floats (two reductions), unused when G <= 32. Every thread of the block calls it (group_reduce).
 template <int E>
 __device__ __forceinline__ float softmax_two_pass(float (&v)[E], int G, float (*red)[32]) {

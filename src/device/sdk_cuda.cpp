@@ -114,8 +114,9 @@ class SdkCudaWorkload : public Workload {
     if (auto missing = r.missing()) return *missing;
     // Not a variant's sync: read outside the counted path, after the iteration completed.
     HostArrays host(host_out_layout_, Role::output, false);
-    for (const auto& [name, v] : out_.items())
-      if (v.bytes() > 0) LABRUN_CUDA(cudaMemcpy(host.arrays()[name].data, v.data, v.bytes(), cudaMemcpyDeviceToHost));
+    for (const auto& [name, v] : out_.items())  // a chunked output stays on the device: exact_chunks reads it
+      if (v.bytes() > 0 && host.arrays().has(name))
+        LABRUN_CUDA(cudaMemcpy(host.arrays()[name].data, v.data, v.bytes(), cudaMemcpyDeviceToHost));
     for (const auto& e : r.entries()) {  // from where the variant pointed
       const View& h = host.arrays()[e.name];
       if (h.bytes() > 0) LABRUN_CUDA(cudaMemcpy(h.data, r.data(e.name), h.bytes(), cudaMemcpyDeviceToHost));
