@@ -18,15 +18,17 @@ b=.h200
 [ -f $b/bins.tar.xz ] && tar -xJf $b/bins.tar.xz -C $b
 nvidia-smi --query-gpu=name,uuid,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$out/gpu.csv" 2>&1
 only=${ONLY:-}
+after=${AFTER:-$b/labrun}  # AFTER=.h200/labrun-port: the port's own commit (e841a9b), before later kernel changes
+cap_gelu=${CAP:-280}
 for exp in "${experiments[@]}"; do
   name=$exp; filter=()
   [ -n "$only" ] && name=$exp-${only//=/-} && filter=(--only "$only")
   for side in before after; do
-    bin=$b/labrun; [ "$side" = before ] && bin=$b/labrun-before
+    bin=$after; [ "$side" = before ] && bin=$b/labrun-before
     # masking as configured (five processes, ~115 s); gelu (three processes, ~500 s as configured) with shorter
     # samples (at most 20 a point and 0.05 s), its three processes kept, so a side fits 280 s (one dtype: ONLY=dtype=f32).
     lab=(); cap=135
-    [ "$exp" = gelu ] && lab=(--lab max_time_s=0.05 --lab max_samples=20) && cap=280
+    [ "$exp" = gelu ] && lab=(--lab max_time_s=0.05 --lab max_samples=20) && cap=$cap_gelu
     start=$SECONDS
     timeout -s INT $cap "$bin" sweep configs/$exp.yaml --device cuda -q -o "$out/$name-$side.jsonl" --force \
       "${lab[@]}" "${filter[@]}"
