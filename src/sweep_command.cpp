@@ -644,6 +644,14 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment
   if (fs::is_directory(a.output, ec))
     throw OutputError(a.output + " is a folder; -o names the result file (e.g. -o " +
                       (fs::path(a.output) / (config.experiment + ".jsonl")).string() + ")");
+  // labrun's readers (diff, merge, report, history, and the pooling of a run's processes) take a comma as a list of
+  // files: a result named with one could never be read back, so it is refused before any point runs.
+  if (a.output.find(',') != std::string::npos) {
+    std::string suggestion = a.output;
+    std::replace(suggestion.begin(), suggestion.end(), ',', '_');
+    throw OutputError(a.output + ": a result file's name cannot hold ',' (labrun reads a comma as a list of files); "
+                      "name it e.g. " + suggestion);
+  }
   // A regular file only, one writer per result file (its workers included), stale partial files and a file that
   // holds no results removed (src/output_file.hpp).
   const FileClaim claim(a.output, "labrun sweep");

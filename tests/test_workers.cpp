@@ -397,6 +397,14 @@ TEST(Workers, ForceInterruptedEarlyArgvFolderAndSighup) {
   EXPECT_NE(folder.err.find("folder is a folder; -o names the result file (e.g. -o folder/masking.jsonl)"),
             std::string::npos)
       << folder.err;
+  // A name with a comma, which every reader takes as a list of files, is refused before any point runs (a pooled
+  // run once measured for minutes and then could not read its own processes back).
+  const Ran comma = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "a,b.jsonl", "--lab", "processes=2"});
+  EXPECT_EQ(comma.code, 4);
+  EXPECT_NE(comma.err.find("a,b.jsonl: a result file's name cannot hold ','"), std::string::npos) << comma.err;
+  EXPECT_NE(comma.err.find("name it e.g. a_b.jsonl"), std::string::npos) << comma.err;
+  EXPECT_FALSE(fs::exists(cwd + "/a,b.jsonl"));
+  EXPECT_FALSE(fs::exists(cwd + "/a,b.jsonl.processes"));
   const std::string hup = cwd + "/hup.jsonl";
   const int p2 = start(kBinary, with({"sweep", kSmoke, "--device", "cpu", "-q", "-o", hup}, kSlow), cwd + "/hup.log");
   wait_for_points(hup, 10);

@@ -22,7 +22,7 @@ after=${AFTER:-$b/labrun}  # AFTER=.h200/labrun-port: the port's own commit (e84
 cap_gelu=${CAP:-280}
 for exp in "${experiments[@]}"; do
   name=$exp; filter=()
-  [ -n "$only" ] && name=$exp-${only//=/-} && filter=(--only "$only")
+  [ -n "$only" ] && name=$exp-${only//[=,]/-} && filter=(--only "$only")
   for side in before after; do
     bin=$after; [ "$side" = before ] && bin=$b/labrun-before
     # masking as configured (five processes, ~115 s); gelu (three processes, ~500 s as configured) with shorter
