@@ -325,6 +325,39 @@ std::size_t processes_needed(double half, double log_ratio, double log_up, std::
   return static_cast<std::size_t>(std::ceil(static_cast<double>(n) * (half / room) * (half / room)));
 }
 
+/// Host probes of the two sides within this fraction (3%) count as hosts alike: a host-sensitive point keeps the
+/// process gate with the covariance and per-probe checks; beyond it the host-adjusted interval alone decides.
+constexpr double kHostsAlike = 0.03;
+
+bool hosts_differ(const HostAdjusted& h) { return std::fabs(std::log(h.probe_ratio)) > std::log1p(kHostsAlike); }
+
+/// A host-sensitive point whose sides' hosts differ (hosts_differ): the verdict from the host-adjusted change's
+/// interval alone (HostAdjusted, analysis of covariance; its width counts the elasticity's uncertainty): wholly
+/// beyond the minimum effect, slower/faster; wholly inside, same; else inconclusive, naming the host difference
+/// and the change that would have been called. The raw samples are not asked: they moved with the host.
+std::pair<Verdict, std::string> decide_across_hosts(const HostAdjusted& h, const DiffOptions& o) {
+  const double up = 1 + o.min_effect, down = 1 / up;
+  const RatioEstimate a = host_adjusted_interval(h, 1 - o.alpha);
+  if (a.ci_low > up) return {Verdict::slower, ""};
+  if (a.ci_high < down) return {Verdict::faster, ""};
+  if (a.ci_low >= down && a.ci_high <= up) return {Verdict::same, ""};
+  const std::string host = fmt::format("the hosts differ (host probe {:+.1f}%, new against base)", 100 * (h.probe_ratio - 1));
+  if (!std::isfinite(a.ci_high))
+    return {Verdict::inconclusive,
+            fmt::format("{}, and the probes hardly vary within a side, so the time's elasticity to the host cannot be "
+                        "measured and the host's speed cannot be taken out: more processes per side, or hosts alike, "
+                        "would decide it",
+                        host)};
+  const double half = std::log(a.ci_high / a.ratio);
+  return {Verdict::inconclusive,
+          fmt::format("{}; with the host's speed taken out the change is {:+.1f}% (elasticity {:.2f} +- {:.2f}), "
+                      "interval [{:+.1f}%, {:+.1f}%], not wholly {} the {:g}% minimum effect: a change beyond about "
+                      "{:.0f}% would have been called",
+                      host, 100 * (a.ratio - 1), h.slope, h.slope_se, 100 * (a.ci_low - 1), 100 * (a.ci_high - 1),
+                      a.ci_low < down || a.ci_high > up ? "beyond" : "within", 100 * o.min_effect,
+                      100 * (std::exp(std::log(up) + half) - 1))};
+}
+
 /// The verdict rule of an ok/ok point with usable samples (docs/diff.md "Verdicts"), in one place. `row` holds the
 /// sample statistics (ratio, p_adjusted: BH over the diff's points) and, for a point pooled from lab.processes on
 /// both sides, the process-level ones (process, process_interval, process_p_adjusted: BH over the pooled points),
@@ -340,6 +373,7 @@ std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& 
   const bool beyond = r.ci_low > up || r.ci_high < down;
   const bool within = r.ci_low >= down && r.ci_high <= up;
   if (row.process) {
+    if (const auto& host = row.host_adjusted; host && hosts_differ(*host)) return decide_across_hosts(*host, o);
     // Pooled on both sides: the process is the unit of replication. A change must hold between the processes
     // (Welch on their medians' logs, BH over the pooled points, the geometric-mean ratio beyond the minimum effect
     // in the samples' direction) and in the samples; `same` needs the process-level interval inside the bounds.
@@ -762,7 +796,8 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
     row.verdict = verdict;
     row.reason = reason.empty() ? std::nullopt : std::optional(reason);
     const double up = 1 + options.min_effect;
-    if (verdict == Verdict::same && row.process_interval &&
+    const bool across_hosts = row.host_adjusted && hosts_differ(*row.host_adjusted);  // gate: host_adjusted
+    if (verdict == Verdict::same && row.process_interval && !across_hosts &&
         !(row.process_interval->ci_low >= 1 / up && row.process_interval->ci_high <= up))
       row.gate = Gate::normalized;  // only the bound-normalised medians were inside the bounds
   }

@@ -244,7 +244,8 @@ DiffResult diff_results(const std::vector<Run>& base, const std::vector<Run>& cu
 /// {"warnings": [...], "base": {...}, "new": {...}}, "points": [{id, key, variant, axes, base_status,
 /// new_status, verdict, reason, ratio, ratio_ci_low, ratio_ci_high, p_value, p_adjusted, base_median_s,
 /// new_median_s, base_n, new_n, host_sensitive, process_p, process_ratio, host_adjusted {per_probe_ratio,
-/// per_probe_p, elasticity, covariate_ratio, covariate_p}, gate}], "new": [{id, key, status}], "missing": [...],
+/// per_probe_p, elasticity, covariate_ratio, covariate_p, probe_ratio, slope, slope_se, adjusted_ratio,
+/// adjusted_log_se, adjusted_df}, gate}], "new": [{id, key, status}], "missing": [...],
 /// "status_changes": [{id, key, base_status, new_status, reason}], "summary": {matched, compared, same, slower,
 /// faster, inconclusive, status_changed, not_compared, new, missing, host_sensitive_changes}, "regression"}.
 /// base_n / new_n are sample counts. Numbers go through json_real (non-finite as strings); a statistic that was

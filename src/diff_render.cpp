@@ -38,7 +38,13 @@ Json to_json(const DiffPoint& p) {
             {"per_probe_p", json_real(p.host_adjusted->per_probe.p_value)},
             {"elasticity", json_real(p.host_adjusted->elasticity)},
             {"covariate_ratio", json_real(p.host_adjusted->covariate.ratio)},
-            {"covariate_p", json_real(p.host_adjusted->covariate.p_value)}};
+            {"covariate_p", json_real(p.host_adjusted->covariate.p_value)},
+            {"probe_ratio", json_real(p.host_adjusted->probe_ratio)},
+            {"slope", json_real(p.host_adjusted->slope)},
+            {"slope_se", json_real(p.host_adjusted->slope_se)},
+            {"adjusted_ratio", json_real(p.host_adjusted->adjusted_ratio)},
+            {"adjusted_log_se", json_real(p.host_adjusted->adjusted_log_se)},
+            {"adjusted_df", json_real(p.host_adjusted->adjusted_df)}};
   const auto count = [](std::optional<std::size_t> v) { return v ? Json(*v) : Json(); };
   return Json{{"id", p.id},
               {"key", p.key},

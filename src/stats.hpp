@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -181,7 +182,25 @@ struct HostAdjusted {
   WelchLog per_probe;
   WelchLog covariate;
   double elasticity = 1;
+  /// The host difference: exp(mean log probe new - mean log probe base), the ratio of the sides' host probes.
+  double probe_ratio = 1;
+  /// The change with the host's speed taken out by analysis of covariance with a common, unclamped slope
+  /// (Snedecor & Cochran, Statistical Methods, 8th ed., 18.3): slope b = Sxy / Sxx (pooled within-side sums of
+  /// log time on log probe), its standard error sqrt(s2 / Sxx), the adjusted log change
+  /// d = (mean log time new - base) - b (mean log probe new - base) and its standard error
+  /// sqrt(s2 (1/n_base + 1/n_new + (mean log probe new - base)^2 / Sxx)), which counts the slope's uncertainty;
+  /// s2 = the residual variance on n_base + n_new - 3 degrees of freedom. Undetermined (slope NaN, se infinite)
+  /// when the probes do not vary within the sides or there are fewer than 4 processes in all.
+  double slope = std::numeric_limits<double>::quiet_NaN();
+  double slope_se = std::numeric_limits<double>::infinity();
+  double adjusted_ratio = 1;  ///< exp(d)
+  double adjusted_log_se = std::numeric_limits<double>::infinity();
+  double adjusted_df = 0;
 };
+
+/// The interval of HostAdjusted::adjusted_ratio at `confidence`: exp(d -+ t_{df} se); [0, inf] when it is
+/// undetermined. @throws std::invalid_argument for a confidence outside (0, 1).
+RatioEstimate host_adjusted_interval(const HostAdjusted& h, double confidence);
 /// @param base_time, base_probe, new_time, new_probe  per-process medians (seconds) and host probe medians
 ///        (seconds per round trip) in process order; each pair of one length >= 2, every value finite and > 0.
 /// @throws std::invalid_argument otherwise.

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -283,6 +284,45 @@ CovariateAdjusted covariate_adjust(const std::vector<double>& base_time, const s
   return c;
 }
 
+namespace {
+
+/// HostAdjusted's analysis of covariance (its fields slope .. adjusted_df, and probe_ratio) from per-process times
+/// and probes, already checked finite and positive by covariate_adjust.
+void ancova_common_slope(const std::vector<double>& base_time, const std::vector<double>& base_probe,
+                         const std::vector<double>& new_time, const std::vector<double>& new_probe, HostAdjusted& h) {
+  struct Side {
+    double n = 0, mx = 0, my = 0;
+  };
+  auto side = [](const std::vector<double>& t, const std::vector<double>& p) {
+    Side s;
+    s.n = static_cast<double>(t.size());
+    for (std::size_t i = 0; i < t.size(); ++i) s.mx += std::log(p[i]), s.my += std::log(t[i]);
+    s.mx /= s.n;
+    s.my /= s.n;
+    return s;
+  };
+  const Side b = side(base_time, base_probe), n = side(new_time, new_probe);
+  double sxx = 0, sxy = 0, syy = 0;  // pooled within-side sums
+  for (const auto& [t, p, s] : {std::tuple{&base_time, &base_probe, &b}, std::tuple{&new_time, &new_probe, &n}})
+    for (std::size_t i = 0; i < t->size(); ++i) {
+      const double dx = std::log((*p)[i]) - s->mx, dy = std::log((*t)[i]) - s->my;
+      sxx += dx * dx, sxy += dx * dy, syy += dy * dy;
+    }
+  const double dx = n.mx - b.mx, dy = n.my - b.my;
+  h.probe_ratio = std::exp(dx);
+  const double df = b.n + n.n - 3;
+  // A slope needs probes that vary within a side beyond rounding (1e-6 in log: a part in a million).
+  if (!(sxx > 1e-12 * (b.n + n.n)) || !(df > 0)) return;
+  h.slope = sxy / sxx;
+  const double s2 = std::max(0.0, syy - h.slope * sxy) / df;
+  h.slope_se = std::sqrt(s2 / sxx);
+  h.adjusted_ratio = std::exp(dy - h.slope * dx);
+  h.adjusted_log_se = std::sqrt(s2 * (1 / b.n + 1 / n.n + dx * dx / sxx));
+  h.adjusted_df = df;
+}
+
+}  // namespace
+
 HostAdjusted host_adjusted_tests(const std::vector<double>& base_time, const std::vector<double>& base_probe,
                                  const std::vector<double>& new_time, const std::vector<double>& new_probe) {
   const CovariateAdjusted c = covariate_adjust(base_time, base_probe, new_time, new_probe);  // checks the inputs
@@ -295,7 +335,24 @@ HostAdjusted host_adjusted_tests(const std::vector<double>& base_time, const std
   h.elasticity = c.elasticity;
   h.per_probe = welch_log_test(per_probe(base_time, base_probe), per_probe(new_time, new_probe));
   h.covariate = welch_log_test(c.base, c.current);
+  ancova_common_slope(base_time, base_probe, new_time, new_probe, h);
   return h;
+}
+
+RatioEstimate host_adjusted_interval(const HostAdjusted& h, double confidence) {
+  if (!(confidence > 0 && confidence < 1))
+    throw std::invalid_argument("host_adjusted_interval: confidence must lie in (0, 1)");
+  RatioEstimate r;
+  r.ratio = h.adjusted_ratio;
+  if (!std::isfinite(h.adjusted_log_se) || !(h.adjusted_df > 0)) {
+    r.ci_low = 0;
+    r.ci_high = std::numeric_limits<double>::infinity();
+    return r;
+  }
+  const double half = h.adjusted_log_se > 0 ? student_t_quantile_two_sided(1 - confidence, h.adjusted_df) * h.adjusted_log_se : 0.0;
+  r.ci_low = h.adjusted_ratio * std::exp(-half);
+  r.ci_high = h.adjusted_ratio * std::exp(half);
+  return r;
 }
 
 RatioEstimate hodges_lehmann_ratio(const std::vector<double>& base, const std::vector<double>& current,
