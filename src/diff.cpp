@@ -213,6 +213,7 @@ void compare_environment(const Side& base, const Side& current, std::vector<std:
                          DiffEnvironmentSide& base_env, DiffEnvironmentSide& new_env) {
   static const TextField kText[] = {
       {"gpu", "GPU", &RunHeader::device_name},
+      {"cpu_model", "host CPU model", &RunHeader::cpu_model},
       {"driver_version", "driver", &RunHeader::driver_version},
       {"runtime_version", "CUDA runtime", &RunHeader::runtime_version},
       {"build_type", "build type", &RunHeader::build_type},
@@ -609,6 +610,28 @@ DiffNoise measure_noise(const std::vector<DiffPoint>& rows, const DiffOptions& o
   return noise;
 }
 
+/// The host difference, said once and first (before the machine warnings): the median probe ratio over the
+/// host-sensitive points and how many were judged across hosts (docs/diff.md, "Across hosts").
+void say_host_difference(DiffResult& result) {
+  std::vector<double> ratios;
+  for (const DiffPoint& row : result.points)
+    if (row.host_adjusted) {
+      ratios.push_back(row.host_adjusted->probe_ratio);
+      result.hosts_differ_points += hosts_differ(*row.host_adjusted);
+    }
+  result.host_probed_points = ratios.size();
+  if (ratios.empty()) return;
+  std::sort(ratios.begin(), ratios.end());
+  result.host_probe_ratio = quantile_sorted(ratios, 0.5);
+  if (result.hosts_differ_points == 0) return;
+  result.warnings.insert(
+      result.warnings.begin(),
+      fmt::format("HOSTS DIFFER: the host probe (one sync round trip) reads {:+.1f}% new against base (median over "
+                  "{} host-sensitive points; {} beyond the {:g}% of hosts alike): those points are judged on their "
+                  "change with the host's speed taken out (docs/diff.md, \"Across hosts\")",
+                  100 * (*result.host_probe_ratio - 1), ratios.size(), result.hosts_differ_points, 100 * kHostsAlike));
+}
+
 void warn_caveats(const Caveats& c, std::vector<std::string>& warnings) {
   if (c.mixed_sources > 0)
     warnings.push_back(fmt::format("{} point(s) compare device-timed samples with wall-clock samples", c.mixed_sources));
@@ -802,6 +825,7 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
       row.gate = Gate::normalized;  // only the bound-normalised medians were inside the bounds
   }
   warn_caveats(caveats, warnings);
+  say_host_difference(result);
 
   for (const auto& id : current.order)
     if (!base.points.contains(id)) result.added.push_back(point_stub(*current.points.at(id).record));

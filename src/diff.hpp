@@ -197,6 +197,10 @@ struct DiffResult {
   std::vector<DiffStatusChange> status_changes;
   DiffSummary summary;
   DiffNoise noise;
+  /// The host difference the host-sensitive points measured: the median over them of HostAdjusted::probe_ratio
+  /// (new against base), and how many of them lay beyond the 3% of hosts alike; unset without such points.
+  std::optional<double> host_probe_ratio;
+  std::size_t hosts_differ_points = 0, host_probed_points = 0;
   bool regression = false;            ///< per options.fail_on
 };
 

@@ -258,6 +258,10 @@ Json to_json(const DiffResult& diff) {
               {"status_changes", std::move(status_changes)},
               {"summary", summary},
               {"noise", noise},
+              {"hosts",
+               {{"probe_ratio", diff.host_probe_ratio ? json_real(*diff.host_probe_ratio) : Json()},
+                {"probed_points", diff.host_probed_points},
+                {"differ_points", diff.hosts_differ_points}}},
               {"regression", diff.regression}};
 }
 

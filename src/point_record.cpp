@@ -753,6 +753,7 @@ std::vector<double> RunHeader::process_calibration(const char* ceiling, const ch
 }
 
 std::string RunHeader::host_name() const { return header_word(json, {"environment", "host", "hostname"}); }
+std::string RunHeader::cpu_model() const { return header_word(json, {"environment", "host", "cpu_model"}); }
 
 const Json& RunHeader::lab() const {
   static const Json empty = Json::object();

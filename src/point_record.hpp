@@ -354,6 +354,7 @@ struct RunHeader {
   /// header keeps one shard's processes).
   std::vector<double> process_calibration(const char* ceiling, const char* key) const;
   std::string host_name() const;  ///< environment.host.hostname ("" if absent)
+  std::string cpu_model() const;  ///< environment.host.cpu_model ("" if absent)
   /// True for the header of one process of a pooled lab.processes run (it has `process`: {index, count}).
   bool pooled_process() const;
   const Json& lab() const;                  ///< the `lab` object (settings in force); an empty object if absent

@@ -305,6 +305,12 @@ TEST(DiffAcrossHosts, ASlowerHostAloneGivesNoSlowerOrFaster) {
       }
     }
     EXPECT_FALSE(d.regression) << "seed " << seed;
+    // Said once, first: the host difference the probes measured, and the JSON carries it.
+    ASSERT_FALSE(d.warnings.empty());
+    EXPECT_EQ(d.warnings.front().rfind("HOSTS DIFFER: the host probe (one sync round trip) reads +", 0), 0u) << d.warnings.front();
+    EXPECT_NEAR(real_from_json(j["hosts"]["probe_ratio"]), 1.2, 0.1);
+    EXPECT_EQ(j["hosts"]["probed_points"], 30);
+    EXPECT_EQ(j["hosts"]["differ_points"], 30);
     std::printf("seed %llu: %d of 30 host-sensitive points same\n", static_cast<unsigned long long>(seed), host_same);
     EXPECT_GT(host_same, 20) << "seed " << seed << ": the host-adjusted interval should mostly be inside 5%";
   }
