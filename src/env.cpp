@@ -32,6 +32,23 @@ Json first_line_with(const std::string& path, const std::string& prefix) {
   return nullptr;
 }
 
+/// The host's load when the process starts: the 1, 5 and 15 minute load averages (getloadavg(3)), and the clock of
+/// the first CPU /proc/cpuinfo lists ("cpu MHz", in Hz), each null where the system does not say. A loaded or
+/// slowed host shows here, per process of a pooled run (docs/records.md, "processes").
+Json host_load() {
+  double load[3];
+  Json averages = nullptr;
+  if (getloadavg(load, 3) == 3) averages = Json::array({load[0], load[1], load[2]});
+  Json hz = nullptr;
+  if (const Json mhz = first_line_with("/proc/cpuinfo", "cpu MHz"); mhz.is_string()) {
+    char* end = nullptr;
+    const std::string text = mhz.get<std::string>();
+    const double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() && v > 0) hz = v * 1e6;
+  }
+  return Json{{"load_average", averages}, {"cpu_frequency_hz", hz}};
+}
+
 }  // namespace
 
 Json host_environment() {
@@ -61,7 +78,8 @@ Json host_environment() {
                  {"cpu_model", first_line_with("/proc/cpuinfo", "model name")},
                  {"logical_cpus", std::thread::hardware_concurrency()},
                  {"memory_total_bytes", nullptr},
-                 {"cuda_visible_devices", cvd ? Json(cvd) : Json(nullptr)}};
+                 {"cuda_visible_devices", cvd ? Json(cvd) : Json(nullptr)},
+                 {"load", host_load()}};
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page = sysconf(_SC_PAGESIZE);
   if (pages > 0 && page > 0)

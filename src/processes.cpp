@@ -122,7 +122,12 @@ Run pool_processes(const std::vector<Run>& runs, const Json& argv, const LabSett
                                {"host_thread_cpu", device.is_object() && device.contains("host_thread_cpu")
                                                        ? device["host_thread_cpu"]
                                                        : Json(nullptr)},
-                               {"calibration", calibration}});
+                               {"calibration", calibration},
+                               // the process's host as it started: CPU model, load averages, clock (env.cpp)
+                               {"host", Json{{"cpu_model", h.cpu_model().empty() ? Json(nullptr) : Json(h.cpu_model())},
+                                             {"load", json_find(h.json, {"environment", "host", "load"})
+                                                          ? *json_find(h.json, {"environment", "host", "load"})
+                                                          : Json(nullptr)}}}});
     // The workers that continued this process's file (a resume, a replaced worker), each with its calibration.
     if (!runs[k].segments.empty()) {
       Json segments = Json::array();

@@ -345,6 +345,12 @@ TEST(Cli, ProcessesArePooledPointByPoint) {
   EXPECT_EQ(records[0]["processes"]["count"], 3);
   EXPECT_FALSE(records[0].contains("process"));  // a child's marker, not the pooled run's
   EXPECT_EQ(records[0]["processes"]["runs"].size(), 3u);
+  // Each process keeps its host as it started (a loaded host shows per process): load averages where readable.
+  for (const Json& run : records[0]["processes"]["runs"]) {
+    ASSERT_TRUE(run["host"].is_object()) << run.dump();
+    EXPECT_EQ(run["host"]["load"]["load_average"].size(), 3u) << run.dump();
+    EXPECT_GE(run["host"]["load"]["load_average"][0].get<double>(), 0.0);
+  }
   EXPECT_EQ(records[0]["lab"]["processes"], 3);
   for (std::size_t i = 1; i < records.size(); ++i) {
     const Json& p = records[i];
