@@ -10,6 +10,8 @@
 // (case C12); and the judged point (B = 4, H = 32, S = 4096, D = 128, causal) prints the tiled kernel's TFLOP/s.
 #include <gtest/gtest.h>
 
+#include "gpu/gpu_test_seed.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,15 +31,7 @@
 namespace labrun {
 namespace {
 
-std::uint64_t test_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("LABRUN_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("LABRUN_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+using test::test_seed;
 
 const char* kVariants[] = {"naive_out_of_place", "naive_in_place", "tiled"};
 

@@ -11,6 +11,8 @@
 //    asserted only loosely, the sweep's numbers are the measurement).
 #include <gtest/gtest.h>
 
+#include "gpu/gpu_test_seed.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -34,15 +36,7 @@ using gelu::Variant;
 using test_gelu::Inputs;
 using test_gelu::ratio;
 
-std::uint64_t test_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("LABRUN_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("LABRUN_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+using test::test_seed;
 
 const char* kVariantNames[] = {"unfused", "fused", "fused_vec"};
 const char* kDtypeNames[] = {"f32", "bf16"};

@@ -13,6 +13,8 @@
 //    read ceiling (printed; asserted only loosely, the sweep's numbers are the measurement).
 #include <gtest/gtest.h>
 
+#include "gpu/gpu_test_seed.hpp"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -35,15 +37,7 @@ namespace {
 
 using namespace test_gemv;
 
-std::uint64_t test_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("LABRUN_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("LABRUN_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+using test::test_seed;
 
 bool cublas_loadable() { return cublas::available(); }
 

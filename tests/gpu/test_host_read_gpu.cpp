@@ -12,6 +12,8 @@
 //  - at n = 1e3, k = 100 accumulating on the device is faster (printed; asserted loosely).
 #include <gtest/gtest.h>
 
+#include "gpu/gpu_test_seed.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -26,15 +28,7 @@
 namespace labrun {
 namespace {
 
-std::uint64_t test_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("LABRUN_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("LABRUN_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+using test::test_seed;
 
 class HostReadGpu : public ::testing::Test {
  protected:

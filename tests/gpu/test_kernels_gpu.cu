@@ -10,6 +10,8 @@
 //  - resident_blocks_per_sm is at least 1 and resident_blocks<> returns the same number.
 #include <gtest/gtest.h>
 
+#include "gpu/gpu_test_seed.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -32,15 +34,7 @@ namespace {
 
 namespace k = ::labrun::kernels;
 
-std::uint64_t test_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("LABRUN_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("LABRUN_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+using ::labrun::test::test_seed;
 
 bool have_device() {
   int n = 0;

@@ -10,6 +10,8 @@
 //  - at the config's 1024 -> 2048 tokens preallocated beats concat by a wide margin (printed; asserted loosely).
 #include <gtest/gtest.h>
 
+#include "gpu/gpu_test_seed.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -28,15 +30,7 @@
 namespace labrun {
 namespace {
 
-std::uint64_t test_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("LABRUN_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("LABRUN_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+using test::test_seed;
 
 class KvCacheGpu : public ::testing::Test {
  protected:

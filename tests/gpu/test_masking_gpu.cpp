@@ -2,6 +2,8 @@
 // Inputs are drawn with a fresh seed per run (printed; set LABRUN_TEST_SEED to reproduce).
 #include <gtest/gtest.h>
 
+#include "gpu/gpu_test_seed.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -21,15 +23,7 @@
 namespace labrun {
 namespace {
 
-std::uint64_t test_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("LABRUN_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("LABRUN_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+using test::test_seed;
 
 class Gpu : public ::testing::Test {
  protected:

@@ -4,6 +4,8 @@
 // tolerance 0, value 0 when no element differs), after the output was poisoned with 0x5a5a5a5a5a5a5a5a.
 #include <gtest/gtest.h>
 
+#include "gpu/gpu_test_seed.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -20,15 +22,7 @@
 namespace labrun {
 namespace {
 
-std::uint64_t test_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("LABRUN_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("LABRUN_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+using test::test_seed;
 
 const char* kVariants[] = {"indexed_assign", "scan_select", "fused"};
 // The densities of configs/rank.yaml: 0 is the all-false mask, 1 the all-true one.

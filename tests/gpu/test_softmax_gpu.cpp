@@ -10,6 +10,8 @@
 // runs through the whole lab pass with a cost model and a kernel breakdown.
 #include <gtest/gtest.h>
 
+#include "gpu/gpu_test_seed.hpp"
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -27,15 +29,7 @@
 namespace labrun {
 namespace {
 
-std::uint64_t test_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("LABRUN_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("LABRUN_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+using test::test_seed;
 
 class SoftmaxGpu : public ::testing::Test {
  protected:
