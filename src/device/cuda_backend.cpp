@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
@@ -255,6 +256,30 @@ std::string uuid_text(const cudaUUID_t& u) {
 
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
+/// The host-side test aid for docs/diff.md "Across hosts": with LABRUN_TESTAID_BLOCKING_SYNC=1 the context is
+/// created with cudaDeviceScheduleBlockingSync, so every host wait (stream and event synchronization, a
+/// device-to-host copy) sleeps until the GPU's interrupt instead of spinning: a slower host path, GPU untouched.
+/// Throws std::invalid_argument for any other non-empty value.
+bool blocking_sync_requested() {
+  const char* v = std::getenv("LABRUN_TESTAID_BLOCKING_SYNC");
+  if (v == nullptr || *v == '\0' || std::string(v) == "0") return false;
+  if (std::string(v) == "1") return true;
+  throw std::invalid_argument(std::string("LABRUN_TESTAID_BLOCKING_SYNC=") + v + ": takes 1 (blocking sync) or 0");
+}
+
+/// How the context's host thread waits for the GPU (cudaGetDeviceFlags' schedule bits): auto, spin, yield or
+/// blocking (CUDA Runtime API, cudaSetDeviceFlags).
+std::string sync_wait_text() {
+  unsigned flags = 0;
+  if (cudaGetDeviceFlags(&flags) != cudaSuccess) return "unknown";
+  switch (flags & cudaDeviceScheduleMask) {
+    case cudaDeviceScheduleSpin: return "spin";
+    case cudaDeviceScheduleYield: return "yield";
+    case cudaDeviceScheduleBlockingSync: return "blocking";
+    default: return "auto";
+  }
+}
+
 int attribute(cudaDeviceAttr a, int dev) {
   int v = 0;
   return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess ? v : -1;
@@ -328,6 +353,7 @@ Json CudaBackend::environment() {
   e["state_at_start"] = nvml_->state();
   e["runtime_version"] = version_text(runtime);
   e["host_thread_cpu"] = pinned_cpu_;
+  e["sync_wait"] = sync_wait_text();
   e["pci_bus_id"] = [&] {
     char bus[32] = {0};
     return cudaDeviceGetPCIBusId(bus, sizeof bus, index_) == cudaSuccess ? std::string(bus) : std::string("unknown");
@@ -508,6 +534,7 @@ std::unique_ptr<Backend> open_cuda_backend(int index, std::string* why) {
   }
   try {
     LABRUN_CUDA(cudaSetDevice(index));
+    if (blocking_sync_requested()) LABRUN_CUDA(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
     LABRUN_CUDA(cudaFree(nullptr));  // create the context now, so a broken device fails here
     return std::make_unique<CudaBackend>(index);
   } catch (const std::exception& ex) {
