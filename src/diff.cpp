@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <set>
@@ -19,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "config.hpp"
+#include "merge.hpp"
 #include "record.hpp"
 #include "stats.hpp"
 #include <labrun/status.hpp>
@@ -51,7 +53,28 @@ struct Side {
   std::unordered_map<std::string, PointRef> points;
   std::int64_t announced = 0;  ///< sum of the headers' point_count
   std::int64_t present = 0;    ///< point records, replaced ones included
+  /// Each shard's own header of a merged run (shard_headers), owned here; its points refer to them.
+  std::vector<std::unique_ptr<RunHeader>> shard_headers;
 };
+
+/// The header of each of a run's points, by position: the run's own, or, for a merged run whose shards kept their
+/// host and processes (and whose points are still the shards' in order), each point's shard's (owned by `side`),
+/// so that a cluster run is adjusted per node, not by one shard's numbers.
+std::vector<const RunHeader*> point_headers(const Run& run, Side& side) {
+  const RunHeader* own = run.has_header ? &run.header : nullptr;
+  std::vector<const RunHeader*> out(run.points.size(), own);
+  if (own == nullptr) return out;
+  std::vector<ShardHeader> shards = shard_headers(*own);
+  std::size_t total = 0;
+  for (const ShardHeader& sh : shards) total += sh.points;
+  if (shards.empty() || total != run.points.size()) return out;
+  std::size_t at = 0;
+  for (ShardHeader& sh : shards) {
+    side.shard_headers.push_back(std::make_unique<RunHeader>(std::move(sh.header)));
+    for (std::size_t i = 0; i < sh.points; ++i) out[at++] = side.shard_headers.back().get();
+  }
+  return out;
+}
 
 Side index_side(const std::vector<Run>& runs) {
   Side s;
@@ -59,15 +82,20 @@ Side index_side(const std::vector<Run>& runs) {
   std::unordered_set<const RunHeader*> had_points;
   for (const Run& run : runs) {
     const RunHeader* header = run.has_header ? &run.header : nullptr;
+    const std::vector<const RunHeader*> headers = point_headers(run, s);
     if (header != nullptr) {
-      all.push_back(header);
       if (const double count = header->point_count(); std::isfinite(count))
         s.announced += static_cast<std::int64_t>(count);
+      if (headers.empty() || headers.front() == header) all.push_back(header);
+      else  // a merged run's shard headers, in merge order (each shard's points are one block)
+        for (const auto& sh : s.shard_headers)
+          if (std::find(headers.begin(), headers.end(), sh.get()) != headers.end()) all.push_back(sh.get());
     }
-    for (const PointRecord& p : run.points) {
-      const auto [it, inserted] = s.points.insert_or_assign(p.id, PointRef{&p, header});
+    for (std::size_t i = 0; i < run.points.size(); ++i) {
+      const PointRecord& p = run.points[i];
+      const auto [it, inserted] = s.points.insert_or_assign(p.id, PointRef{&p, headers[i]});
       if (inserted) s.order.push_back(it->first);
-      had_points.insert(header);
+      had_points.insert(headers[i]);
       ++s.present;
     }
   }
@@ -349,14 +377,21 @@ std::pair<Verdict, std::string> decide_across_hosts(const HostAdjusted& h, const
                         "measured and the host's speed cannot be taken out: more processes per side, or hosts alike, "
                         "would decide it",
                         host)};
-  const double half = std::log(a.ci_high / a.ratio);
+  // The change that would have been called: the bound plus the interval's width below the estimate.
+  const double below = std::log(a.ratio / a.ci_low);
+  const auto [b_lo, b_hi] = host_elasticity_range(h, 1 - o.alpha);
+  const std::string range =
+      h.probes_overlap ? ""
+                       : fmt::format("; the hosts lie beyond the speeds either side's processes saw, so the elasticity "
+                                     "is taken anywhere in [{:.2f}, {:.2f}]",
+                                     b_lo, b_hi);
   return {Verdict::inconclusive,
-          fmt::format("{}; with the host's speed taken out the change is {:+.1f}% (elasticity {:.2f} +- {:.2f}), "
+          fmt::format("{}; with the host's speed taken out the change is {:+.1f}% (elasticity {:.2f} +- {:.2f}{}), "
                       "interval [{:+.1f}%, {:+.1f}%], not wholly {} the {:g}% minimum effect: a change beyond about "
                       "{:.0f}% would have been called",
-                      host, 100 * (a.ratio - 1), h.slope, h.slope_se, 100 * (a.ci_low - 1), 100 * (a.ci_high - 1),
-                      a.ci_low < down || a.ci_high > up ? "beyond" : "within", 100 * o.min_effect,
-                      100 * (std::exp(std::log(up) + half) - 1))};
+                      host, 100 * (a.ratio - 1), h.slope, h.slope_se, range, 100 * (a.ci_low - 1),
+                      100 * (a.ci_high - 1), a.ci_low < down || a.ci_high > up ? "beyond" : "within",
+                      100 * o.min_effect, 100 * (std::exp(std::log(up) + below) - 1))};
 }
 
 /// The verdict rule of an ok/ok point with usable samples (docs/diff.md "Verdicts"), in one place. `row` holds the
@@ -451,11 +486,14 @@ std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& 
 }
 
 /// Whether the point's compared time holds the host's work: timed live (not behind a blocking kernel) and
-/// interpreted as sync- or launch-bound. Such a time moves with the host's speed as much as with the code.
+/// interpreted as sync- or launch-bound, or waiting on the host within an iteration (host_syncs_per_iteration >= 1,
+/// whatever its bound: the stream idles while the host reads and launches). Such a time moves with the host's speed
+/// as much as with the code.
 bool host_sensitive(const PointRecord& record) {
   const bool blocked = record.timing && record.timing->method == kBlockedTimingMethod;
   const std::string bound = record.interpretation ? record.interpretation->bound : "";
-  return !blocked && (bound == "sync" || bound == "launch");
+  const bool waits = record.timing && record.timing->host_syncs_per_iteration >= 1;  // NaN (not recorded): false
+  return !blocked && (bound == "sync" || bound == "launch" || waits);
 }
 
 bool is_failure_status(const std::string& status) { return is_failure(status); }
@@ -610,8 +648,42 @@ DiffNoise measure_noise(const std::vector<DiffPoint>& rows, const DiffOptions& o
   return noise;
 }
 
+/// What a side's headers say of its host (DiffResult::HostSide): distinct CPU models and sync-wait modes, and the
+/// median 1-minute load average over its processes.
+DiffResult::HostSide describe_host(const Side& side) {
+  DiffResult::HostSide h;
+  std::vector<std::string> models, waits;
+  std::vector<double> loads;
+  const auto add = [](std::vector<std::string>& seen, const std::string& v) {
+    if (!v.empty() && std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
+  };
+  for (const RunHeader* header : side.headers) {
+    add(models, header->cpu_model());
+    add(waits, header->sync_wait());
+    for (double l : header->load_averages_1m()) loads.push_back(l);
+  }
+  const auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& x : v) out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
+  h.cpu_model = join(models);
+  h.sync_wait = join(waits);
+  if (!loads.empty()) h.load_average_1m = median(loads);
+  return h;
+}
+
+/// "CPU <model>, load <l>, sync wait <mode>" of one side, leaving out what was not recorded.
+std::string host_words(const DiffResult::HostSide& h) {
+  std::string out = "CPU " + (h.cpu_model.empty() ? std::string("unrecorded") : h.cpu_model);
+  if (std::isfinite(h.load_average_1m)) out += fmt::format(", load {:.2f}", h.load_average_1m);
+  if (!h.sync_wait.empty()) out += ", sync wait " + h.sync_wait;
+  return out;
+}
+
 /// The host difference, said once and first (before the machine warnings): the median probe ratio over the
-/// host-sensitive points and how many were judged across hosts (docs/diff.md, "Across hosts").
+/// host-sensitive points, how many were judged across hosts, and what each side's headers say of its host
+/// (docs/diff.md, "Across hosts").
 void say_host_difference(DiffResult& result) {
   std::vector<double> ratios;
   for (const DiffPoint& row : result.points)
@@ -627,9 +699,10 @@ void say_host_difference(DiffResult& result) {
   result.warnings.insert(
       result.warnings.begin(),
       fmt::format("HOSTS DIFFER: the host probe (one sync round trip) reads {:+.1f}% new against base (median over "
-                  "{} host-sensitive points; {} beyond the {:g}% of hosts alike): those points are judged on their "
-                  "change with the host's speed taken out (docs/diff.md, \"Across hosts\")",
-                  100 * (*result.host_probe_ratio - 1), ratios.size(), result.hosts_differ_points, 100 * kHostsAlike));
+                  "{} host-sensitive points; {} beyond the {:g}% of hosts alike); base {}; new {}: those points are "
+                  "judged on their change with the host's speed taken out (docs/diff.md, \"Across hosts\")",
+                  100 * (*result.host_probe_ratio - 1), ratios.size(), result.hosts_differ_points, 100 * kHostsAlike,
+                  host_words(result.base_host), host_words(result.new_host)));
 }
 
 void warn_caveats(const Caveats& c, std::vector<std::string>& warnings) {
@@ -739,6 +812,8 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
                                      "(last record wins); their headers are left out of this comparison",
                                      side == &base ? "base" : "new", side->superseded));
   compare_environment(base, current, warnings, result.base_environment, result.new_environment);
+  result.base_host = describe_host(base);
+  result.new_host = describe_host(current);
 
   // Mann-Whitney p-values of the compared points, waiting for the BH correction over all of them.
   std::vector<std::pair<std::size_t, double>> pending;  // (position in points, p)

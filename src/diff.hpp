@@ -8,6 +8,7 @@
 // which loads the files (load_results), checks them and picks the renderer. The statistics are in stats.hpp.
 #include <cstddef>
 #include <iosfwd>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -201,6 +202,13 @@ struct DiffResult {
   /// (new against base), and how many of them lay beyond the 3% of hosts alike; unset without such points.
   std::optional<double> host_probe_ratio;
   std::size_t hosts_differ_points = 0, host_probed_points = 0;
+  /// What each side's headers say of its host, beside the probe: CPU models and sync-wait modes (distinct values
+  /// joined by ", "; "" when not recorded) and the median 1-minute load average over its processes (NaN when not
+  /// recorded).
+  struct HostSide {
+    std::string cpu_model, sync_wait;
+    double load_average_1m = std::numeric_limits<double>::quiet_NaN();
+  } base_host, new_host;
   bool regression = false;            ///< per options.fail_on
 };
 

@@ -31,6 +31,13 @@ Json to_json(const DiffEnvironmentSide& e) {
   return j;
 }
 
+Json to_json(const DiffResult::HostSide& h) {
+  const auto text = [](const std::string& t) { return t.empty() ? Json() : Json(t); };
+  return {{"cpu_model", text(h.cpu_model)},
+          {"sync_wait", text(h.sync_wait)},
+          {"load_average_1m", std::isfinite(h.load_average_1m) ? json_real(h.load_average_1m) : Json()}};
+}
+
 Json to_json(const DiffPoint& p) {
   Json host = nullptr;
   if (p.host_adjusted)
@@ -44,7 +51,8 @@ Json to_json(const DiffPoint& p) {
             {"slope_se", json_real(p.host_adjusted->slope_se)},
             {"adjusted_ratio", json_real(p.host_adjusted->adjusted_ratio)},
             {"adjusted_log_se", json_real(p.host_adjusted->adjusted_log_se)},
-            {"adjusted_df", json_real(p.host_adjusted->adjusted_df)}};
+            {"adjusted_df", json_real(p.host_adjusted->adjusted_df)},
+            {"probes_overlap", p.host_adjusted->probes_overlap}};
   const auto count = [](std::optional<std::size_t> v) { return v ? Json(*v) : Json(); };
   return Json{{"id", p.id},
               {"key", p.key},
@@ -261,7 +269,9 @@ Json to_json(const DiffResult& diff) {
               {"hosts",
                {{"probe_ratio", diff.host_probe_ratio ? json_real(*diff.host_probe_ratio) : Json()},
                 {"probed_points", diff.host_probed_points},
-                {"differ_points", diff.hosts_differ_points}}},
+                {"differ_points", diff.hosts_differ_points},
+                {"base", to_json(diff.base_host)},
+                {"new", to_json(diff.new_host)}}},
               {"regression", diff.regression}};
 }
 

@@ -41,6 +41,14 @@ std::string only_text(const RunHeader& h) {
 
 }  // namespace
 
+namespace {
+/// The value at `path` of a header's JSON, or null.
+Json header_value(const Json& header, std::initializer_list<const char*> path) {
+  const Json* v = json_find(header, path);
+  return v ? *v : Json(nullptr);
+}
+}  // namespace
+
 MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& options) {
   if (shards.empty()) throw ResultError("no shards to merge");
   for (const ShardView& v : shards)
@@ -111,6 +119,9 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
                                       {"git_sha", h.code_sha()},
                                       {"git_dirty", h.code_dirty() ? Json(*h.code_dirty()) : Json(nullptr)}}},
                         {"calibration", h.calibration_json()},
+                        {"host", header_value(h.json, {"environment", "host"})},
+                        {"sync_wait", header_value(h.json, {"environment", "device", "sync_wait"})},
+                        {"processes", header_value(h.json, {"processes"})},
                         {"points", v.points.size()}});
     for (const auto& [id, key] : v.points)
       if (const auto [it, fresh] = seen.emplace(id, k); !fresh)
@@ -130,6 +141,32 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
   }
   plan.header = std::move(header);
   return plan;
+}
+
+std::vector<ShardHeader> shard_headers(const RunHeader& merged) {
+  const Json* shards = json_find(merged.json, {"shards"});
+  if (shards == nullptr || !shards->is_array() || shards->size() < 2) return {};
+  std::vector<ShardHeader> out;
+  for (const Json& s : *shards) {
+    if (!s.is_object() || !s.contains("processes") || !s.contains("host") || !s["points"].is_number_unsigned())
+      return {};  // written before shards kept their host and processes: one header for all, as before
+    Json h = merged.json;
+    h.erase("shards");
+    h["calibration"] = s.value("calibration", Json(nullptr));
+    if (s["processes"].is_null()) h.erase("processes");
+    else h["processes"] = s["processes"];
+    if (h["environment"].is_object()) {
+      Json& env = h["environment"];
+      env["host"] = s["host"];
+      if (env["device"].is_object()) {
+        for (const char* key : {"uuid", "sync_wait"})
+          if (s.contains(key)) env["device"][key] = s[key];
+        if (s.contains("device")) env["device"]["name"] = s["device"];
+      }
+    }
+    out.push_back({header_from_json(h), s["points"].get<std::size_t>()});
+  }
+  return out;
 }
 
 Run merge_shards(std::vector<Run> shards, const MergeOptions& options) {

@@ -45,12 +45,26 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
 ///
 /// The merged header is the first shard's, without `shard`, with `point_count` the sum, `argv` of the first
 /// shard, and `shards` = [{index, file, created_utc, hostname, device, uuid, backend, git_sha, git_dirty,
-/// code: {project, git_sha, git_dirty}, calibration, points}] in index order. Points are in shard order, each shard's in its file order (a shard keeps
+/// code: {project, git_sha, git_dirty}, calibration, host, sync_wait, processes, points}] in index order: each
+/// shard keeps its own calibration, host (environment.host: CPU model, load), sync-wait mode and per-process block
+/// (processes: calibrations and hosts of its processes), so that diff adjusts each point by its own shard's
+/// (shard_headers). Points are in shard order, each shard's in its file order (a shard keeps
 /// the sweep's order, so points of one shard stay in sweep order).
 ///
 /// `shards` is taken by value: pass it with std::move to merge without a copy of every point.
 /// @throws ResultError naming the file(s) for each rule broken; nothing is merged then.
 Run merge_shards(std::vector<Run> shards, const MergeOptions& options = {});
+
+/// One shard of a merged run, as its own header: the merged header with the shard's calibration, host,
+/// sync_wait, processes and device (name, uuid) put back, and without `shards`; `points` is how many of the merged
+/// run's points (the next ones, in order) are the shard's.
+struct ShardHeader {
+  RunHeader header;
+  std::size_t points = 0;
+};
+/// The shards of a merged header (more than one in its `shards`, each with its `calibration`), in merge order;
+/// empty for any other header, and for a merge written before shards kept their host and processes.
+std::vector<ShardHeader> shard_headers(const RunHeader& merged);
 
 /// Replaces, in `runs`, every set of shard runs (headers with `shard`) of one config by their merge_shards();
 /// other runs are kept as they are, in order (the merged run takes the place of its first shard).

@@ -754,6 +754,22 @@ std::vector<double> RunHeader::process_calibration(const char* ceiling, const ch
 
 std::string RunHeader::host_name() const { return header_word(json, {"environment", "host", "hostname"}); }
 std::string RunHeader::cpu_model() const { return header_word(json, {"environment", "host", "cpu_model"}); }
+std::string RunHeader::sync_wait() const { return header_word(json, {"environment", "device", "sync_wait"}); }
+
+std::vector<double> RunHeader::load_averages_1m() const {
+  std::vector<double> out;
+  const auto first = [](const Json& host) {
+    const Json* v = json_find(host, {"load", "load_average"});
+    return v && v->is_array() && !v->empty() && (*v)[0].is_number() ? (*v)[0].get<double>() : kNoValue;
+  };
+  if (const Json& runs = header_at(json, {"processes", "runs"}); runs.is_array())
+    for (const Json& r : runs)
+      if (const Json* host = r.is_object() ? json_find(r, {"host"}) : nullptr; host != nullptr)
+        if (const double v = first(*host); std::isfinite(v)) out.push_back(v);
+  if (out.empty())
+    if (const double v = first(header_at(json, {"environment", "host"})); std::isfinite(v)) out.push_back(v);
+  return out;
+}
 
 const Json& RunHeader::lab() const {
   static const Json empty = Json::object();

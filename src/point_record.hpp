@@ -355,6 +355,12 @@ struct RunHeader {
   std::vector<double> process_calibration(const char* ceiling, const char* key) const;
   std::string host_name() const;  ///< environment.host.hostname ("" if absent)
   std::string cpu_model() const;  ///< environment.host.cpu_model ("" if absent)
+  /// environment.device.sync_wait: how the host waits for the GPU (auto | spin | yield | blocking; "" if absent).
+  std::string sync_wait() const;
+  /// The 1-minute load average of the host, per process of a pooled run (processes.runs[i].host.load
+  /// .load_average[0], as each process started), else the run's own (environment.host.load.load_average[0]);
+  /// empty where not recorded (a run from before the record, or a host without /proc/loadavg).
+  std::vector<double> load_averages_1m() const;
   /// True for the header of one process of a pooled lab.processes run (it has `process`: {index, count}).
   bool pooled_process() const;
   const Json& lab() const;                  ///< the `lab` object (settings in force); an empty object if absent

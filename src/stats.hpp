@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "record.hpp"
@@ -196,10 +197,27 @@ struct HostAdjusted {
   double adjusted_ratio = 1;  ///< exp(d)
   double adjusted_log_se = std::numeric_limits<double>::infinity();
   double adjusted_df = 0;
+  /// sqrt(s2 (1/n_base + 1/n_new)): adjusted_log_se without the slope's term, for an interval whose elasticity is
+  /// given as a range (host_adjusted_interval, when the probes do not overlap).
+  double residual_log_se = std::numeric_limits<double>::infinity();
+  /// Whether the sides' ranges of process probes [min, max] overlap: the host difference lies within the host
+  /// speeds the processes observed, and the fitted slope interpolates. When they do not, the slope (fitted on the
+  /// sides' own, small and differently caused variation) would be extrapolated to the host difference, and
+  /// host_adjusted_interval widens the elasticity to a range instead (docs/diff.md, "Across hosts").
+  bool probes_overlap = true;
 };
 
-/// The interval of HostAdjusted::adjusted_ratio at `confidence`: exp(d -+ t_{df} se); [0, inf] when it is
-/// undetermined. @throws std::invalid_argument for a confidence outside (0, 1).
+/// The elasticity range an across-host interval allows, at `confidence`: [slope -+ t se] when the probes overlap;
+/// otherwise [min(0, slope - t se), max(1, slope + t se)]: a point's host part can be none of its time or all of
+/// it, moving as the probe does, and beyond that only as far as the slope itself was measured to go. Why: measured
+/// on the H200 (docs/diff.md, "Across hosts"), a slope fitted within sides of 0.26 +- 0.07 against a time that
+/// moved with elasticity 0.70 between a normal and a blocking-sync host (probe x2.7).
+/// {NaN, NaN} when the slope is undetermined.
+std::pair<double, double> host_elasticity_range(const HostAdjusted& h, double confidence);
+
+/// The interval of HostAdjusted::adjusted_ratio at `confidence`: exp(d -+ t_{df} se) when the probes overlap;
+/// otherwise the hull over the elasticity range (host_elasticity_range) of exp(dy - b dx -+ t_{df} residual_log_se),
+/// dy and dx the sides' differences of mean log time and log probe. [0, inf] when it is undetermined. @throws std::invalid_argument for a confidence outside (0, 1).
 RatioEstimate host_adjusted_interval(const HostAdjusted& h, double confidence);
 /// @param base_time, base_probe, new_time, new_probe  per-process medians (seconds) and host probe medians
 ///        (seconds per round trip) in process order; each pair of one length >= 2, every value finite and > 0.

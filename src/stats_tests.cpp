@@ -318,7 +318,11 @@ void ancova_common_slope(const std::vector<double>& base_time, const std::vector
   h.slope_se = std::sqrt(s2 / sxx);
   h.adjusted_ratio = std::exp(dy - h.slope * dx);
   h.adjusted_log_se = std::sqrt(s2 * (1 / b.n + 1 / n.n + dx * dx / sxx));
+  h.residual_log_se = std::sqrt(s2 * (1 / b.n + 1 / n.n));
   h.adjusted_df = df;
+  const auto [bmin, bmax] = std::minmax_element(base_probe.begin(), base_probe.end());
+  const auto [nmin, nmax] = std::minmax_element(new_probe.begin(), new_probe.end());
+  h.probes_overlap = std::max(*bmin, *nmin) <= std::min(*bmax, *nmax);
 }
 
 }  // namespace
@@ -339,6 +343,17 @@ HostAdjusted host_adjusted_tests(const std::vector<double>& base_time, const std
   return h;
 }
 
+std::pair<double, double> host_elasticity_range(const HostAdjusted& h, double confidence) {
+  if (!(confidence > 0 && confidence < 1))
+    throw std::invalid_argument("host_elasticity_range: confidence must lie in (0, 1)");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (!std::isfinite(h.slope) || !std::isfinite(h.slope_se) || !(h.adjusted_df > 0)) return {nan, nan};
+  const double t = student_t_quantile_two_sided(1 - confidence, h.adjusted_df);
+  const double lo = h.slope - t * h.slope_se, hi = h.slope + t * h.slope_se;
+  if (h.probes_overlap) return {lo, hi};
+  return {std::min(0.0, lo), std::max(1.0, hi)};
+}
+
 RatioEstimate host_adjusted_interval(const HostAdjusted& h, double confidence) {
   if (!(confidence > 0 && confidence < 1))
     throw std::invalid_argument("host_adjusted_interval: confidence must lie in (0, 1)");
@@ -349,9 +364,19 @@ RatioEstimate host_adjusted_interval(const HostAdjusted& h, double confidence) {
     r.ci_high = std::numeric_limits<double>::infinity();
     return r;
   }
-  const double half = h.adjusted_log_se > 0 ? student_t_quantile_two_sided(1 - confidence, h.adjusted_df) * h.adjusted_log_se : 0.0;
-  r.ci_low = h.adjusted_ratio * std::exp(-half);
-  r.ci_high = h.adjusted_ratio * std::exp(half);
+  const double t = student_t_quantile_two_sided(1 - confidence, h.adjusted_df);
+  if (h.probes_overlap) {
+    const double half = h.adjusted_log_se > 0 ? t * h.adjusted_log_se : 0.0;
+    r.ci_low = h.adjusted_ratio * std::exp(-half);
+    r.ci_high = h.adjusted_ratio * std::exp(half);
+    return r;
+  }
+  // Beyond the host speeds observed: the change at every elasticity in the range, each with its residual noise.
+  const auto [b_lo, b_hi] = host_elasticity_range(h, confidence);
+  const double dx = std::log(h.probe_ratio), dy = std::log(h.adjusted_ratio) + h.slope * dx;
+  const double d1 = dy - b_lo * dx, d2 = dy - b_hi * dx, half = t * h.residual_log_se;
+  r.ci_low = std::exp(std::min(d1, d2) - half);
+  r.ci_high = std::exp(std::max(d1, d2) + half);
   return r;
 }
 

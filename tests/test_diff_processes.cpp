@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "diff.hpp"
+#include "merge.hpp"
 #include "point_record.hpp"
 #include "stats.hpp"
 
@@ -159,6 +160,75 @@ TEST(DiffProcesses, LaunchBoundPointsAreComparedWithEachProcesssLaunchTimeTakenO
   const DiffResult change = diff_results({base}, {slower}, DiffOptions{});
   EXPECT_GE(change.summary.slower, 190u);
   EXPECT_EQ(change.summary.same + change.summary.faster, 0u);
+}
+
+// A cluster run merged from shards on two nodes (docs/diff.md "Across hosts"; merge keeps each shard's host and
+// calibration): each point is taken with its own shard's per-process calibrations, so the merged diff gives what
+// the shard files give when each point keeps its own header, and every point is normalised; before, a merge kept
+// only the first shard's processes and no point was.
+TEST(DiffProcesses, MergedShardsAreAdjustedByTheirOwnShardsNumbers) {
+  std::mt19937_64 rng(12);
+  std::normal_distribution<double> z(0.0, 1.0);
+  // One shard on a node whose GPU-side launch time is `node_launch`; its points' levels follow each process's.
+  auto shard = [&](int index, double node_launch, double ratio) {
+    std::vector<double> launch(kProcesses);
+    Json runs = Json::array();
+    for (std::size_t k = 0; k < kProcesses; ++k) {
+      launch[k] = node_launch * std::exp(0.03 * z(rng));
+      runs.push_back({{"index", k + 1},
+                      {"calibration", {{"launch", {{"eager_queued_time_s", launch[k]}}}}},
+                      {"host", {{"cpu_model", "node" + std::to_string(index)}}}});
+    }
+    labrun::Run r{"s" + std::to_string(index) + ".jsonl",
+          header_from_json(Json{{"type", "header"},
+                                {"schema_version", 1},
+                                {"config", {{"sha256", "abc"}}},
+                                {"lab", Json::object()},
+                                {"environment", {{"labrun", {{"git_sha", "aaa"}}}, {"host", {{"cpu_model", "node" + std::to_string(index)}}}}},
+                                {"calibration", {{"launch", {{"eager_queued_time_s", node_launch}}}}},
+                                {"shard", {{"index", index}, {"count", 2}}},
+                                {"point_count", 50},
+                                {"processes", {{"count", kProcesses}, {"runs", runs}}}}),
+          true, {}, {}};
+    for (std::size_t i = 0; i < 50; ++i) {
+      PointRecord p = pooled_point(rng, "s" + std::to_string(index) + "p" + std::to_string(i), 1e-5 * ratio, 0.0, 0.01);
+      p.axes["mode"] = "eager";
+      p.interpretation.emplace().bound = "launch";
+      for (std::size_t k = 0; k < kProcesses; ++k) {
+        const double f = launch[k] / 1.3e-6;
+        p.timing->processes->time_s[k] *= f;
+        for (std::size_t s = 0; s < kSamplesPerProcess; ++s) p.timing->device_samples_s[k * kSamplesPerProcess + s] *= f;
+      }
+      r.points.push_back(std::move(p));
+    }
+    return r;
+  };
+  // Base: shard 1 on a fast node, shard 2 on a slow one; new: the other way round. No code change.
+  const labrun::Run b1 = shard(1, 1.3e-6, 1.0), b2 = shard(2, 1.6e-6, 1.0), n1 = shard(1, 1.6e-6, 1.0), n2 = shard(2, 1.3e-6, 1.0);
+  const DiffResult each = diff_results({b1, b2}, {n1, n2}, DiffOptions{});
+  const labrun::Run merged_base = merge_shards({b1, b2}), merged_new = merge_shards({n1, n2});
+  ASSERT_EQ(merged_base.header.json["shards"][1]["processes"]["count"], kProcesses);
+  ASSERT_EQ(merged_base.header.json["shards"][1]["host"]["cpu_model"], "node2");
+  const DiffResult merged = diff_results({merged_base}, {merged_new}, DiffOptions{});
+  ASSERT_EQ(merged.points.size(), each.points.size());
+  for (std::size_t i = 0; i < merged.points.size(); ++i) {
+    const DiffPoint& m = merged.points[i];
+    const DiffPoint& e = each.points[i];
+    EXPECT_EQ(m.id, e.id);
+    ASSERT_TRUE(m.normalized.has_value()) << m.id << ": normalised by its own shard's calibrations";
+    EXPECT_EQ(m.normalized_by, "launch.eager_queued_time_s");
+    EXPECT_DOUBLE_EQ(m.normalized->ratio, e.normalized->ratio) << m.id;
+    EXPECT_EQ(m.verdict, e.verdict) << m.id;
+  }
+  // The nodes moved every point by +-23% raw; with each shard's calibration taken out none is slower or faster, and
+  // each withheld verdict says the machine moved.
+  EXPECT_EQ(merged.summary.slower + merged.summary.faster, 0u);
+  std::size_t machine_named = 0;
+  for (const DiffPoint& m : merged.points)
+    machine_named += m.reason && m.reason->find("the machine, not the code, may have moved") != std::string::npos;
+  EXPECT_EQ(machine_named + merged.summary.same, merged.points.size());
+  // Each side's CPU models are both nodes'.
+  EXPECT_EQ(merged.base_host.cpu_model, "node1, node2");
 }
 
 TEST(DiffProcesses, WelchIntervalMatchesTheTQuantile) {
