@@ -29,6 +29,23 @@ __device__ __forceinline__ void load_row(const S* row, std::int64_t nv, std::int
   }
 }
 
+/// Writes back what load_row loaded, the mirror of it: vector k (k < K) at first + k G, only where it lies in the
+/// row (j < nv), element i as f(v[k W + i]), with streaming stores (the row is not read again). `row`: the output
+/// row's first element (16-byte aligned when W > 1).
+template <class S, int W, int K, class F>
+__device__ __forceinline__ void store_row(S* row, std::int64_t nv, std::int64_t first, int G, const float* v, F f) {
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const std::int64_t j = first + static_cast<std::int64_t>(k) * G;
+    if (j < nv) {
+      float o[W];
+#pragma unroll
+      for (int i = 0; i < W; ++i) o[i] = f(v[k * W + i]);
+      Vec<S, W>::store_streaming(row + j * W, o);
+    }
+  }
+}
+
 /// Two-pass softmax of the row a group of G threads holds in v (load_row): m = the row's max (group_reduce),
 /// v[i] = exp(v[i] - m), s = the row's sum of them (group_reduce); returns 1 / s, so softmax = v[i] * (1 / s). A
 /// row with no elements (every v = -inf: an inactive group's) takes m = 0, so its exps are 0, never NaN, and its

@@ -327,9 +327,23 @@ const CheckResult& Compare::exact(const std::string& array, const View& expected
   const std::size_t w = y.elem.bytes;
   const auto* a = static_cast<const unsigned char*>(y.data);
   const auto* b = static_cast<const unsigned char*>(expected.data);
-  for (std::int64_t i = 0; i < y.count; ++i) {
-    if (std::memcmp(a + i * w, b + i * w, w) == 0) continue;
-    if (c.mismatches++ == 0) c.worst_index = i;
+  // Per chunk (combined in chunk order: the same counts and first index on every machine): one memcmp of the
+  // chunk's bytes, element by element only where it differs.
+  struct Part {
+    std::int64_t mismatches = 0, first = -1;
+  };
+  std::vector<Part> parts(kChunks);
+  parallel_chunks(y.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+    Part& part = parts[static_cast<std::size_t>(chunk)];
+    if (begin >= end || std::memcmp(a + begin * w, b + begin * w, static_cast<std::size_t>(end - begin) * w) == 0) return;
+    for (std::int64_t i = begin; i < end; ++i) {
+      if (std::memcmp(a + i * w, b + i * w, w) == 0) continue;
+      if (part.mismatches++ == 0) part.first = i;
+    }
+  });
+  for (const Part& part : parts) {
+    if (part.mismatches > 0 && c.mismatches == 0) c.worst_index = part.first;
+    c.mismatches += part.mismatches;
   }
   if (c.worst_index >= 0 && y.elem.dtype) {
     c.worst_value = y.value(c.worst_index);

@@ -71,6 +71,31 @@ TEST(Sdk, ACheckOfAMissingOutputNamesTheOutputs) {
   EXPECT_EQ(res.compared, 2);
 }
 
+// Compare::exact over a large array (split in parallel chunks): every mismatch counted, in any chunk, and the first
+// one (the lowest index) reported with its values, the same on every machine.
+TEST(Sdk, ExactCountsEveryMismatchAndReportsTheFirst) {
+  const std::int64_t n = 1 << 20;
+  std::vector<std::uint16_t> want(static_cast<std::size_t>(n)), got;
+  for (std::int64_t i = 0; i < n; ++i) want[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(i * 2654435761u >> 16);
+  got = want;
+  const Point p{"probe", "copy", {{"n", n}}};
+  Arrays in, out;
+  in.put("x", View{want.data(), n, Elem::of(DType::bf16)});
+  out.put("y", View{got.data(), n, Elem::of(DType::bf16)});
+  const Reference r;
+  Compare c(Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
+  const CheckResult& same = c.exact("y", in["x"]);
+  EXPECT_TRUE(same.passed);
+  EXPECT_EQ(same.mismatches, 0);
+  EXPECT_EQ(same.compared, n);
+  for (const std::int64_t i : {n - 1, n / 2 + 3, std::int64_t{70001}, n / 2 + 4}) got[static_cast<std::size_t>(i)] ^= 0x1;
+  const CheckResult& off = c.exact("y", in["x"]);
+  EXPECT_FALSE(off.passed);
+  EXPECT_EQ(off.mismatches, 4);
+  EXPECT_EQ(off.worst_index, 70001);
+  EXPECT_TRUE(std::isinf(off.worst));
+}
+
 // Compare::elementwise_at: a reference smaller than the output, one value per chosen element (in the order given);
 // the bound gets the position in the reference; every other element must still be finite (C07).
 TEST(Sdk, ChosenElementsAreComparedAndEveryOtherMustBeFinite) {

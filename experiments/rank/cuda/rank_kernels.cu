@@ -166,6 +166,21 @@ __global__ void __launch_bounds__(kBlock) fused_rank_kernel(const std::uint8_t* 
 
 std::int64_t fused_tiles(std::int64_t n) { return (n + kFusedTile - 1) / kFusedTile; }
 
+/// CUB's two-phase call, `op(temp, bytes)`: with temp null it sets the temporary storage it needs, returned here as
+/// at least 16 bytes (an empty input still gets a valid pointer); cub_launch runs it on `temp` (its stream is in op).
+template <class Op>
+std::size_t cub_temp_bytes(Op&& op) {
+  std::size_t bytes = 0;
+  LABRUN_CUDA_CHECK(op(nullptr, bytes));
+  return std::max<std::size_t>(bytes, 16);
+}
+template <class Op>
+void cub_launch(void* temp, std::size_t temp_bytes, Op&& op) {
+  std::size_t bytes = temp_bytes;
+  LABRUN_CUDA_CHECK(op(temp, bytes));
+  LABRUN_CUDA_LAUNCHED();
+}
+
 }  // namespace
 
 void fill(std::int64_t* out, std::int64_t value, std::int64_t n, int sm, cudaStream_t stream) {
@@ -175,16 +190,16 @@ void fill(std::int64_t* out, std::int64_t value, std::int64_t n, int sm, cudaStr
 }
 
 std::size_t count_temp_bytes(std::int64_t n) {
-  std::size_t bytes = 0;
-  LABRUN_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, widened(nullptr), static_cast<std::int64_t*>(nullptr), n));
-  return std::max<std::size_t>(bytes, 16);
+  return cub_temp_bytes([&](void* t, std::size_t& b) {
+    return cub::DeviceReduce::Sum(t, b, widened(nullptr), static_cast<std::int64_t*>(nullptr), n);
+  });
 }
 
 void count(const std::uint8_t* mask, std::int64_t n, std::int64_t* result, void* temp, std::size_t temp_bytes,
            cudaStream_t stream) {
-  std::size_t bytes = temp_bytes;
-  LABRUN_CUDA_CHECK(cub::DeviceReduce::Sum(temp, bytes, widened(mask), result, n, stream));
-  LABRUN_CUDA_LAUNCHED();
+  cub_launch(temp, temp_bytes, [&](void* t, std::size_t& b) {
+    return cub::DeviceReduce::Sum(t, b, widened(mask), result, n, stream);
+  });
 }
 
 void arange(std::int64_t* out, std::int64_t count, int sm, cudaStream_t stream) {
@@ -194,19 +209,18 @@ void arange(std::int64_t* out, std::int64_t count, int sm, cudaStream_t stream) 
 }
 
 std::size_t select_temp_bytes(std::int64_t n) {
-  std::size_t bytes = 0;
-  LABRUN_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, thrust::counting_iterator<std::int64_t>(0),
-                                         static_cast<const std::uint8_t*>(nullptr), static_cast<std::int64_t*>(nullptr),
-                                         static_cast<std::int64_t*>(nullptr), n));
-  return std::max<std::size_t>(bytes, 16);
+  return cub_temp_bytes([&](void* t, std::size_t& b) {
+    return cub::DeviceSelect::Flagged(t, b, thrust::counting_iterator<std::int64_t>(0),
+                                      static_cast<const std::uint8_t*>(nullptr), static_cast<std::int64_t*>(nullptr),
+                                      static_cast<std::int64_t*>(nullptr), n);
+  });
 }
 
 void select_indices(const std::uint8_t* mask, std::int64_t n, std::int64_t* idx, std::int64_t* selected, void* temp,
                     std::size_t temp_bytes, cudaStream_t stream) {
-  std::size_t bytes = temp_bytes;
-  LABRUN_CUDA_CHECK(cub::DeviceSelect::Flagged(temp, bytes, thrust::counting_iterator<std::int64_t>(0), mask, idx, selected,
-                                         n, stream));
-  LABRUN_CUDA_LAUNCHED();
+  cub_launch(temp, temp_bytes, [&](void* t, std::size_t& b) {
+    return cub::DeviceSelect::Flagged(t, b, thrust::counting_iterator<std::int64_t>(0), mask, idx, selected, n, stream);
+  });
 }
 
 void scatter(std::int64_t* out, const std::int64_t* idx, const std::int64_t* values, std::int64_t count, int sm,
@@ -217,17 +231,17 @@ void scatter(std::int64_t* out, const std::int64_t* idx, const std::int64_t* val
 }
 
 std::size_t scan_temp_bytes(std::int64_t n) {
-  std::size_t bytes = 0;
-  LABRUN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, widened(nullptr), static_cast<std::int64_t*>(nullptr), n));
-  return std::max<std::size_t>(bytes, 16);
+  return cub_temp_bytes([&](void* t, std::size_t& b) {
+    return cub::DeviceScan::InclusiveSum(t, b, widened(nullptr), static_cast<std::int64_t*>(nullptr), n);
+  });
 }
 
 void inclusive_count(const std::uint8_t* mask, std::int64_t n, std::int64_t* s, void* temp, std::size_t temp_bytes,
                      cudaStream_t stream) {
   if (n <= 0) return;
-  std::size_t bytes = temp_bytes;
-  LABRUN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, bytes, widened(mask), s, n, stream));
-  LABRUN_CUDA_LAUNCHED();
+  cub_launch(temp, temp_bytes, [&](void* t, std::size_t& b) {
+    return cub::DeviceScan::InclusiveSum(t, b, widened(mask), s, n, stream);
+  });
 }
 
 int select_rank_grid(std::int64_t n, int sm_count) {

@@ -20,7 +20,7 @@ namespace labrun::softmax::kernels {
 
 namespace {
 
-using namespace ::labrun::kernels;  // Vec, Convert, group_reduce, Max, Sum, load_row, softmax_two_pass
+using namespace ::labrun::kernels;  // Vec, Convert, group_reduce, Max, Sum, load_row, store_row, softmax_two_pass
 
 constexpr float kNegInf = -INFINITY;
 
@@ -95,18 +95,7 @@ __global__ void __launch_bounds__(1024) onchip_kernel(const S* __restrict__ x, S
       const float d_all = group_reduce(d * rescale, G, 0.0f, red[1], Sum{});
       scale = rescale * (1.0f / d_all);
     }
-    if (active) {
-#pragma unroll
-      for (int k = 0; k < VPT; ++k) {
-        const std::int64_t j = lane + static_cast<std::int64_t>(k) * G;
-        if (j < nv) {
-          float o[W];
-#pragma unroll
-          for (int i = 0; i < W; ++i) o[i] = v[k * W + i] * scale;
-          Vec<S, W>::store_streaming(y + offset + j * W, o);
-        }
-      }
-    }
+    if (active) store_row<S, W, VPT>(y + offset, nv, lane, G, v, [scale](float e) { return e * scale; });
   }
 }
 
@@ -167,16 +156,7 @@ __global__ void __launch_bounds__(1024) stream_kernel(const S* __restrict__ x, S
     for (std::int64_t j0 = threadIdx.x; j0 < nv; j0 += step) {
       float v[E];
       load_row<S, W, kUnroll>(xr, nv, j0, G, true, v);
-#pragma unroll
-      for (int k = 0; k < kUnroll; ++k) {
-        const std::int64_t j = j0 + static_cast<std::int64_t>(k) * G;
-        if (j < nv) {
-          float o[W];
-#pragma unroll
-          for (int i = 0; i < W; ++i) o[i] = expf(v[k * W + i] - M) * inv;
-          Vec<S, W>::store_streaming(yr + j * W, o);
-        }
-      }
+      store_row<S, W, kUnroll>(yr, nv, j0, G, v, [M, inv](float e) { return expf(e - M) * inv; });
     }
   }
 }
