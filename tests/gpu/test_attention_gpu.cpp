@@ -10,7 +10,7 @@
 // (case C12); and the judged point (B = 4, H = 32, S = 4096, D = 128, causal) prints the tiled kernel's TFLOP/s.
 #include <gtest/gtest.h>
 
-#include "gpu/gpu_test_seed.hpp"
+#include "gpu/gpu_fixture.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -35,21 +35,12 @@ using test::test_seed;
 
 const char* kVariants[] = {"naive_out_of_place", "naive_in_place", "tiled"};
 
-class AttentionGpu : public ::testing::Test {
+class AttentionGpu : public test::GpuLabTest {
  protected:
+  AttentionGpu() { quick_samples_ = 2; }
   void SetUp() override {
-    std::string why;
-    backend_ = open_cuda_backend(0, &why);
-    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
-    register_builtin(registry_);
-    register_cuda_experiments(registry_);
-    lab_.seed = test_seed();
-    lab_.warmup_iterations = 1;
-    lab_.warmup_time_s = 0;
-    lab_.min_samples = 2;
-    lab_.max_samples = 2;
+    GpuLabTest::SetUp();
     lab_.max_time_s = 0;
-    lab_.min_sample_time_s = 0;
   }
   static Point point(const std::string& variant, std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d,
                      std::int64_t causal, const std::string& mode = "eager") {
@@ -63,13 +54,8 @@ class AttentionGpu : public ::testing::Test {
                   {"mode", mode},
                   {"l2", std::string("hot")}}};
   }
-  Json run(const Point& p) { return run_point(p, *registry_.find("attention"), *backend_, lab_); }
-  CudaBackend& cuda() { return static_cast<CudaBackend&>(*backend_); }
+  Json run(const Point& p) { return run_lab(p); }
   static bool naive(const std::string& v) { return v != "tiled"; }
-
-  std::unique_ptr<Backend> backend_;
-  Registry registry_;
-  LabSettings lab_;
 };
 
 // Every variant at small odd shapes against the full float64 reference, eager and graph (graph replays the same
@@ -191,29 +177,11 @@ TEST_F(AttentionGpu, TiledAgreesWithNaiveOnEveryElementAtLargeShapes) {
 // Case C12: every buffer is the SDK's (allocated before the setup) and the cuBLAS handle with its workspace is made
 // in the variant's setup, so graph replays allocate nothing.
 TEST_F(AttentionGpu, C12_GraphReplaysDoNotAllocate) {
-  const Experiment& experiment = *registry_.find("attention");
-  auto snapshot = [&] {
-    std::size_t free = 0, total = 0;
-    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
-    std::uint64_t graph_used = 0;
-    EXPECT_EQ(cudaDeviceGetGraphMemAttribute(cuda().context().device(), cudaGraphMemAttrUsedMemCurrent, &graph_used),
-              cudaSuccess);
-    return std::tuple{free, graph_used};
-  };
   for (const char* v : kVariants) {
     if (naive(v) && !cublas::available()) continue;
     SCOPED_TRACE(v);
     const Point p = point(v, 1, 4, 1024, 128, 1, "graph");
-    auto workload = experiment.find_variant(v)->implementations.at(BackendKind::cuda)(p, *backend_, lab_);
-    ExecOptions o;
-    o.mode = "graph";
-    auto exec = backend_->executor(*workload, o);
-    exec->iterate();
-    exec->wait();
-    const auto before = snapshot();
-    for (int i = 0; i < 20; ++i) exec->iterate();
-    exec->wait();
-    EXPECT_EQ(snapshot(), before) << "a replay allocated device memory";
+    expect_replays_allocate_nothing(p);
   }
 }
 

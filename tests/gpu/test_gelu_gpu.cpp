@@ -11,7 +11,7 @@
 //    asserted only loosely, the sweep's numbers are the measurement).
 #include <gtest/gtest.h>
 
-#include "gpu/gpu_test_seed.hpp"
+#include "gpu/gpu_fixture.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -41,34 +41,15 @@ using test::test_seed;
 const char* kVariantNames[] = {"unfused", "fused", "fused_vec"};
 const char* kDtypeNames[] = {"f32", "bf16"};
 
-class GeluGpu : public ::testing::Test {
+class GeluGpu : public test::GpuLabTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    backend_ = open_cuda_backend(0, &why);
-    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
-    register_builtin(registry_);
-    register_cuda_experiments(registry_);
-    lab_.seed = test_seed();
-    lab_.warmup_iterations = 1;
-    lab_.warmup_time_s = 0;
-    lab_.min_samples = 3;
-    lab_.max_samples = 3;
-    lab_.min_sample_time_s = 0;
-  }
   Point point(const std::string& variant, std::int64_t n, const std::string& dtype, const std::string& mode) const {
     return Point{"gelu", variant,
                  {{"n", n}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
   }
   Json run(const std::string& variant, std::int64_t n, const std::string& dtype, const std::string& mode) {
-    return run_point(point(variant, n, dtype, mode), *registry_.find("gelu"), *backend_, lab_);
+    return run_lab(point(variant, n, dtype, mode));
   }
-  CudaBackend& cuda() { return static_cast<CudaBackend&>(*backend_); }
-  LaunchContext& ctx() { return cuda().context(); }
-
-  std::unique_ptr<Backend> backend_;
-  Registry registry_;
-  LabSettings lab_;
 };
 
 // Runs one variant's kernels directly (as the workload does) from x into y, with scratch a, b for unfused.
@@ -250,32 +231,11 @@ TEST_F(GeluGpu, MemoryPeakIsTheWorkBuffersTheCostModelPredicts) {
 // Case C12: every buffer is allocated in the workload's constructor, so graph replays allocate nothing: device
 // free memory, the default pool's used memory and graph memory are the same before and after 20 replays.
 TEST_F(GeluGpu, C12_GraphReplaysDoNotAllocate) {
-  const Experiment& experiment = *registry_.find("gelu");
-  auto snapshot = [&] {
-    std::size_t free = 0, total = 0;
-    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
-    cudaMemPool_t pool = nullptr;
-    EXPECT_EQ(cudaDeviceGetDefaultMemPool(&pool, ctx().device()), cudaSuccess);
-    std::uint64_t pool_used = 0, graph_used = 0;
-    EXPECT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &pool_used), cudaSuccess);
-    EXPECT_EQ(cudaDeviceGetGraphMemAttribute(ctx().device(), cudaGraphMemAttrUsedMemCurrent, &graph_used),
-              cudaSuccess);
-    return std::tuple{free, pool_used, graph_used};
-  };
   for (const char* v : kVariantNames)
     for (const char* dt : kDtypeNames) {
       SCOPED_TRACE(std::string(v) + " " + dt);
       const Point p = point(v, 1000003, dt, "graph");
-      auto workload = experiment.find_variant(v)->implementations.at(BackendKind::cuda)(p, *backend_, lab_);
-      ExecOptions o;
-      o.mode = "graph";
-      auto exec = backend_->executor(*workload, o);
-      exec->iterate();
-      exec->wait();
-      const auto before = snapshot();
-      for (int i = 0; i < 20; ++i) exec->iterate();
-      exec->wait();
-      EXPECT_EQ(snapshot(), before) << "a replay allocated device memory";
+      expect_replays_allocate_nothing(p);
     }
 }
 

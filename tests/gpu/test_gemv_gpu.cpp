@@ -13,7 +13,7 @@
 //    read ceiling (printed; asserted only loosely, the sweep's numbers are the measurement).
 #include <gtest/gtest.h>
 
-#include "gpu/gpu_test_seed.hpp"
+#include "gpu/gpu_fixture.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -52,21 +52,12 @@ const std::tuple<std::int64_t, std::int64_t> kShapes[] = {
     {1, 1}, {7, 7}, {1, 8}, {33, 100}, {9, 1000}, {17, 4096}, {5, 4104}, {3, 8191}, {257, 256}, {2, 14336},
     {3, 65544}};
 
-class GemvGpu : public ::testing::Test {
+class GemvGpu : public test::GpuLabTest {
  protected:
+  GemvGpu() { quick_samples_ = 2; }
   void SetUp() override {
-    std::string why;
-    backend_ = open_cuda_backend(0, &why);
-    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
-    register_builtin(registry_);
-    register_cuda_experiments(registry_);
-    lab_.seed = test_seed();
-    lab_.warmup_iterations = 1;
-    lab_.warmup_time_s = 0;
-    lab_.min_samples = 2;
-    lab_.max_samples = 2;
+    GpuLabTest::SetUp();
     lab_.max_time_s = 0;
-    lab_.min_sample_time_s = 0;
   }
   static Point point(const std::string& variant, std::int64_t m, std::int64_t n, const std::string& dtype,
                      const std::string& mode, const std::string& l2 = "hot") {
@@ -74,10 +65,8 @@ class GemvGpu : public ::testing::Test {
   }
   Json run(const std::string& variant, std::int64_t m, std::int64_t n, const std::string& dtype,
            const std::string& mode, const std::string& l2 = "hot") {
-    return run_point(point(variant, m, n, dtype, mode, l2), *registry_.find("gemv"), *backend_, lab_);
+    return run_lab(point(variant, m, n, dtype, mode, l2));
   }
-  CudaBackend& cuda() { return static_cast<CudaBackend&>(*backend_); }
-  LaunchContext& ctx() { return cuda().context(); }
 
   // Every shape, eager and graph: ok, within the bound, graph replays equal to eager runs.
   void check_variant(const char* v) {
@@ -98,10 +87,6 @@ class GemvGpu : public ::testing::Test {
                   real_from_json(eager["correctness"]["detail"]["rel_l2_error"]));
       }
   }
-
-  std::unique_ptr<Backend> backend_;
-  Registry registry_;
-  LabSettings lab_;
 };
 
 TEST_F(GemvGpu, OwnKernelsMatchReferenceAndGraphEqualsEager) {
@@ -195,29 +180,12 @@ TEST_F(GemvGpu, EmptyShapesAndAlignment) {
 // Case C12: every buffer (and the cuBLAS handle) is made in the workload's constructor, so graph replays allocate
 // nothing: free device memory and graph memory in use are unchanged over 20 replays.
 TEST_F(GemvGpu, C12_GraphReplaysDoNotAllocate) {
-  const Experiment& experiment = *registry_.find("gemv");
-  auto snapshot = [&] {
-    std::size_t free = 0, total = 0;
-    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
-    std::uint64_t graph_used = 0;
-    EXPECT_EQ(cudaDeviceGetGraphMemAttribute(ctx().device(), cudaGraphMemAttrUsedMemCurrent, &graph_used), cudaSuccess);
-    return std::tuple{free, graph_used};
-  };
   std::vector<std::string> variants(std::begin(kOwnVariants), std::end(kOwnVariants));
   if (cublas_loadable()) variants.push_back("cublas");
   for (const auto& v : variants) {
     SCOPED_TRACE(v);
     const Point p = point(v, 256, 4096, "f16", "graph");
-    auto workload = experiment.find_variant(v)->implementations.at(BackendKind::cuda)(p, *backend_, lab_);
-    ExecOptions o;
-    o.mode = "graph";
-    auto exec = backend_->executor(*workload, o);
-    exec->iterate();
-    exec->wait();
-    const auto before = snapshot();
-    for (int i = 0; i < 20; ++i) exec->iterate();
-    exec->wait();
-    EXPECT_EQ(snapshot(), before) << "a replay allocated device memory";
+    expect_replays_allocate_nothing(p);
   }
 }
 

@@ -12,7 +12,7 @@
 //  - at n = 1e3, k = 100 accumulating on the device is faster (printed; asserted loosely).
 #include <gtest/gtest.h>
 
-#include "gpu/gpu_test_seed.hpp"
+#include "gpu/gpu_fixture.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -30,29 +30,12 @@ namespace {
 
 using test::test_seed;
 
-class HostReadGpu : public ::testing::Test {
+class HostReadGpu : public test::GpuLabTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    backend_ = open_cuda_backend(0, &why);
-    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
-    register_builtin(registry_);
-    register_cuda_experiments(registry_);
-    lab_.seed = test_seed();
-    lab_.warmup_iterations = 1;
-    lab_.warmup_time_s = 0;
-    lab_.min_samples = 3;
-    lab_.max_samples = 3;
-    lab_.min_sample_time_s = 0;
-  }
   Json run(const std::string& variant, std::int64_t steps, std::int64_t n, const std::string& mode) {
     Point p{"host_read", variant, {{"steps", steps}, {"n", n}, {"mode", mode}, {"l2", std::string("hot")}}};
-    return run_point(p, *registry_.find("host_read"), *backend_, lab_);
+    return run_lab(p);
   }
-
-  std::unique_ptr<Backend> backend_;
-  Registry registry_;
-  LabSettings lab_;
 };
 
 TEST_F(HostReadGpu, EveryVariantMatchesTheReference_C04) {

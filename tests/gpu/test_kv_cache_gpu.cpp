@@ -10,7 +10,7 @@
 //  - at the config's 1024 -> 2048 tokens preallocated beats concat by a wide margin (printed; asserted loosely).
 #include <gtest/gtest.h>
 
-#include "gpu/gpu_test_seed.hpp"
+#include "gpu/gpu_fixture.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -32,21 +32,8 @@ namespace {
 
 using test::test_seed;
 
-class KvCacheGpu : public ::testing::Test {
+class KvCacheGpu : public test::GpuLabTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    backend_ = open_cuda_backend(0, &why);
-    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
-    register_builtin(registry_);
-    register_cuda_experiments(registry_);
-    lab_.seed = test_seed();
-    lab_.warmup_iterations = 1;
-    lab_.warmup_time_s = 0;
-    lab_.min_samples = 3;
-    lab_.max_samples = 3;
-    lab_.min_sample_time_s = 0;
-  }
   Point point(const std::string& variant, std::int64_t n0, std::int64_t n1, const std::string& dtype,
               const std::string& mode, std::int64_t layers = 2, std::int64_t heads = 3, std::int64_t D = 128,
               std::int64_t batch = 2) const {
@@ -54,11 +41,7 @@ class KvCacheGpu : public ::testing::Test {
                  {{"batch", batch}, {"layers", layers}, {"kv_heads", heads}, {"head_dim", D}, {"n0", n0},
                   {"n1", n1}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
   }
-  Json run(const Point& p) { return run_point(p, *registry_.find("kv_cache"), *backend_, lab_); }
-
-  std::unique_ptr<Backend> backend_;
-  Registry registry_;
-  LabSettings lab_;
+  Json run(const Point& p) { return run_lab(p); }
 };
 
 TEST_F(KvCacheGpu, EveryVariantMatchesTheReferenceInBothModes) {
@@ -129,24 +112,9 @@ TEST_F(KvCacheGpu, PeakWorkBytesAsModelled) {
 
 // Case C12: replays of a captured generation allocate no device memory.
 TEST_F(KvCacheGpu, C12_GraphReplaysDoNotAllocate) {
-  auto snapshot = [] {
-    std::size_t free = 0, total = 0;
-    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
-    return free;
-  };
-  const Experiment& experiment = *registry_.find("kv_cache");
   for (const char* v : {"concat", "preallocated"}) {
     const Point p = point(v, 100, 164, "bf16", "graph");
-    auto workload = experiment.find_variant(v)->implementations.at(BackendKind::cuda)(p, *backend_, lab_);
-    ExecOptions o;
-    o.mode = "graph";
-    auto exec = backend_->executor(*workload, o);
-    exec->iterate();
-    exec->wait();
-    const auto before = snapshot();
-    for (int i = 0; i < 10; ++i) exec->iterate();
-    exec->wait();
-    EXPECT_EQ(snapshot(), before) << v;
+    expect_replays_allocate_nothing(p, 10);
   }
 }
 

@@ -13,7 +13,7 @@
 //    >= 80%, asserted only loosely: the sweep's numbers are the measurement).
 #include <gtest/gtest.h>
 
-#include "gpu/gpu_test_seed.hpp"
+#include "gpu/gpu_fixture.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -46,35 +46,16 @@ int launches_of(Variant v) {
   return v == Variant::contiguous_noop ? 0 : v == Variant::repeat_materialized ? 2 : 1;
 }
 
-class LayoutGpu : public ::testing::Test {
+class LayoutGpu : public test::GpuLabTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    backend_ = open_cuda_backend(0, &why);
-    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
-    register_builtin(registry_);
-    register_cuda_experiments(registry_);
-    lab_.seed = test_seed();
-    lab_.warmup_iterations = 1;
-    lab_.warmup_time_s = 0;
-    lab_.min_samples = 3;
-    lab_.max_samples = 3;
-    lab_.min_sample_time_s = 0;
-  }
   Point point(Variant v, std::int64_t rows, std::int64_t cols, DType t, const std::string& mode) const {
     return Point{"layout", layout::to_string(v),
                  {{"rows", rows}, {"cols", cols}, {"dtype", std::string(to_string(t))}, {"mode", mode},
                   {"l2", std::string("hot")}}};
   }
   Json run(Variant v, std::int64_t rows, std::int64_t cols, DType t, const std::string& mode) {
-    return run_point(point(v, rows, cols, t, mode), *registry_.find("layout"), *backend_, lab_);
+    return run_lab(point(v, rows, cols, t, mode));
   }
-  CudaBackend& cuda() { return static_cast<CudaBackend&>(*backend_); }
-  LaunchContext& ctx() { return cuda().context(); }
-
-  std::unique_ptr<Backend> backend_;
-  Registry registry_;
-  LabSettings lab_;
 };
 
 // Shapes: one element, one row, one column, tails of 32 x 32 tiles both ways, even shapes that are not multiples of
@@ -217,29 +198,10 @@ TEST_F(LayoutGpu, C04_EmptyShapesLaunchNothing) {
 // Case C12: every buffer is allocated at setup (the SDK's arrays), so graph replays allocate nothing: device free
 // memory and graph memory are the same before and after 20 replays.
 TEST_F(LayoutGpu, C12_GraphReplaysDoNotAllocate) {
-  const Experiment& experiment = *registry_.find("layout");
-  auto snapshot = [&] {
-    std::size_t free = 0, total = 0;
-    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
-    std::uint64_t graph_used = 0;
-    EXPECT_EQ(cudaDeviceGetGraphMemAttribute(ctx().device(), cudaGraphMemAttrUsedMemCurrent, &graph_used),
-              cudaSuccess);
-    return std::tuple{free, graph_used};
-  };
   for (Variant v : kVariants)
     for (DType t : kDTypes) {
       SCOPED_TRACE(std::string(layout::to_string(v)) + " " + to_string(t));
-      const Point p = point(v, 1031, 1029, t, "graph");
-      auto workload = experiment.find_variant(layout::to_string(v))->implementations.at(BackendKind::cuda)(p, *backend_, lab_);
-      ExecOptions o;
-      o.mode = "graph";
-      auto exec = backend_->executor(*workload, o);
-      exec->iterate();
-      exec->wait();
-      const auto before = snapshot();
-      for (int i = 0; i < 20; ++i) exec->iterate();
-      exec->wait();
-      EXPECT_EQ(snapshot(), before) << "a replay allocated device memory";
+      expect_replays_allocate_nothing(point(v, 1031, 1029, t, "graph"));
     }
 }
 
@@ -370,7 +332,7 @@ TEST_F(LayoutGpu, SpeedAt8192) {
     for (Variant v : kVariants) {
       Point p = point(v, side, side, t, "eager");
       p.axes.back().second = std::string("cold");
-      const Json r = run_point(p, *registry_.find("layout"), *backend_, lab_);
+      const Json r = run_lab(p);
       ASSERT_EQ(r["status"], "ok") << r.dump();
       const double time = real_from_json(r["timing"]["time_s"]);
       const double bytes = real_from_json(r["cost"]["compulsory_bytes"]);

@@ -2,7 +2,7 @@
 // Inputs are drawn with a fresh seed per run (printed; set LABRUN_TEST_SEED to reproduce).
 #include <gtest/gtest.h>
 
-#include "gpu/gpu_test_seed.hpp"
+#include "gpu/gpu_fixture.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -25,33 +25,15 @@ namespace {
 
 using test::test_seed;
 
-class Gpu : public ::testing::Test {
+class Gpu : public test::GpuLabTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    backend_ = open_cuda_backend(0, &why);
-    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
-    register_builtin(registry_);
-    register_cuda_experiments(registry_);
-    lab_.seed = test_seed();
-    lab_.warmup_iterations = 1;
-    lab_.warmup_time_s = 0;
-    lab_.min_samples = 3;
-    lab_.max_samples = 3;
-    lab_.min_sample_time_s = 0;
-  }
   Json run(const std::string& variant, std::int64_t n, double density, const std::string& dtype,
            const std::string& mode, std::int64_t downstream = 0, const std::string& nonfinite = "none") {
     Point p{"masking", variant,
             {{"n", n}, {"density", density}, {"dtype", dtype}, {"mode", mode}, {"downstream", downstream},
              {"nonfinite", nonfinite}}};
-    return run_point(p, *registry_.find("masking"), *backend_, lab_);
+    return run_lab(p);
   }
-  CudaBackend& cuda() { return static_cast<CudaBackend&>(*backend_); }
-
-  std::unique_ptr<Backend> backend_;
-  Registry registry_;
-  LabSettings lab_;
 };
 
 const char* kVariants[] = {"multiply", "index", "where", "sanitize", "index_device_count", "fused"};
@@ -229,33 +211,12 @@ TEST_F(Gpu, C10_ColdL2FlushEvictsAnL2ResidentBuffer) {
 // device's free memory, the default pool's used memory and the graph memory in use are the same before and after
 // 20 replays of every capturable variant.
 TEST_F(Gpu, C12_GraphReplaysDoNotAllocate) {
-  const Experiment& experiment = *registry_.find("masking");
-  auto snapshot = [&] {
-    std::size_t free = 0, total = 0;
-    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
-    cudaMemPool_t pool = nullptr;
-    EXPECT_EQ(cudaDeviceGetDefaultMemPool(&pool, cuda().context().device()), cudaSuccess);
-    std::uint64_t pool_used = 0, graph_used = 0;
-    EXPECT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &pool_used), cudaSuccess);
-    EXPECT_EQ(cudaDeviceGetGraphMemAttribute(cuda().context().device(), cudaGraphMemAttrUsedMemCurrent, &graph_used),
-              cudaSuccess);
-    return std::tuple{free, pool_used, graph_used};
-  };
   for (const char* v : {"multiply", "where", "sanitize", "index_device_count", "fused"}) {
     SCOPED_TRACE(v);
     const Point p{"masking", v,
                   {{"n", std::int64_t{1000000}}, {"density", 0.5}, {"dtype", std::string("f32")},
                    {"mode", std::string("graph")}, {"downstream", std::int64_t{0}}, {"nonfinite", std::string("none")}}};
-    auto workload = experiment.find_variant(v)->implementations.at(BackendKind::cuda)(p, *backend_, lab_);
-    ExecOptions o;
-    o.mode = "graph";
-    auto exec = backend_->executor(*workload, o);
-    exec->iterate();
-    exec->wait();
-    const auto before = snapshot();
-    for (int i = 0; i < 20; ++i) exec->iterate();
-    exec->wait();
-    EXPECT_EQ(snapshot(), before) << "a replay allocated device memory";
+    expect_replays_allocate_nothing(p);
   }
 }
 

@@ -4,7 +4,7 @@
 // tolerance 0, value 0 when no element differs), after the output was poisoned with 0x5a5a5a5a5a5a5a5a.
 #include <gtest/gtest.h>
 
-#include "gpu/gpu_test_seed.hpp"
+#include "gpu/gpu_fixture.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -28,28 +28,14 @@ const char* kVariants[] = {"indexed_assign", "scan_select", "fused"};
 // The densities of configs/rank.yaml: 0 is the all-false mask, 1 the all-true one.
 const double kDensities[] = {0, 0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 1};
 
-class RankGpu : public ::testing::Test {
+class RankGpu : public test::GpuLabTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    backend_ = open_cuda_backend(0, &why);
-    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
-    register_builtin(registry_);
-    register_cuda_experiments(registry_);
-    lab_.seed = test_seed();
-    lab_.warmup_iterations = 1;
-    lab_.warmup_time_s = 0;
-    lab_.min_samples = 3;
-    lab_.max_samples = 3;
-    lab_.min_sample_time_s = 0;
-  }
   Point point(const std::string& variant, std::int64_t n, double density, const std::string& mode) const {
     return Point{"rank", variant, {{"n", n}, {"density", density}, {"mode", mode}, {"l2", std::string("hot")}}};
   }
   Json run(const std::string& variant, std::int64_t n, double density, const std::string& mode) {
-    return run_point(point(variant, n, density, mode), *registry_.find("rank"), *backend_, lab_);
+    return run_lab(point(variant, n, density, mode));
   }
-  CudaBackend& cuda() { return static_cast<CudaBackend&>(*backend_); }
   // Asserts an ok point whose every element matched the reference.
   static void expect_exact(const Json& rec) {
     ASSERT_EQ(rec["status"], "ok") << rec.dump();
@@ -59,10 +45,6 @@ class RankGpu : public ::testing::Test {
     EXPECT_EQ(real_from_json(rec["correctness"]["tolerance"]), 0.0);
     EXPECT_EQ(rec["correctness"]["detail"]["poisoned"], true);
   }
-
-  std::unique_ptr<Backend> backend_;
-  Registry registry_;
-  LabSettings lab_;
 };
 
 // Every variant x every config density x sizes with tails (0, 1, 15, 17, one tile of select_rank's 4096 and
@@ -143,31 +125,9 @@ TEST_F(RankGpu, HostSyncsAndCapture) {
 // Case C12: every buffer is allocated before capture, so graph replays allocate nothing: free device memory, the
 // default pool's used memory and graph memory are the same before and after 20 replays.
 TEST_F(RankGpu, C12_GraphReplaysDoNotAllocate) {
-  const Experiment& experiment = *registry_.find("rank");
-  auto snapshot = [&] {
-    std::size_t free = 0, total = 0;
-    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
-    cudaMemPool_t pool = nullptr;
-    EXPECT_EQ(cudaDeviceGetDefaultMemPool(&pool, cuda().context().device()), cudaSuccess);
-    std::uint64_t pool_used = 0, graph_used = 0;
-    EXPECT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &pool_used), cudaSuccess);
-    EXPECT_EQ(cudaDeviceGetGraphMemAttribute(cuda().context().device(), cudaGraphMemAttrUsedMemCurrent, &graph_used),
-              cudaSuccess);
-    return std::tuple{free, pool_used, graph_used};
-  };
   for (const char* v : {"scan_select", "fused"}) {
     SCOPED_TRACE(v);
-    auto workload = experiment.find_variant(v)->implementations.at(BackendKind::cuda)(
-        point(v, 1000000, 0.5, "graph"), *backend_, lab_);
-    ExecOptions o;
-    o.mode = "graph";
-    auto exec = backend_->executor(*workload, o);
-    exec->iterate();
-    exec->wait();
-    const auto before = snapshot();
-    for (int i = 0; i < 20; ++i) exec->iterate();
-    exec->wait();
-    EXPECT_EQ(snapshot(), before) << "a replay allocated device memory";
+    expect_replays_allocate_nothing(point(v, 1000000, 0.5, "graph"));
   }
 }
 

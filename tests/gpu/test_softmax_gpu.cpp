@@ -10,7 +10,7 @@
 // runs through the whole lab pass with a cost model and a kernel breakdown.
 #include <gtest/gtest.h>
 
-#include "gpu/gpu_test_seed.hpp"
+#include "gpu/gpu_fixture.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -31,21 +31,12 @@ namespace {
 
 using test::test_seed;
 
-class SoftmaxGpu : public ::testing::Test {
+class SoftmaxGpu : public test::GpuLabTest {
  protected:
+  SoftmaxGpu() { quick_samples_ = 2; }
   void SetUp() override {
-    std::string why;
-    backend_ = open_cuda_backend(0, &why);
-    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
-    register_builtin(registry_);
-    register_cuda_experiments(registry_);
-    lab_.seed = test_seed();
-    lab_.warmup_iterations = 1;
-    lab_.warmup_time_s = 0;
-    lab_.min_samples = 2;
-    lab_.max_samples = 2;
+    GpuLabTest::SetUp();
     lab_.max_time_s = 0;
-    lab_.min_sample_time_s = 0;
   }
   // A rows x cols point: the axes are `elements` (rows * cols) and `cols`, rows is derived from them.
   static Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
@@ -59,13 +50,8 @@ class SoftmaxGpu : public ::testing::Test {
   }
   Json run(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
            const std::string& mode) {
-    return run_point(point(variant, rows, cols, dtype, mode), *registry_.find("softmax"), *backend_, lab_);
+    return run_lab(point(variant, rows, cols, dtype, mode));
   }
-  CudaBackend& cuda() { return static_cast<CudaBackend&>(*backend_); }
-
-  std::unique_ptr<Backend> backend_;
-  Registry registry_;
-  LabSettings lab_;
 };
 
 const char* kVariants[] = {"unfused", "two_pass", "online"};
@@ -172,29 +158,11 @@ TEST_F(SoftmaxGpu, EmptyMatrixLaunchesNothing) {
 // replays allocate nothing: the device's free memory and the graph memory in use are the same before and after
 // 20 replays.
 TEST_F(SoftmaxGpu, C12_GraphReplaysDoNotAllocate) {
-  const Experiment& experiment = *registry_.find("softmax");
-  auto snapshot = [&] {
-    std::size_t free = 0, total = 0;
-    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
-    std::uint64_t graph_used = 0;
-    EXPECT_EQ(cudaDeviceGetGraphMemAttribute(cuda().context().device(), cudaGraphMemAttrUsedMemCurrent, &graph_used),
-              cudaSuccess);
-    return std::tuple{free, graph_used};
-  };
   for (const char* v : kVariants)
     for (std::int64_t cols : {4096, 20000}) {
       SCOPED_TRACE(std::string(v) + " cols " + std::to_string(cols));
       const Point p = point(v, 64, cols, "f32", "graph");
-      auto workload = experiment.find_variant(v)->implementations.at(BackendKind::cuda)(p, *backend_, lab_);
-      ExecOptions o;
-      o.mode = "graph";
-      auto exec = backend_->executor(*workload, o);
-      exec->iterate();
-      exec->wait();
-      const auto before = snapshot();
-      for (int i = 0; i < 20; ++i) exec->iterate();
-      exec->wait();
-      EXPECT_EQ(snapshot(), before) << "a replay allocated device memory";
+      expect_replays_allocate_nothing(p);
     }
 }
 

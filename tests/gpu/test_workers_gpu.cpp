@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 
+#include "gpu/gpu_fixture.hpp"
 #include "cuda_backend.hpp"
 #include "lab.hpp"
 #include "record.hpp"
@@ -41,23 +42,9 @@ std::string source_file(const std::string& relative) {
   return fs::exists(built) ? built : relative;
 }
 
-class WorkersGpu : public ::testing::Test {
+class WorkersGpu : public test::GpuLabTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    backend_ = open_cuda_backend(0, &why);
-    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
-    register_builtin(registry_);
-    register_cuda_experiments(registry_);
-    lab_.warmup_iterations = 1;
-    lab_.warmup_time_s = 0;
-    lab_.min_samples = 2;
-    lab_.max_samples = 2;
-    lab_.min_sample_time_s = 0;
-  }
-  std::unique_ptr<Backend> backend_;
-  Registry registry_;
-  LabSettings lab_;
+  WorkersGpu() { quick_samples_ = 2; }
 };
 
 // A point larger than free device memory (most of it taken by a blob first) is skipped with both numbers, and

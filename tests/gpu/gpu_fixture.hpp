@@ -1,0 +1,79 @@
+// The GPU suites' one fixture: the CUDA device opened or the test skipped (reported SKIPPED, never a pass), every
+// built-in experiment registered, and lab settings for quick correctness runs with the suite's fresh seed
+// (gpu_test_seed.hpp). A suite derives from it and adds its own point builders and checks.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda_backend.hpp"
+#include "gpu/gpu_test_seed.hpp"
+#include "lab.hpp"
+#include "record.hpp"
+#include "registry.hpp"
+
+namespace labrun::test {
+
+class GpuLabTest : public ::testing::Test {
+ protected:
+  /// Opens CUDA device 0 or skips; registers the experiments; one warmup iteration, `samples` samples (3 unless a
+  /// suite sets quick_samples_ in its constructor), no time floors, the suite's seed.
+  void SetUp() override {
+    std::string why;
+    backend_ = open_cuda_backend(0, &why);
+    if (!backend_) GTEST_SKIP() << "no CUDA device: " << why;
+    register_builtin(registry_);
+    register_cuda_experiments(registry_);
+    lab_.seed = test_seed();
+    lab_.warmup_iterations = 1;
+    lab_.warmup_time_s = 0;
+    lab_.min_samples = quick_samples_;
+    lab_.max_samples = quick_samples_;
+    lab_.min_sample_time_s = 0;
+  }
+  /// One point through the whole lab pass (run_point) with the fixture's backend and settings.
+  Json run_lab(const Point& p) { return run_point(p, *registry_.find(p.experiment), *backend_, lab_); }
+  CudaBackend& cuda() { return static_cast<CudaBackend&>(*backend_); }
+
+  /// What the device has in use, in bytes: free memory, the default pool's used memory, the graph memory in use.
+  std::tuple<std::size_t, std::uint64_t, std::uint64_t> memory_use() {
+    std::size_t free = 0, total = 0;
+    EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+    cudaMemPool_t pool = nullptr;
+    EXPECT_EQ(cudaDeviceGetDefaultMemPool(&pool, ctx().device()), cudaSuccess);
+    std::uint64_t pool_used = 0, graph_used = 0;
+    EXPECT_EQ(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &pool_used), cudaSuccess);
+    EXPECT_EQ(cudaDeviceGetGraphMemAttribute(ctx().device(), cudaGraphMemAttrUsedMemCurrent, &graph_used), cudaSuccess);
+    return {free, pool_used, graph_used};
+  }
+
+  /// Case C12: point p's CUDA variant (mode graph), captured and replayed once, then `replays` more replays
+  /// allocate nothing: memory_use() is the same before and after them.
+  void expect_replays_allocate_nothing(const Point& p, int replays = 20) {
+    const Experiment& experiment = *registry_.find(p.experiment);
+    auto workload = experiment.find_variant(p.variant)->implementations.at(BackendKind::cuda)(p, *backend_, lab_);
+    ExecOptions o;
+    o.mode = "graph";
+    auto exec = backend_->executor(*workload, o);
+    exec->iterate();
+    exec->wait();
+    const auto before = memory_use();
+    for (int i = 0; i < replays; ++i) exec->iterate();
+    exec->wait();
+    EXPECT_EQ(memory_use(), before) << p.experiment << "/" << p.variant << ": a replay allocated device memory";
+  }
+  LaunchContext& ctx() { return cuda().context(); }
+
+  int quick_samples_ = 3;
+  std::unique_ptr<Backend> backend_;
+  Registry registry_;
+  LabSettings lab_;
+};
+
+}  // namespace labrun::test
