@@ -1,4 +1,6 @@
-// The command line: labrun sweep | validate | list | env. One catch in run_cli maps every error to a
+// The command line: labrun sweep | validate | list | merge | slurm | diff | history | report | env (each
+// command's options and help in run_cli; the commands themselves in sweep_command, merge_cli, slurm, diff_cli,
+// history_cli, report and cli.cpp for validate, list and env). One catch in run_cli maps every error to a
 // distinct exit code (see ExitCode).
 #pragma once
 

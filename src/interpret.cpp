@@ -71,11 +71,11 @@ struct Quantities {
   double time = kNaN, wall = kNaN, device = kNaN, syncs = kNaN, submit = kNaN;
   double probe = kNaN;   // host probe: seconds per bare sync round trip, measured beside the samples (live only)
   bool blocked = false;  // GPU time measured on work queued behind a blocking kernel; submit = host enqueue time
-  double bytes = kNaN, cbytes = kNaN, flop = kNaN, launches = kNaN;
-  double copy = kNaN, read = kNaN, theo = kNaN, fp32 = kNaN, bf16 = kNaN, launch_time = kNaN, l2_bytes = kNaN;
+  double bytes = kNaN, compulsory_bytes = kNaN, flop = kNaN, launches = kNaN;
+  double copy = kNaN, read = kNaN, theoretical_bw = kNaN, fp32 = kNaN, bf16 = kNaN, launch_time = kNaN, l2_bytes = kNaN;
   double mem_ceiling = kNaN, peak_bw = kNaN, peak_compute = kNaN;
-  double bw = kNaN, cbw = kNaN, fps = kNaN, ai = kNaN, roof = kNaN, ridge = kNaN;
-  double f_mem = kNaN, f_copy = kNaN, f_read = kNaN, f_theo = kNaN, f_comp = kNaN, f_bf16 = kNaN, f_roof = kNaN;
+  double bw = kNaN, compulsory_bw = kNaN, flop_rate = kNaN, intensity = kNaN, roof = kNaN, ridge = kNaN;
+  double f_mem = kNaN, f_copy = kNaN, f_read = kNaN, f_theoretical = kNaN, f_comp = kNaN, f_bf16 = kNaN, f_roof = kNaN;
   double floor = kNaN, suspect_floor = kNaN, launch_share = kNaN, stall = kNaN, per_launch = kNaN;
   bool timed = false, l2_resident = false, calibrated = false;
 };
@@ -91,7 +91,7 @@ std::string ceiling_text(const Quantities& q) {
 }
 
 std::string compute_text(const Quantities& q) {
-  return format_rate(q.fps, "FLOP/s") + " = " + format_percent(q.f_comp) + " of the " +
+  return format_rate(q.flop_rate, "FLOP/s") + " = " + format_percent(q.f_comp) + " of the " +
          format_rate(q.fp32, "FLOP/s") + " FP32 FMA ceiling";
 }
 
@@ -122,12 +122,12 @@ std::string sync_text(const Quantities& q) {
 }
 
 std::string l2_text(const Quantities& q) {
-  if (q.l2.empty() || !std::isfinite(q.cbytes) || !positive(q.l2_bytes)) return "";
+  if (q.l2.empty() || !std::isfinite(q.compulsory_bytes) || !positive(q.l2_bytes)) return "";
   if (q.l2_resident)
-    return "hot L2 and a " + format_bytes(q.cbytes) + " working set under the " + format_bytes(q.l2_bytes) +
+    return "hot L2 and a " + format_bytes(q.compulsory_bytes) + " working set under the " + format_bytes(q.l2_bytes) +
            " L2: data may come from cache, so rates above the DRAM ceiling are possible";
   if (q.l2 == "cold") return "L2 flushed before every sample (cold), so the data came from DRAM";
-  return "the " + format_bytes(q.cbytes) + " working set exceeds the " + format_bytes(q.l2_bytes) +
+  return "the " + format_bytes(q.compulsory_bytes) + " working set exceeds the " + format_bytes(q.l2_bytes) +
          " L2, so the data streams from DRAM even with a hot L2";
 }
 
@@ -235,11 +235,11 @@ Verdict classify(const Quantities& q) {
     v.reason = "the achieved DRAM traffic is close to the calibrated memory ceiling";
     v.bound_text = (v.confidence == "weak" ? "probably memory-bound" : "memory-bound") + weak + ": " +
                    ceiling_text(q);
-    const double excess = over(q.bytes, q.cbytes);
+    const double excess = over(q.bytes, q.compulsory_bytes);
     if (std::isfinite(excess) && excess > 1.05)
       v.next = "move fewer bytes: the variant issues " + format_bytes(q.bytes) + ", " + fmt::format("{:.1f}", excess) +
-               "× the " + format_bytes(q.cbytes) + " compulsory traffic; fusing its passes into one could approach " +
-               format_time(q.cbytes / q.mem_ceiling) + " at the same ceiling";
+               "× the " + format_bytes(q.compulsory_bytes) + " compulsory traffic; fusing its passes into one could approach " +
+               format_time(q.compulsory_bytes / q.mem_ceiling) + " at the same ceiling";
     else
       v.next = "it already moves only its compulsory bytes at " + format_percent(q.f_mem) +
                " of the ceiling: only fewer bytes (a narrower dtype, a bit-packed mask) can make it faster";
@@ -293,7 +293,7 @@ Interpretation interpret(const PointRecord& point, const RunHeader& header) {
   if (q.mode.empty()) q.mode = "eager";
   q.l2 = tm.l2;
   q.bytes = point.cost.bytes;
-  q.cbytes = point.cost.compulsory_bytes;
+  q.compulsory_bytes = point.cost.compulsory_bytes;
   q.flop = point.cost.flop;
   q.launches = point.cost.launches;
 
@@ -302,15 +302,15 @@ Interpretation interpret(const PointRecord& point, const RunHeader& header) {
   q.fp32 = header.calibration("fp32_fma", "flop_per_s");
   q.bf16 = header.calibration("bf16_gemm", "flop_per_s");
   q.launch_time = header.calibration("launch", q.mode == "graph" ? "graph_time_s" : "eager_time_s");
-  q.theo = header.theoretical_bandwidth_Bps();
+  q.theoretical_bw = header.theoretical_bandwidth_Bps();
   q.l2_bytes = header.l2_bytes();
-  for (double* c : {&q.copy, &q.read, &q.fp32, &q.bf16, &q.launch_time, &q.theo, &q.l2_bytes})
+  for (double* c : {&q.copy, &q.read, &q.fp32, &q.bf16, &q.launch_time, &q.theoretical_bw, &q.l2_bytes})
     if (!positive(*c)) *c = kNaN;
 
   // Ceilings. std::fmax ignores a NaN operand, so a missing figure falls back on the others.
   q.mem_ceiling = std::fmax(q.copy, q.read);
   q.mem_source = (std::isfinite(q.read) && !(q.copy > q.read)) ? "read" : "copy";
-  q.peak_bw = std::fmax(q.mem_ceiling, q.theo);
+  q.peak_bw = std::fmax(q.mem_ceiling, q.theoretical_bw);
   q.peak_compute = std::fmax(q.fp32, q.bf16);
   q.calibrated = std::isfinite(q.mem_ceiling) && std::isfinite(q.fp32);
 
@@ -318,32 +318,32 @@ Interpretation interpret(const PointRecord& point, const RunHeader& header) {
   q.timed = q.status == "ok" && positive(q.time);
   if (q.timed) {
     q.bw = over(q.bytes, q.time);
-    q.cbw = over(q.cbytes, q.time);
-    q.fps = over(q.flop, q.time);
+    q.compulsory_bw = over(q.compulsory_bytes, q.time);
+    q.flop_rate = over(q.flop, q.time);
     // Blocked samples measure the host's cost of issuing an iteration directly; otherwise the calibrated
     // empty-kernel launch time stands in for each launch.
     q.launch_share = q.blocked && std::isfinite(q.submit) ? over(q.submit, q.time)
                                                           : over(q.launches * q.launch_time, q.time);
   }
-  q.ai = over(q.flop, q.cbytes);
+  q.intensity = over(q.flop, q.compulsory_bytes);
   q.f_mem = over(q.bw, q.mem_ceiling);
   q.f_copy = over(q.bw, q.copy);
   q.f_read = over(q.bw, q.read);
-  q.f_theo = over(q.bw, q.theo);
-  q.f_comp = over(q.fps, q.fp32);
-  q.f_bf16 = over(q.fps, q.bf16);
-  if (std::isfinite(q.ai) && q.calibrated) q.roof = std::min(q.mem_ceiling * q.ai, q.fp32);
-  q.f_roof = over(q.fps, q.roof);
+  q.f_theoretical = over(q.bw, q.theoretical_bw);
+  q.f_comp = over(q.flop_rate, q.fp32);
+  q.f_bf16 = over(q.flop_rate, q.bf16);
+  if (std::isfinite(q.intensity) && q.calibrated) q.roof = std::min(q.mem_ceiling * q.intensity, q.fp32);
+  q.f_roof = over(q.flop_rate, q.roof);
   q.ridge = over(q.fp32, q.mem_ceiling);
   // Blocked samples enqueue first and execute after, so their wall - device is the enqueue, not a stall.
   if (!q.blocked && positive(q.wall) && std::isfinite(q.device)) q.stall = (q.wall - q.device) / q.wall;
   q.per_launch = over(over(q.bytes, q.launches), q.mem_ceiling);
-  q.l2_resident = q.l2 == "hot" && std::isfinite(q.cbytes) && positive(q.l2_bytes) &&
-                  q.cbytes <= kT.l2_resident_multiple * q.l2_bytes;
+  q.l2_resident = q.l2 == "hot" && std::isfinite(q.compulsory_bytes) && positive(q.l2_bytes) &&
+                  q.compulsory_bytes <= kT.l2_resident_multiple * q.l2_bytes;
   // Time floor: compulsory bytes at the highest bandwidth, flops at the highest compute rate. A hot, L2-resident
   // working set can beat the DRAM term, so the suspect test then uses the flop term alone.
   const double floor_flop = over(q.flop, q.peak_compute);
-  q.floor = std::fmax(over(q.cbytes, q.peak_bw), floor_flop);
+  q.floor = std::fmax(over(q.compulsory_bytes, q.peak_bw), floor_flop);
   q.suspect_floor = q.l2_resident ? floor_flop : q.floor;
 
   // Suspect: faster than physics allows, or a clock that did not wait for the work.
@@ -359,7 +359,7 @@ Interpretation interpret(const PointRecord& point, const RunHeader& header) {
                        ", flops at the peak compute rate)");
   // Case C10: with L2 flushed before every sample, data must come from DRAM, so a compulsory bandwidth above
   // the measured memory ceiling (no margin) means the flush or the byte count is wrong.
-  const double cold_bw = over(q.cbytes, q.time);
+  const double cold_bw = over(q.compulsory_bytes, q.time);
   if (q.timed && q.l2 == "cold" && positive(q.mem_ceiling) && std::isfinite(cold_bw) && cold_bw > q.mem_ceiling)
     suspects.push_back("cold L2, yet the compulsory bandwidth " + format_rate(cold_bw, "B/s") +
                        " exceeds the measured memory ceiling " + format_rate(q.mem_ceiling, "B/s") +
@@ -391,8 +391,8 @@ Interpretation interpret(const PointRecord& point, const RunHeader& header) {
                                                                       : "synchronized wall clock";
     measured = q.what + ": " + format_time(q.time) + " per iteration (median, " + source +
                (std::isfinite(q.device) && std::isfinite(q.wall) ? "; wall " + format_time(q.wall) : "") + "); " +
-               format_rate(q.bw, "B/s") + " issued (" + format_bytes(q.bytes) + "), " + format_rate(q.cbw, "B/s") +
-               " compulsory (" + format_bytes(q.cbytes) + "), " + format_rate(q.fps, "FLOP/s") + "; " +
+               format_rate(q.bw, "B/s") + " issued (" + format_bytes(q.bytes) + "), " + format_rate(q.compulsory_bw, "B/s") +
+               " compulsory (" + format_bytes(q.compulsory_bytes) + "), " + format_rate(q.flop_rate, "FLOP/s") + "; " +
                format_count(q.launches, "launch", "launches") + " and " + sync_text(q);
     if (suspect) {
       v.reason = "suspect: " + suspect_reason;
@@ -433,7 +433,7 @@ Interpretation interpret(const PointRecord& point, const RunHeader& header) {
   if (q.timed) {
     // Quantities without a value (no calibrated ceilings on the host backend, 0/0 for an empty problem) read "n/a".
     auto number = [](double x) { return std::isfinite(x) ? format_number(x) : std::string("n/a"); };
-    evidence_text = "arithmetic intensity " + number(q.ai) + " flop/B (ridge point " + number(q.ridge) +
+    evidence_text = "arithmetic intensity " + number(q.intensity) + " flop/B (ridge point " + number(q.ridge) +
                     " flop/B), roofline ceiling here " + format_rate(q.roof, "FLOP/s") + " (" +
                     format_percent(q.f_roof) + " reached); memory " + format_percent(q.f_mem) + " and compute " +
                     format_percent(q.f_comp) + " of their ceilings; time " + number(q.time / q.floor) +
@@ -460,15 +460,15 @@ Interpretation interpret(const PointRecord& point, const RunHeader& header) {
   if (q.timed) out.iteration_time_basis = it.host_paced ? "host_submission" : "measured_time";
   if (!q.method.empty()) out.timing_method = q.method;
   out.achieved_bandwidth_Bps = finite_or_nan(q.bw);
-  out.compulsory_bandwidth_Bps = finite_or_nan(q.cbw);
-  out.flop_per_s = finite_or_nan(q.fps);
-  out.arithmetic_intensity_flop_per_byte = finite_or_nan(q.ai);
+  out.compulsory_bandwidth_Bps = finite_or_nan(q.compulsory_bw);
+  out.flop_per_s = finite_or_nan(q.flop_rate);
+  out.arithmetic_intensity_flop_per_byte = finite_or_nan(q.intensity);
   Ceilings& c = out.ceilings;
   c.memory_bandwidth_Bps = finite_or_nan(q.mem_ceiling);
   if (std::isfinite(q.mem_ceiling)) c.memory_source = q.mem_source;
   c.copy_bandwidth_Bps = finite_or_nan(q.copy);
   c.read_bandwidth_Bps = finite_or_nan(q.read);
-  c.theoretical_bandwidth_Bps = finite_or_nan(q.theo);
+  c.theoretical_bandwidth_Bps = finite_or_nan(q.theoretical_bw);
   c.peak_bandwidth_Bps = finite_or_nan(q.peak_bw);
   c.compute_flop_per_s = finite_or_nan(q.fp32);
   c.bf16_gemm_flop_per_s = finite_or_nan(q.bf16);
@@ -479,7 +479,7 @@ Interpretation interpret(const PointRecord& point, const RunHeader& header) {
   f.memory_ceiling = finite_or_nan(q.f_mem);
   f.copy = finite_or_nan(q.f_copy);
   f.read = finite_or_nan(q.f_read);
-  f.theoretical = finite_or_nan(q.f_theo);
+  f.theoretical = finite_or_nan(q.f_theoretical);
   f.compute_ceiling = finite_or_nan(q.f_comp);
   f.bf16_gemm = finite_or_nan(q.f_bf16);
   f.roofline = finite_or_nan(q.f_roof);

@@ -80,7 +80,7 @@ bool distinctive(const std::string& name, bool experiment_name = false) {
 // every registered experiment, variant and (non-lab, non-dtype) axis is looked for in src/ as a string literal
 // ("index", "n"); the distinctive ones (masking, gelu, index_device_count, downstream, ...) also as whole
 // words anywhere.
-TEST(Layout, SrcNamesNoExperiment) {
+TEST(RepositoryRules, SrcNamesNoExperiment) {
   std::set<std::string> names, experiment_names;
   for (const auto& e : test::builtin().experiments()) {
     names.insert(e.name);
@@ -124,7 +124,7 @@ TEST(Layout, SrcNamesNoExperiment) {
 }
 
 // The checker itself: it finds a planted name (so an empty result above means something).
-TEST(Layout, TheCheckerFindsAPlantedName) {
+TEST(RepositoryRules, TheCheckerFindsAPlantedName) {
   const std::regex word("\\bmasking\\b", std::regex::icase);
   EXPECT_TRUE(std::regex_search(std::string("// the Masking section"), word));
   EXPECT_FALSE(std::regex_search(std::string("// unmaskingly"), word));
@@ -132,7 +132,7 @@ TEST(Layout, TheCheckerFindsAPlantedName) {
 
 // A name an experiment may use that src/ also uses as an everyday word: `block` (a variant of examples/rownorm)
 // is ordinary, `masking` and `index_device_count` are not.
-TEST(Layout, OrdinaryWordsAreAllowedAsNames) {
+TEST(RepositoryRules, OrdinaryWordsAreAllowedAsNames) {
   if (dictionary().empty()) GTEST_SKIP() << "no /usr/share/dict/words (scripts/setup.sh installs wamerican)";
   EXPECT_FALSE(distinctive("block"));
   EXPECT_FALSE(distinctive("warp"));
@@ -155,7 +155,7 @@ std::set<std::string> sdk_experiments() {
 }
 
 // Every experiment folder registers itself with its own LABRUN_EXPERIMENT, and nothing else is registered.
-TEST(Layout, EveryExperimentIsOneFolderAndOneRegistration) {
+TEST(RepositoryRules, EveryExperimentIsOneFolderAndOneRegistration) {
   const std::set<std::string> all = sdk_experiments();
   std::set<std::string> folders;
   for (const auto& e : fs::directory_iterator(fs::path(LABRUN_SOURCE_DIR) / "experiments"))
@@ -192,7 +192,7 @@ std::vector<std::string> private_includes(const fs::path& file, const fs::path& 
 }
 
 // An experiment on the SDK, and the example a user copies, include only <labrun/...> and their own files.
-TEST(Layout, SdkExperimentsIncludeOnlyPublicHeaders) {
+TEST(RepositoryRules, SdkExperimentsIncludeOnlyPublicHeaders) {
   std::vector<fs::path> folders;
   for (const auto& name : sdk_experiments()) folders.push_back(fs::path(LABRUN_SOURCE_DIR) / "experiments" / name);
   folders.push_back(fs::path(LABRUN_SOURCE_DIR) / "examples" / "rownorm");
@@ -212,7 +212,7 @@ TEST(Layout, SdkExperimentsIncludeOnlyPublicHeaders) {
 }
 
 // The checker finds a private include (so an empty result above means something).
-TEST(Layout, TheIncludeCheckerFindsAPrivateHeader) {
+TEST(RepositoryRules, TheIncludeCheckerFindsAPrivateHeader) {
   const fs::path dir = fs::temp_directory_path() / "labrun-include-check";
   fs::create_directories(dir);
   { std::ofstream(dir / "x.cpp") << "#include <labrun/experiment.hpp>\n#include \"registry.hpp\"\n#include <vector>\n"; }
