@@ -206,11 +206,10 @@ TEST(ReportNewExperiment, GpuRunGetsPlainVerdicts) {
 TEST(ReportNewExperiment, ReportSectionHookIsCalledAfterTheVerdicts) {
   Registry registry;
   Experiment e = toy_experiment();
-  e.report_section = [](const ReportContext& c, std::ostream& md) {
-    const auto runs = c.runs_of("toy");
-    md << "## Toy section\n\nruns " << runs.size() << ", points " << runs.at(0)->points.size() << ", size axis "
-       << runs.at(0)->size_axis << ", experiment " << (runs.at(0)->experiment ? runs.at(0)->experiment->name : "?")
-       << ", " << ReportContext::ratio_text(2.0) << ", " << ReportContext::cell("a|b") << "\n\n";
+  e.report_section = [](const ReportView& view, std::ostream& md) {
+    const auto& runs = view.runs();
+    md << "## Toy section\n\nruns " << runs.size() << ", points " << runs.at(0).points.size() << ", variants "
+       << runs.at(0).variants.size() << ", " << ratio_text(2.0) << ", " << cell("a|b") << "\n\n";
   };
   registry.add(std::move(e));
   TempDir dir;
@@ -221,7 +220,7 @@ TEST(ReportNewExperiment, ReportSectionHookIsCalledAfterTheVerdicts) {
   o.registry = &registry;
   ASSERT_EQ(cmd_report({in}, dir.file("out"), out, err, o), 0) << err.str();
   const std::string md = slurp(dir.file("out/report.md"));
-  const auto at = md.find("## Toy section\n\nruns 1, points 8, size axis size, experiment toy, 2.00×, a\\|b");
+  const auto at = md.find("## Toy section\n\nruns 1, points 8, variants 2, 2.00×, a\\|b");
   ASSERT_NE(at, std::string::npos) << md;
   EXPECT_LT(md.find("## Hypothesis verdicts"), at);
   EXPECT_LT(at, md.find("## Winners"));

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include <labrun/axis.hpp>
+#include <labrun/report.hpp>
+
 #include "backend.hpp"
 #include <labrun/point.hpp>
 
@@ -56,9 +58,9 @@ struct PlotSpec {
   std::string title;  ///< optional figure title prefix
 };
 
-class ReportContext;  // src/report_context.hpp
-/// An experiment's own report section: markdown appended after the generic sections' summary and verdicts.
-using ReportSectionFn = std::function<void(const ReportContext&, std::ostream&)>;
+/// An experiment's own report section: markdown appended after the generic sections' summary and verdicts, from
+/// the typed view of the experiment's runs (labrun/report.hpp; the report builds it, src/report_view.hpp).
+using ReportSectionFn = std::function<void(const ReportView&, std::ostream&)>;
 
 /// An experiment package (experiments/<name>/): everything the lab needs to know about it.
 struct Experiment {

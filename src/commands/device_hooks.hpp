@@ -1,7 +1,5 @@
-// The command line: labrun sweep | validate | list | merge | slurm | diff | history | report | env (each
-// command's options and help in run_cli; the commands themselves in sweep_command, merge_cli, slurm, diff_cli,
-// history_cli, report and cli.cpp for validate, list and env). One catch in run_cli maps every error to a
-// distinct exit code (see ExitCode).
+// What the binary's device layer adds to the host core (DeviceHooks): main() fills it, the commands call it, so
+// that the host core compiles and is tested without nvcc.
 #pragma once
 
 #include <functional>
@@ -9,7 +7,6 @@
 #include <string>
 
 #include "backend.hpp"
-#include "exit_codes.hpp"
 #include "registry.hpp"
 
 namespace labrun {
@@ -26,8 +23,5 @@ struct DeviceHooks {
   /// (tests/aids/), never labrun's own.
   std::function<void(Registry&)> register_extra;
 };
-
-/// Runs the labrun command line. Returns the process exit code; never throws.
-int run_cli(int argc, char** argv, const DeviceHooks& hooks);
 
 }  // namespace labrun

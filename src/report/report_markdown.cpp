@@ -1,4 +1,5 @@
 #include "report_markdown.hpp"
+#include "report_view.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -320,7 +321,7 @@ void experiment_sections(const ReportContext& c, std::ostream& md) {
   std::set<const Experiment*> done;
   for (const auto& r : c.runs())
     if (r.experiment && r.experiment->report_section && done.insert(r.experiment).second)
-      r.experiment->report_section(c, md);
+      r.experiment->report_section(report_view(c, r.experiment->name), md);
 }
 
 // ---- Plots, winners, crossovers -----------------------------------------------------------------------------

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "cli.hpp"
+#include "device_hooks.hpp"
 #include "config.hpp"
 #include <labrun/point.hpp>
 #include "registry.hpp"

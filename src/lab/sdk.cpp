@@ -16,7 +16,6 @@
 #include "build_info.hpp"
 #include "record.hpp"
 #include "reference_cache.hpp"
-#include "report_view.hpp"
 
 namespace labrun {
 
@@ -893,12 +892,7 @@ Experiment to_experiment(const std::shared_ptr<SdkExperiment>& exp) {
   for (const auto& p : def.plots()) e.plots.push_back(PlotSpec{p.x, p.series, p.facets, p.title});
   e.hypotheses = def.hypotheses_yaml();
   e.docs = def.docs_path();
-  if (def.report_fn()) {  // the section reads the typed view of its runs (labrun/report.hpp), not the context
-    const auto section = def.report_fn();
-    e.report_section = [section, name = def.name()](const ReportContext& c, std::ostream& md) {
-      section(report_view(c, name), md);
-    };
-  }
+  e.report_section = def.report_fn();  // reads the typed view of its runs (labrun/report.hpp)
   return e;
 }
 
