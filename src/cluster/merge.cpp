@@ -39,14 +39,12 @@ std::string only_text(const RunHeader& h) {
   return f.empty() ? "no --only filter" : "--only \"" + f + "\"";
 }
 
-}  // namespace
-
-namespace {
-/// The value at `path` of a header's JSON, or null.
+// The value at `path` of a header's JSON, or null.
 Json header_value(const Json& header, std::initializer_list<const char*> path) {
   const Json* v = json_find(header, path);
   return v ? *v : Json(nullptr);
 }
+
 }  // namespace
 
 MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& options) {
@@ -105,11 +103,10 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
     const RunHeader& h = *v.header;
     plan.order.push_back(k);
     builds.insert(build_label(h));
-    const Json* host = json_find(h.json, {"environment", "host", "hostname"});
     list.push_back(Json{{"index", index},
                         {"file", v.file},
                         {"created_utc", h.created_utc()},
-                        {"hostname", host ? *host : Json(nullptr)},
+                        {"hostname", header_value(h.json, {"environment", "host", "hostname"})},
                         {"device", h.device_name()},
                         {"uuid", h.device_uuid()},
                         {"backend", h.backend()},

@@ -82,14 +82,13 @@ Side index_side(const std::vector<Run>& runs) {
   std::unordered_set<const RunHeader*> had_points;
   for (const Run& run : runs) {
     const RunHeader* header = run.has_header ? &run.header : nullptr;
+    const std::size_t first_shard = s.shard_headers.size();
     const std::vector<const RunHeader*> headers = point_headers(run, s);
     if (header != nullptr) {
       if (const double count = header->point_count(); std::isfinite(count))
         s.announced += static_cast<std::int64_t>(count);
-      if (headers.empty() || headers.front() == header) all.push_back(header);
-      else  // a merged run's shard headers, in merge order (each shard's points are one block)
-        for (const auto& sh : s.shard_headers)
-          if (std::find(headers.begin(), headers.end(), sh.get()) != headers.end()) all.push_back(sh.get());
+      if (s.shard_headers.size() == first_shard) all.push_back(header);
+      for (std::size_t k = first_shard; k < s.shard_headers.size(); ++k) all.push_back(s.shard_headers[k].get());
     }
     for (std::size_t i = 0; i < run.points.size(); ++i) {
       const PointRecord& p = run.points[i];
