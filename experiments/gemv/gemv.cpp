@@ -218,7 +218,6 @@ LABRUN_EXPERIMENT(gemv) {
       .word_axis("dtype", "storage dtype of A and x (y is f32, every sum in f32)", {"f16", "bf16"}, "f16")
       // m: at a fixed row length n (the slice) every byte and flop grows with m, and so does the number of rows in
       // flight, which is where one-block-per-row and one-warp-per-row differ.
-      .size_axis("m")
       .plot({"m", "variant", {}, "time vs m"})
       .plot({"n", "variant", {}, "time vs n"});
   e.arrays([](const Args& a, Layout& l) {

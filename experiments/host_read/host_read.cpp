@@ -22,13 +22,11 @@ constexpr double kU = 0x1.0p-24;  // f32 unit roundoff
 const char* to_string(Variant v) { return v == Variant::item_per_step ? "item_per_step" : "accumulate_on_device"; }
 
 Params params_of(const Args& a) {
-  Params p;
-  if (a.variant() == "item_per_step") p.variant = Variant::item_per_step;
-  else if (a.variant() == "accumulate_on_device") p.variant = Variant::accumulate_on_device;
-  else throw std::invalid_argument("unknown host_read variant '" + a.variant() + "'");
-  p.steps = a.i64("steps");
-  p.n = a.i64("n");
-  p.mode = a.mode();
+  const std::string& v = a.variant();
+  if (v != "item_per_step" && v != "accumulate_on_device")
+    throw std::invalid_argument("unknown host_read variant '" + v + "'");
+  const Params p{.variant = v == "item_per_step" ? Variant::item_per_step : Variant::accumulate_on_device,
+                 .steps = a.i64("steps"), .n = a.i64("n"), .mode = a.mode()};
   if (p.steps < 0 || p.n < 0) throw std::invalid_argument("host_read: steps and n must be >= 0");
   return p;
 }

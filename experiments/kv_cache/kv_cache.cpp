@@ -28,19 +28,12 @@ void* step_buffer(std::int64_t i, std::int64_t S, void* cache, void* other) { re
 const char* to_string(Variant v) { return v == Variant::concat ? "concat" : "preallocated"; }
 
 Params params_of(const Args& a) {
-  Params p;
-  if (a.variant() == "concat") p.variant = Variant::concat;
-  else if (a.variant() == "preallocated") p.variant = Variant::preallocated;
-  else throw std::invalid_argument("unknown kv_cache variant '" + a.variant() + "'");
-  p.batch = a.i64("batch");
-  p.layers = a.i64("layers");
-  p.kv_heads = a.i64("kv_heads");
-  p.head_dim = a.i64("head_dim");
-  p.n0 = a.i64("n0");
-  p.n1 = a.i64("n1");
-  p.dtype = a.dtype();
+  const std::string& v = a.variant();
+  if (v != "concat" && v != "preallocated") throw std::invalid_argument("unknown kv_cache variant '" + v + "'");
+  const Params p{.variant = v == "concat" ? Variant::concat : Variant::preallocated, .batch = a.i64("batch"),
+                 .layers = a.i64("layers"), .kv_heads = a.i64("kv_heads"), .head_dim = a.i64("head_dim"),
+                 .n0 = a.i64("n0"), .n1 = a.i64("n1"), .dtype = a.dtype(), .mode = a.mode()};
   (void)format_of(p.dtype);  // bf16, f16 or f32
-  p.mode = a.mode();
   if (p.n1 < p.n0) throw std::invalid_argument("kv_cache: n1 must be >= n0");
   return p;
 }

@@ -273,7 +273,6 @@ LABRUN_EXPERIMENT(masking) {
                  "f32")
       .int_axis("downstream", "times x <- sin(x)*1.0001 is applied after squaring", 0, 1024, 0)
       .word_axis("nonfinite", "plant +inf/NaN in masked-out slots (case C06)", {"none", "masked_out"}, "none")
-      .size_axis("n")
       .plot({"n", "variant", {"density"}, "time vs n"})
       .plot({"density", "variant", {"n"}, "time vs density"});
   // Data and mask; the result; the op-by-op variants' temporary and the compactions' selection buffer (which

@@ -157,7 +157,6 @@ LABRUN_EXPERIMENT(rank) {
       .docs("docs/experiments/rank.md")
       .int_axis("n", "elements of the mask and of the int64 output", 0, 4e9, 1000000)
       .real_axis("density", "fraction of mask bytes that are 1 (0: all false, 1: all true)", 0, 1, 0.5)
-      .size_axis("n")
       .plot({"n", "variant", {"density"}, "time vs n"})
       .plot({"density", "variant", {"n"}, "time vs density"})
       .hypotheses(kHypotheses);

@@ -243,15 +243,15 @@ namespace {
 // A variant's setup, returning its iteration: one kernel, or one cuBLAS GEMM with n = 1 on a handle made here
 // (with its workspace: work memory), never in the iteration (case C12).
 Step launcher(Launch& setup) {
+  // The arrays, resolved here so the timed iteration only launches.
+  const void* a = setup.in("A").data;
+  const void* x = setup.in("x").data;
+  float* y = setup.out("y").as<float>();
   const Args& args = setup.args();
   const Variant v = variant_of(args);
   const DType t = args.dtype();
   const std::int64_t m = args.i64("m"), n = args.i64("n");
   const double bytes = cost(v, m, n, t).bytes;
-  // The arrays, resolved here so the timed iteration only launches.
-  const void* a = setup.in("A").data;
-  const void* x = setup.in("x").data;
-  float* y = setup.out("y").as<float>();
   if (v == Variant::cublas) {
     if (!cublas::available())
       throw PointOutcome(Status::not_supported, "cuBLAS cannot be used here: " + cublas::unavailable_reason());

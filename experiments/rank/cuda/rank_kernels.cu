@@ -181,6 +181,21 @@ void cub_launch(void* temp, std::size_t temp_bytes, Op&& op) {
   LABRUN_CUDA_LAUNCHED();
 }
 
+// Each CUB algorithm written once, as op(temp, bytes) for cub_temp_bytes (sizing: null arrays, where the element
+// count alone sets CUB's temporary storage) and for cub_launch (the real arrays and stream).
+auto count_op(const std::uint8_t* mask, std::int64_t n, std::int64_t* result, cudaStream_t stream = nullptr) {
+  return [=](void* t, std::size_t& b) { return cub::DeviceReduce::Sum(t, b, widened(mask), result, n, stream); };
+}
+auto select_op(const std::uint8_t* mask, std::int64_t n, std::int64_t* idx, std::int64_t* selected,
+               cudaStream_t stream = nullptr) {
+  return [=](void* t, std::size_t& b) {
+    return cub::DeviceSelect::Flagged(t, b, thrust::counting_iterator<std::int64_t>(0), mask, idx, selected, n, stream);
+  };
+}
+auto scan_op(const std::uint8_t* mask, std::int64_t n, std::int64_t* s, cudaStream_t stream = nullptr) {
+  return [=](void* t, std::size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, widened(mask), s, n, stream); };
+}
+
 }  // namespace
 
 void fill(std::int64_t* out, std::int64_t value, std::int64_t n, int sm, cudaStream_t stream) {
@@ -189,38 +204,10 @@ void fill(std::int64_t* out, std::int64_t value, std::int64_t n, int sm, cudaStr
   LABRUN_CUDA_LAUNCHED();
 }
 
-std::size_t count_temp_bytes(std::int64_t n) {
-  return cub_temp_bytes([&](void* t, std::size_t& b) {
-    return cub::DeviceReduce::Sum(t, b, widened(nullptr), static_cast<std::int64_t*>(nullptr), n);
-  });
-}
-
-void count(const std::uint8_t* mask, std::int64_t n, std::int64_t* result, void* temp, std::size_t temp_bytes,
-           cudaStream_t stream) {
-  cub_launch(temp, temp_bytes, [&](void* t, std::size_t& b) {
-    return cub::DeviceReduce::Sum(t, b, widened(mask), result, n, stream);
-  });
-}
-
 void arange(std::int64_t* out, std::int64_t count, int sm, cudaStream_t stream) {
   if (count <= 0) return;
   arange_kernel<<<grid_for(count / 2 + 1, 1, sm), kBlock, 0, stream>>>(out, count);
   LABRUN_CUDA_LAUNCHED();
-}
-
-std::size_t select_temp_bytes(std::int64_t n) {
-  return cub_temp_bytes([&](void* t, std::size_t& b) {
-    return cub::DeviceSelect::Flagged(t, b, thrust::counting_iterator<std::int64_t>(0),
-                                      static_cast<const std::uint8_t*>(nullptr), static_cast<std::int64_t*>(nullptr),
-                                      static_cast<std::int64_t*>(nullptr), n);
-  });
-}
-
-void select_indices(const std::uint8_t* mask, std::int64_t n, std::int64_t* idx, std::int64_t* selected, void* temp,
-                    std::size_t temp_bytes, cudaStream_t stream) {
-  cub_launch(temp, temp_bytes, [&](void* t, std::size_t& b) {
-    return cub::DeviceSelect::Flagged(t, b, thrust::counting_iterator<std::int64_t>(0), mask, idx, selected, n, stream);
-  });
 }
 
 void scatter(std::int64_t* out, const std::int64_t* idx, const std::int64_t* values, std::int64_t count, int sm,
@@ -230,18 +217,26 @@ void scatter(std::int64_t* out, const std::int64_t* idx, const std::int64_t* val
   LABRUN_CUDA_LAUNCHED();
 }
 
-std::size_t scan_temp_bytes(std::int64_t n) {
-  return cub_temp_bytes([&](void* t, std::size_t& b) {
-    return cub::DeviceScan::InclusiveSum(t, b, widened(nullptr), static_cast<std::int64_t*>(nullptr), n);
-  });
+std::size_t count_temp_bytes(std::int64_t n) { return cub_temp_bytes(count_op(nullptr, n, nullptr)); }
+
+void count(const std::uint8_t* mask, std::int64_t n, std::int64_t* result, void* temp, std::size_t temp_bytes,
+           cudaStream_t stream) {
+  cub_launch(temp, temp_bytes, count_op(mask, n, result, stream));
 }
+
+std::size_t select_temp_bytes(std::int64_t n) { return cub_temp_bytes(select_op(nullptr, n, nullptr, nullptr)); }
+
+void select_indices(const std::uint8_t* mask, std::int64_t n, std::int64_t* idx, std::int64_t* selected, void* temp,
+                    std::size_t temp_bytes, cudaStream_t stream) {
+  cub_launch(temp, temp_bytes, select_op(mask, n, idx, selected, stream));
+}
+
+std::size_t scan_temp_bytes(std::int64_t n) { return cub_temp_bytes(scan_op(nullptr, n, nullptr)); }
 
 void inclusive_count(const std::uint8_t* mask, std::int64_t n, std::int64_t* s, void* temp, std::size_t temp_bytes,
                      cudaStream_t stream) {
   if (n <= 0) return;
-  cub_launch(temp, temp_bytes, [&](void* t, std::size_t& b) {
-    return cub::DeviceScan::InclusiveSum(t, b, widened(mask), s, n, stream);
-  });
+  cub_launch(temp, temp_bytes, scan_op(mask, n, s, stream));
 }
 
 int select_rank_grid(std::int64_t n, int sm_count) {

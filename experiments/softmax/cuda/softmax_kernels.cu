@@ -330,10 +330,10 @@ template <class Op>
 void launch_reduce(DType t, const void* in, void* out, std::int64_t rows, std::int64_t cols, int sm, cudaStream_t s,
                    float identity) {
   if (rows <= 0 || cols <= 0) return;
-  const Geometry g = reduce_geometry(t, rows, cols, sm);
   dispatch(t, cols, [&](auto* p, auto w) {
     using S = std::remove_pointer_t<decltype(p)>;
     constexpr int W = decltype(w)::value;
+    const Geometry g = reduce_geometry(t, rows, cols, sm);
     row_reduce_kernel<S, W, Op><<<g.grid, g.block, 0, s>>>(static_cast<const S*>(in), static_cast<S*>(out), rows,
                                                            cols, g.threads_per_row, identity, Op{});
     return 0;
@@ -415,12 +415,12 @@ namespace {
 // scratch e, m, s) or one fused kernel. The geometry (and the kernels' occupancy, which loads them) is settled
 // here, before any capture; the arrays are resolved here, so the timed iteration only launches.
 Step launcher(Launch& setup) {
+  const void* x = setup.in("x").data;
+  void* y = setup.out("y").data;
   const Params p = params_of(setup.args());
   const DType t = p.dtype;
   const std::int64_t rows = p.rows, cols = p.cols;
   const int sm = setup.sm_count();
-  const void* x = setup.in("x").data;
-  void* y = setup.out("y").data;
   const double n = static_cast<double>(p.elements()), s = static_cast<double>(dtype_bytes(t));
   const double r = static_cast<double>(rows);
   if (p.variant == Variant::unfused) {
@@ -443,7 +443,7 @@ Step launcher(Launch& setup) {
   const kernels::Fused algo = p.variant == Variant::online ? kernels::Fused::online : kernels::Fused::two_pass;
   (void)kernels::fused_geometry(algo, t, rows, cols, sm);
   const double bytes = cost(p).bytes;
-  const char* name = p.variant == Variant::two_pass ? "two_pass" : "online";
+  const char* name = to_string(p.variant);
   return [=](Launch& l) {
     kernels::fused(algo, t, x, y, rows, cols, l.sm_count(), l.stream());
     l.mark(name, bytes);
