@@ -31,21 +31,9 @@ using namespace test_gelu;
 
 const Experiment& experiment() { return *test::builtin().find("gelu"); }
 
-LabSettings quick_lab() {
-  LabSettings lab;
-  lab.warmup_iterations = 1;
-  lab.warmup_time_s = 0;
-  lab.min_samples = 1;
-  lab.max_samples = 2;
-  lab.max_time_s = 0;
-  lab.min_sample_time_s = 0;
-  return lab;
-}
+using test::quick_lab;
 
-Json run(const Point& p, const LabSettings& lab = quick_lab()) {
-  HostBackend backend;
-  return run_point(p, experiment(), backend, lab);
-}
+Json run(const Point& p, const LabSettings& lab = quick_lab()) { return test::run_on_host(p, experiment(), lab); }
 
 // gelu_tanh(x) = 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))), evaluated independently (Python, float64):
 // gelu(1) = 0.8411919906082768, gelu(-1) = -0.15880800939172324, gelu(2) = 1.954597694087775,

@@ -48,21 +48,9 @@ Inputs ones_arange(std::int64_t m, std::int64_t n, DType t) {
   return in;
 }
 
-LabSettings quick_lab() {
-  LabSettings lab;
-  lab.warmup_iterations = 1;
-  lab.warmup_time_s = 0;
-  lab.min_samples = 1;
-  lab.max_samples = 2;
-  lab.max_time_s = 0;
-  lab.min_sample_time_s = 0;
-  return lab;
-}
+using test::quick_lab;
 
-Json run(const Point& p, const LabSettings& lab = quick_lab()) {
-  HostBackend backend;
-  return run_point(p, experiment(), backend, lab);
-}
+Json run(const Point& p, const LabSettings& lab = quick_lab()) { return test::run_on_host(p, experiment(), lab); }
 
 // A = ones, x = arange: y[i] = n(n − 1)/2 and Σ|a x| the same; a row of alternating signs sums pairs to −1.
 TEST(Gemv, ReferenceKnownValues) {

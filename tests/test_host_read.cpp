@@ -41,21 +41,9 @@ Point point(const std::string& variant, std::int64_t steps, std::int64_t n, cons
   return Point{"host_read", variant, {{"steps", steps}, {"n", n}, {"mode", mode}, {"l2", std::string("hot")}}};
 }
 
-LabSettings quick_lab() {
-  LabSettings lab;
-  lab.warmup_iterations = 1;
-  lab.warmup_time_s = 0;
-  lab.min_samples = 1;
-  lab.max_samples = 2;
-  lab.max_time_s = 0;
-  lab.min_sample_time_s = 0;
-  return lab;
-}
+using test::quick_lab;
 
-Json run(const Point& p, const LabSettings& lab = quick_lab()) {
-  HostBackend backend;
-  return run_point(p, experiment(), backend, lab);
-}
+Json run(const Point& p, const LabSettings& lab = quick_lab()) { return test::run_on_host(p, experiment(), lab); }
 
 View view_of(const std::vector<float>& v) {
   return View{const_cast<float*>(v.data()), static_cast<std::int64_t>(v.size()), Elem::of(DType::f32)};

@@ -126,21 +126,9 @@ Point point(const std::string& variant, std::int64_t n0, std::int64_t n1, const 
                 {"n0", n0}, {"n1", n1}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
 }
 
-LabSettings quick_lab() {
-  LabSettings lab;
-  lab.warmup_iterations = 1;
-  lab.warmup_time_s = 0;
-  lab.min_samples = 1;
-  lab.max_samples = 2;
-  lab.max_time_s = 0;
-  lab.min_sample_time_s = 0;
-  return lab;
-}
+using test::quick_lab;
 
-Json run(const Point& p, const LabSettings& lab = quick_lab()) {
-  HostBackend backend;
-  return run_point(p, experiment(), backend, lab);
-}
+Json run(const Point& p, const LabSettings& lab = quick_lab()) { return test::run_on_host(p, experiment(), lab); }
 
 // Every format: values in ±[0.25, 2), never zero, NaN or infinite; both signs and all three binades appear; the
 // same (seed, i) gives the same bits, another seed other bits.

@@ -118,21 +118,9 @@ Point point(const std::string& variant, std::int64_t n, const std::string& dtype
 }
 
 /// Lab settings that keep a host point to a handful of iterations.
-LabSettings quick_lab() {
-  LabSettings lab;
-  lab.warmup_iterations = 1;
-  lab.warmup_time_s = 0;
-  lab.min_samples = 1;
-  lab.max_samples = 2;
-  lab.max_time_s = 0;
-  lab.min_sample_time_s = 0;
-  return lab;
-}
+using test::quick_lab;
 
-Json run(const Point& p, const LabSettings& lab = quick_lab()) {
-  HostBackend backend;
-  return run_point(p, experiment(), backend, lab);
-}
+Json run(const Point& p, const LabSettings& lab = quick_lab()) { return test::run_on_host(p, experiment(), lab); }
 
 // Data {1,-2,0.5,3}, mask {1,0,1,1}: 1 + 0.25 + 9 = 10.25, sum_abs 10.25; f32 squares carry
 // (u_c + u_s)|x| = 2^-23 |x| each, so elementwise_error = 10.25 * 2^-23.

@@ -64,21 +64,9 @@ Check check(const std::vector<std::uint8_t>& mask, std::vector<std::int64_t>& ou
   return sdk()->compare(args, [&]() -> const Arrays& { return in; }, outs, ref, 1.0);
 }
 
-LabSettings quick_lab() {
-  LabSettings lab;
-  lab.warmup_iterations = 1;
-  lab.warmup_time_s = 0;
-  lab.min_samples = 1;
-  lab.max_samples = 2;
-  lab.max_time_s = 0;
-  lab.min_sample_time_s = 0;
-  return lab;
-}
+using test::quick_lab;
 
-Json run(const Point& p, const LabSettings& lab = quick_lab()) {
-  HostBackend backend;
-  return run_point(p, experiment(), backend, lab);
-}
+Json run(const Point& p, const LabSettings& lab = quick_lab()) { return test::run_on_host(p, experiment(), lab); }
 
 // mask 1 0 1 1 0 0 1 -> ranks 0 -1 1 2 -1 -1 3.
 TEST(Rank, HandComputedReference) {

@@ -2,7 +2,9 @@
 // (experiments/<name>/); the core, the device runtime and the report name none of them, none of their variants
 // and none of their axes. Generic notions (a size axis, the lab axes mode and l2, a dtype) may stay, and so may
 // ordinary English words an experiment happens to use as a name (a variant called `block`). An experiment on the
-// SDK includes only labrun's public headers (include/labrun/) and its own files.
+// SDK includes only labrun's public headers (include/labrun/) and its own files. src/ is layered by module
+// (src/modules.txt): no module includes one above it, the public headers include only each other, and kernels/ only
+// public headers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -220,6 +223,174 @@ TEST(RepositoryRules, TheIncludeCheckerFindsAPrivateHeader) {
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_NE(bad[0].find("registry.hpp"), std::string::npos);
   fs::remove_all(dir);
+}
+
+// ---- module dependencies (src/modules.txt) ----------------------------------------------------------------------
+
+// The table src/modules.txt under `root`: each module and the modules its files may include (itself included), in
+// the table's order, lowest first. A listed module that is not above the one that names it is a violation too (the
+// table must be layered): it is returned in `bad`.
+std::map<std::string, std::set<std::string>> module_table(const fs::path& root, std::vector<std::string>& bad) {
+  std::map<std::string, std::set<std::string>> allowed;
+  std::ifstream in(root / "src" / "modules.txt");
+  const std::regex line_re(R"(^([a-z_]+):(.*)$)");
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    std::smatch m;
+    if (!std::regex_match(line, m, line_re)) continue;
+    const std::string module = m[1];
+    std::set<std::string> deps{module};
+    std::istringstream words(m[2].str());
+    for (std::string dep; words >> dep;) {
+      if (!allowed.count(dep))
+        bad.push_back("src/modules.txt:" + std::to_string(n) + ": " + module + " may include " + dep +
+                      ", which is not a module listed above it");
+      deps.insert(dep);
+    }
+    allowed[module] = deps;
+  }
+  return allowed;
+}
+
+bool is_source(const fs::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".cpp" || ext == ".hpp" || ext == ".cu" || ext == ".cuh";
+}
+
+// The module of a file under root/src: the first folder below src/ ("" for a file directly in src/).
+std::string module_of(const fs::path& root, const fs::path& file) {
+  const fs::path rel = fs::relative(file, root / "src");
+  return std::distance(rel.begin(), rel.end()) > 1 ? rel.begin()->string() : "";
+}
+
+// Where `#include "name"` from `file` resolves among labrun's own files, as the compiler's quote search does: the
+// includer's folder, then every module folder of src/ (and src/backends/cuda). Empty when it is none of them.
+fs::path resolve_quoted(const fs::path& root, const fs::path& file, const std::string& name) {
+  if (fs::exists(file.parent_path() / name)) return fs::weakly_canonical(file.parent_path() / name);
+  for (const auto& e : fs::recursive_directory_iterator(root / "src"))
+    if (e.is_directory() && fs::exists(e.path() / name)) return fs::weakly_canonical(e.path() / name);
+  return {};
+}
+
+// Whether `#include "name"` from `file` is a file in the includer's own folder (not one reached through "../").
+bool is_sibling(const fs::path& file, const std::string& name) {
+  const fs::path target = file.parent_path() / name;
+  return fs::exists(target) && fs::weakly_canonical(target).parent_path() == fs::weakly_canonical(file.parent_path());
+}
+
+// Every include that breaks the layering under `root`, as "file:line: what": a src/ file including a header of a
+// module its own may not include (or one labrun does not have), src/ including kernels/, a public header
+// (include/labrun/) including anything of labrun but another public header, kernels/ including a private header.
+// main.cpp, directly in src/, is the top and may include every module.
+std::vector<std::string> layering_violations(const fs::path& root) {
+  std::vector<std::string> bad;
+  const auto allowed = module_table(root, bad);
+  const std::regex include_re(R"re(^\s*#\s*include\s*([<"])([^>"]+)[>"])re");
+  auto each_include = [&](const fs::path& folder, auto&& check) {
+    if (!fs::exists(folder)) return;
+    for (const auto& e : fs::recursive_directory_iterator(folder)) {
+      if (!is_source(e.path())) continue;
+      std::ifstream in(e.path());
+      std::size_t n = 0;
+      for (std::string line; std::getline(in, line);) {
+        ++n;
+        std::smatch m;
+        if (!std::regex_search(line, m, include_re)) continue;
+        const std::string where = fs::relative(e.path(), root).string() + ":" + std::to_string(n) + ": ";
+        check(e.path(), m[1] == "<", m[2].str(), where);
+      }
+    }
+  };
+  each_include(root / "src", [&](const fs::path& file, bool angle, const std::string& name, const std::string& at) {
+    const std::string module = module_of(root, file);
+    if (angle) {
+      if (name.rfind("labrun/kernels/", 0) == 0) bad.push_back(at + "src/ includes kernels/ (<" + name + ">)");
+      return;  // a public header or a system one
+    }
+    if (!module.empty() && !allowed.count(module)) {
+      bad.push_back(at + "src/" + module + " is not a module of src/modules.txt");
+      return;
+    }
+    const fs::path target = resolve_quoted(root, file, name);
+    if (target.empty()) {
+      bad.push_back(at + "\"" + name + "\" is no file of src/");
+      return;
+    }
+    const std::string owner = module_of(root, target);
+    if (!module.empty() && !allowed.at(module).count(owner))
+      bad.push_back(at + module + " includes \"" + name + "\" of " + owner + ", above it in src/modules.txt");
+  });
+  each_include(root / "include" / "labrun", [&](const fs::path& file, bool angle, const std::string& name,
+                                                const std::string& at) {
+    const bool labrun = angle ? name.rfind("labrun/", 0) == 0 : true;
+    if (!labrun) return;
+    const bool ok = angle ? fs::exists(root / "include" / name) && name.rfind("labrun/kernels/", 0) != 0
+                          : is_sibling(file, name);
+    if (!ok) bad.push_back(at + "a public header includes \"" + name + "\", which is not a public header");
+  });
+  each_include(root / "kernels", [&](const fs::path& file, bool angle, const std::string& name,
+                                     const std::string& at) {
+    if (angle) return;  // <labrun/...> public, or a system header
+    if (!is_sibling(file, name)) bad.push_back(at + "kernels/ includes \"" + name + "\", not its own");
+  });
+  return bad;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string all;
+  for (const auto& b : lines) all += "  " + b + "\n";
+  return all;
+}
+
+// src/ holds main.cpp and the module folders of src/modules.txt, nothing else, and every include keeps the layers.
+TEST(RepositoryRules, IncludesFollowTheModuleTable) {
+  const fs::path root(LABRUN_SOURCE_DIR);
+  std::vector<std::string> bad;
+  const auto allowed = module_table(root, bad);
+  EXPECT_GE(allowed.size(), 10u);
+  for (const auto& e : fs::directory_iterator(root / "src")) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory() && !allowed.count(name)) bad.push_back("src/" + name + "/ is not in src/modules.txt");
+    if (!e.is_directory() && name != "main.cpp" && name != "modules.txt" && name != "README.md")
+      bad.push_back("src/" + name + " lies directly in src/ (only main.cpp may)");
+  }
+  for (auto& b : layering_violations(root)) bad.push_back(std::move(b));
+  EXPECT_TRUE(bad.empty()) << bad.size() << " breaks of the module layering:\n" << joined(bad);
+}
+
+// A planted tree: a lower module including a higher one, a public header including a private one, kernels/ including
+// src/, and a table naming a module below its user are each found, and the allowed includes are not.
+TEST(RepositoryRules, TheLayeringCheckerFindsALowerModuleIncludingAHigherOne) {
+  test::TempDir dir("labrun-layers");
+  const fs::path root = dir.path();
+  auto write = [&](const std::string& rel, const std::string& text) {
+    fs::create_directories((root / rel).parent_path());
+    std::ofstream(root / rel) << text;
+  };
+  write("src/modules.txt", "base:\nstats: base\nhistory: base stats\n");
+  write("src/base/base.hpp", "#include <vector>\n#include <labrun/point.hpp>\n");
+  write("src/stats/stats.hpp", "#include \"base.hpp\"\n");
+  write("src/history/history.hpp", "#include \"stats.hpp\"\n#include \"base.hpp\"\n");
+  write("src/main.cpp", "#include \"history.hpp\"\n");
+  write("include/labrun/point.hpp", "#include <string>\n");
+  write("kernels/vec.cuh", "#include <labrun/point.hpp>\n");
+  EXPECT_TRUE(layering_violations(root).empty()) << joined(layering_violations(root));
+
+  write("src/base/bad.cpp", "#include \"base.hpp\"\n#include \"history.hpp\"\n");
+  auto bad = layering_violations(root);
+  ASSERT_EQ(bad.size(), 1u) << joined(bad);
+  EXPECT_EQ(bad[0], "src/base/bad.cpp:2: base includes \"history.hpp\" of history, above it in src/modules.txt");
+
+  fs::remove(root / "src/base/bad.cpp");
+  write("include/labrun/point.hpp", "#include <string>\n#include \"../../src/base/base.hpp\"\n");
+  write("kernels/vec.cuh", "#include \"stats.hpp\"\n");
+  write("src/modules.txt", "base: stats\nstats: base\nhistory: base stats\n");
+  bad = layering_violations(root);
+  ASSERT_EQ(bad.size(), 3u) << joined(bad);
+  EXPECT_NE(bad[0].find("src/modules.txt:1: base may include stats"), std::string::npos) << bad[0];
+  EXPECT_NE(joined(bad).find("a public header includes"), std::string::npos);
+  EXPECT_NE(joined(bad).find("kernels/ includes \"stats.hpp\""), std::string::npos);
 }
 
 }  // namespace

@@ -134,21 +134,9 @@ Check check_host(Variant v, const Inputs& in, double scale = 1.0) {
   return compare(v, in, y.data(), ref, scale);
 }
 
-LabSettings quick_lab() {
-  LabSettings lab;
-  lab.warmup_iterations = 1;
-  lab.warmup_time_s = 0;
-  lab.min_samples = 1;
-  lab.max_samples = 2;
-  lab.max_time_s = 0;
-  lab.min_sample_time_s = 0;
-  return lab;
-}
+using test::quick_lab;
 
-Json run(const Point& p, const LabSettings& lab = quick_lab()) {
-  HostBackend backend;
-  return run_point(p, experiment(), backend, lab);
-}
+Json run(const Point& p, const LabSettings& lab = quick_lab()) { return test::run_on_host(p, experiment(), lab); }
 
 // Row {1, 2, 3}: max 3, spread 2, y = (e^-2, e^-1, 1) / (1 + e^-1 + e^-2); row {5, 5, 5}: 1/3 each.
 TEST(Softmax, HandComputedReference) {

@@ -1,4 +1,5 @@
-// Helpers shared by the host tests: a scratch directory and the built-in registry.
+// Helpers shared by the host tests: a scratch directory, the built-in registry, quick lab settings and a point run
+// on the host backend.
 #pragma once
 
 #include <stdlib.h>
@@ -14,6 +15,9 @@
 #include <gtest/gtest.h>
 #include <labrun/experiment.hpp>
 
+#include "host_backend.hpp"
+#include "lab.hpp"
+#include "lab_settings.hpp"
 #include "registry.hpp"
 #include "sdk_registry.hpp"
 
@@ -63,6 +67,25 @@ inline const Registry& builtin() {
 
 /// The built-in SDK experiment `name` (its generator, reference and check, as the lab runs them).
 inline std::shared_ptr<SdkExperiment> builtin_sdk(const std::string& name) { return sdk_experiment(builtin(), name); }
+
+/// Lab settings for a quick host run: one warmup iteration, one or two samples, no time floors or limits (host tests
+/// assert values and statuses, never timings).
+inline LabSettings quick_lab() {
+  LabSettings lab;
+  lab.warmup_iterations = 1;
+  lab.warmup_time_s = 0;
+  lab.min_samples = 1;
+  lab.max_samples = 2;
+  lab.max_time_s = 0;
+  lab.min_sample_time_s = 0;
+  return lab;
+}
+
+/// Point `p` of `experiment` through the lab pass on the host backend: its record (run_point's JSON object).
+inline Json run_on_host(const Point& p, const Experiment& experiment, const LabSettings& lab = quick_lab()) {
+  HostBackend backend;
+  return run_point(p, experiment, backend, lab);
+}
 
 /// The named number a check attached to a comparison (Compare::note); a test failure and NaN when there is none.
 inline double note(const CheckResult& c, const std::string& name) {
