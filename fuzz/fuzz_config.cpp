@@ -16,19 +16,13 @@
 #include <vector>
 
 #include "config.hpp"
+#include "fuzz_registry.hpp"
 #include "registry.hpp"
 #include "sweep.hpp"
 
 namespace {
 
-const labrun::Registry& registry() {
-  static const labrun::Registry* r = [] {
-    auto* made = new labrun::Registry;  // lives for the process, as main()'s does
-    labrun::register_builtin(*made);
-    return made;
-  }();
-  return *r;
-}
+const labrun::Registry& registry() { return labrun::fuzz::builtin_registry(); }
 
 }  // namespace
 

@@ -30,6 +30,7 @@
 #include "diff.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
+#include "fuzz_registry.hpp"
 #include "registry.hpp"
 #include "report_context.hpp"
 #include "report_markdown.hpp"
@@ -39,14 +40,7 @@ namespace {
 
 using labrun::Json;
 
-const labrun::Registry& registry() {
-  static const labrun::Registry* r = [] {
-    auto* made = new labrun::Registry;  // lives for the process, as main()'s does
-    labrun::register_builtin(*made);
-    return made;
-  }();
-  return *r;
-}
+const labrun::Registry& registry() { return labrun::fuzz::builtin_registry(); }
 
 // One temporary file per fuzzing process, rewritten for every input; removed at exit.
 std::string temp_file() {

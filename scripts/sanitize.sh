@@ -15,17 +15,7 @@ fuzz_seconds="${1:-${LABRUN_FUZZ_SECONDS:-60}}"
 
 packages=(cmake ninja-build git clang-14 libclang-rt-14-dev llvm-14 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
           libspdlog-dev libfmt-dev libgtest-dev python3-matplotlib)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "sanitize: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" > /dev/null
-fi
+scripts/install_missing.sh sanitize "${packages[@]}"
 
 jobs="$(nproc)"
 launcher=()

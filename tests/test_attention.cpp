@@ -26,6 +26,7 @@
 #include "registry.hpp"
 #include "sdk_registry.hpp"
 #include "sweep.hpp"
+#include "attention_test.hpp"
 #include "test_util.hpp"
 
 namespace labrun {
@@ -43,18 +44,7 @@ const Experiment& experiment() { return *builtin().find("attention"); }
 
 std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("attention"); }
 
-Point point(const std::string& variant, std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d,
-            std::int64_t causal, const std::string& mode = "eager") {
-  return Point{"attention",
-               variant,
-               {{"seq", s},
-                {"batch", b},
-                {"heads", h},
-                {"head_dim", d},
-                {"causal", causal},
-                {"mode", mode},
-                {"l2", std::string("hot")}}};
-}
+using test_attention::point;
 
 attention::Params params(Variant v, std::int64_t b, std::int64_t h, std::int64_t s, int d, bool causal) {
   return attention::Params{v, b, h, s, d, causal, "eager"};
@@ -410,13 +400,7 @@ TEST(Attention, ConfigPointsAreTheDescribedSweep) {
 }
 
 LabSettings quick_lab() {
-  LabSettings lab;
-  lab.warmup_iterations = 1;
-  lab.warmup_time_s = 0;
-  lab.min_samples = 1;
-  lab.max_samples = 2;
-  lab.max_time_s = 0;
-  lab.min_sample_time_s = 0;
+  LabSettings lab = test::quick_lab();
   lab.host_max_bytes = 4e7;  // as configs/attention.yaml: the naive working sets count the 32 MiB cuBLAS workspace
   return lab;
 }

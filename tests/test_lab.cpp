@@ -10,6 +10,7 @@
 
 #include "lab.hpp"
 #include "record.hpp"
+#include "test_util.hpp"
 #include <labrun/status.hpp>
 
 namespace labrun {
@@ -132,14 +133,13 @@ Experiment mock_experiment(Log& log) {
 
 Point point(const std::string& variant) { return Point{"mock", variant, {{"mode", std::string("eager")}}}; }
 
+// Enough samples for the CI-target stop to be seen (test::quick_lab takes two at most).
 LabSettings quick_lab() {
-  LabSettings lab;
+  LabSettings lab = test::quick_lab();
   lab.warmup_iterations = 2;
-  lab.warmup_time_s = 0;
   lab.min_samples = 10;
   lab.max_samples = 50;
   lab.max_time_s = 60;
-  lab.min_sample_time_s = 0;
   return lab;
 }
 

@@ -22,6 +22,7 @@
 
 #include "attention/attention.hpp"
 #include "attention/cuda/attention_kernels.cuh"
+#include "attention_test.hpp"
 #include "cublas.hpp"
 #include "cuda_backend.hpp"
 #include <labrun/dtype.hpp>
@@ -44,15 +45,7 @@ class AttentionGpu : public test::GpuLabTest {
   }
   static Point point(const std::string& variant, std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d,
                      std::int64_t causal, const std::string& mode = "eager") {
-    return Point{"attention",
-                 variant,
-                 {{"seq", s},
-                  {"batch", b},
-                  {"heads", h},
-                  {"head_dim", d},
-                  {"causal", causal},
-                  {"mode", mode},
-                  {"l2", std::string("hot")}}};
+    return test_attention::point(variant, b, h, s, d, causal, mode);
   }
   Json run(const Point& p) { return run_lab(p); }
   static bool naive(const std::string& v) { return v != "tiled"; }
