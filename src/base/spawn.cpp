@@ -8,7 +8,10 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 extern "C" char** environ;
 
@@ -77,6 +80,22 @@ int run_process(const std::vector<std::string>& argv, const SpawnOptions& option
   const int pid = start_process(argv, options);
   while (true)
     if (const auto rc = wait_process(pid, true)) return *rc;
+}
+
+std::string find_script(const std::string& given, const std::string& name) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!given.empty()) return fs::exists(given, ec) ? given : "";
+  std::vector<fs::path> candidates = {fs::current_path(ec) / "scripts" / name};
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (fs::path d = exe.parent_path(); !d.empty() && d != d.root_path(); d = d.parent_path())
+      candidates.push_back(d / "scripts" / name);
+    candidates.push_back(exe.parent_path().parent_path() / "share" / "labrun" / name);
+  }
+  for (const auto& p : candidates)
+    if (fs::exists(p, ec)) return p.string();
+  return "";
 }
 
 }  // namespace labrun

@@ -38,4 +38,9 @@ int start_process(const std::vector<std::string>& argv, const SpawnOptions& opti
 /// returns nullopt so the caller can look at interrupt_signal()).
 std::optional<int> wait_process(int pid, bool block);
 
+/// Where labrun's helper script `name` (e.g. "plot_report.py") is: `given` when it is not empty (and exists), else
+/// the first that exists of ./scripts/NAME, scripts/NAME in any folder above the running binary (a build tree), and
+/// <prefix>/share/labrun/NAME beside an installed <prefix>/bin/EXE (cmake --install). "" when none exists.
+std::string find_script(const std::string& given, const std::string& name);
+
 }  // namespace labrun

@@ -83,22 +83,6 @@ Json to_json(const PlotFigure& f) {
               {"title", f.title},   {"name", f.name}};
 }
 
-std::string find_plot_script(const std::string& given) {
-  std::error_code ec;
-  if (!given.empty()) return fs::exists(given, ec) ? given : "";
-  std::vector<fs::path> candidates = {fs::current_path(ec) / "scripts" / "plot_report.py"};
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (fs::path d = exe.parent_path(); !d.empty() && d != d.root_path(); d = d.parent_path())
-      candidates.push_back(d / "scripts" / "plot_report.py");
-    // An installed labrun or runner: <prefix>/bin/EXE and <prefix>/share/labrun/plot_report.py (cmake --install).
-    candidates.push_back(exe.parent_path().parent_path() / "share" / "labrun" / "plot_report.py");
-  }
-  for (const auto& p : candidates)
-    if (fs::exists(p, ec)) return p.string();
-  return "";
-}
-
 }  // namespace
 
 std::vector<PlotFigure> plot_figures(const ReportContext& c) {
@@ -136,7 +120,7 @@ void write_plot_specs(const ReportContext& c, const fs::path& file, std::size_t 
 }
 
 Json draw_plots(const fs::path& out_dir, const std::string& given_script, std::ostream& err, std::size_t* not_drawn) {
-  const std::string script = find_plot_script(given_script);
+  const std::string script = find_script(given_script, "plot_report.py");
   if (script.empty()) {
     err << "labrun report: warning: scripts/plot_report.py not found; no plots\n";
     return Json::array();
