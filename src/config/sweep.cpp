@@ -28,13 +28,12 @@ bool matches(const ExcludeRule& rule, const Point& point) {
 
 namespace {
 
-/// expand() before its check that a point is left: every combination of the axes' values and the variants, less
-/// the excluded ones.
-std::vector<Point> expand_combinations(const SweepConfig& config, const Experiment& experiment) {
-  if (config.experiment != experiment.name)
-    throw std::invalid_argument("config is for experiment '" + config.experiment + "', not '" +
-                                experiment.name + "'");
-  std::vector<std::pair<std::string, std::vector<AxisValue>>> axes;
+/// A sweep's axes in order, each with the values it takes.
+using Axes = std::vector<std::pair<std::string, std::vector<AxisValue>>>;
+
+/// The axes the config writes, in its order, then each experiment axis it does not write at its one default value.
+Axes axes_with_defaults(const SweepConfig& config, const Experiment& experiment) {
+  Axes axes;
   for (const auto& a : config.axes) axes.emplace_back(a.name, a.values);
   for (const auto& decl : experiment.axes) {
     bool written = false;
@@ -45,9 +44,19 @@ std::vector<Point> expand_combinations(const SweepConfig& config, const Experime
       axes.emplace_back(decl.name, std::vector<AxisValue>{value});
     }
   }
+  return axes;
+}
+
+/// The variants a sweep runs: the config's list, or every variant of the experiment when it lists none.
+std::vector<std::string> swept_variants(const SweepConfig& config, const Experiment& experiment) {
   std::vector<std::string> variants = config.variants;
   if (variants.empty())
     for (const auto& v : experiment.variants) variants.push_back(v.name);
+  return variants;
+}
+
+/// Throws ConfigError when the sweep would expand to more than kMaxPoints points before excludes.
+void check_point_count(const SweepConfig& config, const Axes& axes, const std::vector<std::string>& variants) {
   // Refuse before allocating: each range is capped, but their product is not.
   double product = static_cast<double>(variants.size());
   for (const auto& a : axes) product *= static_cast<double>(a.second.size());
@@ -55,51 +64,75 @@ std::vector<Point> expand_combinations(const SweepConfig& config, const Experime
     throw ConfigError(SourceLoc{config.path, 0, 0}, "axes",
                       "the sweep expands to " + to_string(AxisValue(product)) + " points before excludes, more than " +
                           std::to_string(kMaxPoints) + "; split it into several configs");
+}
 
-  std::vector<Point> points;
-  std::vector<std::size_t> index(axes.size(), 0);
-  for (const auto& a : axes)
-    if (a.second.empty()) return points;
+/// The exclude rules, grouped by the axes they name (the variant counting as one more axis, at position
+/// axes.size()): a group is one mask over the combinations of its axes' value positions, set where one of its
+/// rules lists every value. A point is excluded when a group's mask is set at the point's positions: one lookup
+/// per group, where matches() searched every rule's values for every point. A sweep holds up to kMaxPoints
+/// points and a rule up to kMaxRangeValues values: that search took two minutes for a 90-byte config (one rule
+/// of 100000 values) and seconds for a 5 KB one (400 rules) in a release build (issue 12, found while fuzzing
+/// the config path: fuzz/fuzz_config.cpp). A mask has at most kMaxPoints entries (the product of every axis'
+/// size, checked by check_point_count). The same points as matches(), which stays the definition
+/// (tests/test_fuzz_findings.cpp compares them).
+class ExcludeMasks {
+ public:
+  ExcludeMasks(const Axes& axes, const std::vector<std::string>& variants, const std::string& experiment)
+      : axes_(axes), variants_(variants), experiment_(experiment), variant_axis_(axes.size()) {}
 
-  // The exclude rules, grouped by the axes they name (the variant counting as one more axis, at position
-  // axes.size()): a group is one mask over the combinations of its axes' value positions, set where one of its
-  // rules lists every value. A point is excluded when a group's mask is set at the point's positions: one lookup
-  // per group, where matches() searched every rule's values for every point. A sweep holds up to kMaxPoints
-  // points and a rule up to kMaxRangeValues values: that search took two minutes for a 90-byte config (one rule
-  // of 100000 values) and seconds for a 5 KB one (400 rules) in a release build (issue 12, found while fuzzing
-  // the config path: fuzz/fuzz_config.cpp). A mask has at most kMaxPoints entries (the product of every axis'
-  // size, checked above). The same points as matches(), which stays the definition (tests/test_fuzz_findings.cpp
-  // compares them).
-  const std::size_t variant_axis = axes.size();
-  const auto size_of = [&](std::size_t axis) {
-    return axis == variant_axis ? variants.size() : axes[axis].second.size();
-  };
+  /// Sets the mask entries of every combination of values that `rule` lists.
+  void add(const ExcludeRule& rule) {
+    std::map<std::size_t, std::vector<std::size_t>> listed;
+    if (list_positions(rule, listed)) mark(listed);
+  }
+
+  /// Whether the point at value positions `index` (one per axis) and variant position `variant` is excluded.
+  bool excluded(const std::vector<std::size_t>& index, std::size_t variant) const {
+    for (const auto& [key, group] : groups_) {
+      std::size_t flat = 0;
+      for (const std::size_t axis : group.axes)
+        flat = flat * size_of(axis) + (axis == variant_axis_ ? variant : index[axis]);
+      if (group.mask[flat]) return true;
+    }
+    return false;
+  }
+
+ private:
   struct Group {
     std::vector<std::size_t> axes;  // positions, ascending
     std::vector<char> mask;         // row-major over the axes' value positions
   };
-  std::map<std::vector<std::size_t>, Group> groups;
-  // axis -> value -> its positions (one, unless a hand-built config repeats a value), built when a rule needs it
-  std::map<std::size_t, std::map<AxisValue, std::vector<std::size_t>>> position;
-  const auto positions_of = [&](std::size_t axis) -> const std::map<AxisValue, std::vector<std::size_t>>& {
-    auto [it, made] = position.try_emplace(axis);
+
+  /// Number of values of `axis` (the variant axis: the number of variants).
+  std::size_t size_of(std::size_t axis) const {
+    return axis == variant_axis_ ? variants_.size() : axes_[axis].second.size();
+  }
+
+  /// value -> its positions on `axis` (one, unless a hand-built config repeats a value), built on first use.
+  const std::map<AxisValue, std::vector<std::size_t>>& positions_of(std::size_t axis) {
+    auto [it, made] = position_.try_emplace(axis);
     if (made)
       for (std::size_t i = 0; i < size_of(axis); ++i)
-        it->second[axis == variant_axis ? AxisValue(variants[i]) : axes[axis].second[i]].push_back(i);
+        it->second[axis == variant_axis_ ? AxisValue(variants_[i]) : axes_[axis].second[i]].push_back(i);
     return it->second;
-  };
-  for (const auto& rule : config.excludes) {
-    std::map<std::size_t, std::vector<std::size_t>> listed;  // axis -> positions of the values the rule lists
+  }
+
+  /// The position of the axis named `key` (the variant axis for "variant").
+  std::size_t axis_named(const std::string& key) const {
+    if (key == "variant") return variant_axis_;
+    std::size_t axis = 0;
+    while (axis < axes_.size() && axes_[axis].first != key) ++axis;
+    if (axis == axes_.size())  // never from parse_config, which checks the rule's axes (Point::at's error)
+      throw std::out_of_range("point " + experiment_ + " has no axis '" + key + "'");
+    return axis;
+  }
+
+  /// Fills `listed` (axis -> sorted positions of the values `rule` lists there); false when the rule matches no
+  /// point (an axis where none of its values is swept).
+  bool list_positions(const ExcludeRule& rule, std::map<std::size_t, std::vector<std::size_t>>& listed) {
     bool empty = false;
     for (const auto& [key, values] : rule.match) {
-      std::size_t axis = 0;
-      if (key == "variant") {
-        axis = variant_axis;
-      } else {
-        while (axis < axes.size() && axes[axis].first != key) ++axis;
-        if (axis == axes.size())  // never from parse_config, which checks the rule's axes (Point::at's error)
-          throw std::out_of_range("point " + experiment.name + " has no axis '" + key + "'");
-      }
+      const std::size_t axis = axis_named(key);
       const auto& where = positions_of(axis);
       std::vector<std::size_t> at;
       for (const auto& v : values)
@@ -115,7 +148,11 @@ std::vector<Point> expand_combinations(const SweepConfig& config, const Experime
       }
       empty = empty || it->second.empty();
     }
-    if (empty) continue;  // the rule matches no point
+    return !empty;
+  }
+
+  /// Sets, in the mask of the group of `listed`'s axes, every combination of the listed positions.
+  void mark(const std::map<std::size_t, std::vector<std::size_t>>& listed) {
     std::vector<std::size_t> key;
     std::vector<const std::vector<std::size_t>*> lists;
     std::size_t size = 1;
@@ -124,7 +161,7 @@ std::vector<Point> expand_combinations(const SweepConfig& config, const Experime
       lists.push_back(&at);
       size *= size_of(axis);
     }
-    Group& group = groups[key];
+    Group& group = groups_[key];
     if (group.mask.empty()) group = Group{key, std::vector<char>(size, 0)};
     // Every combination of the listed positions, as an odometer.
     std::vector<std::size_t> pick(lists.size(), 0);
@@ -137,19 +174,26 @@ std::vector<Point> expand_combinations(const SweepConfig& config, const Experime
       if (j == 0) break;
     }
   }
-  const auto excluded = [&](std::size_t variant) {
-    for (const auto& [key, group] : groups) {
-      std::size_t flat = 0;
-      for (const std::size_t axis : group.axes)
-        flat = flat * size_of(axis) + (axis == variant_axis ? variant : index[axis]);
-      if (group.mask[flat]) return true;
-    }
-    return false;
-  };
+
+  const Axes& axes_;
+  const std::vector<std::string>& variants_;
+  const std::string& experiment_;
+  const std::size_t variant_axis_;
+  std::map<std::vector<std::size_t>, Group> groups_;
+  // axis -> value -> its positions, built when a rule needs it (positions_of)
+  std::map<std::size_t, std::map<AxisValue, std::vector<std::size_t>>> position_;
+};
+
+/// Every combination of the axes' values and the variants that `masks` does not exclude, as an odometer: the
+/// first axis varies slowest, the variants fastest. Every axis holds at least one value.
+std::vector<Point> unexcluded_points(const std::string& experiment, const Axes& axes,
+                                     const std::vector<std::string>& variants, const ExcludeMasks& masks) {
+  std::vector<Point> points;
+  std::vector<std::size_t> index(axes.size(), 0);
   while (true) {
     for (std::size_t v = 0; v < variants.size(); ++v) {
-      if (excluded(v)) continue;
-      Point p{experiment.name, variants[v], {}};
+      if (masks.excluded(index, v)) continue;
+      Point p{experiment, variants[v], {}};
       for (std::size_t i = 0; i < axes.size(); ++i) p.axes.emplace_back(axes[i].first, axes[i].second[index[i]]);
       points.push_back(std::move(p));
     }
@@ -163,6 +207,22 @@ std::vector<Point> expand_combinations(const SweepConfig& config, const Experime
     }
     if (axes.empty()) return points;
   }
+}
+
+/// expand() before its check that a point is left: every combination of the axes' values and the variants, less
+/// the excluded ones.
+std::vector<Point> expand_combinations(const SweepConfig& config, const Experiment& experiment) {
+  if (config.experiment != experiment.name)
+    throw std::invalid_argument("config is for experiment '" + config.experiment + "', not '" +
+                                experiment.name + "'");
+  const Axes axes = axes_with_defaults(config, experiment);
+  const std::vector<std::string> variants = swept_variants(config, experiment);
+  check_point_count(config, axes, variants);
+  for (const auto& a : axes)
+    if (a.second.empty()) return {};
+  ExcludeMasks masks(axes, variants, experiment.name);
+  for (const auto& rule : config.excludes) masks.add(rule);
+  return unexcluded_points(experiment.name, axes, variants, masks);
 }
 
 }  // namespace

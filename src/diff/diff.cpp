@@ -234,67 +234,84 @@ struct CeilingField {
   const char* unit_name;
 };
 
-/// Compares the two sides' environments; appends a warning to `warnings` for each difference and fills the
-/// values compared into `base_env` and `new_env`.
-void compare_environment(const Side& base, const Side& current, std::vector<std::string>& warnings,
-                         DiffEnvironmentSide& base_env, DiffEnvironmentSide& new_env) {
-  static const TextField kText[] = {
-      {"gpu", "GPU", &RunHeader::device_name},
-      {"cpu_model", "host CPU model", &RunHeader::cpu_model},
-      {"driver_version", "driver", &RunHeader::driver_version},
-      {"runtime_version", "CUDA runtime", &RunHeader::runtime_version},
-      {"build_type", "build type", &RunHeader::build_type},
-      {"labrun_version", "labrun version (the measuring tool)", &RunHeader::labrun_version},
-  };
-  // Calibrated ceilings. The launch-time calibration measures the host, not the device: compared below.
-  static const CeilingField kCeilings[] = {
-      {"copy_bandwidth_Bps", "calibrated copy bandwidth", "copy", "bandwidth_Bps", 1e9, "GB/s"},
-      {"read_bandwidth_Bps", "calibrated read bandwidth", "read", "bandwidth_Bps", 1e9, "GB/s"},
-      {"fp32_fma_flop_per_s", "calibrated FP32 FMA rate", "fp32_fma", "flop_per_s", 1e12, "TFLOP/s"},
-      {"bf16_gemm_flop_per_s", "calibrated BF16 GEMM rate", "bf16_gemm", "flop_per_s", 1e12, "TFLOP/s"},
-  };
-  const auto text_or_null = [](const std::string& t) { return t.empty() ? std::nullopt : std::optional(t); };
-  // Different physical machines first, loudly: every point's time may carry the machine, not the code.
-  static const TextField kMachine[] = {{"gpu_uuid", "physical GPU (uuid)", &RunHeader::device_uuid},
-                                       {"host", "host", &RunHeader::host_name}};
-  for (const auto& f : kMachine) {
-    const auto read = [&](const RunHeader& h) { return std::optional((h.*f.read)()); };
-    const std::string b = describe_text(base, read), n = describe_text(current, read);
-    base_env.text.emplace_back(f.name, text_or_null(b));
-    new_env.text.emplace_back(f.name, text_or_null(n));
-    if (!b.empty() && !n.empty() && b != n)
-      warnings.push_back(fmt::format(
-          "DIFFERENT MACHINES: the two sides ran on a different {} (base {}, new {}); a time may move with the machine, "
-          "so pooled points are also compared with each process's calibrated ceiling for their bound taken out "
-          "(the \"normalized\" gate, docs/diff.md)",
-          f.label, b, n));
+/// A text value for the environment summary: nullopt when empty.
+std::optional<std::string> text_or_null(const std::string& t) { return t.empty() ? std::nullopt : std::optional(t); }
+
+/// "unknown" for a value no header recorded, else the value.
+const std::string& or_unknown(const std::string& t) {
+  static const std::string kUnknown = "unknown";
+  return t.empty() ? kUnknown : t;
+}
+
+/// compare_environment's state: the two sides, and where its warnings and the values compared go. Each step
+/// appends to them in the order the summary and the warnings list them.
+struct EnvironmentComparison {
+  const Side& base;
+  const Side& current;
+  std::vector<std::string>& warnings;
+  DiffEnvironmentSide& base_env;
+  DiffEnvironmentSide& new_env;
+
+  /// Each side's distinct values of `read` (describe_text), recorded in the summary under `name`; returns them
+  /// as (base, new).
+  template <typename Read>
+  std::pair<std::string, std::string> record_text(const char* name, Read read) {
+    std::string b = describe_text(base, read), n = describe_text(current, read);
+    base_env.text.emplace_back(name, text_or_null(b));
+    new_env.text.emplace_back(name, text_or_null(n));
+    return {std::move(b), std::move(n)};
   }
-  // The code under test ("project sha12[+dirty]"): summarised, not warned about (a diff compares two commits); a
-  // different project is warned about. labrun's version: a change is the measuring tool's, warned about.
-  {
-    const auto code = [](const RunHeader& h) {
+
+  /// Different physical machines first, loudly: every point's time may carry the machine, not the code.
+  void machines() {
+    static const TextField kMachine[] = {{"gpu_uuid", "physical GPU (uuid)", &RunHeader::device_uuid},
+                                         {"host", "host", &RunHeader::host_name}};
+    for (const auto& f : kMachine) {
+      const auto [b, n] = record_text(f.name, [&](const RunHeader& h) { return std::optional((h.*f.read)()); });
+      if (!b.empty() && !n.empty() && b != n)
+        warnings.push_back(fmt::format(
+            "DIFFERENT MACHINES: the two sides ran on a different {} (base {}, new {}); a time may move with the "
+            "machine, so pooled points are also compared with each process's calibrated ceiling for their bound "
+            "taken out (the \"normalized\" gate, docs/diff.md)",
+            f.label, b, n));
+    }
+  }
+
+  /// The code under test ("project sha12[+dirty]"): summarised, not warned about (a diff compares two commits); a
+  /// different project is warned about.
+  void code() {
+    record_text("code", [](const RunHeader& h) {
       return std::optional(h.code_project() + " " + h.code_sha().substr(0, 12) +
                            (h.code_dirty().value_or(false) ? "+dirty" : ""));
-    };
+    });
     const auto project = [](const RunHeader& h) { return std::optional(h.code_project()); };
-    base_env.text.emplace_back("code", text_or_null(describe_text(base, code)));
-    new_env.text.emplace_back("code", text_or_null(describe_text(current, code)));
     const std::string b = describe_text(base, project), n = describe_text(current, project);
     if (b != n)
       warnings.push_back(fmt::format("code under test differs: base {}, new {} (runs of different repositories)",
-                                     b.empty() ? "unknown" : b, n.empty() ? "unknown" : n));
+                                     or_unknown(b), or_unknown(n)));
   }
-  for (const auto& f : kText) {
-    const auto read = [&](const RunHeader& h) { return std::optional((h.*f.read)()); };
-    const std::string b = describe_text(base, read), n = describe_text(current, read);
-    base_env.text.emplace_back(f.name, text_or_null(b));
-    new_env.text.emplace_back(f.name, text_or_null(n));
-    if (b != n)
-      warnings.push_back(fmt::format("{} differs: base {}, new {}", f.label, b.empty() ? "unknown" : b,
-                                     n.empty() ? "unknown" : n));
+
+  /// The device, host and software the runs name; labrun's version among them: a change is the measuring tool's,
+  /// warned about.
+  void texts() {
+    static const TextField kText[] = {
+        {"gpu", "GPU", &RunHeader::device_name},
+        {"cpu_model", "host CPU model", &RunHeader::cpu_model},
+        {"driver_version", "driver", &RunHeader::driver_version},
+        {"runtime_version", "CUDA runtime", &RunHeader::runtime_version},
+        {"build_type", "build type", &RunHeader::build_type},
+        {"labrun_version", "labrun version (the measuring tool)", &RunHeader::labrun_version},
+    };
+    for (const auto& f : kText) {
+      const auto [b, n] = record_text(f.name, [&](const RunHeader& h) { return std::optional((h.*f.read)()); });
+      if (b != n) warnings.push_back(fmt::format("{} differs: base {}, new {}", f.label, or_unknown(b), or_unknown(n)));
+    }
   }
-  const auto compare_numbers = [&](const char* name, const char* label, std::optional<double> b,
-                                   std::optional<double> n, double tolerance, double unit, const char* unit_name) {
+
+  /// Records one number of both sides under `name` and warns when they differ by more than `tolerance`
+  /// (relative), printing them as value / unit.
+  void number(const char* name, const char* label, std::optional<double> b, std::optional<double> n,
+              double tolerance, double unit, const char* unit_name) {
     base_env.numbers.emplace_back(name, b);
     new_env.numbers.emplace_back(name, n);
     if (!b || !n || *b <= 0 || *n <= 0) return;
@@ -302,43 +319,69 @@ void compare_environment(const Side& base, const Side& current, std::vector<std:
     if (gap > tolerance)
       warnings.push_back(fmt::format("{} differs by {:.1f}% (more than {:.0f}%): base {:.4g} {}, new {:.4g} {}", label,
                                      100 * gap, 100 * tolerance, *b / unit, unit_name, *n / unit, unit_name));
-  };
-  for (const auto& f : kCeilings)
-    compare_numbers(f.name, f.label, median_calibration(base, f.ceiling, f.key),
-                    median_calibration(current, f.ceiling, f.key), kCeilingTolerance, f.unit, f.unit_name);
-  compare_numbers("median_sm_clock_hz", "median SM clock seen by the points", median_sm_clock(base),
-                  median_sm_clock(current), kClockTolerance, 1e6, "MHz");
-  // The host's speed: on a virtualised host it moved 3.7-4.7 µs between back-to-back runs of one build
-  // (results/h200/README.md), and points timed live that the host paces (sync- or launch-bound) move with it.
-  compare_numbers("eager_launch_time_s",
-                  "host speed (calibrated eager launch time; moves sync- and launch-bound points timed live)",
-                  median_calibration(base, "launch", "eager_time_s"),
-                  median_calibration(current, "launch", "eager_time_s"), kHostTolerance, 1e-6, "µs");
-  // The GPU side of an eager launch (empty kernels queued behind a blocking kernel): blocked eager points made of
-  // short kernels pay it once per launch.
-  compare_numbers("eager_queued_launch_time_s",
-                  "GPU-side eager launch cost (calibrated, launches queued; moves eager points of short kernels)",
-                  median_calibration(base, "launch", "eager_queued_time_s"),
-                  median_calibration(current, "launch", "eager_queued_time_s"), kHostTolerance, 1e-6, "µs");
-
-  // Lab settings (sample counts, L2 mode, an added delay...) change what a time means.
-  std::vector<std::string> lab_keys;
-  for (const Side* side : {&base, &current})
-    for (const RunHeader* h : side->headers)
-      for (const auto& [key, value] : h->lab().items())
-        if (std::find(lab_keys.begin(), lab_keys.end(), key) == lab_keys.end()) lab_keys.push_back(key);
-  for (const auto& key : lab_keys) {
-    const auto read = [&](const RunHeader& h) -> std::optional<std::string> {
-      const Json& lab = h.lab();
-      const auto it = lab.find(key);
-      if (it == lab.end()) return std::nullopt;
-      return it->is_string() ? it->get<std::string>() : it->dump();
-    };
-    const std::string b = describe_text(base, read), n = describe_text(current, read);
-    if (b != n)
-      warnings.push_back(fmt::format("lab setting {} differs: base {}, new {}", key, b.empty() ? "unset" : b,
-                                     n.empty() ? "unset" : n));
   }
+
+  /// The calibrated ceilings, the SM clock the points saw, and the host's and the GPU's launch costs.
+  void numbers() {
+    // Calibrated ceilings. The launch-time calibration measures the host, not the device: compared below.
+    static const CeilingField kCeilings[] = {
+        {"copy_bandwidth_Bps", "calibrated copy bandwidth", "copy", "bandwidth_Bps", 1e9, "GB/s"},
+        {"read_bandwidth_Bps", "calibrated read bandwidth", "read", "bandwidth_Bps", 1e9, "GB/s"},
+        {"fp32_fma_flop_per_s", "calibrated FP32 FMA rate", "fp32_fma", "flop_per_s", 1e12, "TFLOP/s"},
+        {"bf16_gemm_flop_per_s", "calibrated BF16 GEMM rate", "bf16_gemm", "flop_per_s", 1e12, "TFLOP/s"},
+    };
+    for (const auto& f : kCeilings)
+      number(f.name, f.label, median_calibration(base, f.ceiling, f.key), median_calibration(current, f.ceiling, f.key),
+             kCeilingTolerance, f.unit, f.unit_name);
+    number("median_sm_clock_hz", "median SM clock seen by the points", median_sm_clock(base), median_sm_clock(current),
+           kClockTolerance, 1e6, "MHz");
+    // The host's speed: on a virtualised host it moved 3.7-4.7 µs between back-to-back runs of one build
+    // (results/h200/README.md), and points timed live that the host paces (sync- or launch-bound) move with it.
+    number("eager_launch_time_s",
+           "host speed (calibrated eager launch time; moves sync- and launch-bound points timed live)",
+           median_calibration(base, "launch", "eager_time_s"), median_calibration(current, "launch", "eager_time_s"),
+           kHostTolerance, 1e-6, "µs");
+    // The GPU side of an eager launch (empty kernels queued behind a blocking kernel): blocked eager points made of
+    // short kernels pay it once per launch.
+    number("eager_queued_launch_time_s",
+           "GPU-side eager launch cost (calibrated, launches queued; moves eager points of short kernels)",
+           median_calibration(base, "launch", "eager_queued_time_s"),
+           median_calibration(current, "launch", "eager_queued_time_s"), kHostTolerance, 1e-6, "µs");
+  }
+
+  /// Lab settings (sample counts, L2 mode, an added delay...) change what a time means: each one that differs is
+  /// warned about, in the order the headers first name them.
+  void lab_settings() {
+    std::vector<std::string> lab_keys;
+    for (const Side* side : {&base, &current})
+      for (const RunHeader* h : side->headers)
+        for (const auto& [key, value] : h->lab().items())
+          if (std::find(lab_keys.begin(), lab_keys.end(), key) == lab_keys.end()) lab_keys.push_back(key);
+    for (const auto& key : lab_keys) {
+      const auto read = [&](const RunHeader& h) -> std::optional<std::string> {
+        const Json& lab = h.lab();
+        const auto it = lab.find(key);
+        if (it == lab.end()) return std::nullopt;
+        return it->is_string() ? it->get<std::string>() : it->dump();
+      };
+      const std::string b = describe_text(base, read), n = describe_text(current, read);
+      if (b != n)
+        warnings.push_back(fmt::format("lab setting {} differs: base {}, new {}", key, b.empty() ? "unset" : b,
+                                       n.empty() ? "unset" : n));
+    }
+  }
+};
+
+/// Compares the two sides' environments; appends a warning to `warnings` for each difference and fills the
+/// values compared into `base_env` and `new_env`.
+void compare_environment(const Side& base, const Side& current, std::vector<std::string>& warnings,
+                         DiffEnvironmentSide& base_env, DiffEnvironmentSide& new_env) {
+  EnvironmentComparison c{base, current, warnings, base_env, new_env};
+  c.machines();
+  c.code();
+  c.texts();
+  c.numbers();
+  c.lab_settings();
 }
 
 // ---- Verdicts -------------------------------------------------------------------------------------------------
@@ -540,7 +583,7 @@ namespace {
 
 /// Fills row.base_normalized / new_normalized (diff.hpp), the process medians with the ceiling taken out, when
 /// both records share a bound with a ceiling and both runs' headers carry it per process, one per process median;
-/// leaves them empty otherwise. diff_results tests them once the noise floor is known.
+/// leaves them empty otherwise. test_processes tests them once the noise floor is known.
 void normalize_by_ceiling(const PointRef& b, const PointRef& n, DiffPoint& row) {
   const auto cb = ceiling_for(*b.record), cn = ceiling_for(*n.record);
   if (!cb || !cn || std::string(cb->ceiling) != cn->ceiling || std::string(cb->key) != cn->key) return;
@@ -596,7 +639,7 @@ std::optional<double> compare_samples(const PointRef& b, const PointRef& n, cons
   row.gate = Gate::samples;
   if (bpd.pooled && npd.pooled) {
     const std::vector<double> bps = scaled(bpd.times, b_scale), nps = scaled(npd.times, n_scale);
-    row.base_process_s = bps;  // tested in diff_results, with the run's noise floor
+    row.base_process_s = bps;  // tested in test_processes, with the run's noise floor
     row.new_process_s = nps;
     normalize_by_ceiling(b, n, row);
     row.process_counts = {bps.size(), nps.size()};
@@ -785,10 +828,11 @@ double parse_percent(const std::string& text) {
 
 // ---- diff_results ---------------------------------------------------------------------------------------------
 
-DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run>& new_runs,
-                        const DiffOptions& options) {
-  check_options(options);
-  // A host-backend run and a GPU run time different machines: no verdict between them means anything.
+namespace {
+
+/// Throws when one side ran on the host backend and the other on a CUDA device: a host-backend run and a GPU run
+/// time different machines, so no verdict between them means anything.
+void check_one_backend_kind(const std::vector<Run>& base_runs, const std::vector<Run>& new_runs) {
   auto backends = [](const std::vector<Run>& runs) {
     std::set<std::string> kinds;
     for (const auto& run : runs)
@@ -796,40 +840,52 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
     return kinds;
   };
   const std::set<std::string> base_backends = backends(base_runs), new_backends = backends(new_runs);
-  if ((base_backends.count("host") && new_backends.count("cuda")) || (base_backends.count("cuda") && new_backends.count("host")))
+  if ((base_backends.count("host") && new_backends.count("cuda")) ||
+      (base_backends.count("cuda") && new_backends.count("host")))
     throw std::invalid_argument("one side ran on the host backend and the other on a CUDA device: their times are of "
                                 "different machines and a diff of them means nothing (compare runs of one backend)");
-  const Side base = index_side(base_runs);
-  const Side current = index_side(new_runs);
+}
 
-  DiffResult result;
-  result.options = options;
-  std::vector<std::string>& warnings = result.warnings;
+/// What the result says of the two sides before any point: superseded runs, the environments and the hosts.
+void describe_sides(const Side& base, const Side& current, DiffResult& result) {
   for (const Side* side : {&base, &current})
     if (side->superseded > 0)
-      warnings.push_back(fmt::format("{} side: {} run(s) had every point replaced by a later record with the same id "
-                                     "(last record wins); their headers are left out of this comparison",
-                                     side == &base ? "base" : "new", side->superseded));
-  compare_environment(base, current, warnings, result.base_environment, result.new_environment);
+      result.warnings.push_back(fmt::format("{} side: {} run(s) had every point replaced by a later record with the "
+                                            "same id (last record wins); their headers are left out of this comparison",
+                                            side == &base ? "base" : "new", side->superseded));
+  compare_environment(base, current, result.warnings, result.base_environment, result.new_environment);
   result.base_host = describe_host(base);
   result.new_host = describe_host(current);
+}
 
-  // Mann-Whitney p-values of the compared points, waiting for the BH correction over all of them.
-  std::vector<std::pair<std::size_t, double>> pending;  // (position in points, p)
-  Caveats caveats;
+/// Mann-Whitney p-values of the compared points, waiting for the BH correction over all of them:
+/// (position in DiffResult::points, p).
+using PendingTests = std::vector<std::pair<std::size_t, double>>;
+
+/// A matched point's row: its identity, both statuses and whether it is host-sensitive; nothing decided yet.
+DiffPoint matched_row(const std::string& id, const PointRef& b, const PointRef& n) {
+  DiffPoint row;
+  row.id = id;
+  row.key = n.record->key;
+  row.variant = n.record->variant;
+  row.axes = n.record->axes;
+  row.base_status = b.record->status;
+  row.new_status = n.record->status;
+  row.host_sensitive = host_sensitive(*b.record) || host_sensitive(*n.record);
+  return row;
+}
+
+/// Appends a row to result.points for each point on both sides, in base order: a status change or a point not
+/// timed on both sides decided at once, an ok/ok point with its samples compared. Returns the ok/ok points' tests.
+PendingTests match_points(const Side& base, const Side& current, const DiffOptions& options, DiffResult& result,
+                          Caveats& caveats) {
+  PendingTests pending;
   for (const auto& id : base.order) {
     const auto found = current.points.find(id);
     if (found == current.points.end()) continue;
     const PointRef& b = base.points.at(id);
     const PointRef& n = found->second;
-    DiffPoint row;
-    row.id = id;
-    row.key = n.record->key;
-    row.variant = n.record->variant;
-    row.axes = n.record->axes;
-    row.base_status = b.record->status;
-    row.new_status = n.record->status;
-    row.host_sensitive = host_sensitive(*b.record) || host_sensitive(*n.record);
+    DiffPoint row = matched_row(id, b, n);
     if (row.base_status != row.new_status) {
       row.verdict = Verdict::status_changed;
       row.reason = fmt::format("{} -> {}", row.base_status, row.new_status);
@@ -842,10 +898,21 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
     }
     result.points.push_back(std::move(row));
   }
+  return pending;
+}
 
+/// The first family: the samples' Mann-Whitney p-values of every compared point, BH-corrected together into
+/// each row's p_adjusted.
+void correct_sample_family(const PendingTests& pending, DiffResult& result) {
   std::vector<double> raw(pending.size());
   std::transform(pending.begin(), pending.end(), raw.begin(), [](const auto& p) { return p.second; });
   const std::vector<double> adjusted = benjamini_hochberg(raw);
+  for (std::size_t i = 0; i < pending.size(); ++i) result.points[pending[i].first].p_adjusted = adjusted[i];
+}
+
+/// The process-level tests of each point pooled on both sides (raw and bound-normalised medians), and the noise
+/// floor they use; fills result.noise and each pooled row's process, normalized and process_family_p.
+void test_processes(const DiffOptions& options, DiffResult& result) {
   // The process-level tests again, each side's variance of log process medians floored at the median over the
   // pooled points (a random-effects view: five processes estimate a point's own spread poorly, and a point whose
   // few processes happened to agree must not look surer than the run's processes are; docs/diff.md).
@@ -864,7 +931,11 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
                                                                          row.host_adjusted->covariate.p_value}))
                                              : row.process->p_value;
   }
-  // The second family: the process-level p-values of the points pooled on both sides, corrected among themselves.
+}
+
+/// The second family: the process-level p-values of the points pooled on both sides, corrected among themselves
+/// into process_p_adjusted, with each one's selection-adjusted interval.
+void correct_process_family(const PendingTests& pending, const DiffOptions& options, DiffResult& result) {
   std::vector<std::size_t> pooled;
   std::vector<double> process_raw;
   for (const auto& [position, p] : pending)
@@ -886,9 +957,13 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
     row.process_p_adjusted = process_adjusted[i];
     row.process_selected_interval = welch_log_interval(*row.process, fcr_confidence);
   }
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    DiffPoint& row = result.points[pending[i].first];
-    row.p_adjusted = adjusted[i];
+}
+
+/// Each compared point's verdict and reason (decide), and its gate when only the bound-normalised medians made it
+/// `same`.
+void decide_compared(const PendingTests& pending, const DiffOptions& options, DiffResult& result) {
+  for (const auto& [position, p] : pending) {
+    DiffPoint& row = result.points[position];
     auto [verdict, reason] = decide(row, options);
     row.verdict = verdict;
     row.reason = reason.empty() ? std::nullopt : std::optional(reason);
@@ -898,16 +973,18 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
         !(row.process_interval->ci_low >= 1 / up && row.process_interval->ci_high <= up))
       row.gate = Gate::normalized;  // only the bound-normalised medians were inside the bounds
   }
-  warn_caveats(caveats, warnings);
-  say_host_difference(result);
+}
 
+/// The points of one side only: result.added (new only, in new order) and result.missing (base only).
+void list_unmatched(const Side& base, const Side& current, DiffResult& result) {
   for (const auto& id : current.order)
     if (!base.points.contains(id)) result.added.push_back(point_stub(*current.points.at(id).record));
   for (const auto& id : base.order)
     if (!current.points.contains(id)) result.missing.push_back(point_stub(*base.points.at(id).record));
+}
 
-  if (result.points.empty())
-    throw std::invalid_argument("base and new have no point in common (different sweeps?): nothing to compare");
+/// Warns of each side with fewer points than its headers announced; returns whether the new side is one.
+bool warn_incomplete(const Side& base, const Side& current, std::vector<std::string>& warnings) {
   // A run killed part-way has fewer points than its headers announced: say so, and under --fail-on any count
   // it as a regression (a CI job that died must not pass as "no regression").
   bool incomplete = false;
@@ -918,7 +995,11 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
       incomplete = incomplete || side == &current;
     }
   }
+  return incomplete;
+}
 
+/// Counts the verdicts into result.summary and sets result.regression (`incomplete`: the new side is).
+void summarize(const DiffOptions& options, bool incomplete, DiffResult& result) {
   DiffSummary& s = result.summary;
   bool regression = options.fail_on == DiffOptions::FailOn::any && (incomplete || !result.missing.empty());
   for (const DiffPoint& row : result.points) {
@@ -930,7 +1011,8 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
       case Verdict::status_changed: ++s.status_changed; break;
       case Verdict::not_compared: ++s.not_compared; break;
     }
-    s.host_sensitive_changes += row.host_sensitive && (row.verdict == Verdict::slower || row.verdict == Verdict::faster);
+    const bool changed = row.verdict == Verdict::slower || row.verdict == Verdict::faster;
+    s.host_sensitive_changes += row.host_sensitive && changed;
     if (row.verdict == Verdict::slower) regression = true;
     if (row.verdict == Verdict::status_changed &&
         (options.fail_on == DiffOptions::FailOn::any || is_failure_status(row.new_status)))
@@ -941,6 +1023,36 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
   s.added = result.added.size();
   s.missing = result.missing.size();
   result.regression = regression;
+}
+
+}  // namespace
+
+DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run>& new_runs,
+                        const DiffOptions& options) {
+  check_options(options);
+  check_one_backend_kind(base_runs, new_runs);
+  const Side base = index_side(base_runs);
+  const Side current = index_side(new_runs);
+
+  DiffResult result;
+  result.options = options;
+  describe_sides(base, current, result);
+  Caveats caveats;
+  const PendingTests pending = match_points(base, current, options, result, caveats);
+  // Two families of tests, each corrected (BH) on its own: the samples of every compared point, and the
+  // processes of the points pooled on both sides.
+  correct_sample_family(pending, result);
+  test_processes(options, result);
+  correct_process_family(pending, options, result);
+  decide_compared(pending, options, result);
+  warn_caveats(caveats, result.warnings);
+  say_host_difference(result);
+
+  list_unmatched(base, current, result);
+  if (result.points.empty())
+    throw std::invalid_argument("base and new have no point in common (different sweeps?): nothing to compare");
+  const bool incomplete = warn_incomplete(base, current, result.warnings);
+  summarize(options, incomplete, result);
   return result;
 }
 

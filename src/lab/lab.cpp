@@ -203,6 +203,146 @@ void end_with(PointRun& run, Status s, const std::string& reason) {
   run.workload.reset();
 }
 
+// environment: the device state as found, before any work of this point.
+void record_environment(PointRun& run, Backend& backend) {
+  const auto t0 = Clock::now();
+  run.rec.device_state = {{"before", backend.device_state()}, {"after", nullptr}};
+  run.phases["environment"] = {{"time_s", seconds_since(t0)}};
+}
+
+// The point's variant, once it may run here: throws PointOutcome (error, not_supported or skipped) with the
+// reason when the variant is unknown, refuses the point or its mode, or the point's estimate does not fit.
+const VariantDecl& runnable_variant(const Point& point, const Experiment& experiment, Backend& backend,
+                                    const LabSettings& lab, const ExecOptions& opts) {
+  const VariantDecl* variant = experiment.find_variant(point.variant);
+  if (!variant) throw PointOutcome(Status::error, "unknown variant '" + point.variant + "'");
+  if (variant->unsupported)
+    if (auto why = variant->unsupported(point)) throw PointOutcome(Status::not_supported, *why);
+  if (std::find(variant->modes.begin(), variant->modes.end(), opts.mode) == variant->modes.end()) {
+    std::string modes;
+    for (const auto& m : variant->modes) modes += (modes.empty() ? "" : ", ") + m;
+    throw PointOutcome(Status::not_supported, "variant '" + point.variant + "' does not run in " + opts.mode +
+                                                  " mode (it declares: " + modes + ")");
+  }
+  if (auto why = backend.mode_unsupported(opts.mode)) throw PointOutcome(Status::not_supported, *why);
+  if (experiment.estimate) {
+    const PointEstimate estimate = experiment.estimate(point);
+    if (auto why = over_budget(estimate, backend, lab)) throw PointOutcome(Status::skipped, *why);
+    // Free memory now, before this point allocates: too little is a skip with both numbers, not an OOM.
+    if (auto why = over_free_memory(estimate, opts.cold_l2 ? backend.flush_bytes() : 0, backend))
+      throw PointOutcome(Status::skipped, *why);
+  }
+  return *variant;
+}
+
+// setup: the variant's workload for this backend, and its cost model; the memory peak is marked from here.
+void set_up(PointRun& run, const Point& point, const Experiment& experiment, Backend& backend,
+            const LabSettings& lab) {
+  const auto t0 = Clock::now();
+  backend.memory_mark();  // the point's memory peak: from here to the end of its first iteration
+  {
+    Range r(backend, "setup");
+    const VariantDecl& variant = runnable_variant(point, experiment, backend, lab, run.opts);
+    auto impl = variant.implementations.find(backend.kind());
+    if (impl == variant.implementations.end())
+      throw PointOutcome(Status::not_supported, std::string("variant '") + point.variant + "' has no " +
+                                                    to_string(backend.kind()) + " implementation");
+    run.workload = impl->second(point, backend, lab);
+  }
+  run.rec.cost = run.workload->cost();
+  run.rec.cost_recorded = true;
+  run.phases["setup"] = {{"time_s", seconds_since(t0)}};
+}
+
+// How the chunks of warmup after the first iteration ended.
+struct WarmupChunks {
+  std::int64_t iterations = 1;  // the first iteration included
+  const char* stop = "max_time";
+  double steady_s = 0;  // time per iteration of the last chunk (the first iteration's time without a chunk)
+};
+
+// Chunks of iterations after the first one (which took `first_s`), each synchronized and timed, until steady
+// state, warmup_iterations done with no time to spend, or warmup_time_s since `t0` (begin_point's warmup).
+WarmupChunks warm_in_chunks(Executor& exec, const LabSettings& lab, Clock::time_point t0, double first_s) {
+  WarmupChunks w;
+  std::int64_t chunk = std::max<std::int64_t>(1, lab.warmup_iterations - 1);
+  double previous_s = std::numeric_limits<double>::quiet_NaN();
+  w.steady_s = first_s;
+  while (w.iterations < lab.warmup_iterations || seconds_since(t0) < lab.warmup_time_s) {
+    const auto t1 = Clock::now();
+    for (std::int64_t i = 0; i < chunk; ++i) {
+      exec.iterate();
+      if ((i + 1) % 64 == 0) exec.wait();  // bound the queue of unfinished work
+    }
+    exec.wait();
+    const double chunk_s = seconds_since(t1);
+    w.iterations += chunk;
+    w.steady_s = chunk_s / static_cast<double>(chunk);
+    if (chunk_s < lab.min_sample_time_s) {
+      // Too short to judge: the next chunk is sized from this one's time per iteration to last 1.25x
+      // min_sample_time_s (at least double), instead of doubling up to it: for a 5 us kernel the ramp of
+      // doublings cost as much warmup as the two chunks that judge steady state.
+      const double per_iteration_s = std::max(w.steady_s, 1e-9);
+      const double wanted = std::ceil(1.25 * lab.min_sample_time_s / per_iteration_s);
+      chunk = std::max<std::int64_t>(2 * chunk, static_cast<std::int64_t>(std::min(wanted, 1e9)));
+      previous_s = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
+    if (w.iterations >= lab.warmup_iterations && std::isfinite(previous_s) &&
+        std::fabs(w.steady_s / previous_s - 1) < lab.warmup_tolerance) {
+      w.stop = "steady";
+      return w;
+    }
+    previous_s = w.steady_s;
+  }
+  if (w.iterations >= lab.warmup_iterations && lab.warmup_time_s <= 0) w.stop = "iterations";
+  return w;
+}
+
+// warmup: first iteration timed apart (first-run cost: module load, allocation, capture), then chunks of
+// iterations, each synchronized and timed, doubling until a chunk lasts min_sample_time_s: warmup ends at
+// steady state (two consecutive such chunks' times per iteration within warmup_tolerance, and at least
+// warmup_iterations done), or at warmup_time_s, whichever comes first (docs/metrics.md "Warmup").
+// Makes run.exec; returns the steady time per iteration in seconds.
+double warm_up(PointRun& run, Backend& backend, const LabSettings& lab) {
+  const auto t0 = Clock::now();
+  Range r(backend, "warmup");
+  run.exec = backend.executor(*run.workload, run.opts);
+  const double mode_setup_s = seconds_since(t0);
+  const auto t1 = Clock::now();
+  run.exec->iterate();
+  run.exec->wait();
+  const double first_s = seconds_since(t1);
+  run.rec.memory = backend.memory_since_mark();
+  if (run.rec.memory.is_object() && std::isfinite(run.rec.cost.peak_work_bytes))
+    run.rec.memory["predicted_peak_work_bytes"] = json_real(run.rec.cost.peak_work_bytes);
+  const WarmupChunks w = warm_in_chunks(*run.exec, lab, t0, first_s);
+  run.phases["warmup"] = {{"iterations", w.iterations},
+                          {"stop_reason", w.stop},
+                          {"time_s", seconds_since(t0)},
+                          {"mode_setup_time_s", mode_setup_s},
+                          {"first_iteration_time_s", first_s},
+                          {"steady_iteration_time_s", w.steady_s},
+                          {"mode_setup", run.exec->setup_record()}};
+  return w.steady_s;
+}
+
+// correctness: poisoned output, one iteration in the point's mode, compared with the reference. Returns whether
+// it passed; a point that failed is finished `incorrect`.
+bool check_correctness(PointRun& run, Backend& backend) {
+  const auto t0 = Clock::now();
+  Check check;
+  {
+    Range r(backend, "correctness");
+    check = run.workload->check([&] { run.exec->iterate(); });
+  }
+  run.rec.correctness = correctness_of(check);
+  run.phases["correctness"] = {{"time_s", seconds_since(t0)}};
+  if (check.passed) return true;
+  end_with(run, Status::incorrect, describe_failure(check));
+  return false;
+}
+
 // environment -> setup -> warmup -> correctness. Leaves `run` ready for timing, or finished with a status.
 void begin_point(PointRun& run, const Point& point, const Experiment& experiment, Backend& backend,
                  const LabSettings& lab, const PhaseListener& listener = {}) {
@@ -214,7 +354,6 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
   run.opts.blocking = lab.blocking_kernel;
   // Profiler mode names the point's ranges by its key alone, for `ncu --nvtx --nvtx-include` (docs/profiling.md).
   Range point_range(backend, lab.profile ? profile_range_name(point.key()) : point.variant + " " + point.label());
-  Json& phases = run.phases;
   std::string phase;
   const auto enter = [&](const char* name) {
     phase = name;
@@ -222,117 +361,13 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
   };
   enter("environment");
   try {
-    // environment: the device state as found, before any work of this point.
-    auto t0 = Clock::now();
-    run.rec.device_state = {{"before", backend.device_state()}, {"after", nullptr}};
-    phases["environment"] = {{"time_s", seconds_since(t0)}};
-
+    record_environment(run, backend);
     enter("setup");
-    t0 = Clock::now();
-    backend.memory_mark();  // the point's memory peak: from here to the end of its first iteration
-    {
-      Range r(backend, "setup");
-      const VariantDecl* variant = experiment.find_variant(point.variant);
-      if (!variant) throw PointOutcome(Status::error, "unknown variant '" + point.variant + "'");
-      if (variant->unsupported)
-        if (auto why = variant->unsupported(point)) throw PointOutcome(Status::not_supported, *why);
-      if (std::find(variant->modes.begin(), variant->modes.end(), run.opts.mode) == variant->modes.end()) {
-        std::string modes;
-        for (const auto& m : variant->modes) modes += (modes.empty() ? "" : ", ") + m;
-        throw PointOutcome(Status::not_supported, "variant '" + point.variant + "' does not run in " + run.opts.mode +
-                                                      " mode (it declares: " + modes + ")");
-      }
-      if (auto why = backend.mode_unsupported(run.opts.mode)) throw PointOutcome(Status::not_supported, *why);
-      if (experiment.estimate) {
-        const PointEstimate estimate = experiment.estimate(point);
-        if (auto why = over_budget(estimate, backend, lab)) throw PointOutcome(Status::skipped, *why);
-        // Free memory now, before this point allocates: too little is a skip with both numbers, not an OOM.
-        if (auto why = over_free_memory(estimate, run.opts.cold_l2 ? backend.flush_bytes() : 0, backend))
-          throw PointOutcome(Status::skipped, *why);
-      }
-      auto impl = variant->implementations.find(backend.kind());
-      if (impl == variant->implementations.end())
-        throw PointOutcome(Status::not_supported, std::string("variant '") + point.variant + "' has no " +
-                                                      to_string(backend.kind()) + " implementation");
-      run.workload = impl->second(point, backend, lab);
-    }
-    run.rec.cost = run.workload->cost();
-    run.rec.cost_recorded = true;
-    phases["setup"] = {{"time_s", seconds_since(t0)}};
-
-    // warmup: first iteration timed apart (first-run cost: module load, allocation, capture), then chunks of
-    // iterations, each synchronized and timed, doubling until a chunk lasts min_sample_time_s: warmup ends at
-    // steady state (two consecutive such chunks' times per iteration within warmup_tolerance, and at least
-    // warmup_iterations done), or at warmup_time_s, whichever comes first (docs/metrics.md "Warmup").
+    set_up(run, point, experiment, backend, lab);
     enter("warmup");
-    t0 = Clock::now();
-    double steady_s = 0;
-    {
-      Range r(backend, "warmup");
-      run.exec = backend.executor(*run.workload, run.opts);
-      const double mode_setup_s = seconds_since(t0);
-      auto t1 = Clock::now();
-      run.exec->iterate();
-      run.exec->wait();
-      const double first_s = seconds_since(t1);
-      run.rec.memory = backend.memory_since_mark();
-      if (run.rec.memory.is_object() && std::isfinite(run.rec.cost.peak_work_bytes))
-        run.rec.memory["predicted_peak_work_bytes"] = json_real(run.rec.cost.peak_work_bytes);
-      std::int64_t warm = 1, chunk = std::max<std::int64_t>(1, lab.warmup_iterations - 1);
-      double previous_s = std::numeric_limits<double>::quiet_NaN();
-      const char* stop = "max_time";
-      steady_s = first_s;
-      while (warm < lab.warmup_iterations || seconds_since(t0) < lab.warmup_time_s) {
-        t1 = Clock::now();
-        for (std::int64_t i = 0; i < chunk; ++i) {
-          run.exec->iterate();
-          if ((i + 1) % 64 == 0) run.exec->wait();  // bound the queue of unfinished work
-        }
-        run.exec->wait();
-        const double chunk_s = seconds_since(t1);
-        warm += chunk;
-        steady_s = chunk_s / static_cast<double>(chunk);
-        if (chunk_s < lab.min_sample_time_s) {
-          // Too short to judge: the next chunk is sized from this one's time per iteration to last 1.25x
-          // min_sample_time_s (at least double), instead of doubling up to it: for a 5 us kernel the ramp of
-          // doublings cost as much warmup as the two chunks that judge steady state.
-          const double per_iteration_s = std::max(steady_s, 1e-9);
-          const double wanted = std::ceil(1.25 * lab.min_sample_time_s / per_iteration_s);
-          chunk = std::max<std::int64_t>(2 * chunk, static_cast<std::int64_t>(std::min(wanted, 1e9)));
-          previous_s = std::numeric_limits<double>::quiet_NaN();
-          continue;
-        }
-        if (warm >= lab.warmup_iterations && std::isfinite(previous_s) &&
-            std::fabs(steady_s / previous_s - 1) < lab.warmup_tolerance) {
-          stop = "steady";
-          break;
-        }
-        previous_s = steady_s;
-      }
-      if (warm >= lab.warmup_iterations && std::string(stop) != "steady" && lab.warmup_time_s <= 0) stop = "iterations";
-      phases["warmup"] = {{"iterations", warm},
-                          {"stop_reason", stop},
-                          {"time_s", seconds_since(t0)},
-                          {"mode_setup_time_s", mode_setup_s},
-                          {"first_iteration_time_s", first_s},
-                          {"steady_iteration_time_s", steady_s},
-                          {"mode_setup", run.exec->setup_record()}};
-    }
-
-    // correctness: poisoned output, one iteration in the point's mode, compared with the reference.
+    const double steady_s = warm_up(run, backend, lab);
     enter("correctness");
-    t0 = Clock::now();
-    Check check;
-    {
-      Range r(backend, "correctness");
-      check = run.workload->check([&] { run.exec->iterate(); });
-    }
-    run.rec.correctness = correctness_of(check);
-    phases["correctness"] = {{"time_s", seconds_since(t0)}};
-    if (!check.passed) {
-      end_with(run, Status::incorrect, describe_failure(check));
-      return;
-    }
+    if (!check_correctness(run, backend)) return;
     // Batches of back-to-back iterations lasting min_sample_time_s; one iteration per sample with a cold L2.
     run.batch = run.opts.cold_l2 ? 1 : choose_batch(steady_s, lab.min_sample_time_s);
   } catch (const PointOutcome& o) {
