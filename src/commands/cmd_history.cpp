@@ -187,7 +187,8 @@ Command add_history_command(CLI::App& app, const CommandContext&) {
   HistoryArgs& a = o->args;
   CLI::App* history = app.add_subcommand(
       "history", "find the commits where points' times stepped, over runs of many commits (docs/history.md)");
-  history->add_option("results", o->paths, "result files of many commits: .jsonl files, comma-separated lists or folders")
+  history
+      ->add_option("results", o->paths, "result files of many commits: .jsonl files, comma-separated lists or folders")
       ->required();
   history->add_option("--repo", a.repo, "order the commits as git rev-list --topo-order HEAD in this repository");
   history->add_option("--format", a.format, "table (default), markdown or json");

@@ -27,7 +27,8 @@ int cmd_list(const Registry& registry) {
         }
       } else {
         range = fmt::format("{} in [{}, {}]", a.kind == AxisKind::Integer ? "integer" : "number",
-                            a.min ? to_string(AxisValue(*a.min)) : "-inf", a.max ? to_string(AxisValue(*a.max)) : "inf");
+                            a.min ? to_string(AxisValue(*a.min)) : "-inf",
+                            a.max ? to_string(AxisValue(*a.max)) : "inf");
       }
       std::printf("    %-12s %-32s default %-8s %s\n", a.name.c_str(), range.c_str(),
                   to_string(a.default_value).c_str(), a.description.c_str());

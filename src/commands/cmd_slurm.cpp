@@ -61,7 +61,8 @@ int cmd_slurm(const SlurmPlan& p, bool submit, bool force) {
   }
   std::string array_id = capture("sbatch --parsable " + single_quoted(array.string()));
   array_id = array_id.substr(0, array_id.find(';'));  // "id;cluster" on a federation
-  std::string merge_id = capture("sbatch --parsable --dependency=afterok:" + array_id + " " + single_quoted(merge.string()));
+  std::string merge_id =
+      capture("sbatch --parsable --dependency=afterok:" + array_id + " " + single_quoted(merge.string()));
   merge_id = merge_id.substr(0, merge_id.find(';'));
   std::printf("submitted: array job %s (%d tasks), merge job %s (after every task succeeded)\n", array_id.c_str(),
               p.shards, merge_id.c_str());
@@ -87,7 +88,9 @@ struct SlurmOptions {
 void add_slurm_options(CLI::App& slurm, SlurmOptions& o) {
   SlurmPlan& plan = o.plan;
   slurm.add_option("config", o.config_path, "sweep config")->required();
-  slurm.add_option("--shards", plan.shards, "array tasks, one shard each")->required()->check(CLI::Range(1, kMaxShards));
+  slurm.add_option("--shards", plan.shards, "array tasks, one shard each")
+      ->required()
+      ->check(CLI::Range(1, kMaxShards));
   slurm.add_option("--partition", plan.partition, "Slurm partition");
   slurm.add_option("--gpus-per-task", plan.gpus_per_task, "GPUs per array task (0: none, host backend)")
       ->check(CLI::Range(0, 64));
