@@ -1,7 +1,7 @@
-// The command line: labrun sweep | validate | list | merge | slurm | diff | history | report | env (each
-// command's options and help in run_cli; the commands themselves in sweep_command, merge_cli, slurm, diff_cli,
-// history_cli, report and cli.cpp for validate, list and env). One catch in run_cli maps every error to a
-// distinct exit code (see ExitCode).
+// The command line: labrun sweep | validate | list | merge | slurm | diff | history | report | env, each command
+// in its own file of src/commands/ (cmd_sweep.cpp, cmd_validate.cpp, cmd_list.cpp, cmd_merge.cpp, cmd_slurm.cpp,
+// cmd_diff.cpp, cmd_history.cpp, cmd_report.cpp, cmd_env.cpp) with its options and help. One catch in run_cli
+// maps every error to a distinct exit code (see ExitCode).
 #pragma once
 
 #include <functional>

@@ -1,15 +1,11 @@
+// The scripts of `labrun slurm` (slurm.hpp): the job array, the merge job and the files they name. The command
+// that writes and submits them, cmd_slurm, is src/commands/cmd_slurm.cpp.
 #include "slurm.hpp"
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
-
-#include "exit_codes.hpp"
-#include "output_file.hpp"
-#include "record.hpp"
 
 namespace labrun {
 
@@ -33,19 +29,6 @@ std::string common_header(const SlurmPlan& p, const std::string& name) {
   if (!p.account.empty()) s += "#SBATCH --account=" + p.account + "\n";
   if (!p.time.empty()) s += "#SBATCH --time=" + p.time + "\n";
   return s;
-}
-
-// Runs `command` (sbatch ...) and returns its stdout, trimmed. @throws std::runtime_error on failure.
-std::string capture(const std::string& command) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot run " + command);
-  std::string out;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe)) out += buffer;
-  const int status = ::pclose(pipe);
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  if (status != 0) throw std::runtime_error(command + " failed: " + out);
-  return out;
 }
 
 }  // namespace
@@ -87,34 +70,14 @@ std::string merge_script(const SlurmPlan& p) {
   return s;
 }
 
-int cmd_slurm(const SlurmPlan& p, bool submit, bool force) {
-  std::error_code ec;
-  fs::create_directories(p.dir, ec);
-  if (!fs::is_directory(p.dir, ec)) throw OutputError("cannot create " + p.dir + ": " + ec.message());
-  const fs::path array = fs::path(p.dir) / (base(p) + "-array.sbatch");
-  const fs::path merge = fs::path(p.dir) / (base(p) + "-merge.sbatch");
-  // Both scripts as one writer of regular files (src/output_file.hpp): claimed, refused when they exist without
-  // --force (before either is touched), written beside and renamed only when both were written whole (a full disk
-  // never leaves an array without its merge job), executable.
-  const FileClaim array_claim(array.string(), "labrun slurm"), merge_claim(merge.string(), "labrun slurm");
-  write_texts_whole({{array.string(), array_script(p), force || array_claim.replace_empty()},
-                     {merge.string(), merge_script(p), force || merge_claim.replace_empty()}},
-                    0755);
-  std::printf("labrun slurm: %d shards of %s\n  %s\n  %s\n", p.shards, p.config.c_str(), array.c_str(), merge.c_str());
-  if (!submit) {
-    std::printf("submit with:\n  ARRAY=$(sbatch --parsable %s)\n  sbatch --dependency=afterok:${ARRAY%%%%;*} %s\n",
-                q(array.string()).c_str(), q(merge.string()).c_str());
-    std::printf("merged result: %s\n", merged_file(p).c_str());
-    return kExitOk;
-  }
-  std::string array_id = capture("sbatch --parsable " + q(array.string()));
-  array_id = array_id.substr(0, array_id.find(';'));  // "id;cluster" on a federation
-  std::string merge_id = capture("sbatch --parsable --dependency=afterok:" + array_id + " " + q(merge.string()));
-  merge_id = merge_id.substr(0, merge_id.find(';'));
-  std::printf("submitted: array job %s (%d tasks), merge job %s (after every task succeeded)\n", array_id.c_str(),
-              p.shards, merge_id.c_str());
-  std::printf("when job %s is done: labrun report %s\n", merge_id.c_str(), q(merged_file(p)).c_str());
-  return kExitOk;
+std::string array_script_file(const SlurmPlan& p) {
+  return (fs::path(p.dir) / (base(p) + "-array.sbatch")).string();
 }
+
+std::string merge_script_file(const SlurmPlan& p) {
+  return (fs::path(p.dir) / (base(p) + "-merge.sbatch")).string();
+}
+
+std::string single_quoted(const std::string& word) { return q(word); }
 
 }  // namespace labrun

@@ -36,6 +36,14 @@ std::string array_script(const SlurmPlan& plan);
 /// --dependency=afterok:<array job id>.
 std::string merge_script(const SlurmPlan& plan);
 
+/// The two scripts' files under plan.dir: <base>-array.sbatch and <base>-merge.sbatch.
+std::string array_script_file(const SlurmPlan& plan);
+std::string merge_script_file(const SlurmPlan& plan);
+
+/// `word` in single quotes for a bash script or command line (a ' in it written '\'').
+std::string single_quoted(const std::string& word);
+
+/// The command (defined in src/commands/cmd_slurm.cpp, which adds its options).
 /// Writes both scripts into plan.dir (<base>-array.sbatch, <base>-merge.sbatch), together or not at all (each beside
 /// its target, both renamed only once both were written whole; src/output_file.hpp), and, with `submit`, runs
 /// sbatch for each (the merge with the dependency on the array) and prints the job ids and the command that shows

@@ -33,6 +33,7 @@ struct ReportOptions {
   const Registry* registry = nullptr;
 };
 
+/// The command (defined in src/commands/cmd_report.cpp, which adds its options); the rendering is src/report/'s.
 /// Reads the JSONL result files in `paths` (each a file, a comma-separated list of files or a folder, as
 /// load_results() reads them), runs analyze(), and writes into `out_dir` (created if needed):
 /// - report.md: summary (device, build, calibration, sweep size, status and bound counts; a note for runs on

@@ -1,10 +1,19 @@
+// `labrun report RESULTS...` (cmd_report, report.hpp): its options (add_report_command), and the report folder
+// made from the result files: loaded, analysed and rendered by src/report/ (report_context, report_csv,
+// report_markdown, report_plots), then moved into place whole.
 #include "report.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <memory>
 #include <optional>
 #include <ostream>
 
+#include "command_inputs.hpp"
+#include "commands.hpp"
 #include "exit_codes.hpp"
 #include "interrupt.hpp"
 #include "merge.hpp"
@@ -100,6 +109,41 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
                std::ostream& err, const ReportOptions& options) {
   // Ctrl-C or SIGTERM: the staging folder goes (ReportFolder), the folder keeps what it held.
   return run_interruptible("report", [&] { return make_report(paths, out_dir, out, err, options); });
+}
+
+namespace {
+
+/// The report command's options as parsed.
+struct ReportCommandOptions {
+  std::vector<std::string> paths;  ///< as given: files, comma-separated lists or folders
+  std::string dir = "report";
+  bool no_plots = false;
+  std::size_t max_plots = ReportOptions{}.max_plots;
+  bool force = false;
+};
+
+// The report command once parsed: its files listed, then cmd_report.
+int run_report(const ReportCommandOptions& o) {
+  ReportOptions options;
+  options.plots = !o.no_plots;
+  options.max_plots = o.max_plots;
+  options.replace = o.force;
+  return cmd_report(result_paths(o.paths), o.dir, std::cout, std::cerr, options);
+}
+
+}  // namespace
+
+Command add_report_command(CLI::App& app, const CommandContext&) {
+  auto o = std::make_shared<ReportCommandOptions>();
+  CLI::App* report = app.add_subcommand("report", "markdown + CSV + plots from result files (docs/metrics.md)");
+  report->add_option("results", o->paths, "result files: .jsonl files, comma-separated lists or folders")->required();
+  report->add_option("-o,--output", o->dir, "output folder (default ./report)");
+  report->add_flag("--no-plots", o->no_plots, "skip the matplotlib plots");
+  report->add_option("--max-plots", o->max_plots, "draw at most this many time plots (0: all; rooflines always)")
+      ->capture_default_str()
+      ->check(count_validator());
+  report->add_flag("--force", o->force, "replace an existing report in the output folder");
+  return {report, [o] { return run_report(*o); }, {}};
 }
 
 }  // namespace labrun

@@ -1,8 +1,11 @@
 // `labrun merge -o OUT SHARD...`: the shards of one sweep (files or folders) into one result file, by the rules of
 // plan_merge() (src/merge.hpp), which report and diff read shards by too. Streamed: each shard is read once for
 // its header and its points' ids, and the points' lines are then copied in order, so memory holds ids and
-// offsets, never the points (a cluster's 100,000-point result merges in a few hundred MB).
-#include "merge_cli.hpp"
+// offsets, never the points (a cluster's 100,000-point result merges in a few hundred MB). add_merge_command
+// adds its options.
+#include "cmd_merge.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,9 +15,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
+#include "command_inputs.hpp"
+#include "commands.hpp"
 #include "exit_codes.hpp"
 #include "format.hpp"
 #include "interrupt.hpp"
@@ -180,6 +186,34 @@ int cmd_merge(const std::vector<std::string>& shards, const std::string& output,
               const Registry& registry) {
   // Ctrl-C or SIGTERM stops the reading or the copying, and nothing is written.
   return run_interruptible("merge", [&] { return merge_files(shards, output, force, allow_mixed_builds, registry); });
+}
+
+namespace {
+
+/// The merge command's options as parsed.
+struct MergeCommandOptions {
+  std::vector<std::string> paths;  ///< as given: files, comma-separated lists or folders
+  std::string output;
+  bool force = false;
+  bool allow_mixed_builds = false;
+};
+
+}  // namespace
+
+Command add_merge_command(CLI::App& app, const CommandContext& context) {
+  auto o = std::make_shared<MergeCommandOptions>();
+  CLI::App* merge = app.add_subcommand("merge", "merge the shards of one sweep (--shard I/N) into one result file");
+  merge->add_option("shards", o->paths, "shard files, comma-separated lists or folders")->required();
+  merge->add_option("-o,--output", o->output, "the merged result file")->required();
+  merge->add_flag("--force", o->force, "replace the output file if it exists");
+  merge->add_flag("--allow-mixed-builds", o->allow_mixed_builds,
+                  "merge shards of different labrun builds (each listed; report and diff warn)");
+  return {merge,
+          [o, &context] {
+            const Registry registry = make_registry(context.hooks);
+            return cmd_merge(result_paths(o->paths), o->output, o->force, o->allow_mixed_builds, registry);
+          },
+          {}};
 }
 
 }  // namespace labrun

@@ -1,4 +1,9 @@
-#include "sweep_command.hpp"
+// `labrun sweep CONFIG`: its options (add_sweep_command), the config's points cut by --only and --shard or listed
+// by --dry-run, and the sweep itself (cmd_sweep): the supervisor that owns the result file (lock, resume, pooling,
+// interrupts) and the worker that runs points (src/supervisor.hpp explains the model).
+#include "cmd_sweep.hpp"
+
+#include <CLI/CLI.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +25,8 @@
 
 #include "build_info.hpp"
 #include "code_rev.hpp"
+#include "command_inputs.hpp"
+#include "commands.hpp"
 #include "env.hpp"
 #include "exit_codes.hpp"
 #include "format.hpp"
@@ -28,6 +35,7 @@
 #include "lab.hpp"
 #include "log.hpp"
 #include "output_file.hpp"
+#include "profiler.hpp"
 #include "point_record.hpp"
 #include "processes.hpp"
 #include "record.hpp"
@@ -275,38 +283,50 @@ std::string resume_command(const std::vector<std::string>& argv, const std::stri
 
 namespace {
 
-// A worker: runs the points its file does not hold yet, appending each as it finishes, and reports its phases
-// on the status pipe. "fresh" creates the file (header first); "continue" appends a segment line (this
-// worker's environment and calibration) and the rest.
-int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& experiment,
-               const std::vector<Point>& points, const DeviceHooks& hooks) {
+// A worker's state between its steps: which points it runs, and the file and backend it runs them on.
+struct Worker {
+  int process_index = 0, process_count = 0;  ///< --process I/K; 0 and 0 outside a lab.processes sweep
+  bool fresh = true;                         ///< --worker fresh (a new file) or continue
+  std::vector<Point> todo;                   ///< the points its file does not hold yet
+  std::size_t held = 0, segment = 1;         ///< points the file holds; this worker's segment number
+  std::optional<RunHeader> existing;         ///< the header of the file it continues
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<JsonlWriter> writer;
+  Json header;  ///< this run's header (written first by a fresh worker, the source of a segment line otherwise)
+};
+
+// The worker's options checked, and the points its file does not hold yet.
+Worker plan_worker(const SweepArgs& a, const std::vector<Point>& points) {
   install_interrupt_handlers();
-  int process_index = 0, process_count = 0;
-  if (!a.process.empty()) std::tie(process_index, process_count) = parse_process(a.process);
-  const bool fresh = a.worker == "fresh";
-  if (!fresh && a.worker != "continue") throw std::invalid_argument("--worker: expected fresh or continue");
-  std::vector<Point> todo;
-  std::size_t held = 0, segment = 1;
-  std::optional<RunHeader> existing;
-  if (fresh) {
-    todo = points;
+  Worker w;
+  if (!a.process.empty()) std::tie(w.process_index, w.process_count) = parse_process(a.process);
+  w.fresh = a.worker == "fresh";
+  if (!w.fresh && a.worker != "continue") throw std::invalid_argument("--worker: expected fresh or continue");
+  if (w.fresh) {
+    w.todo = points;
   } else {
-    existing = header_to_continue(a.output);
+    w.existing = header_to_continue(a.output);
     const LaneState state = read_lane(a.output);
-    segment = state.segments + 1;
+    w.segment = state.segments + 1;
     for (const auto& p : points) {
-      if (state.done.count(p.id())) ++held;
-      else todo.push_back(p);
+      if (state.done.count(p.id())) ++w.held;
+      else w.todo.push_back(p);
     }
   }
-  auto backend = open_backend(a.device, hooks);
-  std::unique_ptr<JsonlWriter> writer = fresh ? std::make_unique<JsonlWriter>(a.output, a.force)
-                                              : std::make_unique<JsonlWriter>(a.output, JsonlWriter::Append{});
+  return w;
+}
+
+// Opens the device and the result file, calibrates, and makes this run's header.
+void open_worker(Worker& w, const SweepArgs& a, const SweepConfig& config, const std::vector<Point>& points,
+                 const DeviceHooks& hooks) {
+  w.backend = open_backend(a.device, hooks);
+  w.writer = w.fresh ? std::make_unique<JsonlWriter>(a.output, a.force)
+                     : std::make_unique<JsonlWriter>(a.output, JsonlWriter::Append{});
   // Profiler mode skips calibration: under ncu its thousands of kernels would each be replayed, and its blocked
   // launch measurement would wait on a serialized stream.
   const Json calibration = config.lab.profile
-                               ? Json{{"backend", backend->name()}, {"skipped", "profiler mode (lab.profile)"}}
-                               : backend->calibrate();
+                               ? Json{{"backend", w.backend->name()}, {"skipped", "profiler mode (lab.profile)"}}
+                               : w.backend->calibrate();
   // The header records the user's command line (the supervisor's, passed in LABRUN_ARGV), not the worker's.
   std::vector<std::string> argv = a.argv;
   if (const char* given = std::getenv("LABRUN_ARGV")) {
@@ -315,74 +335,95 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
     } catch (const std::exception&) {
     }
   }
-  Json header = make_header(config, argv, *backend, calibration, points.size());
-  if (process_count > 0) header["process"] = {{"index", process_index}, {"count", process_count}};
+  w.header = make_header(config, argv, *w.backend, calibration, points.size());
+  if (w.process_count > 0) w.header["process"] = {{"index", w.process_index}, {"count", w.process_count}};
   if (!a.shard.empty()) {
     const ShardSpec spec = parse_shard(a.shard);
-    header["shard"] = {{"index", spec.index}, {"count", spec.count}};
+    w.header["shard"] = {{"index", spec.index}, {"count", spec.count}};
   }
-  if (fresh) {
-    spdlog::info("{} points on {}; writing {}", points.size(), backend->name().c_str(),
+}
+
+// Writes the header of a fresh file, or the segment line of a continued one (after checking its device).
+void begin_worker_file(Worker& w, const SweepArgs& a, const SweepConfig& config, const std::vector<Point>& points) {
+  const Json& header = w.header;
+  if (w.fresh) {
+    spdlog::info("{} points on {}; writing {}", points.size(), w.backend->name().c_str(),
                  a.output.c_str());
-    writer->write(header);
-  } else {
-    // The device may differ from the one the file was begun on (another node of the cluster): the same model
-    // and driver are required, or --force.
-    {
-      std::vector<std::string> m;
-      const RunHeader now = header_from_json(header);
-      check_same(m, "device", existing->device_name(), now.device_name());
-      check_same(m, "driver", existing->driver_version(), now.driver_version());
-      refuse_mismatch(a.output, m, a.force);
-    }
-    spdlog::info("{} holds {} of {} points; {} to run on {}", a.output.c_str(), held,
-                 points.size(), todo.size(), backend->name().c_str());
-    writer->write(Json{{"type", "segment"},
-                       {"index", segment},
+    w.writer->write(header);
+    return;
+  }
+  // The device may differ from the one the file was begun on (another node of the cluster): the same model
+  // and driver are required, or --force.
+  {
+    std::vector<std::string> m;
+    const RunHeader now = header_from_json(header);
+    check_same(m, "device", w.existing->device_name(), now.device_name());
+    check_same(m, "driver", w.existing->driver_version(), now.driver_version());
+    refuse_mismatch(a.output, m, a.force);
+  }
+  spdlog::info("{} holds {} of {} points; {} to run on {}", a.output.c_str(), w.held,
+               points.size(), w.todo.size(), w.backend->name().c_str());
+  w.writer->write(Json{{"type", "segment"},
+                       {"index", w.segment},
                        {"created_utc", header["created_utc"]},
                        {"argv", header["argv"]},
                        {"environment", header["environment"]},
                        {"calibration", header["calibration"]},
                        {"config_sha256", config.sha256},
                        {"lab", header["lab"]},
-                       {"points_held", held}});
+                       {"points_held", w.held}});
+}
+
+// Progress: one line per point that ran (a skipped or not-supported point is counted, not listed), numbered
+// across the processes of a lab.processes sweep, with the elapsed time and an ETA from the points done so far.
+struct WorkerProgress {
+  const Worker& w;
+  bool quiet = false;
+  std::size_t sweep_points = 0;  ///< the points of one process's sweep
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::size_t not_run = 0;
+
+  // Counts point `i` (1-based, of w.todo) and, unless quiet or not run, says so on stderr or in the log.
+  void point_done(std::size_t i, const PointRecord& rec) {
+    const bool ran = rec.status != "not_supported" && rec.status != "skipped";
+    not_run += !ran;
+    if (quiet || !ran) return;
+    const std::size_t processes = w.process_count > 0 ? static_cast<std::size_t>(w.process_count) : 1;
+    const std::size_t before =
+        w.process_count > 0 ? static_cast<std::size_t>(w.process_index - 1) * sweep_points : 0;
+    std::string t = rec.timing ? fmt_time(rec.timing->time_s) : "";
+    std::string reason = rec.reason.value_or("");
+    if (reason.size() > 100) reason = reason.substr(0, 100) + "...";
+    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double eta_s = elapsed_s / static_cast<double>(i) * static_cast<double>(w.todo.size() - i);
+    const std::string line =
+        fmt::format("[{}/{}] {} elapsed, ETA {}{} {:<20} {:<40} {:<19} {} {}", before + w.held + i,
+                    processes * sweep_points, format_duration(elapsed_s), format_duration(eta_s),
+                    not_run > 0 ? fmt::format(" ({} not run)", not_run) : std::string(), rec.variant,
+                    short_axes(rec.axes), rec.status, t, reason);
+    if (stderr_is_terminal()) std::cerr << line << "\n";  // on a terminal
+    else spdlog::info("{}", line);                                       // timestamped in a batch log
   }
+};
+
+// Runs the points still to run, appending each to the file and reporting its phases on the status pipe.
+int run_worker_points(Worker& w, const SweepArgs& a, const SweepConfig& config, const Experiment& experiment,
+                      const std::vector<Point>& points) {
   const PhaseListener listener = [&](const std::string& id, const std::string& phase) {
     if (a.status_fd < 0) return;
     const std::string line = id + " " + phase + "\n";
     (void)!::write(a.status_fd, line.data(), line.size());  // one write under PIPE_BUF: never interleaved
   };
-  // Progress: one line per point that ran (a skipped or not-supported point is counted, not listed), numbered
-  // across the processes of a lab.processes sweep, with the elapsed time and an ETA from the points done so far.
-  const auto started = std::chrono::steady_clock::now();
-  std::size_t not_run = 0;
-  const std::size_t processes = process_count > 0 ? static_cast<std::size_t>(process_count) : 1;
-  const std::size_t before = process_count > 0 ? static_cast<std::size_t>(process_index - 1) * points.size() : 0;
+  WorkerProgress progress{w, a.quiet, points.size()};
   try {
     const auto records = run_sweep(
-        todo, experiment, *backend, config.lab, header, [&](const PointRecord& rec) { writer->write(to_json(rec)); },
-        [&](std::size_t i, std::size_t, const PointRecord& rec) {
-          const bool ran = rec.status != "not_supported" && rec.status != "skipped";
-          not_run += !ran;
-          if (a.quiet || !ran) return;
-          std::string t = rec.timing ? fmt_time(rec.timing->time_s) : "";
-          std::string reason = rec.reason.value_or("");
-          if (reason.size() > 100) reason = reason.substr(0, 100) + "...";
-          const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-          const double eta_s = elapsed_s / static_cast<double>(i) * static_cast<double>(todo.size() - i);
-          const std::string line =
-              fmt::format("[{}/{}] {} elapsed, ETA {}{} {:<20} {:<40} {:<19} {} {}", before + held + i,
-                          processes * points.size(), format_duration(elapsed_s), format_duration(eta_s),
-                          not_run > 0 ? fmt::format(" ({} not run)", not_run) : std::string(), rec.variant,
-                          short_axes(rec.axes), rec.status, t, reason);
-          if (stderr_is_terminal()) std::cerr << line << "\n";  // on a terminal
-          else spdlog::info("{}", line);                                       // timestamped in a batch log
-        },
-        listener);
-    if (!a.quiet && not_run > 0)
-      spdlog::info("{} of {} points not run (not supported or skipped; in the file with the reason)", not_run,
-                   todo.size());
-    writer->commit();  // a shard with no points is a header alone, and still replaces the old file
+        w.todo, experiment, *w.backend, config.lab, w.header,
+        [&](const PointRecord& rec) { w.writer->write(to_json(rec)); },
+        [&](std::size_t i, std::size_t, const PointRecord& rec) { progress.point_done(i, rec); }, listener);
+    if (!a.quiet && progress.not_run > 0)
+      spdlog::info("{} of {} points not run (not supported or skipped; in the file with the reason)",
+                   progress.not_run, w.todo.size());
+    w.writer->commit();  // a shard with no points is a header alone, and still replaces the old file
     return any_failed(records) ? kExitPointsFailed : kExitOk;
   } catch (const DeviceFault& e) {
     spdlog::warn("device fault: {}", e.what());
@@ -390,6 +431,17 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& 
   } catch (const Interrupted& e) {
     return 128 + e.signal();
   }
+}
+
+// A worker: runs the points its file does not hold yet, appending each as it finishes, and reports its phases
+// on the status pipe. "fresh" creates the file (header first); "continue" appends a segment line (this
+// worker's environment and calibration) and the rest.
+int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& experiment,
+               const std::vector<Point>& points, const DeviceHooks& hooks) {
+  Worker w = plan_worker(a, points);
+  open_worker(w, a, config, points, hooks);
+  begin_worker_file(w, a, config, points);
+  return run_worker_points(w, a, config, experiment, points);
 }
 
 // The worker command line for `output` (a lane's file).
@@ -696,6 +748,107 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment
   }
   if (end.kind == LaneEnd::Kind::failed) return end.exit_code;
   return finish(points_of(a.output), "results: " + a.output);
+}
+
+namespace {
+
+/// The sweep command's options as parsed: the sweep's own and those that only shape what runs.
+struct SweepOptions {
+  SweepArgs args;
+  bool dry_run = false;
+  bool profile = false;
+  bool verbose = false;
+  std::string log_level;  ///< --log-level as given
+};
+
+// Adds the sweep's options to `sweep` (in the order of its --help), parsed straight into `o`.
+void add_sweep_options(CLI::App& sweep, SweepOptions& o) {
+  SweepArgs& a = o.args;
+  sweep.add_option("config", a.config_path, "sweep config (YAML, docs/config.md)")->required();
+  sweep.add_option("--device", a.device, "auto (GPU if any, else host), cpu, cuda or cuda:N");
+  sweep.add_option("-o,--output", a.output, "JSONL output (default results/<experiment>-<UTC time>.jsonl)");
+  sweep.add_flag("--force", a.force, "replace the output file if it exists (kept until the new run has a point)");
+  sweep.add_flag("--resume", a.resume,
+                 "continue the output file: keep its points, run the rest (same config, labrun build, GPU model and "
+                 "driver; --force accepts a mismatch)");
+  sweep.add_flag("--dry-run", o.dry_run, "print the expanded points and their count; run nothing");
+  sweep.add_flag("--profile", o.profile,
+                 "profiler mode, for ncu/nsys: correctness, then 3 plain iterations per point in NVTX ranges named by "
+                 "its key (= --lab profile=true; on by itself under a profiler; docs/profiling.md)");
+  sweep.add_option("--only", a.only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"");
+  sweep.add_flag("-q,--quiet", a.quiet, "no per-point progress on stderr, and only warnings and errors in the log");
+  sweep.add_flag("-v,--verbose", o.verbose, "debug messages in the log too");
+  sweep.add_option("--log-level", o.log_level, "trace, debug, info (default), warn, error or off");
+  sweep.add_option("--shard", a.shard,
+                   "run shard I of N: a balanced, deterministic subset of the points (docs/cluster.md)");
+  sweep.add_option("--devices", a.devices,
+                   "one worker per GPU (0,1,2,3 or all), pinned with CUDA_VISIBLE_DEVICES, merged at the end");
+  add_lab_option(sweep, a.lab_overrides,
+                 "override a lab setting, KEY=VALUE (repeatable), checked as under lab: (e.g. --lab processes=5)");
+  sweep.add_option("--code-rev", a.code_rev,
+                   "the commit of the code under test, SHA[+dirty], for a runner built without its repository "
+                   "(overrides LABRUN_CODE_REV and the build's; recorded in environment.code)");
+  // Internal: set by the parent of a lab.processes sweep on each child it starts.
+  sweep.add_option("--process", a.process, "run as process I/K of a lab.processes sweep (set by labrun itself)")
+      ->group("");
+  // Internal: set by the supervisor on each worker it starts (src/supervisor.hpp).
+  sweep.add_option("--worker", a.worker, "run as a worker: fresh or continue (set by labrun itself)")->group("");
+  sweep.add_option("--status-fd", a.status_fd, "the worker's status pipe (set by labrun itself)")->group("");
+}
+
+// Profiler mode: asked for, or found under a profiler (said once, by the supervisor; its workers and processes
+// inherit it through --lab, as every lab override).
+void choose_profiler_mode(SweepOptions& o, SweepConfig& config) {
+  if (config.lab.profile || !o.args.worker.empty() || !o.args.process.empty()) return;
+  const auto tool = profiler_detected();
+  if (!o.profile && !tool) return;
+  if (!o.profile)
+    std::cerr << fmt::format("labrun: running under {}: profiler mode (--profile): each point's correctness "
+                             "check, then {} plain iterations in NVTX ranges named by its key; no blocking kernel, "
+                             "calibration, adaptive sampling or time limit (docs/profiling.md)\n",
+                             *tool, kProfileIterations);
+  o.args.lab_overrides.push_back("profile=true");
+  config.lab.profile = true;
+}
+
+// --dry-run: each point with the estimate sharding balances by (src/shard.hpp), and their sum per process.
+int print_dry_run(const SweepInput& in) {
+  double total_s = 0;
+  for (const auto& p : in.points) {
+    const double t = estimated_point_time_s(p, *in.experiment, in.config.lab, in.kind);
+    total_s += t;
+    std::printf("%s  %-20s %-9s %s\n", p.id().c_str(), p.variant.c_str(), format_time(t).c_str(), p.label().c_str());
+  }
+  std::printf("%zu points, estimated %s per process on the %s backend\n", in.points.size(),
+              format_time(total_s).c_str(), to_string(in.kind));
+  return kExitOk;
+}
+
+// The sweep command once parsed: the config's points, cut to --shard, listed (--dry-run) or run.
+int run_sweep_command(SweepOptions& o, const CommandContext& context) {
+  apply_code_rev_option(o.args.code_rev);
+  Registry registry = make_registry(context.hooks);
+  SweepInput in = load_sweep(o.args.config_path, o.args.lab_overrides, o.args.only, o.args.device, registry,
+                             context.hooks);
+  choose_profiler_mode(o, in.config);
+  in.config.lab = profile_settings(in.config.lab);
+  if (!o.args.shard.empty())
+    in.points = shard_points(in.points, *in.experiment, in.config.lab, parse_shard(o.args.shard), in.kind);
+  if (o.dry_run) return print_dry_run(in);
+  o.args.argv = context.argv;
+  return cmd_sweep(o.args, in.config, *in.experiment, in.points, context.hooks);
+}
+
+}  // namespace
+
+Command add_sweep_command(CLI::App& app, const CommandContext& context) {
+  auto options = std::make_shared<SweepOptions>();
+  CLI::App* sweep = app.add_subcommand("sweep", "run every point of a sweep config through the lab pass");
+  add_sweep_options(*sweep, *options);
+  return {sweep, [options, &context] { return run_sweep_command(*options, context); }, [options] {
+            const SweepOptions& o = *options;
+            return !o.log_level.empty() ? o.log_level : o.verbose ? "debug" : o.args.quiet ? "warn" : "info";
+          }};
 }
 
 }  // namespace labrun

@@ -1,6 +1,13 @@
-// `labrun history` (cmd_history, history.hpp): loads every result file, orders the commits (git rev-list when
-// --repo is given), runs history_results() and writes the chosen rendering, the --bisect text or the report folder.
+// `labrun history RESULTS...` (cmd_history, history.hpp): its options (add_history_command); loads every result
+// file, orders the commits (git rev-list when --repo is given), runs history_results() and writes the chosen
+// rendering, the --bisect text or the report folder.
 #include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
 
 #include <cctype>
 #include <filesystem>
@@ -12,6 +19,9 @@
 #include <utility>
 #include <vector>
 
+#include "command_inputs.hpp"
+#include "commands.hpp"
+#include "diff.hpp"
 #include "history.hpp"
 #include "interrupt.hpp"
 #include "output_file.hpp"
@@ -148,6 +158,49 @@ int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
 int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
   // Ctrl-C or SIGTERM: the staging folder of -o goes (ReportFolder), the folder keeps what it held.
   return run_interruptible("history", [&] { return run_history(args, out, err); });
+}
+
+namespace {
+
+/// The history command's options as parsed; those given as text are checked when it runs.
+struct HistoryCommandOptions {
+  HistoryArgs args;
+  std::vector<std::string> paths;  ///< as given: files, comma-separated lists or folders
+  std::string min_effect = "2%", alpha = "0.05", fail_on = "slower";
+};
+
+// The history command once parsed: its options checked, its files listed, then cmd_history.
+int run_history_command(HistoryCommandOptions& o) {
+  HistoryOptions& options = o.args.options;
+  options.min_effect = parse_percent(o.min_effect);
+  options.alpha = parse_percent(o.alpha);
+  options.alpha_history = std::min(options.alpha_history, options.alpha);
+  options.fail_on = parse_history_fail_on(o.fail_on);
+  o.args.paths = result_paths(o.paths);
+  return cmd_history(o.args, std::cout, std::cerr);
+}
+
+}  // namespace
+
+Command add_history_command(CLI::App& app, const CommandContext&) {
+  auto o = std::make_shared<HistoryCommandOptions>();
+  HistoryArgs& a = o->args;
+  CLI::App* history = app.add_subcommand(
+      "history", "find the commits where points' times stepped, over runs of many commits (docs/history.md)");
+  history
+      ->add_option("results", o->paths, "result files of many commits: .jsonl files, comma-separated lists or folders")
+      ->required();
+  history->add_option("--repo", a.repo, "order the commits as git rev-list --topo-order HEAD in this repository");
+  history->add_option("--format", a.format, "table (default), markdown or json");
+  history->add_option("--fail-on-newest", o->fail_on, "exit 1 on a step at the newest commit: slower (default) or any");
+  history->add_option("--bisect", a.bisect, "print the commits still to test for this point (id or key)");
+  history->add_option("-o,--output", a.report_dir, "also write a report folder: history.md, history.json, plots");
+  history->add_flag("--force", a.force, "replace an earlier history report in the -o folder");
+  history->add_option("--min-effect", o->min_effect, "smallest step reported, e.g. 2% (default) or 0.02");
+  history->add_option("--alpha", o->alpha, "false discovery rate over the points' steps: 0.05 (default)");
+  history->add_option("--max-plots", a.max_plots, "draw at most this many group plots (default 16)")
+      ->check(count_validator());
+  return {history, [o] { return run_history_command(*o); }, {}};
 }
 
 }  // namespace labrun

@@ -1,13 +1,19 @@
-// `labrun diff` (cmd_diff, diff.hpp): loads each side with load_results(), checks that every file is a labrun
-// result, runs diff_results() and writes the chosen rendering.
+// `labrun diff BASE NEW` (cmd_diff, diff.hpp): its options (add_diff_command); loads each side with
+// load_results(), checks that every file is a labrun result, runs diff_results() and writes the chosen rendering.
 #include "diff.hpp"
 
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "command_inputs.hpp"
+#include "commands.hpp"
 #include "merge.hpp"
 #include "point_record.hpp"
 
@@ -86,6 +92,42 @@ int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::
   else
     out << diff_table(diff);
   return diff.regression ? kDiffRegression : kDiffNoRegression;
+}
+
+namespace {
+
+/// The diff command's options as parsed, as given on the command line.
+struct DiffCommandOptions {
+  std::string base_arg, new_arg, min_effect = "5%", format = "table", fail_on = "slower", alpha = "0.05";
+  bool normalize = false;
+};
+
+// The diff command once parsed: its options checked, then cmd_diff on the two sides' files.
+int run_diff(const DiffCommandOptions& o) {
+  DiffOptions options;
+  options.min_effect = parse_percent(o.min_effect);
+  options.alpha = parse_percent(o.alpha);
+  options.normalize = o.normalize;
+  options.fail_on = parse_fail_on(o.fail_on);
+  return cmd_diff(result_paths(o.base_arg), result_paths(o.new_arg), options, o.format, std::cout, std::cerr);
+}
+
+}  // namespace
+
+Command add_diff_command(CLI::App& app, const CommandContext&) {
+  auto o = std::make_shared<DiffCommandOptions>();
+  CLI::App* diff =
+      app.add_subcommand("diff", "compare two runs point by point (docs/diff.md); exit 1 on a regression");
+  diff->add_option("base", o->base_arg, "base results: a .jsonl file, a comma-separated list (shards) or a folder")
+      ->required();
+  diff->add_option("new", o->new_arg, "new results, same forms")->required();
+  diff->add_option("--min-effect", o->min_effect, "smallest change that counts, e.g. 5% (default) or 0.05");
+  diff->add_option("--alpha", o->alpha,
+                   "false discovery rate over the whole diff (Benjamini-Hochberg): 0.05 (default) or 5%");
+  diff->add_option("--format", o->format, "table (default), markdown or json");
+  diff->add_option("--fail-on", o->fail_on, "slower (default) or any (also status changes)");
+  diff->add_flag("--normalize", o->normalize, "compare times scaled by each run's calibrated copy bandwidth");
+  return {diff, [o] { return run_diff(*o); }, {}};
 }
 
 }  // namespace labrun

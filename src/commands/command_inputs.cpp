@@ -1,0 +1,110 @@
+// What several commands read alike (command_inputs.hpp): result paths, the registry, a sweep config's points and
+// the options sweep, validate, slurm and env share.
+#include "command_inputs.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "code_rev.hpp"
+#include "output_file.hpp"
+#include "sweep.hpp"
+
+namespace labrun {
+
+std::vector<std::string> result_paths(const std::string& arg) {
+  std::vector<std::string> out;
+  std::error_code ec;  // a symlink loop or a name too long is the reader's to report (exit 2), not a throw here
+  if (std::filesystem::is_directory(arg, ec)) {
+    bool gzipped = false;
+    for (const auto& e : std::filesystem::directory_iterator(arg, ec)) {
+      if (e.path().extension() == ".jsonl") out.push_back(e.path().string());
+      gzipped = gzipped || e.path().string().ends_with(".jsonl.gz");
+    }
+    if (ec) throw std::invalid_argument("cannot list folder " + arg + ": " + ec.message());
+    if (out.empty())
+      throw std::invalid_argument("folder '" + arg + "' holds no .jsonl result file" +
+                                  (gzipped ? " (its .jsonl.gz files must be unpacked first: gunzip -k)" : ""));
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = arg.find(',', start);
+    out.push_back(arg.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (out.back().empty())
+      throw std::invalid_argument("'" + arg + "': an empty file name in a comma-separated list of result files");
+    refuse_partial_input(out.back());  // FILE.new-PID: a write that was interrupted (src/output_file.hpp)
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+std::vector<std::string> result_paths(const std::vector<std::string>& args) {
+  std::vector<std::string> files;  // each argument: a file, a comma-separated list or a folder
+  for (const auto& arg : args)
+    for (auto& f : result_paths(arg)) files.push_back(std::move(f));
+  return files;
+}
+
+// CLI11's NonNegativeNumber said "not in range [0 - 1.79769e+308]" in 309 digits, and "-1" must not wrap to the
+// largest size_t (case H10).
+CLI::Validator count_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) return "";
+        return "must be a non-negative integer (0, 1, 2, ...), got '" + text + "'";
+      },
+      "COUNT");
+}
+
+void add_lab_option(CLI::App& command, std::vector<std::string>& overrides, const std::string& help) {
+  command.add_option("--lab", overrides, help)
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+void apply_code_rev_option(const std::string& text) {
+  set_code_rev_option(text);
+  code_rev();
+}
+
+Registry make_registry(const DeviceHooks& hooks) {
+  Registry r;
+  register_builtin(r);
+  if (hooks.register_cuda) hooks.register_cuda(r);
+  if (hooks.register_extra) hooks.register_extra(r);
+  return r;
+}
+
+SweepInput load_sweep(const std::string& config_path, const std::vector<std::string>& overrides,
+                      const std::string& only, const std::string& device, const Registry& registry,
+                      const DeviceHooks& hooks) {
+  SweepInput in{load_config(config_path, registry), nullptr, {}, BackendKind::host};
+  SweepConfig& config = in.config;
+  config.lab = apply_lab_overrides(config.lab, overrides, registry);
+  in.experiment = registry.find(config.experiment);
+  in.points = expand(config, *in.experiment);
+  if (!only.empty()) {
+    in.points = filter_points(in.points, only);
+    if (in.points.empty())
+      throw std::invalid_argument("--only \"" + only + "\" matches none of the config's points (labrun sweep " +
+                                  config_path + " --dry-run lists them)");
+  }
+  // The backend kind sharding and --dry-run estimate for, and whose lab section applies: the host for --device
+  // cpu, a build without CUDA, or --device auto where no CUDA device is visible (as the worker will find).
+  in.kind = device == "cpu" || device == "host" || !hooks.open_cuda ||
+                    (device == "auto" && hooks.device_count && hooks.device_count() <= 0)
+                ? BackendKind::host
+                : BackendKind::cuda;
+  if (const auto it = config.lab_by_backend.find(to_string(in.kind)); it != config.lab_by_backend.end())
+    config.lab = apply_lab_overrides(it->second, overrides, registry);
+  return in;
+}
+
+}  // namespace labrun

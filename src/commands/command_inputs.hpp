@@ -1,0 +1,57 @@
+// What several commands of src/commands/ read alike: result files named on the command line (diff, history,
+// report, merge), the registry of experiments, the sweep a config describes (sweep, validate, slurm), and the
+// options they share (--lab, --code-rev, a count).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "config.hpp"
+#include "device_hooks.hpp"
+#include <labrun/point.hpp>
+#include "registry.hpp"
+
+namespace CLI {
+class App;
+class Validator;
+}  // namespace CLI
+
+namespace labrun {
+
+/// "a.jsonl", "a.jsonl,b.jsonl" (shards) or a folder (every .jsonl in it, sorted).
+/// @throws std::invalid_argument for a folder without results, an empty name or a partial file (FILE.new-PID).
+std::vector<std::string> result_paths(const std::string& arg);
+
+/// result_paths() of each argument in turn, all in one list.
+std::vector<std::string> result_paths(const std::vector<std::string>& args);
+
+/// A count on the command line (--max-plots): digits only.
+CLI::Validator count_validator();
+
+/// Adds --lab to `command`: one KEY=VALUE per occurrence, repeatable, so it never swallows the config path after it.
+void add_lab_option(CLI::App& command, std::vector<std::string>& overrides, const std::string& help);
+
+/// The code under test (src/code_rev.hpp): --code-rev, else LABRUN_CODE_REV, else the build's. A malformed value
+/// is bad input before anything runs.
+void apply_code_rev_option(const std::string& text);
+
+/// The built-in experiments and those the device layer adds.
+Registry make_registry(const DeviceHooks& hooks);
+
+/// A sweep config loaded as sweep, validate and slurm run it: its points (cut by --only) and the backend kind
+/// whose lab section applies. Profiler mode (profile_settings) is the caller's to apply.
+struct SweepInput {
+  SweepConfig config;
+  const Experiment* experiment = nullptr;  ///< in the registry given to load_sweep
+  std::vector<Point> points;
+  BackendKind kind = BackendKind::host;
+};
+
+/// Loads `config_path` with the --lab `overrides`, expands its points and keeps those matching `only` (if given);
+/// `device` (--device) picks the backend kind. @throws ConfigError, std::invalid_argument (no point matches).
+SweepInput load_sweep(const std::string& config_path, const std::vector<std::string>& overrides,
+                      const std::string& only, const std::string& device, const Registry& registry,
+                      const DeviceHooks& hooks);
+
+}  // namespace labrun
