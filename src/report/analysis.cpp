@@ -58,7 +58,10 @@ const Json& axis_value(const Json& axes, const std::string& name) {
   return it == axes.end() ? kAbsent : *it;
 }
 
-bool same_number(double a, double b) { return a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+// Are a and b the same number, up to a relative 1e-9?
+bool same_number(double a, double b) {
+  return a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
+}
 
 // Does axis value `v` satisfy one `when` condition: [lo, hi] (inclusive), a list of values, or one value?
 bool matches(const Json& v, const Json& cond) {
@@ -346,125 +349,161 @@ void add_crossovers(const RunView& v, const std::map<std::string, std::string>& 
   }
 }
 
+// Sets a hypothesis's verdict and reason. On the host backend the verdict says so, and what the host data says
+// moves to host_verdict.
+void set_verdict(Json& hj, bool host, const std::string& verdict, const std::string& reason) {
+  if (host) {
+    hj["verdict"] = "host_only";
+    hj["host_verdict"] = verdict;
+    hj["reason"] = "host backend: the timings are the host CPU's and say nothing about the GPU prediction (run "
+                   "on a GPU backend for a verdict); the host data alone: " + verdict + ", " + reason;
+  } else {
+    hj["verdict"] = verdict;
+    hj["host_verdict"] = nullptr;
+    hj["reason"] = reason;
+  }
+}
+
+// What the matching points of one hypothesis say: the ratio than / faster at each point where both ran ok inside
+// `when`, and the points skipped because a side was not ok or suspect.
+struct HypothesisTally {
+  std::vector<double> ratios;
+  Json points = Json::array(), counter = Json::array();  // every compared point; those that failed
+  std::size_t passed = 0, skipped = 0;
+  std::map<std::string, int> skip_why;  // "variant status" → count
+  const Pt *min_p = nullptr, *max_p = nullptr;
+  double rmin = std::numeric_limits<double>::infinity(), rmax = -rmin;
+};
+
+// The fraction of the matched points that met by_at_least; NaN with none matched.
+double fraction_passed(const HypothesisTally& t) {
+  const std::size_t matched = t.ratios.size();
+  return matched ? static_cast<double>(t.passed) / static_cast<double>(matched) : kNaN;
+}
+
+// Does the point lie inside the hypothesis's `when` (every condition met by an axis it has)?
+bool inside_when(const Pt& p, const Json& when) {
+  for (const auto& [axis, cond] : when.items()) {
+    const Json& x = axis_value(p.axes(), axis);
+    if (x.is_null() || !matches(x, cond)) return false;
+  }
+  return true;
+}
+
+// Counts a pair of points one of whose sides is not usable, by variant and status.
+void tally_skipped(const Pt* A, const Pt* B, HypothesisTally& t) {
+  ++t.skipped;
+  for (const Pt* p : {A, B})
+    if (!p->usable)
+      ++t.skip_why[p->variant() + " " + (p->rec->status == "ok" ? std::string("suspect") : p->rec->status)];
+}
+
+// Adds the ratio of a usable pair (A of `faster`, B of `than`) and whether it meets `by`.
+void tally_ratio(const Pt* A, const Pt* B, double by, HypothesisTally& t) {
+  const double r = B->t / A->t;
+  const bool pass = r >= by;
+  t.passed += pass;
+  t.ratios.push_back(r);
+  Json pj{{"id_faster", A->rec->id}, {"id_than", B->rec->id}, {"key", A->rec->key}, {"axes", A->axes()},
+          {"ratio", r},              {"passed", pass}};
+  if (!pass) t.counter.push_back(pj);
+  t.points.push_back(pj);
+  if (r < t.rmin) {
+    t.rmin = r;
+    t.min_p = A;
+  }
+  if (r > t.rmax) {
+    t.rmax = r;
+    t.max_p = A;
+  }
+}
+
+// The tally of a well-formed hypothesis over the run's groups, in group order.
+HypothesisTally tally_hypothesis(const RunView& v, const Hypothesis& h) {
+  HypothesisTally t;
+  for (const auto& g : v.group_order) {
+    const Pt *A = nullptr, *B = nullptr;
+    for (const Pt* p : v.groups.at(g)) {
+      if (p->variant() == h.faster) A = p;
+      if (p->variant() == h.than) B = p;
+    }
+    if (!A || !B || !inside_when(*A, h.when)) continue;
+    if (!A->usable || !B->usable)
+      tally_skipped(A, B, t);
+    else
+      tally_ratio(A, B, h.by_at_least, t);
+  }
+  return t;
+}
+
+// The verdict (confirmed | refuted | inconclusive) of a tally and its reason.
+std::pair<std::string, std::string> hypothesis_verdict(const Hypothesis& h, const HypothesisTally& t) {
+  const std::string& fa = h.faster;
+  const std::string& th = h.than;
+  const std::size_t matched = t.ratios.size(), passed = t.passed;
+  const double frac = fraction_passed(t);
+  const std::string claim = fa + " faster than " + th + " by ≥ " + format_number(h.by_at_least) + "×";
+  if (matched == 0)
+    return {"inconclusive", "no point where both " + fa + " and " + th + " ran ok inside `when`" +
+                                (t.skipped ? " (" + std::to_string(t.skipped) +
+                                                 " such points had one side not ok or suspect)"
+                                           : "")};
+  if (frac >= kT.confirm_fraction)
+    return {"confirmed", claim + " at " + std::to_string(passed) + " of " + std::to_string(matched) +
+                             " matching points (" + format_percent(frac) + ", threshold " +
+                             format_percent(kT.confirm_fraction) + ")"};
+  if (frac < kT.refute_fraction)
+    return {"refuted", claim + " at only " + std::to_string(passed) + " of " + std::to_string(matched) +
+                           " matching points (" + format_percent(frac) + ", below " +
+                           format_percent(kT.refute_fraction) + ")"};
+  return {"inconclusive", "mixed evidence: " + claim + " at " + std::to_string(passed) + " of " +
+                              std::to_string(matched) + " matching points (" + format_percent(frac) + ", between " +
+                              format_percent(kT.refute_fraction) + " and " + format_percent(kT.confirm_fraction) +
+                              ")"};
+}
+
+// Writes the tally's counts, ratios, extreme points and point lists after the verdict.
+void write_tally(const HypothesisTally& t, Json& hj) {
+  const std::size_t matched = t.ratios.size();
+  hj["matched"] = matched;
+  hj["passed"] = t.passed;
+  hj["skipped"] = t.skipped;
+  hj["skipped_because"] = t.skip_why.empty() ? Json::object() : Json(t.skip_why);
+  hj["fraction_passed"] = opt(fraction_passed(t));
+  hj["ratio_min"] = matched ? Json(t.rmin) : Json(nullptr);
+  hj["ratio_median"] = opt(median_of(t.ratios));
+  hj["ratio_max"] = matched ? Json(t.rmax) : Json(nullptr);
+  hj["min_point"] = t.min_p ? point_ref(*t.min_p) : Json(nullptr);
+  hj["max_point"] = t.max_p ? point_ref(*t.max_p) : Json(nullptr);
+  hj["counterexamples"] = t.counter;
+  hj["points"] = t.points;
+}
+
 // The verdict of the data (confirmed | refuted | inconclusive) with its reason, and the fields that say why.
 void add_hypotheses(const RunView& v, Json& out) {
   const Json& hyp = v.run->header.hypothesis();
   if (hyp.is_null()) return;
   const Json list = hyp.is_array() ? hyp : Json::array({hyp});
   const bool host = v.backend == "host";
-  // On the host backend the verdict says so, and what the host data says moves to host_verdict.
-  const auto set_verdict = [&](Json& hj, const std::string& verdict, const std::string& reason) {
-    if (host) {
-      hj["verdict"] = "host_only";
-      hj["host_verdict"] = verdict;
-      hj["reason"] = "host backend: the timings are the host CPU's and say nothing about the GPU prediction (run "
-                     "on a GPU backend for a verdict); the host data alone: " + verdict + ", " + reason;
-    } else {
-      hj["verdict"] = verdict;
-      hj["host_verdict"] = nullptr;
-      hj["reason"] = reason;
-    }
-  };
   for (std::size_t index = 0; index < list.size(); ++index) {
     const Hypothesis h = hypothesis_from_json(list[index]);
-    const std::string& fa = h.faster;
-    const std::string& th = h.than;
-    const double by = h.by_at_least;
     Json hj{{"run", v.id}, {"index", index}};
-    hj["faster"] = fa;
-    hj["than"] = th;
+    hj["faster"] = h.faster;
+    hj["than"] = h.than;
     hj["when"] = h.when;
-    hj["by_at_least"] = by;
-    if (fa.empty() || th.empty()) {
-      set_verdict(hj, "inconclusive", "malformed hypothesis: it needs `faster` and `than` variant names");
+    hj["by_at_least"] = h.by_at_least;
+    if (h.faster.empty() || h.than.empty()) {
+      set_verdict(hj, host, "inconclusive", "malformed hypothesis: it needs `faster` and `than` variant names");
       hj["matched"] = 0;
       hj["passed"] = 0;
       hj["skipped"] = 0;
       hj["points"] = Json::array();
-      out.push_back(hj);
-      continue;
-    }
-    std::vector<double> ratios;
-    Json pts_j = Json::array(), counter = Json::array();
-    std::size_t passed = 0, skipped = 0;
-    std::map<std::string, int> skip_why;  // "variant status" → count
-    const Pt *min_p = nullptr, *max_p = nullptr;
-    double rmin = std::numeric_limits<double>::infinity(), rmax = -rmin;
-    for (const auto& g : v.group_order) {
-      const Pt *A = nullptr, *B = nullptr;
-      for (const Pt* p : v.groups.at(g)) {
-        if (p->variant() == fa) A = p;
-        if (p->variant() == th) B = p;
-      }
-      if (!A || !B) continue;
-      bool inside = true;
-      for (const auto& [axis, cond] : h.when.items()) {
-        const Json& x = axis_value(A->axes(), axis);
-        if (x.is_null() || !matches(x, cond)) {
-          inside = false;
-          break;
-        }
-      }
-      if (!inside) continue;
-      if (!A->usable || !B->usable) {
-        ++skipped;
-        for (const Pt* p : {A, B})
-          if (!p->usable)
-            ++skip_why[p->variant() + " " + (p->rec->status == "ok" ? std::string("suspect") : p->rec->status)];
-        continue;
-      }
-      const double r = B->t / A->t;
-      const bool pass = r >= by;
-      passed += pass;
-      ratios.push_back(r);
-      Json pj{{"id_faster", A->rec->id}, {"id_than", B->rec->id}, {"key", A->rec->key}, {"axes", A->axes()},
-              {"ratio", r},              {"passed", pass}};
-      if (!pass) counter.push_back(pj);
-      pts_j.push_back(pj);
-      if (r < rmin) {
-        rmin = r;
-        min_p = A;
-      }
-      if (r > rmax) {
-        rmax = r;
-        max_p = A;
-      }
-    }
-    const std::size_t matched = ratios.size();
-    const double frac = matched ? static_cast<double>(passed) / static_cast<double>(matched) : kNaN;
-    std::string verdict, reason;
-    const std::string claim = fa + " faster than " + th + " by ≥ " + format_number(by) + "×";
-    if (matched == 0) {
-      verdict = "inconclusive";
-      reason = "no point where both " + fa + " and " + th + " ran ok inside `when`" +
-               (skipped ? " (" + std::to_string(skipped) + " such points had one side not ok or suspect)" : "");
-    } else if (frac >= kT.confirm_fraction) {
-      verdict = "confirmed";
-      reason = claim + " at " + std::to_string(passed) + " of " + std::to_string(matched) + " matching points (" +
-               format_percent(frac) + ", threshold " + format_percent(kT.confirm_fraction) + ")";
-    } else if (frac < kT.refute_fraction) {
-      verdict = "refuted";
-      reason = claim + " at only " + std::to_string(passed) + " of " + std::to_string(matched) +
-               " matching points (" + format_percent(frac) + ", below " + format_percent(kT.refute_fraction) + ")";
     } else {
-      verdict = "inconclusive";
-      reason = "mixed evidence: " + claim + " at " + std::to_string(passed) + " of " + std::to_string(matched) +
-               " matching points (" + format_percent(frac) + ", between " + format_percent(kT.refute_fraction) +
-               " and " + format_percent(kT.confirm_fraction) + ")";
+      const HypothesisTally t = tally_hypothesis(v, h);
+      const auto [verdict, reason] = hypothesis_verdict(h, t);
+      set_verdict(hj, host, verdict, reason);
+      write_tally(t, hj);
     }
-    set_verdict(hj, verdict, reason);
-    hj["matched"] = matched;
-    hj["passed"] = passed;
-    hj["skipped"] = skipped;
-    hj["skipped_because"] = skip_why.empty() ? Json::object() : Json(skip_why);
-    hj["fraction_passed"] = opt(frac);
-    hj["ratio_min"] = matched ? Json(rmin) : Json(nullptr);
-    hj["ratio_median"] = opt(median_of(ratios));
-    hj["ratio_max"] = matched ? Json(rmax) : Json(nullptr);
-    hj["min_point"] = min_p ? point_ref(*min_p) : Json(nullptr);
-    hj["max_point"] = max_p ? point_ref(*max_p) : Json(nullptr);
-    hj["counterexamples"] = counter;
-    hj["points"] = pts_j;
     out.push_back(hj);
   }
 }
