@@ -1,6 +1,7 @@
 // labrun history, the model: builds each point's series over the commits from its process medians (as labrun diff
-// reads them, diff.hpp), finds its steps by binary segmentation with the false discovery rate held over all points,
-// fits drifts, labels environment changes and groups the steps of many points (docs/history.md).
+// reads them, diff.hpp), finds its steps by binary segmentation with the false discovery rate held over all points
+// (one point's model: history_fit.hpp), fits drifts, labels environment changes and groups the steps of many points
+// (docs/history.md).
 #include "history.hpp"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "diff.hpp"
+#include "history_fit.hpp"
 #include "lab_settings.hpp"
 #include "merge.hpp"
 #include "stats.hpp"
@@ -25,6 +27,9 @@
 
 namespace labrun {
 namespace {
+
+// One point's model (observations, splits, shapes) is this file's vocabulary.
+using namespace history_fit;
 
 /// The lab settings documented as test aids (src/lab_settings.hpp: "test aid: ..."): runs that differ only in
 /// them are one series.
@@ -62,224 +67,7 @@ constexpr std::size_t kReach = 6;
 /// to count as the code's at another card of the same kind.
 constexpr std::size_t kMinNormalizedMembers = 3;
 
-// ---- One point's fit: binary segmentation on the run levels --------------------------------------------------
-
-/// One usable run of a point: its level and the variance of that level from its processes.
-struct Obs {
-  double y = 0, v = 0;
-  std::size_t k = 1;        ///< processes
-  std::size_t run = 0;      ///< index into the series' runs
-  std::size_t commit = 0;
-  std::size_t segment = 0;  ///< the commit's stretch of equal lab settings
-};
-
-/// A split kept by the segmentation.
-struct Split {
-  double p_value = 1, q_value = 1;
-};
-
-/// The best split of a stretch [a, b) of observations.
-struct Candidate {
-  std::size_t point = 0, a = 0, b = 0, tau = 0;
-  double t = 0, df = 0, p_single = 1, p_scan = 1;
-};
-
-/// What every point's run variance borrows from the others: a prior variance of a run's level and its weight in
-/// degrees of freedom (VariancePrior below).
-struct VariancePrior {
-  double var = 0, df = 0;
-};
-
-struct PointFit {
-  std::vector<Obs> obs;
-  VariancePrior prior;               ///< shared by the points of the history
-  std::vector<double> s1{0}, s2{0};  ///< prefix sums of y and y²
-  double vbar = 0;                   ///< mean v: the variance a run's level has from its processes alone
-  double process_df = 0;             ///< sum of (k - 1): the degrees of freedom behind vbar
-  std::set<std::size_t> forced;      ///< boundaries where the lab settings change (no step sought across)
-  std::map<std::size_t, Split> splits;  ///< boundaries found: obs position of the first run after
-
-  std::size_t n() const { return obs.size(); }
-  double sum(std::size_t a, std::size_t b) const { return s1[b] - s1[a]; }
-  double mean(std::size_t a, std::size_t b) const { return sum(a, b) / static_cast<double>(b - a); }
-  /// Residual sum of squares of [a, b) about its mean.
-  double ss(std::size_t a, std::size_t b) const {
-    if (b <= a + 1) return 0;
-    const double s = sum(a, b);
-    return std::max(0.0, s2[b] - s2[a] - s * s / static_cast<double>(b - a));
-  }
-  /// Every boundary, 0 and n included, sorted.
-  std::vector<std::size_t> bounds() const {
-    std::set<std::size_t> all(forced.begin(), forced.end());
-    for (const auto& [at, s] : splits) all.insert(at);
-    all.insert(0);
-    all.insert(n());
-    return {all.begin(), all.end()};
-  }
-  double model_ss(const std::vector<std::size_t>& b) const {
-    double total = 0;
-    for (std::size_t i = 0; i + 1 < b.size(); ++i) total += ss(b[i], b[i + 1]);
-    return total;
-  }
-};
-
-/// The variance of one run's level and its degrees of freedom, for a model with residual sum of squares `ss` over
-/// `segments` stretches: the residual variance (df n - segments) moderated by the prior the points share (its df
-/// added), floored at the processes' vbar. nullopt when neither can be estimated.
-std::optional<std::pair<double, double>> run_variance(const PointFit& f, double ss, std::size_t segments) {
-  const double df_e = static_cast<double>(f.n()) - static_cast<double>(segments);
-  const double own_df = std::max(df_e, 0.0);
-  // Moderated (Smyth 2004, eq. 3): the prior's df·var added to the point's own residual sum of squares.
-  const double df_m = own_df + f.prior.df;
-  const double s2e = df_m > 0 ? (f.prior.df * f.prior.var + (df_e > 0 ? ss : 0.0)) / df_m : kNoValue;
-  if (df_m > 0 && s2e >= f.vbar && s2e > 0) return std::pair{s2e, df_m};
-  if (f.vbar > 0) {
-    const double df = std::max(df_m, f.process_df);
-    if (df >= 1) return std::pair{f.vbar, df};
-  }
-  return std::nullopt;
-}
-
-/// The most degrees of freedom a point borrows from the others: the points of a history need not share one
-/// variance (a host-sensitive point is noisier than a bandwidth-bound one), so the prior weighs at most as much
-/// as this many runs of the point's own.
-constexpr double kPriorMaxDf = 4;
-
-/// The asymptotic efficiency of a median-based variance estimate relative to the mean of squares, for normal
-/// data: 0.37 (the MAD's, Rousseeuw & Croux, "Alternatives to the median absolute deviation", JASA 1993). A prior
-/// estimated from m differences weighs as much as 0.37·m degrees of freedom of a mean of squares.
-constexpr double kMedianEfficiency = 0.37;
-
-/// The prior of the run variances (a moderated t in the manner of Smyth, "Linear models and empirical Bayes
-/// methods for assessing differential expression in microarray experiments", 2004), from the first differences
-/// of every point's levels, as change-point practice estimates the noise (Fryzlewicz, "Wild binary segmentation",
-/// 2014: the MAD of differences): a step or a ramp moves one difference or a few of a point's. A difference d of
-/// two runs has variance 2σ², and the median of χ²₁ is 0.45494, so s₀² = median(d²) / (2 · 0.45494). A step
-/// only ever makes a difference larger, so the differences beyond the null's 99.9th percentile of the estimate so
-/// far (d² > 2 s₀² · 10.828, χ²₁'s) are set aside and the median taken again, until none is: steps in a quarter
-/// of the differences would otherwise double s₀². Its weight is kMedianEfficiency times the differences kept, at
-/// most kPriorMaxDf. Differences across a change of lab settings are left out. No prior (weight 0) from fewer
-/// than 2 differences.
-VariancePrior variance_prior(const std::vector<PointFit>& fits) {
-  std::vector<double> squares;
-  for (const PointFit& f : fits)
-    for (std::size_t i = 1; i < f.n(); ++i)
-      if (!f.forced.count(i)) {
-        const double d = f.obs[i].y - f.obs[i - 1].y;
-        if (std::isfinite(d)) squares.push_back(d * d);
-      }
-  double var = 0;
-  for (int round = 0; round < 16 && squares.size() >= 2; ++round) {
-    var = median(squares) / (2 * 0.45494);
-    const double limit = 2 * var * 10.828;
-    const auto kept = std::partition(squares.begin(), squares.end(), [&](double q) { return q <= limit; });
-    if (kept == squares.end()) break;
-    squares.erase(kept, squares.end());
-  }
-  if (squares.size() < 2 || !(var > 0)) return {};
-  return {var, std::min(kMedianEfficiency * static_cast<double>(squares.size()), kPriorMaxDf)};
-}
-
-/// The best split of [a, b) (the largest |t| of the two stretches' mean levels), given the point's current model
-/// with residual sum of squares `model` over `segments` stretches; nullopt when [a, b) cannot be split or tested.
-std::optional<Candidate> best_split(const PointFit& f, std::size_t a, std::size_t b, double model,
-                                    std::size_t segments) {
-  if (b < a + 2) return std::nullopt;
-  std::optional<Candidate> best;
-  const double rest = model - f.ss(a, b);
-  for (std::size_t tau = a + 1; tau < b; ++tau) {
-    const double ss_new = rest + f.ss(a, tau) + f.ss(tau, b);
-    const auto var = run_variance(f, ss_new, segments + 1);
-    if (!var) continue;
-    const double n1 = static_cast<double>(tau - a), n2 = static_cast<double>(b - tau);
-    const double d = f.mean(tau, b) - f.mean(a, tau);
-    const double se = std::sqrt(var->first * (1 / n1 + 1 / n2));
-    if (!(se > 0)) continue;
-    const double t = d / se;
-    if (!best || std::fabs(t) > std::fabs(best->t)) best = Candidate{0, a, b, tau, t, var->second, 1, 1};
-  }
-  if (best) {
-    best->p_single = student_t_two_sided_p(std::fabs(best->t), best->df);
-    best->p_scan = std::min(1.0, static_cast<double>(b - a - 1) * best->p_single);
-  }
-  return best;
-}
-
-/// Least squares of y = L (1 - w) + R w over the observations [a, b) of `y`, with w 0 before `s`, (j - s + 1) /
-/// (e - s + 1) for s <= j < e and 1 from e on (a step at e when s == e). Returns the residual sum of squares.
-double ramp_rss(const std::vector<double>& y, std::size_t a, std::size_t b, std::size_t s, std::size_t e,
-                double* left = nullptr, double* right = nullptr) {
-  double A = 0, B = 0, C = 0, Y0 = 0, Y1 = 0, YY = 0;
-  for (std::size_t j = a; j < b; ++j) {
-    const double w = j < s ? 0.0 : j >= e ? 1.0 : static_cast<double>(j - s + 1) / static_cast<double>(e - s + 1);
-    A += (1 - w) * (1 - w);
-    B += (1 - w) * w;
-    C += w * w;
-    Y0 += y[j] * (1 - w);
-    Y1 += y[j] * w;
-    YY += y[j] * y[j];
-  }
-  const double det = A * C - B * B;
-  if (!(det > 0)) return kNoValue;
-  const double L = (C * Y0 - B * Y1) / det, R = (A * Y1 - B * Y0) / det;
-  if (left) *left = L;
-  if (right) *right = R;
-  return std::max(0.0, YY - (L * Y0 + R * Y1));
-}
-
-/// The shape of a change in [a, b): the best step (s == e) and the best ramp of 3 to max_commits runs, and whether
-/// the ramp fits significantly better (F test with variance `var` and `df` degrees of freedom, at `level`).
-struct Shape {
-  std::size_t s = 0, e = 0;  ///< observation positions: first off the old level, first at the new one
-  bool drift = false;
-  double p = 1;              ///< the ramp's F-test p (1 for a step)
-};
-
-Shape fit_shape(const std::vector<double>& y, std::size_t a, std::size_t b, std::size_t max_commits, double var,
-                double df, double level, bool own_variance = false) {
-  Shape step;
-  double step_rss = kNoValue;
-  for (std::size_t e = a + 1; e < b; ++e) {
-    const double r = ramp_rss(y, a, b, e, e);
-    if (std::isfinite(r) && (!std::isfinite(step_rss) || r < step_rss)) {
-      step_rss = r;
-      step.s = step.e = e;
-    }
-  }
-  if (!std::isfinite(step_rss) || max_commits < 3 || (!own_variance && (!(var > 0) || !(df > 0)))) return step;
-  Shape ramp;
-  double ramp_rss_best = kNoValue;
-  double dir = 0;
-  ramp_rss(y, a, b, step.e, step.e, &dir);  // L of the step
-  double right = 0;
-  ramp_rss(y, a, b, step.e, step.e, nullptr, &right);
-  dir = right - dir;
-  for (std::size_t s = a + 1; s < b; ++s)
-    for (std::size_t e = s + 2; e < b && e - s + 1 <= max_commits; ++e) {
-      double L = 0, R = 0;
-      const double r = ramp_rss(y, a, b, s, e, &L, &R);
-      if (!std::isfinite(r) || (R - L) * dir <= 0) continue;
-      if (!std::isfinite(ramp_rss_best) || r < ramp_rss_best) {
-        ramp_rss_best = r;
-        ramp.s = s;
-        ramp.e = e;
-      }
-    }
-  if (!std::isfinite(ramp_rss_best) || ramp_rss_best >= step_rss) return step;
-  if (own_variance) {  // the ramp's own residual variance (3 parameters: L, R and its place)
-    df = static_cast<double>(b - a) - 3;
-    var = df > 0 ? ramp_rss_best / df : kNoValue;
-    if (!(var > 0)) return step;
-  }
-  const double F = (step_rss - ramp_rss_best) / var;
-  const double p = student_t_two_sided_p(std::sqrt(F), df);
-  if (p > level) return step;
-  ramp.drift = true;
-  ramp.p = p;
-  return ramp;
-}
-
-// ---- Building the series ---------------------------------------------------------------------------------------
+// ---- Building the series --------------------------------------------------------------------------------------------
 
 struct EnvField {
   const char* name;
@@ -532,7 +320,7 @@ HistoryOptions::FailOn parse_history_fail_on(const std::string& text) {
 
 const char* to_string(StepKind kind) { return kind == StepKind::drift ? "drift" : "step"; }
 
-// ---- Ordering the commits --------------------------------------------------------------------------------------
+// ---- Ordering the commits -------------------------------------------------------------------------------------------
 
 std::vector<CommitRuns> order_commits(std::vector<Run> runs, const std::vector<std::string>* rev_list) {
   std::vector<CommitRuns> commits;
@@ -614,7 +402,7 @@ void require_one(const std::vector<CommitRuns>& commits, const char* label, bool
     }
 }
 
-// ---- history_results, step by step ------------------------------------------------------------------------------
+// ---- history_results, step by step ----------------------------------------------------------------------------------
 
 /// Checks the options and that the runs make one history: one experiment, one config, one code under test.
 /// @throws std::invalid_argument as history_results().
@@ -790,61 +578,7 @@ std::vector<PointFit> build_fits(const HistoryResult& h) {
   return fits;
 }
 
-// ---- Segmentation: the splits of every point ---------------------------------------------------------------------
-
-/// The best split of each stretch of point `si` between its current boundaries.
-std::vector<Candidate> point_candidates(const std::vector<PointFit>& fits, std::size_t si) {
-  std::vector<Candidate> out;
-  const PointFit& f = fits[si];
-  const std::vector<std::size_t> b = f.bounds();
-  const double model = f.model_ss(b);
-  for (std::size_t i = 0; i + 1 < b.size(); ++i)
-    if (auto c = best_split(f, b[i], b[i + 1], model, b.size() - 1)) {
-      c->point = si;
-      out.push_back(*c);
-    }
-  return out;
-}
-
-/// Round 1: every stretch of every point, BH over them; keeps the splits that pass. Sets `candidates` (the BH
-/// family's size) and `passed` (the points with a split kept); returns the later rounds' inflation m / R.
-double first_round(std::vector<PointFit>& fits, const HistoryOptions& o, std::size_t& candidates,
-                   std::set<std::size_t>& passed) {
-  std::vector<Candidate> first;
-  for (std::size_t si = 0; si < fits.size(); ++si)
-    for (const auto& c : point_candidates(fits, si)) first.push_back(c);
-  candidates = first.size();
-  std::vector<double> raw(first.size());
-  for (std::size_t i = 0; i < first.size(); ++i) raw[i] = first[i].p_scan;
-  const std::vector<double> q = benjamini_hochberg(raw);
-  std::size_t selected = 0;
-  for (std::size_t i = 0; i < first.size(); ++i)
-    if (q[i] <= o.alpha && first[i].p_scan <= o.alpha_history) {
-      fits[first[i].point].splits[first[i].tau] = Split{first[i].p_scan, q[i]};
-      passed.insert(first[i].point);
-      ++selected;
-    }
-  return selected > 0 ? static_cast<double>(first.size()) / static_cast<double>(selected) : 1.0;
-}
-
-/// Later rounds: the points whose first split passed (`dirty`), at alpha R / m (Benjamini & Bogomolov 2014), until
-/// no point gains a split.
-void later_rounds(std::vector<PointFit>& fits, const HistoryOptions& o, double inflate, std::set<std::size_t> dirty) {
-  for (std::size_t round = 0; !dirty.empty() && round < 64; ++round) {
-    std::set<std::size_t> next;
-    for (std::size_t si : dirty)
-      for (const auto& c : point_candidates(fits, si)) {
-        const double qv = std::min(1.0, c.p_scan * inflate);
-        if (qv <= o.alpha && c.p_scan <= o.alpha_history) {
-          fits[si].splits[c.tau] = Split{c.p_scan, qv};
-          next.insert(si);
-        }
-      }
-    dirty = std::move(next);
-  }
-}
-
-// ---- The steps: each split measured and labelled -----------------------------------------------------------------
+// ---- The steps: each split measured and labelled --------------------------------------------------------------------
 
 /// Observation positions of a step: its stretch [prev, next) between the neighbouring boundaries, s the first
 /// run off the old level, e the first at the new one.
@@ -888,22 +622,6 @@ void relabel(const std::vector<HistoryCommit>& commits, HistoryStep& step,
   }
   step.tool_change = tool_change(commits, step.before, step.after);
   step.tool = !step.environment && !step.tool_change.empty();
-}
-
-/// One pass, in order: each split of `f` moves to the best position between its neighbours (order is kept, since
-/// each stays strictly between them).
-void move_splits(PointFit& f) {
-  std::vector<std::size_t> positions;
-  for (const auto& [at, info] : f.splits) positions.push_back(at);
-  for (std::size_t at : positions) {
-    const Split info = f.splits.at(at);
-    f.splits.erase(at);
-    const std::vector<std::size_t> b = f.bounds();
-    const auto up = std::upper_bound(b.begin(), b.end(), at);
-    const std::size_t prev = *(up - 1), next = *up;
-    const auto c = best_split(f, prev, next, f.model_ss(b), b.size() - 1);
-    f.splits[c ? c->tau : at] = info;
-  }
 }
 
 /// Measures each split of series `si` (its size and interval), counts those below min_effect in h.small_shifts
@@ -967,7 +685,7 @@ FoundSteps find_steps(std::vector<PointFit>& fits, const std::vector<std::string
   return found;
 }
 
-// ---- Groups: the steps of many points at one commit ----------------------------------------------------------------
+// ---- Groups: the steps of many points at one commit -----------------------------------------------------------------
 
 /// A new group from the steps not yet `taken`: the commit with the most steps of one direction, with the steps
 /// within one commit of it (marked taken). nullopt when every step is taken.
@@ -1165,7 +883,7 @@ std::vector<HistoryGroup> group_steps(const HistoryResult& h, const std::vector<
   return groups;
 }
 
-// ---- The result: steps in order, groups summarised, the newest commit judged ---------------------------------------
+// ---- The result: steps in order, groups summarised, the newest commit judged ----------------------------------------
 
 /// A group's sizes (median, min, max ratio) and bound classes (most members first), from h.steps.
 void summarise_group(HistoryGroup& g, const HistoryResult& h) {
@@ -1243,7 +961,7 @@ void judge_newest(HistoryResult& h) {
 
 }  // namespace
 
-// ---- history_results -------------------------------------------------------------------------------------------
+// ---- history_results ------------------------------------------------------------------------------------------------
 
 HistoryResult history_results(const std::vector<CommitRuns>& commits, const HistoryOptions& o) {
   check_inputs(commits, o);
