@@ -1,6 +1,7 @@
 // labrun history, the model: builds each point's series over the commits from its process medians (as labrun diff
-// reads them, diff.hpp), finds its steps by binary segmentation with the false discovery rate held over all points,
-// fits drifts, labels environment changes and groups the steps of many points (docs/history.md).
+// reads them, diff.hpp), finds its steps by binary segmentation with the false discovery rate held over all points
+// (one point's model: history_fit.hpp), fits drifts, labels environment changes and groups the steps of many points
+// (docs/history.md).
 #include "history.hpp"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "diff.hpp"
+#include "history_fit.hpp"
 #include "lab_settings.hpp"
 #include "merge.hpp"
 #include "stats.hpp"
@@ -25,6 +27,9 @@
 
 namespace labrun {
 namespace {
+
+// One point's model (observations, splits, shapes) is this file's vocabulary.
+using namespace history_fit;
 
 /// The lab settings documented as test aids (src/lab_settings.hpp: "test aid: ..."): runs that differ only in
 /// them are one series.
@@ -62,224 +67,7 @@ constexpr std::size_t kReach = 6;
 /// to count as the code's at another card of the same kind.
 constexpr std::size_t kMinNormalizedMembers = 3;
 
-// ---- One point's fit: binary segmentation on the run levels --------------------------------------------------
-
-/// One usable run of a point: its level and the variance of that level from its processes.
-struct Obs {
-  double y = 0, v = 0;
-  std::size_t k = 1;        ///< processes
-  std::size_t run = 0;      ///< index into the series' runs
-  std::size_t commit = 0;
-  std::size_t segment = 0;  ///< the commit's stretch of equal lab settings
-};
-
-/// A split kept by the segmentation.
-struct Split {
-  double p_value = 1, q_value = 1;
-};
-
-/// The best split of a stretch [a, b) of observations.
-struct Candidate {
-  std::size_t point = 0, a = 0, b = 0, tau = 0;
-  double t = 0, df = 0, p_single = 1, p_scan = 1;
-};
-
-/// What every point's run variance borrows from the others: a prior variance of a run's level and its weight in
-/// degrees of freedom (VariancePrior below).
-struct VariancePrior {
-  double var = 0, df = 0;
-};
-
-struct PointFit {
-  std::vector<Obs> obs;
-  VariancePrior prior;               ///< shared by the points of the history
-  std::vector<double> s1{0}, s2{0};  ///< prefix sums of y and y²
-  double vbar = 0;                   ///< mean v: the variance a run's level has from its processes alone
-  double process_df = 0;             ///< sum of (k - 1): the degrees of freedom behind vbar
-  std::set<std::size_t> forced;      ///< boundaries where the lab settings change (no step sought across)
-  std::map<std::size_t, Split> splits;  ///< boundaries found: obs position of the first run after
-
-  std::size_t n() const { return obs.size(); }
-  double sum(std::size_t a, std::size_t b) const { return s1[b] - s1[a]; }
-  double mean(std::size_t a, std::size_t b) const { return sum(a, b) / static_cast<double>(b - a); }
-  /// Residual sum of squares of [a, b) about its mean.
-  double ss(std::size_t a, std::size_t b) const {
-    if (b <= a + 1) return 0;
-    const double s = sum(a, b);
-    return std::max(0.0, s2[b] - s2[a] - s * s / static_cast<double>(b - a));
-  }
-  /// Every boundary, 0 and n included, sorted.
-  std::vector<std::size_t> bounds() const {
-    std::set<std::size_t> all(forced.begin(), forced.end());
-    for (const auto& [at, s] : splits) all.insert(at);
-    all.insert(0);
-    all.insert(n());
-    return {all.begin(), all.end()};
-  }
-  double model_ss(const std::vector<std::size_t>& b) const {
-    double total = 0;
-    for (std::size_t i = 0; i + 1 < b.size(); ++i) total += ss(b[i], b[i + 1]);
-    return total;
-  }
-};
-
-/// The variance of one run's level and its degrees of freedom, for a model with residual sum of squares `ss` over
-/// `segments` stretches: the residual variance (df n - segments) moderated by the prior the points share (its df
-/// added), floored at the processes' vbar. nullopt when neither can be estimated.
-std::optional<std::pair<double, double>> run_variance(const PointFit& f, double ss, std::size_t segments) {
-  const double df_e = static_cast<double>(f.n()) - static_cast<double>(segments);
-  const double own_df = std::max(df_e, 0.0);
-  // Moderated (Smyth 2004, eq. 3): the prior's df·var added to the point's own residual sum of squares.
-  const double df_m = own_df + f.prior.df;
-  const double s2e = df_m > 0 ? (f.prior.df * f.prior.var + (df_e > 0 ? ss : 0.0)) / df_m : kNoValue;
-  if (df_m > 0 && s2e >= f.vbar && s2e > 0) return std::pair{s2e, df_m};
-  if (f.vbar > 0) {
-    const double df = std::max(df_m, f.process_df);
-    if (df >= 1) return std::pair{f.vbar, df};
-  }
-  return std::nullopt;
-}
-
-/// The most degrees of freedom a point borrows from the others: the points of a history need not share one
-/// variance (a host-sensitive point is noisier than a bandwidth-bound one), so the prior weighs at most as much
-/// as this many runs of the point's own.
-constexpr double kPriorMaxDf = 4;
-
-/// The asymptotic efficiency of a median-based variance estimate relative to the mean of squares, for normal
-/// data: 0.37 (the MAD's, Rousseeuw & Croux, "Alternatives to the median absolute deviation", JASA 1993). A prior
-/// estimated from m differences weighs as much as 0.37·m degrees of freedom of a mean of squares.
-constexpr double kMedianEfficiency = 0.37;
-
-/// The prior of the run variances (a moderated t in the manner of Smyth, "Linear models and empirical Bayes
-/// methods for assessing differential expression in microarray experiments", 2004), from the first differences
-/// of every point's levels, as change-point practice estimates the noise (Fryzlewicz, "Wild binary segmentation",
-/// 2014: the MAD of differences): a step or a ramp moves one difference or a few of a point's. A difference d of
-/// two runs has variance 2σ², and the median of χ²₁ is 0.45494, so s₀² = median(d²) / (2 · 0.45494). A step
-/// only ever makes a difference larger, so the differences beyond the null's 99.9th percentile of the estimate so
-/// far (d² > 2 s₀² · 10.828, χ²₁'s) are set aside and the median taken again, until none is: steps in a quarter
-/// of the differences would otherwise double s₀². Its weight is kMedianEfficiency times the differences kept, at
-/// most kPriorMaxDf. Differences across a change of lab settings are left out. No prior (weight 0) from fewer
-/// than 2 differences.
-VariancePrior variance_prior(const std::vector<PointFit>& fits) {
-  std::vector<double> squares;
-  for (const PointFit& f : fits)
-    for (std::size_t i = 1; i < f.n(); ++i)
-      if (!f.forced.count(i)) {
-        const double d = f.obs[i].y - f.obs[i - 1].y;
-        if (std::isfinite(d)) squares.push_back(d * d);
-      }
-  double var = 0;
-  for (int round = 0; round < 16 && squares.size() >= 2; ++round) {
-    var = median(squares) / (2 * 0.45494);
-    const double limit = 2 * var * 10.828;
-    const auto kept = std::partition(squares.begin(), squares.end(), [&](double q) { return q <= limit; });
-    if (kept == squares.end()) break;
-    squares.erase(kept, squares.end());
-  }
-  if (squares.size() < 2 || !(var > 0)) return {};
-  return {var, std::min(kMedianEfficiency * static_cast<double>(squares.size()), kPriorMaxDf)};
-}
-
-/// The best split of [a, b) (the largest |t| of the two stretches' mean levels), given the point's current model
-/// with residual sum of squares `model` over `segments` stretches; nullopt when [a, b) cannot be split or tested.
-std::optional<Candidate> best_split(const PointFit& f, std::size_t a, std::size_t b, double model,
-                                    std::size_t segments) {
-  if (b < a + 2) return std::nullopt;
-  std::optional<Candidate> best;
-  const double rest = model - f.ss(a, b);
-  for (std::size_t tau = a + 1; tau < b; ++tau) {
-    const double ss_new = rest + f.ss(a, tau) + f.ss(tau, b);
-    const auto var = run_variance(f, ss_new, segments + 1);
-    if (!var) continue;
-    const double n1 = static_cast<double>(tau - a), n2 = static_cast<double>(b - tau);
-    const double d = f.mean(tau, b) - f.mean(a, tau);
-    const double se = std::sqrt(var->first * (1 / n1 + 1 / n2));
-    if (!(se > 0)) continue;
-    const double t = d / se;
-    if (!best || std::fabs(t) > std::fabs(best->t)) best = Candidate{0, a, b, tau, t, var->second, 1, 1};
-  }
-  if (best) {
-    best->p_single = student_t_two_sided_p(std::fabs(best->t), best->df);
-    best->p_scan = std::min(1.0, static_cast<double>(b - a - 1) * best->p_single);
-  }
-  return best;
-}
-
-/// Least squares of y = L (1 - w) + R w over the observations [a, b) of `y`, with w 0 before `s`, (j - s + 1) /
-/// (e - s + 1) for s <= j < e and 1 from e on (a step at e when s == e). Returns the residual sum of squares.
-double ramp_rss(const std::vector<double>& y, std::size_t a, std::size_t b, std::size_t s, std::size_t e,
-                double* left = nullptr, double* right = nullptr) {
-  double A = 0, B = 0, C = 0, Y0 = 0, Y1 = 0, YY = 0;
-  for (std::size_t j = a; j < b; ++j) {
-    const double w = j < s ? 0.0 : j >= e ? 1.0 : static_cast<double>(j - s + 1) / static_cast<double>(e - s + 1);
-    A += (1 - w) * (1 - w);
-    B += (1 - w) * w;
-    C += w * w;
-    Y0 += y[j] * (1 - w);
-    Y1 += y[j] * w;
-    YY += y[j] * y[j];
-  }
-  const double det = A * C - B * B;
-  if (!(det > 0)) return kNoValue;
-  const double L = (C * Y0 - B * Y1) / det, R = (A * Y1 - B * Y0) / det;
-  if (left) *left = L;
-  if (right) *right = R;
-  return std::max(0.0, YY - (L * Y0 + R * Y1));
-}
-
-/// The shape of a change in [a, b): the best step (s == e) and the best ramp of 3 to max_commits runs, and whether
-/// the ramp fits significantly better (F test with variance `var` and `df` degrees of freedom, at `level`).
-struct Shape {
-  std::size_t s = 0, e = 0;  ///< observation positions: first off the old level, first at the new one
-  bool drift = false;
-  double p = 1;              ///< the ramp's F-test p (1 for a step)
-};
-
-Shape fit_shape(const std::vector<double>& y, std::size_t a, std::size_t b, std::size_t max_commits, double var,
-                double df, double level, bool own_variance = false) {
-  Shape step;
-  double step_rss = kNoValue;
-  for (std::size_t e = a + 1; e < b; ++e) {
-    const double r = ramp_rss(y, a, b, e, e);
-    if (std::isfinite(r) && (!std::isfinite(step_rss) || r < step_rss)) {
-      step_rss = r;
-      step.s = step.e = e;
-    }
-  }
-  if (!std::isfinite(step_rss) || max_commits < 3 || (!own_variance && (!(var > 0) || !(df > 0)))) return step;
-  Shape ramp;
-  double ramp_rss_best = kNoValue;
-  double dir = 0;
-  ramp_rss(y, a, b, step.e, step.e, &dir);  // L of the step
-  double right = 0;
-  ramp_rss(y, a, b, step.e, step.e, nullptr, &right);
-  dir = right - dir;
-  for (std::size_t s = a + 1; s < b; ++s)
-    for (std::size_t e = s + 2; e < b && e - s + 1 <= max_commits; ++e) {
-      double L = 0, R = 0;
-      const double r = ramp_rss(y, a, b, s, e, &L, &R);
-      if (!std::isfinite(r) || (R - L) * dir <= 0) continue;
-      if (!std::isfinite(ramp_rss_best) || r < ramp_rss_best) {
-        ramp_rss_best = r;
-        ramp.s = s;
-        ramp.e = e;
-      }
-    }
-  if (!std::isfinite(ramp_rss_best) || ramp_rss_best >= step_rss) return step;
-  if (own_variance) {  // the ramp's own residual variance (3 parameters: L, R and its place)
-    df = static_cast<double>(b - a) - 3;
-    var = df > 0 ? ramp_rss_best / df : kNoValue;
-    if (!(var > 0)) return step;
-  }
-  const double F = (step_rss - ramp_rss_best) / var;
-  const double p = student_t_two_sided_p(std::sqrt(F), df);
-  if (p > level) return step;
-  ramp.drift = true;
-  ramp.p = p;
-  return ramp;
-}
-
-// ---- Building the series ---------------------------------------------------------------------------------------
+// ---- Building the series --------------------------------------------------------------------------------------------
 
 struct EnvField {
   const char* name;
@@ -532,7 +320,7 @@ HistoryOptions::FailOn parse_history_fail_on(const std::string& text) {
 
 const char* to_string(StepKind kind) { return kind == StepKind::drift ? "drift" : "step"; }
 
-// ---- Ordering the commits --------------------------------------------------------------------------------------
+// ---- Ordering the commits -------------------------------------------------------------------------------------------
 
 std::vector<CommitRuns> order_commits(std::vector<Run> runs, const std::vector<std::string>* rev_list) {
   std::vector<CommitRuns> commits;
@@ -614,15 +402,13 @@ void require_one(const std::vector<CommitRuns>& commits, const char* label, bool
     }
 }
 
-}  // namespace
+// ---- history_results, step by step ----------------------------------------------------------------------------------
 
-// ---- history_results -------------------------------------------------------------------------------------------
-
-HistoryResult history_results(const std::vector<CommitRuns>& commits, const HistoryOptions& o) {
+/// Checks the options and that the runs make one history: one experiment, one config, one code under test.
+/// @throws std::invalid_argument as history_results().
+void check_inputs(const std::vector<CommitRuns>& commits, const HistoryOptions& o) {
   check_options(o);
   if (commits.empty()) throw std::invalid_argument("no runs: a history needs at least one commit");
-  HistoryResult h;
-  h.options = o;
 
   // One experiment, one config (by file name: the same file's bytes may change between commits).
   require_one(commits, "experiment", true, "a history is of one config", [](const Run& run) {
@@ -639,8 +425,11 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
   // One code under test: commits of two projects have no order between them.
   require_one(commits, "code under test", false, "a history is of one repository (environment.code.project)",
               [](const Run& run) { return run.header.code_project(); });
+}
 
-  // Commits, their stretches of equal lab settings, the notes and warnings they call for.
+/// Fills h.commits: each commit's metadata, its stretch of equal lab settings, and the warnings where the lab
+/// settings, the machine or labrun changed from the commit before.
+void describe_commits(const std::vector<CommitRuns>& commits, HistoryResult& h) {
   for (const CommitRuns& c : commits) h.commits.push_back(describe_commit(c));
   for (std::size_t i = 1; i < h.commits.size(); ++i) {
     HistoryCommit& cur = h.commits[i];
@@ -658,34 +447,42 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
                                        "newest commit",
                                        short_sha(cur.sha), cur.project, tool));
   }
-  {
-    std::vector<std::string> with;
-    Json aids = Json::object();
-    for (const auto& c : h.commits)
-      if (!c.test_aids.empty()) {
-        with.push_back(short_sha(c.sha));
-        aids = c.test_aids;
-      }
-    if (!with.empty()) {
-      std::string list;
-      for (const auto& w : with) list += (list.empty() ? "" : ", ") + w;
-      h.notes.push_back(fmt::format(
-          "{} of {} commits ran with a documented test aid ({}; e.g. lab.delay_s adds a spin kernel to every "
-          "iteration): history treats them as one series with the others, so the aid shows as a step: {}",
-          with.size(), h.commits.size(), aids.dump(), list));
-    }
-    std::size_t dirty = 0;
-    for (const auto& c : h.commits) dirty += c.dirty;
-    if (dirty > 0)
-      h.warnings.push_back(fmt::format("{} commit(s) were built from a modified tree (git_dirty): their times may "
-                                       "not be the commit's",
-                                       dirty));
-  }
+}
 
-  // The series: every point's records, pooled per commit.
+/// Notes the commits that ran with a documented test aid (they stay in the one series, so the aid shows as a step).
+void note_test_aids(HistoryResult& h) {
+  std::vector<std::string> with;
+  Json aids = Json::object();
+  for (const auto& c : h.commits)
+    if (!c.test_aids.empty()) {
+      with.push_back(short_sha(c.sha));
+      aids = c.test_aids;
+    }
+  if (with.empty()) return;
+  std::string list;
+  for (const auto& w : with) list += (list.empty() ? "" : ", ") + w;
+  h.notes.push_back(fmt::format(
+      "{} of {} commits ran with a documented test aid ({}; e.g. lab.delay_s adds a spin kernel to every "
+      "iteration): history treats them as one series with the others, so the aid shows as a step: {}",
+      with.size(), h.commits.size(), aids.dump(), list));
+}
+
+/// Warns about commits built from a modified tree: their times may not be the commit's.
+void warn_dirty_builds(HistoryResult& h) {
+  std::size_t dirty = 0;
+  for (const auto& c : h.commits) dirty += c.dirty;
+  if (dirty > 0)
+    h.warnings.push_back(fmt::format("{} commit(s) were built from a modified tree (git_dirty): their times may "
+                                     "not be the commit's",
+                                     dirty));
+}
+
+/// Fills h.series: every point's records, pooled per commit, in order of first appearance. Returns, per series,
+/// the calibration its bound is normalised by ("" for none).
+std::vector<std::string> gather_series(const std::vector<CommitRuns>& commits, HistoryResult& h) {
   std::unordered_map<std::string, std::size_t> index;
-  std::vector<std::string> ceiling_by;  // per series: the calibration its bound is normalised by ("" for none)
-  std::size_t unusable = 0, unpooled = 0;
+  std::vector<std::string> ceiling_by;
+  std::size_t unusable = 0;
   for (std::size_t ci = 0; ci < commits.size(); ++ci)
     for (const Run& run : commits[ci].runs)
       for (const PointRecord& rec : run.points) {
@@ -702,46 +499,61 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
     h.warnings.push_back(fmt::format("{} ok record(s) had no usable time (a timing.processes block that cannot be "
                                      "used, or samples that are not finite positive times) and are left out",
                                      unusable));
+  return ceiling_by;
+}
 
-  // The noise floor and each run's level.
+/// Sets one run's level from its process medians: the mean log, its variance (floored at `floor2`, the squared
+/// noise floor) and, when pooled, the (1 - alpha) interval of its time.
+void set_run_level(HistoryRun& r, double floor2, double alpha) {
+  const double k = static_cast<double>(r.process_s.size());
+  double m = 0;
+  for (double t : r.process_s) m += std::log(t);
+  m /= k;
+  const double sd = sd_of_logs(r.process_s);
+  r.log_time = m;
+  r.log_var = std::max(std::isfinite(sd) ? sd * sd : 0.0, floor2) / k;
+  r.time_s = std::exp(m);
+  if (r.process_s.size() >= 2) {
+    const double half = student_t_quantile_two_sided(alpha, k - 1) * std::sqrt(r.log_var);
+    r.ci_low_s = std::exp(m - half);
+    r.ci_high_s = std::exp(m + half);
+  }
+}
+
+/// Sets h.noise_floor (the median sd of log process medians over the pooled point-commits) and each run's level;
+/// warns about the point-commits run in one process.
+void set_levels(HistoryResult& h) {
   std::vector<double> spreads;
   for (const auto& s : h.series)
     for (const auto& r : s.runs)
       if (const double sd = sd_of_logs(r.process_s); std::isfinite(sd)) spreads.push_back(sd);
   h.noise_floor = spreads.empty() ? kNoValue : median(spreads);
   const double floor2 = std::isfinite(h.noise_floor) ? h.noise_floor * h.noise_floor : 0.0;
+  std::size_t unpooled = 0;
   for (auto& s : h.series)
     for (auto& r : s.runs) {
       if (r.process_s.empty()) continue;
-      const double k = static_cast<double>(r.process_s.size());
-      double m = 0;
-      for (double t : r.process_s) m += std::log(t);
-      m /= k;
-      const double sd = sd_of_logs(r.process_s);
       unpooled += r.process_s.size() < 2;
-      r.log_time = m;
-      r.log_var = std::max(std::isfinite(sd) ? sd * sd : 0.0, floor2) / k;
-      r.time_s = std::exp(m);
-      if (r.process_s.size() >= 2) {
-        const double half = student_t_quantile_two_sided(o.alpha, k - 1) * std::sqrt(r.log_var);
-        r.ci_low_s = std::exp(m - half);
-        r.ci_high_s = std::exp(m + half);
-      }
+      set_run_level(r, floor2, h.options.alpha);
     }
   if (unpooled > 0)
     h.warnings.push_back(fmt::format("{} point-commit(s) were run in one process: their spread between runs is "
                                      "estimated from the history alone (lab.processes: 3 or more makes it surer)",
                                      unpooled));
+}
 
-  // Status changes.
+/// Fills h.status_changes: each point's status differing between two consecutive commits where it has records.
+void find_status_changes(HistoryResult& h) {
   for (std::size_t si = 0; si < h.series.size(); ++si) {
     const auto& runs = h.series[si].runs;
     for (std::size_t j = 1; j < runs.size(); ++j)
       if (runs[j].status != runs[j - 1].status)
         h.status_changes.push_back({si, runs[j - 1].commit, runs[j].commit, runs[j - 1].status, runs[j].status});
   }
+}
 
-  // The fits.
+/// One fit per series: its usable runs as observations, the lab settings' boundaries, and the prior they share.
+std::vector<PointFit> build_fits(const HistoryResult& h) {
   std::vector<PointFit> fits(h.series.size());
   for (std::size_t si = 0; si < h.series.size(); ++si) {
     PointFit& f = fits[si];
@@ -763,310 +575,336 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
 
   const VariancePrior prior = variance_prior(fits);
   for (PointFit& f : fits) f.prior = prior;
+  return fits;
+}
 
-  // Round 1: every stretch of every point; BH over them.
-  const auto test_point = [&](std::size_t si) {
-    std::vector<Candidate> out;
-    const PointFit& f = fits[si];
-    const std::vector<std::size_t> b = f.bounds();
-    const double model = f.model_ss(b);
-    for (std::size_t i = 0; i + 1 < b.size(); ++i)
-      if (auto c = best_split(f, b[i], b[i + 1], model, b.size() - 1)) {
-        c->point = si;
-        out.push_back(*c);
-      }
-    return out;
-  };
-  std::vector<Candidate> first;
-  for (std::size_t si = 0; si < fits.size(); ++si)
-    for (const auto& c : test_point(si)) first.push_back(c);
-  h.candidates = first.size();
-  std::vector<double> raw(first.size());
-  for (std::size_t i = 0; i < first.size(); ++i) raw[i] = first[i].p_scan;
-  const std::vector<double> q = benjamini_hochberg(raw);
-  std::size_t selected = 0;
-  std::set<std::size_t> dirty;
-  for (std::size_t i = 0; i < first.size(); ++i)
-    if (q[i] <= o.alpha && first[i].p_scan <= o.alpha_history) {
-      fits[first[i].point].splits[first[i].tau] = Split{first[i].p_scan, q[i]};
-      dirty.insert(first[i].point);
-      ++selected;
-    }
-  // Later rounds: the points whose first split passed, at alpha R / m (Benjamini & Bogomolov 2014).
-  const double inflate = selected > 0 ? static_cast<double>(first.size()) / static_cast<double>(selected) : 1.0;
-  for (std::size_t round = 0; !dirty.empty() && round < 64; ++round) {
-    std::set<std::size_t> next;
-    for (std::size_t si : dirty)
-      for (const auto& c : test_point(si)) {
-        const double qv = std::min(1.0, c.p_scan * inflate);
-        if (qv <= o.alpha && c.p_scan <= o.alpha_history) {
-          fits[si].splits[c.tau] = Split{c.p_scan, qv};
-          next.insert(si);
-        }
-      }
-    dirty = std::move(next);
-  }
+// ---- The steps: each split measured and labelled --------------------------------------------------------------------
 
-  // Each split moved to its best position between its neighbours, then measured, shaped and labelled.
-  /// Observation positions of a step: its stretch [prev, next) between the neighbouring boundaries, s the first
-  /// run off the old level, e the first at the new one.
-  struct Span {
-    std::size_t prev = 0, s = 0, e = 0, next = 0;
-  };
+/// Observation positions of a step: its stretch [prev, next) between the neighbouring boundaries, s the first
+/// run off the old level, e the first at the new one.
+struct Span {
+  std::size_t prev = 0, s = 0, e = 0, next = 0;
+};
+
+/// The steps found (|size| >= min_effect) before grouping, in the order found, with what grouping needs of each.
+struct FoundSteps {
   std::vector<HistoryStep> all;
   std::vector<Span> spans;
   std::vector<std::pair<bool, std::string>> normalized_env;  // per step: vanished with the ceiling out, and why
-  // The environment label of a step from the commits it spans (and whether it vanished normalised).
-  const auto relabel = [&](HistoryStep& step, const std::pair<bool, std::string>& normalized) {
-    step.environment = false;
-    step.environment_reason.clear();
-    step.test_aid.clear();
-    // A change of instance only (another card of the same model) counts when the step could not be taken out of
-    // the machine (no ceiling for it in the headers); a step that survives the ceiling taken out is the code's.
-    const bool survives_normalized = step.normalized_ratio.has_value() && !normalized.first;
-    const SpanChange span = span_change(h.commits, step.before, step.after);
-    step.instance_change.clear();
-    if (!span.change.empty()) {
-      if (survives_normalized && span.instance_only) {
-        step.instance_change = span.change;
-      } else {
-        step.environment = true;
-        step.environment_reason = span.change;
-      }
-    }
-    for (std::size_t c = step.before + 1; c <= step.after; ++c) {
-      if (const std::string aid = test_aid_change(h.commits[c - 1], h.commits[c]); !aid.empty())
-        step.test_aid += (step.test_aid.empty() ? "" : "; ") + aid;
-    }
-    if (normalized.first) {
+};
+
+/// The environment label of a step from the commits it spans (and whether it vanished normalised).
+void relabel(const std::vector<HistoryCommit>& commits, HistoryStep& step,
+             const std::pair<bool, std::string>& normalized) {
+  step.environment = false;
+  step.environment_reason.clear();
+  step.test_aid.clear();
+  // A change of instance only (another card of the same model) counts when the step could not be taken out of
+  // the machine (no ceiling for it in the headers); a step that survives the ceiling taken out is the code's.
+  const bool survives_normalized = step.normalized_ratio.has_value() && !normalized.first;
+  const SpanChange span = span_change(commits, step.before, step.after);
+  step.instance_change.clear();
+  if (!span.change.empty()) {
+    if (survives_normalized && span.instance_only) {
+      step.instance_change = span.change;
+    } else {
       step.environment = true;
-      step.environment_reason += (step.environment_reason.empty() ? "" : "; ") + normalized.second;
+      step.environment_reason = span.change;
     }
-    step.tool_change = tool_change(h.commits, step.before, step.after);
-    step.tool = !step.environment && !step.tool_change.empty();
-  };
+  }
+  for (std::size_t c = step.before + 1; c <= step.after; ++c) {
+    if (const std::string aid = test_aid_change(commits[c - 1], commits[c]); !aid.empty())
+      step.test_aid += (step.test_aid.empty() ? "" : "; ") + aid;
+  }
+  if (normalized.first) {
+    step.environment = true;
+    step.environment_reason += (step.environment_reason.empty() ? "" : "; ") + normalized.second;
+  }
+  step.tool_change = tool_change(commits, step.before, step.after);
+  step.tool = !step.environment && !step.tool_change.empty();
+}
+
+/// Measures each split of series `si` (its size and interval), counts those below min_effect in h.small_shifts
+/// and adds the others to `found`, normalised by `ceiling_by` where it names a calibration, and labelled.
+void measure_steps(std::size_t si, const PointFit& f, const std::string& ceiling_by, HistoryResult& h,
+                   FoundSteps& found) {
+  const HistoryOptions& o = h.options;
+  const std::vector<std::size_t> b = f.bounds();
+  const double model = f.model_ss(b);
+  const auto var = run_variance(f, model, b.size() - 1);
+  for (const auto& [at, info] : f.splits) {
+    const auto pos = std::find(b.begin(), b.end(), at) - b.begin();
+    const std::size_t prev = b[pos - 1], next = b[pos + 1];
+    // One point's shape is a step: 1% a commit is not resolvable in one point's noise (a drift is fitted to a
+    // group's mean shape, below).
+    const Shape shape{at, at, false, 1};
+    const std::size_t s = shape.drift ? shape.s : at, e = shape.drift ? shape.e : at;
+    HistoryStep step;
+    step.series = si;
+    step.kind = shape.drift ? StepKind::drift : StepKind::step;
+    step.before = f.obs[s - 1].commit;
+    step.start = f.obs[s].commit;
+    step.after = f.obs[e].commit;
+    step.p_value = info.p_value;
+    step.q_value = info.q_value;
+    const double d = f.mean(e, next) - f.mean(prev, s);
+    step.ratio = std::exp(d);
+    if (var) {
+      const double se = std::sqrt(var->first * (1 / static_cast<double>(next - e) + 1 / static_cast<double>(s - prev)));
+      const double half = student_t_quantile_two_sided(o.alpha, var->second) * se;
+      step.ci_low = std::exp(d - half);
+      step.ci_high = std::exp(d + half);
+    }
+    const double up = 1 + o.min_effect;
+    if (!(step.ratio >= up || step.ratio <= 1 / up)) {
+      ++h.small_shifts;
+      continue;
+    }
+    // The machine taken out, where the headers have the point's ceiling; then the environment label.
+    HistoryStep probe = step;
+    if (!ceiling_by.empty()) normalize_step(h.series[si], f, prev, s, e, next, o, probe, ceiling_by);
+    step.normalized_ratio = probe.normalized_ratio;
+    step.normalized_p = probe.normalized_p;
+    step.normalized_by = probe.normalized_by;
+    found.normalized_env.push_back({probe.environment, probe.environment_reason});
+    relabel(h.commits, step, found.normalized_env.back());
+    found.all.push_back(std::move(step));
+    found.spans.push_back({prev, s, e, next});
+  }
+}
+
+/// Each split moved to its best position between its neighbours, then measured, shaped and labelled.
+FoundSteps find_steps(std::vector<PointFit>& fits, const std::vector<std::string>& ceiling_by, HistoryResult& h) {
+  FoundSteps found;
   for (std::size_t si = 0; si < fits.size(); ++si) {
     PointFit& f = fits[si];
     if (f.splits.empty()) continue;
-    // One pass, in order: each split moves to the best position between its neighbours (order is kept, since
-    // each stays strictly between them).
-    std::vector<std::size_t> positions;
-    for (const auto& [at, info] : f.splits) positions.push_back(at);
-    for (std::size_t at : positions) {
-      const Split info = f.splits.at(at);
-      f.splits.erase(at);
-      const std::vector<std::size_t> b = f.bounds();
-      const auto up = std::upper_bound(b.begin(), b.end(), at);
-      const std::size_t prev = *(up - 1), next = *up;
-      const auto c = best_split(f, prev, next, f.model_ss(b), b.size() - 1);
-      f.splits[c ? c->tau : at] = info;
+    move_splits(f);
+    measure_steps(si, f, ceiling_by[si], h, found);
+  }
+  return found;
+}
+
+// ---- Groups: the steps of many points at one commit -----------------------------------------------------------------
+
+/// A new group from the steps not yet `taken`: the commit with the most steps of one direction, with the steps
+/// within one commit of it (marked taken). nullopt when every step is taken.
+std::optional<HistoryGroup> seed_group(const std::vector<HistoryStep>& all, std::vector<bool>& taken) {
+  std::map<std::pair<std::size_t, bool>, std::size_t> count;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (!taken[i]) ++count[{all[i].after, all[i].ratio > 1}];
+  if (count.empty()) return std::nullopt;
+  auto best = count.begin();
+  for (auto it = count.begin(); it != count.end(); ++it)
+    if (it->second > best->second) best = it;
+  const auto [commit, slower] = best->first;
+  HistoryGroup g;
+  g.slower = slower;
+  g.after = commit;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (!taken[i] && (all[i].ratio > 1) == slower && all[i].after + 1 >= commit && all[i].after <= commit + 1) {
+      g.steps.push_back(i);
+      taken[i] = true;
     }
-    const std::vector<std::size_t> b = f.bounds();
-    const double model = f.model_ss(b);
-    const auto var = run_variance(f, model, b.size() - 1);
+  return g;
+}
+
+/// The members' mean shape: each member's series scaled to 0 before and 1 after, averaged per commit over the
+/// commits every member's stretch covers; its best step (or drift) is the group's commit. False (g unchanged)
+/// when the group has fewer than 3 members or the shape fewer than 3 commits.
+bool shape_from_mean(HistoryGroup& g, const HistoryResult& h, const std::vector<PointFit>& fits,
+                     const FoundSteps& found) {
+  if (g.steps.size() < 3) return false;
+  std::size_t lo = 0, hi = h.commits.size();
+  std::vector<double> sum(h.commits.size(), 0.0);
+  std::vector<std::size_t> n(h.commits.size(), 0);
+  for (std::size_t i : g.steps) {
+    const PointFit& f = fits[found.all[i].series];
+    const auto [prev, s, e, next] = found.spans[i];
+    const double left = f.mean(prev, s), right = f.mean(e, next);
+    if (!(std::fabs(right - left) > 0)) continue;
+    lo = std::max(lo, f.obs[prev].commit);
+    hi = std::min(hi, f.obs[next - 1].commit + 1);
+    for (std::size_t j = prev; j < next; ++j) {
+      sum[f.obs[j].commit] += (f.obs[j].y - left) / (right - left);
+      ++n[f.obs[j].commit];
+    }
+  }
+  std::vector<double> shape;
+  std::vector<std::size_t> at;
+  for (std::size_t c = lo; c < hi; ++c)
+    if (n[c] > 0) {
+      shape.push_back(sum[c] / static_cast<double>(n[c]));
+      at.push_back(c);
+    }
+  if (shape.size() < 3) return false;
+  // The existence of the change is settled by the members; this is its shape, tested at alpha.
+  const Shape sh = fit_shape(shape, 0, shape.size(), h.options.max_drift_commits, 0, 0, h.options.alpha, true);
+  g.after = at[sh.e];
+  g.start = at[sh.drift ? sh.s : sh.e];
+  g.before = at[(sh.drift ? sh.s : sh.e) - 1];
+  g.kind = sh.drift ? StepKind::drift : StepKind::step;
+  return true;
+}
+
+/// The group's commit without a mean shape: the most common commit of the members, the first member's shape there.
+void shape_from_members(HistoryGroup& g, const std::vector<HistoryStep>& all) {
+  std::map<std::size_t, std::size_t> c;
+  for (std::size_t i : g.steps) ++c[all[i].after];
+  std::size_t most = 0;
+  for (const auto& [commit2, k] : c)
+    if (k > most) {
+      most = k;
+      g.after = commit2;
+    }
+  for (std::size_t i : g.steps)
+    if (all[i].after == g.after) {
+      g.before = all[i].before;
+      g.start = all[i].start;
+      g.kind = all[i].kind;
+      break;
+    }
+}
+
+/// The steps of this direction nearby whose own data are consistent with the group's commit join it: the
+/// profile likelihood of the change's position (Siegmund 1988), (RSS at the group's shape - RSS at its own
+/// position) / variance <= the chi-square(1) 99.9% point. A noisy point places a 4% step a few commits off.
+void join_nearby(HistoryGroup& g, const std::vector<PointFit>& fits, const FoundSteps& found,
+                 std::vector<bool>& taken) {
+  const std::vector<HistoryStep>& all = found.all;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (taken[i] || (all[i].ratio > 1) != g.slower) continue;
+    if (all[i].after + kReach < g.start || all[i].after > g.after + kReach) continue;
+    const PointFit& f = fits[all[i].series];
+    const auto [prev, s0, e0, next] = found.spans[i];
+    std::size_t e = prev, s = prev;
+    while (e < next && f.obs[e].commit < g.after) ++e;
+    while (s < next && f.obs[s].commit < g.start) ++s;
+    if (s <= prev || e >= next || s > e) continue;
     std::vector<double> y(f.n());
     for (std::size_t j = 0; j < f.n(); ++j) y[j] = f.obs[j].y;
-    for (const auto& [at, info] : f.splits) {
-      const auto pos = std::find(b.begin(), b.end(), at) - b.begin();
-      const std::size_t prev = b[pos - 1], next = b[pos + 1];
-      // One point's shape is a step: 1% a commit is not resolvable in one point's noise (a drift is fitted to a
-      // group's mean shape, below).
-      const Shape shape{at, at, false, 1};
-      const std::size_t s = shape.drift ? shape.s : at, e = shape.drift ? shape.e : at;
-      HistoryStep step;
-      step.series = si;
-      step.kind = shape.drift ? StepKind::drift : StepKind::step;
-      step.before = f.obs[s - 1].commit;
-      step.start = f.obs[s].commit;
-      step.after = f.obs[e].commit;
-      step.p_value = info.p_value;
-      step.q_value = info.q_value;
-      const double d = f.mean(e, next) - f.mean(prev, s);
-      step.ratio = std::exp(d);
-      if (var) {
-        const double se = std::sqrt(var->first * (1 / static_cast<double>(next - e) + 1 / static_cast<double>(s - prev)));
-        const double half = student_t_quantile_two_sided(o.alpha, var->second) * se;
-        step.ci_low = std::exp(d - half);
-        step.ci_high = std::exp(d + half);
-      }
-      const double up = 1 + o.min_effect;
-      if (!(step.ratio >= up || step.ratio <= 1 / up)) {
-        ++h.small_shifts;
-        continue;
-      }
-      // The machine taken out, where the headers have the point's ceiling; then the environment label.
-      HistoryStep probe = step;
-      if (!ceiling_by[si].empty()) normalize_step(h.series[si], f, prev, s, e, next, o, probe, ceiling_by[si]);
-      step.normalized_ratio = probe.normalized_ratio;
-      step.normalized_p = probe.normalized_p;
-      step.normalized_by = probe.normalized_by;
-      normalized_env.push_back({probe.environment, probe.environment_reason});
-      relabel(step, normalized_env.back());
-      all.push_back(std::move(step));
-      spans.push_back({prev, s, e, next});
+    const std::vector<std::size_t> b = f.bounds();
+    const auto var = run_variance(f, f.model_ss(b), b.size() - 1);
+    if (!var) continue;
+    const double own = ramp_rss(y, prev, next, s0, e0), there = ramp_rss(y, prev, next, s, e);
+    if (std::isfinite(own) && std::isfinite(there) && (there - own) / var->first <= kLocationChi2) {
+      g.steps.push_back(i);
+      taken[i] = true;
     }
   }
+}
 
-  // Groups: the commit with the most steps of one direction first, with the steps within one commit of it; the
-  // group's commit from its members' mean shape, the members moved to it, then split by their environment label.
-  std::vector<bool> taken(all.size(), false);
-  std::vector<HistoryGroup> groups;
-  while (true) {
-    std::map<std::pair<std::size_t, bool>, std::size_t> count;
-    for (std::size_t i = 0; i < all.size(); ++i)
-      if (!taken[i]) ++count[{all[i].after, all[i].ratio > 1}];
-    if (count.empty()) break;
-    auto best = count.begin();
-    for (auto it = count.begin(); it != count.end(); ++it)
-      if (it->second > best->second) best = it;
-    const auto [commit, slower] = best->first;
-    HistoryGroup g;
-    g.slower = slower;
-    g.after = commit;
-    for (std::size_t i = 0; i < all.size(); ++i)
-      if (!taken[i] && (all[i].ratio > 1) == slower && all[i].after + 1 >= commit && all[i].after <= commit + 1) {
-        g.steps.push_back(i);
-        taken[i] = true;
-      }
-    // The members' mean shape: each member's series scaled to 0 before and 1 after, averaged per commit over the
-    // commits every member's stretch covers; its best step (or drift) is the group's commit.
-    bool shaped = false;
-    if (g.steps.size() >= 3) {
-      std::size_t lo = 0, hi = h.commits.size();
-      std::vector<double> sum(h.commits.size(), 0.0);
-      std::vector<std::size_t> n(h.commits.size(), 0);
-      for (std::size_t i : g.steps) {
-        const PointFit& f = fits[all[i].series];
-        const auto [prev, s, e, next] = spans[i];
-        const double left = f.mean(prev, s), right = f.mean(e, next);
-        if (!(std::fabs(right - left) > 0)) continue;
-        lo = std::max(lo, f.obs[prev].commit);
-        hi = std::min(hi, f.obs[next - 1].commit + 1);
-        for (std::size_t j = prev; j < next; ++j) {
-          sum[f.obs[j].commit] += (f.obs[j].y - left) / (right - left);
-          ++n[f.obs[j].commit];
-        }
-      }
-      std::vector<double> shape;
-      std::vector<std::size_t> at;
-      for (std::size_t c = lo; c < hi; ++c)
-        if (n[c] > 0) {
-          shape.push_back(sum[c] / static_cast<double>(n[c]));
-          at.push_back(c);
-        }
-      if (shape.size() >= 3) {
-        // The existence of the change is settled by the members; this is its shape, tested at alpha.
-        const Shape sh = fit_shape(shape, 0, shape.size(), o.max_drift_commits, 0, 0, o.alpha, true);
-        g.after = at[sh.e];
-        g.start = at[sh.drift ? sh.s : sh.e];
-        g.before = at[(sh.drift ? sh.s : sh.e) - 1];
-        g.kind = sh.drift ? StepKind::drift : StepKind::step;
-        shaped = true;
-      }
+/// The members take the group's commits (their own last run before it), and their label is looked at again.
+void move_members(const HistoryGroup& g, const std::vector<HistoryCommit>& commits,
+                  const std::vector<PointFit>& fits, FoundSteps& found) {
+  for (std::size_t i : g.steps) {
+    HistoryStep& st = found.all[i];
+    const PointFit& f = fits[st.series];
+    std::size_t e = 0, s = 0;
+    while (e < f.n() && f.obs[e].commit < g.after) ++e;
+    while (s < f.n() && f.obs[s].commit < g.start) ++s;
+    if (e == 0 || e >= f.n() || s == 0 || s > e) continue;  // the member has no run there: it keeps its own
+    st.kind = g.kind;
+    st.after = f.obs[e].commit;
+    st.start = f.obs[s].commit;
+    st.before = f.obs[s - 1].commit;
+    relabel(commits, st, found.normalized_env[i]);
+  }
+}
+
+/// Members with no ceiling to take out (latency- and sync-bound points, unknown bound) whose only environment
+/// change is another card (or host) of the same kind: the members that could be normalised decide for the
+/// group. When most of them, and at least kMinNormalizedMembers, stay beyond the minimum effect with their
+/// ceiling taken out, the machine did not make this group's step, and the others are the code's too.
+void settle_instance_labels(const HistoryGroup& g, const std::vector<HistoryCommit>& commits,
+                            std::vector<HistoryStep>& all) {
+  std::size_t normalizable = 0, survived = 0;
+  for (std::size_t i : g.steps)
+    if (all[i].normalized_ratio) {
+      ++normalizable;
+      survived += !all[i].environment && !all[i].instance_change.empty();
     }
-    if (!shaped) {  // the most common commit of the members, the first member's shape
-      std::map<std::size_t, std::size_t> c;
-      for (std::size_t i : g.steps) ++c[all[i].after];
-      std::size_t most = 0;
-      for (const auto& [commit2, k] : c)
-        if (k > most) {
-          most = k;
-          g.after = commit2;
-        }
-      for (std::size_t i : g.steps)
-        if (all[i].after == g.after) {
-          g.before = all[i].before;
-          g.start = all[i].start;
-          g.kind = all[i].kind;
-          break;
-        }
-    }
-    // The steps of this direction nearby whose own data are consistent with the group's commit join it: the
-    // profile likelihood of the change's position (Siegmund 1988), (RSS at the group's shape - RSS at its own
-    // position) / variance <= the chi-square(1) 99.9% point. A noisy point places a 4% step a few commits off.
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      if (taken[i] || (all[i].ratio > 1) != slower) continue;
-      if (all[i].after + kReach < g.start || all[i].after > g.after + kReach) continue;
-      const PointFit& f = fits[all[i].series];
-      const auto [prev, s0, e0, next] = spans[i];
-      std::size_t e = prev, s = prev;
-      while (e < next && f.obs[e].commit < g.after) ++e;
-      while (s < next && f.obs[s].commit < g.start) ++s;
-      if (s <= prev || e >= next || s > e) continue;
-      std::vector<double> y(f.n());
-      for (std::size_t j = 0; j < f.n(); ++j) y[j] = f.obs[j].y;
-      const std::vector<std::size_t> b = f.bounds();
-      const auto var = run_variance(f, f.model_ss(b), b.size() - 1);
-      if (!var) continue;
-      const double own = ramp_rss(y, prev, next, s0, e0), there = ramp_rss(y, prev, next, s, e);
-      if (std::isfinite(own) && std::isfinite(there) && (there - own) / var->first <= kLocationChi2) {
-        g.steps.push_back(i);
-        taken[i] = true;
-      }
-    }
-    // The members take the group's commits (their own last run before it), and their label is looked at again.
+  // And the other way: when most vanish, the machine moved the whole run, and a member that stayed is the
+  // environment's too (a noisy point's normalised step can stay significant by chance).
+  if (normalizable >= kMinNormalizedMembers && 2 * survived <= normalizable)
     for (std::size_t i : g.steps) {
       HistoryStep& st = all[i];
-      const PointFit& f = fits[st.series];
-      std::size_t e = 0, s = 0;
-      while (e < f.n() && f.obs[e].commit < g.after) ++e;
-      while (s < f.n() && f.obs[s].commit < g.start) ++s;
-      if (e == 0 || e >= f.n() || s == 0 || s > e) continue;  // the member has no run there: it keeps its own
-      st.kind = g.kind;
-      st.after = f.obs[e].commit;
-      st.start = f.obs[s].commit;
-      st.before = f.obs[s - 1].commit;
-      relabel(st, normalized_env[i]);
+      if (st.environment || st.instance_change.empty()) continue;
+      st.environment = true;
+      st.environment_reason = fmt::format("{} (only {} of the group's {} normalisable members stay beyond the "
+                                          "minimum effect with their ceiling taken out)",
+                                          st.instance_change, survived, normalizable);
+      st.instance_change.clear();
     }
-    // Members with no ceiling to take out (latency- and sync-bound points, unknown bound) whose only environment
-    // change is another card (or host) of the same kind: the members that could be normalised decide for the
-    // group. When most of them, and at least kMinNormalizedMembers, stay beyond the minimum effect with their
-    // ceiling taken out, the machine did not make this group's step, and the others are the code's too.
-    std::size_t normalizable = 0, survived = 0;
-    for (std::size_t i : g.steps)
-      if (all[i].normalized_ratio) {
-        ++normalizable;
-        survived += !all[i].environment && !all[i].instance_change.empty();
-      }
-    // And the other way: when most vanish, the machine moved the whole run, and a member that stayed is the
-    // environment's too (a noisy point's normalised step can stay significant by chance).
-    if (normalizable >= kMinNormalizedMembers && 2 * survived <= normalizable)
-      for (std::size_t i : g.steps) {
-        HistoryStep& st = all[i];
-        if (st.environment || st.instance_change.empty()) continue;
-        st.environment = true;
-        st.environment_reason = fmt::format("{} (only {} of the group's {} normalisable members stay beyond the "
-                                            "minimum effect with their ceiling taken out)",
-                                            st.instance_change, survived, normalizable);
-        st.instance_change.clear();
-      }
-    if (survived >= kMinNormalizedMembers && 2 * survived > normalizable)
-      for (std::size_t i : g.steps) {
-        HistoryStep& st = all[i];
-        if (!st.environment || st.normalized_ratio) continue;
-        const SpanChange span = span_change(h.commits, st.before, st.after);
-        if (!span.instance_only) continue;
-        st.environment = false;
-        st.environment_reason.clear();
-        st.instance_change = fmt::format("{} ({} of the group's {} normalisable members stay beyond the minimum "
-                                         "effect with their ceiling taken out)",
-                                         span.change, survived, normalizable);
-      }
-    HistoryGroup env = g, code = g, tool = g;
-    env.steps.clear();
-    code.steps.clear();
-    tool.steps.clear();
-    env.environment = true;
-    tool.tool = true;
+  if (survived >= kMinNormalizedMembers && 2 * survived > normalizable)
     for (std::size_t i : g.steps) {
-      all[i].tool = !all[i].environment && !all[i].tool_change.empty();  // the environment label may have moved
-      (all[i].environment ? env : all[i].tool ? tool : code).steps.push_back(i);
+      HistoryStep& st = all[i];
+      if (!st.environment || st.normalized_ratio) continue;
+      const SpanChange span = span_change(commits, st.before, st.after);
+      if (!span.instance_only) continue;
+      st.environment = false;
+      st.environment_reason.clear();
+      st.instance_change = fmt::format("{} ({} of the group's {} normalisable members stay beyond the minimum "
+                                       "effect with their ceiling taken out)",
+                                       span.change, survived, normalizable);
     }
-    for (HistoryGroup* part : {&code, &tool, &env})
-      if (!part->steps.empty()) groups.push_back(std::move(*part));
-  }
+}
 
-  // Steps in commit order (then by size), the groups' indices remapped.
+/// Adds `g` to `groups` split by its members' labels: the code's, then the tool's, then the environment's (each
+/// part only when it has members).
+void split_by_label(const HistoryGroup& g, std::vector<HistoryStep>& all, std::vector<HistoryGroup>& groups) {
+  HistoryGroup env = g, code = g, tool = g;
+  env.steps.clear();
+  code.steps.clear();
+  tool.steps.clear();
+  env.environment = true;
+  tool.tool = true;
+  for (std::size_t i : g.steps) {
+    all[i].tool = !all[i].environment && !all[i].tool_change.empty();  // the environment label may have moved
+    (all[i].environment ? env : all[i].tool ? tool : code).steps.push_back(i);
+  }
+  for (HistoryGroup* part : {&code, &tool, &env})
+    if (!part->steps.empty()) groups.push_back(std::move(*part));
+}
+
+/// Groups: the commit with the most steps of one direction first, with the steps within one commit of it; the
+/// group's commit from its members' mean shape, the members moved to it, then split by their environment label.
+std::vector<HistoryGroup> group_steps(const HistoryResult& h, const std::vector<PointFit>& fits, FoundSteps& found) {
+  std::vector<bool> taken(found.all.size(), false);
+  std::vector<HistoryGroup> groups;
+  while (std::optional<HistoryGroup> seeded = seed_group(found.all, taken)) {
+    HistoryGroup& g = *seeded;
+    if (!shape_from_mean(g, h, fits, found)) shape_from_members(g, found.all);
+    join_nearby(g, fits, found, taken);
+    move_members(g, h.commits, fits, found);
+    settle_instance_labels(g, h.commits, found.all);
+    split_by_label(g, found.all, groups);
+  }
+  return groups;
+}
+
+// ---- The result: steps in order, groups summarised, the newest commit judged ----------------------------------------
+
+/// A group's sizes (median, min, max ratio) and bound classes (most members first), from h.steps.
+void summarise_group(HistoryGroup& g, const HistoryResult& h) {
+  std::vector<double> ratios;
+  std::map<std::string, std::size_t> bounds;
+  for (std::size_t i : g.steps) {
+    ratios.push_back(h.steps[i].ratio);
+    const std::string& bnd = h.series[h.steps[i].series].bound;
+    ++bounds[bnd.empty() ? "unknown" : bnd];
+  }
+  g.median_ratio = median(ratios);
+  g.min_ratio = *std::min_element(ratios.begin(), ratios.end());
+  g.max_ratio = *std::max_element(ratios.begin(), ratios.end());
+  for (const auto& kv : bounds) g.bounds.push_back(kv);
+  std::stable_sort(g.bounds.begin(), g.bounds.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  g.bound = g.bounds.size() == 1 ? g.bounds.front().first : "mixed";
+}
+
+/// Sets h.steps (in commit order, then by size) and h.groups (their indices remapped, summarised, by commit then
+/// size).
+void order_steps(const std::vector<HistoryStep>& all, std::vector<HistoryGroup> groups, HistoryResult& h) {
   std::vector<std::size_t> order(all.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -1081,25 +919,17 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
   for (HistoryGroup& g : groups) {
     for (std::size_t& i : g.steps) i = where[i];
     std::sort(g.steps.begin(), g.steps.end());
-    std::vector<double> ratios;
-    std::map<std::string, std::size_t> bounds;
-    for (std::size_t i : g.steps) {
-      ratios.push_back(h.steps[i].ratio);
-      const std::string& bnd = h.series[h.steps[i].series].bound;
-      ++bounds[bnd.empty() ? "unknown" : bnd];
-    }
-    g.median_ratio = median(ratios);
-    g.min_ratio = *std::min_element(ratios.begin(), ratios.end());
-    g.max_ratio = *std::max_element(ratios.begin(), ratios.end());
-    for (const auto& kv : bounds) g.bounds.push_back(kv);
-    std::stable_sort(g.bounds.begin(), g.bounds.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    g.bound = g.bounds.size() == 1 ? g.bounds.front().first : "mixed";
+    summarise_group(g, h);
   }
   std::stable_sort(groups.begin(), groups.end(), [](const HistoryGroup& a, const HistoryGroup& b) {
     if (a.after != b.after) return a.after < b.after;
     return a.steps.size() > b.steps.size();
   });
   h.groups = std::move(groups);
+}
+
+/// Notes the steps labelled code although they coincide with another GPU (or host) of the same kind.
+void note_instance_steps(HistoryResult& h) {
   std::size_t instance_only = 0;
   for (const HistoryStep& st : h.steps) instance_only += !st.environment && !st.instance_change.empty();
   if (instance_only > 0)
@@ -1108,8 +938,11 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
         "beyond the minimum effect with each run's calibrated ceiling taken out (theirs, or for points without one "
         "their group's): labelled code, not environment (instance_change in the json)",
         instance_only));
+}
 
-  // The newest commit.
+/// Sets h.newest (the groups with a step at the newest commit) and h.fail per options.fail_on.
+void judge_newest(HistoryResult& h) {
+  const HistoryOptions& o = h.options;
   const std::size_t newest = h.commits.size() - 1;
   for (std::size_t gi = 0; gi < h.groups.size(); ++gi) {
     const HistoryGroup& g = h.groups[gi];
@@ -1124,6 +957,39 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
   }
   for (const auto& sc : h.status_changes)
     if (sc.after == newest && (o.fail_on == HistoryOptions::FailOn::any || is_failure(sc.to))) h.fail = true;
+}
+
+}  // namespace
+
+// ---- history_results ------------------------------------------------------------------------------------------------
+
+HistoryResult history_results(const std::vector<CommitRuns>& commits, const HistoryOptions& o) {
+  check_inputs(commits, o);
+  HistoryResult h;
+  h.options = o;
+
+  // Commits, their stretches of equal lab settings, the notes and warnings they call for.
+  describe_commits(commits, h);
+  note_test_aids(h);
+  warn_dirty_builds(h);
+
+  // The series: every point's records, pooled per commit; the noise floor and each run's level.
+  const std::vector<std::string> ceiling_by = gather_series(commits, h);
+  set_levels(h);
+  find_status_changes(h);
+
+  // The fits, and binary segmentation with the false discovery rate held over all points.
+  std::vector<PointFit> fits = build_fits(h);
+  std::set<std::size_t> passed;
+  const double inflate = first_round(fits, o, h.candidates, passed);
+  later_rounds(fits, o, inflate, std::move(passed));
+
+  // The steps, their groups, and the verdict on the newest commit.
+  FoundSteps found = find_steps(fits, ceiling_by, h);
+  std::vector<HistoryGroup> groups = group_steps(h, fits, found);
+  order_steps(found.all, std::move(groups), h);
+  note_instance_steps(h);
+  judge_newest(h);
   return h;
 }
 

@@ -5,8 +5,9 @@
 // the machine changed labelled `environment`. Host code only; docs/history.md.
 #pragma once
 
-// Three parts: src/history.cpp builds the series and finds the steps (HistoryResult); src/history_render.cpp
-// renders one (JSON, aligned table, markdown, the report folder with its plots); src/history_cli.cpp is
+// Three parts: src/history/history.cpp builds the series and finds the steps (HistoryResult), with one point's
+// model (its segmentation, the shape of a change) in src/history/history_fit.cpp; src/history/history_render.cpp
+// renders one (JSON, aligned table, markdown, the report folder with its plots); src/commands/history_cli.cpp is
 // cmd_history, which loads the files, orders the commits (git rev-list) and picks the renderer. The per-point
 // process medians and the bound's calibrated ceiling are read as labrun diff reads them (diff.hpp).
 #include <cstddef>
@@ -195,7 +196,7 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
 /// The series of `point` (its id, or its key), or nullptr.
 const HistorySeries* find_series(const HistoryResult& history, const std::string& point);
 
-// ---- Rendering (src/history_render.cpp) ----------------------------------------------------------------------
+// ---- Rendering (src/history/history_render.cpp) --------------------------------------------------------------
 
 /// The `--format json` object: {"type": "history", "schema_version": 1, "options", "commits": [{index, sha,
 /// created_utc, files, environment, test_aids, dirty, segment, project, tool}], "notes", "warnings", "noise_floor",
@@ -230,7 +231,7 @@ std::string history_bisect(const HistoryResult& history, const std::string& poin
 void write_history_report(const HistoryResult& history, const std::string& dir, const std::string& script,
                           std::size_t max_plots, std::ostream& err);
 
-// ---- The command (src/history_cli.cpp) -----------------------------------------------------------------------
+// ---- The command (src/commands/history_cli.cpp) --------------------------------------------------------------
 
 /// Exit codes of `labrun history`, as labrun diff's.
 enum HistoryExit : int {
