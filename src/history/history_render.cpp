@@ -73,22 +73,6 @@ std::string axes_only(const HistorySeries& s) {
   return out;
 }
 
-std::string find_script(const std::string& given) {
-  std::error_code ec;
-  if (!given.empty()) return fs::exists(given, ec) ? given : "";
-  std::vector<fs::path> candidates = {fs::current_path(ec) / "scripts" / "plot_history.py"};
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (fs::path d = exe.parent_path(); !d.empty() && d != d.root_path(); d = d.parent_path())
-      candidates.push_back(d / "scripts" / "plot_history.py");
-    // An installed labrun or runner: <prefix>/bin/EXE and <prefix>/share/labrun/plot_history.py (cmake --install).
-    candidates.push_back(exe.parent_path().parent_path() / "share" / "labrun" / "plot_history.py");
-  }
-  for (const auto& p : candidates)
-    if (fs::exists(p, ec)) return p.string();
-  return "";
-}
-
 /// The full sha of commit `c`, as the JSON names commits.
 const std::string& commit_sha(const HistoryResult& h, std::size_t c) { return h.commits[c].sha; }
 
@@ -415,7 +399,7 @@ void write_history_report(const HistoryResult& h, const std::string& dir, const 
   }
   std::vector<std::string> plots(h.groups.size());
   if (!h.groups.empty()) {
-    const std::string script = find_script(script_given);
+    const std::string script = find_script(script_given, "plot_history.py");
     std::string python;
     if (script.empty()) {
       err << "labrun history: warning: scripts/plot_history.py not found; no plots\n";
