@@ -18,6 +18,7 @@
 
 #include "interrupt.hpp"
 #include "lab_settings.hpp"
+#include "record_fields.hpp"
 
 #include "output_file.hpp"
 
@@ -25,310 +26,194 @@ namespace labrun {
 
 namespace {
 
-// ---- Reading fields: absent or null takes the default; a present field of the wrong type is a ResultError
-// naming its dotted path. -------------------------------------------------------------------------------------
+using namespace fields;  // the rows and codecs of the tables below, and the reading checks (record_fields.hpp)
 
-std::string at(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
+// ---- One table per record type: its keys in the order they are written (lab.cpp's, stats.cpp's and
+// interpret_point()'s), each with its member and codec. ---------------------------------------------------------
 
-[[noreturn]] void bad(const std::string& where, const char* expected, const Json& got) {
-  std::string text = got.dump();
-  if (text.size() > 80) text = text.substr(0, 77) + "...";
-  throw ResultError((where.empty() ? std::string("record") : where) + ": expected " + expected + ", got " + text);
-}
+// stats.cpp's to_json(Summary, "time_s") order.
+constexpr Field<TimeSummary> kTimeSummaryFields[] = {
+    always<&TimeSummary::count, Int>("count"),
+    always<&TimeSummary::median_time_s, Real>("median_time_s"),
+    always<&TimeSummary::mean_time_s, Real>("mean_time_s"),
+    always<&TimeSummary::stddev_time_s, Real>("stddev_time_s"),
+    always<&TimeSummary::min_time_s, Real>("min_time_s"),
+    always<&TimeSummary::max_time_s, Real>("max_time_s"),
+    always<&TimeSummary::p5_time_s, Real>("p5_time_s"),
+    always<&TimeSummary::p25_time_s, Real>("p25_time_s"),
+    always<&TimeSummary::p75_time_s, Real>("p75_time_s"),
+    always<&TimeSummary::p95_time_s, Real>("p95_time_s"),
+    always<&TimeSummary::rel_iqr, Real>("rel_iqr"),
+    always<&TimeSummary::ci95_low_time_s, Real>("ci95_low_time_s"),
+    always<&TimeSummary::ci95_high_time_s, Real>("ci95_high_time_s"),
+    always<&TimeSummary::ci95_rel_halfwidth, Real>("ci95_rel_halfwidth"),
+    always<&TimeSummary::outliers, Int>("outliers"),
+};
 
-void require_object(const Json& j, const std::string& where) {
-  if (!j.is_object()) bad(where, "an object", j);
-}
+// cost.hpp's order; a quantity that is NaN (absent) is left out.
+constexpr Field<Cost> kCostFields[] = {
+    if_set<&Cost::bytes_read, Real>("bytes_read"),
+    if_set<&Cost::bytes_written, Real>("bytes_written"),
+    if_set<&Cost::bytes, Real>("bytes"),
+    if_set<&Cost::compulsory_bytes, Real>("compulsory_bytes"),
+    if_set<&Cost::flop, Real>("flop"),
+    if_set<&Cost::launches, Real>("launches"),
+    if_set<&Cost::host_syncs, Real>("host_syncs"),
+    if_set<&Cost::peak_work_bytes, Real>("peak_work_bytes"),
+};
 
-// The value of `key`, or nullptr when absent or null.
-const Json* present(const Json& obj, const char* key) {
-  const auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
+constexpr Field<ProcessStats> kProcessStatsFields[] = {
+    always<&ProcessStats::count, Int>("count"),
+    always<&ProcessStats::time_s, Reals>("time_s"),
+    always<&ProcessStats::spread, Real>("spread"),
+    if_set<&ProcessStats::host_probe_time_s, Maybe<Reals>>("host_probe_time_s"),
+};
 
-double real_of(const Json& v, const std::string& where) {
-  if (v.is_null()) return kNoValue;
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    try {
-      return real_from_json(v);
-    } catch (const std::invalid_argument&) {
-    }
-  }
-  bad(where, "a number", v);
-}
+// lab.cpp's order. The host probe's two keys are left out of records from before it (host_probe_recorded false).
+constexpr Field<Timing> kTimingFields[] = {
+    always<&Timing::mode, Text>("mode"),
+    always<&Timing::l2, Text>("l2"),
+    always<&Timing::method, Text>("method"),
+    always<&Timing::batch, Int>("batch"),
+    always<&Timing::interleaved_points, Int>("interleaved_points"),
+    always<&Timing::stop_reason, Text>("stop_reason"),
+    always<&Timing::target_rel_ci, Real>("target_rel_ci"),
+    always<&Timing::median_ci_rel_halfwidth, Real>("median_ci_rel_halfwidth"),
+    always<&Timing::host_syncs_per_iteration, Real>("host_syncs_per_iteration"),
+    always<&Timing::wall, Maybe<Object<kTimeSummaryFields>>>("wall"),
+    always<&Timing::device, Maybe<Object<kTimeSummaryFields>>>("device"),
+    always<&Timing::submit, Maybe<Object<kTimeSummaryFields>>>("submit"),
+    always<&Timing::wall_samples_s, Reals>("wall_samples_s"),
+    always<&Timing::device_samples_s, RealsOrNull>("device_samples_s"),
+    always<&Timing::submit_samples_s, RealsOrNull>("submit_samples_s"),
+    if_flag<&Timing::host_probe, Maybe<Object<kTimeSummaryFields>>>("host_probe", &Timing::host_probe_recorded),
+    if_flag<&Timing::host_probe_samples_s, RealsOrNull>("host_probe_samples_s", &Timing::host_probe_recorded),
+    always<&Timing::time_s, Real>("time_s"),
+    if_set<&Timing::processes, Maybe<Object<kProcessStatsFields>>>("processes"),
+};
 
-double real_at(const Json& obj, const char* key, const std::string& where) {
-  const Json* v = present(obj, key);
-  return v ? real_of(*v, at(where, key)) : kNoValue;
-}
+constexpr Field<Correctness> kCorrectnessFields[] = {
+    always<&Correctness::value, Real>("value"),
+    always<&Correctness::reference, Real>("reference"),
+    always<&Correctness::abs_error, Real>("abs_error"),
+    always<&Correctness::tolerance, Real>("tolerance"),
+    always<&Correctness::passed, Flag>("passed"),
+    always<&Correctness::detail, Opaque>("detail"),
+};
 
-std::int64_t int_at(const Json& obj, const char* key, const std::string& where, std::int64_t fallback) {
-  const Json* v = present(obj, key);
-  if (!v) return fallback;
-  if (v->is_number_unsigned()) {
-    const auto u = v->get<std::uint64_t>();
-    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      return static_cast<std::int64_t>(u);
-  } else if (v->is_number_integer()) {
-    return v->get<std::int64_t>();
-  } else if (v->is_number_float()) {
-    const double d = v->get<double>();
-    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<std::int64_t>(d);
-  }
-  bad(at(where, key), "an integer", *v);
-}
+constexpr Field<KernelTime> kKernelTimeFields[] = {
+    always<&KernelTime::op, Text>("op"),
+    always<&KernelTime::bytes, Real>("bytes"),
+    always<&KernelTime::time_s, Real>("time_s"),
+    always<&KernelTime::bandwidth_Bps, FiniteReal>("bandwidth_Bps"),
+};
 
-std::string string_at(const Json& obj, const char* key, const std::string& where) {
-  const Json* v = present(obj, key);
-  if (!v) return "";
-  if (!v->is_string()) bad(at(where, key), "a string", *v);
-  return v->get<std::string>();
-}
+constexpr Field<Warning> kWarningFields[] = {
+    always<&Warning::kind, Text>("kind"),
+    always<&Warning::message, Text>("message"),
+};
 
-std::optional<std::string> opt_string_at(const Json& obj, const char* key, const std::string& where) {
-  const Json* v = present(obj, key);
-  if (!v) return std::nullopt;
-  if (!v->is_string()) bad(at(where, key), "a string or null", *v);
-  return v->get<std::string>();
-}
+constexpr Field<Note> kNoteFields[] = {
+    always<&Note::measured, Text>("measured"),
+    always<&Note::bound, Text>("bound"),
+    always<&Note::evidence, Text>("evidence"),
+    always<&Note::next_change, Text>("next_change"),
+    always<&Note::other_cause_checked, Text>("other_cause_checked"),
+};
 
-std::string required_string(const Json& obj, const char* key) {
-  const auto it = obj.find(key);
-  if (it == obj.end()) throw ResultError(std::string("point record has no \"") + key + "\"");
-  if (!it->is_string()) bad(key, "a string", *it);
-  return it->get<std::string>();
-}
+// interpret_point()'s order, here and in the three tables after it.
+constexpr Field<Ceilings> kCeilingsFields[] = {
+    always<&Ceilings::memory_bandwidth_Bps, FiniteReal>("memory_bandwidth_Bps"),
+    always<&Ceilings::memory_source, OptText>("memory_source"),
+    always<&Ceilings::copy_bandwidth_Bps, FiniteReal>("copy_bandwidth_Bps"),
+    always<&Ceilings::read_bandwidth_Bps, FiniteReal>("read_bandwidth_Bps"),
+    always<&Ceilings::theoretical_bandwidth_Bps, FiniteReal>("theoretical_bandwidth_Bps"),
+    always<&Ceilings::peak_bandwidth_Bps, FiniteReal>("peak_bandwidth_Bps"),
+    always<&Ceilings::compute_flop_per_s, FiniteReal>("compute_flop_per_s"),
+    always<&Ceilings::bf16_gemm_flop_per_s, FiniteReal>("bf16_gemm_flop_per_s"),
+    always<&Ceilings::peak_compute_flop_per_s, FiniteReal>("peak_compute_flop_per_s"),
+    always<&Ceilings::launch_time_s, FiniteReal>("launch_time_s"),
+    always<&Ceilings::l2_bytes, FiniteReal>("l2_bytes"),
+};
 
-bool bool_at(const Json& obj, const char* key, const std::string& where) {
-  const Json* v = present(obj, key);
-  if (!v) return false;
-  if (!v->is_boolean()) bad(at(where, key), "true or false", *v);
-  return v->get<bool>();
-}
+constexpr Field<Fractions> kFractionsFields[] = {
+    always<&Fractions::memory_ceiling, FiniteReal>("memory_ceiling"),
+    always<&Fractions::copy, FiniteReal>("copy"),
+    always<&Fractions::read, FiniteReal>("read"),
+    always<&Fractions::theoretical, FiniteReal>("theoretical"),
+    always<&Fractions::compute_ceiling, FiniteReal>("compute_ceiling"),
+    always<&Fractions::bf16_gemm, FiniteReal>("bf16_gemm"),
+    always<&Fractions::roofline, FiniteReal>("roofline"),
+};
 
-std::vector<double> reals_of(const Json& v, const std::string& where) {
-  if (!v.is_array()) bad(where, "an array of numbers", v);
-  std::vector<double> out;
-  out.reserve(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(real_of(v[i], where + "[" + std::to_string(i) + "]"));
-  return out;
-}
+// host_probe_time_s is left out of records from before the host probe (host_probe_recorded false).
+constexpr Field<Evidence> kEvidenceFields[] = {
+    always<&Evidence::rule, Text>("rule"),
+    always<&Evidence::fraction_of_memory_ceiling, FiniteReal>("fraction_of_memory_ceiling"),
+    always<&Evidence::fraction_of_compute_ceiling, FiniteReal>("fraction_of_compute_ceiling"),
+    always<&Evidence::launch_overhead_share, FiniteReal>("launch_overhead_share"),
+    always<&Evidence::host_stall_share, FiniteReal>("host_stall_share"),
+    always<&Evidence::host_syncs_per_iteration, FiniteReal>("host_syncs_per_iteration"),
+    if_flag<&Evidence::host_probe_time_s, FiniteReal>("host_probe_time_s", &Evidence::host_probe_recorded),
+    always<&Evidence::ideal_time_per_launch_s, FiniteReal>("ideal_time_per_launch_s"),
+    always<&Evidence::time_s, FiniteReal>("time_s"),
+    always<&Evidence::time_floor_s, FiniteReal>("time_floor_s"),
+};
 
-std::vector<double> reals_at(const Json& obj, const char* key, const std::string& where) {
-  const Json* v = present(obj, key);
-  return v ? reals_of(*v, at(where, key)) : std::vector<double>{};
-}
+constexpr Field<Interpretation> kInterpretationFields[] = {
+    always<&Interpretation::time_s, FiniteReal>("time_s"),
+    always<&Interpretation::wall_time_s, FiniteReal>("wall_time_s"),
+    always<&Interpretation::device_time_s, FiniteReal>("device_time_s"),
+    always<&Interpretation::submit_time_s, FiniteReal>("submit_time_s"),
+    always<&Interpretation::iteration_time_s, FiniteReal>("iteration_time_s"),
+    always<&Interpretation::iteration_time_basis, OptText>("iteration_time_basis"),
+    always<&Interpretation::timing_method, OptText>("timing_method"),
+    always<&Interpretation::achieved_bandwidth_Bps, FiniteReal>("achieved_bandwidth_Bps"),
+    always<&Interpretation::compulsory_bandwidth_Bps, FiniteReal>("compulsory_bandwidth_Bps"),
+    always<&Interpretation::flop_per_s, FiniteReal>("flop_per_s"),
+    always<&Interpretation::arithmetic_intensity_flop_per_byte, FiniteReal>("arithmetic_intensity_flop_per_byte"),
+    always<&Interpretation::ceilings, Object<kCeilingsFields>>("ceilings"),
+    always<&Interpretation::fraction_of, Object<kFractionsFields>>("fraction_of"),
+    always<&Interpretation::roofline_ceiling_flop_per_s, FiniteReal>("roofline_ceiling_flop_per_s"),
+    always<&Interpretation::ridge_point_flop_per_byte, FiniteReal>("ridge_point_flop_per_byte"),
+    always<&Interpretation::time_floor_s, FiniteReal>("time_floor_s"),
+    always<&Interpretation::launch_overhead_share, FiniteReal>("launch_overhead_share"),
+    always<&Interpretation::host_stall_share, FiniteReal>("host_stall_share"),
+    always<&Interpretation::host_syncs_per_iteration, FiniteReal>("host_syncs_per_iteration"),
+    always<&Interpretation::ideal_time_per_launch_s, FiniteReal>("ideal_time_per_launch_s"),
+    always<&Interpretation::l2_resident, Flag>("l2_resident"),
+    always<&Interpretation::bound, Text>("bound"),
+    always<&Interpretation::confidence, OptText>("confidence"),
+    always<&Interpretation::reason, Text>("reason"),
+    always<&Interpretation::evidence, Object<kEvidenceFields>>("evidence"),
+    always<&Interpretation::suspect, Flag>("suspect"),
+    always<&Interpretation::suspect_reason, OptText>("suspect_reason"),
+    always<&Interpretation::note, Object<kNoteFields>>("note"),
+};
 
-// ---- Writing ----------------------------------------------------------------------------------------------
-
-// interpret_point()'s encoding: a finite number, else null.
-Json finite_or_null(double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); }
-
-Json string_or_null(const std::optional<std::string>& s) { return s ? Json(*s) : Json(nullptr); }
-
-// lab.cpp's raw sample arrays: null when there are none.
-Json reals_or_null(const std::vector<double>& v) { return v.empty() ? Json(nullptr) : json_reals(v); }
-
-Json summary_or_null(const OptionalSummary& s) { return s ? to_json(*s) : Json(nullptr); }
-
-// ---- Readers with a path for messages -------------------------------------------------------------------
-
-TimeSummary read_summary(const Json& j, const std::string& w) {
-  require_object(j, w);
-  TimeSummary s;
-  s.count = int_at(j, "count", w, 0);
-  s.median_time_s = real_at(j, "median_time_s", w);
-  s.mean_time_s = real_at(j, "mean_time_s", w);
-  s.stddev_time_s = real_at(j, "stddev_time_s", w);
-  s.min_time_s = real_at(j, "min_time_s", w);
-  s.max_time_s = real_at(j, "max_time_s", w);
-  s.p5_time_s = real_at(j, "p5_time_s", w);
-  s.p25_time_s = real_at(j, "p25_time_s", w);
-  s.p75_time_s = real_at(j, "p75_time_s", w);
-  s.p95_time_s = real_at(j, "p95_time_s", w);
-  s.rel_iqr = real_at(j, "rel_iqr", w);
-  s.ci95_low_time_s = real_at(j, "ci95_low_time_s", w);
-  s.ci95_high_time_s = real_at(j, "ci95_high_time_s", w);
-  s.ci95_rel_halfwidth = real_at(j, "ci95_rel_halfwidth", w);
-  s.outliers = int_at(j, "outliers", w, 0);
-  return s;
-}
-
-OptionalSummary summary_at(const Json& obj, const char* key, const std::string& w) {
-  const Json* v = present(obj, key);
-  return v ? OptionalSummary(read_summary(*v, at(w, key))) : std::nullopt;
-}
-
-Cost read_cost(const Json& j, const std::string& w) {
-  Cost c;
-  if (j.is_null()) return c;
-  require_object(j, w);
-  c.bytes_read = real_at(j, "bytes_read", w);
-  c.bytes_written = real_at(j, "bytes_written", w);
-  c.bytes = real_at(j, "bytes", w);
-  c.compulsory_bytes = real_at(j, "compulsory_bytes", w);
-  c.flop = real_at(j, "flop", w);
-  c.launches = real_at(j, "launches", w);
-  c.host_syncs = real_at(j, "host_syncs", w);
-  c.peak_work_bytes = real_at(j, "peak_work_bytes", w);
-  return c;
-}
-
-ProcessStats read_processes(const Json& j, const std::string& w) {
-  require_object(j, w);
-  ProcessStats p;
-  p.count = int_at(j, "count", w, 0);
-  p.time_s = reals_at(j, "time_s", w);
-  p.spread = real_at(j, "spread", w);
-  if (const Json* v = present(j, "host_probe_time_s")) p.host_probe_time_s = reals_of(*v, at(w, "host_probe_time_s"));
-  return p;
-}
-
-Timing read_timing(const Json& j, const std::string& w) {
-  require_object(j, w);
-  Timing t;
-  t.mode = string_at(j, "mode", w);
-  t.l2 = string_at(j, "l2", w);
-  t.method = string_at(j, "method", w);
-  t.batch = int_at(j, "batch", w, 1);
-  t.interleaved_points = int_at(j, "interleaved_points", w, 1);
-  t.stop_reason = string_at(j, "stop_reason", w);
-  t.target_rel_ci = real_at(j, "target_rel_ci", w);
-  t.median_ci_rel_halfwidth = real_at(j, "median_ci_rel_halfwidth", w);
-  t.host_syncs_per_iteration = real_at(j, "host_syncs_per_iteration", w);
-  t.wall = summary_at(j, "wall", w);
-  t.device = summary_at(j, "device", w);
-  t.submit = summary_at(j, "submit", w);
-  t.wall_samples_s = reals_at(j, "wall_samples_s", w);
-  t.device_samples_s = reals_at(j, "device_samples_s", w);
-  t.submit_samples_s = reals_at(j, "submit_samples_s", w);
-  t.host_probe_recorded = j.contains("host_probe") || j.contains("host_probe_samples_s");
-  t.host_probe = summary_at(j, "host_probe", w);
-  t.host_probe_samples_s = reals_at(j, "host_probe_samples_s", w);
-  t.time_s = real_at(j, "time_s", w);
-  if (const Json* v = present(j, "processes")) t.processes = read_processes(*v, at(w, "processes"));
-  return t;
-}
-
-Correctness read_correctness(const Json& j, const std::string& w) {
-  require_object(j, w);
-  Correctness c;
-  c.value = real_at(j, "value", w);
-  c.reference = real_at(j, "reference", w);
-  c.abs_error = real_at(j, "abs_error", w);
-  c.tolerance = real_at(j, "tolerance", w);
-  c.passed = bool_at(j, "passed", w);
-  if (const auto it = j.find("detail"); it != j.end()) c.detail = *it;
-  return c;
-}
-
-KernelTime read_kernel(const Json& j, const std::string& w) {
-  require_object(j, w);
-  KernelTime k;
-  k.op = string_at(j, "op", w);
-  k.bytes = real_at(j, "bytes", w);
-  k.time_s = real_at(j, "time_s", w);
-  k.bandwidth_Bps = real_at(j, "bandwidth_Bps", w);
-  return k;
-}
-
-Warning read_warning(const Json& j, const std::string& w) {
-  require_object(j, w);
-  return Warning{string_at(j, "kind", w), string_at(j, "message", w)};
-}
-
-Note read_note(const Json& j, const std::string& w) {
-  require_object(j, w);
-  Note n;
-  n.measured = string_at(j, "measured", w);
-  n.bound = string_at(j, "bound", w);
-  n.evidence = string_at(j, "evidence", w);
-  n.next_change = string_at(j, "next_change", w);
-  n.other_cause_checked = string_at(j, "other_cause_checked", w);
-  return n;
-}
-
-Ceilings read_ceilings(const Json& j, const std::string& w) {
-  require_object(j, w);
-  Ceilings c;
-  c.memory_bandwidth_Bps = real_at(j, "memory_bandwidth_Bps", w);
-  c.memory_source = opt_string_at(j, "memory_source", w);
-  c.copy_bandwidth_Bps = real_at(j, "copy_bandwidth_Bps", w);
-  c.read_bandwidth_Bps = real_at(j, "read_bandwidth_Bps", w);
-  c.theoretical_bandwidth_Bps = real_at(j, "theoretical_bandwidth_Bps", w);
-  c.peak_bandwidth_Bps = real_at(j, "peak_bandwidth_Bps", w);
-  c.compute_flop_per_s = real_at(j, "compute_flop_per_s", w);
-  c.bf16_gemm_flop_per_s = real_at(j, "bf16_gemm_flop_per_s", w);
-  c.peak_compute_flop_per_s = real_at(j, "peak_compute_flop_per_s", w);
-  c.launch_time_s = real_at(j, "launch_time_s", w);
-  c.l2_bytes = real_at(j, "l2_bytes", w);
-  return c;
-}
-
-Fractions read_fractions(const Json& j, const std::string& w) {
-  require_object(j, w);
-  Fractions f;
-  f.memory_ceiling = real_at(j, "memory_ceiling", w);
-  f.copy = real_at(j, "copy", w);
-  f.read = real_at(j, "read", w);
-  f.theoretical = real_at(j, "theoretical", w);
-  f.compute_ceiling = real_at(j, "compute_ceiling", w);
-  f.bf16_gemm = real_at(j, "bf16_gemm", w);
-  f.roofline = real_at(j, "roofline", w);
-  return f;
-}
-
-Evidence read_evidence(const Json& j, const std::string& w) {
-  require_object(j, w);
-  Evidence e;
-  e.rule = string_at(j, "rule", w);
-  e.fraction_of_memory_ceiling = real_at(j, "fraction_of_memory_ceiling", w);
-  e.fraction_of_compute_ceiling = real_at(j, "fraction_of_compute_ceiling", w);
-  e.launch_overhead_share = real_at(j, "launch_overhead_share", w);
-  e.host_stall_share = real_at(j, "host_stall_share", w);
-  e.host_syncs_per_iteration = real_at(j, "host_syncs_per_iteration", w);
-  e.host_probe_recorded = j.contains("host_probe_time_s");
-  e.host_probe_time_s = real_at(j, "host_probe_time_s", w);
-  e.ideal_time_per_launch_s = real_at(j, "ideal_time_per_launch_s", w);
-  e.time_s = real_at(j, "time_s", w);
-  e.time_floor_s = real_at(j, "time_floor_s", w);
-  return e;
-}
-
-Interpretation read_interpretation(const Json& j, const std::string& w) {
-  require_object(j, w);
-  Interpretation i;
-  i.time_s = real_at(j, "time_s", w);
-  i.wall_time_s = real_at(j, "wall_time_s", w);
-  i.device_time_s = real_at(j, "device_time_s", w);
-  i.submit_time_s = real_at(j, "submit_time_s", w);
-  i.iteration_time_s = real_at(j, "iteration_time_s", w);
-  i.iteration_time_basis = opt_string_at(j, "iteration_time_basis", w);
-  i.timing_method = opt_string_at(j, "timing_method", w);
-  i.achieved_bandwidth_Bps = real_at(j, "achieved_bandwidth_Bps", w);
-  i.compulsory_bandwidth_Bps = real_at(j, "compulsory_bandwidth_Bps", w);
-  i.flop_per_s = real_at(j, "flop_per_s", w);
-  i.arithmetic_intensity_flop_per_byte = real_at(j, "arithmetic_intensity_flop_per_byte", w);
-  if (const Json* v = present(j, "ceilings")) i.ceilings = read_ceilings(*v, at(w, "ceilings"));
-  if (const Json* v = present(j, "fraction_of")) i.fraction_of = read_fractions(*v, at(w, "fraction_of"));
-  i.roofline_ceiling_flop_per_s = real_at(j, "roofline_ceiling_flop_per_s", w);
-  i.ridge_point_flop_per_byte = real_at(j, "ridge_point_flop_per_byte", w);
-  i.time_floor_s = real_at(j, "time_floor_s", w);
-  i.launch_overhead_share = real_at(j, "launch_overhead_share", w);
-  i.host_stall_share = real_at(j, "host_stall_share", w);
-  i.host_syncs_per_iteration = real_at(j, "host_syncs_per_iteration", w);
-  i.ideal_time_per_launch_s = real_at(j, "ideal_time_per_launch_s", w);
-  i.l2_resident = bool_at(j, "l2_resident", w);
-  i.bound = string_at(j, "bound", w);
-  i.confidence = opt_string_at(j, "confidence", w);
-  i.reason = string_at(j, "reason", w);
-  if (const Json* v = present(j, "evidence")) i.evidence = read_evidence(*v, at(w, "evidence"));
-  i.suspect = bool_at(j, "suspect", w);
-  i.suspect_reason = opt_string_at(j, "suspect_reason", w);
-  if (const Json* v = present(j, "note")) i.note = read_note(*v, at(w, "note"));
-  return i;
-}
+// lab.cpp's order, after "type". Read in three passes, so that a record with several bad fields is refused for the
+// same one as always: the five required strings (pass 0), then axes, backend, reason and failed_phase (pass 1),
+// then the rest (pass 2).
+constexpr Field<PointRecord> kPointFields[] = {
+    always<&PointRecord::id, RequiredText>("id", 0),
+    always<&PointRecord::key, RequiredText>("key", 0),
+    always<&PointRecord::experiment, RequiredText>("experiment", 0),
+    always<&PointRecord::variant, RequiredText>("variant", 0),
+    always<&PointRecord::axes, OpaqueObject>("axes", 1),
+    always<&PointRecord::backend, Text>("backend", 1),
+    always<&PointRecord::status, RequiredText>("status", 0),
+    always<&PointRecord::reason, OptText>("reason", 1),
+    always<&PointRecord::warnings, List<kWarningFields>>("warnings", 2),
+    if_set<&PointRecord::device_state, Opaque>("device_state", 2),
+    if_flag<&PointRecord::cost, Object<kCostFields>>("cost", &PointRecord::cost_recorded, 2),
+    if_set<&PointRecord::memory, Opaque>("memory", 2),
+    if_set<&PointRecord::correctness, Maybe<Object<kCorrectnessFields>>>("correctness", 2),
+    if_set<&PointRecord::timing, Maybe<Object<kTimingFields>>>("timing", 2),
+    if_set<&PointRecord::kernels, Maybe<List<kKernelTimeFields>>>("kernels", 2),
+    if_set<&PointRecord::interpretation, Maybe<Object<kInterpretationFields>>>("interpretation", 2),
+    if_set<&PointRecord::failed_phase, OptText>("failed_phase", 1),
+    if_set<&PointRecord::phases, Opaque>("phases", 2),
+};
 
 const Json& null_json() {
   static const Json null;
@@ -344,6 +229,14 @@ const Json& header_at(const Json& h, std::initializer_list<const char*> path) {
 std::string header_word(const Json& h, std::initializer_list<const char*> path) {
   const Json& v = header_at(h, path);
   return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+/// The record of table `Rows` in `j`, read at `where`. @throws ResultError as Object<Rows>::read.
+template <class T, const auto& Rows>
+T read_record(const Json& j, const std::string& where) {
+  T x;
+  Object<Rows>::read(j, where, x);
+  return x;
 }
 
 }  // namespace
@@ -370,212 +263,51 @@ TimeSummary TimeSummary::of(const Summary& s) {
   return t;
 }
 
-Json to_json(const TimeSummary& s) {
-  Json j = Json::object();
-  j["count"] = s.count;
-  j["median_time_s"] = json_real(s.median_time_s);
-  j["mean_time_s"] = json_real(s.mean_time_s);
-  j["stddev_time_s"] = json_real(s.stddev_time_s);
-  j["min_time_s"] = json_real(s.min_time_s);
-  j["max_time_s"] = json_real(s.max_time_s);
-  j["p5_time_s"] = json_real(s.p5_time_s);
-  j["p25_time_s"] = json_real(s.p25_time_s);
-  j["p75_time_s"] = json_real(s.p75_time_s);
-  j["p95_time_s"] = json_real(s.p95_time_s);
-  j["rel_iqr"] = json_real(s.rel_iqr);
-  j["ci95_low_time_s"] = json_real(s.ci95_low_time_s);
-  j["ci95_high_time_s"] = json_real(s.ci95_high_time_s);
-  j["ci95_rel_halfwidth"] = json_real(s.ci95_rel_halfwidth);
-  j["outliers"] = s.outliers;
-  return j;
+Json to_json(const TimeSummary& s) { return write_fields(kTimeSummaryFields, s); }
+TimeSummary time_summary_from_json(const Json& j) { return read_record<TimeSummary, kTimeSummaryFields>(j, ""); }
+
+Json to_json(const Cost& c) { return write_fields(kCostFields, c); }
+Cost cost_from_json(const Json& j) { return j.is_null() ? Cost{} : read_record<Cost, kCostFields>(j, "cost"); }
+
+Json to_json(const ProcessStats& p) { return write_fields(kProcessStatsFields, p); }
+ProcessStats process_stats_from_json(const Json& j) {
+  return read_record<ProcessStats, kProcessStatsFields>(j, "processes");
 }
 
-TimeSummary time_summary_from_json(const Json& j) { return read_summary(j, ""); }
-
-Json to_json(const Cost& c) {
-  Json j = Json::object();
-  auto put = [&](const char* key, double v) {
-    if (!std::isnan(v)) j[key] = json_real(v);
-  };
-  put("bytes_read", c.bytes_read);
-  put("bytes_written", c.bytes_written);
-  put("bytes", c.bytes);
-  put("compulsory_bytes", c.compulsory_bytes);
-  put("flop", c.flop);
-  put("launches", c.launches);
-  put("host_syncs", c.host_syncs);
-  put("peak_work_bytes", c.peak_work_bytes);
-  return j;
-}
-
-Cost cost_from_json(const Json& j) { return read_cost(j, "cost"); }
-
-Json to_json(const ProcessStats& p) {
-  Json j = Json::object();
-  j["count"] = p.count;
-  j["time_s"] = json_reals(p.time_s);
-  j["spread"] = json_real(p.spread);
-  if (p.host_probe_time_s) j["host_probe_time_s"] = json_reals(*p.host_probe_time_s);
-  return j;
-}
-
-ProcessStats process_stats_from_json(const Json& j) { return read_processes(j, "processes"); }
-
-Json to_json(const Timing& t) {
-  Json j = Json::object();
-  j["mode"] = t.mode;
-  j["l2"] = t.l2;
-  j["method"] = t.method;
-  j["batch"] = t.batch;
-  j["interleaved_points"] = t.interleaved_points;
-  j["stop_reason"] = t.stop_reason;
-  j["target_rel_ci"] = json_real(t.target_rel_ci);
-  j["median_ci_rel_halfwidth"] = json_real(t.median_ci_rel_halfwidth);
-  j["host_syncs_per_iteration"] = json_real(t.host_syncs_per_iteration);
-  j["wall"] = summary_or_null(t.wall);
-  j["device"] = summary_or_null(t.device);
-  j["submit"] = summary_or_null(t.submit);
-  j["wall_samples_s"] = json_reals(t.wall_samples_s);
-  j["device_samples_s"] = reals_or_null(t.device_samples_s);
-  j["submit_samples_s"] = reals_or_null(t.submit_samples_s);
-  if (t.host_probe_recorded) {
-    j["host_probe"] = summary_or_null(t.host_probe);
-    j["host_probe_samples_s"] = reals_or_null(t.host_probe_samples_s);
-  }
-  j["time_s"] = json_real(t.time_s);
-  if (t.processes) j["processes"] = to_json(*t.processes);
-  return j;
-}
-
-Timing timing_from_json(const Json& j) { return read_timing(j, "timing"); }
+Json to_json(const Timing& t) { return write_fields(kTimingFields, t); }
+Timing timing_from_json(const Json& j) { return read_record<Timing, kTimingFields>(j, "timing"); }
 
 // ---- Correctness, kernels, warnings -----------------------------------------------------------------------
 
-Json to_json(const Correctness& c) {
-  Json j = Json::object();
-  j["value"] = json_real(c.value);
-  j["reference"] = json_real(c.reference);
-  j["abs_error"] = json_real(c.abs_error);
-  j["tolerance"] = json_real(c.tolerance);
-  j["passed"] = c.passed;
-  j["detail"] = c.detail;
-  return j;
+Json to_json(const Correctness& c) { return write_fields(kCorrectnessFields, c); }
+Correctness correctness_from_json(const Json& j) {
+  return read_record<Correctness, kCorrectnessFields>(j, "correctness");
 }
 
-Correctness correctness_from_json(const Json& j) { return read_correctness(j, "correctness"); }
+Json to_json(const KernelTime& k) { return write_fields(kKernelTimeFields, k); }
+KernelTime kernel_time_from_json(const Json& j) { return read_record<KernelTime, kKernelTimeFields>(j, "kernels[]"); }
 
-Json to_json(const KernelTime& k) {
-  Json j = Json::object();
-  j["op"] = k.op;
-  j["bytes"] = json_real(k.bytes);
-  j["time_s"] = json_real(k.time_s);
-  j["bandwidth_Bps"] = finite_or_null(k.bandwidth_Bps);
-  return j;
-}
-
-KernelTime kernel_time_from_json(const Json& j) { return read_kernel(j, "kernels[]"); }
-
-Json to_json(const Warning& w) { return Json{{"kind", w.kind}, {"message", w.message}}; }
-
-Warning warning_from_json(const Json& j) { return read_warning(j, "warnings[]"); }
+Json to_json(const Warning& w) { return write_fields(kWarningFields, w); }
+Warning warning_from_json(const Json& j) { return read_record<Warning, kWarningFields>(j, "warnings[]"); }
 
 // ---- Interpretation ---------------------------------------------------------------------------------------
 
-Json to_json(const Note& n) {
-  Json j = Json::object();
-  j["measured"] = n.measured;
-  j["bound"] = n.bound;
-  j["evidence"] = n.evidence;
-  j["next_change"] = n.next_change;
-  j["other_cause_checked"] = n.other_cause_checked;
-  return j;
+Json to_json(const Note& n) { return write_fields(kNoteFields, n); }
+Note note_from_json(const Json& j) { return read_record<Note, kNoteFields>(j, "note"); }
+
+Json to_json(const Ceilings& c) { return write_fields(kCeilingsFields, c); }
+Ceilings ceilings_from_json(const Json& j) { return read_record<Ceilings, kCeilingsFields>(j, "ceilings"); }
+
+Json to_json(const Fractions& f) { return write_fields(kFractionsFields, f); }
+Fractions fractions_from_json(const Json& j) { return read_record<Fractions, kFractionsFields>(j, "fraction_of"); }
+
+Json to_json(const Evidence& e) { return write_fields(kEvidenceFields, e); }
+Evidence evidence_from_json(const Json& j) { return read_record<Evidence, kEvidenceFields>(j, "evidence"); }
+
+Json to_json(const Interpretation& i) { return write_fields(kInterpretationFields, i); }
+Interpretation interpretation_from_json(const Json& j) {
+  return read_record<Interpretation, kInterpretationFields>(j, "interpretation");
 }
-
-Note note_from_json(const Json& j) { return read_note(j, "note"); }
-
-Json to_json(const Ceilings& c) {
-  Json j = Json::object();
-  j["memory_bandwidth_Bps"] = finite_or_null(c.memory_bandwidth_Bps);
-  j["memory_source"] = string_or_null(c.memory_source);
-  j["copy_bandwidth_Bps"] = finite_or_null(c.copy_bandwidth_Bps);
-  j["read_bandwidth_Bps"] = finite_or_null(c.read_bandwidth_Bps);
-  j["theoretical_bandwidth_Bps"] = finite_or_null(c.theoretical_bandwidth_Bps);
-  j["peak_bandwidth_Bps"] = finite_or_null(c.peak_bandwidth_Bps);
-  j["compute_flop_per_s"] = finite_or_null(c.compute_flop_per_s);
-  j["bf16_gemm_flop_per_s"] = finite_or_null(c.bf16_gemm_flop_per_s);
-  j["peak_compute_flop_per_s"] = finite_or_null(c.peak_compute_flop_per_s);
-  j["launch_time_s"] = finite_or_null(c.launch_time_s);
-  j["l2_bytes"] = finite_or_null(c.l2_bytes);
-  return j;
-}
-
-Ceilings ceilings_from_json(const Json& j) { return read_ceilings(j, "ceilings"); }
-
-Json to_json(const Fractions& f) {
-  Json j = Json::object();
-  j["memory_ceiling"] = finite_or_null(f.memory_ceiling);
-  j["copy"] = finite_or_null(f.copy);
-  j["read"] = finite_or_null(f.read);
-  j["theoretical"] = finite_or_null(f.theoretical);
-  j["compute_ceiling"] = finite_or_null(f.compute_ceiling);
-  j["bf16_gemm"] = finite_or_null(f.bf16_gemm);
-  j["roofline"] = finite_or_null(f.roofline);
-  return j;
-}
-
-Fractions fractions_from_json(const Json& j) { return read_fractions(j, "fraction_of"); }
-
-Json to_json(const Evidence& e) {
-  Json j = Json::object();
-  j["rule"] = e.rule;
-  j["fraction_of_memory_ceiling"] = finite_or_null(e.fraction_of_memory_ceiling);
-  j["fraction_of_compute_ceiling"] = finite_or_null(e.fraction_of_compute_ceiling);
-  j["launch_overhead_share"] = finite_or_null(e.launch_overhead_share);
-  j["host_stall_share"] = finite_or_null(e.host_stall_share);
-  j["host_syncs_per_iteration"] = finite_or_null(e.host_syncs_per_iteration);
-  if (e.host_probe_recorded) j["host_probe_time_s"] = finite_or_null(e.host_probe_time_s);
-  j["ideal_time_per_launch_s"] = finite_or_null(e.ideal_time_per_launch_s);
-  j["time_s"] = finite_or_null(e.time_s);
-  j["time_floor_s"] = finite_or_null(e.time_floor_s);
-  return j;
-}
-
-Evidence evidence_from_json(const Json& j) { return read_evidence(j, "evidence"); }
-
-Json to_json(const Interpretation& i) {
-  Json j = Json::object();
-  j["time_s"] = finite_or_null(i.time_s);
-  j["wall_time_s"] = finite_or_null(i.wall_time_s);
-  j["device_time_s"] = finite_or_null(i.device_time_s);
-  j["submit_time_s"] = finite_or_null(i.submit_time_s);
-  j["iteration_time_s"] = finite_or_null(i.iteration_time_s);
-  j["iteration_time_basis"] = string_or_null(i.iteration_time_basis);
-  j["timing_method"] = string_or_null(i.timing_method);
-  j["achieved_bandwidth_Bps"] = finite_or_null(i.achieved_bandwidth_Bps);
-  j["compulsory_bandwidth_Bps"] = finite_or_null(i.compulsory_bandwidth_Bps);
-  j["flop_per_s"] = finite_or_null(i.flop_per_s);
-  j["arithmetic_intensity_flop_per_byte"] = finite_or_null(i.arithmetic_intensity_flop_per_byte);
-  j["ceilings"] = to_json(i.ceilings);
-  j["fraction_of"] = to_json(i.fraction_of);
-  j["roofline_ceiling_flop_per_s"] = finite_or_null(i.roofline_ceiling_flop_per_s);
-  j["ridge_point_flop_per_byte"] = finite_or_null(i.ridge_point_flop_per_byte);
-  j["time_floor_s"] = finite_or_null(i.time_floor_s);
-  j["launch_overhead_share"] = finite_or_null(i.launch_overhead_share);
-  j["host_stall_share"] = finite_or_null(i.host_stall_share);
-  j["host_syncs_per_iteration"] = finite_or_null(i.host_syncs_per_iteration);
-  j["ideal_time_per_launch_s"] = finite_or_null(i.ideal_time_per_launch_s);
-  j["l2_resident"] = i.l2_resident;
-  j["bound"] = i.bound;
-  j["confidence"] = string_or_null(i.confidence);
-  j["reason"] = i.reason;
-  j["evidence"] = to_json(i.evidence);
-  j["suspect"] = i.suspect;
-  j["suspect_reason"] = string_or_null(i.suspect_reason);
-  j["note"] = to_json(i.note);
-  return j;
-}
-
-Interpretation interpretation_from_json(const Json& j) { return read_interpretation(j, "interpretation"); }
 
 // ---- PointRecord -------------------------------------------------------------------------------------------
 
@@ -611,30 +343,7 @@ std::string PointRecord::axis_word(const std::string& name) const {
 Json to_json(const PointRecord& p) {
   Json j = Json::object();
   j["type"] = "point";
-  j["id"] = p.id;
-  j["key"] = p.key;
-  j["experiment"] = p.experiment;
-  j["variant"] = p.variant;
-  j["axes"] = p.axes;
-  j["backend"] = p.backend;
-  j["status"] = p.status;
-  j["reason"] = string_or_null(p.reason);
-  Json warnings = Json::array();
-  for (const auto& w : p.warnings) warnings.push_back(to_json(w));
-  j["warnings"] = std::move(warnings);
-  if (!p.device_state.is_null()) j["device_state"] = p.device_state;
-  if (p.cost_recorded) j["cost"] = to_json(p.cost);
-  if (!p.memory.is_null()) j["memory"] = p.memory;
-  if (p.correctness) j["correctness"] = to_json(*p.correctness);
-  if (p.timing) j["timing"] = to_json(*p.timing);
-  if (p.kernels) {
-    Json k = Json::array();
-    for (const auto& kt : *p.kernels) k.push_back(to_json(kt));
-    j["kernels"] = std::move(k);
-  }
-  if (p.interpretation) j["interpretation"] = to_json(*p.interpretation);
-  if (p.failed_phase) j["failed_phase"] = *p.failed_phase;
-  if (!p.phases.is_null()) j["phases"] = p.phases;
+  put_fields(kPointFields, p, j);
   return j;
 }
 
@@ -642,37 +351,7 @@ PointRecord point_from_json(const Json& j) {
   if (!j.is_object()) bad("point record", "an object", j);
   if (const auto it = j.find("type"); it != j.end() && *it != "point") bad("type", "\"point\"", *it);
   PointRecord p;
-  p.id = required_string(j, "id");
-  p.key = required_string(j, "key");
-  p.experiment = required_string(j, "experiment");
-  p.variant = required_string(j, "variant");
-  p.status = required_string(j, "status");
-  if (const Json* v = present(j, "axes")) {
-    require_object(*v, "axes");
-    p.axes = *v;
-  }
-  p.backend = string_at(j, "backend", "");
-  p.reason = opt_string_at(j, "reason", "");
-  p.failed_phase = opt_string_at(j, "failed_phase", "");
-  if (const Json* v = present(j, "warnings")) {
-    if (!v->is_array()) bad("warnings", "an array", *v);
-    for (std::size_t i = 0; i < v->size(); ++i)
-      p.warnings.push_back(read_warning((*v)[i], "warnings[" + std::to_string(i) + "]"));
-  }
-  if (const Json* v = present(j, "device_state")) p.device_state = *v;
-  p.cost_recorded = j.contains("cost");
-  if (const Json* v = present(j, "cost")) p.cost = read_cost(*v, "cost");
-  if (const Json* v = present(j, "memory")) p.memory = *v;
-  if (const Json* v = present(j, "correctness")) p.correctness = read_correctness(*v, "correctness");
-  if (const Json* v = present(j, "timing")) p.timing = read_timing(*v, "timing");
-  if (const Json* v = present(j, "kernels")) {
-    if (!v->is_array()) bad("kernels", "an array", *v);
-    p.kernels.emplace();
-    for (std::size_t i = 0; i < v->size(); ++i)
-      p.kernels->push_back(read_kernel((*v)[i], "kernels[" + std::to_string(i) + "]"));
-  }
-  if (const Json* v = present(j, "interpretation")) p.interpretation = read_interpretation(*v, "interpretation");
-  if (const Json* v = present(j, "phases")) p.phases = *v;
+  read_fields(kPointFields, j, "", p);
   return p;
 }
 
