@@ -1,5 +1,5 @@
 // libFuzzer harness: config loading and sweep expansion, the path `labrun validate` and `labrun sweep` take
-// with a config file's bytes (src/config.hpp, src/sweep.hpp).
+// with a config file's bytes (src/config/config.hpp, src/config/sweep.hpp).
 //
 // The bytes are the config text: check_config_text(), then parse_config() against the built-in experiments
 // (register_builtin, as main() registers them on a host-only build), then expand() with the config's

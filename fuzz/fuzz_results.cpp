@@ -1,5 +1,5 @@
 // libFuzzer harness: reading result files, the path `labrun report` and `labrun diff` take with a JSONL file's
-// bytes (src/record.hpp, src/point_record.hpp), and what they do with what loaded.
+// bytes (src/base/record.hpp, src/records/point_record.hpp), and what they do with what loaded.
 //
 // The bytes are a result file. Two ways in:
 // 1. line by line, as the record layer reads them: parse_record_line(), then header_from_json() or

@@ -4,7 +4,7 @@
     python3 scripts/plot_history.py DIR
 
 history.json is `labrun history --format json` with "series" (the runs of every point that has a step) and
-"max_plots" added (src/history.hpp to_json). For group N (1-based, in the file's order, at most max_plots) the
+"max_plots" added (src/history/history.hpp to_json). For group N (1-based, in the file's order, at most max_plots) the
 script writes DIR/plots/group_N.png: each member point's time over the commits, relative to its median before the
 step (1 = the old level), with its run's interval as an error bar (up to 12 points drawn, the rest counted in the
 title), the members' median in black, and the step marked: a dashed line between the last commit before and the

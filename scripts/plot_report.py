@@ -5,7 +5,7 @@ ceilings.json, as PNGs in the report folder, and lists what it drew in plots.jso
     python3 scripts/plot_report.py OUT            (OUT holds plots.json, points.csv, ceilings.json)
     python3 scripts/plot_report.py OUT/points.csv OUT
 
-plots.json (written by `labrun report`, src/report_plots.hpp): {"points": CSV, "ceilings": JSON, "figures":
+plots.json (written by `labrun report`, src/report/report_plots.hpp): {"points": CSV, "ceilings": JSON, "figures":
 [{run, experiment, x, x_scale, series, facets, style, split, title, name}], "roofline": {"marker": AXIS},
 "max_time_plots": N (0: no cap)}; it adds "not_drawn", the time figures left out over the cap.
 The script names no axis itself. Figures (points that are not ok or are suspect are left out):

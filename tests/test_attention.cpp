@@ -387,7 +387,7 @@ TEST(Attention, ConfigPointsAreTheDescribedSweep) {
       EXPECT_EQ(ap.heads, 32);
       EXPECT_GE(ap.seq, 512);
       EXPECT_LT(attention::working_set_bytes(ap), 100e9) << p.label();
-      // Skipped on the host by its time estimate (src/lab.cpp over_budget), not run for minutes.
+      // Skipped on the host by its time estimate (src/lab/lab.cpp over_budget), not run for minutes.
       const Cost c = attention::cost(ap);
       EXPECT_GT(c.bytes / kHostEstimateBandwidth_Bps + c.flop / kHostEstimateFlopPerS, 5.0) << p.label();
       ++big;

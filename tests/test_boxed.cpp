@@ -1,4 +1,4 @@
-// Boxed<T> (src/boxed.hpp): the heap-held optional of PointRecord's large parts keeps std::optional's value
+// Boxed<T> (src/base/boxed.hpp): the heap-held optional of PointRecord's large parts keeps std::optional's value
 // semantics, so records copy, compare and trim as before.
 #include "boxed.hpp"
 

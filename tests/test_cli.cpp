@@ -1,6 +1,6 @@
 // Tests of the labrun binary as users run it: exit codes, the records a host sweep writes, refusal to
 // overwrite, strict config errors before anything runs (C01, C03), dry runs and the --only filter, and the one writer
-// policy of every command that writes (src/output_file.hpp: H01, H05, H07, H08, H10).
+// policy of every command that writes (src/base/output_file.hpp: H01, H05, H07, H08, H10).
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -756,7 +756,7 @@ TEST(Cli, ReportForceNeverDestroysTheOldReportFirst) {
 namespace labrun {
 namespace {
 
-// ---- The writer policy (src/output_file.hpp): cases H01, H05, H07, H08, H10 ---------------------------------
+// ---- The writer policy (src/base/output_file.hpp): cases H01, H05, H07, H08, H10 ---------------------------------
 
 // One point of the smoke config: a sweep of a second or so.
 const std::string kOnePoint = " --only variant=fused,n=1000,density=0.5,dtype=f32,mode=eager,downstream=0";
@@ -797,7 +797,7 @@ long dead_pid() {
   return pid;
 }
 
-/// Holds the one-writer lock of `target` (OutputLock's TARGET.lock, src/output_lock.hpp) as another labrun would.
+/// Holds the one-writer lock of `target` (OutputLock's TARGET.lock, src/base/output_lock.hpp) as another labrun would.
 class HeldLock {
  public:
   explicit HeldLock(const std::string& target)

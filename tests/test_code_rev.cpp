@@ -1,4 +1,4 @@
-// The revision of the code under test (src/code_rev.hpp, scripts/code_rev.cmake): the generated file's sha and
+// The revision of the code under test (src/base/code_rev.hpp, scripts/code_rev.cmake): the generated file's sha and
 // dirty flag from a scratch git repository (untracked files count, ignored ones do not), labrun's own build_info
 // dirty flag likewise, the precedence of --code-rev over LABRUN_CODE_REV over the build, the header's
 // environment.code round trip, headers of schema <= 2 falling back to labrun's sha, and through the binary: the

@@ -631,7 +631,7 @@ TEST(Config, HypothesisNamesAndNumbersAreChecked) {
 namespace labrun {
 namespace {
 
-// One table drives the lab settings (src/lab_settings.hpp): every setting is documented in docs/config.md, the
+// One table drives the lab settings (src/config/lab_settings.hpp): every setting is documented in docs/config.md, the
 // header's `lab` object lists them all in table order, and a new one needs no parser change.
 TEST(Config, EveryLabSettingIsDocumentedAndInTheHeader) {
   std::ifstream in(std::string(LABRUN_SOURCE_DIR) + "/docs/config.md");

@@ -1,4 +1,4 @@
-// Tests of the typed result records (src/point_record.hpp): exact round trips of committed H200 results,
+// Tests of the typed result records (src/records/point_record.hpp): exact round trips of committed H200 results,
 // plain and gzip-compressed, and load_results() on folders, comma lists, concatenated runs, torn last lines and
 // each kind of bad input.
 #include <gtest/gtest.h>

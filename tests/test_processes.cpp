@@ -1,4 +1,4 @@
-// Pooling the records of a sweep run in several processes (lab.processes, src/processes.hpp).
+// Pooling the records of a sweep run in several processes (lab.processes, src/run/processes.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>

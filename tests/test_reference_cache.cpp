@@ -1,4 +1,4 @@
-// The reference cache of a pooled sweep (src/reference_cache.hpp): whole files keyed by everything a reference
+// The reference cache of a pooled sweep (src/lab/reference_cache.hpp): whole files keyed by everything a reference
 // depends on, misses on a foreign or broken entry, and masking's InputCache reading another process's entry
 // (an SDK experiment's scalar reference) instead of generating the inputs again.
 #include "reference_cache.hpp"

@@ -1,4 +1,4 @@
-// Tests of the experiment SDK's own rules (labrun/experiment.hpp, src/sdk.cpp) that no experiment exercises: an
+// Tests of the experiment SDK's own rules (labrun/experiment.hpp, src/lab/sdk.cpp) that no experiment exercises: an
 // incomplete definition is refused at registration with what is missing, and a check of an output that does not
 // exist names the outputs there are; a returned output (Role::returned) and its same_buffer check; a comparison of
 // chosen elements (Compare::elementwise_at) that still requires every other element to be finite; an output's

@@ -1,4 +1,5 @@
-// Tests of sharding and merging (issue 13, src/shard.hpp, src/merge.hpp): the shards of every shipped config are
+// Tests of sharding and merging (issue 13, src/cluster/shard.hpp, src/cluster/merge.hpp): the shards of every shipped
+// config are
 // disjoint and cover it for N = 1..64, deterministically, with indivisible groups kept together and balanced by
 // the estimate; merge rejects each bad set of shards with a clear error; --shard + merge and --devices give the
 // serial run's point set and statuses; labrun slurm writes a job array and a merge job.

@@ -1,4 +1,4 @@
-// Tests of the worker model (issue 12, src/supervisor.hpp): a sweep killed with SIGKILL at several moments and
+// Tests of the worker model (issue 12, src/run/supervisor.hpp): a sweep killed with SIGKILL at several moments and
 // resumed holds each point once, as a clean run does (single and pooled); SIGINT and SIGTERM stop it with the
 // resume command and exit 130/143, leaving no worker behind; the fault test aid's abort and hang cost their own
 // point only (crashed, timeout); one writer per file; a resume of another run's file is refused.

@@ -360,8 +360,9 @@ LABRUN_EXPERIMENT(softmax) {
       .int_axis("elements", "rows x cols: the matrix's element count (rows = elements / cols; must be a multiple of cols)",
                 1.0, 2147483648.0, std::int64_t{1} << 24)
       .word_axis("dtype", "storage dtype of x, y and the unfused intermediates (compute in f32)", {"f32", "bf16"}, "f32")
-      // One figure per slice of the other varying axes (src/report_plots.cpp); plot_report.py draws no slice with
-      // a single x value, so time vs cols appears for elements = 2^24 only and time vs elements for cols = 4096 only.
+      // One figure per slice of the other varying axes (src/report/report_plots.cpp); plot_report.py draws no slice
+      // with a single x value, so time vs cols appears for elements = 2^24 only and time vs elements for cols = 4096
+      // only.
       .plot({"cols", "variant", {}, "time vs cols"})
       .plot({"elements", "variant", {}, "time vs elements"});
   // x and y; unfused's intermediates e (rows x cols), m and s (rows), in the storage dtype. An unsupported shape

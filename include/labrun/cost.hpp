@@ -19,7 +19,7 @@ struct Cost {
   double host_syncs = kNone;        ///< host synchronizations per iteration
   /// Device bytes beyond the point's inputs that the variant holds at its peak over setup and one iteration
   /// (outputs, scratch, library workspaces), as the cost model predicts it; the lab pass measures the same
-  /// (`memory.peak_work_bytes`, DeviceMemory in src/device/cuda_runtime.hpp) and reports both.
+  /// (`memory.peak_work_bytes`, DeviceMemory in src/backends/cuda/cuda_runtime.hpp) and reports both.
   double peak_work_bytes = kNone;
   /// No field modelled (an experiment without a cost model).
   bool empty() const {

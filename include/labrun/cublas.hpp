@@ -56,7 +56,7 @@ class Handle {
   const std::string& library() const;
 
  private:
-  struct Workspace;  // the tracked device buffer (src/device/cublas.cpp)
+  struct Workspace;  // the tracked device buffer (src/backends/cuda/cublas.cpp)
   void* handle_ = nullptr;
   std::unique_ptr<Workspace> workspace_;
 };

@@ -2,7 +2,7 @@
 // each with its variants, varying axes, points (status, cost model, iteration time with its CI, interpretation),
 // the analysis' groups (points of one run with the same axes, by variant) and crossovers; and the text helpers
 // the report's own sections use, so that a section reads like them. Plain values: no JSON, nothing of labrun's
-// internals. Built by the report from what it loaded and analysed (src/report_view.cpp).
+// internals. Built by the report from what it loaded and analysed (src/report/report_view.cpp).
 #pragma once
 
 #include <cstddef>

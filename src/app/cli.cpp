@@ -91,10 +91,10 @@ int run_command(const Command& command) {
 }  // namespace
 
 int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
-  // Every message goes to std::cerr, escaped there (src/log.hpp): a value echoed from the command line, a file or a
-  // config never reaches the terminal raw.
+  // Every message goes to std::cerr, escaped there (src/base/log.hpp): a value echoed from the command line, a file or
+  // a config never reaches the terminal raw.
   escape_standard_error();
-  watch_standard_output();  // the reason of a failed write to standard output is kept (src/standard_output.hpp)
+  watch_standard_output();  // the reason of a failed write to standard output is kept (src/base/standard_output.hpp)
   if (const auto refused = refuse_arguments(argc, argv)) return *refused;
   CLI::App app{"labrun: GPU performance experiments with the measurement discipline built in"};
   app.require_subcommand(1);

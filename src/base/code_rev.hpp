@@ -42,8 +42,9 @@ CodeRev parse_code_rev(const std::string& text, const std::string& project, cons
 /// `built.project`. @throws std::invalid_argument for a malformed override (parse_code_rev()).
 CodeRev resolve_code_rev(const CodeRev& built, const std::optional<std::string>& option, const char* env);
 
-/// Sets the process's --code-rev value (run_cli does, for `labrun sweep` and `labrun env`); "" clears it. The
-/// text is checked here. @throws std::invalid_argument for a malformed value.
+/// Sets the process's --code-rev value (apply_code_rev_option in src/commands/command_inputs.cpp does, for
+/// `labrun sweep` and `labrun env`); "" clears it. The text is checked here. @throws std::invalid_argument for a
+/// malformed value.
 void set_code_rev_option(const std::string& text);
 
 /// The process's --code-rev value as given ("" when none).

@@ -10,7 +10,7 @@ namespace labrun {
 /// Installs handlers for SIGINT, SIGTERM and SIGHUP (a closed terminal) that only record the signal
 /// (async-signal-safe), and ignores SIGPIPE (a closed pipe on stderr must not kill a sweep: writes then fail with
 /// EPIPE instead; a closed standard output still ends the process by SIGPIPE, quietly, in close_standard_output()
-/// as it exits, src/standard_output.hpp). Without
+/// as it exits, src/base/standard_output.hpp). Without
 /// SA_RESTART, so a blocking poll() or waitpid() returns EINTR and the caller looks at interrupt_signal().
 /// Idempotent.
 void install_interrupt_handlers();

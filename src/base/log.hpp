@@ -14,7 +14,7 @@
 
 namespace labrun {
 
-/// Makes std::cerr write what it is given through printable(text, keep_lines = true) (src/format.hpp): ESC, the
+/// Makes std::cerr write what it is given through printable(text, keep_lines = true) (src/base/format.hpp): ESC, the
 /// other C0 and C1 controls but newline and tab, DEL and the Unicode format controls (U+202E) become visible
 /// escapes such as `\x1b` and `\u202e`. Text is written at once, except an incomplete UTF-8 sequence at its end,
 /// held until the rest of it arrives. labrun writes its messages to std::cerr only (not to stdio's stderr), so

@@ -4,7 +4,7 @@
 // - Regular files only: a target that exists and is not a regular file (a device node, a FIFO, a socket, a
 //   folder, a dangling symlink) is refused naming the path and what it is, and nothing is touched. A report
 //   folder must be new, empty or an earlier report of the same kind.
-// - One writer: an exclusive lock on the target (src/output_lock.hpp: PATH.lock beside it, for files and folders
+// - One writer: an exclusive lock on the target (src/base/output_lock.hpp: PATH.lock beside it, for files and folders
 //   alike); a second writer is refused.
 // - Whole or not at all: a file is written beside the target (PATH.new-PID) and renamed over it; a folder is made
 //   beside it (DIR.new-PID) and moved in. The beside-file is removed on every failure path.

@@ -62,7 +62,7 @@ double json_number(const Json& j, std::initializer_list<const char*> path) {
 }
 
 JsonlWriter::JsonlWriter(const std::string& path, bool force) : path_(path) {
-  require_regular_target(path);  // never through a device node, FIFO or folder (src/output_file.hpp)
+  require_regular_target(path);  // never through a device node, FIFO or folder (src/base/output_file.hpp)
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
@@ -190,6 +190,6 @@ void JsonlWriter::sync() {
   if (::fsync(fd_) != 0) throw OutputError("fsync of " + path_ + " failed: " + std::strerror(errno));
 }
 
-// parse_record_line, RecordLines and read_jsonl: src/record_read.cpp.
+// parse_record_line, RecordLines and read_jsonl: src/records/record_read.cpp.
 
 }  // namespace labrun

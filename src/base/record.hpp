@@ -15,7 +15,7 @@ namespace labrun {
 using Json = nlohmann::ordered_json;
 
 /// Version of the record schema, written in every header as `schema_version`: 3 since environment.code (the code
-/// under test, src/code_rev.hpp); files of 1 and 2 load everywhere (docs/records.md).
+/// under test, src/base/code_rev.hpp); files of 1 and 2 load everywhere (docs/records.md).
 inline constexpr int kRecordSchemaVersion = 3;
 
 /// `timing.method` of a point whose samples were queued behind a blocking kernel (GPU time; the host's
@@ -49,7 +49,7 @@ class OutputError : public std::runtime_error {
 };
 
 /// Appends one JSON object per line to a file, holding an exclusive flock(2) on it while open (so another writer
-/// under any name is refused, src/output_lock.hpp), each line handed to the kernel in one write(2) on an O_APPEND
+/// under any name is refused, src/base/output_lock.hpp), each line handed to the kernel in one write(2) on an O_APPEND
 /// descriptor and returned only when the kernel has all of it. A line whose write() returned is on disk whole,
 /// whatever happens to the process afterwards; a kill during a write can leave that one line torn (the kernel
 /// copies page by page), and only as the unterminated last line, which read_jsonl() recognises and drops.
@@ -59,7 +59,7 @@ class JsonlWriter {
   /// left untouched (opened with O_EXCL). With `force` an existing file is kept until the new one holds its
   /// header and a first record after it: the lines go to PATH.new-PID, renamed over PATH at the second line, so a
   /// run that fails before its first point never costs the old results (the sibling is removed). A `path` that
-  /// exists and is not a regular file is an OutputError (require_regular_target, src/output_file.hpp).
+  /// exists and is not a regular file is an OutputError (require_regular_target, src/base/output_file.hpp).
   JsonlWriter(const std::string& path, bool force);
   /// Selects the appending constructor.
   struct Append {};
@@ -119,7 +119,7 @@ inline constexpr std::uint64_t kMaxResultFileBytes = std::uint64_t{64} << 30;
 /// A result file that cannot be used: unreadable, not a regular file, over a bound, compressed, not JSON, a line
 /// without "type", empty, or a record whose field has the wrong type or no sense. The message names the file and,
 /// where there is one, the line ("results/a.jsonl:7: ..."); a record's own checks (*_from_json, check_header,
-/// check_point of src/point_record.hpp) name the field instead and the loader adds file and line.
+/// check_point of src/records/point_record.hpp) name the field instead and the loader adds file and line.
 class ResultError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -59,7 +59,8 @@ bool reader_gone() {
 }
 
 // Ends the process as a write to a closed pipe ends GNU tools: by SIGPIPE, quietly (the shell sees 128 + 13). labrun
-// ignores SIGPIPE while it runs (src/interrupt.hpp: a closed stderr must not kill a sweep), so it is restored here.
+// ignores SIGPIPE while it runs (src/base/interrupt.hpp: a closed stderr must not kill a sweep), so it is restored
+// here.
 [[noreturn]] void die_of_sigpipe() {
   std::signal(SIGPIPE, SIG_DFL);
   sigset_t pipe_only;

@@ -28,7 +28,7 @@ ShardSpec parse_shard(const std::string& text, const std::string& option = "--sh
 /// Seconds a point's lab pass is estimated to take on a backend of `kind`, from the experiment's cost model
 /// (Experiment::estimate) and the lab settings:
 ///   t_iter  = bytes / R_bytes + flop / R_flop, with R = 2e9 B/s and 5e8 flop/s on the host backend
-///             (kHostEstimate*, src/lab.hpp) and 3e12 B/s, 5e13 flop/s on a GPU (an H100/H200-class device);
+///             (kHostEstimate*, src/lab/lab.hpp) and 3e12 B/s, 5e13 flop/s on a GPU (an H100/H200-class device);
 ///   setup   = working_set_bytes / 1e10 (inputs drawn and the reference computed on the host at ~1 GB/s, but
 ///             once per group of variants that share them, the experiments' input caches: on the H200, the
 ///             measured setup of the shipped 840-point sweep averaged working set / 8.5 GB/s per point);

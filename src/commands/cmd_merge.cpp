@@ -1,5 +1,5 @@
 // `labrun merge -o OUT SHARD...`: the shards of one sweep (files or folders) into one result file, by the rules of
-// plan_merge() (src/merge.hpp), which report and diff read shards by too. Streamed: each shard is read once for
+// plan_merge() (src/cluster/merge.hpp), which report and diff read shards by too. Streamed: each shard is read once for
 // its header and its points' ids, and the points' lines are then copied in order, so memory holds ids and
 // offsets, never the points (a cluster's 100,000-point result merges in a few hundred MB). add_merge_command
 // adds its options.
@@ -114,7 +114,7 @@ std::unordered_map<std::string, std::size_t> sweep_positions(const RunHeader& he
 int merge_files(const std::vector<std::string>& shards, const std::string& output, bool force, bool allow_mixed_builds,
                 const Registry& registry) {
   // A regular file only, one writer (a second merge onto OUT is refused), stale partial files removed
-  // (src/output_file.hpp); held until OUT is renamed into place. An OUT that holds no result is replaced only once
+  // (src/base/output_file.hpp); held until OUT is renamed into place. An OUT that holds no result is replaced only once
   // the shards were found good: a refused merge leaves it as it was.
   const FileClaim claim(output, "labrun merge");
   std::vector<ShardFile> files;

@@ -44,7 +44,7 @@ int make_report(const std::vector<std::string>& paths, const std::string& out_di
     return kExitUsage;
   }
   // The output folder first, before any input is read: a regular folder that is new, empty or an earlier report
-  // (only with replace), and one writer at a time (src/output_file.hpp).
+  // (only with replace), and one writer at a time (src/base/output_file.hpp).
   std::optional<ReportFolder> folder;
   try {
     folder.emplace(out_dir, "report", options.replace);

@@ -45,7 +45,7 @@ int cmd_slurm(const SlurmPlan& p, bool submit, bool force) {
   if (!fs::is_directory(p.dir, ec)) throw OutputError("cannot create " + p.dir + ": " + ec.message());
   const fs::path array = array_script_file(p);
   const fs::path merge = merge_script_file(p);
-  // Both scripts as one writer of regular files (src/output_file.hpp): claimed, refused when they exist without
+  // Both scripts as one writer of regular files (src/base/output_file.hpp): claimed, refused when they exist without
   // --force (before either is touched), written beside and renamed only when both were written whole (a full disk
   // never leaves an array without its merge job), executable.
   const FileClaim array_claim(array.string(), "labrun slurm"), merge_claim(merge.string(), "labrun slurm");

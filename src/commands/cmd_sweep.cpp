@@ -1,6 +1,6 @@
 // `labrun sweep CONFIG`: its options (add_sweep_command), the config's points cut by --only and --shard or listed
 // by --dry-run, and the sweep itself (cmd_sweep): the supervisor that owns the result file (lock, resume, pooling,
-// interrupts) and the worker that runs points (src/supervisor.hpp explains the model).
+// interrupts) and the worker that runs points (src/run/supervisor.hpp explains the model).
 #include "cmd_sweep.hpp"
 
 #include <CLI/CLI.hpp>
@@ -480,7 +480,7 @@ int pooled_count_in(const fs::path& dir) {
 }
 
 // lab.processes = K: K lanes, one after another, each a result file in OUTPUT.processes/ (its workers run the
-// whole sweep), then their records pooled point by point (src/processes.hpp) into OUTPUT, written whole. A
+// whole sweep), then their records pooled point by point (src/run/processes.hpp) into OUTPUT, written whole. A
 // failed or killed run leaves no OUTPUT; the lanes' files stay for --resume, which keeps finished lanes,
 // continues the interrupted one and pools at the end.
 int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<Point>& points) {
@@ -705,7 +705,7 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment
                       "name it e.g. " + suggestion);
   }
   // A regular file only, one writer per result file (its workers included), stale partial files and a file that
-  // holds no results removed (src/output_file.hpp).
+  // holds no results removed (src/base/output_file.hpp).
   const FileClaim claim(a.output, "labrun sweep");
   claim.remove_if_empty();  // the sweep creates its file anew (JsonlWriter, O_EXCL); --resume then starts afresh
   if (!a.devices.empty()) {
@@ -791,7 +791,7 @@ void add_sweep_options(CLI::App& sweep, SweepOptions& o) {
   // Internal: set by the parent of a lab.processes sweep on each child it starts.
   sweep.add_option("--process", a.process, "run as process I/K of a lab.processes sweep (set by labrun itself)")
       ->group("");
-  // Internal: set by the supervisor on each worker it starts (src/supervisor.hpp).
+  // Internal: set by the supervisor on each worker it starts (src/run/supervisor.hpp).
   sweep.add_option("--worker", a.worker, "run as a worker: fresh or continue (set by labrun itself)")->group("");
   sweep.add_option("--status-fd", a.status_fd, "the worker's status pipe (set by labrun itself)")->group("");
 }
@@ -811,7 +811,7 @@ void choose_profiler_mode(SweepOptions& o, SweepConfig& config) {
   config.lab.profile = true;
 }
 
-// --dry-run: each point with the estimate sharding balances by (src/shard.hpp), and their sum per process.
+// --dry-run: each point with the estimate sharding balances by (src/cluster/shard.hpp), and their sum per process.
 int print_dry_run(const SweepInput& in) {
   double total_s = 0;
   for (const auto& p : in.points) {

@@ -1,5 +1,5 @@
 // `labrun sweep`: the supervisor that owns the result file (lock, resume, pooling, interrupts) and the worker
-// that runs points (src/supervisor.hpp explains the model). cmd_sweep.cpp parses its options
+// that runs points (src/run/supervisor.hpp explains the model). cmd_sweep.cpp parses its options
 // (add_sweep_command, commands.hpp) and runs it.
 #pragma once
 

@@ -38,7 +38,7 @@ std::vector<std::string> result_paths(const std::string& arg) {
     out.push_back(arg.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (out.back().empty())
       throw std::invalid_argument("'" + arg + "': an empty file name in a comma-separated list of result files");
-    refuse_partial_input(out.back());  // FILE.new-PID: a write that was interrupted (src/output_file.hpp)
+    refuse_partial_input(out.back());  // FILE.new-PID: a write that was interrupted (src/base/output_file.hpp)
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }

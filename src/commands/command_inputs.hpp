@@ -32,7 +32,7 @@ CLI::Validator count_validator();
 /// Adds --lab to `command`: one KEY=VALUE per occurrence, repeatable, so it never swallows the config path after it.
 void add_lab_option(CLI::App& command, std::vector<std::string>& overrides, const std::string& help);
 
-/// The code under test (src/code_rev.hpp): --code-rev, else LABRUN_CODE_REV, else the build's. A malformed value
+/// The code under test (src/base/code_rev.hpp): --code-rev, else LABRUN_CODE_REV, else the build's. A malformed value
 /// is bad input before anything runs.
 void apply_code_rev_option(const std::string& text);
 

@@ -32,7 +32,7 @@ struct Check {
 
 /// How a failed check reads in a point's reason: for an elementwise check (detail.kind "elementwise" or "exact",
 /// the SDK's) the worst element, its value against the reference, the error against scale × bound and the count
-/// of wrong elements; otherwise the value against the reference and the tolerance. Defined in src/sdk.cpp.
+/// of wrong elements; otherwise the value against the reference and the tolerance. Defined in src/lab/sdk.cpp.
 std::string describe_failure(const Check& check);
 
 /// One variant prepared at one point on one backend: inputs generated, buffers allocated.

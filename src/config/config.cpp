@@ -289,8 +289,9 @@ class Parser {
   }
 
  private:
-  // The hypothesis is evaluated after the run (src/interpret.cpp); its names and numbers are checked now, so a
-  // misspelled variant or axis fails before any GPU time is spent rather than reading "inconclusive" after.
+  // The hypothesis is evaluated after the run (add_hypotheses, src/report/analysis.cpp); its names and numbers are
+  // checked now, so a misspelled variant or axis fails before any GPU time is spent rather than reading
+  // "inconclusive" after.
   // Form: a list of {faster: VARIANT, than: VARIANT, when: {AXIS: value or [lo, hi]}, by_at_least: r > 0}.
   void check_hypothesis(const Entry& entry, const Experiment& experiment) const {
     static const std::vector<std::string> kKeys = {"faster", "than", "when", "by_at_least"};
@@ -782,7 +783,7 @@ class Parser {
       return w;
     };
 
-    // One table drives the keys and their checks (src/lab_settings.hpp).
+    // One table drives the keys and their checks (src/config/lab_settings.hpp).
     std::vector<const Entry*> sections;
     for (const auto& e : keys) {
       if (by_backend && (e.key == "host" || e.key == "cuda")) {

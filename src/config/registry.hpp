@@ -1,6 +1,6 @@
 // Experiments and their variants: what an experiment package declares to the lab (axes, variants, cost
 // estimate, size axis, plots, report section, shipped hypotheses). Experiments store a definition function at
-// static initialisation (labrun/experiment.hpp, src/sdk_registry.hpp) and nothing else; the functions run from
+// static initialisation (labrun/experiment.hpp, src/lab/sdk_registry.hpp) and nothing else; the functions run from
 // main() (register_builtin, register_cuda_experiments), so no CUDA call can run before main.
 #pragma once
 
@@ -59,7 +59,7 @@ struct PlotSpec {
 };
 
 /// An experiment's own report section: markdown appended after the generic sections' summary and verdicts, from
-/// the typed view of the experiment's runs (labrun/report.hpp; the report builds it, src/report_view.hpp).
+/// the typed view of the experiment's runs (labrun/report.hpp; the report builds it, src/report/report_view.hpp).
 using ReportSectionFn = std::function<void(const ReportView&, std::ostream&)>;
 
 /// An experiment package (experiments/<name>/): everything the lab needs to know about it.
@@ -109,11 +109,11 @@ class Registry {
 };
 
 /// Registers every linked experiment (host implementations) into `registry`: register_linked_experiments
-/// (src/sdk_registry.hpp).
+/// (src/lab/sdk_registry.hpp).
 void register_builtin(Registry& registry);
 
 /// Adds the CUDA implementations of every linked experiment: register_linked_cuda with the SDK's CUDA workload
-/// (src/device/sdk_cuda.cpp, linked only into CUDA builds).
+/// (src/backends/cuda/sdk_cuda.cpp, linked only into CUDA builds).
 void register_cuda_experiments(Registry& registry);
 
 }  // namespace labrun

@@ -3,9 +3,9 @@
 // "slower" verdicts over a whole sweep held at alpha (Benjamini-Hochberg). Host code only; docs/diff.md.
 #pragma once
 
-// Three parts: src/diff.cpp compares (matches points, applies the gates, decides verdicts) and produces a
-// DiffResult; src/diff_render.cpp renders one (JSON, aligned table, markdown); src/diff_cli.cpp is cmd_diff,
-// which loads the files (load_results), checks them and picks the renderer. The statistics are in stats.hpp.
+// Three parts: src/diff/diff.cpp compares (matches points, applies the gates, decides verdicts) and produces a
+// DiffResult; src/diff/diff_render.cpp renders one (JSON, aligned table, markdown); src/commands/cmd_diff.cpp is
+// cmd_diff, which loads the files (load_results), checks them and picks the renderer. The statistics are in stats.hpp.
 #include <cstddef>
 #include <iosfwd>
 #include <limits>
@@ -20,7 +20,7 @@
 
 namespace labrun {
 
-// ---- Reading a point's times (shared with labrun history, src/history.hpp) ---------------------------------
+// ---- Reading a point's times (shared with labrun history, src/history/history.hpp) ---------------------------------
 
 /// Timing samples of a point in seconds, or the reason there are none usable.
 struct Samples {
@@ -250,7 +250,7 @@ struct DiffResult {
 /// `normalize` with a point whose header has no finite positive calibration.copy.bandwidth_Bps.
 DiffResult diff_results(const std::vector<Run>& base, const std::vector<Run>& current, const DiffOptions& options);
 
-// ---- Rendering (src/diff_render.cpp) --------------------------------------------------------------------------
+// ---- Rendering (src/diff/diff_render.cpp) --------------------------------------------------------------------------
 
 /// The `--format json` object (ordered): {"type": "diff", "schema_version", "options", "environment":
 /// {"warnings": [...], "base": {...}, "new": {...}}, "points": [{id, key, variant, axes, base_status,
@@ -274,7 +274,7 @@ std::string diff_table(const DiffResult& diff, bool all_rows = false);
 /// in a <details> block, and the new / missing points.
 std::string diff_markdown(const DiffResult& diff);
 
-// ---- The command (src/diff_cli.cpp) ---------------------------------------------------------------------------
+// ---- The command (src/commands/cmd_diff.cpp) ------------------------------------------------------------------------
 
 /// Exit codes of cmd_diff (and of `labrun diff`).
 enum DiffExit : int {

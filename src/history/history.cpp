@@ -31,7 +31,7 @@ namespace {
 // One point's model (observations, splits, shapes) is this file's vocabulary.
 using namespace history_fit;
 
-/// The lab settings documented as test aids (src/lab_settings.hpp: "test aid: ..."): runs that differ only in
+/// The lab settings documented as test aids (src/config/lab_settings.hpp: "test aid: ..."): runs that differ only in
 /// them are one series.
 const char* const kTestAids[] = {"delay_s"};
 

@@ -7,7 +7,7 @@
 
 // Three parts: src/history/history.cpp builds the series and finds the steps (HistoryResult), with one point's
 // model (its segmentation, the shape of a change) in src/history/history_fit.cpp; src/history/history_render.cpp
-// renders one (JSON, aligned table, markdown, the report folder with its plots); src/commands/history_cli.cpp is
+// renders one (JSON, aligned table, markdown, the report folder with its plots); src/commands/cmd_history.cpp is
 // cmd_history, which loads the files, orders the commits (git rev-list) and picks the renderer. The per-point
 // process medians and the bound's calibrated ceiling are read as labrun diff reads them (diff.hpp).
 #include <cstddef>
@@ -224,14 +224,15 @@ std::string history_markdown(const HistoryResult& history, const std::vector<std
 std::string history_bisect(const HistoryResult& history, const std::string& point,
                            const std::vector<std::string>* rev_list);
 
-/// Writes REPORT_DIR/history.md, history.json (`dir`: the staging folder of a ReportFolder, src/output_file.hpp) (with the series) and, when python3 with matplotlib is found, one
+/// Writes REPORT_DIR/history.md, history.json (`dir`: the staging folder of a ReportFolder, src/base/output_file.hpp)
+/// (with the series) and, when python3 with matplotlib is found, one
 /// PNG per group (at most `max_plots`) drawn by scripts/plot_history.py (`script`, or found from the working
 /// directory or above the executable). Plotting problems are warnings on `err`, never errors.
 /// @throws OutputError when the folder or a file cannot be written.
 void write_history_report(const HistoryResult& history, const std::string& dir, const std::string& script,
                           std::size_t max_plots, std::ostream& err);
 
-// ---- The command (src/commands/history_cli.cpp) --------------------------------------------------------------
+// ---- The command (src/commands/cmd_history.cpp) --------------------------------------------------------------
 
 /// Exit codes of `labrun history`, as labrun diff's.
 enum HistoryExit : int {
@@ -257,7 +258,7 @@ struct HistoryArgs {
 /// `labrun history`: loads every file (load_results), orders the commits (git -C repo rev-list --topo-order HEAD
 /// when repo is set), runs history_results() and writes the rendering (or the bisect text) to `out`, the report
 /// folder when asked (claimed before any input is read: new, empty or an earlier history report with `force`, one
-/// writer; made beside and moved in, src/output_file.hpp). Errors go to `err`, naming the file (and key).
+/// writer; made beside and moved in, src/base/output_file.hpp). Errors go to `err`, naming the file (and key).
 /// @return a HistoryExit code. Never throws for bad input.
 int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err);
 

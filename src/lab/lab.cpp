@@ -444,8 +444,8 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     }
 
     // interpretation: derived quantities against the calibrated ceilings, the bound with its evidence, the
-    // five-part note (src/interpret.cpp), and the warnings. Computed once per point: a process of a pooled run
-    // leaves it to the pool, which interprets the pooled samples.
+    // five-part note (src/interpret/interpret.cpp), and the warnings. Computed once per point: a process of a pooled
+    // run leaves it to the pool, which interprets the pooled samples.
     const auto t0 = Clock::now();
     run.rec.warnings = point_warnings(run.rec, lab, backend.cache_bytes());
     run.rec.status = "ok";  // the interpretation reads the status

@@ -63,7 +63,7 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
 
 /// Told when a point (by id) enters a phase: "environment", "setup", "warmup", "correctness", "timing",
 /// "interpretation", then "done" once its record went to the sink. A worker forwards these to its supervisor,
-/// which attributes a crash or a hang to the point and phase last named (src/supervisor.hpp).
+/// which attributes a crash or a hang to the point and phase last named (src/run/supervisor.hpp).
 using PhaseListener = std::function<void(const std::string& point_id, const std::string& phase)>;
 
 /// Thrown by run_sweep() after it wrote a `device_fault` point: the device context is lost (a sticky CUDA
@@ -76,7 +76,7 @@ class DeviceFault : public std::runtime_error {
 /// Runs every point, writing each record through `sink` as soon as it finishes (a group of lab.interleave
 /// points finishes together); `progress` is told after each, `listener` at each phase. Returns the records
 /// without their raw wall samples (for the summary table).
-/// @throws Interrupted (src/interrupt.hpp) between samples or points once SIGINT/SIGTERM arrived: the points
+/// @throws Interrupted (src/base/interrupt.hpp) between samples or points once SIGINT/SIGTERM arrived: the points
 /// in progress are abandoned, unwritten. @throws DeviceFault after writing a point that broke the device; the
 /// rest of its interleave group is abandoned, unwritten.
 std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
@@ -93,7 +93,7 @@ std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s);
 /// `median_ci_rel_halfwidth` and `time_s` of the primary samples (device, or wall without device samples), the
 /// `wall`, `device`, `submit` and `host_probe` summaries (null when empty) and the raw `*_samples_s`.
 /// `host_probe` holds seconds per sync round trip, one per sample (Sample::host_probe_time_s). Used by the lab
-/// pass and by pool_processes (src/processes.hpp). @throws std::invalid_argument if `wall` is empty.
+/// pass and by pool_processes (src/run/processes.hpp). @throws std::invalid_argument if `wall` is empty.
 void set_timing_samples(Timing& timing, const std::vector<double>& wall, const std::vector<double>& device,
                         const std::vector<double>& submit, const std::vector<double>& host_probe = {});
 

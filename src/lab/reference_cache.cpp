@@ -44,7 +44,7 @@ void ReferenceCache::store(const std::string& key, const Json& value) const {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   const std::string path = path_of(key);
-  // Written beside and renamed, as every labrun file (src/output_file.hpp); partial files of writers that died are
+  // Written beside and renamed, as every labrun file (src/base/output_file.hpp); partial files of writers that died are
   // removed first. A cache is best-effort: a failure leaves no file, and the reference is computed again next time.
   remove_stale_siblings(path, false);
   try {

@@ -29,7 +29,7 @@ class ReferenceCache {
   /// The value stored under `key`, or nullopt.
   std::optional<Json> load(const std::string& key) const;
   /// Stores `value` under `key` (creating the folder), replacing what was there: write_text_whole() of
-  /// src/output_file.hpp, after removing partial files of writers that died; a path that is not a regular file is
+  /// src/base/output_file.hpp, after removing partial files of writers that died; a path that is not a regular file is
   /// left alone.
   void store(const std::string& key, const Json& value) const;
 

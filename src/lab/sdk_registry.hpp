@@ -86,7 +86,7 @@ class SdkExperiment {
                 const Reference& ref, double scale, const std::map<std::string, std::string>& returned = {},
                 const Compare::ChunkReader& read = {}) const;
 
-  /// The CUDA side's device input set (type-erased; src/device/sdk_cuda.cpp) and its key.
+  /// The CUDA side's device input set (type-erased; src/backends/cuda/sdk_cuda.cpp) and its key.
   std::shared_ptr<void> device_inputs;
   std::string device_key;
 
@@ -97,7 +97,7 @@ class SdkExperiment {
   std::shared_ptr<const Reference> ref_;
 };
 
-/// Makes the CUDA workload of one SDK variant (src/device/sdk_cuda.cpp, linked into CUDA builds).
+/// Makes the CUDA workload of one SDK variant (src/backends/cuda/sdk_cuda.cpp, linked into CUDA builds).
 using SdkCudaFactory = std::function<std::unique_ptr<Workload>(std::shared_ptr<SdkExperiment>, const Setup&,
                                                                const Point&, Backend&, const LabSettings&)>;
 
@@ -119,7 +119,7 @@ void register_linked_cuda(Registry& registry, const SdkCudaFactory& cuda);
 /// reference as the lab uses them); nullptr if there is none.
 std::shared_ptr<SdkExperiment> sdk_experiment(const Registry& registry, const std::string& name);
 
-/// The factory of src/device/sdk_cuda.cpp (CUDA builds only).
+/// The factory of src/backends/cuda/sdk_cuda.cpp (CUDA builds only).
 SdkCudaFactory sdk_cuda_factory();
 
 

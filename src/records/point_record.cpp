@@ -517,7 +517,7 @@ void check_schema_version(const Json& h) {
                       "; a file of a newer labrun?)");
 }
 
-// One lab setting this build knows against its rule (src/lab_settings.hpp): its JSON type (an integer, a number,
+// One lab setting this build knows against its rule (src/config/lab_settings.hpp): its JSON type (an integer, a number,
 // one of its words, true or false; null for an optional setting left unset, such as tolerance_scale) and its least
 // value. Its greatest value is not checked: the upper bounds of case H09 came later than some result files, and a
 // record says what ran. Settings this build does not know (of older schemas, such as host_max_n) are left alone.
@@ -680,7 +680,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// result_paths() of src/cli.cpp: a folder's *.jsonl (sorted), else a comma-separated list of files.
+// result_paths() of src/commands/command_inputs.cpp: a folder's *.jsonl (sorted), else a comma-separated list of files.
 std::vector<std::string> expand_path(const std::string& arg) {
   std::vector<std::string> out;
   std::error_code ec;
@@ -773,7 +773,7 @@ class FileLoader {
 void FileLoader::load() {
   std::size_t records = 0;
   for (std::string line; in_.next(line);) {
-    throw_if_interrupted();  // a sweep's --resume check of a large file stops on Ctrl-C (src/interrupt.hpp)
+    throw_if_interrupted();  // a sweep's --resume check of a large file stops on Ctrl-C (src/base/interrupt.hpp)
     if (line.empty()) continue;
     std::optional<Json> parsed = parse_line_or_torn(line, in_.unterminated(), where(), set_.warnings);
     if (!parsed) break;
@@ -931,7 +931,7 @@ ResultSet load_results(const std::vector<std::string>& paths, LoadDepth depth) {
 }
 
 void write_whole(const std::string& path, bool replace, const std::function<void(JsonlWriter&)>& lines) {
-  write_beside_then_rename(path, replace, [&](const std::string& sibling) {  // src/output_file.hpp
+  write_beside_then_rename(path, replace, [&](const std::string& sibling) {  // src/base/output_file.hpp
     JsonlWriter w(sibling, false);
     lines(w);
     w.sync();

@@ -209,8 +209,8 @@ Json to_json(const Evidence& e);
 /// @throws ResultError if `j` is not an object or a field has the wrong type.
 Evidence evidence_from_json(const Json& j);
 
-/// A point's `interpretation` (src/interpret.cpp interpret_point(), docs/metrics.md "Interpretation"): SI units
-/// (s, B/s, FLOP/s, flop/B, bytes), shares and fractions dimensionless. NaN stands for null (not applicable or
+/// A point's `interpretation` (src/interpret/interpret.cpp interpret_point(), docs/metrics.md "Interpretation"): SI
+/// units (s, B/s, FLOP/s, flop/B, bytes), shares and fractions dimensionless. NaN stands for null (not applicable or
 /// not computable); nullopt strings for null.
 struct Interpretation {
   double time_s = kNoValue, wall_time_s = kNoValue, device_time_s = kNoValue, submit_time_s = kNoValue;
@@ -321,7 +321,7 @@ struct RunHeader {
   std::string config_path() const;    ///< config.path
   std::string config_sha256() const;  ///< config.sha256
   /// The `--only` filter the sweep ran with, as its command line (`argv`) gives it (`--only F` or `--only=F`);
-  /// "" when it ran without one. Shards of one sweep agree on it (src/merge.hpp).
+  /// "" when it ran without one. Shards of one sweep agree on it (src/cluster/merge.hpp).
   std::string only_filter() const;
   std::string created_utc() const;    ///< created_utc (ISO 8601)
   std::string git_sha() const;        ///< environment.labrun.git_sha (labrun's own commit)
@@ -369,7 +369,7 @@ struct RunHeader {
   const Json& build() const;                ///< the environment.labrun object; null if absent
   const Json& calibration_json() const;     ///< the `calibration` object; null if absent
   const Json& warnings() const;             ///< header `warnings` array; an empty array if absent
-  // For the report's summary (src/report_markdown.cpp):
+  // For the report's summary (src/report/report_markdown.cpp):
   std::string device_kind() const;          ///< environment.device.kind, e.g. "cuda"
   std::string device_arch() const;          ///< environment.device.arch, e.g. "sm_90"
   double sm_count() const;                  ///< environment.device.sm_count
@@ -414,8 +414,8 @@ bool known_status(const std::string& status);
 /// Checks a header line for sense beyond its JSON types (docs/records.md, "What a reader checks"):
 /// `schema_version` an integer 1..kRecordSchemaVersion; `point_count` a count (an integer >= 0) when present;
 /// each numeric `lab` setting this build knows an integer where the setting is one and at least its least value
-/// (src/lab_settings.hpp; settings it does not know, of older schemas, are left alone); `processes.count` >= 1 and
-/// `process` {index, count} with 1 <= index <= count when present. @throws ResultError naming the key, e.g.
+/// (src/config/lab_settings.hpp; settings it does not know, of older schemas, are left alone); `processes.count` >= 1
+/// and `process` {index, count} with 1 <= index <= count when present. @throws ResultError naming the key, e.g.
 /// "schema_version: 99 is not a schema this labrun reads (it reads the integers 1 to 3)".
 void check_header(const RunHeader& header);
 
@@ -453,7 +453,7 @@ void trim_for_comparison(PointRecord& point);
 /// concatenation of whole runs) once the run before it holds the points its header's point_count announces; a
 /// header with no points after it is a run without points. Every header passes check_header, every point
 /// check_point and check_point_of_run. A point twice in one run is a warning (the first: `first_duplicate`).
-/// Between lines the loader looks at interrupt_signal() (src/interrupt.hpp) and throws Interrupted once a signal
+/// Between lines the loader looks at interrupt_signal() (src/base/interrupt.hpp) and throws Interrupted once a signal
 /// arrived (only where handlers are installed: a sweep's --resume check).
 /// `segment` lines go to the run's `segments`; lines of any other `type` are skipped; blank lines are ignored. An unterminated
 /// unparsable last line (a record torn by a killed run) is dropped with a warning in `warnings`.
@@ -472,7 +472,7 @@ std::optional<Json> parse_line_or_torn(const std::string& line, bool at_eof, con
                                        std::vector<std::string>& warnings);
 
 /// Writes `path` whole or not at all: `lines` writes every line into a sibling (replacement_path) that is then
-/// fsync'ed and renamed over `path` (write_beside_then_rename, src/output_file.hpp). Without `replace` an existing
+/// fsync'ed and renamed over `path` (write_beside_then_rename, src/base/output_file.hpp). Without `replace` an existing
 /// `path` is an OutputError, left untouched; so is a `path` that is not a regular file.
 /// @throws OutputError when it cannot be written (the sibling is removed), and whatever `lines` throws.
 void write_whole(const std::string& path, bool replace, const std::function<void(JsonlWriter&)>& lines);

@@ -197,7 +197,7 @@ bool RecordLines::fill() {
   if (eof_) return false;
   while (true) {
     const ssize_t n = ::read(fd_, block_.data(), block_.size());
-    if (n < 0 && errno == EINTR) continue;  // a signal handler without SA_RESTART (src/interrupt.hpp)
+    if (n < 0 && errno == EINTR) continue;  // a signal handler without SA_RESTART (src/base/interrupt.hpp)
     if (n < 0) throw ResultError("cannot read " + path_ + ": " + std::strerror(errno));
     if (n == 0) {
       eof_ = true;

@@ -1,8 +1,8 @@
 // `labrun report RESULTS.jsonl...`: the results loaded (load_results()), every point with its stored
 // interpretation (computed by interpret() only for records without one), the cross-point analysis, and its
-// renderings: report.md (src/report_markdown.hpp), points.csv and ceilings.json (src/report_csv.hpp), and, where
-// python3 with matplotlib is present, PNG plots drawn by scripts/plot_report.py from plots.json
-// (src/report_plots.hpp). What sections read is a ReportContext (src/report_context.hpp).
+// renderings: report.md (src/report/report_markdown.hpp), points.csv and ceilings.json (src/report/report_csv.hpp),
+// and, where python3 with matplotlib is present, PNG plots drawn by scripts/plot_report.py from plots.json
+// (src/report/report_plots.hpp). What sections read is a ReportContext (src/report/report_context.hpp).
 #pragma once
 
 #include <iosfwd>
@@ -50,7 +50,7 @@ struct ReportOptions {
 /// @return 0 on success; 2 (bad input: the message names the file) when no file is given, or a file cannot be
 ///   read, is not JSON Lines, holds no records or a line that is not a labrun record; 4 when out_dir cannot be
 ///   written (the message carries the reason), is not a folder, holds a report without `replace` or files that are
-///   not a report, or is being written by another labrun (ReportFolder, src/output_file.hpp).
+///   not a report, or is being written by another labrun (ReportFolder, src/base/output_file.hpp).
 int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
                std::ostream& err);
 

@@ -1,7 +1,7 @@
 // What `labrun report` knows once its inputs are loaded: the runs (file, header, points with their stored
 // interpretation, varying axes, variants, the experiment from the registry, its size axis), the cross-point
 // analysis (analyze()), lookup of a point by run and id, and the text helpers every section shares. This is
-// the type an experiment's report hook (Experiment::report_section, src/registry.hpp) receives: it reads the
+// the type an experiment's report hook (Experiment::report_section, src/config/registry.hpp) receives: it reads the
 // context and writes markdown, and needs nothing else from the report.
 #pragma once
 
@@ -66,7 +66,7 @@ class ReportContext {
   /// The registry the runs' experiments were looked up in; may be nullptr.
   const Registry* registry() const { return registry_; }
 
-  /// analyze() of the runs (src/interpret.hpp documents its shape): {runs, groups, crossovers, hypotheses},
+  /// analyze() of the runs (src/interpret/interpret.hpp documents its shape): {runs, groups, crossovers, hypotheses},
   /// each entry naming its `run` by number.
   const Json& analysis() const { return analysis_; }
   /// The analysis' groups (points of one run with the same axes, by variant) of run `run`, in order.
@@ -110,7 +110,7 @@ class ReportContext {
   /// The point's interpretation (every point of the context has one; a default one otherwise).
   static const Interpretation& interpretation(const PointRecord& point);
   /// What one loop iteration costs, with the 95% CI of its median, seconds (NaN where missing): the same rule
-  /// as iteration_time() of src/interpret.hpp, on the typed record. Blocked samples whose host submission
+  /// as iteration_time() of src/interpret/interpret.hpp, on the typed record. Blocked samples whose host submission
   /// time exceeds the GPU time are host-paced (the submission's median and CI); otherwise timing.time_s with
   /// the device CI, or the wall CI without device timing.
   static IterationTime iteration_time(const PointRecord& point);

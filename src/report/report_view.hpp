@@ -1,5 +1,5 @@
 // The typed view of labrun/report.hpp built from the report's context: what an SDK experiment's report section
-// receives (src/sdk.cpp wraps ExperimentDef::report_section with it).
+// receives (src/lab/sdk.cpp wraps ExperimentDef::report_section with it).
 #pragma once
 
 #include <string>
@@ -8,7 +8,7 @@
 
 namespace labrun {
 
-class ReportContext;  // src/report_context.hpp
+class ReportContext;  // src/report/report_context.hpp
 
 /// The runs of `experiment` in `context` (ReportContext::runs_of), with their points, the analysis' groups and
 /// crossovers, as plain values. Never throws on record content.

@@ -248,7 +248,7 @@ LaneEnd run_lane(const Lane& lane) {
 }  // namespace
 
 LaneEnd supervise_lane(const Lane& lane) {
-  remove_stale_siblings(lane.file, false);  // left by a worker of an earlier run that died (src/output_file.hpp)
+  remove_stale_siblings(lane.file, false);  // left by a worker of an earlier run that died (src/base/output_file.hpp)
   const LaneEnd end = run_lane(lane);
   // Every worker is reaped: the partial file one was writing when it died or was killed is of no use, nor is a
   // lane file that holds no record (a fresh run that could not write its header, e.g. on a full disk).

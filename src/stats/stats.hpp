@@ -1,7 +1,7 @@
 // The statistics of labrun, in one unit: summaries of timing samples (quantiles, summarize, the median's
-// confidence interval; src/stats.cpp) and the tests that compare two samples (normal quantile, Mann-Whitney U
+// confidence interval; src/stats/stats.cpp) and the tests that compare two samples (normal quantile, Mann-Whitney U
 // with its exact null distribution, Student's t p-value, Welch's t on logs, the host-adjusted tests,
-// Benjamini-Hochberg, the Hodges-Lehmann ratio with its interval; src/stats_tests.cpp). Pure functions of
+// Benjamini-Hochberg, the Hodges-Lehmann ratio with its interval; src/stats/stats_tests.cpp). Pure functions of
 // vectors of doubles: no records, no I/O. Host code, unit-tested against hand-computed and published values
 // (tests/test_stats.cpp).
 #pragma once
@@ -55,7 +55,7 @@ Summary summarize(std::vector<double> values);
 /// Summary as JSON with keys `<name>_<unit>` e.g. median_time_s when unit = "time_s".
 Json to_json(const Summary& s, const std::string& unit_suffix);
 
-// ---- Tests of two samples (src/stats_tests.cpp) -------------------------------------------------------------
+// ---- Tests of two samples (src/stats/stats_tests.cpp) -------------------------------------------------------------
 
 /// Quantile function of the standard normal distribution: the z with Phi(z) = p, for p in (0, 1).
 /// Acklam's rational approximation (P. J. Acklam, "An algorithm for computing the inverse normal cumulative
