@@ -145,6 +145,9 @@ TEST_F(GeluGpu, NoWritesPastTheEndForAnyTail) {
         DeviceBuffer x(total), y(total), a(total), b(total);
         ASSERT_EQ(cudaMemcpy(x.get(), in.data(), total, cudaMemcpyHostToDevice), cudaSuccess);
         ASSERT_EQ(cudaMemset(y.get(), 0x5a, total), cudaSuccess);
+        // The uploads and the poison run on the legacy default stream, which the kernels' non-blocking stream does
+        // not wait for: finish them first (else the poison can land after the kernel's writes).
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         launch_variant(v, t, x.get(), y.get(), a.get(), b.get(), n, sm, s);
         ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
         std::vector<unsigned char> host(total);
@@ -175,6 +178,9 @@ TEST_F(GeluGpu, IndicesBeyond2e31) {
   for (Variant v : {Variant::unfused, Variant::fused, Variant::fused_vec}) {
     SCOPED_TRACE(test_gelu::name(v));
     ASSERT_EQ(cudaMemset(y.get(), 0xff, bytes), cudaSuccess);  // NaN poison
+    // The uploads and the poison run on the legacy default stream, which the kernels' non-blocking stream does
+    // not wait for: finish them first (else the poison can land after the kernel's writes).
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     launch_variant(v, t, x.get(), y.get(), a.get(), b.get(), n, ctx().sm_count(), ctx().stream());
     ASSERT_EQ(cudaStreamSynchronize(ctx().stream()), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(host.get(), y.get(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);

@@ -136,6 +136,9 @@ TEST_F(LayoutGpu, KernelsAreBitExactAndStayInBounds) {
       auto expect_host = [&](Variant v, const std::function<void()>& launch, const void* buffer) {
         SCOPED_TRACE(layout::to_string(v));
         ASSERT_EQ(cudaMemset(out.get(), 0x5a, total), cudaSuccess);
+        // The uploads and the poison run on the legacy default stream, which the kernels' non-blocking stream does
+        // not wait for: finish them first (else the poison can land after the kernel's writes).
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         launch();
         ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
         std::vector<unsigned char> got(total);
@@ -159,6 +162,9 @@ TEST_F(LayoutGpu, KernelsAreBitExactAndStayInBounds) {
                   out.get());
       // The repeat alone equals bias in every row; then the consumer over it equals the broadcast's bits.
       ASSERT_EQ(cudaMemset(rep.get(), 0x5a, total), cudaSuccess);
+      // The uploads and the poison run on the legacy default stream, which the kernels' non-blocking stream does
+      // not wait for: finish them first (else the poison can land after the kernel's writes).
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       layout::kernels::repeat_rows(t, bias.get(), rep.get(), rows, cols, sm, s);
       ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
       std::vector<unsigned char> r(total);
@@ -282,6 +288,9 @@ TEST_F(LayoutGpu, OffsetsBeyond2e31) {
   for (const auto& [name, v, launch] : cases) {
     SCOPED_TRACE(name);
     ASSERT_EQ(cudaMemset(out.get(), 0xff, bytes), cudaSuccess);  // NaN poison
+    // The uploads and the poison run on the legacy default stream, which the kernels' non-blocking stream does
+    // not wait for: finish them first (else the poison can land after the kernel's writes).
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     launch();
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(host.get(), out.get(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
