@@ -122,6 +122,8 @@ TEST_F(AttentionGpu, TiledAgreesWithNaiveOnEveryElementAtLargeShapes) {
         LABRUN_CUDA(cudaMemcpy(q.get(), in.q.data(), bytes, cudaMemcpyHostToDevice));
         LABRUN_CUDA(cudaMemcpy(k.get(), in.k.data(), bytes, cudaMemcpyHostToDevice));
         LABRUN_CUDA(cudaMemcpy(v.get(), in.v.data(), bytes, cudaMemcpyHostToDevice));
+        // A pageable copy may still be in flight on the legacy stream, which the kernels' stream does not wait for.
+        LABRUN_CUDA(cudaDeviceSynchronize());
         const attention::Params p{attention::Variant::naive_in_place, b, h, s, d, causal == 1, "eager"};
         cudaStream_t st = ctx.stream();
         attention::kernels::prepare(d);

@@ -108,6 +108,8 @@ TEST_F(GeluGpu, FusedAndFusedVecAreBitIdentical) {
     const std::size_t bytes = in.data_bytes();
     DeviceBuffer x(bytes), y1(bytes), y2(bytes);
     ASSERT_EQ(cudaMemcpy(x.get(), in.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    // A pageable copy may still be in flight on the legacy stream, which the kernels' stream does not wait for.
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     gelu::kernels::fused(t, x.get(), y1.get(), n, sm, s);
     gelu::kernels::fused_vec(t, x.get(), y2.get(), n, s);
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);

@@ -116,6 +116,8 @@ TEST_F(GemvGpu, KernelsMatchHostTwinBitForBit) {
       DeviceBuffer a(in.a_bytes()), x(in.x_bytes()), y(static_cast<std::size_t>(m) * 4);
       ASSERT_EQ(cudaMemcpy(a.get(), in.a.data(), in.a_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
       ASSERT_EQ(cudaMemcpy(x.get(), in.x.data(), in.x_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+      // A pageable copy may still be in flight on the legacy stream, which the kernels' stream does not wait for.
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       for (Variant v : {Variant::row_block_256, Variant::row_block_512, Variant::row_block_1024, Variant::warp_row}) {
         SCOPED_TRACE(std::string(gemv::to_string(v)) + " " + to_string(t) + " " + std::to_string(m) + "x" +
                      std::to_string(n));

@@ -355,6 +355,8 @@ TEST_F(LayoutGpu, SpeedAt8192) {
     const Inputs in = generate(side, side, t, test_seed());
     DeviceBuffer x(in.x_bytes()), out(in.x_bytes());
     ASSERT_EQ(cudaMemcpy(x.get(), in.x(), in.x_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    // A pageable copy may still be in flight on the legacy stream, which the kernels' stream does not wait for.
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     cudaStream_t s = ctx().stream();
     for (TilePath path : {TilePath::pairs, TilePath::scalar}) {
       const double time =

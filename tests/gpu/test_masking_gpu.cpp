@@ -74,6 +74,8 @@ TEST_F(Gpu, C05_HalfSumAccumulatesInFloat) {
   cudaStream_t s = cuda().context().stream();
   ASSERT_EQ(cudaMemcpy(d.get(), data.data(), n * 2, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(m.get(), mask.data(), n, cudaMemcpyHostToDevice), cudaSuccess);
+  // A pageable copy may still be in flight on the legacy stream, which the kernels' stream does not wait for.
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   auto read = [&] {
     float f = 0;
     EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);

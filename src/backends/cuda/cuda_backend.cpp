@@ -295,6 +295,8 @@ CudaBackend::CudaBackend(int index) : index_(index), ctx_((LABRUN_CUDA(cudaSetDe
   nvml_ = std::make_unique<Nvml>(uuid_text(p.uuid));
   pinned_cpu_ = pin_this_thread();
   LABRUN_CUDA(cudaMemset(probe_word_.get(), 0, probe_word_.bytes()));
+  // cudaMemset runs on the legacy default stream, which labrun's non-blocking streams do not wait for: done now.
+  LABRUN_CUDA(cudaDeviceSynchronize());
 }
 
 CudaBackend::~CudaBackend() = default;
