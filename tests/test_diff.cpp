@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "commands.hpp"
 #include "diff.hpp"
 #include "point_record.hpp"
 

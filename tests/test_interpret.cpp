@@ -18,6 +18,7 @@
 #include "analysis.hpp"
 #include "interpret.hpp"
 #include "point_record.hpp"
+#include "commands.hpp"
 #include "test_util.hpp"
 #include "record.hpp"
 #include "report.hpp"

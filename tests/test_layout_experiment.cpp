@@ -1,5 +1,5 @@
-// Tests of the layout experiment on the host (suites LayoutExp*; tests/test_layout.cpp is the house-rules test,
-// about something else): views and torch's contiguity rule, the input generator, every host variant against the
+// Tests of the layout experiment on the host (suites LayoutExp*; tests/test_repository_rules.cpp is the house-rules
+// test, about something else): views and torch's contiguity rule, the input generator, every host variant against the
 // float64 reference (hand-computed transposes, tails, odd and one-row or one-column shapes, empty shapes: case
 // C04), the transposes bit-exact and the broadcast pair bit-identical, the comparison catching one flipped bit
 // and never passing NaN (case C07), the tolerance's numbers, the cost model's bytes, every point of

@@ -485,7 +485,7 @@ TEST(PointRecord, H06_DuplicatePointIsNamedWithBothLines) {
   EXPECT_EQ(set.warnings[0], set.first_duplicate);
 }
 
-// H03: a signal (with src/interrupt's handlers installed, as in a sweep) stops the loader between lines with
+// H03: a signal (with src/base/interrupt's handlers installed, as in a sweep) stops the loader between lines with
 // Interrupted, which the sweep turns into exit 128 + the signal.
 TEST(PointRecord, H03_ASignalStopsTheLoader) {
   TempDir dir("labrun_rec");

@@ -25,6 +25,7 @@
 #include "report.hpp"
 #include "report_context.hpp"
 #include "report_plots.hpp"
+#include "commands.hpp"
 #include "test_util.hpp"
 
 namespace labrun {

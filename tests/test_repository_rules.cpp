@@ -180,14 +180,16 @@ std::vector<std::string> private_includes(const fs::path& file, const fs::path& 
   for (auto it = std::sregex_iterator(text.begin(), text.end(), inc); it != std::sregex_iterator(); ++it) {
     const std::string name = (*it)[2];
     const bool quoted = (*it)[1] == "\"";
-    const bool in_src = fs::exists(root / "src" / name) || fs::exists(root / "src" / "device" / name);
+    bool in_src = false;  // a header of src/, in any module folder (src/modules.txt)
+    for (const auto& e : fs::recursive_directory_iterator(root / "src"))
+      in_src = in_src || (e.is_directory() && fs::exists(e.path() / name));
     bool own_file = false;
     for (const fs::path& base : {file.parent_path(), own.parent_path()}) {
       const fs::path p = fs::weakly_canonical(base / name);
       const std::string ps = p.string(), os = fs::weakly_canonical(own).string();
       own_file = own_file || (fs::exists(p) && ps.compare(0, os.size(), os) == 0);
     }
-    if (in_src || (quoted && !own_file))
+    if ((!quoted && in_src) || (quoted && !own_file))
       bad.push_back(fs::relative(file, root).string() + ":" + std::to_string(line_of(text, it->position())) +
                     ": #include " + (quoted ? "\"" + name + "\"" : "<" + name + ">"));
   }
@@ -218,22 +220,28 @@ TEST(RepositoryRules, SdkExperimentsIncludeOnlyPublicHeaders) {
 TEST(RepositoryRules, TheIncludeCheckerFindsAPrivateHeader) {
   const fs::path dir = fs::temp_directory_path() / "labrun-include-check";
   fs::create_directories(dir);
-  { std::ofstream(dir / "x.cpp") << "#include <labrun/experiment.hpp>\n#include \"registry.hpp\"\n#include <vector>\n"; }
+  {
+    std::ofstream(dir / "x.cpp") << "#include <labrun/experiment.hpp>\n#include \"registry.hpp\"\n#include <vector>\n"
+                                 << "#include <cuda_backend.hpp>\n";
+  }
   const auto bad = private_includes(dir / "x.cpp", dir);
-  ASSERT_EQ(bad.size(), 1u);
+  ASSERT_EQ(bad.size(), 2u);
   EXPECT_NE(bad[0].find("registry.hpp"), std::string::npos);
+  EXPECT_NE(bad[1].find("<cuda_backend.hpp>"), std::string::npos);  // in angle brackets, in src/backends/cuda/
   fs::remove_all(dir);
 }
 
 // ---- module dependencies (src/modules.txt) ----------------------------------------------------------------------
 
-// The table src/modules.txt under `root`: each module and the modules its files may include (itself included), in
-// the table's order, lowest first. A listed module that is not above the one that names it is a violation too (the
-// table must be layered): it is returned in `bad`.
-std::map<std::string, std::set<std::string>> module_table(const fs::path& root, std::vector<std::string>& bad) {
+// The module table src/modules.txt under `root`, as CMakeLists.txt reads it (lines "name: deps", name in [a-z]+):
+// each module and the modules its files may include (itself included). `order` gets the modules lowest first.
+// Breaks of the table itself go to `bad`: a module listed as a dependency before it is defined (not below it), and a
+// module without its folder.
+std::map<std::string, std::set<std::string>> module_table(const fs::path& root, std::vector<std::string>& bad,
+                                                          std::vector<std::string>* order = nullptr) {
   std::map<std::string, std::set<std::string>> allowed;
   std::ifstream in(root / "src" / "modules.txt");
-  const std::regex line_re(R"(^([a-z_]+):(.*)$)");
+  const std::regex line_re(R"(^([a-z]+):(.*)$)");
   std::size_t n = 0;
   for (std::string line; std::getline(in, line);) {
     ++n;
@@ -248,26 +256,40 @@ std::map<std::string, std::set<std::string>> module_table(const fs::path& root, 
                       ", which is not a module listed above it");
       deps.insert(dep);
     }
+    if (!fs::is_directory(root / "src" / module))
+      bad.push_back("src/modules.txt:" + std::to_string(n) + ": module " + module + " has no folder src/" + module);
     allowed[module] = deps;
+    if (order) order->push_back(module);
   }
   return allowed;
 }
 
 bool is_source(const fs::path& p) {
   const std::string ext = p.extension().string();
-  return ext == ".cpp" || ext == ".hpp" || ext == ".cu" || ext == ".cuh";
+  return ext == ".cpp" || ext == ".hpp" || ext == ".cu" || ext == ".cuh" || ext == ".h" || ext == ".cc" ||
+         ext == ".inl";
 }
 
-// The module of a file under root/src: the first folder below src/ ("" for a file directly in src/).
+// The module of a file under root/src: the first folder below src/ ("" for a file directly in src/; ".." for a
+// file outside src/).
 std::string module_of(const fs::path& root, const fs::path& file) {
-  const fs::path rel = fs::relative(file, root / "src");
+  const fs::path rel = fs::weakly_canonical(file).lexically_relative(fs::weakly_canonical(root / "src"));
+  if (rel.empty() || *rel.begin() == "..") return "..";
   return std::distance(rel.begin(), rel.end()) > 1 ? rel.begin()->string() : "";
 }
 
-// Where `#include "name"` from `file` resolves among labrun's own files, as the compiler's quote search does: the
-// includer's folder, then every module folder of src/ (and src/backends/cuda). Empty when it is none of them.
-fs::path resolve_quoted(const fs::path& root, const fs::path& file, const std::string& name) {
-  if (fs::exists(file.parent_path() / name)) return fs::weakly_canonical(file.parent_path() / name);
+// Where an include of `name` from `file` finds a file of src/, as the compiler's search would with every module
+// folder on the path: the includer's folder (quoted includes only), then the folders of the modules `file` may
+// include in the table's order, then any other folder of src/ (an include the compiler of that module would not
+// find: a break). Empty when src/ holds no such file.
+fs::path resolve_in_src(const fs::path& root, const fs::path& file, const std::string& name, bool quoted,
+                        const std::vector<std::string>& search) {
+  if (quoted && fs::exists(file.parent_path() / name)) return fs::weakly_canonical(file.parent_path() / name);
+  for (const auto& module : search) {
+    if (!fs::is_directory(root / "src" / module)) continue;  // a table module without its folder: reported there
+    for (const auto& e : fs::recursive_directory_iterator(root / "src" / module))
+      if (e.is_directory() && fs::exists(e.path() / name)) return fs::weakly_canonical(e.path() / name);
+  }
   for (const auto& e : fs::recursive_directory_iterator(root / "src"))
     if (e.is_directory() && fs::exists(e.path() / name)) return fs::weakly_canonical(e.path() / name);
   return {};
@@ -279,15 +301,24 @@ bool is_sibling(const fs::path& file, const std::string& name) {
   return fs::exists(target) && fs::weakly_canonical(target).parent_path() == fs::weakly_canonical(file.parent_path());
 }
 
-// Every include that breaks the layering under `root`, as "file:line: what": a src/ file including a header of a
-// module its own may not include (or one labrun does not have), src/ including kernels/, a public header
-// (include/labrun/) including anything of labrun but another public header, kernels/ including a private header.
+// How many includes layering_violations read under each root.
+struct IncludesRead {
+  std::size_t src = 0, public_headers = 0, kernels = 0;
+};
+
+// Every include that breaks the layering under `root`, as "file:line: what":
+// - a src/ file including (quoted or in angle brackets) a header of src/ that belongs to a module its own may not
+//   include, a file outside src/ by a relative path, a quoted name that is no file of src/, or kernels/;
+// - a public header (include/labrun/) including anything of labrun but another public header;
+// - kernels/ including a header of src/ or a quoted file not its own.
 // main.cpp, directly in src/, is the top and may include every module.
-std::vector<std::string> layering_violations(const fs::path& root) {
+std::vector<std::string> layering_violations(const fs::path& root, IncludesRead* read = nullptr) {
   std::vector<std::string> bad;
-  const auto allowed = module_table(root, bad);
+  std::vector<std::string> order;
+  const auto allowed = module_table(root, bad, &order);
+  IncludesRead count;
   const std::regex include_re(R"re(^\s*#\s*include\s*([<"])([^>"]+)[>"])re");
-  auto each_include = [&](const fs::path& folder, auto&& check) {
+  auto each_include = [&](const fs::path& folder, std::size_t& counter, auto&& check) {
     if (!fs::exists(folder)) return;
     for (const auto& e : fs::recursive_directory_iterator(folder)) {
       if (!is_source(e.path())) continue;
@@ -297,43 +328,56 @@ std::vector<std::string> layering_violations(const fs::path& root) {
         ++n;
         std::smatch m;
         if (!std::regex_search(line, m, include_re)) continue;
+        ++counter;
         const std::string where = fs::relative(e.path(), root).string() + ":" + std::to_string(n) + ": ";
         check(e.path(), m[1] == "<", m[2].str(), where);
       }
     }
   };
-  each_include(root / "src", [&](const fs::path& file, bool angle, const std::string& name, const std::string& at) {
+  each_include(root / "src", count.src, [&](const fs::path& file, bool angle, const std::string& name,
+                                            const std::string& at) {
     const std::string module = module_of(root, file);
-    if (angle) {
+    if (angle && name.rfind("labrun/", 0) == 0) {
       if (name.rfind("labrun/kernels/", 0) == 0) bad.push_back(at + "src/ includes kernels/ (<" + name + ">)");
-      return;  // a public header or a system one
+      return;  // a public header
     }
     if (!module.empty() && !allowed.count(module)) {
       bad.push_back(at + "src/" + module + " is not a module of src/modules.txt");
       return;
     }
-    const fs::path target = resolve_quoted(root, file, name);
+    std::vector<std::string> search;
+    for (const auto& m : order)
+      if (module.empty() || allowed.at(module).count(m)) search.push_back(m);
+    const fs::path target = resolve_in_src(root, file, name, !angle, search);
     if (target.empty()) {
-      bad.push_back(at + "\"" + name + "\" is no file of src/");
-      return;
+      if (!angle) bad.push_back(at + "\"" + name + "\" is no file of src/");
+      return;  // <name>: a system or third-party header
     }
     const std::string owner = module_of(root, target);
+    if (owner == ".." || owner.empty()) {
+      if (!module.empty()) bad.push_back(at + module + " includes \"" + name + "\", outside the module folders");
+      return;
+    }
     if (!module.empty() && !allowed.at(module).count(owner))
       bad.push_back(at + module + " includes \"" + name + "\" of " + owner + ", above it in src/modules.txt");
   });
-  each_include(root / "include" / "labrun", [&](const fs::path& file, bool angle, const std::string& name,
-                                                const std::string& at) {
-    const bool labrun = angle ? name.rfind("labrun/", 0) == 0 : true;
-    if (!labrun) return;
-    const bool ok = angle ? fs::exists(root / "include" / name) && name.rfind("labrun/kernels/", 0) != 0
-                          : is_sibling(file, name);
+  auto private_header = [&](const std::string& name) {
+    return !resolve_in_src(root, root / "src" / "main.cpp", name, false, order).empty();
+  };
+  each_include(root / "include" / "labrun", count.public_headers, [&](const fs::path& file, bool angle,
+                                                                      const std::string& name, const std::string& at) {
+    bool ok = true;
+    if (!angle) ok = is_sibling(file, name);
+    else if (name.rfind("labrun/", 0) == 0) ok = fs::exists(root / "include" / name) && name.rfind("labrun/kernels/", 0) != 0;
+    else ok = !private_header(name);
     if (!ok) bad.push_back(at + "a public header includes \"" + name + "\", which is not a public header");
   });
-  each_include(root / "kernels", [&](const fs::path& file, bool angle, const std::string& name,
-                                     const std::string& at) {
-    if (angle) return;  // <labrun/...> public, or a system header
-    if (!is_sibling(file, name)) bad.push_back(at + "kernels/ includes \"" + name + "\", not its own");
+  each_include(root / "kernels", count.kernels, [&](const fs::path& file, bool angle, const std::string& name,
+                                                    const std::string& at) {
+    const bool ok = angle ? name.rfind("labrun/", 0) == 0 || !private_header(name) : is_sibling(file, name);
+    if (!ok) bad.push_back(at + "kernels/ includes \"" + name + "\", which is neither its own nor public");
   });
+  if (read) *read = count;
   return bad;
 }
 
@@ -343,7 +387,8 @@ std::string joined(const std::vector<std::string>& lines) {
   return all;
 }
 
-// src/ holds main.cpp and the module folders of src/modules.txt, nothing else, and every include keeps the layers.
+// src/ holds main.cpp and the module folders of src/modules.txt (and the table and its README), and every include
+// of src/, include/labrun/ and kernels/ keeps the layers.
 TEST(RepositoryRules, IncludesFollowTheModuleTable) {
   const fs::path root(LABRUN_SOURCE_DIR);
   std::vector<std::string> bad;
@@ -355,12 +400,18 @@ TEST(RepositoryRules, IncludesFollowTheModuleTable) {
     if (!e.is_directory() && name != "main.cpp" && name != "modules.txt" && name != "README.md")
       bad.push_back("src/" + name + " lies directly in src/ (only main.cpp may)");
   }
-  for (auto& b : layering_violations(root)) bad.push_back(std::move(b));
+  IncludesRead read;
+  for (auto& b : layering_violations(root, &read)) bad.push_back(std::move(b));
+  // Not a pass by reading nothing: the tree has hundreds of includes in src/, a few dozen in the public headers.
+  EXPECT_GE(read.src, 500u);
+  EXPECT_GE(read.public_headers, 20u);
+  EXPECT_GE(read.kernels, 5u);
   EXPECT_TRUE(bad.empty()) << bad.size() << " breaks of the module layering:\n" << joined(bad);
 }
 
-// A planted tree: a lower module including a higher one, a public header including a private one, kernels/ including
-// src/, and a table naming a module below its user are each found, and the allowed includes are not.
+// A planted tree: each kind of break is found, and the allowed includes are not: a lower module including a higher
+// one (quoted, in angle brackets, from a nested folder such as backends/cuda), a relative path out of the module
+// folders, a public header or kernels/ reaching a private header, and a table naming a module below its user.
 TEST(RepositoryRules, TheLayeringCheckerFindsALowerModuleIncludingAHigherOne) {
   test::TempDir dir("labrun-layers");
   const fs::path root = dir.path();
@@ -368,29 +419,51 @@ TEST(RepositoryRules, TheLayeringCheckerFindsALowerModuleIncludingAHigherOne) {
     fs::create_directories((root / rel).parent_path());
     std::ofstream(root / rel) << text;
   };
-  write("src/modules.txt", "base:\nstats: base\nhistory: base stats\n");
+  write("src/modules.txt", "base:\nstats: base\nbackends: base stats\nhistory: base stats\n");
   write("src/base/base.hpp", "#include <vector>\n#include <labrun/point.hpp>\n");
-  write("src/stats/stats.hpp", "#include \"base.hpp\"\n");
+  write("src/stats/stats.hpp", "#include \"base.hpp\"\n#include <base.hpp>\n");
+  write("src/backends/cuda/dev.cuh", "#include \"stats.hpp\"\n");
   write("src/history/history.hpp", "#include \"stats.hpp\"\n#include \"base.hpp\"\n");
-  write("src/main.cpp", "#include \"history.hpp\"\n");
-  write("include/labrun/point.hpp", "#include <string>\n");
-  write("kernels/vec.cuh", "#include <labrun/point.hpp>\n");
-  EXPECT_TRUE(layering_violations(root).empty()) << joined(layering_violations(root));
+  write("src/main.cpp", "#include \"history.hpp\"\n#include \"dev.cuh\"\n");
+  write("include/labrun/point.hpp", "#include <string>\n#include \"status.hpp\"\n");
+  write("include/labrun/status.hpp", "#include <cstdint>\n");
+  write("kernels/vec.cuh", "#include <labrun/point.hpp>\n#include <cuda_runtime.h>\n");
+  IncludesRead read;
+  EXPECT_TRUE(layering_violations(root, &read).empty()) << joined(layering_violations(root));
+  EXPECT_EQ(read.src, 9u);
+  EXPECT_EQ(read.public_headers, 3u);
+  EXPECT_EQ(read.kernels, 2u);
 
   write("src/base/bad.cpp", "#include \"base.hpp\"\n#include \"history.hpp\"\n");
   auto bad = layering_violations(root);
   ASSERT_EQ(bad.size(), 1u) << joined(bad);
   EXPECT_EQ(bad[0], "src/base/bad.cpp:2: base includes \"history.hpp\" of history, above it in src/modules.txt");
 
-  fs::remove(root / "src/base/bad.cpp");
-  write("include/labrun/point.hpp", "#include <string>\n#include \"../../src/base/base.hpp\"\n");
-  write("kernels/vec.cuh", "#include \"stats.hpp\"\n");
-  write("src/modules.txt", "base: stats\nstats: base\nhistory: base stats\n");
+  write("src/base/bad.cpp", "#include <history.hpp>\n");
+  write("src/backends/cuda/dev.cuh", "#include \"history.hpp\"\n");
+  write("src/stats/up.cpp", "#include \"../../kernels/vec.cuh\"\n");
   bad = layering_violations(root);
   ASSERT_EQ(bad.size(), 3u) << joined(bad);
+  EXPECT_NE(joined(bad).find("src/base/bad.cpp:1: base includes \"history.hpp\" of history"), std::string::npos);
+  EXPECT_NE(joined(bad).find("src/backends/cuda/dev.cuh:1: backends includes \"history.hpp\" of history"),
+            std::string::npos);
+  EXPECT_NE(joined(bad).find("src/stats/up.cpp:1: stats includes \"../../kernels/vec.cuh\", outside"),
+            std::string::npos);
+
+  fs::remove(root / "src/base/bad.cpp");
+  fs::remove(root / "src/stats/up.cpp");
+  write("src/backends/cuda/dev.cuh", "#include \"stats.hpp\"\n");
+  write("include/labrun/point.hpp", "#include <string>\n#include \"../../src/base/base.hpp\"\n#include <stats.hpp>\n");
+  write("kernels/vec.cuh", "#include \"stats.hpp\"\n#include <base.hpp>\n");
+  write("src/modules.txt", "base: stats\nstats: base\nbackends: base stats\nhistory: base stats\nghost: base\n");
+  bad = layering_violations(root);
+  ASSERT_EQ(bad.size(), 6u) << joined(bad);
   EXPECT_NE(bad[0].find("src/modules.txt:1: base may include stats"), std::string::npos) << bad[0];
-  EXPECT_NE(joined(bad).find("a public header includes"), std::string::npos);
+  EXPECT_NE(bad[1].find("src/modules.txt:5: module ghost has no folder"), std::string::npos) << bad[1];
+  EXPECT_NE(joined(bad).find("a public header includes \"../../src/base/base.hpp\""), std::string::npos);
+  EXPECT_NE(joined(bad).find("a public header includes \"stats.hpp\""), std::string::npos);
   EXPECT_NE(joined(bad).find("kernels/ includes \"stats.hpp\""), std::string::npos);
+  EXPECT_NE(joined(bad).find("kernels/ includes \"base.hpp\""), std::string::npos);
 }
 
 }  // namespace

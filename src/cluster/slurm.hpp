@@ -43,14 +43,4 @@ std::string merge_script_file(const SlurmPlan& plan);
 /// `word` in single quotes for a bash script or command line (a ' in it written '\'').
 std::string single_quoted(const std::string& word);
 
-/// The command (defined in src/commands/cmd_slurm.cpp, which adds its options).
-/// Writes both scripts into plan.dir (<base>-array.sbatch, <base>-merge.sbatch), together or not at all (each beside
-/// its target, both renamed only once both were written whole; src/base/output_file.hpp), and, with `submit`, runs
-/// sbatch for each (the merge with the dependency on the array) and prints the job ids and the command that shows
-/// the merged result; without it prints the two sbatch commands. Returns the exit status.
-/// @throws OutputError (exit 4, nothing touched) when either script exists and `force` is false ("output file PATH
-///   exists; ... (use --force ...)"), or is not a regular file; OutputError when the scripts cannot be written (no
-///   script written, the reason given); std::runtime_error when sbatch fails.
-int cmd_slurm(const SlurmPlan& plan, bool submit, bool force);
-
 }  // namespace labrun

@@ -5,10 +5,15 @@
 #pragma once
 
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
 #include "device_hooks.hpp"
+#include "diff.hpp"
+#include "history.hpp"
+#include "report.hpp"
+#include "slurm.hpp"
 
 namespace CLI {
 class App;
@@ -43,5 +48,57 @@ Command add_diff_command(CLI::App& app, const CommandContext& context);
 Command add_history_command(CLI::App& app, const CommandContext& context);
 Command add_report_command(CLI::App& app, const CommandContext& context);
 Command add_env_command(CLI::App& app, const CommandContext& context);
+
+// ---- The entry points the tests call too (each defined in its cmd_<name>.cpp) ---------------------------------
+
+/// `labrun diff`: reads every file of each side (load_results), checks that each is a labrun result (a header
+/// line first, at least one point; load_results checks JSON and the records' fields), runs diff_results() and
+/// writes it to `out` as `format` "table", "markdown" or "json". Errors go to `err`, naming the file (and
+/// line); so does a note when a file's torn last line (a killed run) was dropped.
+/// @return a DiffExit code. Never throws for bad input.
+int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::string>& new_paths,
+             const DiffOptions& options, const std::string& format, std::ostream& out, std::ostream& err);
+
+/// `labrun history`: loads every file (load_results), orders the commits (git -C repo rev-list --topo-order HEAD
+/// when repo is set), runs history_results() and writes the rendering (or the bisect text) to `out`, the report
+/// folder when asked (claimed before any input is read: new, empty or an earlier history report with `force`, one
+/// writer; made beside and moved in, src/base/output_file.hpp). Errors go to `err`, naming the file (and key).
+/// @return a HistoryExit code. Never throws for bad input.
+int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err);
+
+/// `labrun report` (cmd_report.cpp; the rendering is src/report/'s).
+/// Reads the JSONL result files in `paths` (each a file, a comma-separated list of files or a folder, as
+/// load_results() reads them), runs analyze(), and writes into `out_dir` (created if needed):
+/// - report.md: summary (device, build, calibration, sweep size, status and bound counts; a note for runs on
+///   the host backend), hypothesis verdicts ("host only" for host runs), each experiment's own section
+///   (Experiment::report_section), plots (linked only if drawn), winners, crossovers (along the size axis
+///   first), roofline, five-part notes for a representative point per variant and mode and for every suspect
+///   point, and time and bandwidth tables by variant;
+/// - points.csv: one row per point (run, id, experiment, variant, each axis, status, times, rates, fractions of
+///   the ceilings, shares, bound, suspect, the run's ceilings);
+/// - ceilings.json: each run's calibrated ceilings (for the roofline plot);
+/// - plots.json: the figures to draw (always written), with the list of those drawn once the script ran;
+/// - *.png, when plotting works.
+/// Progress and warnings (a torn last line, plotting problems) go to `out` and `err`.
+/// @return 0 on success; 2 (bad input: the message names the file) when no file is given, or a file cannot be
+///   read, is not JSON Lines, holds no records or a line that is not a labrun record; 4 when out_dir cannot be
+///   written (the message carries the reason), is not a folder, holds a report without `replace` or files that are
+///   not a report, or is being written by another labrun (ReportFolder, src/base/output_file.hpp).
+int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
+               std::ostream& err);
+
+/// cmd_report with explicit options.
+int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
+               std::ostream& err, const ReportOptions& options);
+
+/// `labrun slurm` (cmd_slurm.cpp).
+/// Writes both scripts into plan.dir (<base>-array.sbatch, <base>-merge.sbatch), together or not at all (each beside
+/// its target, both renamed only once both were written whole; src/base/output_file.hpp), and, with `submit`, runs
+/// sbatch for each (the merge with the dependency on the array) and prints the job ids and the command that shows
+/// the merged result; without it prints the two sbatch commands. Returns the exit status.
+/// @throws OutputError (exit 4, nothing touched) when either script exists and `force` is false ("output file PATH
+///   exists; ... (use --force ...)"), or is not a regular file; OutputError when the scripts cannot be written (no
+///   script written, the reason given); std::runtime_error when sbatch fails.
+int cmd_slurm(const SlurmPlan& plan, bool submit, bool force);
 
 }  // namespace labrun

@@ -274,7 +274,7 @@ std::string diff_table(const DiffResult& diff, bool all_rows = false);
 /// in a <details> block, and the new / missing points.
 std::string diff_markdown(const DiffResult& diff);
 
-// ---- The command (src/commands/cmd_diff.cpp) ------------------------------------------------------------------------
+// ---- The command's exit codes (the command: cmd_diff in src/commands/commands.hpp) ---------------------------
 
 /// Exit codes of cmd_diff (and of `labrun diff`).
 enum DiffExit : int {
@@ -283,12 +283,5 @@ enum DiffExit : int {
   kDiffBadInput = 2,      ///< a file unreadable, not JSONL, without a header or points; bad options or format
 };
 
-/// `labrun diff`: reads every file of each side (load_results), checks that each is a labrun result (a header
-/// line first, at least one point; load_results checks JSON and the records' fields), runs diff_results() and
-/// writes it to `out` as `format` "table", "markdown" or "json". Errors go to `err`, naming the file (and
-/// line); so does a note when a file's torn last line (a killed run) was dropped.
-/// @return a DiffExit code. Never throws for bad input.
-int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::string>& new_paths,
-             const DiffOptions& options, const std::string& format, std::ostream& out, std::ostream& err);
 
 }  // namespace labrun

@@ -232,7 +232,7 @@ std::string history_bisect(const HistoryResult& history, const std::string& poin
 void write_history_report(const HistoryResult& history, const std::string& dir, const std::string& script,
                           std::size_t max_plots, std::ostream& err);
 
-// ---- The command (src/commands/cmd_history.cpp) --------------------------------------------------------------
+// ---- The command's exit codes and arguments (the command: cmd_history in src/commands/commands.hpp) ---------
 
 /// Exit codes of `labrun history`, as labrun diff's.
 enum HistoryExit : int {
@@ -255,11 +255,5 @@ struct HistoryArgs {
   HistoryOptions options;
 };
 
-/// `labrun history`: loads every file (load_results), orders the commits (git -C repo rev-list --topo-order HEAD
-/// when repo is set), runs history_results() and writes the rendering (or the bisect text) to `out`, the report
-/// folder when asked (claimed before any input is read: new, empty or an earlier history report with `force`, one
-/// writer; made beside and moved in, src/base/output_file.hpp). Errors go to `err`, naming the file (and key).
-/// @return a HistoryExit code. Never throws for bad input.
-int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace labrun

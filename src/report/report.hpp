@@ -33,29 +33,4 @@ struct ReportOptions {
   const Registry* registry = nullptr;
 };
 
-/// The command (defined in src/commands/cmd_report.cpp, which adds its options); the rendering is src/report/'s.
-/// Reads the JSONL result files in `paths` (each a file, a comma-separated list of files or a folder, as
-/// load_results() reads them), runs analyze(), and writes into `out_dir` (created if needed):
-/// - report.md: summary (device, build, calibration, sweep size, status and bound counts; a note for runs on
-///   the host backend), hypothesis verdicts ("host only" for host runs), each experiment's own section
-///   (Experiment::report_section), plots (linked only if drawn), winners, crossovers (along the size axis
-///   first), roofline, five-part notes for a representative point per variant and mode and for every suspect
-///   point, and time and bandwidth tables by variant;
-/// - points.csv: one row per point (run, id, experiment, variant, each axis, status, times, rates, fractions of
-///   the ceilings, shares, bound, suspect, the run's ceilings);
-/// - ceilings.json: each run's calibrated ceilings (for the roofline plot);
-/// - plots.json: the figures to draw (always written), with the list of those drawn once the script ran;
-/// - *.png, when plotting works.
-/// Progress and warnings (a torn last line, plotting problems) go to `out` and `err`.
-/// @return 0 on success; 2 (bad input: the message names the file) when no file is given, or a file cannot be
-///   read, is not JSON Lines, holds no records or a line that is not a labrun record; 4 when out_dir cannot be
-///   written (the message carries the reason), is not a folder, holds a report without `replace` or files that are
-///   not a report, or is being written by another labrun (ReportFolder, src/base/output_file.hpp).
-int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
-               std::ostream& err);
-
-/// cmd_report with explicit options.
-int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
-               std::ostream& err, const ReportOptions& options);
-
 }  // namespace labrun
