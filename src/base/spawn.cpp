@@ -98,4 +98,12 @@ std::string find_script(const std::string& given, const std::string& name) {
   return "";
 }
 
+std::string python_with_matplotlib() {
+  SpawnOptions quiet;
+  quiet.output = "/dev/null";
+  for (const char* candidate : {"python3", "/usr/bin/python3"})
+    if (run_process({candidate, "-c", "import matplotlib"}, quiet) == 0) return candidate;
+  return "";
+}
+
 }  // namespace labrun

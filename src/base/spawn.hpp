@@ -43,4 +43,9 @@ std::optional<int> wait_process(int pid, bool block);
 /// <prefix>/share/labrun/NAME beside an installed <prefix>/bin/EXE (cmake --install). "" when none exists.
 std::string find_script(const std::string& given, const std::string& name);
 
+/// The first python3 that imports matplotlib, for the plot scripts: "python3" (the one on PATH), else
+/// "/usr/bin/python3" (Debian's python3-matplotlib installs for it, which a pyenv or venv python3 on PATH does not
+/// see); "" when neither does. Runs each candidate once, its output discarded.
+std::string python_with_matplotlib();
+
 }  // namespace labrun

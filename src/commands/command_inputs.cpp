@@ -12,35 +12,18 @@
 
 #include "code_rev.hpp"
 #include "output_file.hpp"
+#include "record.hpp"
+#include "result_paths.hpp"
 #include "sweep.hpp"
 
 namespace labrun {
 
 std::vector<std::string> result_paths(const std::string& arg) {
-  std::vector<std::string> out;
-  std::error_code ec;  // a symlink loop or a name too long is the reader's to report (exit 2), not a throw here
-  if (std::filesystem::is_directory(arg, ec)) {
-    bool gzipped = false;
-    for (const auto& e : std::filesystem::directory_iterator(arg, ec)) {
-      if (e.path().extension() == ".jsonl") out.push_back(e.path().string());
-      gzipped = gzipped || e.path().string().ends_with(".jsonl.gz");
-    }
-    if (ec) throw std::invalid_argument("cannot list folder " + arg + ": " + ec.message());
-    if (out.empty())
-      throw std::invalid_argument("folder '" + arg + "' holds no .jsonl result file" +
-                                  (gzipped ? " (its .jsonl.gz files must be unpacked first: gunzip -k)" : ""));
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = arg.find(',', start);
-    out.push_back(arg.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (out.back().empty())
-      throw std::invalid_argument("'" + arg + "': an empty file name in a comma-separated list of result files");
-    refuse_partial_input(out.back());  // FILE.new-PID: a write that was interrupted (src/base/output_file.hpp)
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
+  try {
+    // FILE.new-PID in a list: a write that was interrupted (src/base/output_file.hpp), refused as it is read.
+    return expand_result_path(arg, refuse_partial_input);
+  } catch (const ResultError& e) {
+    throw std::invalid_argument(e.what());  // a bad argument: the usage exit, as every other option
   }
 }
 

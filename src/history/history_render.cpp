@@ -404,13 +404,7 @@ void write_history_report(const HistoryResult& h, const std::string& dir, const 
     if (script.empty()) {
       err << "labrun history: warning: scripts/plot_history.py not found; no plots\n";
     } else {
-      SpawnOptions quiet;
-      quiet.output = "/dev/null";
-      for (const char* candidate : {"python3", "/usr/bin/python3"})
-        if (run_process({candidate, "-c", "import matplotlib"}, quiet) == 0) {
-          python = candidate;
-          break;
-        }
+      python = python_with_matplotlib();
       if (python.empty())
         err << "labrun history: warning: python3 with matplotlib not available (Debian: python3-matplotlib); no plots\n";
     }

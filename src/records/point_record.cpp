@@ -19,6 +19,7 @@
 #include "interrupt.hpp"
 #include "lab_settings.hpp"
 #include "record_fields.hpp"
+#include "result_paths.hpp"
 
 #include "output_file.hpp"
 
@@ -680,34 +681,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// result_paths() of src/commands/command_inputs.cpp: a folder's *.jsonl (sorted), else a comma-separated list of files.
-std::vector<std::string> expand_path(const std::string& arg) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  if (fs::is_directory(arg, ec)) {
-    bool gzipped = false;
-    for (const auto& e : fs::directory_iterator(arg, ec)) {
-      if (e.path().extension() == ".jsonl") out.push_back(e.path().string());
-      gzipped = gzipped || e.path().string().ends_with(".jsonl.gz");
-    }
-    if (ec) throw ResultError("cannot list folder " + arg + ": " + ec.message());
-    if (out.empty())
-      throw ResultError("folder '" + arg + "' holds no .jsonl result file" +
-                        (gzipped ? " (its .jsonl.gz files must be unpacked first: gunzip -k)" : ""));
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = arg.find(',', start);
-    out.push_back(arg.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (out.back().empty())
-      throw ResultError("'" + arg + "': an empty file name in a comma-separated list of result files");
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
 /// The number of lines of the regular file `path` (newlines, plus an unterminated last line), read in 1 MiB
 /// blocks, for reserving the points' vector; stops early with Interrupted once a signal arrived. It stops at the
 /// first line longer than kMaxRecordLineBytes, counting that line and no more: the reader refuses that line when it
@@ -926,7 +899,7 @@ std::optional<Json> parse_line_or_torn(const std::string& line, bool at_eof, con
 ResultSet load_results(const std::vector<std::string>& paths, LoadDepth depth) {
   ResultSet set;
   for (const auto& arg : paths)
-    for (const auto& file : expand_path(arg)) load_file(file, set, depth);
+    for (const auto& file : expand_result_path(arg)) load_file(file, set, depth);
   return set;
 }
 

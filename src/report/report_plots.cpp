@@ -125,16 +125,7 @@ Json draw_plots(const fs::path& out_dir, const std::string& given_script, std::o
     err << "labrun report: warning: scripts/plot_report.py not found; no plots\n";
     return Json::array();
   }
-  // The first python3 that has matplotlib: the one on PATH, else the system's (Debian's python3-matplotlib
-  // installs for /usr/bin/python3, which a pyenv or venv python3 on PATH does not see).
-  std::string python;
-  SpawnOptions quiet;
-  quiet.output = "/dev/null";
-  for (const char* candidate : {"python3", "/usr/bin/python3"})
-    if (run_process({candidate, "-c", "import matplotlib"}, quiet) == 0) {
-      python = candidate;
-      break;
-    }
+  const std::string python = python_with_matplotlib();
   if (python.empty()) {
     err << "labrun report: warning: python3 with matplotlib not available (Debian: python3-matplotlib); no plots\n";
     return Json::array();
