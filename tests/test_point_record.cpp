@@ -24,8 +24,8 @@ namespace {
 using test::TempDir;
 namespace fs = std::filesystem;
 
-const std::string kResults = std::string(LABRUN_SOURCE_DIR) + "/results/h200/";
-const std::string kAAPair = kResults + "masking/aa-delay/";
+// A committed pooled H200 run of configs/masking.yaml (five processes, host probes; results/diff/across-hosts/).
+const std::string kMaskingRun = std::string(LABRUN_SOURCE_DIR) + "/results/diff/across-hosts/normal-1.jsonl.gz";
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -84,8 +84,8 @@ TEST(PointRecord, RoundTripsCommittedPlainFile) {
 
 TEST(PointRecord, RoundTripsCommittedGzipFile) {
   TempDir dir("labrun_rec");
-  const std::string plain = dir.file("masking-run1.jsonl");
-  if (!gunzip(kAAPair + "masking-run1.jsonl.gz", plain)) GTEST_SKIP() << "gzip -dc unavailable";
+  const std::string plain = dir.file("normal-1.jsonl");
+  if (!gunzip(kMaskingRun, plain)) GTEST_SKIP() << "gzip -dc unavailable";
   const std::size_t points = expect_round_trips(plain);
   EXPECT_GT(points, 100u);
 }
