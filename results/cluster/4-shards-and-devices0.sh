@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The issue-13 loan, third call: configs/masking.yaml as 4 shards (three processes each) with each shard's wall
-# time, and `--devices 0` (one process: a point-set check against the serial run of run2.sh). Run from the
+# time, and `--devices 0` (one process: a point-set check against the serial run of serial-and-2-shards.sh). Run from the
 # repository root on the GPU machine after scripts/gpu_pack.sh; OUT=folder.
 set -u
 L=.h200/labrun
