@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# labrun history over the committed H200 runs of configs/masking.yaml up to build 7814096 (no GPU needed): the
-# runs of cluster/ (cf3826f) and fault/ (3a27b0d), and, newest, history/masking-delay (7814096, the delay aid on).
+# labrun history over committed H200 runs of configs/masking.yaml from three commits (no GPU needed): the runs of
+# cluster/ (cf3826f), masking-01db259 here, and, newest, masking-delay here (7814096, the delay aid on).
 # Once with the delay run (history must find its step and gate it) and once without (no code step). From the
 # repository root, labrun built in build/:
 #   REPORT=results/history/report bash results/history/history.sh > results/history/history.txt
@@ -8,7 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd); labrun=${LABRUN:-$root/build/labrun}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/runs"
-for f in cluster/serial5 cluster/merged5-2 cluster/devices0 fault/masking-interrupted-resumed; do
+for f in cluster/serial5 cluster/merged5-2 history/masking-01db259; do
   zcat "$root/results/$f.jsonl.gz" > "$tmp/runs/$(echo "$f" | tr / _).jsonl"
 done
 set +e
