@@ -276,7 +276,7 @@ TEST(HistorySynthetic, FortyCommitsOfFiveHundredPointsMeetIssue16sRates) {
 // A pool of GPUs hands every run another card of the same model: a code step at a commit where only the GPU uuid
 // changed is the code's when it stays with each run's calibrated ceiling taken out, and the points without a
 // ceiling (latency-bound here) follow their group's normalisable members; the gate fails. (The H200 history in
-// results/history/ has a new uuid at every commit.)
+// results/h200/history/ has a new uuid at every commit.)
 TEST(HistorySynthetic, AStepAtAnotherCardOfTheSameModelIsTheCodesWhenItSurvivesTheCeilings) {
   constexpr std::size_t kN = 60, kAt = 6, kLen = 8;
   std::vector<PointTruth> truth(kN);
