@@ -76,7 +76,7 @@ template <> struct UnfusedOp<Op::mul_half> {
 // out[i] = F(a[i], b[i]) over n elements with 16-byte loads and stores, one vector per thread over a full grid
 // (vec_grid), as PyTorch's vectorised elementwise kernels launch; the last n mod W elements by block 0, scalar.
 // A grid capped at the resident blocks with a grid-stride loop (four vectors in flight) measured 142 us against
-// 128 us for this shape at n = 2^26 f32 on an H200, the copy's time (results/gelu/torch/).
+// 128 us for this shape at n = 2^26 f32 on an H200, the copy's time (results/h200/gelu/torch/).
 template <class S, class F>
 __global__ void __launch_bounds__(kBlock) map_vec_kernel(const S* __restrict__ a, const S* __restrict__ b,
                                                          S* __restrict__ out, std::int64_t n, F f) {
