@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What labrun writes for every committed result, to compare two builds byte for byte (a refactoring must not move
-# a byte): for each results/**/*.jsonl[.gz] file, `labrun report --no-plots` (every file it writes: markdown, CSV,
+# a byte): for each results/**/*.jsonl[.gz|.xz] file, `labrun report --no-plots` (every file it writes: markdown, CSV,
 # the plot data) and `labrun diff F F` as a table and as JSON, with each command's exit code.
 # Usage: scripts/behaviour_snapshot.sh LABRUN OUTDIR     (from the repository root)
 #   e.g. scripts/behaviour_snapshot.sh /tmp/before/labrun /tmp/snap-before
@@ -16,11 +16,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
 while IFS= read -r f; do
-  name=${f%.gz}
+  name=${f%.[gx]z}
   dest="$out/${name//\//__}"
   mkdir -p "$dest"
   input="$tmp/$(basename "$name")"
-  case $f in *.gz) gzip -dc "$f" > "$input" ;; *) cp "$f" "$input" ;; esac
+  case $f in *.gz) gzip -dc "$f" > "$input" ;; *.xz) xz -dc "$f" > "$input" ;; *) cp "$f" "$input" ;; esac
   # The input's own folder name is in what report writes: run from the temporary folder with a fixed name.
   (cd "$tmp" && "$labrun" report "$(basename "$name")" -o report --no-plots --force > stdout.txt 2> stderr.txt
    echo "exit $?" >> stdout.txt)
@@ -31,5 +31,5 @@ while IFS= read -r f; do
   mv "$tmp/diff.txt" "$tmp/diff.json" "$dest/"
   rm -f "$input"
   n=$((n + 1))
-done < <(git ls-files 'results/*.jsonl' 'results/*.jsonl.gz' | sort)
+done < <(git ls-files 'results/*.jsonl' 'results/*.jsonl.gz' 'results/*.jsonl.xz' | sort)
 echo "$n result files: $out"

@@ -149,7 +149,7 @@ TEST(DiffVerdict, ProcessGateOnPooledRecords) {
 }
 
 // Host-sensitive pooled points with host probes (timing.processes.host_probe_time_s): the gate compares each
-// process's median per host round trip. Numbers shaped on the H200's eager `index` (results/h200/masking/README-before-issue11.md):
+// process's median per host round trip. Numbers shaped on the H200's eager `index` (docs/metrics.md, "Host probe"):
 // a ~40 us iteration that is ~3 host round trips of ~12 us, one process in three with a host 50-60% slower.
 TEST(DiffVerdict, HostAdjustedProcessGate) {
   std::mt19937_64 rng(21);

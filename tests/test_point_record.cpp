@@ -24,18 +24,19 @@ namespace {
 using test::TempDir;
 namespace fs = std::filesystem;
 
-const std::string kResults = std::string(LABRUN_SOURCE_DIR) + "/results/h200/";
-const std::string kAAPair = kResults + "masking/aa-delay/";
+// A committed pooled H200 run of configs/masking.yaml (five processes, host probes; results/h200/diff/across-hosts/).
+const std::string kMaskingRun = std::string(LABRUN_SOURCE_DIR) + "/results/h200/diff/across-hosts/normal-1.jsonl.xz";
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
 }
 
-// `gzip -dc SRC > DST`; false when gzip is missing or fails.
-bool gunzip(const std::string& src, const std::string& dst) {
-  if (std::system("command -v gzip >/dev/null 2>&1") != 0) return false;
-  FILE* pipe = ::popen(("gzip -dc '" + src + "'").c_str(), "r");
+// `gzip -dc SRC > DST` (or `xz -dc` for a .xz file); false when the tool is missing or fails.
+bool unpack(const std::string& src, const std::string& dst) {
+  const std::string tool = src.ends_with(".xz") ? "xz" : "gzip";
+  if (std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) != 0) return false;
+  FILE* pipe = ::popen((tool + " -dc '" + src + "'").c_str(), "r");
   if (!pipe) return false;
   std::ofstream out(dst, std::ios::binary);
   char buf[1 << 16];
@@ -82,10 +83,10 @@ TEST(PointRecord, RoundTripsCommittedPlainFile) {
   EXPECT_GT(points, 100u);
 }
 
-TEST(PointRecord, RoundTripsCommittedGzipFile) {
+TEST(PointRecord, RoundTripsCommittedCompressedFile) {
   TempDir dir("labrun_rec");
-  const std::string plain = dir.file("masking-run1.jsonl");
-  if (!gunzip(kAAPair + "masking-run1.jsonl.gz", plain)) GTEST_SKIP() << "gzip -dc unavailable";
+  const std::string plain = dir.file("normal-1.jsonl");
+  if (!unpack(kMaskingRun, plain)) GTEST_SKIP() << "xz -dc unavailable";
   const std::size_t points = expect_round_trips(plain);
   EXPECT_GT(points, 100u);
 }
@@ -95,16 +96,16 @@ TEST(PointRecord, RoundTripsCommittedGzipFile) {
 TEST(PointRecord, RoundTripsEveryCommittedResult) {
   TempDir dir("labrun_rec");
   std::size_t files = 0, points = 0;
-  bool have_gzip = true;
+  bool have_tools = true;
   for (const auto& e : fs::recursive_directory_iterator(std::string(LABRUN_SOURCE_DIR) + "/results")) {
     const std::string p = e.path().string();
     std::string plain;
     if (p.ends_with(".jsonl")) {
       plain = p;
-    } else if (p.ends_with(".jsonl.gz") && have_gzip) {
+    } else if ((p.ends_with(".jsonl.gz") || p.ends_with(".jsonl.xz")) && have_tools) {
       plain = dir.file("f" + std::to_string(files) + ".jsonl");
-      if (!gunzip(p, plain)) {
-        have_gzip = false;
+      if (!unpack(p, plain)) {
+        have_tools = false;
         continue;
       }
     } else {

@@ -299,6 +299,17 @@ TEST(Records, H10_GzipFileIsNamedWithTheCommandThatUnpacksIt) {
   EXPECT_EQ(read_error(gz), gz + ": gzip-compressed: unpack it first (gunzip -k " + gz + ")");
 }
 
+// The same for an xz-compressed file (magic fd 37 7a 58 5a 00), as the committed results in results/ are.
+TEST(Records, H10_XzFileIsNamedWithTheCommandThatUnpacksIt) {
+  TempDir dir;
+  const std::string xz = dir.file("run.jsonl");
+  {
+    std::ofstream out(xz, std::ios::binary);
+    out << std::string("\xfd" "7zXZ\x00", 6) << "compressed";
+  }
+  EXPECT_EQ(read_error(xz), xz + ": xz-compressed: unpack it first (xz -dk " + xz + ")");
+}
+
 // Lines, their numbers and offsets, an unterminated last line, as every reader sees them.
 TEST(Records, H02_RecordLinesGivesLinesOffsetsAndTheUnterminatedTail) {
   TempDir dir;

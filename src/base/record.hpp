@@ -142,7 +142,7 @@ class RecordLines {
  public:
   /// Opens `path`. @throws ResultError "cannot read PATH: <errno text>", "PATH: a character device (or FIFO,
   /// socket, block device, folder), not a regular file: ...", "PATH: N bytes, more than the 64 GiB ...", or
-  /// "PATH: gzip-compressed: unpack it first (gunzip -k PATH)".
+  /// "PATH: gzip-compressed: unpack it first (gunzip -k PATH)" (and "xz-compressed ... (xz -dk PATH)").
   explicit RecordLines(const std::string& path);
   ~RecordLines();
   RecordLines(const RecordLines&) = delete;

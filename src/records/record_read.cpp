@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -181,10 +182,16 @@ RecordLines::RecordLines(const std::string& path) : path_(path) {
                       " a result file may hold (docs/records.md, \"Bounds\"): is it the right file?");
   }
   block_.resize(std::size_t{1} << 20);
-  unsigned char magic[2] = {0, 0};
-  if (::pread(fd_, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+  unsigned char magic[6] = {0, 0, 0, 0, 0, 0};
+  const ssize_t got = ::pread(fd_, magic, 6, 0);
+  if (got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
     ::close(fd_);
     throw ResultError(path + ": gzip-compressed: unpack it first (gunzip -k " + path + ")");
+  }
+  static constexpr unsigned char kXzMagic[6] = {0xfd, '7', 'z', 'X', 'Z', 0x00};  // xz file format 1.0.4, 2.1.1.1
+  if (got == 6 && std::equal(magic, magic + 6, kXzMagic)) {
+    ::close(fd_);
+    throw ResultError(path + ": xz-compressed: unpack it first (xz -dk " + path + ")");
   }
 }
 

@@ -17,12 +17,12 @@ std::vector<std::string> expand_result_path(const std::string& arg,
     bool gzipped = false;
     for (const auto& e : fs::directory_iterator(arg, ec)) {
       if (e.path().extension() == ".jsonl") out.push_back(e.path().string());
-      gzipped = gzipped || e.path().string().ends_with(".jsonl.gz");
+      gzipped = gzipped || e.path().string().ends_with(".jsonl.gz") || e.path().string().ends_with(".jsonl.xz");
     }
     if (ec) throw ResultError("cannot list folder " + arg + ": " + ec.message());
     if (out.empty())
       throw ResultError("folder '" + arg + "' holds no .jsonl result file" +
-                        (gzipped ? " (its .jsonl.gz files must be unpacked first: gunzip -k)" : ""));
+                        (gzipped ? " (its .jsonl.gz and .jsonl.xz files must be unpacked first: gunzip -k, xz -dk)" : ""));
     std::sort(out.begin(), out.end());
     return out;
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 16's step: configs/masking.yaml with the documented delay aid (lab.delay_s = 20 us: a spin kernel added to
 # every iteration, docs/history.md), on the H200 by the build of .h200/GIT_SHA, a commit newer than every other
-# run in run.sh. From the repository root on the GPU machine after scripts/gpu_pack.sh; the result ends in $OUT.
+# run in history.sh. From the repository root on the GPU machine after scripts/gpu_pack.sh; the result ends in $OUT.
 set -u
 L=.h200/labrun
 s=$(date +%s)
