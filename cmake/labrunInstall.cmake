@@ -9,12 +9,14 @@
 #   <prefix>/share/labrun/plot_report.py, plot_history.py
 #   <prefix>/share/labrun/cmake/                      labrunRunner.cmake (labrun_add_runner), code_rev.cmake,
 #                                                     labrunSweepTest.cmake, labrun_sweep_test.cmake
+#   <prefix>/share/doc/labrun/LICENSE, NOTICE         the Apache License 2.0 and the copyright notice
 # Exported targets carry no path of this machine: the static yaml-cpp of a portable build is found again by the
 # config on the user's machine (labrun::yaml_cpp).
 include(CMakePackageConfigHelpers)
 
 set(LABRUN_INSTALL_CMAKEDIR lib/cmake/labrun)
 set(LABRUN_INSTALL_SHAREDIR share/labrun)
+set(LABRUN_INSTALL_DOCDIR share/doc/labrun)
 
 install(TARGETS labrun RUNTIME DESTINATION bin)
 install(TARGETS ${LABRUN_EXPORTED_TARGETS} EXPORT labrunTargets
@@ -24,6 +26,7 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/labrun DESTINATION include
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/kernels/ DESTINATION include/labrun/kernels
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
+install(FILES ${CMAKE_SOURCE_DIR}/LICENSE ${CMAKE_SOURCE_DIR}/NOTICE DESTINATION ${LABRUN_INSTALL_DOCDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/scripts/plot_report.py ${CMAKE_SOURCE_DIR}/scripts/plot_history.py
         DESTINATION ${LABRUN_INSTALL_SHAREDIR})
 

@@ -45,7 +45,7 @@ run("install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
 foreach(f bin/labrun include/labrun/dtype.hpp include/labrun/point.hpp lib/liblabrun_core.a lib/liblabrun_main.a
           lib/cmake/labrun/labrunConfig.cmake lib/cmake/labrun/labrunConfigVersion.cmake
           lib/cmake/labrun/labrunTargets.cmake share/labrun/plot_report.py share/labrun/plot_history.py
-          share/labrun/cmake/labrunRunner.cmake)
+          share/labrun/cmake/labrunRunner.cmake share/doc/labrun/LICENSE share/doc/labrun/NOTICE)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "install: ${f} is missing from ${prefix}")
   endif()
