@@ -43,7 +43,7 @@ PointRecord point(const std::string& variant, Json axes, double time_s, bool hos
   p.variant = variant;
   p.axes = std::move(axes);
   p.backend = host ? "host" : "cuda:0";
-  p.status = "ok";
+  p.status = Status::ok;
   p.cost = Cost::of(5e5, 5e5, 1e6, 0, 1, 0);
   Timing t;
   t.mode = "graph";

@@ -904,7 +904,7 @@ TEST(DiffBackends, HostAgainstGpuIsRefused) {
     p.experiment = "e";
     p.variant = "v";
     p.backend = backend;
-    p.status = "ok";
+    p.status = Status::ok;
     run.points.push_back(p);
     return std::vector<labrun::Run>{run};
   };

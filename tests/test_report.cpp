@@ -74,7 +74,7 @@ PointRecord toy_point(const std::string& variant, std::int64_t size) {
   p.axes = Json{{"size", size}, {kModeAxis, "eager"}, {kL2Axis, "hot"}};
   p.key = "toy/" + variant + "/l2=hot,mode=eager,size=" + std::to_string(size);
   p.backend = "host";
-  p.status = "ok";
+  p.status = Status::ok;
   const double n = static_cast<double>(size);
   p.cost.bytes = p.cost.compulsory_bytes = 8 * n;
   p.cost.flop = n;

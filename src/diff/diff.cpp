@@ -538,8 +538,6 @@ bool host_sensitive(const PointRecord& record) {
   return !blocked && (bound == "sync" || bound == "launch" || waits);
 }
 
-bool is_failure_status(const std::string& status) { return is_failure(status); }
-
 DiffPointStub point_stub(const PointRecord& record) { return {record.id, record.key, record.status}; }
 
 void check_options(const DiffOptions& o) {
@@ -888,11 +886,11 @@ PendingTests match_points(const Side& base, const Side& current, const DiffOptio
     DiffPoint row = matched_row(id, b, n);
     if (row.base_status != row.new_status) {
       row.verdict = Verdict::status_changed;
-      row.reason = fmt::format("{} -> {}", row.base_status, row.new_status);
+      row.reason = fmt::format("{} -> {}", to_string(row.base_status), to_string(row.new_status));
       result.status_changes.push_back({id, row.key, row.base_status, row.new_status, n.record->reason});
-    } else if (row.base_status != "ok") {
+    } else if (row.base_status != Status::ok) {
       row.verdict = Verdict::not_compared;
-      row.reason = "not timed: " + row.base_status + " on both sides";
+      row.reason = std::string("not timed: ") + to_string(row.base_status) + " on both sides";
     } else if (const auto p = compare_samples(b, n, options, row, caveats)) {
       pending.emplace_back(result.points.size(), *p);
     }
@@ -1015,7 +1013,7 @@ void summarize(const DiffOptions& options, bool incomplete, DiffResult& result) 
     s.host_sensitive_changes += row.host_sensitive && changed;
     if (row.verdict == Verdict::slower) regression = true;
     if (row.verdict == Verdict::status_changed &&
-        (options.fail_on == DiffOptions::FailOn::any || is_failure_status(row.new_status)))
+        (options.fail_on == DiffOptions::FailOn::any || is_failure(row.new_status)))
       regression = true;
   }
   s.matched = result.points.size();

@@ -57,7 +57,8 @@ std::string clocks_text(const PointRecord& point) {
 // Everything interpret() computes before classifying. SI units: s, bytes, FLOP, B/s, FLOP/s; shares and
 // fractions are dimensionless. NaN marks a quantity whose inputs are missing or non-finite.
 struct Quantities {
-  std::string what, status, method, mode, l2, mem_source;
+  std::string what, method, mode, l2, mem_source;
+  Status status = Status::error;
   double time = kNaN, wall = kNaN, device = kNaN, syncs = kNaN, submit = kNaN;
   double probe = kNaN;   // host probe: seconds per bare sync round trip, measured beside the samples (live only)
   bool blocked = false;  // GPU time measured on work queued behind a blocking kernel; submit = host enqueue time
@@ -133,8 +134,8 @@ double launch_threshold(const Quantities& q) { return q.blocked && std::isfinite
 
 // Why a point has no time: its status, or a status "ok" without a valid time.
 std::string untimed_why(const Quantities& q) {
-  return q.status == "ok" ? "no valid time (timing.time_s missing, non-finite or not positive)"
-                          : "status " + (q.status.empty() ? std::string("missing") : q.status);
+  return q.status == Status::ok ? "no valid time (timing.time_s missing, non-finite or not positive)"
+                                : std::string("status ") + to_string(q.status);
 }
 
 // The record's own reason as a suffix (": reason"), or "" when it has none.
@@ -225,7 +226,7 @@ void read_calibration(const RunHeader& header, Quantities& q) {
 // The derived quantities: rates, fractions of the ceilings, shares and the time floor (docs/metrics.md
 // "Interpretation").
 void derive(Quantities& q) {
-  q.timed = q.status == "ok" && positive(q.time);
+  q.timed = q.status == Status::ok && positive(q.time);
   if (q.timed) {
     q.bw = over(q.bytes, q.time);
     q.compulsory_bw = over(q.compulsory_bytes, q.time);
@@ -418,9 +419,9 @@ Advice untimed_advice(const Quantities& q) {
   Advice a;
   a.bound = "no class: the point has no time";
   a.other = "none: there is no measurement to check";
-  if (q.status == "incorrect")
+  if (q.status == Status::incorrect)
     a.next = "fix correctness first: the time of a wrong result means nothing";
-  else if (q.status == "capture_unsupported")
+  else if (q.status == Status::capture_unsupported)
     a.next = "make the variant capturable (no host-visible, data-dependent size inside the iteration), or compare "
              "it in eager mode";
   else

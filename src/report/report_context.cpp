@@ -260,6 +260,6 @@ IterationTime ReportContext::iteration_time(const PointRecord& p) {
                        host_paced};
 }
 
-bool ReportContext::usable(const PointRecord& p) { return p.status == "ok" && !interpretation(p).suspect; }
+bool ReportContext::usable(const PointRecord& p) { return p.status == Status::ok && !interpretation(p).suspect; }
 
 }  // namespace labrun
