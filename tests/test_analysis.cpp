@@ -48,7 +48,7 @@ PointRecord point(const std::string& variant, Json axes, double time_s, bool hos
   Timing t;
   t.mode = "graph";
   t.l2 = "cold";
-  t.method = host ? "host_steady_clock" : "cuda_events+synchronized_wall";
+  t.method = host ? TimingMethod::host_steady_clock : TimingMethod::cuda_events;
   TimeSummary s;
   s.count = 20;
   s.median_time_s = time_s;

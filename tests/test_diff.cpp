@@ -932,7 +932,7 @@ TEST(DiffVerdict, AnIterationThatWaitsOnTheHostIsHostSensitive) {
   };
   const auto run = [&] {
     return std::vector<Json>{header(), with("waits", "cuda_events+synchronized_wall", 1.0),
-                             with("blocked", std::string(kBlockedTimingMethod), 1.0),
+                             with("blocked", std::string(to_string(TimingMethod::cuda_events_blocked)), 1.0),
                              with("no_wait", "cuda_events+synchronized_wall", 0.0),
                              with("unrecorded", "cuda_events+synchronized_wall", -1)};
   };

@@ -532,7 +532,7 @@ std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& 
 /// whatever its bound: the stream idles while the host reads and launches). Such a time moves with the host's speed
 /// as much as with the code.
 bool host_sensitive(const PointRecord& record) {
-  const bool blocked = record.timing && record.timing->method == kBlockedTimingMethod;
+  const bool blocked = record.timing && record.timing->method == TimingMethod::cuda_events_blocked;
   const std::string bound = record.interpretation ? record.interpretation->bound : "";
   const bool waits = record.timing && record.timing->host_syncs_per_iteration >= 1;  // NaN (not recorded): false
   return !blocked && (bound == "sync" || bound == "launch" || waits);
@@ -621,7 +621,8 @@ std::optional<double> compare_samples(const PointRef& b, const PointRef& n, cons
   }
   caveats.mixed_sources += bs.source != ns.source;
   const auto method = [](const PointRecord& r) {
-    return r.timing && !r.timing->method.empty() ? r.timing->method : std::string("unknown");
+    const std::string name = r.timing ? r.timing->method_name() : std::string();
+    return name.empty() ? std::string("unknown") : name;
   };
   if (method(*b.record) != method(*n.record)) ++caveats.mixed_methods[{method(*b.record), method(*n.record)}];
   row.base_median_s = median(bs.seconds);

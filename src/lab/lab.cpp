@@ -416,6 +416,14 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool 
   return !run.stop.empty();
 }
 
+// How `run`'s samples were timed: unsynchronized by lab.timing; else by what the executor's samples held (device
+// times: CUDA events; with submit times: queued behind the blocking kernel).
+TimingMethod timing_method_of(const PointRun& run) {
+  if (!run.opts.synchronized) return TimingMethod::host_clock_unsynchronized;
+  if (run.device.empty()) return TimingMethod::host_steady_clock;
+  return run.submit.empty() ? TimingMethod::cuda_events : TimingMethod::cuda_events_blocked;
+}
+
 // The run's header as the interpretation reads it (an empty one when the caller has none).
 RunHeader run_header(const Json& header) { return header_from_json(header.is_object() ? header : Json::object()); }
 
@@ -426,10 +434,7 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     Timing timing;
     timing.mode = run.opts.mode;
     timing.l2 = run.opts.cold_l2 ? "cold" : "hot";
-    timing.method = !run.opts.synchronized ? "host_clock_unsynchronized"
-                    : run.device.empty()   ? "host_steady_clock"
-                    : !run.submit.empty()  ? kBlockedTimingMethod
-                                           : "cuda_events+synchronized_wall";
+    timing.method = timing_method_of(run);
     timing.batch = run.batch;
     timing.interleaved_points = static_cast<std::int64_t>(interleaved);
     timing.stop_reason = run.stop;

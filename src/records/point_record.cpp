@@ -85,11 +85,21 @@ constexpr Field<ProcessStats> kProcessStatsFields[] = {
     if_set<&ProcessStats::host_probe_time_s, Maybe<Reals>>("host_probe_time_s"),
 };
 
+// timing.method: a string, read into Timing::method (TimingMethod's table), a spelling it lacks kept in other_method.
+void write_timing_method(const Timing& t, Json& j, const char* key) { j[key] = t.method_name(); }
+void read_timing_method(Timing& t, const Json& j, const char* key, const std::string& where) {
+  read_member<&Timing::other_method, Text>(t, j, key, where);
+  if (const std::optional<TimingMethod> m = parse_timing_method(t.other_method)) {
+    t.method = *m;
+    t.other_method.clear();
+  }
+}
+
 // lab.cpp's order. The host probe's two keys are left out of records from before it (host_probe_recorded false).
 constexpr Field<Timing> kTimingFields[] = {
     always<&Timing::mode, Text>("mode"),
     always<&Timing::l2, Text>("l2"),
-    always<&Timing::method, Text>("method"),
+    Field<Timing>{"method", &write_timing_method, &read_timing_method},
     always<&Timing::batch, Int>("batch"),
     always<&Timing::interleaved_points, Int>("interleaved_points"),
     always<&Timing::stop_reason, Text>("stop_reason"),

@@ -28,6 +28,7 @@
 #include <labrun/status.hpp>
 #include "record.hpp"
 #include "stats.hpp"
+#include "timing_method.hpp"
 
 namespace labrun {
 
@@ -93,7 +94,9 @@ ProcessStats process_stats_from_json(const Json& j);
 struct Timing {
   std::string mode;                 ///< "eager" or "graph"
   std::string l2;                   ///< "hot" or "cold"
-  std::string method;               ///< e.g. kBlockedTimingMethod, "host_steady_clock"
+  /// How the samples were timed; `other` for a spelling this build does not know, kept in other_method.
+  TimingMethod method = TimingMethod::other;
+  std::string other_method;         ///< timing.method as read when it is none of TimingMethod's ("" when absent)
   std::int64_t batch = 1;           ///< iterations one sample timed
   std::int64_t interleaved_points = 1;
   std::string stop_reason;          ///< "ci_target", "max_samples", "max_time", "mixed"
@@ -112,6 +115,9 @@ struct Timing {
   bool host_probe_recorded = true;
   double time_s = kNoValue;                  ///< the device median, or the wall median without device timing
   std::optional<ProcessStats> processes;     ///< pooled runs only; nullopt: no key
+
+  /// timing.method as the record spells it: to_string(method), or other_method for `other`.
+  std::string method_name() const { return method == TimingMethod::other ? other_method : to_string(method); }
 };
 
 /// The object `timing` in lab.cpp's order: mode, l2, method, batch, interleaved_points, stop_reason,
