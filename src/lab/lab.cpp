@@ -11,6 +11,7 @@
 #include "lab_axes.hpp"
 #include "record.hpp"
 #include "stats.hpp"
+#include "stopping.hpp"
 #include "interrupt.hpp"
 #include <labrun/status.hpp>
 
@@ -173,7 +174,8 @@ struct PointRun {
   std::vector<double> wall, device, submit, host_probe;
   std::int64_t syncs = 0, iterations = 0;
   double timed_s = 0;  // time spent in this point's own samples (caps count only these)
-  std::string stop;
+  std::unique_ptr<StoppingCriterion> stopping;  // lab.stopping's criterion, told each sample
+  std::string stop;    // its stop reason once it finished
   bool finished = false;  // true once rec is final (ended before timing, or timing done and finalised)
 };
 
@@ -384,8 +386,8 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
   }
 }
 
-// One timed sample. Returns true when sampling of this point is over: the median's 95% CI is within the
-// target, or a sample or time cap is hit; never before min_samples.
+// One timed sample. Returns true when sampling of this point is over, as lab.stopping's criterion decides (the
+// default, noise: the median's 95% CI within the target, or a sample or time cap hit; never before min_samples).
 bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool interleaved) {
   Range r(backend, lab.profile ? profile_range_name(run.rec.key) : run.rec.variant + " " + to_string(Phase::timing));
   // Interleaved with other points, the cache holds their data: one untimed iteration restores this point's hot
@@ -396,7 +398,8 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool 
   }
   const auto t0 = Clock::now();
   const Sample s = run.exec->sample(run.batch);
-  run.timed_s += seconds_since(t0);
+  const double duration_s = seconds_since(t0);
+  run.timed_s += duration_s;
   const double b = static_cast<double>(s.iterations);
   run.wall.push_back(s.wall_time_s / b);
   if (s.device_time_s) run.device.push_back(*s.device_time_s / b);
@@ -405,14 +408,10 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool 
   run.batch = s.iterations;  // a blocked sample may time fewer iterations than asked (queue depth)
   run.syncs += s.host_syncs;
   run.iterations += s.iterations;
-  const auto count = static_cast<std::int64_t>(run.wall.size());
-  if (count < lab.min_samples) return false;
-  if (median_ci_rel_halfwidth(run.device.empty() ? run.wall : run.device) <= lab.target_rel_ci)
-    run.stop = "ci_target";
-  else if (count >= lab.max_samples)
-    run.stop = "max_samples";
-  else if (run.timed_s >= lab.max_time_s)
-    run.stop = "max_time";
+  if (!run.stopping) run.stopping = make_stopping_criterion(lab);
+  run.stopping->add_sample({run.wall.back(), s.device_time_s ? std::optional(run.device.back()) : std::nullopt,
+                            duration_s});
+  if (run.stopping->is_finished()) run.stop = run.stopping->stop_reason();
   return !run.stop.empty();
 }
 
