@@ -43,12 +43,12 @@ PointRecord point(const std::string& variant, Json axes, double time_s, bool hos
   p.variant = variant;
   p.axes = std::move(axes);
   p.backend = host ? "host" : "cuda:0";
-  p.status = "ok";
+  p.status = Status::ok;
   p.cost = Cost::of(5e5, 5e5, 1e6, 0, 1, 0);
   Timing t;
   t.mode = "graph";
   t.l2 = "cold";
-  t.method = host ? "host_steady_clock" : "cuda_events+synchronized_wall";
+  t.method = host ? TimingMethod::host_steady_clock : TimingMethod::cuda_events;
   TimeSummary s;
   s.count = 20;
   s.median_time_s = time_s;

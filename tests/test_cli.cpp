@@ -395,6 +395,23 @@ TEST(Cli, C03_UnknownAxisIsAConfigErrorBeforeAnyOutput) {
   EXPECT_EQ(labrun(dir, "validate " + quote(bad)).code, 3);
 }
 
+// An unknown stopping criterion (lab.stopping) is a config error: exit 3 naming file, line and key, before any output.
+TEST(Cli, UnknownStoppingCriterionIsAConfigError) {
+  TempDir dir;
+  const std::string bad = dir.path("stopping.yaml");
+  write_file(bad, "experiment: masking\naxes:\n  n: [1000]\nlab:\n  stopping: nosie\n");
+  const std::string out = dir.path("out.jsonl");
+  const Result r = labrun(dir, "sweep " + quote(bad) + " --device cpu -o " + quote(out));
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("stopping.yaml:5: key 'lab.stopping'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'nosie' is not one of noise"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(labrun(dir, "validate " + quote(bad)).code, 3);
+  const Result cli = labrun(dir, "sweep " + quote(kSmoke) + " --device cpu -o " + quote(out) + " --lab stopping=x");
+  EXPECT_EQ(cli.code, 3) << cli.err;
+  EXPECT_NE(cli.err.find("lab.stopping"), std::string::npos) << cli.err;
+}
+
 // C01: `n:` given twice stops `sweep` with exit 3 naming the file, the key and both lines, before any output.
 TEST(Cli, C01_DuplicateKeyIsAConfigErrorBeforeAnyOutput) {
   TempDir dir;

@@ -241,6 +241,17 @@ TEST(Config, ParseDecimalIsPlainDecimalOnly) {
     EXPECT_FALSE(parse_decimal(bad).has_value()) << bad;
 }
 
+// lab.stopping names a stopping criterion of the table (src/config/stopping.cpp); noise is the default, any other
+// word an error at its file, line and key.
+TEST(Config, StoppingIsACriterionOfTheTable) {
+  EXPECT_EQ(parse("experiment: masking\n").lab.stopping, "noise");
+  EXPECT_EQ(parse("experiment: masking\nlab:\n  stopping: noise\n").lab.stopping, "noise");
+  const ConfigError e = parse_error("experiment: masking\nlab:\n  stopping: nosie\n");
+  EXPECT_EQ(e.key(), "lab.stopping");
+  EXPECT_EQ(e.loc().line, 3);
+  EXPECT_TRUE(contains(e.message(), "'nosie' is not one of noise")) << e.what();
+}
+
 TEST(Config, BlockingKernelIsTrueOrFalse) {
   EXPECT_TRUE(parse("experiment: masking\n").lab.blocking_kernel);  // the default
   EXPECT_FALSE(parse("experiment: masking\nlab:\n  blocking_kernel: false\n").lab.blocking_kernel);

@@ -904,7 +904,7 @@ TEST(DiffBackends, HostAgainstGpuIsRefused) {
     p.experiment = "e";
     p.variant = "v";
     p.backend = backend;
-    p.status = "ok";
+    p.status = Status::ok;
     run.points.push_back(p);
     return std::vector<labrun::Run>{run};
   };
@@ -932,7 +932,7 @@ TEST(DiffVerdict, AnIterationThatWaitsOnTheHostIsHostSensitive) {
   };
   const auto run = [&] {
     return std::vector<Json>{header(), with("waits", "cuda_events+synchronized_wall", 1.0),
-                             with("blocked", std::string(kBlockedTimingMethod), 1.0),
+                             with("blocked", std::string(to_string(TimingMethod::cuda_events_blocked)), 1.0),
                              with("no_wait", "cuda_events+synchronized_wall", 0.0),
                              with("unrecorded", "cuda_events+synchronized_wall", -1)};
   };

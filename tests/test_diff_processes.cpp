@@ -34,7 +34,7 @@ PointRecord pooled_point(std::mt19937_64& rng, const std::string& id, double med
   p.variant = "v";
   p.axes = Json{{"i", id}};
   p.backend = "cuda:0";
-  p.status = "ok";
+  p.status = Status::ok;
   Timing& t = p.timing.emplace();
   ProcessStats& ps = t.processes.emplace();
   ps.count = kProcesses;

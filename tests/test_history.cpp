@@ -115,10 +115,10 @@ Run synthetic_run(std::mt19937_64& rng, std::size_t commit, const std::vector<Po
     p.variant = "v";
     p.axes = Json{{"i", static_cast<std::int64_t>(i)}};
     p.backend = "cuda:0";
-    p.status = "ok";
+    p.status = Status::ok;
     p.interpretation.emplace().bound = truth[i].bound;
     Timing& t = p.timing.emplace();
-    t.method = "cuda_event_blocked";
+    t.method = TimingMethod::cuda_events_blocked;
     ProcessStats& ps = t.processes.emplace();
     ps.count = kProcesses;
     const double mean = level[i] * std::exp(truth[i].shift[commit]);

@@ -424,7 +424,7 @@ TEST(InterpretTyped, ReproducesStoredInterpretationsOfACommittedRun) {
   ASSERT_EQ(run.header.backend(), "cuda:0");
   std::size_t compared = 0, sync_advice = 0;
   for (const PointRecord& p : run.points) {
-    if (p.status != "ok") continue;
+    if (p.status != Status::ok) continue;
     ASSERT_TRUE(p.interpretation.has_value()) << p.key;
     sync_advice += without_named_variant(to_json(*p.interpretation)) != to_json(*p.interpretation);
     const std::vector<std::string> diffs = differences_from_stored(p, run.header);
@@ -450,7 +450,7 @@ TEST(InterpretTyped, ReproducesStoredInterpretationsOfAFreshHostRun) {
   ASSERT_EQ(set.runs[0].header.backend(), "host");
   std::size_t compared = 0;
   for (const PointRecord& p : set.runs[0].points) {
-    if (p.status != "ok") continue;
+    if (p.status != Status::ok) continue;
     ASSERT_TRUE(p.interpretation.has_value()) << p.key;
     EXPECT_EQ(to_json(interpret(p, set.runs[0].header)).dump(), to_json(*p.interpretation).dump()) << p.key;
     ++compared;

@@ -157,7 +157,7 @@ TEST(Lab, PhasesRunInOrderAndStopAtTheCiTarget) {
   EXPECT_DOUBLE_EQ(real_from_json(r["timing"]["time_s"]), 1e-3);
   EXPECT_DOUBLE_EQ(r["interpretation"]["achieved_bandwidth_Bps"].get<double>(), 1e9);
   EXPECT_EQ(r["warnings"].size(), 0u);
-  for (const auto& phase : kPhases) EXPECT_TRUE(r["phases"].contains(phase)) << phase;
+  for (const Phase phase : kPhases) EXPECT_TRUE(r["phases"].contains(to_string(phase))) << to_string(phase);
 }
 
 // Warmup ends at steady state (two consecutive chunks of at least min_sample_time_s agree within

@@ -74,7 +74,7 @@ PointRecord toy_point(const std::string& variant, std::int64_t size) {
   p.axes = Json{{"size", size}, {kModeAxis, "eager"}, {kL2Axis, "hot"}};
   p.key = "toy/" + variant + "/l2=hot,mode=eager,size=" + std::to_string(size);
   p.backend = "host";
-  p.status = "ok";
+  p.status = Status::ok;
   const double n = static_cast<double>(size);
   p.cost.bytes = p.cost.compulsory_bytes = 8 * n;
   p.cost.flop = n;
@@ -83,7 +83,7 @@ PointRecord toy_point(const std::string& variant, std::int64_t size) {
   Timing t;
   t.mode = "eager";
   t.l2 = "hot";
-  t.method = "host_steady_clock";
+  t.method = TimingMethod::host_steady_clock;
   const double time = toy_time(variant, n);
   TimeSummary wall;
   wall.count = 20;
@@ -297,7 +297,7 @@ TEST(ReportContextApi, TypedIterationTimeMatchesTheJsonOne) {
   PointRecord p = toy_point("lean", 1000);
   EXPECT_EQ(ReportContext::iteration_time(p).time_s, iteration_time(to_json(p)).time_s);
   // A blocked eager sample whose host submission is slower than the GPU: host-paced.
-  p.timing->method = kBlockedTimingMethod;
+  p.timing->method = TimingMethod::cuda_events_blocked;
   TimeSummary dev = *p.timing->wall, sub = *p.timing->wall;
   dev.median_time_s = 5e-6;
   dev.ci95_low_time_s = 4.9e-6;

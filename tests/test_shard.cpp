@@ -240,7 +240,7 @@ TEST(Shard, MergeShardsRejectsOverlapAndMixedBuilds) {
       PointRecord p;
       p.id = id;
       p.key = "k/" + id;
-      p.status = "ok";
+      p.status = Status::ok;
       r.points.push_back(p);
     }
     return r;

@@ -1,8 +1,12 @@
-// The disposition of a point after its lab pass, and the exceptions a phase throws to set one.
+// The disposition of a point after its lab pass, and the exceptions a phase throws to set one. Adding a status is a
+// line of the enum and a row of its name table (src/config/status.cpp: its spelling in records and whether it
+// fails a sweep), and its line in docs/records.md's table of statuses.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace labrun {
 
@@ -22,10 +26,16 @@ enum class Status {
 
 /// True for the statuses that make a sweep exit 1 (kExitPointsFailed): incorrect, error, device_fault, crashed,
 /// timeout. Ok, skipped, not_supported and capture_unsupported do not.
-bool is_failure(const std::string& status);
+bool is_failure(Status status);
 
 /// Lower-case name used in records ("ok", "not_supported", ...).
 const char* to_string(Status status);
+
+/// The status spelled `name` in records (as to_string writes it), or nullopt for any other text.
+std::optional<Status> parse_status(std::string_view name);
+
+/// Every status's name in enum order, joined by ", " ("ok, incorrect, skipped, ..."), for messages.
+std::string status_names();
 
 /// Thrown by a phase to end a point's lab pass with a status other than ok/incorrect.
 class PointOutcome : public std::runtime_error {

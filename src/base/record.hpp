@@ -18,10 +18,6 @@ using Json = nlohmann::ordered_json;
 /// under test, src/base/code_rev.hpp); files of 1 and 2 load everywhere (docs/records.md).
 inline constexpr int kRecordSchemaVersion = 3;
 
-/// `timing.method` of a point whose samples were queued behind a blocking kernel (GPU time; the host's
-/// enqueue time in `timing.submit`); docs/metrics.md, "Blocking kernel".
-inline constexpr const char* kBlockedTimingMethod = "cuda_events_blocked+synchronized_wall";
-
 /// A real number as JSON. Finite values are JSON numbers (nlohmann writes the shortest text that reads back
 /// exactly). JSON has no NaN or infinity, so those become the strings "NaN", "Infinity" and "-Infinity"
 /// (the spellings of JavaScript and of Python's json module): lossless, and never `null`. Case C14.

@@ -99,7 +99,7 @@ std::string right_aligned(const std::string& text, std::size_t width) {
   return std::string(width > columns ? width - columns : 0, ' ') + text;
 }
 
-bool shows_row(const std::string& status) { return status == "ok" || is_failure(status); }
+bool shows_row(Status status) { return status == Status::ok || is_failure(status); }
 
 // One row per point that ran (ok or failed); skipped and not-supported points only counted, by reason.
 /// When cmd_sweep began (the summary line's sweep wall time).
@@ -110,9 +110,9 @@ void print_summary(const std::vector<PointRecord>& records) {
               "bound", "axes");
   std::map<std::string, int> counts, not_run;
   for (const auto& r : records) {
-    const std::string& status = r.status;
+    const std::string status = to_string(r.status);
     counts[status]++;
-    if (!shows_row(status)) {
+    if (!shows_row(r.status)) {
       // One line per kind of reason: the part before "; this point" (the limit, not each point's own size).
       const std::string reason = r.reason.value_or("");
       not_run[status + ": " + reason.substr(0, std::min<std::size_t>(reason.find("; this point"), 110))]++;
@@ -132,7 +132,7 @@ void print_summary(const std::vector<PointRecord>& records) {
     std::printf("%-20s %-12s %s %s %9s %8s %-8s %s\n", printable(r.variant).c_str(), printable(status).c_str(),
                 right_aligned(time, 11).c_str(), right_aligned(wall, 11).c_str(), bw.c_str(), syncs.c_str(),
                 bound.c_str(), short_axes(r.axes).c_str());
-    if (status != "ok" && r.reason) std::printf("    %s\n", printable(*r.reason).c_str());
+    if (r.status != Status::ok && r.reason) std::printf("    %s\n", printable(*r.reason).c_str());
   }
   for (const auto& [why, n] : not_run) std::printf("%6d x %s\n", n, why.c_str());
   // Where the sweep's time went: each phase summed over the points (and over the processes of a pooled record).
@@ -385,7 +385,7 @@ struct WorkerProgress {
 
   // Counts point `i` (1-based, of w.todo) and, unless quiet or not run, says so on stderr or in the log.
   void point_done(std::size_t i, const PointRecord& rec) {
-    const bool ran = rec.status != "not_supported" && rec.status != "skipped";
+    const bool ran = rec.status != Status::not_supported && rec.status != Status::skipped;
     not_run += !ran;
     if (quiet || !ran) return;
     const std::size_t processes = w.process_count > 0 ? static_cast<std::size_t>(w.process_count) : 1;
@@ -400,7 +400,7 @@ struct WorkerProgress {
         fmt::format("[{}/{}] {} elapsed, ETA {}{} {:<20} {:<40} {:<19} {} {}", before + w.held + i,
                     processes * sweep_points, format_duration(elapsed_s), format_duration(eta_s),
                     not_run > 0 ? fmt::format(" ({} not run)", not_run) : std::string(), rec.variant,
-                    short_axes(rec.axes), rec.status, t, reason);
+                    short_axes(rec.axes), to_string(rec.status), t, reason);
     if (stderr_is_terminal()) std::cerr << line << "\n";  // on a terminal
     else spdlog::info("{}", line);                                       // timestamped in a batch log
   }
@@ -409,9 +409,9 @@ struct WorkerProgress {
 // Runs the points still to run, appending each to the file and reporting its phases on the status pipe.
 int run_worker_points(Worker& w, const SweepArgs& a, const SweepConfig& config, const Experiment& experiment,
                       const std::vector<Point>& points) {
-  const PhaseListener listener = [&](const std::string& id, const std::string& phase) {
+  const PhaseListener listener = [&](const std::string& id, Phase phase) {
     if (a.status_fd < 0) return;
-    const std::string line = id + " " + phase + "\n";
+    const std::string line = id + " " + to_string(phase) + "\n";
     (void)!::write(a.status_fd, line.data(), line.size());  // one write under PIPE_BUF: never interleaved
   };
   WorkerProgress progress{w, a.quiet, points.size()};

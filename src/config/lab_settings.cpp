@@ -1,5 +1,7 @@
 #include "lab_settings.hpp"
 
+#include "stopping.hpp"
+
 namespace labrun {
 
 namespace {

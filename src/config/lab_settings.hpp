@@ -75,7 +75,9 @@ inline LabRule boolean() { return LabRule{LabRule::Kind::Bool, 0, 0, true, {}}; 
   X(double, point_timeout_s, 600, real_at_least(0, 86400, " (one day; 0: no limit)"),                                                                \
     "a point running longer is recorded as timeout and its worker replaced (s); 0: no limit")                     \
   X(bool, profile, false, boolean(),                                                                               \
-    "profiler mode (--profile): correctness, then a few plain iterations in NVTX ranges named by the point key")
+    "profiler mode (--profile): correctness, then a few plain iterations in NVTX ranges named by the point key") \
+  X(std::string, stopping, "noise", one_of(stopping_criterion_names()),                                            \
+    "the stopping criterion of a point's sampling (src/config/stopping.hpp; noise: the CI target and the caps)")
 
 /// Settings of the lab pass. Every field comes from LABRUN_LAB_SETTINGS (defaults there).
 struct LabSettings {

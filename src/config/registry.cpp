@@ -3,31 +3,10 @@
 #include <stdexcept>
 
 #include "lab_axes.hpp"
-#include <labrun/status.hpp>
 
 namespace labrun {
 
 const char* to_string(BackendKind kind) { return kind == BackendKind::host ? "host" : "cuda"; }
-
-const char* to_string(Status status) {
-  switch (status) {
-    case Status::ok: return "ok";
-    case Status::incorrect: return "incorrect";
-    case Status::skipped: return "skipped";
-    case Status::not_supported: return "not_supported";
-    case Status::capture_unsupported: return "capture_unsupported";
-    case Status::error: return "error";
-    case Status::device_fault: return "device_fault";
-    case Status::crashed: return "crashed";
-    case Status::timeout: return "timeout";
-  }
-  return "?";
-}
-
-bool is_failure(const std::string& status) {
-  return status == "incorrect" || status == "error" || status == "device_fault" || status == "crashed" ||
-         status == "timeout";
-}
 
 const AxisDecl* Experiment::find_axis(const std::string& axis) const {
   for (const auto& a : axes)

@@ -532,13 +532,11 @@ std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& 
 /// whatever its bound: the stream idles while the host reads and launches). Such a time moves with the host's speed
 /// as much as with the code.
 bool host_sensitive(const PointRecord& record) {
-  const bool blocked = record.timing && record.timing->method == kBlockedTimingMethod;
+  const bool blocked = record.timing && record.timing->method == TimingMethod::cuda_events_blocked;
   const std::string bound = record.interpretation ? record.interpretation->bound : "";
   const bool waits = record.timing && record.timing->host_syncs_per_iteration >= 1;  // NaN (not recorded): false
   return !blocked && (bound == "sync" || bound == "launch" || waits);
 }
-
-bool is_failure_status(const std::string& status) { return is_failure(status); }
 
 DiffPointStub point_stub(const PointRecord& record) { return {record.id, record.key, record.status}; }
 
@@ -623,7 +621,8 @@ std::optional<double> compare_samples(const PointRef& b, const PointRef& n, cons
   }
   caveats.mixed_sources += bs.source != ns.source;
   const auto method = [](const PointRecord& r) {
-    return r.timing && !r.timing->method.empty() ? r.timing->method : std::string("unknown");
+    const std::string name = r.timing ? r.timing->method_name() : std::string();
+    return name.empty() ? std::string("unknown") : name;
   };
   if (method(*b.record) != method(*n.record)) ++caveats.mixed_methods[{method(*b.record), method(*n.record)}];
   row.base_median_s = median(bs.seconds);
@@ -888,11 +887,11 @@ PendingTests match_points(const Side& base, const Side& current, const DiffOptio
     DiffPoint row = matched_row(id, b, n);
     if (row.base_status != row.new_status) {
       row.verdict = Verdict::status_changed;
-      row.reason = fmt::format("{} -> {}", row.base_status, row.new_status);
+      row.reason = fmt::format("{} -> {}", to_string(row.base_status), to_string(row.new_status));
       result.status_changes.push_back({id, row.key, row.base_status, row.new_status, n.record->reason});
-    } else if (row.base_status != "ok") {
+    } else if (row.base_status != Status::ok) {
       row.verdict = Verdict::not_compared;
-      row.reason = "not timed: " + row.base_status + " on both sides";
+      row.reason = std::string("not timed: ") + to_string(row.base_status) + " on both sides";
     } else if (const auto p = compare_samples(b, n, options, row, caveats)) {
       pending.emplace_back(result.points.size(), *p);
     }
@@ -1015,7 +1014,7 @@ void summarize(const DiffOptions& options, bool incomplete, DiffResult& result) 
     s.host_sensitive_changes += row.host_sensitive && changed;
     if (row.verdict == Verdict::slower) regression = true;
     if (row.verdict == Verdict::status_changed &&
-        (options.fail_on == DiffOptions::FailOn::any || is_failure_status(row.new_status)))
+        (options.fail_on == DiffOptions::FailOn::any || is_failure(row.new_status)))
       regression = true;
   }
   s.matched = result.points.size();

@@ -118,7 +118,7 @@ const char* to_string(Gate gate);
 struct DiffPoint {
   std::string id, key, variant;  ///< of the new record
   Json axes = Json::object();    ///< of the new record
-  std::string base_status, new_status;
+  Status base_status = Status::ok, new_status = Status::ok;
   Verdict verdict = Verdict::inconclusive;
   std::optional<std::string> reason;   ///< why, for every verdict but same / slower / faster
   std::optional<RatioEstimate> ratio;  ///< Hodges-Lehmann ratio and its (1 - alpha) interval
@@ -154,12 +154,14 @@ struct DiffPoint {
 
 /// A point on one side only: {id, key, status}.
 struct DiffPointStub {
-  std::string id, key, status;
+  std::string id, key;
+  Status status = Status::ok;
 };
 
 /// A matched point whose status differs; `reason` is the new record's.
 struct DiffStatusChange {
-  std::string id, key, base_status, new_status;
+  std::string id, key;
+  Status base_status = Status::ok, new_status = Status::ok;
   std::optional<std::string> reason;
 };
 

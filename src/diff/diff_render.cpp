@@ -58,8 +58,8 @@ Json to_json(const DiffPoint& p) {
               {"key", p.key},
               {"variant", p.variant},
               {"axes", p.axes},
-              {"base_status", p.base_status},
-              {"new_status", p.new_status},
+              {"base_status", to_string(p.base_status)},
+              {"new_status", to_string(p.new_status)},
               {"verdict", to_string(p.verdict)},
               {"reason", optional_text(p.reason)},
               {"ratio", p.ratio ? json_real(p.ratio->ratio) : Json()},
@@ -90,7 +90,7 @@ Json to_json(const DiffPoint& p) {
 
 Json to_json(const std::vector<DiffPointStub>& stubs) {
   Json j = Json::array();
-  for (const auto& s : stubs) j.push_back(Json{{"id", s.id}, {"key", s.key}, {"status", s.status}});
+  for (const auto& s : stubs) j.push_back(Json{{"id", s.id}, {"key", s.key}, {"status", to_string(s.status)}});
   return j;
 }
 
@@ -140,7 +140,8 @@ std::string fmt_samples(const DiffPoint& row) {
 }
 
 std::string fmt_change_cell(const DiffPoint& row) {
-  if (row.verdict == Verdict::status_changed) return row.base_status + " -> " + row.new_status;
+  if (row.verdict == Verdict::status_changed)
+    return std::string(to_string(row.base_status)) + " -> " + to_string(row.new_status);
   return fmt_change(row.ratio ? row.ratio->ratio : kNoValue);
 }
 
@@ -227,8 +228,8 @@ Json to_json(const DiffResult& diff) {
   for (const auto& c : diff.status_changes)
     status_changes.push_back(Json{{"id", c.id},
                                   {"key", c.key},
-                                  {"base_status", c.base_status},
-                                  {"new_status", c.new_status},
+                                  {"base_status", to_string(c.base_status)},
+                                  {"new_status", to_string(c.new_status)},
                                   {"reason", optional_text(c.reason)}});
   for (const auto& w : diff.warnings) warnings.push_back(w);
   const DiffSummary& s = diff.summary;
@@ -355,7 +356,7 @@ std::string diff_markdown_unescaped(const DiffResult& diff) {
   for (const auto& [name, points] : {std::pair{"new", &diff.added}, std::pair{"missing", &diff.missing}}) {
     if (points->empty()) continue;
     out += fmt::format("<details><summary>{} {} point(s)</summary>\n\n", points->size(), name);
-    for (const auto& p : *points) out += "- `" + md_cell(key_or_dash(p.key)) + "` (" + p.status + ")\n";
+    for (const auto& p : *points) out += "- `" + md_cell(key_or_dash(p.key)) + "` (" + to_string(p.status) + ")\n";
     out += "\n</details>\n\n";
   }
   return out;

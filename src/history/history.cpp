@@ -189,8 +189,8 @@ HistoryCommit describe_commit(const CommitRuns& c) {
 
 /// One point's records at one commit, pooled: status, process medians, ceilings as times.
 void add_record(HistoryRun& run, const PointRecord& rec, const RunHeader* header, std::size_t& unusable) {
-  if (run.status.empty() || run.status == "ok") run.status = rec.status;
-  if (rec.status != "ok") return;
+  if (!run.status || *run.status == Status::ok) run.status = rec.status;
+  if (rec.status != Status::ok) return;
   std::vector<double> times;
   const ProcessData pd = read_processes(rec);
   if (pd.pooled && pd.problem.empty()) {
@@ -492,7 +492,7 @@ std::vector<std::string> gather_series(const std::vector<CommitRuns>& commits, H
         if (rec.interpretation && !rec.interpretation->bound.empty()) s.bound = rec.interpretation->bound;
         if (ceiling_by.size() < h.series.size()) ceiling_by.resize(h.series.size());
         if (const auto c = ceiling_for(rec)) ceiling_by[it->second] = std::string(c->ceiling) + "." + c->key;
-        if (s.runs.empty() || s.runs.back().commit != ci) s.runs.push_back(HistoryRun{ci, "", {}, {}});
+        if (s.runs.empty() || s.runs.back().commit != ci) s.runs.push_back(HistoryRun{ci, std::nullopt, {}, {}});
         add_record(s.runs.back(), rec, &run.header, unusable);
       }
   if (unusable > 0)
@@ -548,7 +548,8 @@ void find_status_changes(HistoryResult& h) {
     const auto& runs = h.series[si].runs;
     for (std::size_t j = 1; j < runs.size(); ++j)
       if (runs[j].status != runs[j - 1].status)
-        h.status_changes.push_back({si, runs[j - 1].commit, runs[j].commit, runs[j - 1].status, runs[j].status});
+        h.status_changes.push_back({si, runs[j - 1].commit, runs[j].commit, runs[j - 1].status.value_or(Status::ok),
+                                    runs[j].status.value_or(Status::ok)});
   }
 }
 

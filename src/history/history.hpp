@@ -87,7 +87,8 @@ struct HistoryCommit {
 /// One point at one commit. Times in seconds; log_* are natural logs of seconds.
 struct HistoryRun {
   std::size_t commit = 0;             ///< index into HistoryResult::commits
-  std::string status;                 ///< "ok" when every record of the point at this commit is ok, else the first other
+  /// ok when every record of the point at this commit is ok, else the first other; nullopt before any record
+  std::optional<Status> status;
   std::vector<double> process_s;      ///< the process medians pooled (timing.processes.time_s; one sample median unpooled)
   /// The process's calibrated ceiling for the point's bound as a time (1 / rate for a bandwidth or FLOP rate), one
   /// per process median; empty where a header lacks it.
@@ -152,7 +153,7 @@ struct HistoryGroup {
 /// A point whose status differs between two consecutive commits where it has records.
 struct HistoryStatusChange {
   std::size_t series = 0, before = 0, after = 0;
-  std::string from, to;
+  Status from = Status::ok, to = Status::ok;
 };
 
 /// The outcome of history_results().

@@ -148,7 +148,7 @@ Json status_changes_json(const HistoryResult& h) {
   for (const auto& c : h.status_changes)
     changes.push_back(Json{{"id", h.series[c.series].id}, {"key", h.series[c.series].key},
                            {"before", commit_sha(h, c.before)}, {"after", commit_sha(h, c.after)},
-                           {"from", c.from}, {"to", c.to}});
+                           {"from", to_string(c.from)}, {"to", to_string(c.to)}});
   return changes;
 }
 
@@ -184,7 +184,7 @@ Json series_json(const HistoryResult& h) {
     Json runs = Json::array();
     for (const HistoryRun& r : h.series[i].runs)
       runs.push_back(Json{{"commit", r.commit},
-                          {"status", r.status},
+                          {"status", r.status ? to_string(*r.status) : ""},
                           {"time_s", json_real(r.time_s)},
                           {"ci_low_s", json_real(r.ci_low_s)},
                           {"ci_high_s", json_real(r.ci_high_s)},
@@ -240,7 +240,7 @@ std::string history_table_unescaped(const HistoryResult& h) {
                          group_bound(g), group_size(g), label(g));
   }
   for (const auto& c : h.status_changes)
-    out << fmt::format("status: {} {} -> {} at {}\n", h.series[c.series].key, c.from, c.to,
+    out << fmt::format("status: {} {} -> {} at {}\n", h.series[c.series].key, to_string(c.from), to_string(c.to),
                        short_sha(h.commits[c.after].sha));
   out << fmt::format("noise floor {:.2f}% (median sd of log process medians); {} significant shift(s) below the {:g}% "
                      "minimum effect not reported\n",
@@ -317,7 +317,8 @@ std::string history_markdown_unescaped(const HistoryResult& h, const std::vector
   if (!h.status_changes.empty()) {
     md << "<details><summary>" << h.status_changes.size() << " status change(s)</summary>\n\n| point | from | to | at |\n|---|---|---|---|\n";
     for (const auto& c : h.status_changes)
-      md << fmt::format("| `{}` | {} | {} | `{}` |\n", h.series[c.series].key, c.from, c.to, short_sha(h.commits[c.after].sha));
+      md << fmt::format("| `{}` | {} | {} | `{}` |\n", h.series[c.series].key, to_string(c.from), to_string(c.to),
+                        short_sha(h.commits[c.after].sha));
     md << "\n</details>\n\n";
   }
   md << "<sub>labrun history (docs/history.md): binary segmentation of each point's log process medians, "

@@ -57,7 +57,9 @@ std::string clocks_text(const PointRecord& point) {
 // Everything interpret() computes before classifying. SI units: s, bytes, FLOP, B/s, FLOP/s; shares and
 // fractions are dimensionless. NaN marks a quantity whose inputs are missing or non-finite.
 struct Quantities {
-  std::string what, status, method, mode, l2, mem_source;
+  std::string what, method_name, mode, l2, mem_source;  // method_name: timing.method as the record spells it
+  Status status = Status::error;
+  TimingMethod method = TimingMethod::other;
   double time = kNaN, wall = kNaN, device = kNaN, syncs = kNaN, submit = kNaN;
   double probe = kNaN;   // host probe: seconds per bare sync round trip, measured beside the samples (live only)
   bool blocked = false;  // GPU time measured on work queued behind a blocking kernel; submit = host enqueue time
@@ -133,8 +135,8 @@ double launch_threshold(const Quantities& q) { return q.blocked && std::isfinite
 
 // Why a point has no time: its status, or a status "ok" without a valid time.
 std::string untimed_why(const Quantities& q) {
-  return q.status == "ok" ? "no valid time (timing.time_s missing, non-finite or not positive)"
-                          : "status " + (q.status.empty() ? std::string("missing") : q.status);
+  return q.status == Status::ok ? "no valid time (timing.time_s missing, non-finite or not positive)"
+                                : std::string("status ") + to_string(q.status);
 }
 
 // The record's own reason as a suffix (": reason"), or "" when it has none.
@@ -190,7 +192,8 @@ Quantities read_point(const PointRecord& point) {
   q.device = median_of(tm.device);
   q.syncs = tm.host_syncs_per_iteration;
   q.method = tm.method;
-  q.blocked = q.method == kBlockedTimingMethod;
+  q.method_name = tm.method_name();
+  q.blocked = q.method == TimingMethod::cuda_events_blocked;
   q.submit = median_of(tm.submit);
   q.probe = median_of(tm.host_probe);
   q.mode = timing_mode(point, tm);
@@ -225,7 +228,7 @@ void read_calibration(const RunHeader& header, Quantities& q) {
 // The derived quantities: rates, fractions of the ceilings, shares and the time floor (docs/metrics.md
 // "Interpretation").
 void derive(Quantities& q) {
-  q.timed = q.status == "ok" && positive(q.time);
+  q.timed = q.status == Status::ok && positive(q.time);
   if (q.timed) {
     q.bw = over(q.bytes, q.time);
     q.compulsory_bw = over(q.compulsory_bytes, q.time);
@@ -260,7 +263,7 @@ void derive(Quantities& q) {
 // Every reason to distrust the time: faster than physics allows, or a clock that did not wait for the work.
 std::vector<std::string> suspect_findings(const Quantities& q) {
   std::vector<std::string> suspects;
-  if (q.method == "host_clock_unsynchronized")
+  if (q.method == TimingMethod::host_clock_unsynchronized)
     suspects.push_back("timing.method is host_clock_unsynchronized: the host clock stopped when the work was "
                        "enqueued, not when it finished, so the time measures the enqueue (lab.timing: "
                        "unsynchronized is a teaching demo)");
@@ -418,9 +421,9 @@ Advice untimed_advice(const Quantities& q) {
   Advice a;
   a.bound = "no class: the point has no time";
   a.other = "none: there is no measurement to check";
-  if (q.status == "incorrect")
+  if (q.status == Status::incorrect)
     a.next = "fix correctness first: the time of a wrong result means nothing";
-  else if (q.status == "capture_unsupported")
+  else if (q.status == Status::capture_unsupported)
     a.next = "make the variant capturable (no host-visible, data-dependent size inside the iteration), or compare "
              "it in eager mode";
   else
@@ -430,7 +433,7 @@ Advice untimed_advice(const Quantities& q) {
 
 // The advice for a suspect time.
 Advice suspect_advice(const Quantities& q) {
-  const bool unsync = q.method == "host_clock_unsynchronized";
+  const bool unsync = q.method == TimingMethod::host_clock_unsynchronized;
   const std::string rate = std::isfinite(q.f_mem) && q.f_mem > 2 ? format_number(q.f_mem) + "× the memory ceiling"
                                                                  : format_percent(q.f_mem) + " of the memory ceiling";
   Advice a;
@@ -558,9 +561,9 @@ Advice advice_for(const Quantities& q, const Verdict& v) {
 // note.measured: the time, rates, launches and syncs, or why there is no time.
 std::string measured_text(const Quantities& q, const PointRecord& point) {
   if (!q.timed) return q.what + ": not timed (" + untimed_why(q) + ")" + record_reason_suffix(point);
-  const std::string source = q.method == "host_clock_unsynchronized" ? "unsynchronized host clock"
-                             : std::isfinite(q.device)              ? "device events"
-                                                                    : "synchronized wall clock";
+  const std::string source = q.method == TimingMethod::host_clock_unsynchronized ? "unsynchronized host clock"
+                             : std::isfinite(q.device)                              ? "device events"
+                                                                                    : "synchronized wall clock";
   return q.what + ": " + format_time(q.time) + " per iteration (median, " + source +
          (std::isfinite(q.device) && std::isfinite(q.wall) ? "; wall " + format_time(q.wall) : "") + "); " +
          format_rate(q.bw, "B/s") + " issued (" + format_bytes(q.bytes) + "), " + format_rate(q.compulsory_bw, "B/s") +
@@ -650,7 +653,7 @@ void write_quantities(const Assessment& a, Interpretation& out) {
   out.submit_time_s = finite_or_nan(q.submit);
   out.iteration_time_s = q.timed ? finite_or_nan(a.iteration.time_s) : kNaN;
   if (q.timed) out.iteration_time_basis = a.iteration.host_paced ? "host_submission" : "measured_time";
-  if (!q.method.empty()) out.timing_method = q.method;
+  if (!q.method_name.empty()) out.timing_method = q.method_name;
   out.achieved_bandwidth_Bps = finite_or_nan(q.bw);
   out.compulsory_bandwidth_Bps = finite_or_nan(q.compulsory_bw);
   out.flop_per_s = finite_or_nan(q.flop_rate);
@@ -687,7 +690,7 @@ IterationTime iteration_time(const PointRecord& point) {
   const Timing& tm = timing_of(point);
   const double gpu = tm.time_s;
   const double submit = median_of(tm.submit);
-  const bool blocked = tm.method == kBlockedTimingMethod;
+  const bool blocked = tm.method == TimingMethod::cuda_events_blocked;
   const bool host_paced = blocked && std::isfinite(submit) && std::isfinite(gpu) && submit > gpu;
   const OptionalSummary& src = host_paced ? tm.submit : tm.device ? tm.device : tm.wall;
   return IterationTime{host_paced ? submit : gpu, src ? src->ci95_low_time_s : kNaN,

@@ -71,14 +71,16 @@ inline constexpr InterpretThresholds kInterpretThresholds{};
 /// - time_floor_s = max(compulsory_bytes / peak_bandwidth, flop / peak_compute); l2_resident when timed with a
 ///   hot L2 and compulsory_bytes fit in it (the suspect test then keeps only the flop term: a cache can beat DRAM);
 /// - launch_overhead_share = launches × calibrated launch time (eager or graph by timing.mode) / time_s, or,
-///   with blocked samples (timing.method kBlockedTimingMethod), the measured timing.submit median / time_s;
+///   with blocked samples (timing.method TimingMethod::cuda_events_blocked), the measured timing.submit median /
+///   time_s;
 ///   host_stall_share = (wall − device) / wall of the medians (NaN for blocked samples, whose wall is enqueue
 ///   then execution);
 /// - submit_time_s, iteration_time_s and iteration_time_basis: see iteration_time();
 /// - bound ∈ {memory, compute, launch, sync, latency, unknown}, confidence ("strong", "weak" or nullopt), reason,
 ///   evidence (the numbers and the rule that decided);
 /// - suspect and suspect_reason: time below the floor by more than 5%, a cold-L2 compulsory rate above the
-///   measured memory ceiling, or timing.method "host_clock_unsynchronized" (the time measures the enqueue);
+///   measured memory ceiling, or timing.method TimingMethod::host_clock_unsynchronized (the time measures the
+///   enqueue);
 /// - note: {measured, bound, evidence, next_change, other_cause_checked}, plain English with numbers.
 /// The one entry point the lab, pooling and the report use.
 Interpretation interpret(const PointRecord& point, const RunHeader& header);

@@ -11,6 +11,7 @@
 #include "lab_axes.hpp"
 #include "record.hpp"
 #include "stats.hpp"
+#include "stopping.hpp"
 #include "interrupt.hpp"
 #include <labrun/status.hpp>
 
@@ -173,7 +174,8 @@ struct PointRun {
   std::vector<double> wall, device, submit, host_probe;
   std::int64_t syncs = 0, iterations = 0;
   double timed_s = 0;  // time spent in this point's own samples (caps count only these)
-  std::string stop;
+  std::unique_ptr<StoppingCriterion> stopping;  // lab.stopping's criterion, told each sample
+  std::string stop;    // its stop reason once it finished
   bool finished = false;  // true once rec is final (ended before timing, or timing done and finalised)
 };
 
@@ -187,7 +189,7 @@ PointRecord new_point_record(const Point& point, const std::string& backend_name
   rec.variant = point.variant;
   rec.axes = axes_json(point);
   rec.backend = backend_name;
-  rec.status = "error";
+  rec.status = Status::error;
   rec.cost_recorded = false;  // set once the workload gives its cost model
   return rec;
 }
@@ -195,7 +197,7 @@ PointRecord new_point_record(const Point& point, const std::string& backend_name
 namespace {
 
 void end_with(PointRun& run, Status s, const std::string& reason) {
-  run.rec.status = to_string(s);
+  run.rec.status = s;
   run.rec.reason = reason.empty() ? std::nullopt : std::optional<std::string>(reason);
   run.rec.phases = run.phases;
   run.finished = true;
@@ -203,11 +205,17 @@ void end_with(PointRun& run, Status s, const std::string& reason) {
   run.workload.reset();
 }
 
+// Ends `run` as an error in `phase`: the phase as failed_phase, the reason "PHASE: WHAT".
+void fail_in(PointRun& run, Phase phase, const std::exception& e) {
+  run.rec.failed_phase = to_string(phase);
+  end_with(run, Status::error, std::string(to_string(phase)) + ": " + e.what());
+}
+
 // environment: the device state as found, before any work of this point.
 void record_environment(PointRun& run, Backend& backend) {
   const auto t0 = Clock::now();
   run.rec.device_state = {{"before", backend.device_state()}, {"after", nullptr}};
-  run.phases["environment"] = {{"time_s", seconds_since(t0)}};
+  run.phases[to_string(Phase::environment)] = {{"time_s", seconds_since(t0)}};
 }
 
 // The point's variant, once it may run here: throws PointOutcome (error, not_supported or skipped) with the
@@ -241,7 +249,7 @@ void set_up(PointRun& run, const Point& point, const Experiment& experiment, Bac
   const auto t0 = Clock::now();
   backend.memory_mark();  // the point's memory peak: from here to the end of its first iteration
   {
-    Range r(backend, "setup");
+    Range r(backend, to_string(Phase::setup));
     const VariantDecl& variant = runnable_variant(point, experiment, backend, lab, run.opts);
     auto impl = variant.implementations.find(backend.kind());
     if (impl == variant.implementations.end())
@@ -251,7 +259,7 @@ void set_up(PointRun& run, const Point& point, const Experiment& experiment, Bac
   }
   run.rec.cost = run.workload->cost();
   run.rec.cost_recorded = true;
-  run.phases["setup"] = {{"time_s", seconds_since(t0)}};
+  run.phases[to_string(Phase::setup)] = {{"time_s", seconds_since(t0)}};
 }
 
 // How the chunks of warmup after the first iteration ended.
@@ -306,7 +314,7 @@ WarmupChunks warm_in_chunks(Executor& exec, const LabSettings& lab, Clock::time_
 // Makes run.exec; returns the steady time per iteration in seconds.
 double warm_up(PointRun& run, Backend& backend, const LabSettings& lab) {
   const auto t0 = Clock::now();
-  Range r(backend, "warmup");
+  Range r(backend, to_string(Phase::warmup));
   run.exec = backend.executor(*run.workload, run.opts);
   const double mode_setup_s = seconds_since(t0);
   const auto t1 = Clock::now();
@@ -317,13 +325,13 @@ double warm_up(PointRun& run, Backend& backend, const LabSettings& lab) {
   if (run.rec.memory.is_object() && std::isfinite(run.rec.cost.peak_work_bytes))
     run.rec.memory["predicted_peak_work_bytes"] = json_real(run.rec.cost.peak_work_bytes);
   const WarmupChunks w = warm_in_chunks(*run.exec, lab, t0, first_s);
-  run.phases["warmup"] = {{"iterations", w.iterations},
-                          {"stop_reason", w.stop},
-                          {"time_s", seconds_since(t0)},
-                          {"mode_setup_time_s", mode_setup_s},
-                          {"first_iteration_time_s", first_s},
-                          {"steady_iteration_time_s", w.steady_s},
-                          {"mode_setup", run.exec->setup_record()}};
+  run.phases[to_string(Phase::warmup)] = {{"iterations", w.iterations},
+                                          {"stop_reason", w.stop},
+                                          {"time_s", seconds_since(t0)},
+                                          {"mode_setup_time_s", mode_setup_s},
+                                          {"first_iteration_time_s", first_s},
+                                          {"steady_iteration_time_s", w.steady_s},
+                                          {"mode_setup", run.exec->setup_record()}};
   return w.steady_s;
 }
 
@@ -333,11 +341,11 @@ bool check_correctness(PointRun& run, Backend& backend) {
   const auto t0 = Clock::now();
   Check check;
   {
-    Range r(backend, "correctness");
+    Range r(backend, to_string(Phase::correctness));
     check = run.workload->check([&] { run.exec->iterate(); });
   }
   run.rec.correctness = correctness_of(check);
-  run.phases["correctness"] = {{"time_s", seconds_since(t0)}};
+  run.phases[to_string(Phase::correctness)] = {{"time_s", seconds_since(t0)}};
   if (check.passed) return true;
   end_with(run, Status::incorrect, describe_failure(check));
   return false;
@@ -354,35 +362,34 @@ void begin_point(PointRun& run, const Point& point, const Experiment& experiment
   run.opts.blocking = lab.blocking_kernel;
   // Profiler mode names the point's ranges by its key alone, for `ncu --nvtx --nvtx-include` (docs/profiling.md).
   Range point_range(backend, lab.profile ? profile_range_name(point.key()) : point.variant + " " + point.label());
-  std::string phase;
-  const auto enter = [&](const char* name) {
-    phase = name;
+  Phase phase = Phase::environment;
+  const auto enter = [&](Phase next) {
+    phase = next;
     if (listener) listener(run.rec.id, phase);
   };
-  enter("environment");
+  enter(Phase::environment);
   try {
     record_environment(run, backend);
-    enter("setup");
+    enter(Phase::setup);
     set_up(run, point, experiment, backend, lab);
-    enter("warmup");
+    enter(Phase::warmup);
     const double steady_s = warm_up(run, backend, lab);
-    enter("correctness");
+    enter(Phase::correctness);
     if (!check_correctness(run, backend)) return;
     // Batches of back-to-back iterations lasting min_sample_time_s; one iteration per sample with a cold L2.
     run.batch = run.opts.cold_l2 ? 1 : choose_batch(steady_s, lab.min_sample_time_s);
   } catch (const PointOutcome& o) {
-    run.rec.failed_phase = phase;
+    run.rec.failed_phase = to_string(phase);
     end_with(run, o.status(), o.what());
   } catch (const std::exception& e) {
-    run.rec.failed_phase = phase;
-    end_with(run, Status::error, phase + ": " + e.what());
+    fail_in(run, phase, e);
   }
 }
 
-// One timed sample. Returns true when sampling of this point is over: the median's 95% CI is within the
-// target, or a sample or time cap is hit; never before min_samples.
+// One timed sample. Returns true when sampling of this point is over, as lab.stopping's criterion decides (the
+// default, noise: the median's 95% CI within the target, or a sample or time cap hit; never before min_samples).
 bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool interleaved) {
-  Range r(backend, lab.profile ? profile_range_name(run.rec.key) : run.rec.variant + " timing");
+  Range r(backend, lab.profile ? profile_range_name(run.rec.key) : run.rec.variant + " " + to_string(Phase::timing));
   // Interleaved with other points, the cache holds their data: one untimed iteration restores this point's hot
   // state, as back-to-back timing has it (with a cold L2 the flush resets it anyway).
   if (interleaved && !run.opts.cold_l2) {
@@ -391,7 +398,8 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool 
   }
   const auto t0 = Clock::now();
   const Sample s = run.exec->sample(run.batch);
-  run.timed_s += seconds_since(t0);
+  const double duration_s = seconds_since(t0);
+  run.timed_s += duration_s;
   const double b = static_cast<double>(s.iterations);
   run.wall.push_back(s.wall_time_s / b);
   if (s.device_time_s) run.device.push_back(*s.device_time_s / b);
@@ -400,15 +408,19 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool 
   run.batch = s.iterations;  // a blocked sample may time fewer iterations than asked (queue depth)
   run.syncs += s.host_syncs;
   run.iterations += s.iterations;
-  const auto count = static_cast<std::int64_t>(run.wall.size());
-  if (count < lab.min_samples) return false;
-  if (median_ci_rel_halfwidth(run.device.empty() ? run.wall : run.device) <= lab.target_rel_ci)
-    run.stop = "ci_target";
-  else if (count >= lab.max_samples)
-    run.stop = "max_samples";
-  else if (run.timed_s >= lab.max_time_s)
-    run.stop = "max_time";
+  if (!run.stopping) run.stopping = make_stopping_criterion(lab);
+  run.stopping->add_sample({run.wall.back(), s.device_time_s ? std::optional(run.device.back()) : std::nullopt,
+                            duration_s});
+  if (run.stopping->is_finished()) run.stop = run.stopping->stop_reason();
   return !run.stop.empty();
+}
+
+// How `run`'s samples were timed: unsynchronized by lab.timing; else by what the executor's samples held (device
+// times: CUDA events; with submit times: queued behind the blocking kernel).
+TimingMethod timing_method_of(const PointRun& run) {
+  if (!run.opts.synchronized) return TimingMethod::host_clock_unsynchronized;
+  if (run.device.empty()) return TimingMethod::host_steady_clock;
+  return run.submit.empty() ? TimingMethod::cuda_events : TimingMethod::cuda_events_blocked;
 }
 
 // The run's header as the interpretation reads it (an empty one when the caller has none).
@@ -421,10 +433,7 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     Timing timing;
     timing.mode = run.opts.mode;
     timing.l2 = run.opts.cold_l2 ? "cold" : "hot";
-    timing.method = !run.opts.synchronized ? "host_clock_unsynchronized"
-                    : run.device.empty()   ? "host_steady_clock"
-                    : !run.submit.empty()  ? kBlockedTimingMethod
-                                           : "cuda_events+synchronized_wall";
+    timing.method = timing_method_of(run);
     timing.batch = run.batch;
     timing.interleaved_points = static_cast<std::int64_t>(interleaved);
     timing.stop_reason = run.stop;
@@ -432,7 +441,7 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     timing.host_syncs_per_iteration = static_cast<double>(run.syncs) / static_cast<double>(run.iterations);
     set_timing_samples(timing, run.wall, run.device, run.submit, run.host_probe);
     run.rec.timing = timing;
-    run.phases["timing"] = {{"time_s", run.timed_s}};
+    run.phases[to_string(Phase::timing)] = {{"time_s", run.timed_s}};
     run.rec.device_state["after"] = backend.device_state();
     if (run.opts.mode == "eager" && run.opts.delay_s == 0) {
       Json k = backend.kernel_breakdown(*run.workload, lab);
@@ -448,15 +457,14 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     // run leaves it to the pool, which interprets the pooled samples.
     const auto t0 = Clock::now();
     run.rec.warnings = point_warnings(run.rec, lab, backend.cache_bytes());
-    run.rec.status = "ok";  // the interpretation reads the status
+    run.rec.status = Status::ok;  // the interpretation reads the status
     if (!header.pooled_process()) {
       run.rec.interpretation = interpret(run.rec, header);
-      run.phases["interpretation"] = {{"time_s", seconds_since(t0)}};
+      run.phases[to_string(Phase::interpretation)] = {{"time_s", seconds_since(t0)}};
     }
     end_with(run, Status::ok, "");
   } catch (const std::exception& e) {
-    run.rec.failed_phase = "timing";
-    end_with(run, Status::error, std::string("timing: ") + e.what());
+    fail_in(run, Phase::timing, e);
   }
 }
 
@@ -467,11 +475,11 @@ namespace {
 // A point that failed because the device broke (a sticky CUDA error) becomes `device_fault`: the error's name
 // and the phase it surfaced in. Returns true if it did.
 bool mark_device_fault(PointRun& run, Backend& backend) {
-  if (!run.finished || run.rec.status != "error") return false;
+  if (!run.finished || run.rec.status != Status::error) return false;
   const auto sticky = backend.sticky_error();
   if (!sticky) return false;
   const std::string phase = run.rec.failed_phase.value_or("?");
-  run.rec.status = to_string(Status::device_fault);
+  run.rec.status = Status::device_fault;
   run.rec.reason = *sticky + " (in phase " + phase + "; was: " + run.rec.reason.value_or("") +
                    "); the device context is lost, a fresh worker runs the next point";
   return true;
@@ -489,8 +497,7 @@ PointRecord lab_pass(const Point& point, const Experiment& experiment, Backend& 
       }
       finish_point(run, backend, lab, 1, run_header(header));
     } catch (const std::exception& e) {
-      run.rec.failed_phase = "timing";
-      end_with(run, Status::error, std::string("timing: ") + e.what());
+      fail_in(run, Phase::timing, e);
     }
   }
   mark_device_fault(run, backend);
@@ -564,7 +571,7 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Exper
     for (const auto& r : runs) timing += !r.finished;
     bool active = true;
     for (auto& run : runs)
-      if (!run.finished && listener) listener(run.rec.id, "timing");
+      if (!run.finished && listener) listener(run.rec.id, Phase::timing);
     while (active) {
       active = false;
       for (std::size_t j = 0; j < runs.size(); ++j) {
@@ -574,8 +581,7 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Exper
         try {
           if (!sample_point(run, backend, lab, timing > 1)) active = true;
         } catch (const std::exception& e) {
-          run.rec.failed_phase = "timing";
-          end_with(run, Status::error, std::string("timing: ") + e.what());
+          fail_in(run, Phase::timing, e);
           if (mark_device_fault(run, backend)) fault(run, first + j);
         }
       }
@@ -583,12 +589,12 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Exper
     for (std::size_t i = first; i < last; ++i) {
       PointRun& run = runs[i - first];
       if (!run.finished) {
-        if (listener) listener(run.rec.id, "interpretation");
+        if (listener) listener(run.rec.id, Phase::interpretation);
         finish_point(run, backend, lab, timing, typed_header);
         if (mark_device_fault(run, backend)) fault(run, i);
       }
       sink(run.rec);
-      if (listener) listener(run.rec.id, "done");
+      if (listener) listener(run.rec.id, Phase::done);
       if (progress) progress(i + 1, points.size(), run.rec);
       // Raw samples stay in the file; the summary keeps the rest.
       if (run.rec.timing) run.rec.timing->wall_samples_s.clear();

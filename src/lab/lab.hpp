@@ -11,15 +11,12 @@
 #include "backend.hpp"
 #include "config.hpp"
 #include <labrun/point.hpp>
+#include "phase.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "registry.hpp"
 
 namespace labrun {
-
-/// Names of the phases, in order, as they appear under "phases" in a point record.
-inline const std::vector<std::string> kPhases = {"environment", "setup", "warmup", "correctness", "timing",
-                                                 "interpretation"};
 
 /// The record a point starts with (identity, backend name, status "error" until a phase sets it): also what a
 /// supervisor writes for a point whose worker crashed or hung (status crashed/timeout).
@@ -61,10 +58,10 @@ std::vector<Warning> point_warnings(const PointRecord& record, const LabSettings
 Json make_header(const SweepConfig& config, const std::vector<std::string>& argv, Backend& backend,
                  const Json& calibration, std::size_t point_count);
 
-/// Told when a point (by id) enters a phase: "environment", "setup", "warmup", "correctness", "timing",
-/// "interpretation", then "done" once its record went to the sink. A worker forwards these to its supervisor,
-/// which attributes a crash or a hang to the point and phase last named (src/run/supervisor.hpp).
-using PhaseListener = std::function<void(const std::string& point_id, const std::string& phase)>;
+/// Told when a point (by id) enters a phase (kPhases, in order: src/records/phase.hpp), then Phase::done once its
+/// record went to the sink. A worker forwards these to its supervisor, which attributes a crash or a hang to the
+/// point and phase last named (src/run/supervisor.hpp).
+using PhaseListener = std::function<void(const std::string& point_id, Phase phase)>;
 
 /// Thrown by run_sweep() after it wrote a `device_fault` point: the device context is lost (a sticky CUDA
 /// error), so no later point can run in this process. what() is the point's reason.

@@ -25,8 +25,10 @@
 
 #include "boxed.hpp"
 #include <labrun/cost.hpp>
+#include <labrun/status.hpp>
 #include "record.hpp"
 #include "stats.hpp"
+#include "timing_method.hpp"
 
 namespace labrun {
 
@@ -92,7 +94,9 @@ ProcessStats process_stats_from_json(const Json& j);
 struct Timing {
   std::string mode;                 ///< "eager" or "graph"
   std::string l2;                   ///< "hot" or "cold"
-  std::string method;               ///< e.g. kBlockedTimingMethod, "host_steady_clock"
+  /// How the samples were timed; `other` for a spelling this build does not know, kept in other_method.
+  TimingMethod method = TimingMethod::other;
+  std::string other_method;         ///< timing.method as read when it is none of TimingMethod's ("" when absent)
   std::int64_t batch = 1;           ///< iterations one sample timed
   std::int64_t interleaved_points = 1;
   std::string stop_reason;          ///< "ci_target", "max_samples", "max_time", "mixed"
@@ -111,6 +115,9 @@ struct Timing {
   bool host_probe_recorded = true;
   double time_s = kNoValue;                  ///< the device median, or the wall median without device timing
   std::optional<ProcessStats> processes;     ///< pooled runs only; nullopt: no key
+
+  /// timing.method as the record spells it: to_string(method), or other_method for `other`.
+  std::string method_name() const { return method == TimingMethod::other ? other_method : to_string(method); }
 };
 
 /// The object `timing` in lab.cpp's order: mode, l2, method, batch, interleaved_points, stop_reason,
@@ -249,7 +256,7 @@ struct PointRecord {
   /// Every axis of the experiment, in the experiment's order: JSON integers, json_real numbers or words.
   Json axes = Json::object();
   std::string backend;     ///< "host" or "cuda:N"
-  std::string status;      ///< "ok", "incorrect", "skipped", "not_supported", "capture_unsupported", "error"
+  Status status = Status::error;  ///< written as to_string(status) ("ok", "incorrect", ...; labrun/status.hpp)
   std::optional<std::string> reason;        ///< null for ok; always written
   std::optional<std::string> failed_phase;  ///< the phase that ended the pass; nullopt: no key
   std::vector<Warning> warnings;            ///< always written (possibly [])
@@ -299,13 +306,15 @@ DeviceState device_state_of(const PointRecord& point, const char* when);
 /// optional part only when present).
 Json to_json(const PointRecord& p);
 /// Reads a point line. @throws ResultError if `j` is not an object, its `type` is present but not "point", one
-/// of id, key, experiment, variant, status is missing or not a string, or any present field has the wrong
-/// type (the message names the field).
+/// of id, key, experiment, variant, status is missing or not a string, the status is none of Status's names
+/// ("status: \"exploded\" is not a point status (ok, ...)"), or any present field has the wrong type (the message
+/// names the field).
 PointRecord point_from_json(const Json& j);
 
 /// The typed point of a JSON point line for the JSON shims of interpret.hpp and analyze(const std::vector<Json>&):
 /// point_from_json(j) when it accepts `j`; otherwise (a record in the making, or malformed) the fields that read
-/// on their own (id, key, experiment, variant, backend, status, reason as strings, axes as an object,
+/// on their own (id, key, experiment, variant, backend, reason as strings, status when it is a Status's name (else
+/// error), axes as an object,
 /// device_state, cost and timing when their own *_from_json accepts them), the others left at their defaults.
 /// Never throws. Kept until every caller is typed.
 PointRecord point_from_json_tolerant(const Json& j);
@@ -407,10 +416,6 @@ struct ResultSet {
   std::string first_duplicate;
 };
 
-/// The statuses a point may have (docs/records.md, Point): ok, incorrect, skipped, not_supported,
-/// capture_unsupported, error, device_fault, crashed, timeout.
-bool known_status(const std::string& status);
-
 /// Checks a header line for sense beyond its JSON types (docs/records.md, "What a reader checks"):
 /// `schema_version` an integer 1..kRecordSchemaVersion; `point_count` a count (an integer >= 0) when present;
 /// each numeric `lab` setting this build knows an integer where the setting is one and at least its least value
@@ -419,11 +424,11 @@ bool known_status(const std::string& status);
 /// "schema_version: 99 is not a schema this labrun reads (it reads the integers 1 to 3)".
 void check_header(const RunHeader& header);
 
-/// Checks a point for sense beyond its JSON types: `status` one of known_status(); every time at least 0 s
-/// (timing.time_s, each raw sample, the summaries' median, mean, min, max and percentiles, the process medians,
-/// kernels[].time_s); counts at least 0 (summaries' count and outliers, timing.processes.count) and timing.batch
-/// and interleaved_points at least 1. A time of no value (NaN, "NaN", null) passes. @throws ResultError naming the
-/// key, e.g. "timing.time_s: -1.0 is negative; a time is at least 0 s".
+/// Checks a point for sense beyond its JSON types (its `status`, a Status, is checked as point_from_json reads it):
+/// every time at least 0 s (timing.time_s, each raw sample, the summaries' median, mean, min, max and percentiles,
+/// the process medians, kernels[].time_s); counts at least 0 (summaries' count and outliers, timing.processes.count)
+/// and timing.batch and interleaved_points at least 1. A time of no value (NaN, "NaN", null) passes. @throws
+/// ResultError naming the key, e.g. "timing.time_s: -1.0 is negative; a time is at least 0 s".
 void check_point(const PointRecord& point);
 
 /// Checks that `point` belongs to the run of `header`: the same experiment (when the header names one).

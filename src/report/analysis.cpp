@@ -166,7 +166,7 @@ RunView view_of(const Run& run, int id) {
     // The stored interpretation (computed once, by the lab or the pool); only a record without one (an old or
     // hand-made file) is interpreted here.
     const bool suspect = rec.interpretation ? rec.interpretation->suspect : interpret(rec, run.header).suspect;
-    p.usable = rec.status == "ok" && positive(p.t) && !suspect;
+    p.usable = rec.status == Status::ok && positive(p.t) && !suspect;
     v.points.push_back(p);
   }
   // Axes that vary within the run: the only ones worth naming in tables and texts.
@@ -395,7 +395,8 @@ void tally_skipped(const Pt* A, const Pt* B, HypothesisTally& t) {
   ++t.skipped;
   for (const Pt* p : {A, B})
     if (!p->usable)
-      ++t.skip_why[p->variant() + " " + (p->rec->status == "ok" ? std::string("suspect") : p->rec->status)];
+      ++t.skip_why[p->variant() + " " +
+                   (p->rec->status == Status::ok ? std::string("suspect") : to_string(p->rec->status))];
 }
 
 // Adds the ratio of a usable pair (A of `faster`, B of `than`) and whether it meets `by`.

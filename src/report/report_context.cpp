@@ -253,13 +253,13 @@ IterationTime ReportContext::iteration_time(const PointRecord& p) {
   const Timing& t = *p.timing;
   const double gpu = t.time_s;
   const double submit = t.submit ? t.submit->median_time_s : NAN;
-  const bool blocked = t.method == kBlockedTimingMethod;
+  const bool blocked = t.method == TimingMethod::cuda_events_blocked;
   const bool host_paced = blocked && std::isfinite(submit) && std::isfinite(gpu) && submit > gpu;
   const OptionalSummary& s = host_paced ? t.submit : t.device ? t.device : t.wall;
   return IterationTime{host_paced ? submit : gpu, s ? s->ci95_low_time_s : NAN, s ? s->ci95_high_time_s : NAN,
                        host_paced};
 }
 
-bool ReportContext::usable(const PointRecord& p) { return p.status == "ok" && !interpretation(p).suspect; }
+bool ReportContext::usable(const PointRecord& p) { return p.status == Status::ok && !interpretation(p).suspect; }
 
 }  // namespace labrun

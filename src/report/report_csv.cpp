@@ -61,7 +61,7 @@ void write_points_csv(const ReportContext& c, const std::filesystem::path& file)
         const auto v = p.axes.is_object() ? p.axes.find(a) : p.axes.end();
         f << ',' << (v != p.axes.end() ? csv_field(v->is_string() ? v->get<std::string>() : v->dump()) : std::string());
       }
-      f << ',' << csv_field(p.status);
+      f << ',' << csv_field(to_string(p.status));
       for (double x : {in.time_s, in.wall_time_s, in.device_time_s, lo, hi, in.submit_time_s, in.iteration_time_s,
                        in.achieved_bandwidth_Bps, in.compulsory_bandwidth_Bps, in.flop_per_s,
                        in.arithmetic_intensity_flop_per_byte, in.fraction_of.memory_ceiling, in.fraction_of.copy,

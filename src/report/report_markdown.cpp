@@ -154,7 +154,7 @@ void summary_section(const ReportContext& c, std::ostream& md) {
   row("processes", [](const ReportRun& r) { return processes_text(r); });
   row("points", [](const ReportRun& r) {
     std::map<std::string, int> counts;
-    for (const auto& p : r.points) counts[p.status]++;
+    for (const auto& p : r.points) counts[to_string(p.status)]++;
     std::string s = std::to_string(r.points.size()) + " (" + std::to_string(r.variants.size()) + " variants): " +
                     counts_text(counts);
     // A killed run holds fewer points than its header announced: say so, every figure below is partial.
@@ -438,7 +438,7 @@ void crossovers_section(const ReportContext& c, std::ostream& md) {
     std::set<std::string> usable, swept;  // values of the size axis: with an ok point, and at all
     for (const auto& p : run.points) {
       swept.insert(p.axis_word(size));
-      if (p.status == "ok") usable.insert(p.axis_word(size));
+      if (p.status == Status::ok) usable.insert(p.axis_word(size));
     }
     if (!std::count(run.varying.begin(), run.varying.end(), size))
       md << "The run does not vary " << code(size) << ".\n\n";
@@ -590,7 +590,7 @@ void tables_section(const ReportContext& c, std::ostream& md) {
           "(submit), the host's submission time where it exceeds the GPU time, because an eager loop cannot be fed "
           "faster; the winner in bold; a status where the point was not timed:",
           [](const PointRecord& p, bool winner) {
-            if (p.status != "ok") return p.status;
+            if (p.status != Status::ok) return std::string(to_string(p.status));
             // What a loop of the iteration costs: an eager point the host cannot feed shows its submission time.
             const IterationTime it = C::iteration_time(p);
             const std::string t = format_time(it.time_s) + (it.host_paced ? " (submit)" : "");
@@ -599,7 +599,7 @@ void tables_section(const ReportContext& c, std::ostream& md) {
     table("Achieved bandwidth (bytes issued / GPU time; `time_s`, not the loop time above) and its fraction of the "
           "memory ceiling:",
           [](const PointRecord& p, bool) {
-            if (p.status != "ok") return std::string("–");
+            if (p.status != Status::ok) return std::string("–");
             const Interpretation& in = C::interpretation(p);
             return format_rate(in.achieved_bandwidth_Bps, "B/s") + " (" + format_percent(in.fraction_of.memory_ceiling) +
                    ")";

@@ -43,7 +43,7 @@ PointView point_view(const PointRecord& r) {
   PointView p;
   p.id = r.id;
   p.variant = r.variant;
-  p.status = r.status;
+  p.status = to_string(r.status);
   p.axes = axes_of(r.axes);
   p.cost = r.cost;
   const IterationTime t = ReportContext::iteration_time(r);

@@ -161,7 +161,8 @@ Run pool_processes(const std::vector<Run>& runs, const Json& argv, const LabSett
         throw std::invalid_argument(fmt::format("point {} is missing from process {} of {}", r.id, k + 1, count));
       recs.push_back(it->second);
     }
-    const auto not_ok = std::find_if(recs.begin(), recs.end(), [](const PointRecord* p) { return p->status != "ok"; });
+    const auto not_ok =
+        std::find_if(recs.begin(), recs.end(), [](const PointRecord* p) { return p->status != Status::ok; });
     if (not_ok == recs.end()) {
       out.points.push_back(pooled_point(recs, out.header, lab));
     } else {

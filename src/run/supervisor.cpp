@@ -19,6 +19,7 @@
 #include "lab.hpp"
 #include "log.hpp"
 #include "output_file.hpp"
+#include "phase.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "spawn.hpp"
@@ -63,9 +64,10 @@ struct StatusPipe {
 
 // Where the worker is: the point and phase it last named, and since when that point's span runs.
 struct WorkerPosition {
-  std::string id, phase;
+  std::string id;
+  Phase phase = Phase::done;
   Clock::time_point span_start = Clock::now();
-  bool in_point() const { return !id.empty() && phase != "done"; }
+  bool in_point() const { return !id.empty() && phase != Phase::done; }
 };
 
 // Reads what the pipe holds (waiting up to `timeout_ms`) into `position`.
@@ -84,10 +86,12 @@ void drain(StatusPipe& pipe, WorkerPosition& position, int timeout_ms) {
     pipe.buffer.erase(0, newline + 1);
     const std::size_t space = line.find(' ');
     if (space == std::string::npos) continue;
+    const std::optional<Phase> phase = parse_phase(std::string_view(line).substr(space + 1));
+    if (!phase) continue;
     position.id = line.substr(0, space);
-    position.phase = line.substr(space + 1);
+    position.phase = *phase;
     // A point's span starts when it starts (environment) and when the one before it finished.
-    if (position.phase == "environment" || position.phase == "done") position.span_start = Clock::now();
+    if (position.phase == Phase::environment || position.phase == Phase::done) position.span_start = Clock::now();
   }
 }
 
@@ -108,9 +112,9 @@ void write_lost_point(const Lane& lane, int worker_pid, const WorkerPosition& at
     if (p.id() == at.id) point = &p;
   if (!point) throw std::runtime_error("the worker named point " + at.id + ", which is not in the sweep");
   PointRecord rec = new_point_record(*point, state.backend);
-  rec.status = to_string(status);
+  rec.status = status;
   rec.reason = reason;
-  rec.failed_phase = at.phase;
+  rec.failed_phase = to_string(at.phase);
   {
     JsonlWriter writer(target, JsonlWriter::Append{});
     writer.write(to_json(rec));
@@ -208,10 +212,10 @@ LaneEnd run_lane(const Lane& lane) {
     if (timed_out) {
       const std::string reason = fmt::format("the point ran past lab.point_timeout_s = {} s (in phase {}); its "
                                              "worker was killed and a fresh one runs the next point",
-                                             lane.point_timeout_s, at.phase);
+                                             lane.point_timeout_s, to_string(at.phase));
       write_lost_point(lane, pid, at, Status::timeout, reason);
       spdlog::warn("{}point {} timed out in phase {}; starting a fresh worker", lane.label.c_str(),
-                   at.id.c_str(), at.phase.c_str());
+                   at.id.c_str(), to_string(at.phase));
     } else if (code == kExitOk || code == kExitPointsFailed) {
       return end;
     } else if (code == kExitWorkerFault) {
@@ -231,10 +235,10 @@ LaneEnd run_lane(const Lane& lane) {
         return end;
       }
       const std::string reason = fmt::format("the worker died of {} in phase {}; a fresh worker runs the next point",
-                                             signal_name(code - 128), at.phase);
+                                             signal_name(code - 128), to_string(at.phase));
       write_lost_point(lane, pid, at, Status::crashed, reason);
       spdlog::warn("{}point {} crashed its worker ({}, phase {}); starting a fresh worker", 
-                   lane.label.c_str(), at.id.c_str(), signal_name(code - 128).c_str(), at.phase.c_str());
+                   lane.label.c_str(), at.id.c_str(), signal_name(code - 128).c_str(), to_string(at.phase));
     } else {
       end.kind = LaneEnd::Kind::failed;  // bad input, no device, unwritable output: a restart cannot help
       end.exit_code = code;

@@ -68,12 +68,12 @@ TEST_F(WorkersGpu, PointLargerThanFreeMemoryIsSkippedWithBothNumbers) {
   run_sweep({big, small}, softmax, *backend_, lab_, Json(), [&](const PointRecord& r) { records.push_back(r); }, {});
   cudaFree(blob);
   ASSERT_EQ(records.size(), 2u);
-  EXPECT_EQ(records[0].status, "skipped");
+  EXPECT_EQ(records[0].status, Status::skipped);
   const std::string reason = records[0].reason.value_or("");
   EXPECT_EQ(reason.rfind("the point needs ", 0), 0u) << reason;
   EXPECT_NE(reason.find(" but the device has "), std::string::npos) << reason;
   EXPECT_NE(reason.find(" free of "), std::string::npos) << reason;
-  EXPECT_EQ(records[1].status, "ok") << records[1].reason.value_or("");
+  EXPECT_EQ(records[1].status, Status::ok) << records[1].reason.value_or("");
 }
 
 // The fault test aid mid-sweep on the device, through the supervisor: each faulty point costs itself only.
