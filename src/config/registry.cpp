@@ -7,8 +7,6 @@
 
 namespace labrun {
 
-const char* to_string(BackendKind kind) { return kind == BackendKind::host ? "host" : "cuda"; }
-
 const char* to_string(Status status) {
   switch (status) {
     case Status::ok: return "ok";

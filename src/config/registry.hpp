@@ -16,6 +16,7 @@
 #include <labrun/experiment.hpp>
 
 #include "backend.hpp"
+#include "lab_settings.hpp"
 #include <labrun/point.hpp>
 
 namespace labrun {

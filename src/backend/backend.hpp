@@ -1,5 +1,5 @@
-// The seam between the lab pass and whatever runs a point (host CPU or a CUDA device). The pipeline in
-// lab.cpp sees only these interfaces.
+// The seam between the lab pass and whatever runs a point (host CPU or a CUDA device): what a backend, an executor
+// and a workload do. The pipeline in src/lab/lab.cpp sees only these interfaces; src/backends/ implements them.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "check_outcome.hpp"
-#include "config.hpp"
 #include <labrun/cost.hpp>
 
 namespace labrun {
@@ -94,9 +93,8 @@ class Backend {
   virtual std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) = 0;
   /// Per-kernel times of one eager iteration (name, bytes, time_s, bandwidth_Bps), or null where the backend
   /// cannot attribute time to kernels.
-  virtual nlohmann::ordered_json kernel_breakdown(Workload& workload, const LabSettings& lab) {
+  virtual nlohmann::ordered_json kernel_breakdown(Workload& workload) {
     (void)workload;
-    (void)lab;
     return nullptr;
   }
   /// Device state read before and after a point's timing (clocks, temperature, power, clock-event
