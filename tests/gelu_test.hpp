@@ -72,8 +72,9 @@ inline std::vector<double> reference_of(const Inputs& in) {
   return r.array("y");
 }
 
-/// The experiment's check (ExperimentDef::check, through the lab's Check) of output `out` of variant v.
-inline Check compare(Variant v, const Inputs& in, const std::vector<double>& ref, const void* out, double scale) {
+/// The experiment's check (ExperimentDef::check, through the lab's CheckOutcome) of output `out` of variant v.
+inline CheckOutcome compare(Variant v, const Inputs& in, const std::vector<double>& ref, const void* out,
+                            double scale) {
   const Point p = point(name(v), in.n, to_string(in.dtype));
   Arrays ins, outs;
   ins.put("x", in.view());
@@ -84,7 +85,7 @@ inline Check compare(Variant v, const Inputs& in, const std::vector<double>& ref
 }
 
 /// The worst |y - ref| / bound of a check.
-inline double ratio(const Check& c) { return real_from_json(c.detail["worst_ratio"]); }
+inline double ratio(const CheckOutcome& c) { return c.reported() ? c.reported()->worst : 0.0; }
 
 /// One host iteration of `v`; the output as raw storage.
 inline std::vector<std::uint64_t> run_host(Variant v, const Inputs& in) {
@@ -99,7 +100,7 @@ inline double out_value(const std::vector<std::uint64_t>& out, DType t, std::int
   return reinterpret_cast<const float*>(out.data())[i];
 }
 
-inline Check check_host(Variant v, const Inputs& in, double scale = 1.0) {
+inline CheckOutcome check_host(Variant v, const Inputs& in, double scale = 1.0) {
   const auto ref = reference_of(in);
   const auto out = run_host(v, in);
   return compare(v, in, ref, out.data(), scale);

@@ -76,9 +76,9 @@ inline std::vector<float> run_host(Variant v, const Inputs& in) {
   return y;
 }
 
-/// The experiment's check (ExperimentDef::check, through the lab's Check) of variant v's y (m f32 values) at
+/// The experiment's check (ExperimentDef::check, through the lab's CheckOutcome) of variant v's y (m f32 values) at
 /// lab.tolerance_scale `scale`.
-inline Check compare(Variant v, const Inputs& in, const float* y, double scale = 1.0) {
+inline CheckOutcome compare(Variant v, const Inputs& in, const float* y, double scale = 1.0) {
   const Point p = point(gemv::to_string(v), in.m, in.n, to_string(in.dtype));
   Arrays ins, outs;
   ins.put("A", in.a_view());
@@ -89,12 +89,12 @@ inline Check compare(Variant v, const Inputs& in, const float* y, double scale =
   return sdk()->compare(Args(p), [&]() -> const Arrays& { return ins; }, outs, r, scale);
 }
 
-inline Check check_host(Variant v, const Inputs& in, double scale = 1.0) {
+inline CheckOutcome check_host(Variant v, const Inputs& in, double scale = 1.0) {
   const auto y = run_host(v, in);
   return compare(v, in, y.data(), scale);
 }
 
 /// The worst |y − ref| / bound of a check (+inf for NaN or inf).
-inline double ratio(const Check& c) { return real_from_json(c.detail["worst_ratio"]); }
+inline double ratio(const CheckOutcome& c) { return c.reported() ? c.reported()->worst : 0.0; }
 
 }  // namespace labrun::test_gemv

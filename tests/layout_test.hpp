@@ -96,10 +96,11 @@ inline HostRun run_host(Variant v, const Inputs& in) {
   return r;
 }
 
-/// The experiment's check (ExperimentDef::check, through the lab's Check) of variant v's output `out` (for
+/// The experiment's check (ExperimentDef::check, through the lab's CheckOutcome) of variant v's output `out` (for
 /// contiguous_noop the buffer it handed back, which is x's own when it is in.x(), as the lab finds it) and, for
 /// repeat_materialized, its R `repeated`. @throws std::invalid_argument for repeat_materialized without R.
-inline Check compare(Variant v, const Inputs& in, const void* out, double scale, const void* repeated = nullptr) {
+inline CheckOutcome compare(Variant v, const Inputs& in, const void* out, double scale,
+                            const void* repeated = nullptr) {
   const Point p = point(layout::to_string(v), in.rows, in.cols, to_string(in.dtype));
   Arrays ins, outs;
   ins.put("x", in.x_view());
@@ -118,12 +119,12 @@ inline Check compare(Variant v, const Inputs& in, const void* out, double scale,
 }
 
 /// The check of one host iteration of `v`.
-inline Check check_host(Variant v, const Inputs& in, double scale = 1.0) {
+inline CheckOutcome check_host(Variant v, const Inputs& in, double scale = 1.0) {
   const HostRun r = run_host(v, in);
   return compare(v, in, v == Variant::contiguous_noop ? r.result.data : r.out.data(), scale, r.repeated.data());
 }
 
-/// The comparison of kind `kind` in a Check's detail (the detail itself when it holds one comparison); null when
+/// The comparison of kind `kind` in a check's record detail (the detail itself when it holds one comparison); null when
 /// there is none.
 inline Json comparison(const Json& detail, const std::string& kind) {
   if (detail.contains("checks")) {

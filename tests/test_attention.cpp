@@ -5,7 +5,7 @@
 // points, the cost model's numbers (the founding text's score-matrix traffic, the peak work memory), the input
 // generator and its seeds (those drawn before the SDK), the config's points and their estimates, and run_point on
 // the host backend. attention is an SDK experiment: its check (the referenced rows element by element and every
-// element finite, through Compare::elementwise_at) runs here as the lab runs it, read from the lab's Check.
+// element finite, through Compare::elementwise_at) runs here as the lab runs it, read from the lab's CheckOutcome.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,7 +40,7 @@ const Variant kVariants[] = {Variant::naive_out_of_place, Variant::naive_in_plac
 
 using test::builtin;
 const Registry& registry() { return builtin(); }
-const Experiment& experiment() { return *builtin().find("attention"); }
+const RegisteredExperiment& experiment() { return *builtin().find("attention"); }
 
 std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("attention"); }
 
@@ -84,19 +84,19 @@ Reference lab_reference(const attention::RowReference& rr) {
   return r;
 }
 
-/// The experiment's check (ExperimentDef::check, through the lab's Check) of output o of variant v.
-Check compare(Variant v, const Inputs& in, bool causal, const std::vector<std::uint16_t>& o, const Reference& ref,
-              double scale = 1.0) {
+/// The experiment's check (ExperimentDef::check, through the lab's CheckOutcome) of output o of variant v.
+CheckOutcome compare(Variant v, const Inputs& in, bool causal, const std::vector<std::uint16_t>& o,
+                     const Reference& ref, double scale = 1.0) {
   const Arrays ins = input_arrays(in);
   Arrays outs;
   outs.put("o", View{const_cast<std::uint16_t*>(o.data()), in.elements(), Elem::of(DType::bf16)});
   return sdk()->compare(Args(point_of(v, in, causal)), [&]() -> const Arrays& { return ins; }, outs, ref, scale);
 }
 /// The worst |o - o_ref| / bound (inf when an element is not finite).
-double ratio(const Check& c) { return real_from_json(c.detail["worst_ratio"]); }
-double note(const Check& c, const char* name) { return real_from_json(c.detail[name]); }
+double ratio(const CheckOutcome& c) { return c.reported() ? c.reported()->worst : 0.0; }
+double note(const CheckOutcome& c, const char* name) { return real_from_json(test::detail_of(c)[name]); }
 
-Check check_host(Variant v, const Inputs& in, bool causal) {
+CheckOutcome check_host(Variant v, const Inputs& in, bool causal) {
   return compare(v, in, causal, run_host(v, in, causal), lab_reference(in, causal));
 }
 
@@ -141,12 +141,12 @@ TEST(Attention, HostVariantsMatchReference) {
       const Inputs in = attention::generate(1, 2, s, d, kSeed + static_cast<std::uint64_t>(s));
       for (bool causal : {false, true}) {
         for (Variant v : kVariants) {
-          const Check c = check_host(v, in, causal);
-          EXPECT_TRUE(c.passed) << attention::to_string(v) << " S=" << s << " D=" << d << " causal=" << causal << " "
-                                << c.detail.dump();
+          const CheckOutcome c = check_host(v, in, causal);
+          EXPECT_TRUE(c.passed()) << attention::to_string(v) << " S=" << s << " D=" << d << " causal=" << causal << " "
+                                << test::detail_of(c).dump();
           EXPECT_EQ(note(c, "full_reference"), 1);
           EXPECT_EQ(note(c, "rows_checked"), 2 * s);
-          EXPECT_EQ(c.detail["compared"], 2 * s * d);
+          EXPECT_EQ(test::detail_of(c)["compared"], 2 * s * d);
           if (s >= 64) EXPECT_GT(ratio(c), 1e-3) << "the bound should not be vacuous";
         }
         if (s >= 64) {
@@ -163,8 +163,8 @@ TEST(Attention, CausalMaskIsApplied) {
   const Inputs in = attention::generate(1, 2, 130, 64, kSeed);
   const Reference ref_c = lab_reference(in, true), ref_n = lab_reference(in, false);
   for (Variant v : kVariants) {
-    EXPECT_FALSE(compare(v, in, true, run_host(v, in, false), ref_c).passed);
-    EXPECT_FALSE(compare(v, in, false, run_host(v, in, true), ref_n).passed);
+    EXPECT_FALSE(compare(v, in, true, run_host(v, in, false), ref_c).passed());
+    EXPECT_FALSE(compare(v, in, false, run_host(v, in, true), ref_n).passed());
   }
 }
 
@@ -182,30 +182,31 @@ TEST(Attention, ToleranceAndCompareRejectWrongOutputs) {
   const auto ref = attention::reference(in, true, attention::reference_rows(in));
   const Reference lab_ref = lab_reference(ref);
   auto o = run_host(Variant::tiled, in, true);
-  ASSERT_TRUE(compare(Variant::tiled, in, true, o, lab_ref).passed);
+  ASSERT_TRUE(compare(Variant::tiled, in, true, o, lab_ref).passed());
   const std::size_t i = 100 * 64 + 5;  // head 1, row 4
   const double b = tol.bound(ref.o[i], ref.abs_pv[i], ref.logit_l1[100]);
   auto wrong = o;
   wrong[i] = float_to_bf16(static_cast<float>(ref.o[i] + 2.5 * b));
-  const Check c = compare(Variant::tiled, in, true, wrong, lab_ref);
-  EXPECT_FALSE(c.passed);
+  const CheckOutcome c = compare(Variant::tiled, in, true, wrong, lab_ref);
+  EXPECT_FALSE(c.passed());
   EXPECT_GE(ratio(c), 2.0);
-  EXPECT_EQ(c.detail["worst_index"], static_cast<std::int64_t>(i));
+  EXPECT_EQ(test::detail_of(c)["worst_index"], static_cast<std::int64_t>(i));
   EXPECT_EQ(note(c, "worst_bh"), 1);
   EXPECT_EQ(note(c, "worst_row"), 4);
   EXPECT_EQ(note(c, "worst_col"), 5);
   // The bound the check used there: the point's own (S = 96, D = 64), unscaled.
   const auto tol96 = attention::tolerance(params(Variant::tiled, 1, 2, 96, 64, true), 1.0);
-  EXPECT_DOUBLE_EQ(real_from_json(c.detail["worst_bound"]), tol96.bound(ref.o[i], ref.abs_pv[i], ref.logit_l1[100]));
+  EXPECT_DOUBLE_EQ(real_from_json(test::detail_of(c)["worst_bound"]),
+                   tol96.bound(ref.o[i], ref.abs_pv[i], ref.logit_l1[100]));
   // lab.tolerance_scale 3 takes the 2.5-bound error.
-  EXPECT_TRUE(compare(Variant::tiled, in, true, wrong, lab_ref, 3.0).passed);
+  EXPECT_TRUE(compare(Variant::tiled, in, true, wrong, lab_ref, 3.0).passed());
   for (std::uint16_t bad : {std::uint16_t{0x7fc0}, std::uint16_t{0x7f80}}) {
     auto nan = o;
     nan[i] = bad;
-    const Check cn = compare(Variant::tiled, in, true, nan, lab_ref);
-    EXPECT_FALSE(cn.passed);
+    const CheckOutcome cn = compare(Variant::tiled, in, true, nan, lab_ref);
+    EXPECT_FALSE(cn.passed());
     EXPECT_TRUE(std::isinf(ratio(cn)));
-    EXPECT_EQ(cn.detail["not_finite"], 1);
+    EXPECT_EQ(test::detail_of(cn)["not_finite"], 1);
   }
   // A non-finite element in a row the sampled reference skips still fails.
   attention::RowReference partial = ref;
@@ -214,16 +215,16 @@ TEST(Attention, ToleranceAndCompareRejectWrongOutputs) {
   partial.o.resize(64);
   partial.abs_pv.resize(64);
   partial.logit_l1.resize(1);
-  const Check cp = compare(Variant::tiled, in, true, o, lab_reference(partial));
-  EXPECT_TRUE(cp.passed);
-  EXPECT_EQ(cp.detail["compared"], 64);
+  const CheckOutcome cp = compare(Variant::tiled, in, true, o, lab_reference(partial));
+  EXPECT_TRUE(cp.passed());
+  EXPECT_EQ(test::detail_of(cp)["compared"], 64);
   EXPECT_EQ(note(cp, "full_reference"), 0);
   auto nan = o;
   nan[i] = 0x7fc0;
-  const Check cn = compare(Variant::tiled, in, true, nan, lab_reference(partial));
-  EXPECT_FALSE(cn.passed);
-  EXPECT_EQ(cn.detail["worst_index"], static_cast<std::int64_t>(i));
-  EXPECT_EQ(cn.detail["not_finite"], 1);
+  const CheckOutcome cn = compare(Variant::tiled, in, true, nan, lab_reference(partial));
+  EXPECT_FALSE(cn.passed());
+  EXPECT_EQ(test::detail_of(cn)["worst_index"], static_cast<std::int64_t>(i));
+  EXPECT_EQ(test::detail_of(cn)["not_finite"], 1);
 }
 
 // Large points reference a deterministic sample: kSampleRows unique rows, ascending, with the first and last
@@ -352,10 +353,10 @@ TEST(Attention, ShapeSupport) {
   EXPECT_TRUE(attention::shape_unsupported(Args(point("tiled", 1, 2, 16385, 64, 1))));
   EXPECT_TRUE(attention::shape_unsupported(Args(point("tiled", 256, 256, 64, 64, 1))));
   EXPECT_THROW(attention::params_of(Args(point("tiled", 1, 2, 7, 96, 1))), std::invalid_argument);
-  for (const auto& v : experiment().variants) {
-    ASSERT_TRUE(v.unsupported) << v.name;
-    EXPECT_TRUE(v.unsupported(point(v.name, 1, 2, 7, 96, 1))) << v.name;
-    EXPECT_FALSE(v.unsupported(point(v.name, 1, 2, 7, 64, 1))) << v.name;
+  for (const auto& v : experiment().variants()) {
+    ASSERT_TRUE(v.unsupported_fn()) << v.name();
+    EXPECT_TRUE(v.unsupported_fn()(Args(point(v.name(), 1, 2, 7, 96, 1)))) << v.name();
+    EXPECT_FALSE(v.unsupported_fn()(Args(point(v.name(), 1, 2, 7, 64, 1)))) << v.name();
   }
 }
 

@@ -515,10 +515,10 @@ TEST(Cli, ListNamesExperimentAxesAndVariants) {
   EXPECT_EQ(r.code, 0) << r.err;
   Registry registry;
   register_builtin(registry);
-  const Experiment* masking = registry.find("masking");
+  const RegisteredExperiment* masking = registry.find("masking");
   ASSERT_NE(masking, nullptr);
   EXPECT_NE(r.out.find("masking"), std::string::npos);
-  for (const auto& v : masking->variants) EXPECT_NE(r.out.find(" " + v.name + " "), std::string::npos) << v.name;
+  for (const auto& v : masking->variants()) EXPECT_NE(r.out.find(" " + v.name() + " "), std::string::npos) << v.name();
   for (const auto& a : masking->axes) EXPECT_NE(r.out.find(" " + a.name + " "), std::string::npos) << a.name;
   for (const char* v : {"multiply", "index", "where", "sanitize", "index_device_count", "fused"})
     EXPECT_NE(r.out.find(v), std::string::npos) << v;

@@ -15,47 +15,19 @@
 namespace labrun {
 namespace {
 
-AxisDecl numeric_axis(const std::string& name, AxisKind kind, double min, double max,
-                      AxisValue default_value) {
-  AxisDecl axis;
-  axis.name = name;
-  axis.kind = kind;
-  axis.min = min;
-  axis.max = max;
-  axis.default_value = std::move(default_value);
-  return axis;
-}
-
-AxisDecl word_axis(const std::string& name, std::vector<std::string> choices) {
-  AxisDecl axis;
-  axis.name = name;
-  axis.kind = AxisKind::Word;
-  axis.default_value = choices.front();
-  axis.choices = std::move(choices);
-  return axis;
-}
-
 /// A registry with one experiment shaped like the real "masking" one, so that no test depends on it (the lab
 /// axes mode and l2 are appended by Registry::add).
 const Registry& registry() {
   static const Registry instance = [] {
-    Experiment e;
-    e.name = "masking";
-    e.description = "masked sum of squares";
-    e.axes = {
-        numeric_axis("n", AxisKind::Integer, 0, 1e12, std::int64_t{1000}),
-        numeric_axis("density", AxisKind::Real, 0, 1, 0.5),
-        word_axis("dtype", {"f32", "f16", "bf16", "f64"}),
-        numeric_axis("downstream", AxisKind::Integer, 0, 1024, std::int64_t{0}),
-    };
-    for (const char* name : {"multiply", "index", "where", "sanitize"}) {
-      VariantDecl variant;
-      variant.name = name;
-      variant.description = "test variant";
-      e.variants.push_back(std::move(variant));
-    }
+    auto e = std::make_shared<ExperimentDef>("masking");
+    e->describe("masked sum of squares")
+        .int_axis("n", "", 0, 1e12, 1000)
+        .real_axis("density", "", 0, 1, 0.5)
+        .word_axis("dtype", "", {"f32", "f16", "bf16", "f64"}, "f32")
+        .int_axis("downstream", "", 0, 1024, 0);
+    for (const char* name : {"multiply", "index", "where", "sanitize"}) e->variant(name, "test variant");
     Registry r;
-    r.add(std::move(e));
+    r.add(e);
     return r;
   }();
   return instance;
@@ -665,16 +637,15 @@ TEST(Config, EveryLabSettingIsDocumentedAndInTheHeader) {
 namespace labrun {
 namespace {
 
-// An experiment's shipped hypotheses (Experiment::hypotheses) stand in for a config that has none, checked
+// An experiment's shipped hypotheses (ExperimentDef::hypotheses) stand in for a config that has none, checked
 // as a config's; a config's own `hypothesis` wins.
 TEST(Config, ShippedHypothesesApplyWhenTheConfigHasNone) {
   Registry r;
-  Experiment e;
-  e.name = "toy";
-  e.axes = {{"size", AxisKind::Integer, "elements", 0.0, 1e9, {}, std::int64_t{10}}};
-  for (const char* v : {"lean", "bulky"}) e.variants.push_back(VariantDecl{v, "test variant", {}, {}});
-  e.hypotheses = "- {faster: lean, than: bulky, when: {size: [1, 100]}, by_at_least: 2}\n";
-  r.add(e);
+  auto e = std::make_shared<ExperimentDef>("toy");
+  e->int_axis("size", "elements", 0.0, 1e9, 10);
+  for (const char* v : {"lean", "bulky"}) e->variant(v, "test variant");
+  e->hypotheses("- {faster: lean, than: bulky, when: {size: [1, 100]}, by_at_least: 2}\n");
+  r.add(std::make_shared<ExperimentDef>(*e));
   const SweepConfig shipped = parse_config("experiment: toy\n", "toy.yaml", r);
   ASSERT_TRUE(shipped.hypothesis.is_array());
   EXPECT_EQ(shipped.hypothesis[0]["faster"], "lean");
@@ -683,7 +654,7 @@ TEST(Config, ShippedHypothesesApplyWhenTheConfigHasNone) {
       "experiment: toy\nhypothesis:\n  - {faster: bulky, than: lean, when: {size: 5}, by_at_least: 1}\n", "toy.yaml", r);
   EXPECT_EQ(own.hypothesis[0]["faster"], "bulky");
   Registry bad;
-  e.hypotheses = "- {faster: lean, than: nosuch, when: {size: 5}, by_at_least: 2}\n";
+  e->hypotheses("- {faster: lean, than: nosuch, when: {size: 5}, by_at_least: 2}\n");
   bad.add(e);
   try {
     parse_config("experiment: toy\n", "toy.yaml", bad);

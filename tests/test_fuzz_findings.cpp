@@ -117,7 +117,7 @@ TEST(FuzzFindings, ExpandDropsExactlyThePointsMatchesMatches) {
   int with_rules = 0;
   for (const auto& text : texts) {
     const SweepConfig config = parse_config(text, "c.yaml", builtin());
-    const Experiment& experiment = *builtin().find(config.experiment);
+    const RegisteredExperiment& experiment = *builtin().find(config.experiment);
     SweepConfig all = config;
     all.excludes.clear();
     std::vector<std::string> expected;

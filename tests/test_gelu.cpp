@@ -29,7 +29,7 @@ namespace {
 
 using namespace test_gelu;
 
-const Experiment& experiment() { return *test::builtin().find("gelu"); }
+const RegisteredExperiment& experiment() { return *test::builtin().find("gelu"); }
 
 using test::quick_lab;
 
@@ -73,11 +73,11 @@ TEST(GeluHost, EveryVariantMatchesTheReference) {
       for (Variant v : kVariants) {
         SCOPED_TRACE(std::string(name(v)) + " " + to_string(t) + " n=" + std::to_string(n));
         const auto out = run_host(v, in);
-        const Check c = compare(v, in, ref, out.data(), 1.0);
-        EXPECT_TRUE(c.passed) << c.detail.dump();
+        const CheckOutcome c = compare(v, in, ref, out.data(), 1.0);
+        EXPECT_TRUE(c.passed()) << test::detail_of(c).dump();
         EXPECT_LE(ratio(c), 1.0);
-        EXPECT_EQ(c.detail["not_finite"], 0);
-        EXPECT_EQ(c.detail["compared"], n);
+        EXPECT_EQ(test::detail_of(c)["not_finite"], 0);
+        EXPECT_EQ(test::detail_of(c)["compared"], n);
         if (n == 0) {
           EXPECT_EQ(ratio(c), 0.0);
         }
@@ -96,8 +96,8 @@ TEST(GeluHost, EdgeValues) {
   for (DType t : kDTypes)
     for (Variant v : kVariants) {
       const Inputs in = inputs_of(xs, t);
-      const Check c = check_host(v, in);
-      EXPECT_TRUE(c.passed) << name(v) << " " << to_string(t) << ": " << c.detail.dump();
+      const CheckOutcome c = check_host(v, in);
+      EXPECT_TRUE(c.passed()) << name(v) << " " << to_string(t) << ": " << test::detail_of(c).dump();
     }
   const Inputs in = inputs_of({-6.0f}, DType::f32);
   EXPECT_EQ(out_value(run_host(Variant::fused, in), DType::f32, 0), 0.0);
@@ -175,10 +175,10 @@ TEST(GeluTolerance, DistinguishesRoundingCounts) {
   const Inputs in = generate_inputs(100000, DType::bf16, kSeed);
   const auto ref = reference_of(in);
   const auto unfused = run_host(Variant::unfused, in);
-  EXPECT_TRUE(compare(Variant::unfused, in, ref, unfused.data(), 1.0).passed);
-  const Check strict = compare(Variant::fused, in, ref, unfused.data(), 1.0);
-  EXPECT_FALSE(strict.passed);
-  EXPECT_GT(strict.detail["mismatches"].get<std::int64_t>(), 100);
+  EXPECT_TRUE(compare(Variant::unfused, in, ref, unfused.data(), 1.0).passed());
+  const CheckOutcome strict = compare(Variant::fused, in, ref, unfused.data(), 1.0);
+  EXPECT_FALSE(strict.passed());
+  EXPECT_GT(test::detail_of(strict)["mismatches"].get<std::int64_t>(), 100);
 
   std::vector<std::uint16_t> rounded_tanh(static_cast<std::size_t>(in.n));
   for (std::int64_t i = 0; i < in.n; ++i) {
@@ -187,60 +187,60 @@ TEST(GeluTolerance, DistinguishesRoundingCounts) {
     const float t = bf16_to_float(float_to_bf16(std::tanh(z)));
     rounded_tanh[i] = float_to_bf16(0.5f * x * (1.0f + t));
   }
-  EXPECT_FALSE(compare(Variant::fused, in, ref, rounded_tanh.data(), 1.0).passed);
+  EXPECT_FALSE(compare(Variant::fused, in, ref, rounded_tanh.data(), 1.0).passed());
 
   const Inputs f = generate_inputs(1000, DType::f32, kSeed);
   const auto fref = reference_of(f);
   auto out = run_host(Variant::fused, f);
   float* y = reinterpret_cast<float*>(out.data());
-  EXPECT_TRUE(compare(Variant::fused, f, fref, out.data(), 1.0).passed);
+  EXPECT_TRUE(compare(Variant::fused, f, fref, out.data(), 1.0).passed());
   y[500] = static_cast<float>(fref[500] + 3 * gelu::bound(gelu::roundings(Variant::fused, DType::f32), f.value(500), fref[500]));
-  const Check off = compare(Variant::fused, f, fref, out.data(), 1.0);
-  EXPECT_FALSE(off.passed);
-  EXPECT_EQ(off.detail["worst_index"], 500);
-  EXPECT_EQ(off.detail["mismatches"], 1);
+  const CheckOutcome off = compare(Variant::fused, f, fref, out.data(), 1.0);
+  EXPECT_FALSE(off.passed());
+  EXPECT_EQ(test::detail_of(off)["worst_index"], 500);
+  EXPECT_EQ(test::detail_of(off)["mismatches"], 1);
 }
 
-// NaN (the poison), inf, and an all-zero output never pass (case C07); the Check fields as documented.
+// NaN (the poison), inf, and an all-zero output never pass (case C07); the CheckOutcome fields as documented.
 TEST(GeluCompare, NaNInfAndZeroNeverPass) {
   const Inputs in = generate_inputs(1000, DType::f32, kSeed);
   const auto ref = reference_of(in);
   auto out = run_host(Variant::fused, in);
-  const Check good = compare(Variant::fused, in, ref, out.data(), 1.0);
-  ASSERT_TRUE(good.passed);
+  const CheckOutcome good = compare(Variant::fused, in, ref, out.data(), 1.0);
+  ASSERT_TRUE(good.passed());
   // The worst element as measured: its value and reference, the error and scale x its bound.
-  const std::int64_t w = good.detail["worst_index"].get<std::int64_t>();
-  EXPECT_EQ(good.value, out_value(out, DType::f32, w));
-  EXPECT_EQ(good.reference, ref[w]);
-  EXPECT_EQ(good.abs_error, std::fabs(good.value - good.reference));
-  EXPECT_DOUBLE_EQ(good.tolerance, real_from_json(good.detail["worst_bound"]));
-  EXPECT_EQ(good.detail["kind"], "elementwise");
+  const std::int64_t w = test::detail_of(good)["worst_index"].get<std::int64_t>();
+  EXPECT_EQ(good.value(), out_value(out, DType::f32, w));
+  EXPECT_EQ(good.reference(), ref[w]);
+  EXPECT_EQ(good.abs_error(), std::fabs(good.value() - good.reference()));
+  EXPECT_DOUBLE_EQ(good.tolerance(), real_from_json(test::detail_of(good)["worst_bound"]));
+  EXPECT_EQ(test::detail_of(good)["kind"], "elementwise");
   for (const char* key : {"worst_index", "worst_x", "worst_value", "worst_reference", "worst_bound", "worst_ratio",
                           "max_abs_error", "max_rel_error", "mismatches", "not_finite", "compared"})
-    EXPECT_TRUE(good.detail.contains(key)) << key;
-  EXPECT_LE(real_from_json(good.detail["max_abs_error"]), 1e-6);
+    EXPECT_TRUE(test::detail_of(good).contains(key)) << key;
+  EXPECT_LE(real_from_json(test::detail_of(good)["max_abs_error"]), 1e-6);
 
   float* y = reinterpret_cast<float*>(out.data());
   const float keep = y[17];
   y[17] = std::numeric_limits<float>::quiet_NaN();
-  Check c = compare(Variant::fused, in, ref, out.data(), 1e300);
-  EXPECT_FALSE(c.passed);
+  CheckOutcome c = compare(Variant::fused, in, ref, out.data(), 1e300);
+  EXPECT_FALSE(c.passed());
   EXPECT_EQ(ratio(c), std::numeric_limits<double>::infinity());
-  EXPECT_EQ(c.detail["not_finite"], 1);
-  EXPECT_EQ(c.detail["worst_index"], 17);
+  EXPECT_EQ(test::detail_of(c)["not_finite"], 1);
+  EXPECT_EQ(test::detail_of(c)["worst_index"], 17);
   y[17] = std::numeric_limits<float>::infinity();
-  EXPECT_FALSE(compare(Variant::fused, in, ref, out.data(), 1e300).passed);
+  EXPECT_FALSE(compare(Variant::fused, in, ref, out.data(), 1e300).passed());
   y[17] = keep;
 
   std::vector<std::uint64_t> poison(out.size(), ~std::uint64_t{0});
   c = compare(Variant::fused, in, ref, poison.data(), 1.0);
-  EXPECT_FALSE(c.passed);
-  EXPECT_EQ(c.detail["not_finite"], 1000);
+  EXPECT_FALSE(c.passed());
+  EXPECT_EQ(test::detail_of(c)["not_finite"], 1000);
   std::vector<std::uint64_t> zeros(out.size(), 0);
-  EXPECT_FALSE(compare(Variant::fused, in, ref, zeros.data(), 1.0).passed);
+  EXPECT_FALSE(compare(Variant::fused, in, ref, zeros.data(), 1.0).passed());
   // bf16: all-ones bits are NaN too.
   const Inputs b = generate_inputs(10, DType::bf16, kSeed);
-  EXPECT_FALSE(compare(Variant::fused, b, reference_of(b), poison.data(), 1.0).passed);
+  EXPECT_FALSE(compare(Variant::fused, b, reference_of(b), poison.data(), 1.0).passed());
 }
 
 // lab.tolerance_scale multiplies the bound: the worst ratio is then compared with the scale.
@@ -248,13 +248,13 @@ TEST(GeluCompare, ToleranceScale) {
   const Inputs in = generate_inputs(1000, DType::bf16, kSeed);
   const auto ref = reference_of(in);
   const auto out = run_host(Variant::unfused, in);
-  const Check one = compare(Variant::fused, in, ref, out.data(), 1.0);
-  ASSERT_FALSE(one.passed);
-  const Check loose = compare(Variant::fused, in, ref, out.data(), 2 * ratio(one));
-  EXPECT_TRUE(loose.passed);
-  EXPECT_DOUBLE_EQ(loose.tolerance, 2 * ratio(one) * real_from_json(loose.detail["worst_bound"]));
+  const CheckOutcome one = compare(Variant::fused, in, ref, out.data(), 1.0);
+  ASSERT_FALSE(one.passed());
+  const CheckOutcome loose = compare(Variant::fused, in, ref, out.data(), 2 * ratio(one));
+  EXPECT_TRUE(loose.passed());
+  EXPECT_DOUBLE_EQ(loose.tolerance(), 2 * ratio(one) * real_from_json(test::detail_of(loose)["worst_bound"]));
   EXPECT_EQ(ratio(loose), ratio(one));
-  EXPECT_EQ(real_from_json(loose.detail["tolerance_scale"]), 2 * ratio(one));
+  EXPECT_EQ(real_from_json(test::detail_of(loose)["tolerance_scale"]), 2 * ratio(one));
 }
 
 // unfused: 9 n s read, 7 n s written, 7 launches, 9 flop per element; fused: n s each way, 1 launch, 8 flop.

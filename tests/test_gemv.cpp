@@ -33,7 +33,7 @@ using namespace test_gemv;
 
 using test::builtin;
 
-const Experiment& experiment() { return *builtin().find("gemv"); }
+const RegisteredExperiment& experiment() { return *builtin().find("gemv"); }
 
 std::uint16_t encode(DType t, float v) { return t == DType::bf16 ? float_to_bf16(v) : float_to_half(v); }
 
@@ -129,10 +129,10 @@ TEST(Gemv, HostVariantsMatchReference) {
     for (auto [m, n] : shapes) {
       const Inputs in = generate(m, n, t, kSeed);
       for (Variant v : kVariants) {
-        const Check c = check_host(v, in);
-        EXPECT_TRUE(c.passed) << gemv::to_string(v) << " " << to_string(t) << " " << m << "x" << n << ": "
-                              << c.detail.dump();
-        EXPECT_EQ(c.detail["mismatches"], 0);
+        const CheckOutcome c = check_host(v, in);
+        EXPECT_TRUE(c.passed()) << gemv::to_string(v) << " " << to_string(t) << " " << m << "x" << n << ": "
+                              << test::detail_of(c).dump();
+        EXPECT_EQ(test::detail_of(c)["mismatches"], 0);
         EXPECT_LE(ratio(c), 1.0);
         // The bound is a worst case: real errors are far inside it (and the products exact, so often 0).
         EXPECT_LT(ratio(c), 0.5) << gemv::to_string(v) << " " << m << "x" << n;
@@ -157,15 +157,15 @@ TEST(Gemv, TreeAndSequentialOrdersDiffer) {
 TEST(Gemv, EmptyShapes) {
   for (Variant v : kVariants) {
     const Inputs none = generate(0, 100, DType::f16, kSeed);
-    EXPECT_TRUE(check_host(v, none).passed);
-    EXPECT_EQ(check_host(v, none).detail["compared"], 0);
+    EXPECT_TRUE(check_host(v, none).passed());
+    EXPECT_EQ(test::detail_of(check_host(v, none))["compared"], 0);
     const Inputs empty_rows = generate(5, 0, DType::f16, kSeed);
     const auto y = run_host(v, empty_rows);
     for (int i = 0; i < 5; ++i) EXPECT_EQ(y[i], 0.0f) << gemv::to_string(v);
-    EXPECT_TRUE(check_host(v, empty_rows).passed);
+    EXPECT_TRUE(check_host(v, empty_rows).passed());
     std::vector<float> wrong(5, 0.0f);
     wrong[3] = 1e-30f;
-    EXPECT_FALSE(compare(v, empty_rows, wrong.data()).passed);
+    EXPECT_FALSE(compare(v, empty_rows, wrong.data()).passed());
   }
   EXPECT_EQ(experiment().find_axis("m")->min, 1.0);
   EXPECT_EQ(experiment().find_axis("n")->min, 1.0);
@@ -208,31 +208,31 @@ TEST(Gemv, WrongOutputsFail) {
   const Ref ref = reference(in);
   const auto good = run_host(Variant::row_block_256, in);
   const Variant v = Variant::row_block_256;
-  ASSERT_TRUE(compare(v, in, good.data()).passed);
+  ASSERT_TRUE(compare(v, in, good.data()).passed());
   auto nan = good;
   nan[17] = std::numeric_limits<float>::quiet_NaN();
-  Check c = compare(v, in, nan.data());
-  EXPECT_FALSE(c.passed);
+  CheckOutcome c = compare(v, in, nan.data());
+  EXPECT_FALSE(c.passed());
   EXPECT_EQ(ratio(c), std::numeric_limits<double>::infinity());
-  EXPECT_EQ(c.detail["not_finite"], 1);
-  EXPECT_EQ(c.detail["worst_index"], 17);
+  EXPECT_EQ(test::detail_of(c)["not_finite"], 1);
+  EXPECT_EQ(test::detail_of(c)["worst_index"], 17);
   auto inf = good;
   inf[0] = std::numeric_limits<float>::infinity();
-  EXPECT_FALSE(compare(v, in, inf.data()).passed);
+  EXPECT_FALSE(compare(v, in, inf.data()).passed());
   auto dropped = good;  // row 5 without its first product
   dropped[5] -= in.decode(in.a[5 * 4096]) * in.decode(in.x[0]);
   c = compare(v, in, dropped.data());
-  EXPECT_FALSE(c.passed) << c.detail.dump();
-  EXPECT_EQ(c.detail["mismatches"], 1);
+  EXPECT_FALSE(c.passed()) << test::detail_of(c).dump();
+  EXPECT_EQ(test::detail_of(c)["mismatches"], 1);
   auto swapped = good;
   std::swap(swapped[2], swapped[3]);
-  EXPECT_FALSE(compare(v, in, swapped.data()).passed);
+  EXPECT_FALSE(compare(v, in, swapped.data()).passed());
   // Aᵀ·x on the leading 64 x 64 block is another vector: fails even the cublas bound.
   std::vector<float> transposed(64, 0.0f);
   const Inputs sq = generate(64, 64, DType::f16, kSeed);
   for (int i = 0; i < 64; ++i)
     for (int j = 0; j < 64; ++j) transposed[i] += sq.decode(sq.a[j * 64 + i]) * sq.decode(sq.x[j]);
-  EXPECT_FALSE(compare(Variant::cublas, sq, transposed.data()).passed);
+  EXPECT_FALSE(compare(Variant::cublas, sq, transposed.data()).passed());
 }
 
 // bytes_read = m n s + n s, bytes_written = 4 m, compulsory the same, flop 2 m n, 1 launch, no host sync;

@@ -33,7 +33,7 @@ using host_read::Variant;
 constexpr std::uint64_t kSeed = 20261208;
 const Variant kVariants[] = {Variant::item_per_step, Variant::accumulate_on_device};
 
-const Experiment& experiment() { return *test::builtin().find("host_read"); }
+const RegisteredExperiment& experiment() { return *test::builtin().find("host_read"); }
 
 std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("host_read"); }
 

@@ -38,7 +38,7 @@ constexpr std::uint64_t kSeed = 20261207;
 const Variant kVariants[] = {Variant::concat, Variant::preallocated};
 const DType kDTypes[] = {DType::bf16, DType::f16, DType::f32};
 
-const Experiment& experiment() { return *test::builtin().find("kv_cache"); }
+const RegisteredExperiment& experiment() { return *test::builtin().find("kv_cache"); }
 
 std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("kv_cache"); }
 

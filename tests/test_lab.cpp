@@ -28,15 +28,23 @@ class MockWorkload : public Workload {
     if (throws_) throw std::runtime_error("kernel exploded");
     log_.calls.push_back("run");
   }
-  Check check(const std::function<void()>& iterate) override {
+  CheckOutcome check(const std::function<void()>& iterate) override {
     log_.calls.push_back("check");
     iterate();
-    Check c;
-    c.value = correct_ ? 1.0 : 2.0;
-    c.reference = 1.0;
-    c.abs_error = std::fabs(c.value - c.reference);
-    c.tolerance = 1e-6;
-    c.passed = correct_;
+    CheckResult r;  // one scalar against its reference, as Compare::scalar makes it
+    r.kind = "scalar";
+    r.array = "result";
+    r.compared = 1;
+    r.worst_index = 0;
+    r.worst_value = correct_ ? 1.0 : 2.0;
+    r.worst_reference = 1.0;
+    r.worst_bound = 1e-6;
+    r.max_abs_error = std::fabs(r.worst_value - r.worst_reference);
+    r.worst = r.max_abs_error / r.worst_bound;
+    r.passed = correct_;
+    r.mismatches = correct_ ? 0 : 1;
+    CheckOutcome c;
+    c.comparisons = {r};
     return c;
   }
   Cost cost() const override {
@@ -114,9 +122,12 @@ class MockBackend : public Backend {
   std::function<double(int)> timeline_;
 };
 
-Experiment mock_experiment(Log& log) {
-  Experiment e;
-  e.name = "mock";
+// Built by hand, not through Registry::add: its one axis is the lab's own `mode`.
+RegisteredExperiment mock_experiment(Log& log) {
+  auto def = std::make_shared<ExperimentDef>("mock");
+  for (const char* v : {"good", "wrong", "throws", "gpu_only"}) def->variant(v, "");
+  RegisteredExperiment e;
+  e.def = def;
   e.axes = {{"mode", AxisKind::Word, "", {}, {}, {"eager"}, std::string("eager")}};
   auto make = [&log](bool correct, bool throws) {
     return [&log, correct, throws](const Point&, Backend&, const LabSettings&) -> std::unique_ptr<Workload> {
@@ -124,10 +135,9 @@ Experiment mock_experiment(Log& log) {
       return std::make_unique<MockWorkload>(log, correct, throws);
     };
   };
-  e.variants.push_back({"good", "", {}, {{BackendKind::host, make(true, false)}}});
-  e.variants.push_back({"wrong", "", {}, {{BackendKind::host, make(false, false)}}});
-  e.variants.push_back({"throws", "", {}, {{BackendKind::host, make(true, true)}}});
-  e.variants.push_back({"gpu_only", "", {}, {}});
+  e.implementations["good"][BackendKind::host] = make(true, false);
+  e.implementations["wrong"][BackendKind::host] = make(false, false);
+  e.implementations["throws"][BackendKind::host] = make(true, true);
   return e;
 }
 
@@ -146,7 +156,7 @@ LabSettings quick_lab() {
 TEST(Lab, PhasesRunInOrderAndStopAtTheCiTarget) {
   Log log;
   MockBackend backend(log, [](int) { return 1e-3; });  // no noise: the CI collapses at once
-  const Experiment e = mock_experiment(log);
+  const RegisteredExperiment e = mock_experiment(log);
   const Json r = run_point(point("good"), e, backend, quick_lab());
   EXPECT_EQ(r["status"], "ok");
   const std::vector<std::string> head(log.calls.begin(), log.calls.begin() + 6);
@@ -284,7 +294,7 @@ TEST(Lab, IncorrectResultIsNeverTimed) {
 TEST(Lab, AFailingPointDoesNotStopTheSweep) {
   Log log;
   MockBackend backend(log, [](int) { return 1e-3; });
-  const Experiment e = mock_experiment(log);
+  const RegisteredExperiment e = mock_experiment(log);
   std::vector<Json> written;
   const auto records = run_sweep({point("throws"), point("gpu_only"), point("good")}, e, backend, quick_lab(), Json(),
                                  [&](const PointRecord& r) { written.push_back(to_json(r)); }, nullptr);

@@ -32,7 +32,7 @@ namespace {
 
 using namespace test_layout;
 
-const Experiment& experiment() { return *test::builtin().find("layout"); }
+const RegisteredExperiment& experiment() { return *test::builtin().find("layout"); }
 
 /// Element i of a buffer of the dtype, decoded to double.
 double value_at(const void* data, DType t, std::int64_t i) {
@@ -182,28 +182,28 @@ TEST(LayoutExpHost, EveryVariantMatchesTheReference) {
       for (Variant v : kVariants) {
         SCOPED_TRACE(std::string(layout::to_string(v)) + " " + to_string(t) + " " + std::to_string(rows) + "x" +
                      std::to_string(cols));
-        const Check c = check_host(v, in);
-        EXPECT_TRUE(c.passed) << c.detail.dump();
-        EXPECT_EQ(c.detail["mismatches"], 0);
-        EXPECT_EQ(c.detail["compared"], rows * cols);
+        const CheckOutcome c = check_host(v, in);
+        EXPECT_TRUE(c.passed()) << test::detail_of(c).dump();
+        EXPECT_EQ(test::detail_of(c)["mismatches"], 0);
+        EXPECT_EQ(test::detail_of(c)["compared"], rows * cols);
         if (layout::is_broadcast(v)) {
-          EXPECT_EQ(c.detail["kind"], "elementwise");
-          EXPECT_EQ(c.detail["not_finite"], 0);
-          EXPECT_EQ(c.detail["not_correctly_rounded"], 0);
-          EXPECT_LE(real_from_json(c.detail["worst_ratio"]), 1.0);
-          EXPECT_EQ(real_from_json(c.detail["tolerance_scale"]), 1.0);
+          EXPECT_EQ(test::detail_of(c)["kind"], "elementwise");
+          EXPECT_EQ(test::detail_of(c)["not_finite"], 0);
+          EXPECT_EQ(test::detail_of(c)["not_correctly_rounded"], 0);
+          EXPECT_LE(c.reported() ? c.reported()->worst : 0.0, 1.0);
+          EXPECT_EQ(real_from_json(test::detail_of(c)["tolerance_scale"]), 1.0);
         } else {
-          EXPECT_EQ(c.detail["kind"], "exact") << "bit-exact: no tolerance";
-          EXPECT_EQ(real_from_json(c.detail["worst_ratio"]), 0.0);
+          EXPECT_EQ(test::detail_of(c)["kind"], "exact") << "bit-exact: no tolerance";
+          EXPECT_EQ(c.reported() ? c.reported()->worst : 0.0, 0.0);
         }
         if (v == Variant::repeat_materialized) {
-          const Json r = comparison(c.detail, "exact");
+          const Json r = comparison(test::detail_of(c), "exact");
           EXPECT_EQ(r["array"], "repeated");
           EXPECT_EQ(r["mismatches"], 0);
           EXPECT_EQ(r["compared"], rows * cols);
         }
         if (v == Variant::contiguous_noop) {
-          EXPECT_TRUE(same_buffer(c.detail)) << c.detail.dump();
+          EXPECT_TRUE(same_buffer(test::detail_of(c))) << test::detail_of(c).dump();
         }
       }
     }
@@ -221,8 +221,8 @@ TEST(LayoutExpHost, PairsOfVariantsAreBitIdentical) {
     const auto view = run_host(Variant::broadcast_view, in).out;
     const auto rep = run_host(Variant::repeat_materialized, in).out;
     EXPECT_EQ(std::memcmp(view.data(), rep.data(), bytes), 0) << to_string(t);
-    const Check c = compare(Variant::broadcast_view, in, view.data(), 1.0);
-    EXPECT_GT(real_from_json(c.detail["max_abs_error"]), 0.0) << "some sums round: the bound is exercised";
+    const CheckOutcome c = compare(Variant::broadcast_view, in, view.data(), 1.0);
+    EXPECT_GT(real_from_json(test::detail_of(c)["max_abs_error"]), 0.0) << "some sums round: the bound is exercised";
   }
 }
 
@@ -236,11 +236,12 @@ TEST(LayoutExpHost, C04_EmptyShapes) {
         const Inputs in = generate(rows, cols, t, kSeed);
         const auto [out, repeated, view] = run_host(v, in);
         EXPECT_EQ(view.rows * view.cols, 0);
-        const Check c = compare(v, in, v == Variant::contiguous_noop ? view.data : out.data(), 1.0, repeated.data());
-        EXPECT_TRUE(c.passed);
-        EXPECT_EQ(real_from_json(c.detail["worst_ratio"]), 0.0);
-        EXPECT_EQ(c.detail["mismatches"], 0);
-        EXPECT_EQ(c.detail["compared"], 0);
+        const void* got = v == Variant::contiguous_noop ? view.data : out.data();
+        const CheckOutcome c = compare(v, in, got, 1.0, repeated.data());
+        EXPECT_TRUE(c.passed());
+        EXPECT_EQ(c.reported() ? c.reported()->worst : 0.0, 0.0);
+        EXPECT_EQ(test::detail_of(c)["mismatches"], 0);
+        EXPECT_EQ(test::detail_of(c)["compared"], 0);
         const Cost cost = layout::cost(v, rows, cols, t);
         EXPECT_EQ(cost.launches, 0.0);
         EXPECT_EQ(cost.bytes, 0.0);
@@ -261,25 +262,25 @@ TEST(LayoutExpCompare, CopiesAreBitExact) {
       auto bad = out;
       if (t == DType::f32) reinterpret_cast<std::uint32_t*>(bad.data())[o] ^= flip;
       else reinterpret_cast<std::uint16_t*>(bad.data())[o] ^= static_cast<std::uint16_t>(flip);
-      const Check c = compare(Variant::transpose_tiled, in, bad.data(), 1e30);
-      EXPECT_FALSE(c.passed) << "a tolerance scale does not loosen a copy";
-      EXPECT_EQ(c.detail["mismatches"], 1);
-      EXPECT_EQ(c.detail["worst_index"], o) << "the first mismatch: out[" << j << "][" << i << "]";
-      EXPECT_EQ(c.detail["worst_index"].get<std::int64_t>() / 33, j);
-      EXPECT_EQ(c.detail["worst_index"].get<std::int64_t>() % 33, i);
+      const CheckOutcome c = compare(Variant::transpose_tiled, in, bad.data(), 1e30);
+      EXPECT_FALSE(c.passed()) << "a tolerance scale does not loosen a copy";
+      EXPECT_EQ(test::detail_of(c)["mismatches"], 1);
+      EXPECT_EQ(test::detail_of(c)["worst_index"], o) << "the first mismatch: out[" << j << "][" << i << "]";
+      EXPECT_EQ(test::detail_of(c)["worst_index"].get<std::int64_t>() / 33, j);
+      EXPECT_EQ(test::detail_of(c)["worst_index"].get<std::int64_t>() % 33, i);
     }
-    const Check wrong = compare(Variant::transpose_naive, in, in.x(), 1.0);
-    EXPECT_FALSE(wrong.passed);
-    EXPECT_GT(wrong.detail["mismatches"].get<std::int64_t>(), 0.9 * 33 * 65);
+    const CheckOutcome wrong = compare(Variant::transpose_naive, in, in.x(), 1.0);
+    EXPECT_FALSE(wrong.passed());
+    EXPECT_GT(test::detail_of(wrong)["mismatches"].get<std::int64_t>(), 0.9 * 33 * 65);
     // The no-op's check against x itself passes; against the transpose it fails.
-    EXPECT_TRUE(compare(Variant::contiguous_noop, in, in.x(), 1.0).passed);
-    EXPECT_FALSE(compare(Variant::contiguous_noop, in, out.data(), 1.0).passed);
+    EXPECT_TRUE(compare(Variant::contiguous_noop, in, in.x(), 1.0).passed());
+    EXPECT_FALSE(compare(Variant::contiguous_noop, in, out.data(), 1.0).passed());
     // A buffer holding x's bits that is not x's own (a copy) fails too: the no-op must not copy.
     const std::vector<std::uint64_t> copy = in.x_storage;
-    const Check copied = compare(Variant::contiguous_noop, in, copy.data(), 1.0);
-    EXPECT_FALSE(copied.passed);
-    EXPECT_FALSE(same_buffer(copied.detail));
-    EXPECT_EQ(comparison(copied.detail, "exact")["mismatches"], 0) << "the bits are x's";
+    const CheckOutcome copied = compare(Variant::contiguous_noop, in, copy.data(), 1.0);
+    EXPECT_FALSE(copied.passed());
+    EXPECT_FALSE(same_buffer(test::detail_of(copied)));
+    EXPECT_EQ(comparison(test::detail_of(copied), "exact")["mismatches"], 0) << "the bits are x's";
   }
 }
 
@@ -299,37 +300,37 @@ TEST(LayoutExpCompare, C07_NaNAndTheBound) {
   for (DType t : kDTypes) {
     const Inputs in = inputs_of(2, 2, {1, 2, 3, 4}, {0.5f, 0.25f}, t);  // sums 1.5, 2.25, 3.5, 4.25: exact
     const std::vector<std::uint64_t> poison(4, ~std::uint64_t{0});
-    const Check p = compare(Variant::broadcast_view, in, poison.data(), 1e300);
-    EXPECT_FALSE(p.passed);
-    EXPECT_EQ(p.detail["not_finite"], 4);
+    const CheckOutcome p = compare(Variant::broadcast_view, in, poison.data(), 1e300);
+    EXPECT_FALSE(p.passed());
+    EXPECT_EQ(test::detail_of(p)["not_finite"], 4);
     auto [out, repeated, view] = run_host(Variant::broadcast_view, in);
-    const Check ok = compare(Variant::broadcast_view, in, out.data(), 1.0);
-    EXPECT_TRUE(ok.passed);
-    EXPECT_EQ(real_from_json(ok.detail["worst_ratio"]), 0.0);
+    const CheckOutcome ok = compare(Variant::broadcast_view, in, out.data(), 1.0);
+    EXPECT_TRUE(ok.passed());
+    EXPECT_EQ(real_from_json(test::detail_of(ok)["worst_ratio"]), 0.0);
     const std::vector<std::uint64_t> rep = run_host(Variant::repeat_materialized, in).repeated;
     for (float bad : {std::nanf(""), INFINITY}) {
       auto o = out;
       if (t == DType::f32) reinterpret_cast<float*>(o.data())[2] = bad;
       else reinterpret_cast<std::uint16_t*>(o.data())[2] = float_to_bf16(bad);
-      const Check c = compare(Variant::repeat_materialized, in, o.data(), 1e300, rep.data());
-      EXPECT_FALSE(c.passed);
-      EXPECT_EQ(c.detail["not_finite"], 1);
+      const CheckOutcome c = compare(Variant::repeat_materialized, in, o.data(), 1e300, rep.data());
+      EXPECT_FALSE(c.passed());
+      EXPECT_EQ(test::detail_of(c)["not_finite"], 1);
     }
     auto o = out;  // element 0: 1.5 + one ulp of the dtype
     if (t == DType::f32) reinterpret_cast<float*>(o.data())[0] = std::nextafter(1.5f, 2.0f);
     else reinterpret_cast<std::uint16_t*>(o.data())[0] += 1;
-    const Check c = compare(Variant::broadcast_view, in, o.data(), 1.0);
+    const CheckOutcome c = compare(Variant::broadcast_view, in, o.data(), 1.0);
     const double ulp = t == DType::f32 ? 0x1.0p-23 : 0x1.0p-7;
     const double ratio = ulp / layout::add_bound(t, 1.5);
-    EXPECT_DOUBLE_EQ(real_from_json(c.detail["worst_ratio"]), ratio);
-    EXPECT_FALSE(c.passed) << "one ulp at 1.5 is over u|1.5| in either dtype";
-    EXPECT_EQ(c.detail["worst_index"], 0) << "row 0, col 0";
-    EXPECT_EQ(c.detail["not_correctly_rounded"], 1);
-    EXPECT_TRUE(compare(Variant::broadcast_view, in, o.data(), 2 * ratio).passed) << "tolerance_scale";
+    EXPECT_DOUBLE_EQ(c.reported() ? c.reported()->worst : 0.0, ratio);
+    EXPECT_FALSE(c.passed()) << "one ulp at 1.5 is over u|1.5| in either dtype";
+    EXPECT_EQ(test::detail_of(c)["worst_index"], 0) << "row 0, col 0";
+    EXPECT_EQ(test::detail_of(c)["not_correctly_rounded"], 1);
+    EXPECT_TRUE(compare(Variant::broadcast_view, in, o.data(), 2 * ratio).passed()) << "tolerance_scale";
     // The repeat's R is checked bit for bit: a poisoned (unwritten) R fails, a stale-free one passes.
     const std::vector<std::uint64_t> unwritten(rep.size(), ~std::uint64_t{0});
-    EXPECT_FALSE(compare(Variant::repeat_materialized, in, out.data(), 1.0, unwritten.data()).passed);
-    EXPECT_TRUE(compare(Variant::repeat_materialized, in, out.data(), 1.0, rep.data()).passed);
+    EXPECT_FALSE(compare(Variant::repeat_materialized, in, out.data(), 1.0, unwritten.data()).passed());
+    EXPECT_TRUE(compare(Variant::repeat_materialized, in, out.data(), 1.0, rep.data()).passed());
   }
 }
 

@@ -35,7 +35,7 @@ const DType kDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64};
 
 using test::builtin;
 
-const Experiment& experiment() { return *builtin().find("masking"); }
+const RegisteredExperiment& experiment() { return *builtin().find("masking"); }
 
 /// Host inputs of a point: `storage` holds n elements of the dtype (f16/bf16 as raw bits), `mask` n bytes.
 struct Inputs {

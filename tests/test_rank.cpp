@@ -30,7 +30,7 @@ const Variant kVariants[] = {Variant::indexed_assign, Variant::scan_select, Vari
 // The densities of configs/rank.yaml.
 const double kDensities[] = {0, 0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 1};
 
-const Experiment& experiment() { return *test::builtin().find("rank"); }
+const RegisteredExperiment& experiment() { return *test::builtin().find("rank"); }
 std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("rank"); }
 
 std::vector<std::uint8_t> generate(std::int64_t n, double density, std::uint64_t seed) {
@@ -53,7 +53,7 @@ Point point(const std::string& variant, std::int64_t n, double density, const st
 }
 
 // The experiment's own check of `out` against the mask, as the lab runs it (the reference computed from the mask).
-Check check(const std::vector<std::uint8_t>& mask, std::vector<std::int64_t>& out, double density = 0.5) {
+CheckOutcome check(const std::vector<std::uint8_t>& mask, std::vector<std::int64_t>& out, double density = 0.5) {
   const Point p = point("fused", n_of(mask), density);
   const Args args(p);
   Arrays in, outs;
@@ -85,10 +85,10 @@ TEST(Rank, HandComputedHostVariants) {
   for (Variant v : kVariants) {
     auto out = run_host(v, m);
     EXPECT_EQ(out, (std::vector<std::int64_t>{0, -1, 1, 2, -1, -1, 3})) << rank::to_string(v);
-    const Check c = check(m, out);
-    EXPECT_TRUE(c.passed) << rank::to_string(v) << c.detail.dump();
-    EXPECT_EQ(c.value, 0.0);
-    EXPECT_EQ(c.detail["selected"], 4.0);
+    const CheckOutcome c = check(m, out);
+    EXPECT_TRUE(c.passed()) << rank::to_string(v) << test::detail_of(c).dump();
+    EXPECT_EQ(c.value(), 0.0);
+    EXPECT_EQ(test::detail_of(c)["selected"], 4.0);
   }
 }
 
@@ -103,10 +103,10 @@ TEST(Rank, HostVariantsEqualReference) {
         SCOPED_TRACE(std::string(rank::to_string(v)) + " n=" + std::to_string(n) + " density=" + std::to_string(density));
         auto out = run_host(v, m);
         EXPECT_EQ(out, ref);
-        const Check c = check(m, out, density);
-        EXPECT_TRUE(c.passed);
-        EXPECT_EQ(c.value, 0.0);
-        EXPECT_EQ(c.tolerance, 0.0);
+        const CheckOutcome c = check(m, out, density);
+        EXPECT_TRUE(c.passed());
+        EXPECT_EQ(c.value(), 0.0);
+        EXPECT_EQ(c.tolerance(), 0.0);
       }
     }
 }
@@ -131,21 +131,21 @@ TEST(Rank, CompareIsExactAndReportsTheFirstMismatch) {
   auto out = rank::reference(m.data(), n);
   out[70000] += 1;
   out[90000] = rank::kPoison;
-  const Check c = check(m, out);
-  EXPECT_FALSE(c.passed);
-  EXPECT_EQ(c.tolerance, 0.0);
-  EXPECT_EQ(c.detail["kind"], "exact");
-  EXPECT_EQ(c.detail["mismatches"], 2);
-  EXPECT_EQ(c.detail["compared"], n);
-  EXPECT_EQ(c.detail["worst_index"], 70000);
-  EXPECT_EQ(c.value, c.reference + 1);  // got = expected + 1, as integers
-  EXPECT_EQ(c.reference, static_cast<double>(rank::reference(m.data(), n)[70000]));
+  const CheckOutcome c = check(m, out);
+  EXPECT_FALSE(c.passed());
+  EXPECT_EQ(c.tolerance(), 0.0);
+  EXPECT_EQ(test::detail_of(c)["kind"], "exact");
+  EXPECT_EQ(test::detail_of(c)["mismatches"], 2);
+  EXPECT_EQ(test::detail_of(c)["compared"], n);
+  EXPECT_EQ(test::detail_of(c)["worst_index"], 70000);
+  EXPECT_EQ(c.value(), c.reference() + 1);  // got = expected + 1, as integers
+  EXPECT_EQ(c.reference(), static_cast<double>(rank::reference(m.data(), n)[70000]));
 
   std::vector<std::int64_t> poisoned(static_cast<std::size_t>(n), rank::kPoison);
-  const Check p = check(m, poisoned);
-  EXPECT_FALSE(p.passed);
-  EXPECT_EQ(p.detail["mismatches"], n);
-  EXPECT_EQ(p.detail["worst_index"], 0);
+  const CheckOutcome p = check(m, poisoned);
+  EXPECT_FALSE(p.passed());
+  EXPECT_EQ(test::detail_of(p)["mismatches"], n);
+  EXPECT_EQ(test::detail_of(p)["worst_index"], 0);
 }
 
 // The output is poisoned with 0x5a bytes, not the default 0xff: all-ones is -1, the right value wherever the mask
@@ -163,9 +163,9 @@ TEST(Rank, OutputPoisonIsNotMinusOne) {
   std::vector<std::int64_t> unwritten(o, o + 1000);
   EXPECT_EQ(unwritten[0], rank::kPoison);
   const auto none = generate(1000, 0.0, kSeed);
-  EXPECT_FALSE(check(none, unwritten, 0.0).passed);
+  EXPECT_FALSE(check(none, unwritten, 0.0).passed());
   std::vector<std::int64_t> minus_one(1000, -1);  // what a 0xff poison would leave: right at density 0
-  EXPECT_TRUE(check(none, minus_one, 0.0).passed);
+  EXPECT_TRUE(check(none, minus_one, 0.0).passed());
 }
 
 // reference_slice over consecutive slices equals the whole reference (the check computes it chunk by chunk).
@@ -309,7 +309,8 @@ TEST(Rank, ConfigValidates) {
   EXPECT_EQ(at_1e9, 6);
   ASSERT_TRUE(c.hypothesis.is_array());
   EXPECT_EQ(c.hypothesis.size(), 2u);
-  EXPECT_NO_THROW(parse_config("experiment: rank\nhypothesis:" + experiment().hypotheses, "shipped", test::builtin()));
+  EXPECT_NO_THROW(
+      parse_config("experiment: rank\nhypothesis:" + experiment().def->hypotheses_yaml(), "shipped", test::builtin()));
 }
 
 // Through the lab pass on the host backend: every variant is ok at small points (all-false, all-true, a tail),

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <labrun/report.hpp>
 
 #include "interpret.hpp"
 #include "lab_axes.hpp"
@@ -38,14 +39,11 @@ const std::vector<std::int64_t> kSizes = {1000, 10000, 100000, 1000000};
 
 // The toy experiment: `lean` costs 10 µs + 2 ns per element, `bulky` 40 µs + 1 ns per element, so `lean` wins
 // at small sizes, `bulky` at large ones, and they cross between size 1e4 and 1e5 (at 3e4).
-Experiment toy_experiment() {
-  Experiment e;
-  e.name = "toy";
-  e.description = "a toy experiment for the report's tests";
-  e.axes = {{"size", AxisKind::Integer, "elements", 1.0, 1e9, {}, std::int64_t{1000}}};
-  e.variants = {VariantDecl{"lean", "small fixed cost", {}, {}, {"eager"}},
-                VariantDecl{"bulky", "large fixed cost, cheaper per element", {}, {}, {"eager"}}};
-  e.size_axis = "size";
+std::shared_ptr<ExperimentDef> toy_experiment() {
+  auto e = std::make_shared<ExperimentDef>("toy");
+  e->describe("a toy experiment for the report's tests").int_axis("size", "elements", 1.0, 1e9, 1000).size_axis("size");
+  e->variant("lean", "small fixed cost").modes({"eager"});
+  e->variant("bulky", "large fixed cost, cheaper per element").modes({"eager"});
   return e;
 }
 
@@ -168,7 +166,7 @@ TEST(ReportNewExperiment, GenericReportReadsWellAlone) {
   EXPECT_FALSE(has(md, "`index`"));
   EXPECT_FALSE(has(md, "downstream"));
 
-  // plots.json: without Experiment::plots, time against the size axis.
+  // plots.json: without ExperimentDef::plots, time against the size axis.
   std::ifstream pj(dir.file("out/plots.json"));
   const Json plots = Json::parse(pj);
   ASSERT_EQ(plots["figures"].size(), 1u) << plots.dump(2);
@@ -206,13 +204,13 @@ TEST(ReportNewExperiment, GpuRunGetsPlainVerdicts) {
 
 TEST(ReportNewExperiment, ReportSectionHookIsCalledAfterTheVerdicts) {
   Registry registry;
-  Experiment e = toy_experiment();
-  e.report_section = [](const ReportView& view, std::ostream& md) {
+  auto e = toy_experiment();
+  e->report_section([](const ReportView& view, std::ostream& md) {
     const auto& runs = view.runs();
     md << "## Toy section\n\nruns " << runs.size() << ", points " << runs.at(0).points.size() << ", variants "
        << runs.at(0).variants.size() << ", " << ratio_text(2.0) << ", " << cell("a|b") << "\n\n";
-  };
-  registry.add(std::move(e));
+  });
+  registry.add(e);
   TempDir dir;
   const std::string in = write_run(dir.file("toy.jsonl"), host_header(kToyHypothesis), toy_points());
   std::ostringstream out, err;
@@ -317,13 +315,13 @@ TEST(ReportContextApi, TypedIterationTimeMatchesTheJsonOne) {
   EXPECT_EQ(ReportContext::iteration_time(PointRecord{}).host_paced, false);
 }
 
-TEST(ReportPlots, FiguresFollowTheExperimentsPlotSpecs) {
+TEST(ReportPlots, FiguresFollowTheExperimentsPlots) {
   Registry registry;
-  Experiment e = toy_experiment();
-  e.axes.push_back({"width", AxisKind::Word, "a word axis", {}, {}, {"narrow", "wide"}, std::string("narrow")});
-  e.plots = {PlotSpec{"size", "variant", {"width"}, "time by width"}, PlotSpec{"size", "width", {}, ""},
-             PlotSpec{"not_swept", "variant", {}, ""}};
-  registry.add(std::move(e));
+  auto e = toy_experiment();
+  e->word_axis("width", "a word axis", {"narrow", "wide"}, "narrow");
+  e->plot({"size", "variant", {"width"}, "time by width"}).plot({"size", "width", {}, ""});
+  e->plot({"not_swept", "variant", {}, ""});
+  registry.add(e);
   std::vector<PointRecord> points;
   for (const char* w : {"narrow", "wide"})
     for (auto p : toy_points()) {
@@ -372,7 +370,7 @@ TEST(ReportCommittedResults, MaskingRunGetsItsSection) {
   EXPECT_FALSE(has(md, "host only"));
   std::ifstream pj(dir.file("out/plots.json"));
   const Json plots = Json::parse(pj);
-  ASSERT_EQ(plots["figures"].size(), 2u);  // masking's PlotSpecs: time vs n, time vs density
+  ASSERT_EQ(plots["figures"].size(), 2u);  // masking's plots: time vs n, time vs density
   EXPECT_EQ(plots["figures"][0]["name"], "time_vs_n_run0");
   EXPECT_EQ(plots["figures"][1]["name"], "time_vs_density_run0");
 }

@@ -86,9 +86,9 @@ bool distinctive(const std::string& name, bool experiment_name = false) {
 TEST(RepositoryRules, SrcNamesNoExperiment) {
   std::set<std::string> names, experiment_names;
   for (const auto& e : test::builtin().experiments()) {
-    names.insert(e.name);
-    experiment_names.insert(e.name);
-    for (const auto& v : e.variants) names.insert(v.name);
+    names.insert(e.name());
+    experiment_names.insert(e.name());
+    for (const auto& v : e.variants()) names.insert(v.name());
     for (const auto& a : e.axes)
       if (!is_lab_axis(a.name) && a.name != "dtype") names.insert(a.name);
   }
@@ -165,7 +165,7 @@ TEST(RepositoryRules, EveryExperimentIsOneFolderAndOneRegistration) {
     if (e.is_directory()) folders.insert(e.path().filename().string());
   EXPECT_EQ(all, folders);
   std::set<std::string> registered;
-  for (const auto& e : test::builtin().experiments()) registered.insert(e.name);
+  for (const auto& e : test::builtin().experiments()) registered.insert(e.name());
   EXPECT_EQ(registered, folders);
   EXPECT_EQ(folders.size(), 9u);
 }

@@ -1,8 +1,9 @@
-// Tests of the experiment SDK's own rules (labrun/experiment.hpp, src/lab/sdk.cpp) that no experiment exercises: an
-// incomplete definition is refused at registration with what is missing, and a check of an output that does not
-// exist names the outputs there are; a returned output (Role::returned) and its same_buffer check; a comparison of
-// chosen elements (Compare::elementwise_at) that still requires every other element to be finite; an output's
-// poison byte (Layout::poison) and the chunked exact comparison (Layout::chunked, Compare::exact_chunks).
+// Tests of the experiment SDK's own rules (labrun/experiment.hpp: src/sdk/experiment.cpp, src/lab/sdk_registry.cpp)
+// that no experiment exercises: an incomplete definition is refused at registration with what is missing, and a check
+// of an output that does not exist names the outputs there are; a returned output (Role::returned) and its same_buffer
+// check; a comparison of chosen elements (Compare::elementwise_at) that still requires every other element to be
+// finite; an output's poison byte (Layout::poison) and the chunked exact comparison (Layout::chunked,
+// Compare::exact_chunks).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -164,10 +165,11 @@ TEST(Sdk, AReturnedOutputIsTheVariantsBuffer) {
   EXPECT_EQ(l.bytes(Role::output), 0.0);
   ReturnedOutputs r(l);
   ASSERT_EQ(r.entries().size(), 1u);
-  const std::optional<Check> missing = r.missing();
+  const std::optional<CheckOutcome> missing = r.missing();
   ASSERT_TRUE(missing.has_value());
-  EXPECT_FALSE(missing->passed);
-  EXPECT_EQ(missing->detail["error"], "the variant handed back no 'y' (Launch::returns)");
+  EXPECT_FALSE(missing->passed());
+  EXPECT_EQ(missing->error, "the variant handed back no 'y' (Launch::returns)");
+  EXPECT_EQ(missing->poisoned, false);
   EXPECT_THROW(r.set("z", nullptr), std::out_of_range);
   float x[4] = {1, 2, 3, 4}, copy[4] = {1, 2, 3, 4};
   Arrays in;
@@ -203,15 +205,16 @@ TEST(Sdk, AReturnedOutputIsTheVariantsBuffer) {
   const SdkExperiment exp(def);
   Arrays out;
   out.put("y", View{copy, 4, Elem::of(DType::f32)});
-  const Check failed = exp.compare(args, [&]() -> const Arrays& { return in; }, out, ref, 1.0, {{"y", ""}});
-  EXPECT_FALSE(failed.passed);
-  EXPECT_EQ(failed.detail["kind"], "same_buffer");
-  EXPECT_EQ(failed.detail["poisoned"], false);
+  const CheckOutcome failed = exp.compare(args, [&]() -> const Arrays& { return in; }, out, ref, 1.0, {{"y", ""}});
+  EXPECT_FALSE(failed.passed());
+  ASSERT_NE(failed.reported(), nullptr);
+  EXPECT_EQ(failed.reported()->kind, "same_buffer");
+  EXPECT_EQ(failed.poisoned, false);
   out.put("y", View{x, 4, Elem::of(DType::f32)});
-  const Check passed = exp.compare(args, [&]() -> const Arrays& { return in; }, out, ref, 1.0, {{"y", "x"}});
-  EXPECT_TRUE(passed.passed);
-  EXPECT_EQ(passed.detail["poisoned"], false);
-  EXPECT_EQ(passed.detail["checks"].size(), 2u);
+  const CheckOutcome passed = exp.compare(args, [&]() -> const Arrays& { return in; }, out, ref, 1.0, {{"y", "x"}});
+  EXPECT_TRUE(passed.passed());
+  EXPECT_EQ(passed.poisoned, false);
+  EXPECT_EQ(passed.comparisons.size(), 2u);
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ TEST(Shard, ShardsOfEveryShippedConfigAreDisjointAndCoverIt) {
   const Registry& registry = test::builtin();
   for (const std::string& path : shipped_configs()) {
     const SweepConfig config = load_config(path, registry);
-    const Experiment& e = *registry.find(config.experiment);
+    const RegisteredExperiment& e = *registry.find(config.experiment);
     const std::vector<Point> points = expand(config, e);
     const auto groups = indivisible_groups(points, config.lab);
     for (const BackendKind kind : {BackendKind::host, BackendKind::cuda}) {
@@ -80,7 +80,7 @@ TEST(Shard, ShardsOfEveryShippedConfigAreDisjointAndCoverIt) {
 TEST(Shard, BalancedByEstimateAndEmptyWhenTooMany) {
   const Registry& registry = test::builtin();
   const SweepConfig config = load_config(kSource + "/configs/masking.yaml", registry);
-  const Experiment& e = *registry.find(config.experiment);
+  const RegisteredExperiment& e = *registry.find(config.experiment);
   const std::vector<Point> points = expand(config, e);
   const auto groups = indivisible_groups(points, config.lab);
   double largest = 0;

@@ -4,7 +4,7 @@
 // that wrong outputs, NaN and the unsubtracted formula fail), the cost model's numbers, the input generator and
 // its seeds (those drawn before the SDK), the config's points, and run_point on the host backend. softmax is an
 // SDK experiment: its check (an element-by-element comparison and the worst row sum, through Compare) runs here
-// as the lab runs it, and the results are read from the lab's Check.
+// as the lab runs it, and the results are read from the lab's CheckOutcome.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -38,7 +38,7 @@ const DType kDTypes[] = {DType::f32, DType::bf16};
 
 using test::builtin;
 
-const Experiment& experiment() { return *builtin().find("softmax"); }
+const RegisteredExperiment& experiment() { return *builtin().find("softmax"); }
 
 std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("softmax"); }
 
@@ -114,8 +114,8 @@ double out_value(const Inputs& in, const std::vector<std::uint64_t>& y, std::int
   return reinterpret_cast<const float*>(y.data())[i];
 }
 
-/// The experiment's check (ExperimentDef::check, through the lab's Check) of output y of variant v at `scale`.
-Check compare(Variant v, const Inputs& in, const void* y, const Reference& ref, double scale = 1.0) {
+/// The experiment's check (ExperimentDef::check, through the lab's CheckOutcome) of output y of variant v at `scale`.
+CheckOutcome compare(Variant v, const Inputs& in, const void* y, const Reference& ref, double scale = 1.0) {
   Arrays ins, outs;
   ins.put("x", in.view());
   outs.put("y", View{const_cast<void*>(y), in.elements(), Elem::of(in.dtype)});
@@ -123,12 +123,15 @@ Check compare(Variant v, const Inputs& in, const void* y, const Reference& ref, 
 }
 
 /// The element-by-element comparison of a check (the first of its comparisons), and the row-sum comparison.
-Json elementwise(const Check& c) { return c.detail.contains("checks") ? c.detail["checks"][0] : c.detail; }
-Json row_sum(const Check& c) { return c.detail["checks"][1]; }
+Json elementwise(const CheckOutcome& c) {
+  const Json d = test::detail_of(c);
+  return d.contains("checks") ? d["checks"][0] : d;
+}
+Json row_sum(const CheckOutcome& c) { return test::detail_of(c)["checks"][1]; }
 /// The worst |y - y_ref| / bound of the elementwise comparison (inf for a non-finite output).
-double ratio(const Check& c) { return real_from_json(elementwise(c)["worst_ratio"]); }
+double ratio(const CheckOutcome& c) { return real_from_json(elementwise(c)["worst_ratio"]); }
 
-Check check_host(Variant v, const Inputs& in, double scale = 1.0) {
+CheckOutcome check_host(Variant v, const Inputs& in, double scale = 1.0) {
   const Reference ref = reference(in);
   const auto y = run_host(v, in);
   return compare(v, in, y.data(), ref, scale);
@@ -182,9 +185,9 @@ TEST(Softmax, HostVariantsMatchReference) {
     for (auto [rows, cols] : shapes) {
       const Inputs in = generate(rows, cols, t, kSeed);
       for (Variant v : kVariants) {
-        const Check c = check_host(v, in);
-        EXPECT_TRUE(c.passed) << softmax::to_string(v) << " " << to_string(t) << " " << rows << "x" << cols << ": "
-                              << c.detail.dump();
+        const CheckOutcome c = check_host(v, in);
+        EXPECT_TRUE(c.passed()) << softmax::to_string(v) << " " << to_string(t) << " " << rows << "x" << cols << ": "
+                              << test::detail_of(c).dump();
         EXPECT_LE(ratio(c), 1.0);
         EXPECT_EQ(elementwise(c)["mismatches"], 0);
         EXPECT_EQ(elementwise(c)["compared"], rows * cols);
@@ -220,7 +223,7 @@ TEST(Softmax, MaxSubtractionMatters) {
   }
   EXPECT_TRUE(std::isinf(naive_sum0)) << "exp(x) summed over a +80 row overflows f32";
   EXPECT_EQ(std::exp(max2), 0.0f) << "exp(x) of a -120 row underflows to 0";
-  for (Variant v : kVariants) EXPECT_TRUE(check_host(v, in).passed) << softmax::to_string(v);
+  for (Variant v : kVariants) EXPECT_TRUE(check_host(v, in).passed()) << softmax::to_string(v);
   // y = exp(x) / sum exp(x) without the max: NaN (inf / inf, 0 / 0) on the offset rows.
   std::vector<std::uint64_t> y(in.storage.size());
   float* yf = reinterpret_cast<float*>(y.data());
@@ -230,8 +233,8 @@ TEST(Softmax, MaxSubtractionMatters) {
     for (int c = 0; c < 4096; ++c) yf[r * 4096 + c] = std::exp(x[r * 4096 + c]) / s;
   }
   const Reference ref = reference(in);
-  const Check naive = compare(Variant::two_pass, in, y.data(), ref);
-  EXPECT_FALSE(naive.passed);
+  const CheckOutcome naive = compare(Variant::two_pass, in, y.data(), ref);
+  EXPECT_FALSE(naive.passed());
   EXPECT_EQ(ratio(naive), std::numeric_limits<double>::infinity());
   EXPECT_GE(elementwise(naive)["mismatches"].get<std::int64_t>(), 2 * 4096);
   EXPECT_GE(elementwise(naive)["not_finite"].get<std::int64_t>(), 4096);  // 0 / 0 on the -120 row
@@ -266,12 +269,12 @@ TEST(Softmax, CompareRejectsWrongOutputs) {
   const Reference ref = reference(in);
   const Variant v = Variant::online;
   const auto good = run_host(v, in);
-  EXPECT_TRUE(compare(v, in, good.data(), ref).passed);
+  EXPECT_TRUE(compare(v, in, good.data(), ref).passed());
   auto bad = good;
   float* f = reinterpret_cast<float*>(bad.data());
   f[5 * 96 + 17] = std::numeric_limits<float>::quiet_NaN();
-  Check c = compare(v, in, bad.data(), ref);
-  EXPECT_FALSE(c.passed);
+  CheckOutcome c = compare(v, in, bad.data(), ref);
+  EXPECT_FALSE(c.passed());
   EXPECT_EQ(ratio(c), std::numeric_limits<double>::infinity());
   EXPECT_EQ(elementwise(c)["mismatches"], 1);
   EXPECT_EQ(elementwise(c)["not_finite"], 1);
@@ -282,24 +285,24 @@ TEST(Softmax, CompareRejectsWrongOutputs) {
   EXPECT_NE(describe_failure(c).find("y[497]"), std::string::npos) << describe_failure(c);
   bad = good;
   f[3] *= 1.01f;
-  EXPECT_FALSE(compare(v, in, bad.data(), ref).passed);
+  EXPECT_FALSE(compare(v, in, bad.data(), ref).passed());
   bad = good;
   std::swap(f[0], f[1]);
-  EXPECT_FALSE(compare(v, in, bad.data(), ref).passed);
+  EXPECT_FALSE(compare(v, in, bad.data(), ref).passed());
   std::vector<std::uint64_t> zeros(good.size(), 0);
-  EXPECT_FALSE(compare(v, in, zeros.data(), ref).passed);
+  EXPECT_FALSE(compare(v, in, zeros.data(), ref).passed());
   std::vector<std::uint64_t> nan(good.size(), ~std::uint64_t{0});
-  const Check n = compare(v, in, nan.data(), ref);
-  EXPECT_FALSE(n.passed);
+  const CheckOutcome n = compare(v, in, nan.data(), ref);
+  EXPECT_FALSE(n.passed());
   EXPECT_EQ(elementwise(n)["mismatches"], 8 * 96);
   // bf16: the bound is the output rounding (2^-8), and a 3% error fails.
   const Inputs h = generate(4, 64, DType::bf16, kSeed);
   const Reference href = reference(h);
   auto hy = run_host(Variant::two_pass, h);
-  EXPECT_TRUE(compare(Variant::two_pass, h, hy.data(), href).passed);
+  EXPECT_TRUE(compare(Variant::two_pass, h, hy.data(), href).passed());
   auto* hb = reinterpret_cast<std::uint16_t*>(hy.data());
   hb[10] = float_to_bf16(bf16_to_float(hb[10]) * 1.03f);
-  EXPECT_FALSE(compare(Variant::two_pass, h, hy.data(), href).passed);
+  EXPECT_FALSE(compare(Variant::two_pass, h, hy.data(), href).passed());
 }
 
 // The row-sum comparison: the worst row's sum (in double) against 1 with tolerance sum_c bound_c + cols 2^-52 /
@@ -309,8 +312,8 @@ TEST(Softmax, RowSumCheck) {
   const Inputs in = generate(4, 64, DType::f32, kSeed);
   const Reference ref = reference(in);
   const auto good = run_host(Variant::online, in);
-  const Check ok = compare(Variant::online, in, good.data(), ref);
-  ASSERT_TRUE(ok.passed);
+  const CheckOutcome ok = compare(Variant::online, in, good.data(), ref);
+  ASSERT_TRUE(ok.passed());
   const Json rs = row_sum(ok);
   EXPECT_EQ(rs["kind"], "scalar");
   EXPECT_EQ(rs["array"], "row_sum");
@@ -327,13 +330,13 @@ TEST(Softmax, RowSumCheck) {
   }
   EXPECT_DOUBLE_EQ(real_from_json(rs["worst_bound"]), sum_bound + 64 * std::ldexp(1.0, -52));
   EXPECT_EQ(real_from_json(rs["worst_value"]), sum);
-  const Check scaled = compare(Variant::online, in, good.data(), ref, 4.0);
+  const CheckOutcome scaled = compare(Variant::online, in, good.data(), ref, 4.0);
   EXPECT_DOUBLE_EQ(real_from_json(row_sum(scaled)["worst_bound"]), sum_bound + 64 * std::ldexp(1.0, -52) / 4.0);
   auto off = good;
   float* f = reinterpret_cast<float*>(off.data());
   for (int col = 0; col < 64; ++col) f[64 + col] = static_cast<float>(f[64 + col] * (1.0 + 1e-3));
-  const Check bad = compare(Variant::online, in, off.data(), ref);
-  EXPECT_FALSE(bad.passed);
+  const CheckOutcome bad = compare(Variant::online, in, off.data(), ref);
+  EXPECT_FALSE(bad.passed());
   EXPECT_GT(real_from_json(row_sum(bad)["worst_ratio"]), 1.0);
   EXPECT_EQ(real_from_json(row_sum(bad)["row"]), 1);
 }
@@ -453,7 +456,7 @@ TEST(Softmax, InputSeedsAreThoseBeforeTheSdk) {
 // The axes are elements and cols; rows = elements / cols is derived, and an elements that is not a multiple of
 // cols is not_supported for every variant (never rounded), and an error for params_of.
 TEST(Softmax, RowsAreDerivedFromElements) {
-  const Experiment& e = experiment();
+  const RegisteredExperiment& e = experiment();
   std::set<std::string> axes;
   for (const auto& a : e.axes) axes.insert(a.name);
   EXPECT_TRUE(axes.count("elements"));

@@ -82,10 +82,14 @@ inline LabSettings quick_lab() {
 }
 
 /// Point `p` of `experiment` through the lab pass on the host backend: its record (run_point's JSON object).
-inline Json run_on_host(const Point& p, const Experiment& experiment, const LabSettings& lab = quick_lab()) {
+inline Json run_on_host(const Point& p, const RegisteredExperiment& experiment, const LabSettings& lab = quick_lab()) {
   HostBackend backend;
   return run_point(p, experiment, backend, lab);
 }
+
+/// A check's outcome as the point's record spells it: `correctness.detail` (the reported comparison's fields and
+/// notes, `checks` when there are several, `poisoned`; docs/records.md).
+inline Json detail_of(const CheckOutcome& c) { return to_json(Correctness{c, Json()})["detail"]; }
 
 /// The named number a check attached to a comparison (Compare::note); a test failure and NaN when there is none.
 inline double note(const CheckResult& c, const std::string& name) {

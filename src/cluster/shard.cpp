@@ -38,14 +38,14 @@ std::string inputs_key(const Point& p) {
 
 }  // namespace
 
-double estimated_point_time_s(const Point& point, const Experiment& experiment, const LabSettings& lab,
+double estimated_point_time_s(const Point& point, const RegisteredExperiment& experiment, const LabSettings& lab,
                               BackendKind kind) {
   constexpr double kFixed_s = 5e-3, kNotRun_s = 1e-3, kSetupRate_Bps = 1e10;
-  const VariantDecl* v = experiment.find_variant(point.variant);
-  if (!v || v->implementations.find(kind) == v->implementations.end()) return kNotRun_s;
-  if (v->unsupported && v->unsupported(point)) return kNotRun_s;
+  const VariantDef* v = experiment.find_variant(point.variant);
+  if (!v || !experiment.implementation(point.variant, kind)) return kNotRun_s;
+  if (v->unsupported_fn() && v->unsupported_fn()(Args(point))) return kNotRun_s;
   const std::string mode = word_axis(point, kModeAxis, "eager");
-  if (std::find(v->modes.begin(), v->modes.end(), mode) == v->modes.end()) return kNotRun_s;
+  if (std::find(v->modes().begin(), v->modes().end(), mode) == v->modes().end()) return kNotRun_s;
   if (kind == BackendKind::host && mode != "eager") return kNotRun_s;
   const bool cold = word_axis(point, kL2Axis, lab.l2) == "cold";
   if (kind == BackendKind::host && cold) return kNotRun_s;
@@ -78,8 +78,8 @@ std::vector<std::pair<std::size_t, std::size_t>> indivisible_groups(const std::v
   return groups;
 }
 
-std::vector<int> assign_shards(const std::vector<Point>& points, const Experiment& experiment, const LabSettings& lab,
-                               int count, BackendKind kind) {
+std::vector<int> assign_shards(const std::vector<Point>& points, const RegisteredExperiment& experiment,
+                               const LabSettings& lab, int count, BackendKind kind) {
   if (count < 1) throw std::invalid_argument("assign_shards: count < 1");
   const auto groups = indivisible_groups(points, lab);
   std::vector<double> cost(groups.size(), 0);
@@ -99,7 +99,7 @@ std::vector<int> assign_shards(const std::vector<Point>& points, const Experimen
   return shard;
 }
 
-std::vector<Point> shard_points(const std::vector<Point>& points, const Experiment& experiment,
+std::vector<Point> shard_points(const std::vector<Point>& points, const RegisteredExperiment& experiment,
                                 const LabSettings& lab, const ShardSpec& spec, BackendKind kind) {
   const std::vector<int> shard = assign_shards(points, experiment, lab, spec.count, kind);
   std::vector<Point> out;

@@ -26,7 +26,7 @@ inline constexpr int kMaxShards = 4096;
 ShardSpec parse_shard(const std::string& text, const std::string& option = "--shard");
 
 /// Seconds a point's lab pass is estimated to take on a backend of `kind`, from the experiment's cost model
-/// (Experiment::estimate) and the lab settings:
+/// (RegisteredExperiment::estimate) and the lab settings:
 ///   t_iter  = bytes / R_bytes + flop / R_flop, with R = 2e9 B/s and 5e8 flop/s on the host backend
 ///             (kHostEstimate*, src/lab/lab.hpp) and 3e12 B/s, 5e13 flop/s on a GPU (an H100/H200-class device);
 ///   setup   = working_set_bytes / 1e10 (inputs drawn and the reference computed on the host at ~1 GB/s, but
@@ -39,7 +39,7 @@ ShardSpec parse_shard(const std::string& text, const std::string& option = "--sh
 /// Checked on the H200 (results/h200/cluster/README.md).
 /// A point that will not run (variant unsupported there, wrong mode, no implementation for `kind`, over the
 /// host budget) costs 1 ms. Experiments without an estimate cost the lab's fixed part only.
-double estimated_point_time_s(const Point& point, const Experiment& experiment, const LabSettings& lab,
+double estimated_point_time_s(const Point& point, const RegisteredExperiment& experiment, const LabSettings& lab,
                               BackendKind kind);
 
 /// The indivisible groups of `points` (in sweep order), as [first, last) index ranges covering them: consecutive
@@ -51,12 +51,12 @@ std::vector<std::pair<std::size_t, std::size_t>> indivisible_groups(const std::v
 /// The shard (0-based) of every point: groups assigned greedily, largest estimated cost first (ties by sweep
 /// order), each to the shard with the least estimated time so far (ties to the lowest shard): the LPT rule,
 /// within 4/3 of the best balance (Graham, "Bounds on multiprocessing timing anomalies", 1969). Deterministic.
-std::vector<int> assign_shards(const std::vector<Point>& points, const Experiment& experiment, const LabSettings& lab,
-                               int count, BackendKind kind);
+std::vector<int> assign_shards(const std::vector<Point>& points, const RegisteredExperiment& experiment,
+                               const LabSettings& lab, int count, BackendKind kind);
 
 /// The points of shard `spec` in sweep order (empty when N exceeds the groups: such a shard still runs and
 /// writes a header).
-std::vector<Point> shard_points(const std::vector<Point>& points, const Experiment& experiment,
+std::vector<Point> shard_points(const std::vector<Point>& points, const RegisteredExperiment& experiment,
                                 const LabSettings& lab, const ShardSpec& spec, BackendKind kind);
 
 }  // namespace labrun

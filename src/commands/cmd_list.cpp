@@ -17,7 +17,7 @@ namespace {
 // Prints each experiment of `registry`: its description, axes and variants.
 int cmd_list(const Registry& registry) {
   for (const auto& e : registry.experiments()) {
-    std::printf("%s: %s\n  axes:\n", e.name.c_str(), e.description.c_str());
+    std::printf("%s: %s\n  axes:\n", e.name().c_str(), e.def->description().c_str());
     for (const auto& a : e.axes) {
       std::string range;
       if (!a.choices.empty()) {
@@ -34,13 +34,14 @@ int cmd_list(const Registry& registry) {
                   to_string(a.default_value).c_str(), a.description.c_str());
     }
     std::printf("  variants:\n");
-    for (const auto& v : e.variants) {
+    for (const auto& v : e.variants()) {
       std::string backends;
-      for (const auto& [k, fn] : v.implementations) {
-        if (!backends.empty()) backends += ',';
-        backends += to_string(k);
-      }
-      std::printf("    %-20s [%s] %s\n", v.name.c_str(), backends.c_str(), v.description.c_str());
+      if (const auto it = e.implementations.find(v.name()); it != e.implementations.end())
+        for (const auto& [k, fn] : it->second) {
+          if (!backends.empty()) backends += ',';
+          backends += to_string(k);
+        }
+      std::printf("    %-20s [%s] %s\n", v.name().c_str(), backends.c_str(), v.description().c_str());
     }
   }
   return kExitOk;

@@ -100,7 +100,7 @@ std::unordered_map<std::string, std::size_t> sweep_positions(const RunHeader& he
   try {
     const Json& config = header.json["config"];
     const SweepConfig c = parse_config(config["text"].get<std::string>(), config["path"].get<std::string>(), registry);
-    if (const Experiment* e = registry.find(c.experiment)) {
+    if (const RegisteredExperiment* e = registry.find(c.experiment)) {
       std::size_t i = 0;
       for (const Point& p : expand(c, *e)) position.emplace(p.id(), i++);
     }

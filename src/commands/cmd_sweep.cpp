@@ -407,7 +407,7 @@ struct WorkerProgress {
 };
 
 // Runs the points still to run, appending each to the file and reporting its phases on the status pipe.
-int run_worker_points(Worker& w, const SweepArgs& a, const SweepConfig& config, const Experiment& experiment,
+int run_worker_points(Worker& w, const SweepArgs& a, const SweepConfig& config, const RegisteredExperiment& experiment,
                       const std::vector<Point>& points) {
   const PhaseListener listener = [&](const std::string& id, Phase phase) {
     if (a.status_fd < 0) return;
@@ -436,7 +436,7 @@ int run_worker_points(Worker& w, const SweepArgs& a, const SweepConfig& config, 
 // A worker: runs the points its file does not hold yet, appending each as it finishes, and reports its phases
 // on the status pipe. "fresh" creates the file (header first); "continue" appends a segment line (this
 // worker's environment and calibration) and the rest.
-int run_worker(const SweepArgs& a, const SweepConfig& config, const Experiment& experiment,
+int run_worker(const SweepArgs& a, const SweepConfig& config, const RegisteredExperiment& experiment,
                const std::vector<Point>& points, const DeviceHooks& hooks) {
   Worker w = plan_worker(a, points);
   open_worker(w, a, config, points, hooks);
@@ -685,7 +685,7 @@ std::vector<int> parse_devices(const std::string& text, const DeviceHooks& hooks
   return out;
 }
 
-int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment& experiment,
+int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const RegisteredExperiment& experiment,
               const std::vector<Point>& points, const DeviceHooks& hooks) {
   if (!args.worker.empty()) return run_worker(args, config, experiment, points, hooks);
   g_sweep_started = std::chrono::steady_clock::now();

@@ -50,7 +50,7 @@ struct SweepArgs {
 /// CUDA_VISIBLE_DEVICES pinning it) whose shard files are merged into the output at the end.
 /// Returns the exit status (README "Exit codes"); 128 + the signal after SIGINT/SIGTERM.
 /// @throws OutputError, DeviceError, ConfigError, std::invalid_argument as run_cli maps them.
-int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Experiment& experiment,
+int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const RegisteredExperiment& experiment,
               const std::vector<Point>& points, const DeviceHooks& hooks);
 
 /// The devices of --devices: "all" (every CUDA device of DeviceHooks::device_count) or a comma-separated list

@@ -43,7 +43,7 @@ Registry make_registry(const DeviceHooks& hooks);
 /// whose lab section applies. Profiler mode (profile_settings) is the caller's to apply.
 struct SweepInput {
   SweepConfig config;
-  const Experiment* experiment = nullptr;  ///< in the registry given to load_sweep
+  const RegisteredExperiment* experiment = nullptr;  ///< in the registry given to load_sweep
   std::vector<Point> points;
   BackendKind kind = BackendKind::host;
 };

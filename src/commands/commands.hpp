@@ -71,7 +71,7 @@ int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err);
 /// load_results() reads them), runs analyze(), and writes into `out_dir` (created if needed):
 /// - report.md: summary (device, build, calibration, sweep size, status and bound counts; a note for runs on
 ///   the host backend), hypothesis verdicts ("host only" for host runs), each experiment's own section
-///   (Experiment::report_section), plots (linked only if drawn), winners, crossovers (along the size axis
+///   (ExperimentDef::report_section), plots (linked only if drawn), winners, crossovers (along the size axis
 ///   first), roofline, five-part notes for a representative point per variant and mode and for every suspect
 ///   point, and time and bandwidth tables by variant;
 /// - points.csv: one row per point (run, id, experiment, variant, each axis, status, times, rates, fractions of

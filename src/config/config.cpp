@@ -200,8 +200,8 @@ class Parser {
     if (experiment_entry == top.end())
       fail(loc(root, start), "experiment",
            "required key is missing; registered experiments: " + join(registry_.names()));
-    const Experiment& experiment = parse_experiment(experiment_entry->second);
-    out.experiment = experiment.name;
+    const RegisteredExperiment& experiment = parse_experiment(experiment_entry->second);
+    out.experiment = experiment.name();
 
     if (auto it = top.find("description"); it != top.end())
       out.description = scalar(it->second.value, it->second.path, "a one-line description");
@@ -216,7 +216,7 @@ class Parser {
     if (auto it = top.find("hypothesis"); it != top.end()) {
       check_hypothesis(it->second, experiment);
       out.hypothesis = to_json(it->second.value.node);
-    } else if (!experiment.hypotheses.empty()) {
+    } else if (!experiment.def->hypotheses_yaml().empty()) {
       out.hypothesis = shipped_hypotheses(experiment);
     }
   }
@@ -256,13 +256,13 @@ class Parser {
     }
   }
 
-  /// The experiment's own predictions (Experiment::hypotheses, YAML in the `hypothesis:` syntax), for a config
+  /// The experiment's own predictions (ExperimentDef::hypotheses, YAML in the `hypothesis:` syntax), for a config
   /// without a `hypothesis` of its own; checked as a config's would be, errors naming the experiment.
-  nlohmann::ordered_json shipped_hypotheses(const Experiment& experiment) const {
-    const SourceLoc where{"experiment " + experiment.name + " (its shipped hypotheses)", 1, 1};
+  nlohmann::ordered_json shipped_hypotheses(const RegisteredExperiment& experiment) const {
+    const SourceLoc where{"experiment " + experiment.name() + " (its shipped hypotheses)", 1, 1};
     YAML::Node node;
     try {
-      node = YAML::Load(experiment.hypotheses);
+      node = YAML::Load(experiment.def->hypotheses_yaml());
     } catch (const YAML::Exception& e) {
       throw ConfigError(where, "hypothesis", "YAML syntax error: " + e.msg);
     }
@@ -293,13 +293,13 @@ class Parser {
   // checked now, so a misspelled variant or axis fails before any GPU time is spent rather than reading
   // "inconclusive" after.
   // Form: a list of {faster: VARIANT, than: VARIANT, when: {AXIS: value or [lo, hi]}, by_at_least: r > 0}.
-  void check_hypothesis(const Entry& entry, const Experiment& experiment) const {
+  void check_hypothesis(const Entry& entry, const RegisteredExperiment& experiment) const {
     static const std::vector<std::string> kKeys = {"faster", "than", "when", "by_at_least"};
     if (!entry.value.node.IsSequence())
       fail(entry.value.loc, entry.path, "expected a list of {faster, than, when, by_at_least}, got " +
                                             describe(entry.value.node));
     std::vector<std::string> variants;
-    for (const auto& v : experiment.variants) variants.push_back(v.name);
+    for (const auto& v : experiment.variants()) variants.push_back(v.name());
     std::size_t i = 0;
     for (const auto& item : elements(entry.value)) {
       const std::string path = entry.path + "[" + std::to_string(i++) + "]";
@@ -452,9 +452,9 @@ class Parser {
     return *value;
   }
 
-  const Experiment& parse_experiment(const Entry& entry) const {
+  const RegisteredExperiment& parse_experiment(const Entry& entry) const {
     const std::string name = scalar(entry.value, entry.path, "the name of an experiment");
-    const Experiment* experiment = registry_.find(name);
+    const RegisteredExperiment* experiment = registry_.find(name);
     if (!experiment)
       fail(entry.value.loc, entry.path,
            "no experiment '" + name + "' is registered" + suggest(name, registry_.names()) +
@@ -462,30 +462,30 @@ class Parser {
     return *experiment;
   }
 
-  static std::vector<std::string> axis_names(const Experiment& experiment) {
+  static std::vector<std::string> axis_names(const RegisteredExperiment& experiment) {
     std::vector<std::string> names;
     for (const auto& axis : experiment.axes) names.push_back(axis.name);
     return names;
   }
 
-  static std::vector<std::string> variant_names(const Experiment& experiment) {
+  static std::vector<std::string> variant_names(const RegisteredExperiment& experiment) {
     std::vector<std::string> names;
-    for (const auto& variant : experiment.variants) names.push_back(variant.name);
+    for (const auto& variant : experiment.variants()) names.push_back(variant.name());
     return names;
   }
 
-  const AxisDecl& find_axis(const Experiment& experiment, const Entry& entry) const {
+  const AxisDecl& find_axis(const RegisteredExperiment& experiment, const Entry& entry) const {
     const AxisDecl* decl = experiment.find_axis(entry.key);
     if (!decl) {
       const auto names = axis_names(experiment);
       fail(entry.key_loc, entry.path,
-           "experiment '" + experiment.name + "' has no axis '" + entry.key + "'" +
+           "experiment '" + experiment.name() + "' has no axis '" + entry.key + "'" +
                suggest(entry.key, names) + " (axes: " + join(names) + ")");
     }
     return *decl;
   }
 
-  std::vector<AxisSpec> parse_axes(const Entry& axes, const Experiment& experiment) const {
+  std::vector<AxisSpec> parse_axes(const Entry& axes, const RegisteredExperiment& experiment) const {
     if (!axes.value.node.IsMap())
       fail(axes.value.loc, axes.path,
            "expected a map of axis names to values, got " + describe(axes.value.node));
@@ -676,7 +676,7 @@ class Parser {
     return values;
   }
 
-  std::vector<std::string> parse_variants(const Entry& entry, const Experiment& experiment) const {
+  std::vector<std::string> parse_variants(const Entry& entry, const RegisteredExperiment& experiment) const {
     const auto names = variant_names(experiment);
     std::vector<Item> items;
     if (entry.value.node.IsScalar()) {
@@ -697,7 +697,7 @@ class Parser {
         fail(item.loc, entry.path, "'all' stands alone: write 'variants: all'");
       if (!experiment.find_variant(name))
         fail(item.loc, entry.path,
-             "experiment '" + experiment.name + "' has no variant '" + name + "'" + suggest(name, names) +
+             "experiment '" + experiment.name() + "' has no variant '" + name + "'" + suggest(name, names) +
                  " (variants: " + join(names) + ")");
       if (std::find(out.begin(), out.end(), name) != out.end())
         fail(item.loc, entry.path, "variant '" + name + "' is given twice");
@@ -706,7 +706,7 @@ class Parser {
     return out;
   }
 
-  std::vector<ExcludeRule> parse_excludes(const Entry& entry, const Experiment& experiment) const {
+  std::vector<ExcludeRule> parse_excludes(const Entry& entry, const RegisteredExperiment& experiment) const {
     if (!entry.value.node.IsSequence())
       fail(entry.value.loc, entry.path,
            "expected a list of rules (maps of axis to values), got " + describe(entry.value.node));
@@ -734,7 +734,7 @@ class Parser {
           auto candidates = axis_names(experiment);
           candidates.push_back("variant");
           fail(key.key_loc, key.path,
-               "experiment '" + experiment.name + "' has no axis '" + key.key + "'" +
+               "experiment '" + experiment.name() + "' has no axis '" + key.key + "'" +
                    suggest(key.key, candidates) + " (a rule names axes: " + join(candidates) + ")");
         }
         rule.match.emplace_back(decl->name, axis_values(key.value, key.path, *decl));

@@ -1,7 +1,7 @@
 // The lab axes: what every experiment shares, as nvbench's exec tags and cold/hot measurements are. The launch
 // mode (eager launches or one CUDA graph replayed) and the L2 state (hot: back to back; cold: flushed before every
 // sample) are axes of every experiment, appended by Registry::add, so their names and values are part of every
-// point's key. A variant declares the modes it runs in (VariantDecl::modes).
+// point's key. A variant declares the modes it runs in (VariantDef::modes).
 #pragma once
 
 #include <string>

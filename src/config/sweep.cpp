@@ -32,7 +32,7 @@ namespace {
 using Axes = std::vector<std::pair<std::string, std::vector<AxisValue>>>;
 
 /// The axes the config writes, in its order, then each experiment axis it does not write at its one default value.
-Axes axes_with_defaults(const SweepConfig& config, const Experiment& experiment) {
+Axes axes_with_defaults(const SweepConfig& config, const RegisteredExperiment& experiment) {
   Axes axes;
   for (const auto& a : config.axes) axes.emplace_back(a.name, a.values);
   for (const auto& decl : experiment.axes) {
@@ -48,10 +48,10 @@ Axes axes_with_defaults(const SweepConfig& config, const Experiment& experiment)
 }
 
 /// The variants a sweep runs: the config's list, or every variant of the experiment when it lists none.
-std::vector<std::string> swept_variants(const SweepConfig& config, const Experiment& experiment) {
+std::vector<std::string> swept_variants(const SweepConfig& config, const RegisteredExperiment& experiment) {
   std::vector<std::string> variants = config.variants;
   if (variants.empty())
-    for (const auto& v : experiment.variants) variants.push_back(v.name);
+    for (const auto& v : experiment.variants()) variants.push_back(v.name());
   return variants;
 }
 
@@ -211,23 +211,23 @@ std::vector<Point> unexcluded_points(const std::string& experiment, const Axes& 
 
 /// expand() before its check that a point is left: every combination of the axes' values and the variants, less
 /// the excluded ones.
-std::vector<Point> expand_combinations(const SweepConfig& config, const Experiment& experiment) {
-  if (config.experiment != experiment.name)
+std::vector<Point> expand_combinations(const SweepConfig& config, const RegisteredExperiment& experiment) {
+  if (config.experiment != experiment.name())
     throw std::invalid_argument("config is for experiment '" + config.experiment + "', not '" +
-                                experiment.name + "'");
+                                experiment.name() + "'");
   const Axes axes = axes_with_defaults(config, experiment);
   const std::vector<std::string> variants = swept_variants(config, experiment);
   check_point_count(config, axes, variants);
   for (const auto& a : axes)
     if (a.second.empty()) return {};
-  ExcludeMasks masks(axes, variants, experiment.name);
+  ExcludeMasks masks(axes, variants, experiment.name());
   for (const auto& rule : config.excludes) masks.add(rule);
-  return unexcluded_points(experiment.name, axes, variants, masks);
+  return unexcluded_points(experiment.name(), axes, variants, masks);
 }
 
 }  // namespace
 
-std::vector<Point> expand(const SweepConfig& config, const Experiment& experiment) {
+std::vector<Point> expand(const SweepConfig& config, const RegisteredExperiment& experiment) {
   std::vector<Point> points = expand_combinations(config, experiment);
   if (points.empty() && !config.excludes.empty())  // case H10: a sweep that would run nothing and exit 0
     throw ConfigError(config.excludes.front().loc, "exclude",

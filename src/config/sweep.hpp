@@ -19,7 +19,7 @@ inline constexpr std::size_t kMaxPoints = 1'000'000;
 /// @throws std::invalid_argument if the config names an experiment other than `experiment`; ConfigError if
 /// the product of the axes' sizes and the variants exceeds kMaxPoints, or if the exclude rules remove every point
 /// (at the first rule's line: a 0-point sweep is a config mistake, case H10).
-std::vector<Point> expand(const SweepConfig& config, const Experiment& experiment);
+std::vector<Point> expand(const SweepConfig& config, const RegisteredExperiment& experiment);
 
 /// True if `point` matches every key of `rule` ("variant" matches the point's variant).
 bool matches(const ExcludeRule& rule, const Point& point);

@@ -35,17 +35,6 @@ Json axes_json(const Point& p) {
   return axes;
 }
 
-Correctness correctness_of(const Check& c) {
-  Correctness out;
-  out.value = c.value;
-  out.reference = c.reference;
-  out.abs_error = c.abs_error;
-  out.tolerance = c.tolerance;
-  out.passed = c.passed;
-  out.detail = c.detail;
-  return out;
-}
-
 Json fmt_warning(const std::string& kind, const std::string& message) {
   return Json{{"kind", kind}, {"message", message}};
 }
@@ -220,15 +209,16 @@ void record_environment(PointRun& run, Backend& backend) {
 
 // The point's variant, once it may run here: throws PointOutcome (error, not_supported or skipped) with the
 // reason when the variant is unknown, refuses the point or its mode, or the point's estimate does not fit.
-const VariantDecl& runnable_variant(const Point& point, const Experiment& experiment, Backend& backend,
-                                    const LabSettings& lab, const ExecOptions& opts) {
-  const VariantDecl* variant = experiment.find_variant(point.variant);
+const VariantDef& runnable_variant(const Point& point, const RegisteredExperiment& experiment, Backend& backend,
+                                   const LabSettings& lab, const ExecOptions& opts) {
+  const VariantDef* variant = experiment.find_variant(point.variant);
   if (!variant) throw PointOutcome(Status::error, "unknown variant '" + point.variant + "'");
-  if (variant->unsupported)
-    if (auto why = variant->unsupported(point)) throw PointOutcome(Status::not_supported, *why);
-  if (std::find(variant->modes.begin(), variant->modes.end(), opts.mode) == variant->modes.end()) {
+  if (variant->unsupported_fn())
+    if (auto why = variant->unsupported_fn()(Args(point))) throw PointOutcome(Status::not_supported, *why);
+  const std::vector<std::string>& declared = variant->modes();
+  if (std::find(declared.begin(), declared.end(), opts.mode) == declared.end()) {
     std::string modes;
-    for (const auto& m : variant->modes) modes += (modes.empty() ? "" : ", ") + m;
+    for (const auto& m : declared) modes += (modes.empty() ? "" : ", ") + m;
     throw PointOutcome(Status::not_supported, "variant '" + point.variant + "' does not run in " + opts.mode +
                                                   " mode (it declares: " + modes + ")");
   }
@@ -244,18 +234,18 @@ const VariantDecl& runnable_variant(const Point& point, const Experiment& experi
 }
 
 // setup: the variant's workload for this backend, and its cost model; the memory peak is marked from here.
-void set_up(PointRun& run, const Point& point, const Experiment& experiment, Backend& backend,
+void set_up(PointRun& run, const Point& point, const RegisteredExperiment& experiment, Backend& backend,
             const LabSettings& lab) {
   const auto t0 = Clock::now();
   backend.memory_mark();  // the point's memory peak: from here to the end of its first iteration
   {
     Range r(backend, to_string(Phase::setup));
-    const VariantDecl& variant = runnable_variant(point, experiment, backend, lab, run.opts);
-    auto impl = variant.implementations.find(backend.kind());
-    if (impl == variant.implementations.end())
+    runnable_variant(point, experiment, backend, lab, run.opts);
+    const CreateFn* impl = experiment.implementation(point.variant, backend.kind());
+    if (!impl)
       throw PointOutcome(Status::not_supported, std::string("variant '") + point.variant + "' has no " +
                                                     to_string(backend.kind()) + " implementation");
-    run.workload = impl->second(point, backend, lab);
+    run.workload = (*impl)(point, backend, lab);
   }
   run.rec.cost = run.workload->cost();
   run.rec.cost_recorded = true;
@@ -339,20 +329,20 @@ double warm_up(PointRun& run, Backend& backend, const LabSettings& lab) {
 // it passed; a point that failed is finished `incorrect`.
 bool check_correctness(PointRun& run, Backend& backend) {
   const auto t0 = Clock::now();
-  Check check;
+  CheckOutcome check;
   {
     Range r(backend, to_string(Phase::correctness));
     check = run.workload->check([&] { run.exec->iterate(); });
   }
-  run.rec.correctness = correctness_of(check);
+  run.rec.correctness = Correctness{check, Json()};
   run.phases[to_string(Phase::correctness)] = {{"time_s", seconds_since(t0)}};
-  if (check.passed) return true;
+  if (check.passed()) return true;
   end_with(run, Status::incorrect, describe_failure(check));
   return false;
 }
 
 // environment -> setup -> warmup -> correctness. Leaves `run` ready for timing, or finished with a status.
-void begin_point(PointRun& run, const Point& point, const Experiment& experiment, Backend& backend,
+void begin_point(PointRun& run, const Point& point, const RegisteredExperiment& experiment, Backend& backend,
                  const LabSettings& lab, const PhaseListener& listener = {}) {
   run.rec = new_point_record(point, backend.name());
   run.opts.mode = axis_word(point, kModeAxis, "eager");
@@ -444,7 +434,7 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     run.phases[to_string(Phase::timing)] = {{"time_s", run.timed_s}};
     run.rec.device_state["after"] = backend.device_state();
     if (run.opts.mode == "eager" && run.opts.delay_s == 0) {
-      Json k = backend.kernel_breakdown(*run.workload, lab);
+      Json k = backend.kernel_breakdown(*run.workload);
       if (k.is_array()) {
         std::vector<KernelTime> kernels;
         for (const auto& op : k) kernels.push_back(kernel_time_from_json(op));
@@ -487,8 +477,8 @@ bool mark_device_fault(PointRun& run, Backend& backend) {
 
 }  // namespace
 
-PointRecord lab_pass(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
-                     const Json& header) {
+PointRecord lab_pass(const Point& point, const RegisteredExperiment& experiment, Backend& backend,
+                     const LabSettings& lab, const Json& header) {
   PointRun run;
   begin_point(run, point, experiment, backend, lab);
   if (!run.finished) {
@@ -504,7 +494,7 @@ PointRecord lab_pass(const Point& point, const Experiment& experiment, Backend& 
   return run.rec;
 }
 
-Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
+Json run_point(const Point& point, const RegisteredExperiment& experiment, Backend& backend, const LabSettings& lab,
                const Json& header) {
   return to_json(lab_pass(point, experiment, backend, lab, header));
 }
@@ -542,8 +532,8 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
   return h;
 }
 
-std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
-                                   const LabSettings& lab, const Json& header,
+std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const RegisteredExperiment& experiment,
+                                   Backend& backend, const LabSettings& lab, const Json& header,
                                    const std::function<void(const PointRecord&)>& sink,
                                    const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress,
                                    const PhaseListener& listener) {

@@ -27,11 +27,11 @@ PointRecord new_point_record(const Point& point, const std::string& backend_name
 /// `unknown`; a header with `process` (a process of a pooled lab.processes run) leaves the interpretation to
 /// the pool. Never throws for a point-level failure: the status says what happened ("error" with the message
 /// for the unexpected).
-PointRecord lab_pass(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
-                     const Json& header = Json());
+PointRecord lab_pass(const Point& point, const RegisteredExperiment& experiment, Backend& backend,
+                     const LabSettings& lab, const Json& header = Json());
 
 /// lab_pass() as the JSON line a result file holds (to_json of the record): for tests and tools.
-Json run_point(const Point& point, const Experiment& experiment, Backend& backend, const LabSettings& lab,
+Json run_point(const Point& point, const RegisteredExperiment& experiment, Backend& backend, const LabSettings& lab,
                const Json& header = Json());
 
 /// Rates the host-backend time estimate assumes (a slow 2-core machine, one thread per variant): an
@@ -76,8 +76,8 @@ class DeviceFault : public std::runtime_error {
 /// @throws Interrupted (src/base/interrupt.hpp) between samples or points once SIGINT/SIGTERM arrived: the points
 /// in progress are abandoned, unwritten. @throws DeviceFault after writing a point that broke the device; the
 /// rest of its interleave group is abandoned, unwritten.
-std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Experiment& experiment, Backend& backend,
-                                   const LabSettings& lab, const Json& header,
+std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const RegisteredExperiment& experiment,
+                                   Backend& backend, const LabSettings& lab, const Json& header,
                                    const std::function<void(const PointRecord&)>& sink,
                                    const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress,
                                    const PhaseListener& listener = {});

@@ -1,7 +1,7 @@
 // The SDK's runtime seam: what the experiments registered at static initialisation (labrun/experiment.hpp's
-// LABRUN_EXPERIMENT and LABRUN_CUDA_VARIANTS) becomes, from main, entries
-// of a Registry; and the state the host and CUDA workloads of an SDK experiment share (inputs generated once per
-// input key, the reference from memory, the sweep's disk cache or computed).
+// LABRUN_EXPERIMENT and LABRUN_CUDA_VARIANTS, listed by src/sdk/linked.hpp) becomes, from main, entries of a
+// Registry; and the state the host and CUDA workloads of an SDK experiment share (inputs generated once per input
+// key, the reference from memory, the sweep's disk cache or computed).
 #pragma once
 
 #include <cstdint>
@@ -47,8 +47,9 @@ class ReturnedOutputs {
   void set(const std::string& name, const void* data);
   /// Where `name` was handed back; nullptr before that.
   const void* data(const std::string& name) const;
-  /// A failed Check naming the first returned output with elements that was never handed back; nullopt when none.
-  std::optional<Check> missing() const;
+  /// A failed outcome naming the first returned output with elements that was never handed back (poisoned false);
+  /// nullopt when none.
+  std::optional<CheckOutcome> missing() const;
   /// Each returned output and the input of `inputs` whose memory it is ("" when none).
   std::map<std::string, std::string> inputs_aliased(const Arrays& inputs) const;
 
@@ -78,11 +79,10 @@ class SdkExperiment {
   std::shared_ptr<const Reference> reference(const Args& args, std::uint64_t lab_seed);
   /// The cost model at the point with `ref`, its peak work bytes filled from the Layout when the model leaves it NaN.
   Cost cost(const Args& args, const Reference& ref) const;
-  /// Runs the experiment's check and turns its comparisons into the lab's Check (value and reference of the
-  /// worst element, tolerance = scale × its bound, the measurements in detail).
-  /// `returned`: the returned outputs with the input each one is ("" for none); detail.poisoned is false with any.
+  /// Runs the experiment's check: its comparisons, typed, as the outcome (an error outcome when it compared nothing).
+  /// `returned`: the returned outputs with the input each one is ("" for none); poisoned is false with any.
   /// `read`: where Compare::exact_chunks reads outputs from (empty: `outputs`' host memory).
-  Check compare(const Args& args, const std::function<const Arrays&()>& inputs, const Arrays& outputs,
+  CheckOutcome compare(const Args& args, const std::function<const Arrays&()>& inputs, const Arrays& outputs,
                 const Reference& ref, double scale, const std::map<std::string, std::string>& returned = {},
                 const Compare::ChunkReader& read = {}) const;
 

@@ -118,13 +118,47 @@ constexpr Field<Timing> kTimingFields[] = {
     if_set<&Timing::processes, Maybe<Object<kProcessStatsFields>>>("processes"),
 };
 
-constexpr Field<Correctness> kCorrectnessFields[] = {
-    always<&Correctness::value, Real>("value"),
-    always<&Correctness::reference, Real>("reference"),
-    always<&Correctness::abs_error, Real>("abs_error"),
-    always<&Correctness::tolerance, Real>("tolerance"),
-    always<&Correctness::passed, Flag>("passed"),
-    always<&Correctness::detail, Opaque>("detail"),
+// The headline of `correctness`, as it is written: the reported comparison's numbers, then the detail.
+struct CorrectnessHeadline {
+  double value = kNoValue, reference = kNoValue, abs_error = kNoValue, tolerance = kNoValue;
+  bool passed = false;
+  Json detail = Json::object();
+};
+
+constexpr Field<CorrectnessHeadline> kCorrectnessFields[] = {
+    always<&CorrectnessHeadline::value, Real>("value"),
+    always<&CorrectnessHeadline::reference, Real>("reference"),
+    always<&CorrectnessHeadline::abs_error, Real>("abs_error"),
+    always<&CorrectnessHeadline::tolerance, Real>("tolerance"),
+    always<&CorrectnessHeadline::passed, Flag>("passed"),
+    always<&CorrectnessHeadline::detail, Opaque>("detail"),
+};
+
+// One comparison (labrun/experiment.hpp's CheckResult) in `correctness.detail`; its notes follow these keys.
+constexpr Field<CheckResult> kCheckResultFields[] = {
+    always<&CheckResult::kind, Text>("kind"),
+    always<&CheckResult::array, Text>("array"),
+    always<&CheckResult::worst, Real>("worst_ratio"),
+    always<&CheckResult::worst_index, Int>("worst_index"),
+    always<&CheckResult::worst_value, Real>("worst_value"),
+    always<&CheckResult::worst_reference, Real>("worst_reference"),
+    always<&CheckResult::worst_bound, Real>("worst_bound"),
+    always<&CheckResult::compared, Int>("compared"),
+    always<&CheckResult::mismatches, Int>("mismatches"),
+    always<&CheckResult::not_finite, Int>("not_finite"),
+    always<&CheckResult::max_abs_error, Real>("max_abs_error"),
+    always<&CheckResult::max_rel_error, Real>("max_rel_error"),
+    always<&CheckResult::scale, Real>("tolerance_scale"),
+};
+
+/// `correctness`'s own object: a field that is a record of its own (Correctness), by to_json and
+/// correctness_from_json.
+struct CorrectnessCodec : Codec {
+  static Json write(const Correctness& c) { return to_json(c); }
+  static void read(const Json& v, const std::string& where, Correctness& out) {
+    require_object(v, where);
+    out = correctness_from_json(v);
+  }
 };
 
 constexpr Field<KernelTime> kKernelTimeFields[] = {
@@ -233,7 +267,7 @@ constexpr Field<PointRecord> kPointFields[] = {
     if_set<&PointRecord::device_state, Opaque>("device_state", 2),
     if_flag<&PointRecord::cost, Object<kCostFields>>("cost", &PointRecord::cost_recorded, 2),
     if_set<&PointRecord::memory, Opaque>("memory", 2),
-    if_set<&PointRecord::correctness, Maybe<Object<kCorrectnessFields>>>("correctness", 2),
+    if_set<&PointRecord::correctness, Maybe<CorrectnessCodec>>("correctness", 2),
     if_set<&PointRecord::timing, Maybe<Object<kTimingFields>>>("timing", 2),
     if_set<&PointRecord::kernels, Maybe<List<kKernelTimeFields>>>("kernels", 2),
     if_set<&PointRecord::interpretation, Maybe<Object<kInterpretationFields>>>("interpretation", 2),
@@ -305,9 +339,95 @@ Timing timing_from_json(const Json& j) { return read_record<Timing, kTimingField
 
 // ---- Correctness, kernels, warnings -----------------------------------------------------------------------
 
-Json to_json(const Correctness& c) { return write_fields(kCorrectnessFields, c); }
+namespace {
+
+bool is_result_key(const std::string& key) {
+  for (const auto& row : kCheckResultFields)
+    if (key == row.key) return true;
+  return false;
+}
+
+Json result_json(const CheckResult& r) {
+  Json j = write_fields(kCheckResultFields, r);
+  for (const auto& [name, v] : r.notes) j[name] = json_real(v);
+  return j;
+}
+
+// A comparison from its object: the table's keys, every other key but `skip`'s a note. Whether it passed is not
+// written: a comparison passed iff no element is over its bound (same_buffer: iff the buffer was the input's).
+// @throws ResultError for a field of the wrong type or a note that is not a number.
+CheckResult result_from_json(const Json& j, const std::string& where, const std::vector<std::string>& skip) {
+  require_object(j, where);
+  CheckResult r;
+  read_fields(kCheckResultFields, j, where, r);
+  for (const auto& [key, v] : j.items()) {
+    if (is_result_key(key) || std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
+    r.notes.emplace_back(key, real_of(v, at(where, key.c_str())));
+  }
+  if (r.kind == "same_buffer") {
+    r.passed = false;
+    for (const auto& [name, v] : r.notes) r.passed = r.passed || (name == "same_buffer" && v == 1);
+  } else {
+    r.passed = r.mismatches == 0;
+  }
+  return r;
+}
+
+// The outcome a detail spells; ResultError when it is not one (a record of an older labrun's own keys).
+CheckOutcome outcome_from_detail(const Json& d) {
+  require_object(d, "correctness.detail");
+  CheckOutcome out;
+  if (const auto it = d.find("poisoned"); it != d.end()) {
+    if (!it->is_boolean()) bad("correctness.detail.poisoned", "true or false", *it);
+    out.poisoned = it->get<bool>();
+  }
+  if (const auto it = d.find("error"); it != d.end()) {
+    if (!it->is_string()) bad("correctness.detail.error", "a string", *it);
+    out.error = it->get<std::string>();
+    return out;
+  }
+  if (!d.contains("kind")) bad("correctness.detail", "a comparison", d);
+  if (const auto it = d.find("checks"); it != d.end()) {
+    if (!it->is_array()) bad("correctness.detail.checks", "an array", *it);
+    for (std::size_t i = 0; i < it->size(); ++i)
+      out.comparisons.push_back(result_from_json((*it)[i], "correctness.detail.checks[" + std::to_string(i) + "]", {}));
+  } else {
+    out.comparisons.push_back(result_from_json(d, "correctness.detail", {"poisoned"}));
+  }
+  return out;
+}
+
+}  // namespace
+
+Json to_json(const Correctness& c) {
+  if (!c.as_written.is_null()) return c.as_written;
+  const CheckOutcome& o = c.outcome;
+  CorrectnessHeadline h{o.value(), o.reference(), o.abs_error(), o.tolerance(), o.passed(), Json::object()};
+  if (const CheckResult* r = o.reported()) {
+    h.detail = result_json(*r);
+    if (o.comparisons.size() > 1) {
+      Json all = Json::array();
+      for (const auto& each : o.comparisons) all.push_back(result_json(each));
+      h.detail["checks"] = all;
+    }
+  } else if (!o.error.empty()) {
+    h.detail["error"] = o.error;
+  }
+  if (o.poisoned) h.detail["poisoned"] = *o.poisoned;
+  return write_fields(kCorrectnessFields, h);
+}
+
 Correctness correctness_from_json(const Json& j) {
-  return read_record<Correctness, kCorrectnessFields>(j, "correctness");
+  read_record<CorrectnessHeadline, kCorrectnessFields>(j, "correctness");  // the headline's types, as ever
+  Correctness c;
+  try {
+    c.outcome = outcome_from_detail(j.at("detail"));
+    if (to_json(c).dump() == j.dump()) return c;  // byte for byte: 0 and 0.0 compare equal as Json
+  } catch (const std::exception&) {  // not an outcome: kept as written
+  }
+  c.outcome = CheckOutcome{};
+  c.as_written = j;
+  return c;
 }
 
 Json to_json(const KernelTime& k) { return write_fields(kKernelTimeFields, k); }
@@ -840,7 +960,10 @@ namespace {
 /// state, the raw submit and host-probe samples, and the raw wall samples of a point that has device samples.
 void trim_unread(PointRecord& p) {
   p.phases = Json();
-  if (p.correctness) p.correctness->detail = Json();
+  if (p.correctness) {
+    p.correctness->outcome.comparisons.clear();
+    p.correctness->as_written = Json();
+  }
   // device_state keeps what device_state_of() reads (clocks, throttle flag and reasons), not temperature or power.
   if (p.device_state.is_object()) {
     Json kept = Json::object();

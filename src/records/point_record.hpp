@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "boxed.hpp"
+#include "check_outcome.hpp"
 #include <labrun/cost.hpp>
 #include <labrun/status.hpp>
 #include "record.hpp"
@@ -127,16 +128,21 @@ Json to_json(const Timing& t);
 /// @throws ResultError if `j` is not an object or a field has the wrong type.
 Timing timing_from_json(const Json& j);
 
-/// A point's `correctness`: the result against its double-precision reference.
+/// A point's `correctness`: the workload's typed outcome (CheckOutcome: the experiment's comparisons), written as
+/// {value, reference, abs_error, tolerance, passed, detail} with the headline numbers of the reported comparison
+/// and detail = that comparison's fields (worst_ratio, ..., tolerance_scale, then its notes), `checks` (every
+/// comparison, when there are several) and `poisoned`; or {error[, poisoned]} when nothing was compared.
+/// A record of an older labrun whose correctness the outcome does not reproduce (a detail of its experiment's own
+/// keys) reads into `as_written` and is written back as it was: such records round-trip too.
 struct Correctness {
-  double value = kNoValue, reference = kNoValue, abs_error = kNoValue, tolerance = kNoValue;
-  bool passed = false;
-  Json detail = Json::object();  ///< selected count, magnitudes, rel_error, poisoned (opaque, kept as written)
+  CheckOutcome outcome;
+  Json as_written;  ///< null for what labrun writes now; else the record's correctness object as read
 };
 
-/// {value, reference, abs_error, tolerance, passed, detail}.
+/// The object `correctness` (as above).
 Json to_json(const Correctness& c);
-/// @throws ResultError if `j` is not an object or a field has the wrong type.
+/// @throws ResultError if `j` is not an object, or value, reference, abs_error, tolerance or passed has the wrong
+/// type; a detail the outcome does not hold is kept in as_written, never an error.
 Correctness correctness_from_json(const Json& j);
 
 /// One op of the eager per-kernel breakdown (`kernels[]`).

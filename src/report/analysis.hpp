@@ -18,7 +18,7 @@ namespace labrun {
 /// header (interpret()); only points with status "ok", a positive finite iteration time (iteration_time()) and
 /// not `suspect` take part (are "usable"). Variants are compared on their iteration time.
 ///
-/// `size_axes` maps an experiment name to its size axis (Experiment::size_axis, registry.hpp). For a run's
+/// `size_axes` maps an experiment name to its size axis (RegisteredExperiment::size_axis, registry.hpp). For a run's
 /// experiment with an entry, crossovers are computed along that axis only; for one without (an empty map:
 /// every experiment), along every numeric axis that varies in the run.
 ///

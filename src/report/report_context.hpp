@@ -1,7 +1,7 @@
 // What `labrun report` knows once its inputs are loaded: the runs (file, header, points with their stored
 // interpretation, varying axes, variants, the experiment from the registry, its size axis), the cross-point
 // analysis (analyze()), lookup of a point by run and id, and the text helpers every section shares. This is
-// the type an experiment's report hook (Experiment::report_section, src/config/registry.hpp) receives: it reads the
+// the type an experiment's report hook (ExperimentDef::report_section, src/config/registry.hpp) receives: it reads the
 // context and writes markdown, and needs nothing else from the report.
 #pragma once
 
@@ -32,8 +32,8 @@ struct ReportRun {
   std::vector<std::string> variants;  ///< in first-seen order
   /// The run's experiment in the registry: nullptr when the registry has none of that name (a removed or
   /// test-only experiment); the report is then generic.
-  const Experiment* experiment = nullptr;
-  /// The numeric axis that measures problem size, or "" for none: the experiment's Experiment::size_axis;
+  const RegisteredExperiment* experiment = nullptr;
+  /// The numeric axis that measures problem size, or "" for none: the experiment's RegisteredExperiment::size_axis;
   /// for a run whose experiment is not in the registry, the varying numeric axis whose positive values span
   /// the largest ratio, if that is at least 100× (a size swept over decades).
   std::string size_axis;

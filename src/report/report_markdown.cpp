@@ -318,10 +318,10 @@ void hypotheses_section(const ReportContext& c, std::ostream& md) {
 // ---- Experiments' own sections ------------------------------------------------------------------------------
 
 void experiment_sections(const ReportContext& c, std::ostream& md) {
-  std::set<const Experiment*> done;
+  std::set<const RegisteredExperiment*> done;
   for (const auto& r : c.runs())
-    if (r.experiment && r.experiment->report_section && done.insert(r.experiment).second)
-      r.experiment->report_section(report_view(c, r.experiment->name), md);
+    if (r.experiment && r.experiment->def->report_fn() && done.insert(r.experiment).second)
+      r.experiment->def->report_fn()(report_view(c, r.experiment->name()), md);
 }
 
 // ---- Plots, winners, crossovers -----------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // `labrun report`'s report.md: the generic sections every run gets, and the experiments' own sections
-// (Experiment::report_section) between the verdicts and the plots.
+// (ExperimentDef::report_section) between the verdicts and the plots.
 #pragma once
 
 #include <string>

@@ -89,8 +89,8 @@ std::vector<PlotFigure> plot_figures(const ReportContext& c) {
   std::vector<PlotFigure> out;
   for (const auto& run : c.runs()) {
     std::vector<PlotFigure> figs;
-    if (run.experiment && !run.experiment->plots.empty()) {
-      for (const auto& spec : run.experiment->plots)
+    if (run.experiment && !run.experiment->def->plots().empty()) {
+      for (const auto& spec : run.experiment->def->plots())
         if (contains(run.varying, spec.x)) figs.push_back(figure(run, spec.x, spec.series, spec.facets, spec.title));
     } else if (!run.size_axis.empty() && contains(run.varying, run.size_axis)) {
       figs.push_back(figure(run, run.size_axis, "variant", {}, ""));

@@ -1,4 +1,4 @@
-// `labrun report`'s plots: which figures a run gets (from its experiment's Experiment::plots, or time against
+// `labrun report`'s plots: which figures a run gets (from its experiment's ExperimentDef::plots, or time against
 // its size axis), written as plots.json, and the run of scripts/plot_report.py that draws them (with a
 // roofline per run) as PNGs beside it. The script hard-codes no axis: it draws what plots.json says.
 #pragma once
@@ -27,12 +27,12 @@ struct PlotFigure {
   std::string style;
   /// One figure per combination of these (the remaining varying axes; "variant" when series is an axis).
   std::vector<std::string> split;
-  std::string title;               ///< "<experiment>: <PlotSpec::title or 'time vs <x>'>"
+  std::string title;               ///< "<experiment>: <ExperimentDef::Plot::title or 'time vs <x>'>"
   std::string name;                ///< file name stem, unique per run: "time_vs_<x>_run<R>[_<k>]"
 };
 
-/// The figures of every run, in run order. A run whose experiment declares Experiment::plots gets one figure
-/// per PlotSpec whose x varies in the run; any other run (no experiment, or none declared) gets time against
+/// The figures of every run, in run order. A run whose experiment declares ExperimentDef::plots gets one figure
+/// per ExperimentDef::Plot whose x varies in the run; any other run (no experiment, or none declared) gets time against
 /// its size axis (ReportRun::size_axis) when that varies, split by the other varying axes; else none.
 std::vector<PlotFigure> plot_figures(const ReportContext& context);
 

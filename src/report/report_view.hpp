@@ -1,5 +1,5 @@
 // The typed view of labrun/report.hpp built from the report's context: what an SDK experiment's report section
-// receives (src/lab/sdk.cpp wraps ExperimentDef::report_section with it).
+// receives (src/report/report_markdown.cpp calls ExperimentDef::report_section with it).
 #pragma once
 
 #include <string>

@@ -56,8 +56,8 @@ class GpuLabTest : public ::testing::Test {
   /// Case C12: point p's CUDA variant (mode graph), captured and replayed once, then `replays` more replays
   /// allocate nothing: memory_use() is the same before and after them.
   void expect_replays_allocate_nothing(const Point& p, int replays = 20) {
-    const Experiment& experiment = *registry_.find(p.experiment);
-    auto workload = experiment.find_variant(p.variant)->implementations.at(BackendKind::cuda)(p, *backend_, lab_);
+    const RegisteredExperiment& experiment = *registry_.find(p.experiment);
+    auto workload = (*experiment.implementation(p.variant, BackendKind::cuda))(p, *backend_, lab_);
     ExecOptions o;
     o.mode = "graph";
     auto exec = backend_->executor(*workload, o);

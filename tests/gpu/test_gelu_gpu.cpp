@@ -158,8 +158,8 @@ TEST_F(GeluGpu, NoWritesPastTheEndForAnyTail) {
           ASSERT_EQ(host[i], 0x5a) << "byte " << i << " past the end was written";
         Inputs head = in;
         head.n = n;
-        const Check c = test_gelu::compare(v, head, test_gelu::reference_of(head), host.data(), 1.0);
-        EXPECT_TRUE(c.passed) << c.detail.dump();
+        const CheckOutcome c = test_gelu::compare(v, head, test_gelu::reference_of(head), host.data(), 1.0);
+        EXPECT_TRUE(c.passed()) << test::detail_of(c).dump();
       }
 }
 
@@ -186,9 +186,9 @@ TEST_F(GeluGpu, IndicesBeyond2e31) {
     launch_variant(v, t, x.get(), y.get(), a.get(), b.get(), n, ctx().sm_count(), ctx().stream());
     ASSERT_EQ(cudaStreamSynchronize(ctx().stream()), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(host.get(), y.get(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    const Check c = test_gelu::compare(v, in, ref, host.get(), 1.0);
-    EXPECT_TRUE(c.passed) << c.detail.dump();
-    EXPECT_EQ(c.detail["not_finite"], 0);
+    const CheckOutcome c = test_gelu::compare(v, in, ref, host.get(), 1.0);
+    EXPECT_TRUE(c.passed()) << test::detail_of(c).dump();
+    EXPECT_EQ(test::detail_of(c)["not_finite"], 0);
     std::printf("%s bf16 n=2^31+3: worst ratio %.3f\n", test_gelu::name(v), ratio(c));
   }
 }

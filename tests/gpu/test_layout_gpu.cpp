@@ -146,7 +146,7 @@ TEST_F(LayoutGpu, KernelsAreBitExactAndStayInBounds) {
         for (std::size_t i = bytes; i < total; ++i) ASSERT_EQ(got[i], 0x5a) << "byte " << i << " past the end";
         const std::vector<std::uint64_t> want = run_host(v, in).out;
         EXPECT_EQ(std::memcmp(got.data(), want.data(), bytes), 0) << "bits differ from the host's";
-        EXPECT_TRUE(compare(v, in, got.data(), 1.0, host_rep.data()).passed);
+        EXPECT_TRUE(compare(v, in, got.data(), 1.0, host_rep.data()).passed());
       };
       expect_host(Variant::transpose_naive,
                   [&] { layout::kernels::transpose_naive(t, x.get(), out.get(), rows, cols, s); }, out.get());
@@ -294,11 +294,11 @@ TEST_F(LayoutGpu, OffsetsBeyond2e31) {
     launch();
     ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(host.get(), out.get(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    const Check c = compare(v, in, host.get(), 1.0);
-    EXPECT_TRUE(c.passed) << c.detail.dump();
+    const CheckOutcome c = compare(v, in, host.get(), 1.0);
+    EXPECT_TRUE(c.passed()) << test::detail_of(c).dump();
     std::printf("%s bf16 %lldx%lld: %s, mismatches %lld\n", name, static_cast<long long>(side),
-                static_cast<long long>(side), c.passed ? "passed" : "FAILED",
-                static_cast<long long>(c.detail["mismatches"].get<std::int64_t>()));
+                static_cast<long long>(side), c.passed() ? "passed" : "FAILED",
+                static_cast<long long>(test::detail_of(c)["mismatches"].get<std::int64_t>()));
   }
 }
 

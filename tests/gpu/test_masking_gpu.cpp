@@ -138,7 +138,7 @@ class HostPacedWorkload : public Workload {
     }
     lab_kernels::spin(20e-6, ctx_.stream());
   }
-  Check check(const std::function<void()>&) override { return Check{}; }
+  CheckOutcome check(const std::function<void()>&) override { return CheckOutcome{}; }
   Cost cost() const override {
     Cost c;
     c.launches = 1;

@@ -56,7 +56,7 @@ TEST_F(WorkersGpu, PointLargerThanFreeMemoryIsSkippedWithBothNumbers) {
   ASSERT_GT(free, leave + (std::size_t{1} << 30));
   void* blob = nullptr;
   ASSERT_EQ(cudaMalloc(&blob, free - leave), cudaSuccess);
-  const Experiment& softmax = *registry_.find("softmax");
+  const RegisteredExperiment& softmax = *registry_.find("softmax");
   // 2^31 f32 elements: x and y take 17.2 GB, under 90% of the device's memory but over what is free now.
   const Point big{"softmax", "online", {{"cols", std::int64_t{4096}}, {"elements", std::int64_t{1} << 31},
                                         {"dtype", std::string("f32")}, {"mode", std::string("eager")},

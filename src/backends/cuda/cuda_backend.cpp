@@ -481,7 +481,7 @@ std::optional<std::string> CudaBackend::sticky_error() {
   return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
 }
 
-Json CudaBackend::kernel_breakdown(Workload& workload, const LabSettings&) {
+Json CudaBackend::kernel_breakdown(Workload& workload) {
   constexpr int kReps = 5;
   std::vector<std::vector<std::tuple<std::string, double, double>>> runs;
   for (int r = 0; r < kReps; ++r) {

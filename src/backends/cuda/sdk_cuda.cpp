@@ -100,7 +100,7 @@ class SdkCudaWorkload : public Workload {
 
   void run() override { step_(*launch_); }
 
-  Check check(const std::function<void()>& iterate) override {
+  CheckOutcome check(const std::function<void()>& iterate) override {
     // Poison: each output's byte (default all-ones, NaN in every floating-point dtype), so an element no thread
     // wrote fails (C07).
     for (std::size_t k = 0; k < out_.items().size(); ++k) {

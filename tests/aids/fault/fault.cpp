@@ -27,14 +27,16 @@ std::pair<double, double> reference_sum(const std::vector<float>& x) {
   return {sum, tolerance};
 }
 
-Check check_sum(double value, const std::vector<float>& x) {
+CheckOutcome check_sum(double value, const std::vector<float>& x) {
   const auto [reference, tolerance] = reference_sum(x);
-  Check c;
-  c.value = value;
-  c.reference = reference;
-  c.abs_error = std::isfinite(value) ? std::fabs(value - reference) : std::numeric_limits<double>::infinity();
-  c.tolerance = tolerance;
-  c.passed = c.abs_error <= tolerance;
+  const Point point{"fault", "sum", {}};
+  const Args args(point);
+  const Arrays none;
+  const Reference no_reference;
+  Compare compare(args, [&]() -> const Arrays& { return none; }, none, no_reference, 1.0);
+  compare.scalar("sum", value, reference, tolerance);
+  CheckOutcome c;
+  c.comparisons = compare.results();
   return c;
 }
 
@@ -54,7 +56,7 @@ class HostWorkload : public Workload {
     out_ = s;
   }
 
-  Check check(const std::function<void()>& iterate) override {
+  CheckOutcome check(const std::function<void()>& iterate) override {
     out_ = std::numeric_limits<float>::quiet_NaN();
     iterate();
     return check_sum(out_, x_);
@@ -74,13 +76,11 @@ class HostWorkload : public Workload {
 }  // namespace
 
 void register_experiment(Registry& registry) {
-  Experiment e;
-  e.name = "fault";
-  e.description = "test aid: variants that crash, hang or break the device on purpose (fault isolation)";
-  e.axes = {{"n", AxisKind::Integer, "elements of the summed f32 array", 1.0, 1e8, {}, std::int64_t{1000}}};
-  auto host = [](const Point& point, Backend&, const LabSettings& lab) -> std::unique_ptr<Workload> {
-    return std::make_unique<HostWorkload>(point.variant, point.integer("n"), lab.seed);
-  };
+  auto def = std::make_shared<ExperimentDef>("fault");
+  def->describe("test aid: variants that crash, hang or break the device on purpose (fault isolation)")
+      .docs("tests/aids/fault/fault.hpp")
+      .int_axis("n", "elements of the summed f32 array", 1.0, 1e8, 1000)
+      .size_axis("n");
   const std::pair<const char*, const char*> variants[] = {
       {"sum", "correct sum of n floats (the ordinary points)"},
       {"abort", "std::abort() in the first iteration: the worker dies of SIGABRT"},
@@ -88,19 +88,16 @@ void register_experiment(Registry& registry) {
       {"illegal_address", "CUDA: a store to address 16 (cudaErrorIllegalAddress, sticky)"},
       {"trap", "CUDA: __trap() (cudaErrorLaunchFailure, sticky)"},
   };
-  for (const auto& [name, description] : variants) {
-    VariantDecl decl{name, description, {}, {}, {"eager"}};
-    if (std::string(name) == "sum" || std::string(name) == "abort" || std::string(name) == "hang")
-      decl.implementations[BackendKind::host] = host;
-    e.variants.push_back(std::move(decl));
-  }
-  e.size_axis = "n";
+  for (const auto& [name, description] : variants) def->variant(name, description).modes({"eager"});
+  RegisteredExperiment& e = registry.add(def);
+  auto host = [](const Point& point, Backend&, const LabSettings& lab) -> std::unique_ptr<Workload> {
+    return std::make_unique<HostWorkload>(point.variant, point.integer("n"), lab.seed);
+  };
+  for (const char* name : {"sum", "abort", "hang"}) e.implementations[name][BackendKind::host] = host;
   e.estimate = [](const Point& point) {
     const double n = static_cast<double>(point.integer("n"));
     return PointEstimate{4 * n + 16, 4 * n, n};
   };
-  e.docs = "tests/aids/fault/fault.hpp";
-  registry.add(std::move(e));
 }
 
 }  // namespace labrun::fault

@@ -15,7 +15,8 @@
 
 namespace labrun::fault {
 
-/// Registers the experiment `fault` with its host implementations (sum, abort, hang).
+/// Registers the experiment `fault` (an ExperimentDef of its axis and variants, registered directly: its workloads
+/// are its own, not the SDK's) with its host implementations (sum, abort, hang).
 void register_experiment(Registry& registry);
 
 /// Adds the CUDA implementations of every variant. Defined in fault_cuda.cpp (CUDA builds only).
@@ -27,7 +28,7 @@ void register_cuda(Registry& registry);
 std::pair<double, double> reference_sum(const std::vector<float>& x);
 
 /// The check of a variant's f32 sum `value` of `x` against reference_sum(x); NaN or inf never passes (C07).
-Check check_sum(double value, const std::vector<float>& x);
+CheckOutcome check_sum(double value, const std::vector<float>& x);
 
 /// The point's inputs: n floats uniform in [0, 1) from the point's seed (std::mt19937_64). Fresh per workload.
 std::vector<float> inputs(std::int64_t n, std::uint64_t seed);

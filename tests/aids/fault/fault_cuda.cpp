@@ -33,7 +33,7 @@ class CudaWorkload : public Workload {
     LABRUN_CUDA_LAUNCHED();
   }
 
-  Check check(const std::function<void()>& iterate) override {
+  CheckOutcome check(const std::function<void()>& iterate) override {
     iterate();
     float value = std::numeric_limits<float>::quiet_NaN();
     LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));

@@ -1,5 +1,5 @@
-// The seam between the lab pass and whatever runs a point (host CPU or a CUDA device). The pipeline in
-// lab.cpp sees only these interfaces.
+// The seam between the lab pass and whatever runs a point (host CPU or a CUDA device): what a backend, an executor
+// and a workload do. The pipeline in src/lab/lab.cpp sees only these interfaces; src/backends/ implements them.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config.hpp"
+#include "check_outcome.hpp"
 #include <labrun/cost.hpp>
 
 namespace labrun {
@@ -20,21 +20,6 @@ using Json = nlohmann::ordered_json;
 enum class BackendKind { host, cuda };
 const char* to_string(BackendKind kind);
 
-/// Outcome of a correctness check of one scalar result against a double-precision reference.
-struct Check {
-  double value = 0;        ///< what the variant returned, widened to double
-  double reference = 0;    ///< host double-precision reference
-  double abs_error = 0;    ///< |value - reference| (inf when either is non-finite and they differ)
-  double tolerance = 0;    ///< absolute tolerance the error was held to
-  bool passed = false;     ///< abs_error <= tolerance, and never for NaN/inf against a finite value (C07)
-  nlohmann::ordered_json detail = nlohmann::ordered_json::object();  ///< e.g. how the tolerance was derived
-};
-
-/// How a failed check reads in a point's reason: for an elementwise check (detail.kind "elementwise" or "exact",
-/// the SDK's) the worst element, its value against the reference, the error against scale × bound and the count
-/// of wrong elements; otherwise the value against the reference and the tolerance. Defined in src/lab/sdk.cpp.
-std::string describe_failure(const Check& check);
-
 /// One variant prepared at one point on one backend: inputs generated, buffers allocated.
 class Workload {
  public:
@@ -43,8 +28,8 @@ class Workload {
   /// itself needs a host-visible value; such waits are counted).
   virtual void run() = 0;
   /// Poisons the output (NaN), calls `iterate` once (which runs this workload in the point's mode), waits for
-  /// completion, and compares the result with the reference.
-  virtual Check check(const std::function<void()>& iterate) = 0;
+  /// completion, and compares the result with the reference: the experiment's comparisons, typed.
+  virtual CheckOutcome check(const std::function<void()>& iterate) = 0;
   /// Cost of one iteration at this point (the experiment's cost model); Cost{} (all NaN) without a model.
   virtual Cost cost() const { return Cost{}; }
 };
@@ -108,9 +93,8 @@ class Backend {
   virtual std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) = 0;
   /// Per-kernel times of one eager iteration (name, bytes, time_s, bandwidth_Bps), or null where the backend
   /// cannot attribute time to kernels.
-  virtual nlohmann::ordered_json kernel_breakdown(Workload& workload, const LabSettings& lab) {
+  virtual nlohmann::ordered_json kernel_breakdown(Workload& workload) {
     (void)workload;
-    (void)lab;
     return nullptr;
   }
   /// Device state read before and after a point's timing (clocks, temperature, power, clock-event
