@@ -336,7 +336,7 @@ struct EnvironmentComparison {
     number("median_sm_clock_hz", "median SM clock seen by the points", median_sm_clock(base), median_sm_clock(current),
            kClockTolerance, 1e6, "MHz");
     // The host's speed: on a virtualised host it moved 3.7-4.7 µs between back-to-back runs of one build
-    // (results/h200/README.md), and points timed live that the host paces (sync- or launch-bound) move with it.
+    // (docs/metrics.md, "Measured on the H200, 2026-11-29"), and points timed live that the host paces (sync- or launch-bound) move with it.
     number("eager_launch_time_s",
            "host speed (calibrated eager launch time; moves sync- and launch-bound points timed live)",
            median_calibration(base, "launch", "eager_time_s"), median_calibration(current, "launch", "eager_time_s"),
@@ -556,7 +556,7 @@ struct Caveats {
   /// host-sensitive points of which a side is not pooled, or pooled without host probes (a run from before the probe).
   std::size_t half_pooled = 0, host_unpooled = 0, host_unprobed = 0;
   /// Host-backend points (backend "host") of which a side ran in one process: a shared CPU's speed moves from one
-  /// run to the next by more than one run's samples show (results/host/aa-smoke: 20 of 20 A/A diffs exit 1).
+  /// run to the next by more than one run's samples show (results/host/diff-smoke: 20 of 20 A/A diffs exit 1).
   std::size_t cpu_unpooled = 0;
   std::map<std::pair<std::string, std::string>, std::size_t> mixed_methods;  ///< (base, new) timing.method -> points
 };
