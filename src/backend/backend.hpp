@@ -7,10 +7,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "check_outcome.hpp"
+#include "kernel_time.hpp"
 #include <labrun/cost.hpp>
 
 namespace labrun {
@@ -91,11 +93,11 @@ class Backend {
   /// An executor for `workload` in `mode`.
   /// @throws PointOutcome(capture_unsupported, CUDA error name) when graph capture fails.
   virtual std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) = 0;
-  /// Per-kernel times of one eager iteration (name, bytes, time_s, bandwidth_Bps), or null where the backend
-  /// cannot attribute time to kernels.
-  virtual nlohmann::ordered_json kernel_breakdown(Workload& workload) {
+  /// Per-kernel times of one eager iteration of `workload`, one entry per op in issue order; nullopt where the
+  /// backend cannot attribute time to kernels (or the iteration marked no op).
+  virtual std::optional<std::vector<KernelTime>> kernel_breakdown(Workload& workload) {
     (void)workload;
-    return nullptr;
+    return std::nullopt;
   }
   /// Device state read before and after a point's timing (clocks, temperature, power, clock-event
   /// reasons); null where the backend has none.

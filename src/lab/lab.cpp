@@ -434,12 +434,7 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     run.phases[to_string(Phase::timing)] = {{"time_s", run.timed_s}};
     run.rec.device_state["after"] = backend.device_state();
     if (run.opts.mode == "eager" && run.opts.delay_s == 0) {
-      Json k = backend.kernel_breakdown(*run.workload);
-      if (k.is_array()) {
-        std::vector<KernelTime> kernels;
-        for (const auto& op : k) kernels.push_back(kernel_time_from_json(op));
-        run.rec.kernels = kernels;
-      }
+      if (auto kernels = backend.kernel_breakdown(*run.workload)) run.rec.kernels = std::move(*kernels);
     }
 
     // interpretation: derived quantities against the calibrated ceilings, the bound with its evidence, the

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -481,7 +482,7 @@ std::optional<std::string> CudaBackend::sticky_error() {
   return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
 }
 
-Json CudaBackend::kernel_breakdown(Workload& workload) {
+std::optional<std::vector<KernelTime>> CudaBackend::kernel_breakdown(Workload& workload) {
   constexpr int kReps = 5;
   std::vector<std::vector<std::tuple<std::string, double, double>>> runs;
   for (int r = 0; r < kReps; ++r) {
@@ -494,18 +495,18 @@ Json CudaBackend::kernel_breakdown(Workload& workload) {
     }
     runs.push_back(ctx_.end_marks());
   }
-  Json out = Json::array();
-  if (runs.empty() || runs[0].empty()) return nullptr;
+  std::vector<KernelTime> out;
+  if (runs.empty() || runs[0].empty()) return std::nullopt;
   for (std::size_t i = 0; i < runs[0].size(); ++i) {
     std::vector<double> t;
     for (const auto& run : runs)
       if (i < run.size()) t.push_back(std::get<2>(run[i]));
     const double med = summarize(t).median;
     const double bytes = std::get<1>(runs[0][i]);
-    out.push_back(Json{{"op", std::get<0>(runs[0][i])},
-                       {"bytes", bytes},
-                       {"time_s", med},
-                       {"bandwidth_Bps", med > 0 ? Json(bytes / med) : Json(nullptr)}});
+    out.push_back(KernelTime{.op = std::get<0>(runs[0][i]),
+                             .bytes = bytes,
+                             .time_s = med,
+                             .bandwidth_Bps = med > 0 ? bytes / med : std::numeric_limits<double>::quiet_NaN()});
   }
   return out;
 }
