@@ -311,7 +311,8 @@ double warm_up(PointRun& run, Backend& backend, const LabSettings& lab) {
   run.exec->iterate();
   run.exec->wait();
   const double first_s = seconds_since(t1);
-  run.rec.memory = backend.memory_since_mark();
+  const auto memory = backend.memory_since_mark();
+  run.rec.memory = memory ? to_json(*memory) : Json(nullptr);
   if (run.rec.memory.is_object() && std::isfinite(run.rec.cost.peak_work_bytes))
     run.rec.memory["predicted_peak_work_bytes"] = json_real(run.rec.cost.peak_work_bytes);
   const WarmupChunks w = warm_in_chunks(*run.exec, lab, t0, first_s);
@@ -321,7 +322,7 @@ double warm_up(PointRun& run, Backend& backend, const LabSettings& lab) {
                                           {"mode_setup_time_s", mode_setup_s},
                                           {"first_iteration_time_s", first_s},
                                           {"steady_iteration_time_s", w.steady_s},
-                                          {"mode_setup", run.exec->setup_record()}};
+                                          {"mode_setup", to_json(run.exec->setup_record())}};
   return w.steady_s;
 }
 

@@ -214,8 +214,8 @@ class GraphExecutor : public Executor {
     return timed(ctx_, batch, how_, std::max<std::int64_t>(1, nodes_), true,
                  [&] { LABRUN_CUDA(cudaGraphLaunch(exec_, ctx_.stream())); });
   }
-  Json setup_record() const override {
-    return Json{{"capture_time_s", capture_s_}, {"instantiate_time_s", instantiate_s_}, {"graph_nodes", nodes_}};
+  ExecutorSetup setup_record() const override {
+    return ExecutorSetup{.capture_time_s = capture_s_, .instantiate_time_s = instantiate_s_, .graph_nodes = nodes_};
   }
 
  private:
@@ -315,15 +315,15 @@ void CudaBackend::memory_mark() {
   mark_used_bytes_ = free ? static_cast<double>(memory_bytes_) - *free : std::nan("");
 }
 
-Json CudaBackend::memory_since_mark() {
+std::optional<PointMemory> CudaBackend::memory_since_mark() {
   const std::size_t peak = DeviceMemory::peak_work_bytes();
-  Json j = Json::object();
-  j["peak_work_bytes"] = peak > mark_work_bytes_ ? peak - mark_work_bytes_ : 0;
-  j["input_bytes"] = DeviceMemory::held_bytes(MemoryRole::input);
+  PointMemory m;
+  m.peak_work_bytes = peak > mark_work_bytes_ ? peak - mark_work_bytes_ : 0;
+  m.input_bytes = DeviceMemory::held_bytes(MemoryRole::input);
   const auto free = free_memory_bytes();
   if (free && std::isfinite(mark_used_bytes_))
-    j["device_used_delta_bytes"] = json_real(static_cast<double>(memory_bytes_) - *free - mark_used_bytes_);
-  return j;
+    m.device_used_delta_bytes = static_cast<double>(memory_bytes_) - *free - mark_used_bytes_;
+  return m;
 }
 
 Json CudaBackend::environment() {

@@ -53,7 +53,7 @@ class CudaBackend : public Backend {
   void range_push(const std::string& name) override;
   void range_pop() override;
   void memory_mark() override;
-  Json memory_since_mark() override;
+  std::optional<PointMemory> memory_since_mark() override;
 
   LaunchContext& context() { return ctx_; }
 
