@@ -2,15 +2,18 @@
 // and a workload do. The pipeline in src/lab/lab.cpp sees only these interfaces; src/backends/ implements them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "check_outcome.hpp"
+#include "kernel_time.hpp"
 #include <labrun/cost.hpp>
 
 namespace labrun {
@@ -49,6 +52,32 @@ struct Sample {
   std::optional<double> host_probe_time_s;
 };
 
+/// What setting up an executor's mode cost (`phases.warmup.mode_setup`); every member absent for a mode that
+/// sets nothing up (eager).
+struct ExecutorSetup {
+  std::optional<double> capture_time_s;      ///< graph: host seconds capturing the iteration into a graph
+  std::optional<double> instantiate_time_s;  ///< graph: host seconds instantiating the captured graph
+  std::optional<std::int64_t> graph_nodes;   ///< graph: nodes of the captured graph
+};
+
+/// {capture_time_s, instantiate_time_s, graph_nodes}, the members present, in that order, as plain JSON numbers;
+/// an empty object when none is.
+nlohmann::ordered_json to_json(const ExecutorSetup& s);
+
+/// The device memory a point allocated, as a backend with device memory measures it between memory_mark() and
+/// memory_since_mark() (the record's `memory` but `predicted_peak_work_bytes`, which the lab adds).
+struct PointMemory {
+  /// DeviceMemory's work bytes at their peak over setup and one iteration, beyond what was held at the mark.
+  std::size_t peak_work_bytes = 0;
+  std::size_t input_bytes = 0;  ///< bytes of the point's inputs held now
+  /// Device bytes used now minus at the mark (cudaMemGetInfo: allocator rounding and library allocations
+  /// included); absent where either reading failed.
+  std::optional<double> device_used_delta_bytes;
+};
+
+/// {peak_work_bytes, input_bytes[, device_used_delta_bytes]}: the bytes as JSON integers, the delta as json_real.
+nlohmann::ordered_json to_json(const PointMemory& m);
+
 /// Runs a workload in one mode ("eager" or "graph").
 class Executor {
  public:
@@ -59,8 +88,8 @@ class Executor {
   virtual void wait() = 0;
   /// Times `batch` iterations as one sample. Synchronized unless the lab asked for the unsynchronized demo.
   virtual Sample sample(std::int64_t batch) = 0;
-  /// What setting up the mode cost (e.g. capture_time_s), as JSON.
-  virtual nlohmann::ordered_json setup_record() const { return nlohmann::ordered_json::object(); }
+  /// What setting up the mode cost (e.g. capture_time_s); nothing by default.
+  virtual ExecutorSetup setup_record() const { return ExecutorSetup{}; }
 };
 
 /// How an executor issues and times iterations.
@@ -91,11 +120,11 @@ class Backend {
   /// An executor for `workload` in `mode`.
   /// @throws PointOutcome(capture_unsupported, CUDA error name) when graph capture fails.
   virtual std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) = 0;
-  /// Per-kernel times of one eager iteration (name, bytes, time_s, bandwidth_Bps), or null where the backend
-  /// cannot attribute time to kernels.
-  virtual nlohmann::ordered_json kernel_breakdown(Workload& workload) {
+  /// Per-kernel times of one eager iteration of `workload`, one entry per op in issue order; nullopt where the
+  /// backend cannot attribute time to kernels (or the iteration marked no op).
+  virtual std::optional<std::vector<KernelTime>> kernel_breakdown(Workload& workload) {
     (void)workload;
-    return nullptr;
+    return std::nullopt;
   }
   /// Device state read before and after a point's timing (clocks, temperature, power, clock-event
   /// reasons); null where the backend has none.
@@ -117,9 +146,9 @@ class Backend {
   /// Starts measuring a point's device memory: the peak of work bytes is reset to what is held now, and the
   /// device's used bytes are read (CUDA: DeviceMemory and cudaMemGetInfo). Called before the point's setup.
   virtual void memory_mark() {}
-  /// What the point allocated since memory_mark() (PointRecord::memory's keys but the predicted one), read after
-  /// setup and the first iteration; null where the backend has no device memory (the host).
-  virtual nlohmann::ordered_json memory_since_mark() { return nullptr; }
+  /// What the point allocated since memory_mark(), read after setup and the first iteration; nullopt where the
+  /// backend has no device memory (the host).
+  virtual std::optional<PointMemory> memory_since_mark() { return std::nullopt; }
   /// Profiler ranges (NVTX on CUDA) around points and phases, so a trace of a sweep reads at a glance.
   virtual void range_push(const std::string& name) { (void)name; }
   virtual void range_pop() {}

@@ -311,7 +311,8 @@ double warm_up(PointRun& run, Backend& backend, const LabSettings& lab) {
   run.exec->iterate();
   run.exec->wait();
   const double first_s = seconds_since(t1);
-  run.rec.memory = backend.memory_since_mark();
+  const auto memory = backend.memory_since_mark();
+  run.rec.memory = memory ? to_json(*memory) : Json(nullptr);
   if (run.rec.memory.is_object() && std::isfinite(run.rec.cost.peak_work_bytes))
     run.rec.memory["predicted_peak_work_bytes"] = json_real(run.rec.cost.peak_work_bytes);
   const WarmupChunks w = warm_in_chunks(*run.exec, lab, t0, first_s);
@@ -321,7 +322,7 @@ double warm_up(PointRun& run, Backend& backend, const LabSettings& lab) {
                                           {"mode_setup_time_s", mode_setup_s},
                                           {"first_iteration_time_s", first_s},
                                           {"steady_iteration_time_s", w.steady_s},
-                                          {"mode_setup", run.exec->setup_record()}};
+                                          {"mode_setup", to_json(run.exec->setup_record())}};
   return w.steady_s;
 }
 
@@ -434,12 +435,7 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     run.phases[to_string(Phase::timing)] = {{"time_s", run.timed_s}};
     run.rec.device_state["after"] = backend.device_state();
     if (run.opts.mode == "eager" && run.opts.delay_s == 0) {
-      Json k = backend.kernel_breakdown(*run.workload);
-      if (k.is_array()) {
-        std::vector<KernelTime> kernels;
-        for (const auto& op : k) kernels.push_back(kernel_time_from_json(op));
-        run.rec.kernels = kernels;
-      }
+      if (auto kernels = backend.kernel_breakdown(*run.workload)) run.rec.kernels = std::move(*kernels);
     }
 
     // interpretation: derived quantities against the calibrated ceilings, the bound with its evidence, the

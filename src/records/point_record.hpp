@@ -25,6 +25,7 @@
 
 #include "boxed.hpp"
 #include "check_outcome.hpp"
+#include "kernel_time.hpp"
 #include <labrun/cost.hpp>
 #include <labrun/status.hpp>
 #include "record.hpp"
@@ -145,15 +146,9 @@ Json to_json(const Correctness& c);
 /// type; a detail the outcome does not hold is kept in as_written, never an error.
 Correctness correctness_from_json(const Json& j);
 
-/// One op of the eager per-kernel breakdown (`kernels[]`).
-struct KernelTime {
-  std::string op;
-  double bytes = kNoValue;   ///< bytes the op moves
-  double time_s = kNoValue;  ///< median over the breakdown's repetitions, seconds
-  double bandwidth_Bps = kNoValue;  ///< bytes / time_s; NaN is written as null (time 0)
-};
+// KernelTime (one op of the eager per-kernel breakdown, `kernels[]`) is the backend's struct (kernel_time.hpp).
 
-/// {op, bytes, time_s, bandwidth_Bps}.
+/// {op, bytes, time_s, bandwidth_Bps}; a NaN bandwidth_Bps is written as null.
 Json to_json(const KernelTime& k);
 /// @throws ResultError if `j` is not an object or a field has the wrong type.
 KernelTime kernel_time_from_json(const Json& j);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -213,8 +214,8 @@ class GraphExecutor : public Executor {
     return timed(ctx_, batch, how_, std::max<std::int64_t>(1, nodes_), true,
                  [&] { LABRUN_CUDA(cudaGraphLaunch(exec_, ctx_.stream())); });
   }
-  Json setup_record() const override {
-    return Json{{"capture_time_s", capture_s_}, {"instantiate_time_s", instantiate_s_}, {"graph_nodes", nodes_}};
+  ExecutorSetup setup_record() const override {
+    return ExecutorSetup{.capture_time_s = capture_s_, .instantiate_time_s = instantiate_s_, .graph_nodes = nodes_};
   }
 
  private:
@@ -314,15 +315,15 @@ void CudaBackend::memory_mark() {
   mark_used_bytes_ = free ? static_cast<double>(memory_bytes_) - *free : std::nan("");
 }
 
-Json CudaBackend::memory_since_mark() {
+std::optional<PointMemory> CudaBackend::memory_since_mark() {
   const std::size_t peak = DeviceMemory::peak_work_bytes();
-  Json j = Json::object();
-  j["peak_work_bytes"] = peak > mark_work_bytes_ ? peak - mark_work_bytes_ : 0;
-  j["input_bytes"] = DeviceMemory::held_bytes(MemoryRole::input);
+  PointMemory m;
+  m.peak_work_bytes = peak > mark_work_bytes_ ? peak - mark_work_bytes_ : 0;
+  m.input_bytes = DeviceMemory::held_bytes(MemoryRole::input);
   const auto free = free_memory_bytes();
   if (free && std::isfinite(mark_used_bytes_))
-    j["device_used_delta_bytes"] = json_real(static_cast<double>(memory_bytes_) - *free - mark_used_bytes_);
-  return j;
+    m.device_used_delta_bytes = static_cast<double>(memory_bytes_) - *free - mark_used_bytes_;
+  return m;
 }
 
 Json CudaBackend::environment() {
@@ -481,7 +482,7 @@ std::optional<std::string> CudaBackend::sticky_error() {
   return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
 }
 
-Json CudaBackend::kernel_breakdown(Workload& workload) {
+std::optional<std::vector<KernelTime>> CudaBackend::kernel_breakdown(Workload& workload) {
   constexpr int kReps = 5;
   std::vector<std::vector<std::tuple<std::string, double, double>>> runs;
   for (int r = 0; r < kReps; ++r) {
@@ -494,18 +495,18 @@ Json CudaBackend::kernel_breakdown(Workload& workload) {
     }
     runs.push_back(ctx_.end_marks());
   }
-  Json out = Json::array();
-  if (runs.empty() || runs[0].empty()) return nullptr;
+  std::vector<KernelTime> out;
+  if (runs.empty() || runs[0].empty()) return std::nullopt;
   for (std::size_t i = 0; i < runs[0].size(); ++i) {
     std::vector<double> t;
     for (const auto& run : runs)
       if (i < run.size()) t.push_back(std::get<2>(run[i]));
     const double med = summarize(t).median;
     const double bytes = std::get<1>(runs[0][i]);
-    out.push_back(Json{{"op", std::get<0>(runs[0][i])},
-                       {"bytes", bytes},
-                       {"time_s", med},
-                       {"bandwidth_Bps", med > 0 ? Json(bytes / med) : Json(nullptr)}});
+    out.push_back(KernelTime{.op = std::get<0>(runs[0][i]),
+                             .bytes = bytes,
+                             .time_s = med,
+                             .bandwidth_Bps = med > 0 ? bytes / med : std::numeric_limits<double>::quiet_NaN()});
   }
   return out;
 }

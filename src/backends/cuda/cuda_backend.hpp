@@ -37,7 +37,7 @@ class CudaBackend : public Backend {
   /// Every live synchronized sample is followed by a host probe (Sample::host_probe_time_s).
   std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) override;
   /// Median per-op device time over 5 eager iterations, marked by the workload through LaunchContext::mark.
-  Json kernel_breakdown(Workload& workload) override;
+  std::optional<std::vector<KernelTime>> kernel_breakdown(Workload& workload) override;
 
   /// SM and memory clocks, temperature, power and clock-event reasons through NVML ("unavailable" without).
   Json device_state() override;
@@ -53,7 +53,7 @@ class CudaBackend : public Backend {
   void range_push(const std::string& name) override;
   void range_pop() override;
   void memory_mark() override;
-  Json memory_since_mark() override;
+  std::optional<PointMemory> memory_since_mark() override;
 
   LaunchContext& context() { return ctx_; }
 
