@@ -13,12 +13,15 @@ namespace labrun::kernels {
 
 /// A stored element type S as f32 compute: load widens exactly, store rounds to nearest even. For the 2-byte
 /// types, unpack2/pack2 convert the two elements of a 32-bit word (element 2k in the low half, little endian).
-template <class S> struct Convert;
-template <> struct Convert<float> {
+template <class S>
+struct Convert;
+template <>
+struct Convert<float> {
   __device__ static float load(float s) { return s; }
   __device__ static float store(float c) { return c; }
 };
-template <> struct Convert<__nv_bfloat16> {
+template <>
+struct Convert<__nv_bfloat16> {
   __device__ static float load(__nv_bfloat16 s) { return __bfloat162float(s); }
   __device__ static __nv_bfloat16 store(float c) { return __float2bfloat16_rn(c); }
   __device__ static float2 unpack2(unsigned w) {
@@ -31,7 +34,8 @@ template <> struct Convert<__nv_bfloat16> {
     return w;
   }
 };
-template <> struct Convert<__half> {
+template <>
+struct Convert<__half> {
   __device__ static float load(__half s) { return __half2float(s); }
   __device__ static __half store(float c) { return __float2half_rn(c); }
   __device__ static float2 unpack2(unsigned w) {

@@ -20,16 +20,19 @@ namespace labrun::test_gelu {
 using gelu::Variant;
 
 inline constexpr std::uint64_t kSeed = 20261129;
-inline constexpr double kU = 0x1.0p-24;   // f32 unit roundoff
-inline constexpr double kUb = 0x1.0p-8;   // bf16 unit roundoff
+inline constexpr double kU = 0x1.0p-24;  // f32 unit roundoff
+inline constexpr double kUb = 0x1.0p-8;  // bf16 unit roundoff
 inline const Variant kVariants[] = {Variant::unfused, Variant::fused, Variant::fused_vec};
 inline const DType kDTypes[] = {DType::f32, DType::bf16};
 
 inline std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("gelu"); }
 
-inline const char* name(Variant v) { return v == Variant::unfused ? "unfused" : v == Variant::fused ? "fused" : "fused_vec"; }
+inline const char* name(Variant v) {
+  return v == Variant::unfused ? "unfused" : v == Variant::fused ? "fused" : "fused_vec";
+}
 
-inline Point point(const std::string& variant, std::int64_t n, const std::string& dtype, const std::string& mode = "eager") {
+inline Point point(const std::string& variant, std::int64_t n, const std::string& dtype,
+                   const std::string& mode = "eager") {
   return Point{"gelu", variant, {{"n", n}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
 }
 
@@ -43,7 +46,9 @@ struct Inputs {
   const void* data() const { return storage.data(); }
   std::size_t data_bytes() const { return static_cast<std::size_t>(n) * dtype_bytes(dtype); }
 };
-inline Inputs blank(std::int64_t n, DType dtype) { return Inputs{dtype, n, std::vector<std::uint64_t>((n * dtype_bytes(dtype) + 7) / 8 + 1, 0)}; }
+inline Inputs blank(std::int64_t n, DType dtype) {
+  return Inputs{dtype, n, std::vector<std::uint64_t>((n * dtype_bytes(dtype) + 7) / 8 + 1, 0)};
+}
 
 /// Inputs holding exactly `values`, rounded to `dtype`.
 inline Inputs inputs_of(const std::vector<float>& values, DType dtype) {
@@ -81,7 +86,8 @@ inline CheckOutcome compare(Variant v, const Inputs& in, const std::vector<doubl
   outs.put("y", View{const_cast<void*>(out), in.n, Elem::of(in.dtype)});
   Reference r;
   r.array("y", in.n) = ref;
-  return sdk()->compare(Args(p), [&]() -> const Arrays& { return ins; }, outs, r, scale);
+  return sdk()->compare(
+      Args(p), [&]() -> const Arrays& { return ins; }, outs, r, scale);
 }
 
 /// The worst |y - ref| / bound of a check.

@@ -86,7 +86,8 @@ inline CheckOutcome compare(Variant v, const Inputs& in, const float* y, double 
   outs.put("y", View{const_cast<float*>(y), in.m, Elem::of(DType::f32)});
   Reference r;
   sdk()->def().reference_fn()(Args(p), ins, r);
-  return sdk()->compare(Args(p), [&]() -> const Arrays& { return ins; }, outs, r, scale);
+  return sdk()->compare(
+      Args(p), [&]() -> const Arrays& { return ins; }, outs, r, scale);
 }
 
 inline CheckOutcome check_host(Variant v, const Inputs& in, double scale = 1.0) {

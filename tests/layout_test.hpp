@@ -29,7 +29,8 @@ inline std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("layout")
 
 inline Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
                    const std::string& mode = "eager") {
-  return Point{"layout", variant,
+  return Point{"layout",
+               variant,
                {{"rows", rows}, {"cols", cols}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
 }
 
@@ -68,8 +69,8 @@ inline Inputs generate(std::int64_t rows, std::int64_t cols, DType dtype, std::u
 }
 
 /// Inputs holding exactly the given x (row-major) and bias values, rounded to `dtype`.
-inline Inputs inputs_of(std::int64_t rows, std::int64_t cols, const std::vector<float>& x, const std::vector<float>& bias,
-                        DType dtype) {
+inline Inputs inputs_of(std::int64_t rows, std::int64_t cols, const std::vector<float>& x,
+                        const std::vector<float>& bias, DType dtype) {
   Inputs in = blank(rows, cols, dtype);
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (dtype == DType::f32) reinterpret_cast<float*>(in.x_storage.data())[i] = x[i];
@@ -115,7 +116,8 @@ inline CheckOutcome compare(Variant v, const Inputs& in, const void* out, double
   if (layout::is_broadcast(v)) sdk()->def().reference_fn()(Args(p), ins, r);
   std::map<std::string, std::string> returned;
   if (v == Variant::contiguous_noop) returned["y"] = out == in.x() ? "x" : "";
-  return sdk()->compare(Args(p), [&]() -> const Arrays& { return ins; }, outs, r, scale, returned);
+  return sdk()->compare(
+      Args(p), [&]() -> const Arrays& { return ins; }, outs, r, scale, returned);
 }
 
 /// The check of one host iteration of `v`.

@@ -157,8 +157,7 @@ TEST(Analysis, HostBackendVerdictIsHostOnly) {
     EXPECT_EQ(v["verdict"], "host_only") << v.dump();
     EXPECT_EQ(v["host_verdict"], host_verdict) << v.dump();
     const std::string reason = v["reason"];
-    EXPECT_NE(reason.find("the timings are the host CPU's and say nothing about the GPU prediction"),
-              std::string::npos)
+    EXPECT_NE(reason.find("the timings are the host CPU's and say nothing about the GPU prediction"), std::string::npos)
         << reason;
     EXPECT_NE(reason.find(std::string("the host data alone: ") + host_verdict), std::string::npos) << reason;
     // The counts are still the host data's.

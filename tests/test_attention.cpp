@@ -90,7 +90,8 @@ CheckOutcome compare(Variant v, const Inputs& in, bool causal, const std::vector
   const Arrays ins = input_arrays(in);
   Arrays outs;
   outs.put("o", View{const_cast<std::uint16_t*>(o.data()), in.elements(), Elem::of(DType::bf16)});
-  return sdk()->compare(Args(point_of(v, in, causal)), [&]() -> const Arrays& { return ins; }, outs, ref, scale);
+  return sdk()->compare(
+      Args(point_of(v, in, causal)), [&]() -> const Arrays& { return ins; }, outs, ref, scale);
 }
 /// The worst |o - o_ref| / bound (inf when an element is not finite).
 double ratio(const CheckOutcome& c) { return c.reported() ? c.reported()->worst : 0.0; }
@@ -143,7 +144,7 @@ TEST(Attention, HostVariantsMatchReference) {
         for (Variant v : kVariants) {
           const CheckOutcome c = check_host(v, in, causal);
           EXPECT_TRUE(c.passed()) << attention::to_string(v) << " S=" << s << " D=" << d << " causal=" << causal << " "
-                                << test::detail_of(c).dump();
+                                  << test::detail_of(c).dump();
           EXPECT_EQ(note(c, "full_reference"), 1);
           EXPECT_EQ(note(c, "rows_checked"), 2 * s);
           EXPECT_EQ(test::detail_of(c)["compared"], 2 * s * d);
@@ -173,7 +174,8 @@ TEST(Attention, CausalMaskIsApplied) {
 TEST(Attention, ToleranceAndCompareRejectWrongOutputs) {
   const auto tol = attention::tolerance(params(Variant::tiled, 1, 2, 256, 128, false), 1.0);
   // 1.25 (2^-8 |ref| + (2^-8 + 2 (128 + 8) 2^-24 L + (256 + 64) 2^-24) A) + 2^-120
-  const double want = 1.25 * (0x1.0p-8 * 0.5 + (0x1.0p-8 + 272 * 0x1.0p-24 * 3.0 + 320 * 0x1.0p-24) * 0.25) + 0x1.0p-120;
+  const double want = 1.25 * (0x1.0p-8 * 0.5 + (0x1.0p-8 + 272 * 0x1.0p-24 * 3.0 + 320 * 0x1.0p-24) * 0.25) +
+                      0x1.0p-120;
   EXPECT_DOUBLE_EQ(tol.bound(-0.5, 0.25, 3.0), want);
   EXPECT_DOUBLE_EQ(attention::tolerance(params(Variant::tiled, 1, 2, 256, 128, false), 2.0).bound(-0.5, 0.25, 3.0),
                    2 * want - 0x1.0p-120);
@@ -240,8 +242,8 @@ TEST(Attention, ReferenceRowsSampleLargePoints) {
   EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
   EXPECT_EQ(std::set<std::int64_t>(rows.begin(), rows.end()).size(), rows.size());
   const std::int64_t total = 128 * 4096;
-  for (std::int64_t r : {std::int64_t{0}, std::int64_t{63}, std::int64_t{64}, std::int64_t{4095}, total - 1,
-                         total - 4096, total - 64})
+  for (std::int64_t r :
+       {std::int64_t{0}, std::int64_t{63}, std::int64_t{64}, std::int64_t{4095}, total - 1, total - 4096, total - 64})
     EXPECT_TRUE(std::binary_search(rows.begin(), rows.end(), r)) << r;
   EXPECT_GE(rows.front(), 0);
   EXPECT_LT(rows.back(), total);
@@ -340,7 +342,8 @@ TEST(Attention, InputSeedsAreThoseBeforeTheSdk) {
   }
   // ... pinned by value: the first element of q is bf16(4 U - 2) of the counter stream of tensor 0.
   const std::uint64_t s_q = splitmix64(s ^ 0x51ed270b27ull);
-  EXPECT_EQ(want.q[0], float_to_bf16(static_cast<float>(2.0 * (2.0 * unit_interval(splitmix64(s_q ^ splitmix64(0))) - 1.0))));
+  EXPECT_EQ(want.q[0],
+            float_to_bf16(static_cast<float>(2.0 * (2.0 * unit_interval(splitmix64(s_q ^ splitmix64(0))) - 1.0))));
   const auto causal = sdk()->reference(Args(point("tiled", 1, 2, 33, 64, 1)), kSeed);
   const auto full = sdk()->reference(Args(point("tiled", 1, 2, 33, 64, 0)), kSeed);
   EXPECT_NE(causal->array("o"), full->array("o")) << "the reference depends on causal";

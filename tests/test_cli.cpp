@@ -78,8 +78,8 @@ struct Result {
 /// Runs `labrun ARGS` in `dir.cwd()` and captures its exit status, stdout and stderr.
 Result labrun(const TempDir& dir, const std::string& args) {
   const std::string out = dir.path("stdout.txt"), err = dir.path("stderr.txt");
-  const std::string command = "cd " + quote(dir.cwd()) + " && " + quote(kBinary) + " " + args + " >" +
-                              quote(out) + " 2>" + quote(err);
+  const std::string command = "cd " + quote(dir.cwd()) + " && " + quote(kBinary) + " " + args + " >" + quote(out) +
+                              " 2>" + quote(err);
   const int status = std::system(command.c_str());
   Result r;
   if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
@@ -278,8 +278,9 @@ TEST(Cli, ProfileModeRunsCorrectnessThenThreePlainIterations) {
 TEST(Cli, PooledSweepFailsCleanlyAndKeepsEarlierFiles) {
   TempDir dir;
   const std::string config = dir.path("p.yaml"), out = dir.path("p.jsonl");
-  write_file(config, "experiment: masking\naxes:\n  n: [1000]\n  density: [0.5]\n  mode: [eager]\n"
-                     "variants: [fused]\nlab:\n  processes: 2\n  min_sample_time_s: 0\n");
+  write_file(config,
+             "experiment: masking\naxes:\n  n: [1000]\n  density: [0.5]\n  mode: [eager]\n"
+             "variants: [fused]\nlab:\n  processes: 2\n  min_sample_time_s: 0\n");
   const Result device = labrun(dir, "sweep " + quote(config) + " --device cuda -q -o " + quote(out));
   EXPECT_EQ(device.code, 5) << device.err;
   EXPECT_FALSE(fs::exists(out));
@@ -569,7 +570,8 @@ TEST(Cli, HostileConfigsAreClearErrors) {
   // /dev/zero is not read at all: a config is a regular file (case H02, test_hostile_inputs.cpp).
   const Result z = labrun(dir, "validate /dev/zero");
   EXPECT_EQ(z.code, 3);
-  EXPECT_NE(z.err.find("/dev/zero:0: the config is a character device, not a regular file"), std::string::npos) << z.err;
+  EXPECT_NE(z.err.find("/dev/zero:0: the config is a character device, not a regular file"), std::string::npos)
+      << z.err;
 }
 
 // A result file nested 100000 levels deep (a stack overflow in a recursive parser) is bad input, exit 2.
@@ -577,7 +579,8 @@ TEST(Cli, DeeplyNestedResultFileIsBadInput) {
   TempDir dir;
   const std::string file = dir.path("deep.jsonl");
   write_file(file, "{\"type\": \"header\", \"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}\n");
-  for (const std::string command : {"report " + quote(file) + " -o rep --no-plots", "diff " + quote(file) + " " + quote(file)}) {
+  for (const std::string command :
+       {"report " + quote(file) + " -o rep --no-plots", "diff " + quote(file) + " " + quote(file)}) {
     const Result r = labrun(dir, command);
     EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
     EXPECT_NE(r.err.find("nested deeper than 64 levels"), std::string::npos) << r.err;
@@ -589,7 +592,8 @@ TEST(Cli, DeeplyNestedResultFileIsBadInput) {
 TEST(Cli, NonUtf8ArgumentIsACommandLineError) {
   TempDir dir;
   const std::string smoke = quote(std::string(LABRUN_SOURCE_DIR) + "/configs/smoke.yaml");
-  for (const std::string args : {"sweep " + smoke + " -o caf\xe9.jsonl", "sweep " + smoke + " --only n=1\xff --dry-run"}) {
+  for (const std::string args :
+       {"sweep " + smoke + " -o caf\xe9.jsonl", "sweep " + smoke + " --only n=1\xff --dry-run"}) {
     const Result r = labrun(dir, args);
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_NE(r.err.find("is not valid UTF-8"), std::string::npos) << r.err;
@@ -611,9 +615,11 @@ TEST(Cli, LabOptionTakesOneValueEach) {
   // A value without KEY= is refused saying the form (exit 3, as any bad --lab value), never a swallowed config.
   r = labrun(dir, "sweep --lab seed -1 " + smoke + " --dry-run");
   EXPECT_EQ(r.code, 3) << r.err;
-  EXPECT_NE(r.err.find("labrun: invalid config: --lab takes KEY=VALUE, one setting per --lab; got 'seed' (for the value -1: --lab "
-                       "seed=-1)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find(
+          "labrun: invalid config: --lab takes KEY=VALUE, one setting per --lab; got 'seed' (for the value -1: --lab "
+          "seed=-1)"),
+      std::string::npos)
       << r.err;
 }
 
@@ -631,9 +637,9 @@ TEST(Cli, H02_ResultReadersRefuseDevicesAndFifos) {
   const SmokeRun& run = smoke_run();
   ASSERT_EQ(run.result.code, 0) << run.result.err;
   TempDir dir;
-  for (const std::string command : {std::string("report /dev/zero -o rep --no-plots"),
-                                    "diff " + quote(run.output) + " /dev/zero", std::string("history /dev/zero"),
-                                    std::string("merge -o m.jsonl /dev/zero")}) {
+  for (const std::string command :
+       {std::string("report /dev/zero -o rep --no-plots"), "diff " + quote(run.output) + " /dev/zero",
+        std::string("history /dev/zero"), std::string("merge -o m.jsonl /dev/zero")}) {
     const Result r = labrun(dir, command);
     EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
     EXPECT_NE(r.err.find("/dev/zero: a character device, not a regular file"), std::string::npos) << r.err;
@@ -756,7 +762,8 @@ TEST(Cli, ReportForceNeverDestroysTheOldReportFirst) {
   ASSERT_FALSE(before.empty());
   write_file(rep + "/notes.txt", "mine\n");
   write_file(dir.path("bad.jsonl"), "{\"type\": \"header\"}\nnot json\n{\"type\": \"point\"}\n");
-  const Result bad = labrun(dir, "report " + quote(dir.path("bad.jsonl")) + " -o " + quote(rep) + " --force --no-plots");
+  const Result bad = labrun(dir,
+                            "report " + quote(dir.path("bad.jsonl")) + " -o " + quote(rep) + " --force --no-plots");
   EXPECT_EQ(bad.code, 2) << bad.err;
   EXPECT_EQ(slurp(rep + "/report.md"), before);
   const Result again = labrun(dir, "report " + quote(run) + " -o " + quote(rep) + " --force --no-plots");
@@ -798,7 +805,8 @@ const std::string& one_point_shard() {
   static TempDir dir;
   static const std::string file = [] {
     const std::string path = dir.path("shard.jsonl");
-    const Result r = labrun(dir, "sweep " + quote(kSmoke) + " --device cpu -q --shard 1/1 -o " + quote(path) + kOnePoint);
+    const Result r = labrun(dir,
+                            "sweep " + quote(kSmoke) + " --device cpu -q --shard 1/1 -o " + quote(path) + kOnePoint);
     if (r.code != 0) throw std::runtime_error("the one-point shard failed: " + r.err);
     return path;
   }();

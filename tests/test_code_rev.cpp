@@ -186,8 +186,8 @@ TEST(CodeRev, OverridePrecedenceOptionThenEnvironmentThenBuild) {
   EXPECT_EQ(o.project, "myproj");
 
   EXPECT_EQ(parse_code_rev("unknown+dirty", "p", "--code-rev").git_sha, "unknown");
-  for (const char* bad : {"", "abc", "xyz1234", "1234567+clean", "+dirty", " 1234567",
-                          "0123456789abcdef0123456789abcdef012345678"}) {
+  for (const char* bad :
+       {"", "abc", "xyz1234", "1234567+clean", "+dirty", " 1234567", "0123456789abcdef0123456789abcdef012345678"}) {
     try {
       parse_code_rev(bad, "p", "--code-rev");
       ADD_FAILURE() << "accepted '" << bad << "'";
@@ -224,8 +224,8 @@ TEST(CodeRev, HeaderRoundTrip) {
   set_code_rev_option("");
   EXPECT_THROW(set_code_rev_option("nope"), std::invalid_argument);
   EXPECT_EQ(code_rev_option(), "");
-  EXPECT_EQ(env["code"], (Json{{"project", "labrun"}, {"git_sha", "2222222222"}, {"git_dirty", false},
-                               {"source", "--code-rev"}}));
+  EXPECT_EQ(env["code"],
+            (Json{{"project", "labrun"}, {"git_sha", "2222222222"}, {"git_dirty", false}, {"source", "--code-rev"}}));
   // Key order: environment.code right after environment.labrun.
   auto it = env.begin();
   EXPECT_EQ(it.key(), "labrun");
@@ -289,7 +289,8 @@ Json header_of(const std::string& file) {
 }
 
 // A quick host sweep: two points of the smoke config.
-const std::string kQuick = "sweep '" + kSource + "/configs/smoke.yaml' --device cpu -q --only variant=index,n=1000,"
+const std::string kQuick = "sweep '" + kSource +
+                           "/configs/smoke.yaml' --device cpu -q --only variant=index,n=1000,"
                            "density=0.5,dtype=f32,downstream=0";
 
 TEST(CodeRevCli, TheHeaderRecordsWhichSourceWonAndResumeRefusesAnotherCodeSha) {
@@ -305,7 +306,9 @@ TEST(CodeRevCli, TheHeaderRecordsWhichSourceWonAndResumeRefusesAnotherCodeSha) {
 
   ASSERT_EQ(run_labrun(dir, "LABRUN_CODE_REV=abcdef1234+dirty", kQuick + " -o env.jsonl").code, 0);
   const Json env = header_of(dir.file("env.jsonl"))["environment"]["code"];
-  EXPECT_EQ(env, (Json{{"project", "labrun"}, {"git_sha", "abcdef1234"}, {"git_dirty", true}, {"source", "LABRUN_CODE_REV"}}));
+  EXPECT_EQ(
+      env,
+      (Json{{"project", "labrun"}, {"git_sha", "abcdef1234"}, {"git_dirty", true}, {"source", "LABRUN_CODE_REV"}}));
 
   const Ran both = run_labrun(dir, "LABRUN_CODE_REV=abcdef1234+dirty", kQuick + " -o both.jsonl --code-rev 7654321");
   ASSERT_EQ(both.code, 0) << both.err;
@@ -324,7 +327,8 @@ TEST(CodeRevCli, TheHeaderRecordsWhichSourceWonAndResumeRefusesAnotherCodeSha) {
   EXPECT_EQ(other.code, 4);
   EXPECT_NE(other.err.find("its code commit is 7654321, this run's 7654322"), std::string::npos) << other.err;
   EXPECT_EQ(slurp(dir.file("both.jsonl")), before);
-  const Ran dirty = run_labrun(dir, "env -u LABRUN_CODE_REV", kQuick + " -o both.jsonl --resume --code-rev 7654321+dirty");
+  const Ran dirty = run_labrun(dir, "env -u LABRUN_CODE_REV",
+                               kQuick + " -o both.jsonl --resume --code-rev 7654321+dirty");
   EXPECT_EQ(dirty.code, 4);
   EXPECT_NE(dirty.err.find("its code dirty flag is false, this run's true"), std::string::npos) << dirty.err;
   const Ran same = run_labrun(dir, "env -u LABRUN_CODE_REV", kQuick + " -o both.jsonl --resume --code-rev 7654321");

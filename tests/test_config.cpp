@@ -50,9 +50,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-std::vector<AxisValue> ints(std::initializer_list<std::int64_t> values) {
-  return {values.begin(), values.end()};
-}
+std::vector<AxisValue> ints(std::initializer_list<std::int64_t> values) { return {values.begin(), values.end()}; }
 
 // ---------------------------------------------------------------------------------------------------------
 // C01: duplicate keys are errors naming both lines.
@@ -150,8 +148,7 @@ TEST(Config, C02_ParseExactInteger) {
   rejects("12.5", "12.5 is not an integer");
   rejects("150e-2", "150e-2 is not an integer");
   rejects("1e-999999999999999999999", "not an integer");
-  for (const char* bad :
-       {"", "0x10", "1e", "1e+", "inf", "nan", " 1", "1 ", "+", "-", ".", "1_000", "--1", "e5"})
+  for (const char* bad : {"", "0x10", "1e", "1e+", "inf", "nan", " 1", "1 ", "+", "-", ".", "1_000", "--1", "e5"})
     rejects(bad, "is not a decimal number");
 }
 
@@ -166,8 +163,7 @@ TEST(Config, C03_UnknownAxisSuggestsNearest) {
 }
 
 TEST(Config, C03_RealAxisRejectsTextOnItsLine) {
-  const ConfigError e =
-      parse_error("experiment: masking\naxes:\n  n: 1000\n  density:\n    - 0.5\n    - abc\n");
+  const ConfigError e = parse_error("experiment: masking\naxes:\n  n: 1000\n  density:\n    - 0.5\n    - abc\n");
   EXPECT_TRUE(contains(e.message(), "'abc' is not a number")) << e.what();
   EXPECT_EQ(e.key(), "axes.density");
   EXPECT_EQ(e.loc().line, 6);
@@ -178,8 +174,7 @@ TEST(Config, C03_RealAxisOutOfRange) {
   EXPECT_TRUE(contains(e.message(), "1.5 is outside [0, 1]")) << e.what();
   EXPECT_EQ(e.loc().line, 3);
   EXPECT_TRUE(contains(parse_error("experiment: masking\naxes:\n  n: -1\n").message(), "-1 is outside"));
-  EXPECT_TRUE(
-      contains(parse_error("experiment: masking\naxes:\n  density: .nan\n").message(), "not a number"));
+  EXPECT_TRUE(contains(parse_error("experiment: masking\naxes:\n  density: .nan\n").message(), "not a number"));
 }
 
 TEST(Config, C03_RealAxisAcceptsIntegersAndExponents) {
@@ -320,8 +315,7 @@ TEST(Config, UnnamedAxesAreNotAdded) {
 TEST(Config, RangeDecades) {
   const SweepConfig c = parse("experiment: masking\naxes:\n  n: {decades: [1e5, 1e8]}\n");
   EXPECT_EQ(c.axes.at(0).values, ints({100000, 1000000, 10000000, 100000000}));
-  EXPECT_EQ(parse("experiment: masking\naxes:\n  n: {decades: [1, 500]}\n").axes.at(0).values,
-            ints({1, 10, 100}));
+  EXPECT_EQ(parse("experiment: masking\naxes:\n  n: {decades: [1, 500]}\n").axes.at(0).values, ints({1, 10, 100}));
 }
 
 TEST(Config, RangePowersOfTwo) {
@@ -505,13 +499,12 @@ TEST(Config, YamlSyntaxErrorHasLine) {
   EXPECT_GT(e.loc().line, 0);
   EXPECT_EQ(e.loc().file, "test.yaml");
   EXPECT_TRUE(contains(e.message(), "YAML syntax error")) << e.what();
-  EXPECT_EQ(std::string(e.what()).rfind("test.yaml:" + std::to_string(e.loc().line) + ": YAML", 0), 0u)
-      << e.what();
+  EXPECT_EQ(std::string(e.what()).rfind("test.yaml:" + std::to_string(e.loc().line) + ": YAML", 0), 0u) << e.what();
 }
 
 TEST(Config, SecondDocumentIsAnError) {
   const ConfigError e = parse_error("experiment: masking\n---\nexperiment: masking\n");
-  EXPECT_EQ(e.loc().line, 2);  // the marker that starts the second document
+  EXPECT_EQ(e.loc().line, 2);                                 // the marker that starts the second document
   EXPECT_NO_THROW(parse("---\nexperiment: masking\n...\n"));  // a leading start and a trailing end marker
 }
 
@@ -530,8 +523,8 @@ TEST(Config, ParseFillsTextPathAndSha) {
 }
 
 TEST(Config, LoadConfigReadsFileAndHashesIt) {
-  const auto path =
-      std::filesystem::temp_directory_path() / ("labrun_test_config_" + std::to_string(::getpid()) + ".yaml");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("labrun_test_config_" + std::to_string(::getpid()) + ".yaml");
   {
     std::ofstream out(path, std::ios::binary);
     out << "experiment: masking\n";
@@ -576,9 +569,9 @@ namespace {
 TEST(Config, C03_QuotedNumberIsAString) {
   Registry registry;
   register_builtin(registry);
-  for (const char* yaml : {"experiment: masking\naxes:\n  density: [\"0.5\"]\n",
-                           "experiment: masking\naxes:\n  downstream: [!!str 2]\n",
-                           "experiment: masking\nlab:\n  seed: '123'\n"}) {
+  for (const char* yaml :
+       {"experiment: masking\naxes:\n  density: [\"0.5\"]\n", "experiment: masking\naxes:\n  downstream: [!!str 2]\n",
+        "experiment: masking\nlab:\n  seed: '123'\n"}) {
     try {
       parse_config(yaml, "q.yaml", registry);
       FAIL() << "accepted: " << yaml;
@@ -594,11 +587,13 @@ TEST(Config, HypothesisNamesAndNumbersAreChecked) {
   Registry registry;
   register_builtin(registry);
   const std::string head = "experiment: masking\nhypothesis:\n";
-  EXPECT_NO_THROW(parse_config(head + "  - {faster: where, than: index, when: {density: [0.1, 0.9], n: 1e6}, by_at_least: 1.2}\n",
-                               "h.yaml", registry));
-  for (const char* bad : {"  - {faster: wehre, than: index}\n", "  - {faster: where, than: index, when: {densty: 0.5}}\n",
-                          "  - {faster: where, than: index, by_at_least: two}\n", "  - {faster: where}\n",
-                          "  - {faster: where, than: index, when: {density: [0.1, 2]}}\n"}) {
+  EXPECT_NO_THROW(
+      parse_config(head + "  - {faster: where, than: index, when: {density: [0.1, 0.9], n: 1e6}, by_at_least: 1.2}\n",
+                   "h.yaml", registry));
+  for (const char* bad :
+       {"  - {faster: wehre, than: index}\n", "  - {faster: where, than: index, when: {densty: 0.5}}\n",
+        "  - {faster: where, than: index, by_at_least: two}\n", "  - {faster: where}\n",
+        "  - {faster: where, than: index, when: {density: [0.1, 2]}}\n"}) {
     try {
       parse_config(head + bad, "h.yaml", registry);
       FAIL() << "accepted: " << bad;
@@ -622,7 +617,8 @@ TEST(Config, EveryLabSettingIsDocumentedAndInTheHeader) {
   const Json lab = to_json(LabSettings{});
   std::size_t i = 0;
   for (const auto& row : lab_settings_table()) {
-    EXPECT_NE(doc.find(std::string("| `") + row.name + "`"), std::string::npos) << row.name << " is not in docs/config.md";
+    EXPECT_NE(doc.find(std::string("| `") + row.name + "`"), std::string::npos)
+        << row.name << " is not in docs/config.md";
     ASSERT_LT(i, lab.size());
     EXPECT_EQ(std::next(lab.items().begin(), static_cast<long>(i)).key(), row.name);
     ++i;
@@ -651,7 +647,8 @@ TEST(Config, ShippedHypothesesApplyWhenTheConfigHasNone) {
   EXPECT_EQ(shipped.hypothesis[0]["faster"], "lean");
   EXPECT_EQ(shipped.hypothesis[0]["by_at_least"], 2);
   const SweepConfig own = parse_config(
-      "experiment: toy\nhypothesis:\n  - {faster: bulky, than: lean, when: {size: 5}, by_at_least: 1}\n", "toy.yaml", r);
+      "experiment: toy\nhypothesis:\n  - {faster: bulky, than: lean, when: {size: 5}, by_at_least: 1}\n", "toy.yaml",
+      r);
   EXPECT_EQ(own.hypothesis[0]["faster"], "bulky");
   Registry bad;
   e->hypotheses("- {faster: lean, than: nosuch, when: {size: 5}, by_at_least: 2}\n");

@@ -105,8 +105,9 @@ std::string verdict_of(const Json& diff, std::size_t i = 0) { return diff["point
 class TempDir {
  public:
   TempDir() {
-    path_ = fs::temp_directory_path() / ("labrun_diff_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                                         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    path_ = fs::temp_directory_path() /
+            ("labrun_diff_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -135,16 +136,18 @@ TEST(DiffVerdict, ProcessGateOnPooledRecords) {
   };
   const auto base = lognormal(rng, 60, 1.0e-3, 0.005), current = lognormal(rng, 60, 1.1e-3, 0.005);
   const Json overlap = diff_json({header(), pooled(point("p", base), {1.00e-3, 1.20e-3, 0.90e-3})},
-                                    {header(), pooled(point("p", current), {1.10e-3, 0.95e-3, 1.25e-3})}, {});
+                                 {header(), pooled(point("p", current), {1.10e-3, 0.95e-3, 1.25e-3})}, {});
   EXPECT_EQ(verdict_of(overlap), "inconclusive");
-  EXPECT_NE(overlap["points"][0]["reason"].get<std::string>().find("processes' medians do not differ"), std::string::npos);
+  EXPECT_NE(overlap["points"][0]["reason"].get<std::string>().find("processes' medians do not differ"),
+            std::string::npos);
   EXPECT_GT(real_from_json(overlap["points"][0]["process_p"]), 0.05);
   const Json apart = diff_json({header(), pooled(point("p", base), {1.00e-3, 1.01e-3, 0.99e-3})},
-                                  {header(), pooled(point("p", current), {1.10e-3, 1.11e-3, 1.09e-3})}, {});
+                               {header(), pooled(point("p", current), {1.10e-3, 1.11e-3, 1.09e-3})}, {});
   EXPECT_EQ(verdict_of(apart), "slower");
   EXPECT_LT(real_from_json(apart["points"][0]["process_p"]), 0.05);
   // Without process medians on both sides the gate does not apply.
-  EXPECT_EQ(verdict_of(diff_json({header(), point("p", base)}, {header(), pooled(point("p", current), {1.1e-3, 1.1e-3})}, {})),
+  EXPECT_EQ(verdict_of(
+                diff_json({header(), point("p", base)}, {header(), pooled(point("p", current), {1.1e-3, 1.1e-3})}, {})),
             "slower");
 }
 
@@ -172,7 +175,7 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   const std::vector<double> base_host = {1.00, 1.60, 0.90}, new_host = {1.10, 0.95, 1.50};
   // 1. A 20 us GPU delay on top of host drift: the raw process medians overlap, per probe they do not.
   const Json delay = diff_json({header(), pooled("p", base_host, 36e-6, 4e-6)},
-                                  {header(), pooled("p", new_host, 36e-6, 24e-6)}, {});
+                               {header(), pooled("p", new_host, 36e-6, 24e-6)}, {});
   EXPECT_EQ(verdict_of(delay), "slower") << delay["points"][0].dump();
   EXPECT_LT(real_from_json(delay["points"][0]["host_adjusted"]["per_probe_p"]), 0.05 / 3);
   EXPECT_GT(real_from_json(delay["points"][0]["process_p"]), 0.05);
@@ -189,7 +192,7 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   // within the speeds the processes saw): with the host's speed taken out by covariance (the medians follow the
   // probes exactly here) the change is nil: same.
   const Json host_only = diff_json({header(), pooled("p", {1.00, 1.12, 0.95}, 36e-6, 4e-6)},
-                                      {header(), pooled("p", {1.08, 1.18, 1.10}, 36e-6, 4e-6)}, {});
+                                   {header(), pooled("p", {1.08, 1.18, 1.10}, 36e-6, 4e-6)}, {});
   EXPECT_EQ(verdict_of(host_only), "same") << host_only["points"][0].dump();
   EXPECT_NEAR(real_from_json(host_only["points"][0]["host_adjusted"]["adjusted_ratio"]), 1.0, 0.01);
   EXPECT_NEAR(real_from_json(host_only["points"][0]["host_adjusted"]["probe_ratio"]), 1.096, 0.01);
@@ -199,7 +202,7 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   // observed, so the elasticity is taken anywhere in [0, 1] and a host-only change cannot be told from none:
   // inconclusive, naming the range; never slower.
   const Json apart = diff_json({header(), pooled("p", {1.00, 1.02, 0.99}, 36e-6, 4e-6)},
-                                  {header(), pooled("p", {1.15, 1.17, 1.14}, 36e-6, 4e-6)}, {});
+                               {header(), pooled("p", {1.15, 1.17, 1.14}, 36e-6, 4e-6)}, {});
   EXPECT_EQ(verdict_of(apart), "inconclusive") << apart["points"][0].dump();
   EXPECT_EQ(apart["points"][0]["host_adjusted"]["probes_overlap"], false);
   EXPECT_NE(apart["points"][0]["reason"].get<std::string>().find("the elasticity is taken anywhere in [0.00, 1."),
@@ -212,7 +215,8 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   noisy_n["timing"]["processes"]["time_s"] = {json_real(45e-6), json_real(47e-6), json_real(44e-6)};
   const Json noisy = diff_json({header(), noisy_b}, {header(), noisy_n}, {});
   EXPECT_EQ(verdict_of(noisy), "inconclusive") << noisy["points"][0].dump();
-  EXPECT_NE(noisy["points"][0]["reason"].get<std::string>().find("the hosts differ (host probe +15.0%"), std::string::npos)
+  EXPECT_NE(noisy["points"][0]["reason"].get<std::string>().find("the hosts differ (host probe +15.0%"),
+            std::string::npos)
       << noisy["points"][0]["reason"];
   EXPECT_NE(noisy["points"][0]["reason"].get<std::string>().find("with the host's speed taken out the change is"),
             std::string::npos)
@@ -222,12 +226,12 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   // (the hosts differ by 14%, the probes overlapping) the host's speed is taken out at the elasticity measured
   // (~0.5): same, never slower.
   const Json mixed = diff_json({header(), pooled("p", {1.00, 1.20, 0.90}, 40e-6, 40e-6)},
-                                  {header(), pooled("p", {1.15, 1.35, 1.10}, 40e-6, 40e-6)}, {});
+                               {header(), pooled("p", {1.15, 1.35, 1.10}, 40e-6, 40e-6)}, {});
   EXPECT_EQ(verdict_of(mixed), "same") << mixed["points"][0].dump();
   // The same with the hosts 30% apart and no overlap: never slower, and not same either (the elasticity beyond the
   // observed hosts could be anything in [0, 1]).
   const Json mixed_apart = diff_json({header(), pooled("p", {1.00, 1.01, 0.99}, 40e-6, 40e-6)},
-                                        {header(), pooled("p", {1.30, 1.31, 1.29}, 40e-6, 40e-6)}, {});
+                                     {header(), pooled("p", {1.30, 1.31, 1.29}, 40e-6, 40e-6)}, {});
   EXPECT_EQ(verdict_of(mixed_apart), "inconclusive") << mixed_apart["points"][0].dump();
   EXPECT_LT(real_from_json(mixed_apart["points"][0]["process_p"]), 0.05) << "the raw medians alone would call it";
   EXPECT_LT(real_from_json(mixed_apart["points"][0]["host_adjusted"]["per_probe_ratio"]), 1.0);
@@ -236,7 +240,7 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
   // 4. A 30 us delay on a GPU-heavy host-sensitive point (180 us of GPU work), the host drifting within each
   // side: the raw medians differ clearly; per probe the change is noisier, by covariance it is clean: slower.
   const Json gpu_heavy = diff_json({header(), pooled("p", {1.0, 1.3, 0.9}, 36e-6, 180e-6)},
-                                      {header(), pooled("p", {1.0, 1.3, 0.9}, 36e-6, 210e-6)}, {});
+                                   {header(), pooled("p", {1.0, 1.3, 0.9}, 36e-6, 210e-6)}, {});
   EXPECT_EQ(verdict_of(gpu_heavy), "slower") << gpu_heavy["points"][0].dump();
   EXPECT_GT(real_from_json(gpu_heavy["points"][0]["host_adjusted"]["per_probe_ratio"]), 1.05);
   EXPECT_LT(real_from_json(gpu_heavy["points"][0]["host_adjusted"]["elasticity"]), 0.3);
@@ -293,7 +297,8 @@ CrossHostRun cross_host_runs(std::uint64_t seed, double changed_fraction, double
       }
       Json p = point(point_id(i), samples);
       Json m = Json::array(), pr = Json::array();
-      for (std::size_t k = 0; k < medians.size(); ++k) m.push_back(json_real(medians[k])), pr.push_back(json_real(probes[k]));
+      for (std::size_t k = 0; k < medians.size(); ++k)
+        m.push_back(json_real(medians[k])), pr.push_back(json_real(probes[k]));
       p["timing"]["method"] = hs ? "cuda_events+synchronized_wall" : "cuda_events";
       p["interpretation"] = {{"bound", hs ? "sync" : "memory"}};
       p["timing"]["processes"] = {{"count", 5}, {"time_s", m}, {"host_probe_time_s", pr}};
@@ -314,8 +319,8 @@ TEST(DiffAcrossHosts, ASlowerHostAloneGivesNoSlowerOrFaster) {
     int host_same = 0;
     for (std::size_t i = 0; i < r.host_sensitive.size(); ++i) {
       const std::string v = verdict_of(j, i);
-      EXPECT_TRUE(v == "same" || v == "inconclusive") << "seed " << seed << " point " << i << ": " << v << " "
-                                                      << j["points"][i].dump();
+      EXPECT_TRUE(v == "same" || v == "inconclusive")
+          << "seed " << seed << " point " << i << ": " << v << " " << j["points"][i].dump();
       if (r.host_sensitive[i]) {
         EXPECT_EQ(j["points"][i]["gate"], "host_adjusted") << j["points"][i].dump();
         EXPECT_NEAR(real_from_json(j["points"][i]["host_adjusted"]["probe_ratio"]), 1.2, 0.1);
@@ -332,7 +337,8 @@ TEST(DiffAcrossHosts, ASlowerHostAloneGivesNoSlowerOrFaster) {
     EXPECT_FALSE(d.regression) << "seed " << seed;
     // Said once, first: the host difference the probes measured, and the JSON carries it.
     ASSERT_FALSE(d.warnings.empty());
-    EXPECT_EQ(d.warnings.front().rfind("HOSTS DIFFER: the host probe (one sync round trip) reads +", 0), 0u) << d.warnings.front();
+    EXPECT_EQ(d.warnings.front().rfind("HOSTS DIFFER: the host probe (one sync round trip) reads +", 0), 0u)
+        << d.warnings.front();
     EXPECT_NEAR(real_from_json(j["hosts"]["probe_ratio"]), 1.2, 0.1);
     EXPECT_EQ(j["hosts"]["probed_points"], 30);
     EXPECT_EQ(j["hosts"]["differ_points"], 30);
@@ -413,11 +419,13 @@ TEST(DiffVerdict, ProcessGatesNeverFailOpen) {
   EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("new: timing.processes.time_s entry 1"), std::string::npos)
       << d["points"][0]["reason"];
   // Probes that do not pair with the processes.
-  d = diff_json({header(), base}, {header(), pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, std::vector<double>{12e-6, 12e-6})}, {});
+  d = diff_json({header(), base},
+                {header(), pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, std::vector<double>{12e-6, 12e-6})}, {});
   EXPECT_EQ(verdict_of(d), "inconclusive");
   EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("holds 2 probes for 3 processes"), std::string::npos);
   // A zero probe, and one process only.
-  d = diff_json({header(), base}, {header(), pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, std::vector<double>{12e-6, 0, 12e-6})}, {});
+  d = diff_json({header(), base},
+                {header(), pooled("p", 60e-6, {60e-6, 60e-6, 60e-6}, std::vector<double>{12e-6, 0, 12e-6})}, {});
   EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("host_probe_time_s entry 1"), std::string::npos);
   d = diff_json({header(), base}, {header(), pooled("p", 60e-6, {60e-6}, std::nullopt)}, {});
   EXPECT_NE(d["points"][0]["reason"].get<std::string>().find("pooling needs 2 or more"), std::string::npos);
@@ -427,7 +435,8 @@ TEST(DiffVerdict, ProcessGatesNeverFailOpen) {
   EXPECT_EQ(verdict_of(d), "slower");
   EXPECT_EQ(d["points"][0]["gate"], "processes");
   ASSERT_EQ(d["environment"]["warnings"].size(), 1u);
-  EXPECT_NE(d["environment"]["warnings"][0].get<std::string>().find("1 without host probes on a side"), std::string::npos);
+  EXPECT_NE(d["environment"]["warnings"][0].get<std::string>().find("1 without host probes on a side"),
+            std::string::npos);
   // Against an unpooled record: the samples alone, and two warnings (half pooled; host-sensitive unpooled).
   Json unpooled = pooled("p", 60e-6, {60e-6, 60e-6}, std::nullopt);
   unpooled["timing"].erase("processes");
@@ -589,9 +598,9 @@ TEST(DiffVerdict, ShardsAndLastRecordWins) {
   std::mt19937_64 rng(9);
   const std::vector<Json> base = {header(), point("a", lognormal(rng, 20, 1e-3, 0.01)), header(),
                                   point("b", lognormal(rng, 20, 1e-3, 0.01))};
-  const std::vector<Json> current = {header(), point("a", lognormal(rng, 20, 2e-3, 0.01)), point("b", {}, "error"),
-                                     header(), point("a", lognormal(rng, 20, 1e-3, 0.01)),
-                                     point("b", lognormal(rng, 20, 1e-3, 0.01))};
+  const std::vector<Json> current = {
+      header(), point("a", lognormal(rng, 20, 2e-3, 0.01)), point("b", {}, "error"),
+      header(), point("a", lognormal(rng, 20, 1e-3, 0.01)), point("b", lognormal(rng, 20, 1e-3, 0.01))};
   const Json d = diff_json(base, current, {});
   EXPECT_EQ(verdict_of(d, 0), "same");
   EXPECT_EQ(verdict_of(d, 1), "same");
@@ -630,7 +639,7 @@ TEST(DiffEnvironment, WarnsOnDifferences) {
   other["environment"]["labrun"]["build_type"] = "Debug";
   other["lab"]["min_samples"] = 20;
   const Json d = diff_json({header(), point("p", lognormal(rng, 20, 1e-3, 0.01), "ok", 1.98e9)},
-                              {other, point("p", lognormal(rng, 20, 1e-3, 0.01), "ok", 1.70e9)}, {});
+                           {other, point("p", lognormal(rng, 20, 1e-3, 0.01), "ok", 1.70e9)}, {});
   const Json& w = d["environment"]["warnings"];
   const auto has = [&](const std::string& text) {
     for (const auto& line : w)
@@ -647,7 +656,7 @@ TEST(DiffEnvironment, WarnsOnDifferences) {
 
   // Within tolerance: copy bandwidth 4% apart, clocks 1% apart -> no warning.
   const Json close = diff_json({header("NVIDIA H200", 4.2e12), point("p", {1e-3, 1e-3, 1e-3}, "ok", 1.98e9)},
-                                  {header("NVIDIA H200", 4.04e12), point("p", {1e-3, 1e-3, 1e-3}, "ok", 1.96e9)}, {});
+                               {header("NVIDIA H200", 4.04e12), point("p", {1e-3, 1e-3, 1e-3}, "ok", 1.96e9)}, {});
   EXPECT_TRUE(close["environment"]["warnings"].empty()) << close["environment"]["warnings"].dump();
 }
 
@@ -701,7 +710,8 @@ TEST(DiffEnvironment, HostSpeedAndHostSensitivePoints) {
 
   // The same points timed live on one side and blocked on the other measure different things: said so.
   Json live_b = with(point("b", lognormal(rng, 30, 10e-6, 0.005)), live, "launch");
-  const Json mixed = diff_json({fast, live_b}, {fast, with(point("b", lognormal(rng, 30, 10e-6, 0.005)), blocked, "launch")}, {});
+  const Json mixed = diff_json({fast, live_b},
+                               {fast, with(point("b", lognormal(rng, 30, 10e-6, 0.005)), blocked, "launch")}, {});
   bool method_warned = false;
   for (const auto& line : mixed["environment"]["warnings"])
     method_warned = method_warned || line.get<std::string>().find("timing.method differs") != std::string::npos;
@@ -715,7 +725,7 @@ TEST(DiffEnvironment, SupersededShardHeadersAreLeftOut) {
   slow["calibration"]["launch"] = {{"eager_time_s", 4.6e-6}};
   fast["calibration"]["launch"] = {{"eager_time_s", 4.2e-6}};
   const Json d = diff_json({slow, point("a", {1e-3, 1e-3, 1e-3}), fast, point("a", {1e-3, 1e-3, 1e-3})},
-                              {fast, point("a", {1e-3, 1e-3, 1e-3})}, {});
+                           {fast, point("a", {1e-3, 1e-3, 1e-3})}, {});
   const Json& w = d["environment"]["warnings"];
   ASSERT_EQ(w.size(), 1u) << w.dump();
   EXPECT_NE(w[0].get<std::string>().find("base side: 1 run(s) had every point replaced"), std::string::npos) << w[0];
@@ -764,7 +774,8 @@ class DiffCommand : public ::testing::Test {
   std::string result_file(const std::string& name, double scale, unsigned seed) {
     std::mt19937_64 rng(seed);
     std::vector<Json> records = {header()};
-    for (int i = 0; i < 40; ++i) records.push_back(point(point_id(i), lognormal(rng, 20, scale * 1e-4 * (1 + i), 0.01)));
+    for (int i = 0; i < 40; ++i)
+      records.push_back(point(point_id(i), lognormal(rng, 20, scale * 1e-4 * (1 + i), 0.01)));
     return dir_.file(name, records);
   }
   int run(const std::vector<std::string>& base, const std::vector<std::string>& current, const std::string& format,
@@ -828,7 +839,7 @@ TEST_F(DiffCommand, ShardsOnEachSide) {
   const std::string b1 = dir_.file("b1.jsonl", {header(), point("x", lognormal(rng, 20, 1e-3, 0.01))});
   const std::string b2 = dir_.file("b2.jsonl", {header(), point("y", lognormal(rng, 20, 1e-3, 0.01))});
   const std::string n1 = dir_.file("n1.jsonl", {header(), point("x", lognormal(rng, 20, 1e-3, 0.01)),
-                                               point("y", lognormal(rng, 20, 1e-3, 0.01))});
+                                                point("y", lognormal(rng, 20, 1e-3, 0.01))});
   EXPECT_EQ(run({b1, b2}, {n1}, "json"), kDiffNoRegression) << err_.str();
   const Json d = Json::parse(out_.str());
   EXPECT_EQ(d["summary"]["same"], 2);
@@ -851,7 +862,8 @@ TEST_F(DiffCommand, MarkdownHasTableAndWarnings) {
   EXPECT_EQ(run({base}, {current}, "markdown"), kDiffRegression) << err_.str();
   const std::string md = out_.str();
   EXPECT_NE(md.find("### labrun diff: **regression**"), std::string::npos) << md;
-  EXPECT_NE(md.find("| verdict | point | change | interval | processes | p (BH) | base | new | samples |\n|---|"), std::string::npos)
+  EXPECT_NE(md.find("| verdict | point | change | interval | processes | p (BH) | base | new | samples |\n|---|"),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("| status_changed | `exp/v/i=p0` | ok -> incorrect |"), std::string::npos) << md;
   EXPECT_NE(md.find("| slower | `exp/v/i=p2` | +2"), std::string::npos) << md;  // about +30%
@@ -871,7 +883,7 @@ TEST_F(DiffCommand, MarkdownHasTableAndWarnings) {
   EXPECT_EQ(table.find("same "), std::string::npos);  // same rows hidden by default
   ASSERT_EQ(run({base}, {current}, "json"), kDiffRegression);
   const DiffResult loaded = diff_results(load_results({base}).runs, load_results({current}).runs, {});
-  EXPECT_EQ(to_json(loaded).dump(2) + "\n", out_.str());  // --format json is to_json of the result
+  EXPECT_EQ(to_json(loaded).dump(2) + "\n", out_.str());                 // --format json is to_json of the result
   EXPECT_NE(diff_table(loaded, true).find("same "), std::string::npos);  // all rows on request
   EXPECT_NE(table.find("samples  point"), std::string::npos) << table;   // the sample-count column
 }

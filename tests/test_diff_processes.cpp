@@ -131,8 +131,12 @@ TEST(DiffProcesses, LaunchBoundPointsAreComparedWithEachProcesssLaunchTimeTakenO
       runs.push_back({{"index", k + 1}, {"calibration", {{"launch", {{"eager_queued_time_s", launch[k]}}}}}});
     }
     labrun::Run r{"synthetic.jsonl",
-          header_from_json(Json{{"type", "header"}, {"schema_version", 1}, {"processes", {{"count", kProcesses}, {"runs", runs}}}}),
-          true, {}, {}};
+                  header_from_json(Json{{"type", "header"},
+                                        {"schema_version", 1},
+                                        {"processes", {{"count", kProcesses}, {"runs", runs}}}}),
+                  true,
+                  {},
+                  {}};
     for (std::size_t i = 0; i < 200; ++i) {
       PointRecord p = pooled_point(rng, "p" + std::to_string(i), 1e-5 * ratio, 0.0, 0.01);
       p.axes["mode"] = "eager";
@@ -140,7 +144,8 @@ TEST(DiffProcesses, LaunchBoundPointsAreComparedWithEachProcesssLaunchTimeTakenO
       for (std::size_t k = 0; k < kProcesses; ++k) {  // process k's level moves with its launch time
         const double f = launch[k] / 1.3e-6;
         p.timing->processes->time_s[k] *= f;
-        for (std::size_t s = 0; s < kSamplesPerProcess; ++s) p.timing->device_samples_s[k * kSamplesPerProcess + s] *= f;
+        for (std::size_t s = 0; s < kSamplesPerProcess; ++s)
+          p.timing->device_samples_s[k * kSamplesPerProcess + s] *= f;
       }
       r.points.push_back(std::move(p));
     }
@@ -180,16 +185,20 @@ TEST(DiffProcesses, MergedShardsAreAdjustedByTheirOwnShardsNumbers) {
                       {"host", {{"cpu_model", "node" + std::to_string(index)}}}});
     }
     labrun::Run r{"s" + std::to_string(index) + ".jsonl",
-          header_from_json(Json{{"type", "header"},
-                                {"schema_version", 1},
-                                {"config", {{"sha256", "abc"}}},
-                                {"lab", Json::object()},
-                                {"environment", {{"labrun", {{"git_sha", "aaa"}}}, {"host", {{"cpu_model", "node" + std::to_string(index)}}}}},
-                                {"calibration", {{"launch", {{"eager_queued_time_s", node_launch}}}}},
-                                {"shard", {{"index", index}, {"count", 2}}},
-                                {"point_count", 50},
-                                {"processes", {{"count", kProcesses}, {"runs", runs}}}}),
-          true, {}, {}};
+                  header_from_json(Json{
+                      {"type", "header"},
+                      {"schema_version", 1},
+                      {"config", {{"sha256", "abc"}}},
+                      {"lab", Json::object()},
+                      {"environment",
+                       {{"labrun", {{"git_sha", "aaa"}}}, {"host", {{"cpu_model", "node" + std::to_string(index)}}}}},
+                      {"calibration", {{"launch", {{"eager_queued_time_s", node_launch}}}}},
+                      {"shard", {{"index", index}, {"count", 2}}},
+                      {"point_count", 50},
+                      {"processes", {{"count", kProcesses}, {"runs", runs}}}}),
+                  true,
+                  {},
+                  {}};
     for (std::size_t i = 0; i < 50; ++i) {
       PointRecord p = pooled_point(rng, "s" + std::to_string(index) + "p" + std::to_string(i), 1e-5 * ratio, 0.0, 0.01);
       p.axes["mode"] = "eager";
@@ -197,14 +206,16 @@ TEST(DiffProcesses, MergedShardsAreAdjustedByTheirOwnShardsNumbers) {
       for (std::size_t k = 0; k < kProcesses; ++k) {
         const double f = launch[k] / 1.3e-6;
         p.timing->processes->time_s[k] *= f;
-        for (std::size_t s = 0; s < kSamplesPerProcess; ++s) p.timing->device_samples_s[k * kSamplesPerProcess + s] *= f;
+        for (std::size_t s = 0; s < kSamplesPerProcess; ++s)
+          p.timing->device_samples_s[k * kSamplesPerProcess + s] *= f;
       }
       r.points.push_back(std::move(p));
     }
     return r;
   };
   // Base: shard 1 on a fast node, shard 2 on a slow one; new: the other way round. No code change.
-  const labrun::Run b1 = shard(1, 1.3e-6, 1.0), b2 = shard(2, 1.6e-6, 1.0), n1 = shard(1, 1.6e-6, 1.0), n2 = shard(2, 1.3e-6, 1.0);
+  const labrun::Run b1 = shard(1, 1.3e-6, 1.0), b2 = shard(2, 1.6e-6, 1.0), n1 = shard(1, 1.6e-6, 1.0),
+                    n2 = shard(2, 1.3e-6, 1.0);
   const DiffResult each = diff_results({b1, b2}, {n1, n2}, DiffOptions{});
   const labrun::Run merged_base = merge_shards({b1, b2}), merged_new = merge_shards({n1, n2});
   ASSERT_EQ(merged_base.header.json["shards"][1]["processes"]["count"], kProcesses);

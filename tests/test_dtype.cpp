@@ -23,20 +23,20 @@ TEST(DType, FloatToHalfBitPatterns) {
   EXPECT_EQ(float_to_half(0.0f), 0x0000);
   EXPECT_EQ(float_to_half(-0.0f), 0x8000);
   EXPECT_EQ(float_to_half(65504.0f), 0x7BFF);
-  EXPECT_EQ(float_to_half(65519.0f), 0x7BFF);   // below the midpoint 65520: rounds down
-  EXPECT_EQ(float_to_half(65520.0f), 0x7C00);   // midpoint, tie to even (the even neighbour is 2^16 = inf)
+  EXPECT_EQ(float_to_half(65519.0f), 0x7BFF);  // below the midpoint 65520: rounds down
+  EXPECT_EQ(float_to_half(65520.0f), 0x7C00);  // midpoint, tie to even (the even neighbour is 2^16 = inf)
   EXPECT_EQ(float_to_half(-65520.0f), 0xFC00);
   EXPECT_EQ(float_to_half(1e10f), 0x7C00);
   EXPECT_EQ(float_to_half(pow2(-14)), 0x0400);  // smallest normal
   EXPECT_EQ(float_to_half(pow2(-24)), 0x0001);  // smallest subnormal
   EXPECT_EQ(float_to_half(pow2(-25)), 0x0000);  // half of it: tie to even (0)
   EXPECT_EQ(float_to_half(-pow2(-25)), 0x8000);
-  EXPECT_EQ(float_to_half(3 * pow2(-25)), 0x0002);  // 1.5 units: tie to even (2)
-  EXPECT_EQ(float_to_half(5 * pow2(-25)), 0x0002);  // 2.5 units: tie to even (2)
+  EXPECT_EQ(float_to_half(3 * pow2(-25)), 0x0002);         // 1.5 units: tie to even (2)
+  EXPECT_EQ(float_to_half(5 * pow2(-25)), 0x0002);         // 2.5 units: tie to even (2)
   EXPECT_EQ(float_to_half(1.0f + pow2(-11)), 0x3C00);      // tie between 1 and 1+2^-10: even (1)
   EXPECT_EQ(float_to_half(1.0f + 3 * pow2(-11)), 0x3C02);  // tie between 1+2^-10 and 1+2^-9: even
-  EXPECT_EQ(float_to_half(1.0f - pow2(-11)), 0x3BFF);  // largest half below 1, exact
-  EXPECT_EQ(float_to_half(1.0f - pow2(-12)), 0x3C00);  // tie between 0x3BFF and 1.0: even (1.0), exponent carry
+  EXPECT_EQ(float_to_half(1.0f - pow2(-11)), 0x3BFF);      // largest half below 1, exact
+  EXPECT_EQ(float_to_half(1.0f - pow2(-12)), 0x3C00);      // tie between 0x3BFF and 1.0: even (1.0), exponent carry
   EXPECT_EQ(float_to_half(std::numeric_limits<float>::infinity()), 0x7C00);
   EXPECT_EQ(float_to_half(-std::numeric_limits<float>::infinity()), 0xFC00);
   EXPECT_TRUE(half_is_nan(float_to_half(std::numeric_limits<float>::quiet_NaN())));

@@ -152,7 +152,8 @@ std::string seed_message(const TempDir& dir, const std::string& name) {
 TEST(FuzzFindings, H03_WideObjectSeedLoads) {
   TempDir dir;
   EXPECT_EQ(seed_message(dir, "wide-object.jsonl"), "(no error)");
-  const Json j = parse_record_line(seed("results/wide-object.jsonl").substr(seed("results/wide-object.jsonl").find('\n') + 1));
+  const Json j = parse_record_line(
+      seed("results/wide-object.jsonl").substr(seed("results/wide-object.jsonl").find('\n') + 1));
   EXPECT_TRUE(j.contains("x1999"));
 }
 
@@ -172,7 +173,8 @@ TEST(FuzzFindings, H06_NonsenseSeedsAreRefusedNamingTheKey) {
 TEST(FuzzFindings, H10_GzipSeedIsNamedAsCompressed) {
   TempDir dir;
   const std::string path = dir.file("gzip-magic.jsonl");
-  EXPECT_EQ(seed_message(dir, "gzip-magic.jsonl"), path + ": gzip-compressed: unpack it first (gunzip -k " + path + ")");
+  EXPECT_EQ(seed_message(dir, "gzip-magic.jsonl"),
+            path + ": gzip-compressed: unpack it first (gunzip -k " + path + ")");
 }
 
 }  // namespace

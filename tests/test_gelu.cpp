@@ -40,13 +40,14 @@ Json run(const Point& p, const LabSettings& lab = quick_lab()) { return test::ru
 // gelu(-3) = -0.0036373920817729943, gelu(0.5) = 0.34571400982514394, gelu(6) = 5.9999999999156035,
 // gelu(-6) = -8.43964897967453e-11; gelu(0) = 0 and gelu(-x) = gelu(x) - x.
 TEST(GeluReference, HandComputedValues) {
-  const std::pair<double, double> cases[] = {{1, 0.8411919906082768},     {-1, -0.15880800939172324},
-                                             {2, 1.954597694087775},      {-3, -0.0036373920817729943},
-                                             {0.5, 0.34571400982514394},  {6, 5.9999999999156035},
+  const std::pair<double, double> cases[] = {{1, 0.8411919906082768},    {-1, -0.15880800939172324},
+                                             {2, 1.954597694087775},     {-3, -0.0036373920817729943},
+                                             {0.5, 0.34571400982514394}, {6, 5.9999999999156035},
                                              {-6, -8.43964897967453e-11}};
   for (const auto& [x, y] : cases) EXPECT_NEAR(gelu::reference_value(x), y, 4e-16 * std::fabs(y) + 1e-300) << x;
   EXPECT_EQ(gelu::reference_value(0.0), 0.0);
-  for (double x : {0.1, 0.7, 1.3, 2.9, 5.5}) EXPECT_NEAR(gelu::reference_value(-x), gelu::reference_value(x) - x, 1e-15);
+  for (double x : {0.1, 0.7, 1.3, 2.9, 5.5})
+    EXPECT_NEAR(gelu::reference_value(-x), gelu::reference_value(x) - x, 1e-15);
   // reference() decodes each stored element exactly (bf16 0.1 is 0.10009765625).
   const Inputs in = inputs_of({1.0f, 0.1f}, DType::bf16);
   const auto ref = reference_of(in);
@@ -91,8 +92,8 @@ TEST(GeluHost, EveryVariantMatchesTheReference) {
 // Edge values: the ends of the input range, tiny magnitudes (x³ underflows in f32), and values where tanh
 // rounds to ±1 (1 + tanh z < u for x = -6: y = 0 against a reference of -8.4e-11, inside the bound).
 TEST(GeluHost, EdgeValues) {
-  const std::vector<float> xs = {6.0f, -6.0f, 5.99f, -5.99f, 1e-20f, -1e-20f, 6e-16f, -6e-16f, 0.75f, -0.75f,
-                                 3.0f, -3.0f, 1.0f, -1.0f, 2.5e-3f, -4.0f};
+  const std::vector<float> xs = {6.0f,  -6.0f,  5.99f, -5.99f, 1e-20f, -1e-20f, 6e-16f,  -6e-16f,
+                                 0.75f, -0.75f, 3.0f,  -3.0f,  1.0f,   -1.0f,   2.5e-3f, -4.0f};
   for (DType t : kDTypes)
     for (Variant v : kVariants) {
       const Inputs in = inputs_of(xs, t);
@@ -154,15 +155,18 @@ TEST(GeluTolerance, HandComputedBound) {
   for (double x : {1.0, -3.0}) {
     const double z = k * (x + a * x * x * x), t = std::tanh(z), s = 1 - t * t, y = gelu::reference_value(x);
     const double ax = std::fabs(x);
-    const double fused_f32 = 2 * (0.5 * ax * s * std::fabs(z) * 4 * kU + 0.5 * ax * std::fabs(t) * 4 * kU + std::fabs(y) * kU);
+    const double fused_f32 = 2 * (0.5 * ax * s * std::fabs(z) * 4 * kU + 0.5 * ax * std::fabs(t) * 4 * kU +
+                                  std::fabs(y) * kU);
     EXPECT_NEAR(gelu::bound(gelu::roundings(Variant::fused, DType::f32), x, y), fused_f32, 1e-9 * fused_f32) << x;
-    const double fused_bf16 =
-        2 * (0.5 * ax * s * std::fabs(z) * 4 * kU + 0.5 * ax * std::fabs(t) * 4 * kU + std::fabs(y) * (kU + kUb));
-    EXPECT_NEAR(gelu::bound(gelu::roundings(Variant::fused_vec, DType::bf16), x, y), fused_bf16, 1e-9 * fused_bf16) << x;
+    const double fused_bf16 = 2 * (0.5 * ax * s * std::fabs(z) * 4 * kU + 0.5 * ax * std::fabs(t) * 4 * kU +
+                                   std::fabs(y) * (kU + kUb));
+    EXPECT_NEAR(gelu::bound(gelu::roundings(Variant::fused_vec, DType::bf16), x, y), fused_bf16, 1e-9 * fused_bf16)
+        << x;
     const double e12 = 2 * (2 * kU + kUb), e34 = (kU + kUb) + (2 * kU + kUb), e5 = 4 * kU + kUb, e67 = 2 * (kU + kUb);
     const double unfused_bf16 = 2 * (0.5 * ax * s * (k * a * ax * ax * ax * e12 + std::fabs(z) * e34) +
                                      0.5 * ax * std::fabs(t) * e5 + std::fabs(y) * e67);
-    EXPECT_NEAR(gelu::bound(gelu::roundings(Variant::unfused, DType::bf16), x, y), unfused_bf16, 1e-9 * unfused_bf16) << x;
+    EXPECT_NEAR(gelu::bound(gelu::roundings(Variant::unfused, DType::bf16), x, y), unfused_bf16, 1e-9 * unfused_bf16)
+        << x;
   }
   EXPECT_EQ(gelu::bound(gelu::roundings(Variant::fused, DType::f32), 0.0, 0.0), 0.0);
   // At x = 1 the f32 fused bound is 3.7e-7, about six ulp (2^-24) of y = 0.84: tight.
@@ -194,7 +198,8 @@ TEST(GeluTolerance, DistinguishesRoundingCounts) {
   auto out = run_host(Variant::fused, f);
   float* y = reinterpret_cast<float*>(out.data());
   EXPECT_TRUE(compare(Variant::fused, f, fref, out.data(), 1.0).passed());
-  y[500] = static_cast<float>(fref[500] + 3 * gelu::bound(gelu::roundings(Variant::fused, DType::f32), f.value(500), fref[500]));
+  y[500] = static_cast<float>(fref[500] +
+                              3 * gelu::bound(gelu::roundings(Variant::fused, DType::f32), f.value(500), fref[500]));
   const CheckOutcome off = compare(Variant::fused, f, fref, out.data(), 1.0);
   EXPECT_FALSE(off.passed());
   EXPECT_EQ(test::detail_of(off)["worst_index"], 500);

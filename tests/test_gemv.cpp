@@ -87,10 +87,10 @@ TEST(Gemv, HostVariantsExactOnIntegers) {
 // n = 16 threads 0 and 1 own one vector each: lane 0 ends with s0 + s1), for G = 32 and for a block of 256.
 // Values chosen so that the order changes the f32 result.
 TEST(Gemv, RowDotFollowsTheDocumentedOrder) {
-  const std::vector<float> a = {1024, 0.0625f, -1024, 0.0625f, 0.0625f, 1, 0.0625f, -1,
-                                2048, 0.0625f, 0.0625f, -2048, 1, 0.0625f, 0.0625f, 0.0625f};
-  const std::vector<float> x = {1024, 0.0625f, 1024, 0.0625f, 1, 0.0625f, 1, 0.0625f,
-                                2048, 1, 1, 2048, 0.0625f, 1, 1, 1};
+  const std::vector<float> a = {1024, 0.0625f, -1024,   0.0625f, 0.0625f, 1,       0.0625f, -1,
+                                2048, 0.0625f, 0.0625f, -2048,   1,       0.0625f, 0.0625f, 0.0625f};
+  const std::vector<float> x = {1024, 0.0625f, 1024, 0.0625f, 1,       0.0625f, 1, 0.0625f,
+                                2048, 1,       1,    2048,    0.0625f, 1,       1, 1};
   for (DType t : kDTypes) {
     std::vector<std::uint16_t> ab, xb;
     std::vector<float> ad, xd;  // the values after rounding to the dtype
@@ -123,7 +123,7 @@ TEST(Gemv, RowDotFollowsTheDocumentedOrder) {
 // multiple of the warp's and the 512-block's step), 8191 (scalar, long), 14336 (the config's long rows),
 // 20000; one row and several.
 TEST(Gemv, HostVariantsMatchReference) {
-  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},    {3, 7},    {5, 8},    {7, 100}, {4, 1000},
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},    {3, 7},    {5, 8},     {7, 100},  {4, 1000},
                                                           {9, 4104}, {2, 8191}, {3, 14336}, {1, 20000}};
   for (DType t : kDTypes)
     for (auto [m, n] : shapes) {
@@ -131,7 +131,7 @@ TEST(Gemv, HostVariantsMatchReference) {
       for (Variant v : kVariants) {
         const CheckOutcome c = check_host(v, in);
         EXPECT_TRUE(c.passed()) << gemv::to_string(v) << " " << to_string(t) << " " << m << "x" << n << ": "
-                              << test::detail_of(c).dump();
+                                << test::detail_of(c).dump();
         EXPECT_EQ(test::detail_of(c)["mismatches"], 0);
         EXPECT_LE(ratio(c), 1.0);
         // The bound is a worst case: real errors are far inside it (and the products exact, so often 0).
@@ -169,8 +169,7 @@ TEST(Gemv, EmptyShapes) {
   }
   EXPECT_EQ(experiment().find_axis("m")->min, 1.0);
   EXPECT_EQ(experiment().find_axis("n")->min, 1.0);
-  EXPECT_THROW(
-      parse_config("experiment: gemv\naxes:\n  n: [0, 8]\n", "gemv0.yaml", builtin()), ConfigError);
+  EXPECT_THROW(parse_config("experiment: gemv\naxes:\n  n: [0, 8]\n", "gemv0.yaml", builtin()), ConfigError);
   EXPECT_THROW(generate(-1, 4, DType::f16, kSeed), std::invalid_argument);
   Layout negative;  // a negative size is refused where the lab lays the point out
   EXPECT_THROW(sdk()->def().arrays_fn()(Args(point("warp_row", -1, 4, "f16")), negative), std::invalid_argument);
@@ -253,7 +252,8 @@ TEST(Gemv, CostModel) {
     EXPECT_EQ(c.host_syncs, 0);
     const double workspace = v == Variant::cublas ? 32.0 * 1024 * 1024 : 0.0;
     EXPECT_EQ(c.peak_work_bytes, 4096.0 * 4 + workspace);
-    EXPECT_EQ(experiment().estimate(p).working_set_bytes, c.bytes_read + 4096.0 * 4) << "A, x, y: not cuBLAS's workspace";
+    EXPECT_EQ(experiment().estimate(p).working_set_bytes, c.bytes_read + 4096.0 * 4)
+        << "A, x, y: not cuBLAS's workspace";
   }
 }
 

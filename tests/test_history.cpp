@@ -33,8 +33,8 @@ namespace labrun {
 namespace {
 
 constexpr std::size_t kCommits = 40, kPoints = 500, kProcesses = 5, kSamples = 10;
-constexpr std::size_t kEnvCommit = 30;       // another GPU from here on
-constexpr double kEnvShift = 1.04;           // every point, and the calibration with it
+constexpr std::size_t kEnvCommit = 30;                    // another GPU from here on
+constexpr double kEnvShift = 1.04;                        // every point, and the calibration with it
 constexpr std::size_t kDriftFirst = 21, kDriftLast = 25;  // +1% at each of these commits
 constexpr std::size_t kMatch = 3;  // a step within this many commits of a true change is that change's
 
@@ -86,8 +86,9 @@ Run synthetic_run(std::mt19937_64& rng, std::size_t commit, const std::vector<Po
     factor[k] = gpu * std::exp(0.01 * z(rng));  // the process's machine: 1% between processes
     launch[k] = 1.3e-6 * factor[k];
     copy[k] = 3.0e12 / factor[k];
-    runs.push_back({{"index", k + 1},
-                    {"calibration", {{"launch", {{"eager_queued_time_s", launch[k]}}}, {"copy", {{"bandwidth_Bps", copy[k]}}}}}});
+    runs.push_back(
+        {{"index", k + 1},
+         {"calibration", {{"launch", {{"eager_queued_time_s", launch[k]}}}, {"copy", {{"bandwidth_Bps", copy[k]}}}}}});
   }
   Json header{{"type", "header"},
               {"schema_version", 1},
@@ -103,7 +104,8 @@ Run synthetic_run(std::mt19937_64& rng, std::size_t commit, const std::vector<Po
                   {"runtime_version", "13.0"}}},
                 {"host", {{"hostname", "node1"}}}}},
               {"lab", {{"processes", kProcesses}}},
-              {"calibration", {{"launch", {{"eager_queued_time_s", 1.3e-6 * gpu}}}, {"copy", {{"bandwidth_Bps", 3.0e12 / gpu}}}}},
+              {"calibration",
+               {{"launch", {{"eager_queued_time_s", 1.3e-6 * gpu}}}, {"copy", {{"bandwidth_Bps", 3.0e12 / gpu}}}}},
               {"processes", {{"count", kProcesses}, {"runs", runs}}},
               {"point_count", truth.size()}};
   Run run{"synthetic.jsonl", header_from_json(header), true, {}, {}};
@@ -130,7 +132,9 @@ Run synthetic_run(std::mt19937_64& rng, std::size_t commit, const std::vector<Po
       std::sort(samples.begin(), samples.end());
       ps.time_s.push_back(quantile_sorted(samples, 0.5));
     }
-    ps.spread = *std::max_element(ps.time_s.begin(), ps.time_s.end()) / *std::min_element(ps.time_s.begin(), ps.time_s.end()) - 1;
+    ps.spread = *std::max_element(ps.time_s.begin(), ps.time_s.end()) /
+                    *std::min_element(ps.time_s.begin(), ps.time_s.end()) -
+                1;
     t.time_s = ps.time_s.front();
     run.points.push_back(std::move(p));
   }
@@ -205,9 +209,10 @@ Rates measure(const HistoryResult& h, const std::vector<PointTruth>& truth) {
       ++r.false_steps;
       r.null_false += t.step_commit == 0 && !t.drift;
       if (std::getenv("HISTORY_DEBUG"))
-        std::cout << fmt::format("false: point {} truth step {}@{} drift {} | found {} {}..{} ratio {:.4f} env {} p {:.2g} q {:.2g} {}\n", i,
-                                 t.step, t.step_commit, t.drift, to_string(s->kind), s->before, s->after, s->ratio,
-                                 s->environment, s->p_value, s->q_value, s->environment_reason);
+        std::cout << fmt::format(
+            "false: point {} truth step {}@{} drift {} | found {} {}..{} ratio {:.4f} env {} p {:.2g} q {:.2g} {}\n", i,
+            t.step, t.step_commit, t.drift, to_string(s->kind), s->before, s->after, s->ratio, s->environment,
+            s->p_value, s->q_value, s->environment_reason);
     }
   }
   for (const HistoryGroup& g : h.groups) {
@@ -216,9 +221,9 @@ Rates measure(const HistoryResult& h, const std::vector<PointTruth>& truth) {
       for (std::size_t k : g.steps) r.env_labelled += h.steps[k].environment;
     }
     if (std::getenv("HISTORY_DEBUG"))
-      std::cout << fmt::format("group {} {}..{}..{} points {} slower {} env {} bound {} median {:.4f}\n", to_string(g.kind),
-                               g.before, g.start, g.after, g.steps.size(), g.slower, g.environment, g.bound,
-                               g.median_ratio);
+      std::cout << fmt::format("group {} {}..{}..{} points {} slower {} env {} bound {} median {:.4f}\n",
+                               to_string(g.kind), g.before, g.start, g.after, g.steps.size(), g.slower, g.environment,
+                               g.bound, g.median_ratio);
     std::size_t drifting = 0;
     for (std::size_t k : g.steps) drifting += truth[std::stoul(h.series[h.steps[k].series].key.substr(14))].drift;
     if (drifting > r.drift_group_points) {
@@ -247,11 +252,11 @@ TEST(HistorySynthetic, FortyCommitsOfFiveHundredPointsMeetIssue16sRates) {
     sum.null_histories += r.null_histories;
     std::cout << fmt::format(
         "seed {}: +3% {}/{}, +5% {}/{}, +10% {}/{} detected; within one commit {}/{}/{}; false steps {} of {} "
-        "histories ({} of {} without a code change); environment group {} points; drift group {} points ending at commit {}, by its last commit (within one): {}; noise floor {:.4f}\n",
+        "histories ({} of {} without a code change); environment group {} points; drift group {} points ending at "
+        "commit {}, by its last commit (within one): {}; noise floor {:.4f}\n",
         seed, r.detected[0], r.total[0], r.detected[1], r.total[1], r.detected[2], r.total[2], r.near[0], r.near[1],
         r.near[2], r.false_steps, r.histories, r.null_false, r.null_histories, r.env_points, r.drift_group_points,
-        r.drift_after, r.drift_by_last_commit,
-        h.noise_floor);
+        r.drift_after, r.drift_by_last_commit, h.noise_floor);
     EXPECT_TRUE(r.drift_by_last_commit) << "seed " << seed;
     EXPECT_GE(r.drift_group_points, 30u) << "seed " << seed;
     EXPECT_GE(r.env_points, kPoints * 8 / 10) << "seed " << seed;  // the new GPU, labelled environment
@@ -259,10 +264,11 @@ TEST(HistorySynthetic, FortyCommitsOfFiveHundredPointsMeetIssue16sRates) {
   }
   const auto rate = [&](int k) { return static_cast<double>(sum.detected[k]) / static_cast<double>(sum.total[k]); };
   const auto near = [&](int k) { return static_cast<double>(sum.near[k]) / static_cast<double>(sum.detected[k]); };
-  std::cout << fmt::format("both seeds: +3% {:.3f}, +5% {:.3f}, +10% {:.3f}; within one commit {:.3f} {:.3f} {:.3f}; "
-                           "false steps per 1000 histories {:.2f}\n",
-                           rate(0), rate(1), rate(2), near(0), near(1), near(2),
-                           1000.0 * static_cast<double>(sum.false_steps) / static_cast<double>(sum.histories));
+  std::cout << fmt::format(
+      "both seeds: +3% {:.3f}, +5% {:.3f}, +10% {:.3f}; within one commit {:.3f} {:.3f} {:.3f}; "
+      "false steps per 1000 histories {:.2f}\n",
+      rate(0), rate(1), rate(2), near(0), near(1), near(2),
+      1000.0 * static_cast<double>(sum.false_steps) / static_cast<double>(sum.histories));
   EXPECT_GE(rate(2), 0.95);
   EXPECT_GE(rate(1), 0.60);
   EXPECT_GE(near(2), 0.90);
@@ -333,7 +339,8 @@ TEST(HistorySynthetic, StepsOfManyPointsAtOneCommitAreOneGroupWithTheirBoundClas
   // The environment's group says why.
   bool said = false;
   for (const HistoryStep& s : h.steps)
-    if (s.after == kEnvCommit && s.environment) said = s.environment_reason.find("GPU uuid GPU-aaaa -> GPU-bbbb") != std::string::npos;
+    if (s.after == kEnvCommit && s.environment)
+      said = s.environment_reason.find("GPU uuid GPU-aaaa -> GPU-bbbb") != std::string::npos;
   EXPECT_TRUE(said);
 }
 
@@ -523,9 +530,8 @@ std::string slurp(const std::string& path) {
 
 Cli labrun(const test::TempDir& dir, const std::string& args) {
   const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-  const int status = std::system(("cd '" + dir.path().string() + "' && '" + kBinary + "' " + args + " >'" + out +
-                                  "' 2>'" + err + "'")
-                                     .c_str());
+  const int status = std::system(
+      ("cd '" + dir.path().string() + "' && '" + kBinary + "' " + args + " >'" + out + "' 2>'" + err + "'").c_str());
   Cli r;
   if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
   r.out = slurp(out);

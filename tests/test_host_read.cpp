@@ -56,7 +56,9 @@ std::vector<float> generate(std::int64_t n, std::uint64_t seed) {
   return x;
 }
 
-host_read::Losses reference(const std::vector<float>& x0, std::int64_t k) { return host_read::reference(view_of(x0), k); }
+host_read::Losses reference(const std::vector<float>& x0, std::int64_t k) {
+  return host_read::reference(view_of(x0), k);
+}
 
 std::vector<float> losses_of(const std::vector<float>& x0, std::int64_t k) {
   std::vector<float> x(x0.size() + 1), losses(static_cast<std::size_t>(k) + 1, std::numeric_limits<float>::quiet_NaN());
@@ -66,7 +68,8 @@ std::vector<float> losses_of(const std::vector<float>& x0, std::int64_t k) {
 
 /// The registered check (ExperimentDef::check) of the first k entries of `losses` against `ref` for n elements,
 /// with lab.tolerance_scale `scale`: the one comparison it makes.
-CheckResult compare(const host_read::Losses& ref, std::int64_t n, const std::vector<float>& losses, double scale = 1.0) {
+CheckResult compare(const host_read::Losses& ref, std::int64_t n, const std::vector<float>& losses,
+                    double scale = 1.0) {
   const std::int64_t k = static_cast<std::int64_t>(ref.loss.size());
   const Point p = point("accumulate_on_device", k, n);
   const Args args(p);
@@ -75,7 +78,8 @@ CheckResult compare(const host_read::Losses& ref, std::int64_t n, const std::vec
   Reference r;
   r.array("loss", k) = ref.loss;
   r.array("elementwise_error", k) = ref.elementwise_error;
-  Compare c(args, [&]() -> const Arrays& { return none; }, outs, r, scale);
+  Compare c(
+      args, [&]() -> const Arrays& { return none; }, outs, r, scale);
   sdk()->def().check_fn()(c);
   EXPECT_EQ(c.results().size(), 1u);
   return c.results().front();

@@ -69,8 +69,8 @@ void expect_config_error(const std::string& text, const std::string& message) {
 TEST(Hostile, H04_FailedWriteToStandardOutputIsExit4) {
   TempDir dir;
   const std::string smoke = std::string(LABRUN_SOURCE_DIR) + "/configs/smoke.yaml";
-  for (const std::string& command : {std::string("list"), std::string("env --device cpu"),
-                                     "sweep " + smoke + " --dry-run --device cpu"}) {
+  for (const std::string& command :
+       {std::string("list"), std::string("env --device cpu"), "sweep " + smoke + " --dry-run --device cpu"}) {
     const Outcome r = labrun(dir, command, "/dev/full");
     EXPECT_EQ(r.code, 4) << command << "\n" << r.err;
     EXPECT_NE(r.err.find("labrun: cannot write standard output: "), std::string::npos) << r.err;
@@ -105,8 +105,9 @@ TEST(Hostile, H10_TagsSelfHypothesesAndEmptySweepsAreRefused) {
                       "c.yaml:1: key 'experiment': the YAML tag '!custom' is not supported");
   expect_config_error("experiment: masking\naxes:\n  n: [!!float 1000]\n",
                       "c.yaml:3: key 'axes.n[0]': the YAML tag '!!float' is not supported");
-  expect_config_error("experiment: masking\nhypothesis:\n  - {than: where, faster: where}\n",
-                      "'faster' and 'than' name the same variant (where): a hypothesis compares two different variants");
+  expect_config_error(
+      "experiment: masking\nhypothesis:\n  - {than: where, faster: where}\n",
+      "'faster' and 'than' name the same variant (where): a hypothesis compares two different variants");
   expect_config_error("experiment: masking\naxes:\n  n: [1000]\nexclude:\n  - {n: 1000}\n",
                       "c.yaml:5: key 'exclude': the exclude rules remove every point of the sweep: nothing would run");
   // !!str stays allowed: it makes a value a string (here where a word belongs).
@@ -145,8 +146,10 @@ TEST(Hostile, H10_NegativeMaxPlotsIsAUsageError) {
 TEST(Hostile, H10_ControlCharactersAreShownEscaped) {
   EXPECT_EQ(printable("a\x1b[31mb"), "a\\x1b[31mb");
   EXPECT_EQ(printable("x\u202Ey"), "x\\u202ey");
-  EXPECT_EQ(printable("c\xc2\x9b" "d"), "c\\u009bd");  // C1 CSI
-  EXPECT_EQ(printable("\xff"), "\\xff");                 // not UTF-8
+  EXPECT_EQ(printable("c\xc2\x9b"
+                      "d"),
+            "c\\u009bd");                 // C1 CSI
+  EXPECT_EQ(printable("\xff"), "\\xff");  // not UTF-8
   EXPECT_EQ(printable("µs, 日本, tab\t"), "µs, 日本, tab\\x09");
   EXPECT_EQ(printable("line\nnext\t", true), "line\nnext\t");
   EXPECT_EQ(printable(printable("\x1b")), printable("\x1b"));  // idempotent: escapes are printable
@@ -188,7 +191,8 @@ TEST(Hostile, H07_InterruptedReportLeavesNothingPartial) {
   ASSERT_EQ(sweep.code, 0) << sweep.err;
   std::filesystem::create_directory(dir.file("scripts"));
   write_file(dir.file("scripts/plot_report.py"), "import os, signal\nos.kill(os.getppid(), signal.SIGINT)\n");
-  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0)
+  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import matplotlib' "
+                  ">/dev/null 2>&1") != 0)
     GTEST_SKIP() << "python3 with matplotlib is needed to run the plot script";
   const Outcome r = labrun(dir, "report good.jsonl -o rep");
   EXPECT_EQ(r.code, 130) << r.err;
@@ -203,7 +207,8 @@ TEST(Hostile, H07_InterruptedReportLeavesNothingPartial) {
 // whole; a symlink loop given as input was an internal error; point_timeout_s: 0 skipped the finish bound.
 TEST(Hostile, H01_H07_H08_WritersLeaveWhatIsNotTheirs) {
   TempDir dir;
-  const std::string smoke = "sweep '" + std::string(LABRUN_SOURCE_DIR) + "/configs/smoke.yaml' --device cpu -q --only n=1000 ";
+  const std::string smoke = "sweep '" + std::string(LABRUN_SOURCE_DIR) +
+                            "/configs/smoke.yaml' --device cpu -q --only n=1000 ";
   write_file(dir.file("victim.txt"), "precious");
   std::filesystem::create_symlink("victim.txt", dir.file("b.jsonl.lock"));
   const Outcome linked = labrun(dir, smoke + "-o b.jsonl");
@@ -226,7 +231,8 @@ TEST(Hostile, H02_SymlinkLoopInputIsBadInputNotAnInternalError) {
   TempDir dir;
   std::filesystem::create_symlink("loop2", dir.file("loop1"));
   std::filesystem::create_symlink("loop1", dir.file("loop2"));
-  for (const std::string command : {"report loop1 -o r --no-plots", "diff loop1 loop1", "history loop1", "merge -o m.jsonl loop1"}) {
+  for (const std::string command :
+       {"report loop1 -o r --no-plots", "diff loop1 loop1", "history loop1", "merge -o m.jsonl loop1"}) {
     const Outcome r = labrun(dir, command);
     EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
     EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
@@ -234,11 +240,11 @@ TEST(Hostile, H02_SymlinkLoopInputIsBadInputNotAnInternalError) {
 }
 
 TEST(Hostile, H09_WithoutATimeoutAPointMustStillFinishWithinADay) {
-  expect_config_error("experiment: masking\nlab:\n  point_timeout_s: 0\n  min_samples: 1000000\n  max_samples: 1000000\n"
-                      "  min_sample_time_s: 10\n",
-                      "every point would run for more than a day");
+  expect_config_error(
+      "experiment: masking\nlab:\n  point_timeout_s: 0\n  min_samples: 1000000\n  max_samples: 1000000\n"
+      "  min_sample_time_s: 10\n",
+      "every point would run for more than a day");
 }
-
 
 // ---- Found by a break test of the cases above ----------------------------------------------------------------
 
@@ -376,7 +382,8 @@ TEST(Hostile, H02_OverLongFirstLineIsRefusedWithoutReadingTheRest) {
     const Outcome r = labrun(dir, command);
     EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
     EXPECT_NE(r.err.find("sparse.jsonl:1: a line longer than 67108864 bytes (64 MiB)"), std::string::npos)
-        << command << "\n" << r.err;
+        << command << "\n"
+        << r.err;
   }
   EXPECT_EQ(std::filesystem::file_size(sparse), std::uintmax_t{8} << 30);  // --resume left it as it was
 }
@@ -389,8 +396,7 @@ TEST(Hostile, H01_SlurmRefusesToOverwriteItsScriptsWithoutForce) {
   const Outcome first = labrun(dir, slurm);
   ASSERT_EQ(first.code, 0) << first.err;
   std::vector<std::string> scripts;
-  for (const auto& e : std::filesystem::directory_iterator(dir.file("jobs")))
-    scripts.push_back(e.path().string());
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("jobs"))) scripts.push_back(e.path().string());
   ASSERT_EQ(scripts.size(), 2u);
   for (const auto& s : scripts) write_file(s, "edited by hand");
   const Outcome again = labrun(dir, slurm);
@@ -433,7 +439,8 @@ TEST(Hostile, H07_SlurmWritesBothScriptsOrNeither) {
 TEST(Hostile, H04_FailedWriteToStandardOutputSaysWhy) {
   TempDir dir;
   small_run(dir, "good.jsonl");
-  for (const std::string command : {"list", "diff good.jsonl good.jsonl --format json", "history good.jsonl --format json"}) {
+  for (const std::string command :
+       {"list", "diff good.jsonl good.jsonl --format json", "history good.jsonl --format json"}) {
     const Outcome r = labrun(dir, command, "/dev/full");
     EXPECT_EQ(r.code, 4) << command << "\n" << r.err;
     EXPECT_EQ(r.err, "labrun: cannot write standard output: No space left on device\n") << command;
@@ -478,7 +485,8 @@ TEST(Hostile, H06_HeaderLabSettingsAreTypeChecked) {
       {Json{{"processes", 0}}, "bad.jsonl:1: lab.processes: 0 is out of range: the setting is at least 1"},
       {Json{{"processes", nullptr}}, "bad.jsonl:1: lab.processes: null, but this setting always has a value"},
       {Json{{"max_time_s", "2"}}, "bad.jsonl:1: lab.max_time_s: \"2\" is not a number, as this setting is"},
-      {Json{{"timing", 5}}, "bad.jsonl:1: lab.timing: 5 is not one of this setting's words (synchronized, unsynchronized)"},
+      {Json{{"timing", 5}},
+       "bad.jsonl:1: lab.timing: 5 is not one of this setting's words (synchronized, unsynchronized)"},
       {Json{{"l2", "warm"}}, "bad.jsonl:1: lab.l2: \"warm\" is not one of this setting's words (hot, cold)"},
       {Json{{"blocking_kernel", "yes"}}, "bad.jsonl:1: lab.blocking_kernel: \"yes\" is not true or false"},
   };
@@ -602,8 +610,8 @@ TEST(Hostile, H10_NegativeMaxPlotsSaysItTakesANonNegativeInteger) {
 void large_shards(const TempDir& dir, int copies) {
   for (const std::string shard : {"1", "2"}) {
     const std::string name = "s" + shard + ".jsonl";
-    const std::vector<std::string> lines =
-        small_run(dir, name, " --shard " + shard + "/2 --only density=0.5,dtype=f32,mode=eager,downstream=0");
+    const std::vector<std::string> lines = small_run(
+        dir, name, " --shard " + shard + "/2 --only density=0.5,dtype=f32,mode=eager,downstream=0");
     ASSERT_GT(lines.size(), 1u) << name << " holds no point";
     Json header = Json::parse(lines[0]);
     std::ofstream out(dir.file("big-" + name), std::ios::binary);
@@ -646,7 +654,9 @@ TEST(Hostile, H07_InterruptedMergeWritePhaseWritesNothing) {
   alignas(inotify_event) char buffer[4096];
   int status = 0;
   while (!stopped) {
-    struct pollfd p {watch, POLLIN, 0};
+    struct pollfd p {
+      watch, POLLIN, 0
+    };
     if (::poll(&p, 1, 1000) == 0) {  // no event for a second: has the merge ended without writing?
       if (::waitpid(pid, &status, WNOHANG) == pid) break;
       continue;

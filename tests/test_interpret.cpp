@@ -41,7 +41,8 @@ Json gpu_header(Json hypothesis = nullptr) {
   h["config"] = {{"path", "synthetic.yaml"}, {"experiment", "synthetic"}, {"hypothesis", hypothesis}};
   h["lab"] = {{"timing", "synchronized"}, {"l2", "hot"}, {"target_rel_ci", 0.01}};
   h["environment"] = {{"backend", "cuda:0"},
-                      {"device", {{"name", "Test GPU"}, {"theoretical_bandwidth_Bps", kTheoretical}, {"l2_bytes", kL2}}}};
+                      {"device",
+                       {{"name", "Test GPU"}, {"theoretical_bandwidth_Bps", kTheoretical}, {"l2_bytes", kL2}}}};
   h["calibration"] = {{"fp32_fma", {{"flop_per_s", kFp32}}},
                       {"bf16_gemm", {{"flop_per_s", kBf16}}},
                       {"copy", {{"bandwidth_Bps", kCopy}}},
@@ -74,8 +75,11 @@ Json point(const Spec& s) {
   p["variant"] = s.variant;
   p["axes"] = s.axes;
   p["status"] = "ok";
-  p["cost"] = {{"bytes", s.bytes},     {"compulsory_bytes", s.compulsory}, {"flop", s.flop},
-               {"launches", s.launches}, {"host_syncs", s.syncs}};
+  p["cost"] = {{"bytes", s.bytes},
+               {"compulsory_bytes", s.compulsory},
+               {"flop", s.flop},
+               {"launches", s.launches},
+               {"host_syncs", s.syncs}};
   const double wall = s.wall_s < 0 ? s.time_s : s.wall_s;
   auto summary = [&](double median) {
     return Json{{"median_time_s", median},
@@ -83,12 +87,9 @@ Json point(const Spec& s) {
                 {"ci95_high_time_s", median * (1 + s.rel_ci)}};
   };
   const bool unsync = s.method == "host_clock_unsynchronized";
-  p["timing"] = {{"mode", s.mode},
-                 {"l2", s.l2},
-                 {"method", s.method},
-                 {"host_syncs_per_iteration", s.syncs},
-                 {"wall", summary(wall)},
-                 {"device", unsync ? Json(nullptr) : summary(s.time_s)},
+  p["timing"] = {{"mode", s.mode},        {"l2", s.l2},
+                 {"method", s.method},    {"host_syncs_per_iteration", s.syncs},
+                 {"wall", summary(wall)}, {"device", unsync ? Json(nullptr) : summary(s.time_s)},
                  {"time_s", s.time_s}};
   if (s.submit_s >= 0) {
     p["timing"]["method"] = "cuda_events_blocked+synchronized_wall";
@@ -204,7 +205,7 @@ TEST(InterpretPoint, SyncBound) {
   const Json pin = interpret_point(probed, gpu_header());
   EXPECT_DOUBLE_EQ(pin["evidence"]["host_probe_time_s"].get<double>(), 100e-6);
   EXPECT_NE(pin["note"]["evidence"].get<std::string>().find("a bare sync round trip (host probe) took 100 µs, the "
-                                                             "iteration 7 of them"),
+                                                            "iteration 7 of them"),
             std::string::npos)
       << pin["note"]["evidence"];
   // Without the sync the same stall is not called sync-bound.
@@ -374,7 +375,8 @@ void json_diff(const Json& a, const Json& b, const std::string& path, double rel
     return;
   }
   if (a.is_array()) {
-    if (a.size() != b.size()) out.push_back(path + ": sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size()));
+    if (a.size() != b.size())
+      out.push_back(path + ": sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size()));
     for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
       json_diff(a[i], b[i], path + "[" + std::to_string(i) + "]", rel, out);
     return;
@@ -386,12 +388,14 @@ void json_diff(const Json& a, const Json& b, const std::string& path, double rel
 // names a variant (src/ names no experiment).
 Json without_named_variant(Json interpretation) {
   std::string next = interpretation["note"]["next_change"].get<std::string>();
-  const std::string before = "keep the data-dependent size on the device (a device-side count, as "
-                             "index_device_count does) so the host never waits inside the iteration; the "
-                             "iteration can then be queued ahead and captured in a CUDA graph";
-  const std::string after = "keep the data-dependent size on the device (a device-side count) so the host never "
-                            "waits inside the iteration; the iteration can then be queued ahead and captured in a "
-                            "CUDA graph";
+  const std::string before =
+      "keep the data-dependent size on the device (a device-side count, as "
+      "index_device_count does) so the host never waits inside the iteration; the "
+      "iteration can then be queued ahead and captured in a CUDA graph";
+  const std::string after =
+      "keep the data-dependent size on the device (a device-side count) so the host never "
+      "waits inside the iteration; the iteration can then be queued ahead and captured in a "
+      "CUDA graph";
   if (const auto at = next.find(before); at != std::string::npos) next.replace(at, before.size(), after);
   interpretation["note"]["next_change"] = next;
   return interpretation;
@@ -564,7 +568,8 @@ TEST(InterpretAnalyze, CrossoverLogInterpolationAlongSizes) {
 
 TEST(InterpretAnalyze, NoCrossoverWithoutSignChangeAndPerSlice) {
   // a is faster everywhere: nothing to report.
-  EXPECT_TRUE(analyze(two_variants("density", {0.1, 0.5, 0.9}, {1, 1, 1}, {2, 2, 2}, gpu_header()))["crossovers"].empty());
+  EXPECT_TRUE(
+      analyze(two_variants("density", {0.1, 0.5, 0.9}, {1, 1, 1}, {2, 2, 2}, gpu_header()))["crossovers"].empty());
   // Two slices (n fixed at two values); only the second crosses, between 0.1 and 0.5.
   std::vector<Json> recs{gpu_header()};
   for (const int n : {1000, 2000})
@@ -683,7 +688,6 @@ TEST(InterpretAnalyze, EachHeaderStartsARun) {
 
 using test::TempDir;
 
-
 std::string write_jsonl(const std::string& path, const std::vector<Json>& recs) {
   std::ofstream f(path);
   for (const auto& r : recs) f << r.dump() << '\n';
@@ -782,7 +786,8 @@ bool have_matplotlib() {
 TEST(ReportCmd, PlotsAreLinkedOnlyWhenDrawn) {
   if (!have_matplotlib()) GTEST_SKIP() << "python3 with matplotlib not available";
   TempDir dir;
-  const std::string in = write_jsonl(dir.file("run.jsonl"), grid(nullptr, [](double n, double) { return n < 5e5 ? 2.0 : 0.5; }));
+  const std::string in = write_jsonl(dir.file("run.jsonl"),
+                                     grid(nullptr, [](double n, double) { return n < 5e5 ? 2.0 : 0.5; }));
   std::ostringstream out, err;
   ReportOptions o;
   o.plot_script = std::string(LABRUN_SOURCE_DIR) + "/scripts/plot_report.py";

@@ -68,7 +68,8 @@ Inputs generate(const Params& p, std::uint64_t seed) {
 struct Outputs {
   Buffer cache, other;
   explicit Outputs(const Params& p)
-      : cache(p.rows() * p.n1 * p.head_dim, p.dtype, ~std::uint64_t{0}), other(p.rows() * p.n1 * p.head_dim, p.dtype, ~std::uint64_t{0}) {}
+      : cache(p.rows() * p.n1 * p.head_dim, p.dtype, ~std::uint64_t{0}),
+        other(p.rows() * p.n1 * p.head_dim, p.dtype, ~std::uint64_t{0}) {}
 };
 
 /// One host iteration into `out`.
@@ -77,9 +78,16 @@ void run_host(const Params& p, const Inputs& in, Outputs& out) {
 }
 
 Point point_of(const Params& p) {
-  return Point{"kv_cache", kv_cache::to_string(p.variant),
-               {{"batch", p.batch}, {"layers", p.layers}, {"kv_heads", p.kv_heads}, {"head_dim", p.head_dim},
-                {"n0", p.n0}, {"n1", p.n1}, {"dtype", to_string(p.dtype)}, {"mode", p.mode},
+  return Point{"kv_cache",
+               kv_cache::to_string(p.variant),
+               {{"batch", p.batch},
+                {"layers", p.layers},
+                {"kv_heads", p.kv_heads},
+                {"head_dim", p.head_dim},
+                {"n0", p.n0},
+                {"n1", p.n1},
+                {"dtype", to_string(p.dtype)},
+                {"mode", p.mode},
                 {"l2", std::string("hot")}}};
 }
 
@@ -93,7 +101,8 @@ CheckResult compare(const Params& p, const Inputs& in, const Outputs& out) {
   outs.put("cache", out.cache.view());
   if (p.variant == Variant::concat) outs.put("other", out.other.view());
   const Reference r;
-  Compare c(args, [&]() -> const Arrays& { return ins; }, outs, r, 1.0);
+  Compare c(
+      args, [&]() -> const Arrays& { return ins; }, outs, r, 1.0);
   sdk()->def().check_fn()(c);
   EXPECT_EQ(c.results().size(), 1u);
   return c.results().front();
@@ -121,9 +130,17 @@ double decode(Format f, std::uint32_t bits) {
 
 Point point(const std::string& variant, std::int64_t n0, std::int64_t n1, const std::string& dtype = "bf16",
             const std::string& mode = "eager", std::int64_t layers = 2, std::int64_t D = 16) {
-  return Point{"kv_cache", variant,
-               {{"batch", std::int64_t{1}}, {"layers", layers}, {"kv_heads", std::int64_t{2}}, {"head_dim", D},
-                {"n0", n0}, {"n1", n1}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+  return Point{"kv_cache",
+               variant,
+               {{"batch", std::int64_t{1}},
+                {"layers", layers},
+                {"kv_heads", std::int64_t{2}},
+                {"head_dim", D},
+                {"n0", n0},
+                {"n1", n1},
+                {"dtype", dtype},
+                {"mode", mode},
+                {"l2", std::string("hot")}}};
 }
 
 using test::quick_lab;
@@ -173,8 +190,10 @@ TEST(KvCacheGenerate, InputsCarryTheirFinalBits) {
         EXPECT_EQ(tok[(s * p.rows() + r) * 5 + d], kv_cache::value_bits(Format::bf16, kSeed, (r * 7 + 3 + s) * 5 + d));
     }
   const View none = in.prefill.view();
-  EXPECT_THROW(kv_cache::generate(shape(Variant::concat, 1, 1, 1, 4, 5, 4, DType::bf16), none, none, kSeed), std::invalid_argument);
-  EXPECT_THROW(kv_cache::generate(shape(Variant::concat, 1, 1, 1, 4, 0, 4, DType::f64), none, none, kSeed), std::invalid_argument);
+  EXPECT_THROW(kv_cache::generate(shape(Variant::concat, 1, 1, 1, 4, 5, 4, DType::bf16), none, none, kSeed),
+               std::invalid_argument);
+  EXPECT_THROW(kv_cache::generate(shape(Variant::concat, 1, 1, 1, 4, 0, 4, DType::f64), none, none, kSeed),
+               std::invalid_argument);
 }
 
 // The SDK draws the seeds kv_cache drew before it: the pre-SDK key kv_cache/B/L/H/D/n0/n1/dtype (not the variant or
@@ -203,7 +222,8 @@ TEST(KvCacheHost, EveryVariantMatchesTheReference) {
   for (Variant v : kVariants)
     for (DType t : kDTypes)
       for (std::int64_t D : {1, 5, 8, 64})
-        for (auto [n0, n1] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 0}, {0, 1}, {0, 6}, {3, 3}, {3, 4}, {3, 10}, {17, 30}}) {
+        for (auto [n0, n1] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+                 {0, 0}, {0, 1}, {0, 6}, {3, 3}, {3, 4}, {3, 10}, {17, 30}}) {
           SCOPED_TRACE(std::string(kv_cache::to_string(v)) + " " + to_string(t) + " D=" + std::to_string(D) +
                        " n0=" + std::to_string(n0) + " n1=" + std::to_string(n1));
           const Params p = shape(v, 2, 3, 2, D, n0, n1, t);
@@ -224,8 +244,9 @@ TEST(KvCacheHost, EveryVariantMatchesTheReference) {
             for (std::int64_t tk = (v == Variant::concat && n1 > n0) ? 0 : n0; tk < n1; ++tk)
               for (std::int64_t d = 0; d < D; ++d) {
                 const std::uint64_t i = kv_cache::final_index(p, r, tk, d);
-                const std::uint32_t got = t == DType::f32 ? reinterpret_cast<const std::uint32_t*>(out.cache.words.data())[i]
-                                                          : reinterpret_cast<const std::uint16_t*>(out.cache.words.data())[i];
+                const std::uint32_t got = t == DType::f32
+                                              ? reinterpret_cast<const std::uint32_t*>(out.cache.words.data())[i]
+                                              : reinterpret_cast<const std::uint16_t*>(out.cache.words.data())[i];
                 ASSERT_EQ(got, kv_cache::value_bits(f, kSeed, i)) << "row " << r << " token " << tk << " d " << d;
               }
         }
@@ -277,7 +298,8 @@ TEST(KvCacheCompare, AnyDifferentBitFails) {
     EXPECT_TRUE(compare(p, in, out).passed);
     const std::int64_t j = (1 * 9 + 2) * 8 + 5;  // row 1, token 2 (< n0), d 5
     const std::uint16_t keep_j = cache[j];
-    cache[j] = static_cast<std::uint16_t>(kv_cache::value_bits(Format::bf16, kSeed, static_cast<std::uint64_t>(j)) ^ 1u);
+    cache[j] = static_cast<std::uint16_t>(kv_cache::value_bits(Format::bf16, kSeed, static_cast<std::uint64_t>(j)) ^
+                                          1u);
     const CheckResult c = compare(p, in, out);
     EXPECT_FALSE(c.passed);
     EXPECT_EQ(c.worst_index, j);
@@ -298,7 +320,7 @@ TEST(KvCacheCost, TheTextsExample) {
 // 2 × the text's bytes_per_token · (n1² − n0²)/2 for every (n0, n1), with the token-table reads apart; the
 // preallocated cache moves bytes_per_token · (n1 − n0) each way; one launch per step, no host sync.
 TEST(KvCacheCost, FormulasAgreeWithTheText) {
-  const std::pair<std::int64_t, std::int64_t> cases[] = {{0, 1}, {0, 512}, {1, 2}, {128, 384}, {128, 1152},
+  const std::pair<std::int64_t, std::int64_t> cases[] = {{0, 1},       {0, 512},     {1, 2},    {128, 384}, {128, 1152},
                                                          {1024, 1280}, {1024, 2048}, {7, 1000}, {999, 1001}};
   for (const auto& [n0, n1] : cases) {
     SCOPED_TRACE("n0=" + std::to_string(n0) + " n1=" + std::to_string(n1));
@@ -311,8 +333,8 @@ TEST(KvCacheCost, FormulasAgreeWithTheText) {
     const Cost cc = kv_cache::cost(c), ca = kv_cache::cost(a);
     const double token_reads = bpt * S;
     EXPECT_EQ((cc.bytes_read - token_reads) + cc.bytes_written, 2 * kv_cache::text_copy_bytes(c));
-    EXPECT_EQ(cc.bytes_read - token_reads, bpt * static_cast<double>(series));       // old caches read
-    EXPECT_EQ(cc.bytes_written, bpt * static_cast<double>(series + (n1 - n0)));        // new caches written
+    EXPECT_EQ(cc.bytes_read - token_reads, bpt * static_cast<double>(series));   // old caches read
+    EXPECT_EQ(cc.bytes_written, bpt * static_cast<double>(series + (n1 - n0)));  // new caches written
     EXPECT_EQ(cc.bytes, 2 * kv_cache::text_copy_bytes(c) + token_reads);
     EXPECT_EQ(ca.bytes_written, bpt * S);
     EXPECT_EQ(ca.bytes_read, bpt * S);
@@ -327,7 +349,8 @@ TEST(KvCacheCost, FormulasAgreeWithTheText) {
     EXPECT_EQ(ca.peak_work_bytes, bpt * static_cast<double>(n1));
     // The estimate: the inputs (prefill and token table: n1 tokens) and the work buffers.
     for (const Params& q : {c, a}) {
-      const PointEstimate e = experiment().estimate(point(kv_cache::to_string(q.variant), n0, n1, "bf16", "eager", 36, 128));
+      const PointEstimate e = experiment().estimate(
+          point(kv_cache::to_string(q.variant), n0, n1, "bf16", "eager", 36, 128));
       EXPECT_EQ(e.working_set_bytes, bpt * static_cast<double>(n1) + kv_cache::cost(q).peak_work_bytes);
       EXPECT_EQ(e.bytes, kv_cache::cost(q).bytes);
     }

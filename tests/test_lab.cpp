@@ -80,7 +80,8 @@ class MockExecutor : public Executor {
       s.submit_time_s = *submit_ * b;
       s.wall_time_s = *s.device_time_s + *s.submit_time_s;
     } else if (probe_) {
-      s.host_probe_time_s = *probe_ * (1 + 0.01 * (samples_ - 1));  // +1% per sample  // per round trip, never scaled by the batch
+      s.host_probe_time_s =
+          *probe_ * (1 + 0.01 * (samples_ - 1));  // +1% per sample  // per round trip, never scaled by the batch
     }
     return s;
   }
@@ -296,8 +297,9 @@ TEST(Lab, AFailingPointDoesNotStopTheSweep) {
   MockBackend backend(log, [](int) { return 1e-3; });
   const RegisteredExperiment e = mock_experiment(log);
   std::vector<Json> written;
-  const auto records = run_sweep({point("throws"), point("gpu_only"), point("good")}, e, backend, quick_lab(), Json(),
-                                 [&](const PointRecord& r) { written.push_back(to_json(r)); }, nullptr);
+  const auto records = run_sweep(
+      {point("throws"), point("gpu_only"), point("good")}, e, backend, quick_lab(), Json(),
+      [&](const PointRecord& r) { written.push_back(to_json(r)); }, nullptr);
   ASSERT_EQ(written.size(), 3u);
   EXPECT_EQ(written[0]["status"], "error");
   EXPECT_EQ(written[0]["failed_phase"], "warmup");
@@ -316,8 +318,9 @@ TEST(Lab, InterleavedGroupsAreSampledRoundRobin) {
   LabSettings lab = quick_lab();
   lab.interleave = 3;
   std::vector<Json> written;
-  run_sweep({point("good"), point("wrong"), point("good"), point("good")}, mock_experiment(log), backend, lab, Json(),
-            [&](const PointRecord& r) { written.push_back(to_json(r)); }, nullptr);
+  run_sweep(
+      {point("good"), point("wrong"), point("good"), point("good")}, mock_experiment(log), backend, lab, Json(),
+      [&](const PointRecord& r) { written.push_back(to_json(r)); }, nullptr);
   ASSERT_EQ(written.size(), 4u);
   EXPECT_EQ(written[0]["status"], "ok");
   EXPECT_EQ(written[1]["status"], "incorrect");

@@ -168,8 +168,8 @@ TEST(LayoutExpHost, HandComputed) {
 }
 
 // Shapes with tails in every 32 x 32 tile, one-row and one-column matrices, primes, and sizes past one tile.
-const std::pair<std::int64_t, std::int64_t> kShapes[] = {{1, 1},   {1, 37},  {37, 1},   {2, 2},   {31, 33},
-                                                         {33, 65}, {64, 64}, {100, 3},  {3, 100}, {257, 129},
+const std::pair<std::int64_t, std::int64_t> kShapes[] = {{1, 1},   {1, 37},  {37, 1},    {2, 2},   {31, 33},
+                                                         {33, 65}, {64, 64}, {100, 3},   {3, 100}, {257, 129},
                                                          {96, 97}, {97, 96}, {511, 1025}};
 
 // Every host variant x dtype x shape against the float64 reference, every element: the copies bit-exact (value =

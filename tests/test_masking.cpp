@@ -29,8 +29,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::uint64_t kSeed = 20261129;
 
-const Variant kHostVariants[] = {Variant::multiply, Variant::index, Variant::where, Variant::sanitize,
-                                 Variant::fused};
+const Variant kHostVariants[] = {Variant::multiply, Variant::index, Variant::where, Variant::sanitize, Variant::fused};
 const DType kDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64};
 
 using test::builtin;
@@ -67,7 +66,9 @@ Inputs generate(std::int64_t n, double density, DType dtype, bool nonfinite, std
   return in;
 }
 
-masking::Sums reference(const Inputs& in, int downstream) { return masking::reference(in.view(), in.mask_view(), downstream); }
+masking::Sums reference(const Inputs& in, int downstream) {
+  return masking::reference(in.view(), in.mask_view(), downstream);
+}
 
 /// f32 inputs from explicit data and mask.
 Inputs f32_inputs(const std::vector<float>& data, const std::vector<std::uint8_t>& mask) {
@@ -85,7 +86,8 @@ CheckResult compare(double value, const masking::Sums& ref, double tol) {
   static const Args args(p);
   const Arrays none;
   const Reference r;
-  Compare c(args, [&]() -> const Arrays& { return none; }, none, r, 1.0);
+  Compare c(
+      args, [&]() -> const Arrays& { return none; }, none, r, 1.0);
   return c.scalar("result", value, ref.sum, tol);
 }
 
@@ -104,8 +106,8 @@ double run_host(Variant v, const Inputs& in, int downstream) {
 }
 
 /// A masking point at density 0.5, k = 0, with every axis, as the sweep builds it.
-Point point(const std::string& variant, std::int64_t n, const std::string& dtype,
-            const std::string& mode = "eager", const std::string& nonfinite = "none") {
+Point point(const std::string& variant, std::int64_t n, const std::string& dtype, const std::string& mode = "eager",
+            const std::string& nonfinite = "none") {
   return Point{"masking",
                variant,
                {{"n", n},
@@ -137,12 +139,13 @@ TEST(Masking, HandComputedReference) {
   const double down = std::sin(1.0) * s + std::sin(0.25) * s + std::sin(9.0) * s;
   const masking::Sums ref1 = reference(in, 1);
   EXPECT_DOUBLE_EQ(ref1.sum, down);
-  EXPECT_DOUBLE_EQ(ref1.sum_abs, std::fabs(std::sin(1.0) * s) + std::fabs(std::sin(0.25) * s) +
-                                     std::fabs(std::sin(9.0) * s));
+  EXPECT_DOUBLE_EQ(ref1.sum_abs,
+                   std::fabs(std::sin(1.0) * s) + std::fabs(std::sin(0.25) * s) + std::fabs(std::sin(9.0) * s));
   // One step: e1 = 1.0001 |cos x0| e0 + (5 u_c + u_s)|x1| with u_c = u_s = 2^-24, per element.
   const double u = std::ldexp(1.0, -24);
   double e1 = 0;
-  for (double x0 : {1.0, 0.25, 9.0}) e1 += s * std::fabs(std::cos(x0)) * 2 * u * x0 + 6 * u * std::fabs(std::sin(x0) * s);
+  for (double x0 : {1.0, 0.25, 9.0})
+    e1 += s * std::fabs(std::cos(x0)) * 2 * u * x0 + 6 * u * std::fabs(std::sin(x0) * s);
   EXPECT_DOUBLE_EQ(ref1.elementwise_error, e1);
 }
 

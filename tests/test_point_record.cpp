@@ -67,8 +67,8 @@ std::size_t expect_round_trips(const std::string& path) {
     }
     if (back.dump() != j.dump() || back != j) {
       ++failures;
-      ADD_FAILURE() << path << " line " << i + 1 << " does not round-trip; patch to the original: "
-                    << Json::diff(back, j).dump().substr(0, 2000);
+      ADD_FAILURE() << path << " line " << i + 1
+                    << " does not round-trip; patch to the original: " << Json::diff(back, j).dump().substr(0, 2000);
     }
   }
   EXPECT_GE(headers, 1u) << path;
@@ -176,8 +176,8 @@ TEST(PointRecord, TimeSummaryOfSummaryWritesAsStats) {
 }
 
 TEST(PointRecord, MinimalRecordReadsWithDefaults) {
-  const Json j = Json{{"type", "point"}, {"id", "0123456789abcdef"}, {"key", "e/v/n=1"}, {"experiment", "e"},
-                      {"variant", "v"}, {"status", "skipped"}};
+  const Json j = Json{{"type", "point"},   {"id", "0123456789abcdef"}, {"key", "e/v/n=1"},
+                      {"experiment", "e"}, {"variant", "v"},           {"status", "skipped"}};
   const PointRecord p = point_from_json(j);
   EXPECT_EQ(p.status, Status::skipped);
   EXPECT_FALSE(p.reason);
@@ -199,16 +199,16 @@ TEST(PointRecord, CostIsAnObjectEmptyWhenEmpty) {
   EXPECT_EQ(to_json(p)["cost"].dump(),
             R"({"bytes_read":8.0,"bytes_written":4.0,"bytes":12.0,"compulsory_bytes":8.0,"flop":2.0,)"
             R"("launches":1.0,"host_syncs":0.0})");
-  const Json empty_cost = Json{{"id", "a"}, {"key", "k"}, {"experiment", "e"}, {"variant", "v"}, {"status", "ok"},
-                               {"cost", Json::object()}};
+  const Json empty_cost = Json{{"id", "a"},      {"key", "k"},     {"experiment", "e"},
+                               {"variant", "v"}, {"status", "ok"}, {"cost", Json::object()}};
   const PointRecord q = point_from_json(empty_cost);
   EXPECT_TRUE(q.cost_recorded && q.cost.empty());
   EXPECT_EQ(to_json(q)["cost"], Json::object());
 }
 
 TEST(PointRecord, RequiredFieldsOfTheWrongTypeThrow) {
-  const Json good = Json{{"type", "point"}, {"id", "a"}, {"key", "k"}, {"experiment", "e"}, {"variant", "v"},
-                         {"status", "ok"}};
+  const Json good = Json{{"type", "point"},   {"id", "a"},      {"key", "k"},
+                         {"experiment", "e"}, {"variant", "v"}, {"status", "ok"}};
   for (const char* key : {"id", "key", "experiment", "variant", "status"}) {
     Json j = good;
     j[key] = 7;
@@ -243,8 +243,9 @@ std::string header_line(const std::string& name) {
 }
 
 std::string point_line(const std::string& id) {
-  return Json{{"type", "point"}, {"id", id}, {"key", "e/v/n=" + id}, {"experiment", "e"}, {"variant", "v"},
-              {"axes", {{"n", 1}}}, {"backend", "host"}, {"status", "ok"}, {"reason", nullptr},
+  return Json{{"type", "point"},          {"id", id},       {"key", "e/v/n=" + id},
+              {"experiment", "e"},        {"variant", "v"}, {"axes", {{"n", 1}}},
+              {"backend", "host"},        {"status", "ok"}, {"reason", nullptr},
               {"warnings", Json::array()}}
              .dump() +
          "\n";
@@ -392,8 +393,9 @@ TEST(PointRecord, H06_StatusMustBeOneOfTheDocumentedSet) {
   Json p = point_json();
   p["status"] = "exploded";
   EXPECT_EQ(load_message(dir, header_line("h") + line_of(p)),
-            dir.file("r.jsonl") + ":2: status: \"exploded\" is not a point status (ok, incorrect, skipped, "
-                                  "not_supported, capture_unsupported, error, device_fault, crashed, timeout)");
+            dir.file("r.jsonl") +
+                ":2: status: \"exploded\" is not a point status (ok, incorrect, skipped, "
+                "not_supported, capture_unsupported, error, device_fault, crashed, timeout)");
   for (const char* status : {"ok", "incorrect", "skipped", "not_supported", "capture_unsupported", "error",
                              "device_fault", "crashed", "timeout"})
     EXPECT_TRUE(parse_status(status).has_value()) << status;
@@ -446,8 +448,9 @@ TEST(PointRecord, H06_HeaderCountsMustBeCounts) {
 TEST(PointRecord, H06_PointBeforeAnyHeaderIsRefused) {
   TempDir dir("labrun_rec");
   EXPECT_EQ(load_message(dir, point_line("p") + header_line("h")),
-            dir.file("r.jsonl") + ":1: a point before any header: a labrun result file starts with its header line "
-                                  "(is this a labrun result file?)");
+            dir.file("r.jsonl") +
+                ":1: a point before any header: a labrun result file starts with its header line "
+                "(is this a labrun result file?)");
 }
 
 // H06: a point of another experiment than its header's is refused (rank points under a masking header).
@@ -456,8 +459,9 @@ TEST(PointRecord, H06_PointOfAnotherExperimentIsRefused) {
   Json p = point_json();
   p["experiment"] = "rank";
   EXPECT_EQ(load_message(dir, header_line("h") + point_line("q") + line_of(p)),
-            dir.file("r.jsonl") + ":3: experiment: rank, but the header of this run is of experiment e (points of "
-                                  "another run appended to this file?)");
+            dir.file("r.jsonl") +
+                ":3: experiment: rank, but the header of this run is of experiment e (points of "
+                "another run appended to this file?)");
 }
 
 // H06: a header in the middle of a run (before the points its first header announces) is refused; whole runs
@@ -467,8 +471,9 @@ TEST(PointRecord, H06_HeaderInTheMiddleOfARunIsRefused) {
   Json h = header_json();
   h["point_count"] = 2;
   EXPECT_EQ(load_message(dir, line_of(h) + point_line("p") + line_of(h) + point_line("q")),
-            dir.file("r.jsonl") + ":3: a second header after 1 of the 2 points the header of line 1 announces: a "
-                                  "header starts a file, or a whole run after another whole one (concatenated runs)");
+            dir.file("r.jsonl") +
+                ":3: a second header after 1 of the 2 points the header of line 1 announces: a "
+                "header starts a file, or a whole run after another whole one (concatenated runs)");
   EXPECT_EQ(load_message(dir, line_of(h) + point_line("p") + point_line("q") + line_of(h) + point_line("r")),
             "(no error)");
 }

@@ -61,7 +61,7 @@ Json probed_point(const std::string& id, const std::vector<double>& samples, dou
 
 Json other_point(const std::string& id, const std::string& status, const std::string& reason) {
   return Json{{"type", "point"}, {"id", id},         {"key", "e/v/" + id}, {"experiment", "e"},
-              {"variant", "v"},   {"status", status}, {"reason", reason}};
+              {"variant", "v"},  {"status", status}, {"reason", reason}};
 }
 
 // pool_processes over runs given as JSON lines (what each process's file holds), back as JSON lines: the pooled
@@ -151,7 +151,7 @@ TEST(Processes, DifferentSweepsAreRefused) {
   LabSettings lab;
   EXPECT_THROW(pool({}, Json::array(), lab), std::invalid_argument);
   EXPECT_THROW(pool({{header(4e12, 4e-6), ok_point("a", {1e-3})}, {header(4e12, 4e-6), ok_point("z", {1e-3})}},
-                              Json::array(), lab),
+                    Json::array(), lab),
                std::invalid_argument);
   EXPECT_THROW(pool({{ok_point("a", {1e-3})}}, Json::array(), lab), std::invalid_argument);
 }

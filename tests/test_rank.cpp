@@ -61,7 +61,8 @@ CheckOutcome check(const std::vector<std::uint8_t>& mask, std::vector<std::int64
   outs.put("out", View{out.data(), n_of(mask), Elem::raw<std::int64_t>()});
   Reference ref;
   sdk()->def().reference_fn()(args, in, ref);
-  return sdk()->compare(args, [&]() -> const Arrays& { return in; }, outs, ref, 1.0);
+  return sdk()->compare(
+      args, [&]() -> const Arrays& { return in; }, outs, ref, 1.0);
 }
 
 using test::quick_lab;
@@ -100,7 +101,8 @@ TEST(Rank, HostVariantsEqualReference) {
       const auto m = generate(n, density, kSeed);
       const auto ref = rank::reference(m.data(), n);
       for (Variant v : kVariants) {
-        SCOPED_TRACE(std::string(rank::to_string(v)) + " n=" + std::to_string(n) + " density=" + std::to_string(density));
+        SCOPED_TRACE(std::string(rank::to_string(v)) + " n=" + std::to_string(n) +
+                     " density=" + std::to_string(density));
         auto out = run_host(v, m);
         EXPECT_EQ(out, ref);
         const CheckOutcome c = check(m, out, density);
@@ -176,7 +178,8 @@ TEST(Rank, ReferenceSlicesMatchTheWhole) {
   std::vector<std::int64_t> parts(static_cast<std::size_t>(n));
   std::int64_t before = 0;
   for (std::int64_t begin = 0; begin < n; begin += 77777)
-    before += rank::reference_slice(m.data(), begin, std::min<std::int64_t>(77777, n - begin), before, parts.data() + begin);
+    before += rank::reference_slice(m.data(), begin, std::min<std::int64_t>(77777, n - begin), before,
+                                    parts.data() + begin);
   EXPECT_EQ(parts, whole);
   std::int64_t ones = 0;
   for (auto b : m) ones += b;
@@ -191,8 +194,10 @@ TEST(Rank, InputSeedsAreThoseBeforeTheSdk) {
   EXPECT_EQ(sdk()->input_seed(Args(point("indexed_assign", 1000000, 0.5, "graph")), kSeed),
             splitmix64(kSeed ^ fnv1a64("rank/1000000/0.5")));
   EXPECT_EQ(rank::seed_text(100000, 0.001), "rank/100000/0.001");
-  EXPECT_NE(sdk()->input_seed(Args(point("fused", 1000, 0.5)), kSeed), sdk()->input_seed(Args(point("fused", 1001, 0.5)), kSeed));
-  EXPECT_NE(sdk()->input_seed(Args(point("fused", 1000, 0.5)), kSeed), sdk()->input_seed(Args(point("fused", 1000, 0.25)), kSeed));
+  EXPECT_NE(sdk()->input_seed(Args(point("fused", 1000, 0.5)), kSeed),
+            sdk()->input_seed(Args(point("fused", 1001, 0.5)), kSeed));
+  EXPECT_NE(sdk()->input_seed(Args(point("fused", 1000, 0.5)), kSeed),
+            sdk()->input_seed(Args(point("fused", 1000, 0.25)), kSeed));
   struct Pinned {
     std::int64_t n;
     double density;
@@ -200,10 +205,10 @@ TEST(Rank, InputSeedsAreThoseBeforeTheSdk) {
     std::int64_t selected;
     std::uint64_t fnv;
   };
-  for (const Pinned& q : {Pinned{100003, 0.3, 20261129, 30116, 0x94868bb2e63735f1ull},
-                          Pinned{3 * 65536 + 5, 0.001, 7, 200, 0x3304eae250cf9675ull},
-                          Pinned{1000, 1.0, 1, 1000, 0xd8e406b8f018c8adull},
-                          Pinned{4097, 0.5, 99, 2071, 0x029a1e4137eed9b4ull}}) {
+  for (const Pinned& q :
+       {Pinned{100003, 0.3, 20261129, 30116, 0x94868bb2e63735f1ull},
+        Pinned{3 * 65536 + 5, 0.001, 7, 200, 0x3304eae250cf9675ull}, Pinned{1000, 1.0, 1, 1000, 0xd8e406b8f018c8adull},
+        Pinned{4097, 0.5, 99, 2071, 0x029a1e4137eed9b4ull}}) {
     std::vector<std::uint8_t> m(static_cast<std::size_t>(q.n));
     EXPECT_EQ(rank::generate(m.data(), q.n, q.density, q.seed), q.selected) << q.n;
     std::uint64_t h = 14695981039346656037ull;
@@ -216,14 +221,16 @@ TEST(Rank, InputSeedsAreThoseBeforeTheSdk) {
   // The lab's inputs are the generator's at the point's seed.
   const Point p = point("scan_select", 4097, 0.5);
   const auto in = sdk()->inputs(Args(p), kSeed);
-  EXPECT_EQ(std::vector<std::uint8_t>(in->arrays()["mask"].as<std::uint8_t>(), in->arrays()["mask"].as<std::uint8_t>() + 4097),
+  EXPECT_EQ(std::vector<std::uint8_t>(in->arrays()["mask"].as<std::uint8_t>(),
+                                      in->arrays()["mask"].as<std::uint8_t>() + 4097),
             generate(4097, 0.5, sdk()->input_seed(Args(p), kSeed)));
 }
 
 // The generator is a pure function of (n, density, seed), its bytes are 0 or 1, and the selected fraction at
 // n = 1e6 is within 0.003 of the density (6.5 binomial sigma at 0.3).
 TEST(Rank, GenerateIsReproducibleAndHasTheDensity) {
-  const auto a = generate(1000000, 0.3, kSeed), b = generate(1000000, 0.3, kSeed), c = generate(1000000, 0.3, kSeed + 1);
+  const auto a = generate(1000000, 0.3, kSeed), b = generate(1000000, 0.3, kSeed),
+             c = generate(1000000, 0.3, kSeed + 1);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   std::int64_t ones = 0;
@@ -317,7 +324,8 @@ TEST(Rank, ConfigValidates) {
 // with correctness value 0 and tolerance 0; graph mode is not_supported there.
 TEST(Rank, RunPointOnHostIsOk) {
   for (const char* v : {"indexed_assign", "scan_select", "fused"})
-    for (auto [n, density] : {std::pair<std::int64_t, double>{0, 0.5}, {1, 1.0}, {1000, 0.0}, {1000, 1.0}, {4097, 0.5}}) {
+    for (auto [n, density] :
+         {std::pair<std::int64_t, double>{0, 0.5}, {1, 1.0}, {1000, 0.0}, {1000, 1.0}, {4097, 0.5}}) {
       SCOPED_TRACE(std::string(v) + " n=" + std::to_string(n) + " density=" + std::to_string(density));
       const Json rec = run(point(v, n, density));
       EXPECT_EQ(rec["status"], "ok") << rec.dump();

@@ -32,13 +32,12 @@ using test::TempDir;
 
 namespace fs = std::filesystem;
 
-
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-constexpr std::int64_t kTwoTo53Plus1 = 9007199254740993;              // 2^53 + 1: not a double
+constexpr std::int64_t kTwoTo53Plus1 = 9007199254740993;                      // 2^53 + 1: not a double
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();  // 2^63 - 1
 
 // C14: NaN/±inf written as "NaN"/"Infinity"/"-Infinity" and 2^53+1, 2^63-1 written as integers all read back
@@ -275,8 +274,9 @@ TEST(Records, H02_ReadersBoundTheLineAndTheFile) {
     std::ofstream out(long_line, std::ios::binary);
     out << "{\"type\": \"header\"}\n" << std::string(kMaxRecordLineBytes + 1, ' ');
   }
-  EXPECT_EQ(read_error(long_line), long_line + ":2: a line longer than 67108864 bytes (64 MiB), the most a result "
-                                               "line may hold (docs/records.md, \"Bounds\"): not a labrun result file");
+  EXPECT_EQ(read_error(long_line), long_line +
+                                       ":2: a line longer than 67108864 bytes (64 MiB), the most a result "
+                                       "line may hold (docs/records.md, \"Bounds\"): not a labrun result file");
   const std::string huge = dir.file("huge.jsonl");
   { std::ofstream out(huge, std::ios::binary); }
   std::error_code ec;
@@ -305,7 +305,11 @@ TEST(Records, H10_XzFileIsNamedWithTheCommandThatUnpacksIt) {
   const std::string xz = dir.file("run.jsonl");
   {
     std::ofstream out(xz, std::ios::binary);
-    out << std::string("\xfd" "7zXZ\x00", 6) << "compressed";
+    out << std::string(
+               "\xfd"
+               "7zXZ\x00",
+               6)
+        << "compressed";
   }
   EXPECT_EQ(read_error(xz), xz + ": xz-compressed: unpack it first (xz -dk " + xz + ")");
 }

@@ -45,7 +45,7 @@ TEST(ReferenceCache, StoresWholeAndMissesOnAForeignOrBrokenEntry) {
   std::size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir.path / "refs")) {
     ++files;
-    EXPECT_EQ(e.path().extension(), ".json") << e.path();  // no sibling left behind
+    EXPECT_EQ(e.path().extension(), ".json") << e.path();   // no sibling left behind
     std::ofstream(e.path()) << "{\"key\": \"masking/1000";  // torn
   }
   EXPECT_EQ(files, 1u);
@@ -58,9 +58,14 @@ TEST(ReferenceCache, StoresWholeAndMissesOnAForeignOrBrokenEntry) {
 TEST(ReferenceCache, MaskingReadsAnotherProcesssReference) {
   TempDir dir;
   ::setenv(kReferenceCacheEnv, dir.path.c_str(), 1);
-  const Point point{"masking", "fused",
-                    {{"n", std::int64_t{4096}}, {"density", 0.3}, {"dtype", std::string("f32")},
-                     {"downstream", std::int64_t{2}}, {"nonfinite", std::string("none")}, {"mode", std::string("eager")}}};
+  const Point point{"masking",
+                    "fused",
+                    {{"n", std::int64_t{4096}},
+                     {"density", 0.3},
+                     {"dtype", std::string("f32")},
+                     {"downstream", std::int64_t{2}},
+                     {"nonfinite", std::string("none")},
+                     {"mode", std::string("eager")}}};
   const Args p(point);
   auto process = [] {  // a fresh registration: its own inputs and references, as in another process
     auto registry = std::make_shared<Registry>();

@@ -177,7 +177,8 @@ TEST(ReportNewExperiment, GenericReportReadsWellAlone) {
   EXPECT_EQ(plots["roofline"]["marker"], kModeAxis);
   // points.csv names the toy's axis and no other.
   const std::string csv = slurp(dir.file("out/points.csv"));
-  EXPECT_EQ(csv.rfind("run,file,id,experiment,variant,axis.size,axis.mode,axis.l2,status,", 0), 0u) << csv.substr(0, 200);
+  EXPECT_EQ(csv.rfind("run,file,id,experiment,variant,axis.size,axis.mode,axis.l2,status,", 0), 0u)
+      << csv.substr(0, 200);
 }
 
 TEST(ReportNewExperiment, GpuRunGetsPlainVerdicts) {

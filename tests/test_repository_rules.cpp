@@ -72,10 +72,11 @@ const std::set<std::string>& dictionary() {
 bool distinctive(const std::string& name, bool experiment_name = false) {
   if (experiment_name) return name != "rank" && name != "layout";
   if (dictionary().count(name)) return false;
-  static const std::set<std::string> english = {"rank", "index", "where", "fused", "multiply", "sanitize",
-                                                "online", "unfused", "n", "rows", "cols", "elements", "density",
-                                                "dtype", "m", "batch", "steps", "n0", "n1", "heads", "layers",
-                                                "seq", "causal", "cublas", "tiled", "layout"};
+  static const std::set<std::string> english = {"rank",    "index",   "where",  "fused", "multiply", "sanitize",
+                                                "online",  "unfused", "n",      "rows",  "cols",     "elements",
+                                                "density", "dtype",   "m",      "batch", "steps",    "n0",
+                                                "n1",      "heads",   "layers", "seq",   "causal",   "cublas",
+                                                "tiled",   "layout"};
   return !english.count(name);
 }
 
@@ -334,8 +335,8 @@ std::vector<std::string> layering_violations(const fs::path& root, IncludesRead*
       }
     }
   };
-  each_include(root / "src", count.src, [&](const fs::path& file, bool angle, const std::string& name,
-                                            const std::string& at) {
+  each_include(root / "src", count.src,
+               [&](const fs::path& file, bool angle, const std::string& name, const std::string& at) {
     const std::string module = module_of(root, file);
     if (angle && name.rfind("labrun/", 0) == 0) {
       if (name.rfind("labrun/kernels/", 0) == 0) bad.push_back(at + "src/ includes kernels/ (<" + name + ">)");
@@ -364,16 +365,17 @@ std::vector<std::string> layering_violations(const fs::path& root, IncludesRead*
   auto private_header = [&](const std::string& name) {
     return !resolve_in_src(root, root / "src" / "main.cpp", name, false, order).empty();
   };
-  each_include(root / "include" / "labrun", count.public_headers, [&](const fs::path& file, bool angle,
-                                                                      const std::string& name, const std::string& at) {
+  each_include(root / "include" / "labrun", count.public_headers,
+               [&](const fs::path& file, bool angle, const std::string& name, const std::string& at) {
     bool ok = true;
     if (!angle) ok = is_sibling(file, name);
-    else if (name.rfind("labrun/", 0) == 0) ok = fs::exists(root / "include" / name) && name.rfind("labrun/kernels/", 0) != 0;
+    else if (name.rfind("labrun/", 0) == 0)
+      ok = fs::exists(root / "include" / name) && name.rfind("labrun/kernels/", 0) != 0;
     else ok = !private_header(name);
     if (!ok) bad.push_back(at + "a public header includes \"" + name + "\", which is not a public header");
   });
-  each_include(root / "kernels", count.kernels, [&](const fs::path& file, bool angle, const std::string& name,
-                                                    const std::string& at) {
+  each_include(root / "kernels", count.kernels,
+               [&](const fs::path& file, bool angle, const std::string& name, const std::string& at) {
     const bool ok = angle ? name.rfind("labrun/", 0) == 0 || !private_header(name) : is_sibling(file, name);
     if (!ok) bad.push_back(at + "kernels/ includes \"" + name + "\", which is neither its own nor public");
   });

@@ -44,8 +44,12 @@ TEST(Sdk, AnIncompleteDefinitionNamesWhatIsMissing) {
     validate_definition(e);
     FAIL() << "accepted a definition without generator, reference, check or variant";
   } catch (const std::logic_error& err) {
-    EXPECT_EQ(std::string(err.what()).rfind("LABRUN_EXPERIMENT(probe) declares no e.generate(...), e.reference(...), "
-                                            "e.check(...), e.variant(...)", 0), 0u) << err.what();
+    EXPECT_EQ(std::string(err.what())
+                  .rfind("LABRUN_EXPERIMENT(probe) declares no e.generate(...), e.reference(...), "
+                         "e.check(...), e.variant(...)",
+                         0),
+              0u)
+        << err.what();
   }
 }
 
@@ -56,12 +60,14 @@ TEST(Sdk, ACheckOfAMissingOutputNamesTheOutputs) {
   out.put("y", View{y, 2, Elem::of(DType::f32)});
   Reference r;
   r.array("y", 2);
-  Compare c(Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
+  Compare c(
+      Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
   try {
     c.elementwise("z", [](std::int64_t, double) { return 1.0; });
     FAIL() << "compared an output that does not exist";
   } catch (const std::out_of_range& err) {
-    EXPECT_EQ(std::string(err.what()), "check: no output array 'z' (outputs: y; declare it with l.output(...) in e.arrays)");
+    EXPECT_EQ(std::string(err.what()),
+              "check: no output array 'z' (outputs: y; declare it with l.output(...) in e.arrays)");
   }
   // And the comparison itself: y = {1, 2} against {0, 0} with bound 1 at scale 1 fails at element 1 only.
   const CheckResult& res = c.elementwise("y", [](std::int64_t, double) { return 1.0; });
@@ -77,19 +83,22 @@ TEST(Sdk, ACheckOfAMissingOutputNamesTheOutputs) {
 TEST(Sdk, ExactCountsEveryMismatchAndReportsTheFirst) {
   const std::int64_t n = 1 << 20;
   std::vector<std::uint16_t> want(static_cast<std::size_t>(n)), got;
-  for (std::int64_t i = 0; i < n; ++i) want[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(i * 2654435761u >> 16);
+  for (std::int64_t i = 0; i < n; ++i)
+    want[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(i * 2654435761u >> 16);
   got = want;
   const Point p{"probe", "copy", {{"n", n}}};
   Arrays in, out;
   in.put("x", View{want.data(), n, Elem::of(DType::bf16)});
   out.put("y", View{got.data(), n, Elem::of(DType::bf16)});
   const Reference r;
-  Compare c(Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
+  Compare c(
+      Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
   const CheckResult& same = c.exact("y", in["x"]);
   EXPECT_TRUE(same.passed);
   EXPECT_EQ(same.mismatches, 0);
   EXPECT_EQ(same.compared, n);
-  for (const std::int64_t i : {n - 1, n / 2 + 3, std::int64_t{70001}, n / 2 + 4}) got[static_cast<std::size_t>(i)] ^= 0x1;
+  for (const std::int64_t i : {n - 1, n / 2 + 3, std::int64_t{70001}, n / 2 + 4})
+    got[static_cast<std::size_t>(i)] ^= 0x1;
   const CheckResult& off = c.exact("y", in["x"]);
   EXPECT_FALSE(off.passed);
   EXPECT_EQ(off.mismatches, 4);
@@ -109,7 +118,8 @@ TEST(Sdk, ChosenElementsAreComparedAndEveryOtherMustBeFinite) {
   ref = {3, 1, 2.5};
   const std::vector<std::int64_t> at = {5, 1, 3};
   std::vector<std::int64_t> asked;
-  Compare c(Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
+  Compare c(
+      Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
   const CheckResult& ok = c.elementwise_at("y", at, [&](std::int64_t k, double) {
     asked.push_back(k);
     return k == 2 ? 1.0 : 0.5;  // element 3: |2 - 2.5| = 0.5 against 1
@@ -259,7 +269,8 @@ TEST(Sdk, ExactChunksComparesChunkByChunkInOrder) {
     asked.emplace_back(begin, count);
     for (std::int64_t i = 0; i < count; ++i) static_cast<std::int64_t*>(e)[i] = 3 * (begin + i);
   };
-  Compare c(Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
+  Compare c(
+      Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
   const CheckResult& ok = c.exact_chunks("y", expect);
   EXPECT_TRUE(ok.passed);
   EXPECT_EQ(ok.kind, "exact");
@@ -278,7 +289,8 @@ TEST(Sdk, ExactChunksComparesChunkByChunkInOrder) {
   };
   Arrays chunked;  // as the CUDA workload hands a chunked output: count and elem, no host copy
   chunked.put("y", View{nullptr, n, Elem::raw<std::int64_t>()});
-  Compare d(Args(p), [&]() -> const Arrays& { return in; }, chunked, r, 1.0, {}, read);
+  Compare d(
+      Args(p), [&]() -> const Arrays& { return in; }, chunked, r, 1.0, {}, read);
   const CheckResult& bad = d.exact_chunks("y", expect);
   EXPECT_FALSE(bad.passed);
   EXPECT_EQ(reads, 3);
@@ -292,7 +304,8 @@ TEST(Sdk, ExactChunksComparesChunkByChunkInOrder) {
   Arrays none;
   none.put("y", View{nullptr, 0, Elem::raw<std::int64_t>()});
   asked.clear();
-  Compare e(Args(p), [&]() -> const Arrays& { return in; }, none, r, 1.0);
+  Compare e(
+      Args(p), [&]() -> const Arrays& { return in; }, none, r, 1.0);
   EXPECT_TRUE(e.exact_chunks("y", expect).passed);
   EXPECT_TRUE(asked.empty());
 }

@@ -99,7 +99,8 @@ TEST(Shard, BalancedByEstimateAndEmptyWhenTooMany) {
   }
   const int many = static_cast<int>(groups.size()) + 3;
   int empty = 0;
-  for (int i = 1; i <= many; ++i) empty += shard_points(points, e, config.lab, ShardSpec{i, many}, BackendKind::cuda).empty();
+  for (int i = 1; i <= many; ++i)
+    empty += shard_points(points, e, config.lab, ShardSpec{i, many}, BackendKind::cuda).empty();
   EXPECT_EQ(empty, 3);
 }
 
@@ -130,7 +131,8 @@ std::string slurp(const std::string& path) {
 
 Ran run(const TempDir& dir, const std::string& args) {
   const std::string log = dir.file("log.txt");
-  const int status = std::system(("cd '" + dir.path().string() + "' && '" + kBinary + "' " + args + " > '" + log + "' 2>&1").c_str());
+  const int status = std::system(
+      ("cd '" + dir.path().string() + "' && '" + kBinary + "' " + args + " > '" + log + "' 2>&1").c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(log)};
 }
 
@@ -169,8 +171,10 @@ TEST(Shard, ShardsMergeAndDevicesEqualTheSerialRun) {
   EXPECT_EQ(header["shards"][1]["backend"], "host");
   // The merged file reads in the serial sweep's order.
   std::vector<std::string> order_serial, order_merged;
-  for (const Json& r : read_jsonl(dir.file("serial.jsonl"))) if (r["type"] == "point") order_serial.push_back(r["id"]);
-  for (const Json& r : read_jsonl(dir.file("merged.jsonl"))) if (r["type"] == "point") order_merged.push_back(r["id"]);
+  for (const Json& r : read_jsonl(dir.file("serial.jsonl")))
+    if (r["type"] == "point") order_serial.push_back(r["id"]);
+  for (const Json& r : read_jsonl(dir.file("merged.jsonl")))
+    if (r["type"] == "point") order_merged.push_back(r["id"]);
   EXPECT_EQ(order_merged, order_serial);
   // report and diff of the shards themselves, through the same rules.
   const Ran diff = run(dir, "diff merged.jsonl s1.jsonl,s2.jsonl,s3.jsonl --fail-on any");
@@ -191,7 +195,9 @@ TEST(Shard, ShardsMergeAndDevicesEqualTheSerialRun) {
 TEST(Shard, MergeRejectsBadShardSets) {
   TempDir dir;
   for (int i = 1; i <= 2; ++i)
-    ASSERT_EQ(run(dir, "sweep " + kSmoke + " --shard " + std::to_string(i) + "/2 -o s" + std::to_string(i) + ".jsonl").code, 0);
+    ASSERT_EQ(
+        run(dir, "sweep " + kSmoke + " --shard " + std::to_string(i) + "/2 -o s" + std::to_string(i) + ".jsonl").code,
+        0);
   ASSERT_EQ(run(dir, "sweep " + kSmoke + " --shard 1/3 -o t1.jsonl").code, 0);
   ASSERT_EQ(run(dir, "sweep " + kSmoke + " -o serial.jsonl").code, 0);
   ASSERT_EQ(run(dir, "sweep " + kSmoke + " --shard 2/2 --lab seed=7 -o lab2.jsonl").code, 0);
@@ -232,8 +238,11 @@ TEST(Shard, MergeShardsRejectsOverlapAndMixedBuilds) {
     labrun::Run r;
     r.file = "s" + std::to_string(index) + ".jsonl";
     r.has_header = true;
-    Json h = {{"type", "header"}, {"config", {{"sha256", "abc"}}}, {"lab", Json::object()},
-              {"environment", {{"labrun", {{"git_sha", sha}}}}}, {"shard", {{"index", index}, {"count", 2}}},
+    Json h = {{"type", "header"},
+              {"config", {{"sha256", "abc"}}},
+              {"lab", Json::object()},
+              {"environment", {{"labrun", {{"git_sha", sha}}}}},
+              {"shard", {{"index", index}, {"count", 2}}},
               {"point_count", ids.size()}};
     r.header = header_from_json(h);
     for (const auto& id : ids) {
@@ -264,17 +273,19 @@ TEST(Shard, MergeShardsRejectsOverlapAndMixedBuilds) {
 // and the merge job, and prints the sbatch commands.
 TEST(Shard, SlurmWritesArrayAndMergeScripts) {
   TempDir dir;
-  const Ran r = run(dir, "slurm '" + kSource + "/configs/smoke.yaml' --shards 4 --array-limit 2 --partition gpu "
-                         "--time 01:00:00 --account lab --lab seed=3 -o jobs");
+  const Ran r = run(dir, "slurm '" + kSource +
+                             "/configs/smoke.yaml' --shards 4 --array-limit 2 --partition gpu "
+                             "--time 01:00:00 --account lab --lab seed=3 -o jobs");
   EXPECT_EQ(r.code, 0) << r.out;
   std::string array, merge;
   for (const auto& e : fs::directory_iterator(dir.file("jobs"))) {
     if (e.path().string().ends_with("-array.sbatch")) array = slurp(e.path().string());
     if (e.path().string().ends_with("-merge.sbatch")) merge = slurp(e.path().string());
   }
-  for (const char* line : {"#SBATCH --array=0-3%2\n", "#SBATCH --partition=gpu\n", "#SBATCH --time=01:00:00\n",
-                           "#SBATCH --account=lab\n", "#SBATCH --gpus-per-task=1\n", "-task%a.log\n",
-                           "I=$((SLURM_ARRAY_TASK_ID + 1))\n", "--shard \"$I/4\" -o \"$OUT\" --force '--lab' 'seed=3'\n"})
+  for (const char* line :
+       {"#SBATCH --array=0-3%2\n", "#SBATCH --partition=gpu\n", "#SBATCH --time=01:00:00\n", "#SBATCH --account=lab\n",
+        "#SBATCH --gpus-per-task=1\n", "-task%a.log\n", "I=$((SLURM_ARRAY_TASK_ID + 1))\n",
+        "--shard \"$I/4\" -o \"$OUT\" --force '--lab' 'seed=3'\n"})
     EXPECT_NE(array.find(line), std::string::npos) << line << "\n" << array;
   EXPECT_NE(merge.find(" merge -o '"), std::string::npos) << merge;
   EXPECT_NE(merge.find("-shard-4-of-4.jsonl'\n"), std::string::npos) << merge;

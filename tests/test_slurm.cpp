@@ -48,14 +48,17 @@ TEST(Slurm, JobArrayAndMergeJobEqualASerialRun) {
   if (sh("sinfo -h > /dev/null 2>&1") != 0) GTEST_SKIP() << "no Slurm answers (scripts/slurm_local.sh up starts one)";
   test::TempDir dir;
   const std::string d = dir.path().string(), config = kSource + "/configs/smoke.yaml";
-  ASSERT_EQ(sh("cd '" + d + "' && '" + kBinary + "' sweep '" + config + "' --device cpu -q -o serial.jsonl > /dev/null 2>&1"), 0);
+  ASSERT_EQ(
+      sh("cd '" + d + "' && '" + kBinary + "' sweep '" + config + "' --device cpu -q -o serial.jsonl > /dev/null 2>&1"),
+      0);
   ASSERT_EQ(sh("cd '" + d + "' && '" + kBinary + "' slurm '" + config +
                "' --shards 4 --gpus-per-task 0 --device cpu --time 10:00 -o jobs --submit > submit.txt 2>&1"),
             0)
       << slurp(d + "/submit.txt");
   const std::string submitted = slurp(d + "/submit.txt");
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(submitted, m, std::regex("array job (\\d+) \\(4 tasks\\), merge job (\\d+)"))) << submitted;
+  ASSERT_TRUE(std::regex_search(submitted, m, std::regex("array job (\\d+) \\(4 tasks\\), merge job (\\d+)")))
+      << submitted;
   const std::string array_id = m[1], merge_id = m[2];
   // Wait for the merge job (sbatch --wait would poll every ~10 s): its state, up to 5 minutes.
   std::string state;

@@ -43,8 +43,8 @@ const RegisteredExperiment& experiment() { return *builtin().find("softmax"); }
 std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("softmax"); }
 
 // A point of the axes as registered: `elements` (rows * cols) and `cols`; rows is derived from them.
-Point point_of_elements(const std::string& variant, std::int64_t elements, std::int64_t cols,
-                        const std::string& dtype, const std::string& mode = "eager") {
+Point point_of_elements(const std::string& variant, std::int64_t elements, std::int64_t cols, const std::string& dtype,
+                        const std::string& mode = "eager") {
   return Point{"softmax",
                variant,
                {{"cols", cols}, {"elements", elements}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
@@ -87,7 +87,9 @@ Inputs f32_inputs(std::int64_t rows, std::int64_t cols, const std::vector<float>
   return in;
 }
 
-Point point_of(Variant v, const Inputs& in) { return point(softmax::to_string(v), in.rows, in.cols, to_string(in.dtype)); }
+Point point_of(Variant v, const Inputs& in) {
+  return point(softmax::to_string(v), in.rows, in.cols, to_string(in.dtype));
+}
 
 /// The experiment's reference (ExperimentDef::reference) of `in`: "y", "max" and "spread".
 Reference reference(const Inputs& in) {
@@ -119,7 +121,8 @@ CheckOutcome compare(Variant v, const Inputs& in, const void* y, const Reference
   Arrays ins, outs;
   ins.put("x", in.view());
   outs.put("y", View{const_cast<void*>(y), in.elements(), Elem::of(in.dtype)});
-  return sdk()->compare(Args(point_of(v, in)), [&]() -> const Arrays& { return ins; }, outs, ref, scale);
+  return sdk()->compare(
+      Args(point_of(v, in)), [&]() -> const Arrays& { return ins; }, outs, ref, scale);
 }
 
 /// The element-by-element comparison of a check (the first of its comparisons), and the row-sum comparison.
@@ -179,7 +182,7 @@ TEST(Softmax, HostVariantsExactCases) {
 // Every host variant is within its bound of the reference, element by element and row by row, at shapes with
 // tails (cols not a multiple of 4 or 8, nor of the host chunk), one row, and rows longer than the on-chip limit.
 TEST(Softmax, HostVariantsMatchReference) {
-  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},  {3, 7},    {5, 13},   {4, 64},
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},    {3, 7},    {5, 13},   {4, 64},
                                                           {9, 1000}, {4, 4096}, {2, 9001}, {1, 20000}};
   for (DType t : kDTypes)
     for (auto [rows, cols] : shapes) {
@@ -187,7 +190,7 @@ TEST(Softmax, HostVariantsMatchReference) {
       for (Variant v : kVariants) {
         const CheckOutcome c = check_host(v, in);
         EXPECT_TRUE(c.passed()) << softmax::to_string(v) << " " << to_string(t) << " " << rows << "x" << cols << ": "
-                              << test::detail_of(c).dump();
+                                << test::detail_of(c).dump();
         EXPECT_LE(ratio(c), 1.0);
         EXPECT_EQ(elementwise(c)["mismatches"], 0);
         EXPECT_EQ(elementwise(c)["compared"], rows * cols);
@@ -205,7 +208,8 @@ TEST(Softmax, UnfusedBf16RoundsIntermediates) {
   EXPECT_GT(unfused, 1.2 * fused);
   const Inputs f = generate(16, 1024, DType::f32, kSeed);
   for (Variant v : kVariants)
-    EXPECT_LT(real_from_json(elementwise(check_host(v, f))["rel_l2_error"]), 64 * std::ldexp(1.0, -24)) << softmax::to_string(v);
+    EXPECT_LT(real_from_json(elementwise(check_host(v, f))["rel_l2_error"]), 64 * std::ldexp(1.0, -24))
+        << softmax::to_string(v);
 }
 
 // Rows r % 4 == 0 are offset by +80 and r % 4 == 2 by -120: there, f32 exp without the max subtraction

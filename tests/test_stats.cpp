@@ -42,7 +42,7 @@ TEST(Stats, SummarizeHandComputed) {
   EXPECT_NEAR(s.stddev, 43.617656975128774, 1e-12);
   EXPECT_EQ(s.p25, 2.0);
   EXPECT_EQ(s.p75, 4.0);
-  EXPECT_DOUBLE_EQ(s.p5, 1.2);   // h = 4 * 0.05 = 0.2: 1 + 0.2 * (2 - 1)
+  EXPECT_DOUBLE_EQ(s.p5, 1.2);    // h = 4 * 0.05 = 0.2: 1 + 0.2 * (2 - 1)
   EXPECT_DOUBLE_EQ(s.p95, 80.8);  // h = 4 * 0.95 = 3.8: 4 + 0.8 * (100 - 4)
   EXPECT_DOUBLE_EQ(s.rel_iqr, 2.0 / 3.0);
 }

@@ -107,8 +107,7 @@ TEST(Stopping, NoiseReproducesTheInlineRuleSampleForSample) {
   std::size_t checked = 0;
   for (const double noise : {0.001, 0.01, 0.05, 0.3})
     for (const bool device : {false, true})
-      for (const auto& [min, max, time_s, target] :
-           std::vector<std::tuple<std::int64_t, std::int64_t, double, double>>{
+      for (const auto& [min, max, time_s, target] : std::vector<std::tuple<std::int64_t, std::int64_t, double, double>>{
                {10, 200, 2.0, 0.01}, {6, 50, 0.05, 0.02}, {20, 20, 2.0, 0.001}, {1, 1000, 0.3, 0.05}}) {
         LabSettings lab;
         lab.min_samples = min;

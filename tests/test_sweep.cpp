@@ -68,9 +68,8 @@ TEST(Sweep, GoldenExpansionOrderWithExclude) {
   const auto points = expand_text(kConfig);
   const std::string rest = ",density=0.5,downstream=0,nonfinite=none,mode=eager,l2=hot";
   const std::vector<std::pair<std::string, std::string>> expected = {
-      {"multiply", "n=1,dtype=f32" + rest}, {"index", "n=1,dtype=f32" + rest},
-      {"multiply", "n=1,dtype=f16" + rest}, {"index", "n=1,dtype=f16" + rest},
-      {"multiply", "n=2,dtype=f32" + rest}, {"index", "n=2,dtype=f32" + rest},
+      {"multiply", "n=1,dtype=f32" + rest}, {"index", "n=1,dtype=f32" + rest},    {"multiply", "n=1,dtype=f16" + rest},
+      {"index", "n=1,dtype=f16" + rest},    {"multiply", "n=2,dtype=f32" + rest}, {"index", "n=2,dtype=f32" + rest},
   };
   EXPECT_EQ(variant_labels(points), expected);
   for (const auto& p : points) EXPECT_EQ(p.experiment, "masking");
@@ -92,8 +91,7 @@ TEST(Sweep, KeyIsSortedAndIdIsFnv1aOfKey) {
   const auto points = expand_text(kConfig);
   ASSERT_FALSE(points.empty());
   const Point& first = points.front();
-  EXPECT_EQ(first.key(),
-            "masking/multiply/density=0.5,downstream=0,dtype=f32,l2=hot,mode=eager,n=1,nonfinite=none");
+  EXPECT_EQ(first.key(), "masking/multiply/density=0.5,downstream=0,dtype=f32,l2=hot,mode=eager,n=1,nonfinite=none");
   EXPECT_EQ(first.id(), fnv_hex(first.key()));
   for (const auto& p : points) {
     ASSERT_EQ(p.id().size(), 16u);
@@ -136,10 +134,8 @@ TEST(Sweep, FilterPointsComparesNumbersByValue) {
   const auto points = expand_text(kConfig);
   const auto index_n1 = filter_points(points, "variant=index,n=1e0");
   ASSERT_EQ(index_n1.size(), 2u);
-  EXPECT_EQ(index_n1[0].key(),
-            "masking/index/density=0.5,downstream=0,dtype=f32,l2=hot,mode=eager,n=1,nonfinite=none");
-  EXPECT_EQ(index_n1[1].key(),
-            "masking/index/density=0.5,downstream=0,dtype=f16,l2=hot,mode=eager,n=1,nonfinite=none");
+  EXPECT_EQ(index_n1[0].key(), "masking/index/density=0.5,downstream=0,dtype=f32,l2=hot,mode=eager,n=1,nonfinite=none");
+  EXPECT_EQ(index_n1[1].key(), "masking/index/density=0.5,downstream=0,dtype=f16,l2=hot,mode=eager,n=1,nonfinite=none");
   EXPECT_EQ(filter_points(points, "density=0.50").size(), 6u);
   EXPECT_EQ(filter_points(points, "n=2.0").size(), 2u);
   EXPECT_EQ(filter_points(points, "dtype=f16").size(), 2u);

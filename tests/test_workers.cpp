@@ -35,8 +35,8 @@ const std::string kSmoke = kSource + "/configs/smoke.yaml";
 const std::string kFaultConfig = kSource + "/tests/aids/fault.yaml";
 // Slows every ok point of the smoke config to 20 samples of >= 2 ms (an unreachable CI target), so a host sweep
 // lasts about 7 s: long enough to be killed in the middle.
-const std::vector<std::string> kSlow = {"--lab", "min_samples=20", "--lab", "target_rel_ci=1e-9", "--lab",
-                                        "min_sample_time_s=0.002"};
+const std::vector<std::string> kSlow = {"--lab", "min_samples=20",         "--lab", "target_rel_ci=1e-9",
+                                        "--lab", "min_sample_time_s=0.002"};
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -53,7 +53,8 @@ struct Ran {
 // Runs `program args...` in `cwd` to completion, stdout and stderr captured together (in Ran::err).
 Ran run(const std::string& cwd, const std::string& program, std::vector<std::string> args) {
   args.insert(args.begin(), program);
-  const std::string log = (fs::temp_directory_path() / ("labrun-workers-" + std::to_string(::getpid()) + ".log")).string();
+  const std::string log =
+      (fs::temp_directory_path() / ("labrun-workers-" + std::to_string(::getpid()) + ".log")).string();
   std::string command = "cd '" + cwd + "' &&";
   for (const auto& a : args) command += " '" + a + "'";
   command += " >'" + log + "' 2>&1";
@@ -220,11 +221,13 @@ TEST(Workers, InterruptPrintsResumeCommandAndLeavesNoOrphan) {
 TEST(Workers, CrashAndHangCostTheirOwnPointOnly) {
   TempDir dir;
   const std::string cwd = dir.path().string();
-  const Ran faulty = run(cwd, kTestAid, {"sweep", kFaultConfig, "--device", "cpu", "-q", "-o", "faulty.jsonl",
-                                         "--lab", "point_timeout_s=1"});
+  const Ran faulty = run(cwd, kTestAid,
+                         {"sweep", kFaultConfig, "--device", "cpu", "-q", "-o", "faulty.jsonl", "--lab",
+                          "point_timeout_s=1"});
   EXPECT_EQ(faulty.code, 1) << faulty.err;
-  const Ran plain = run(cwd, kTestAid, {"sweep", kFaultConfig, "--device", "cpu", "-q", "-o", "plain.jsonl",
-                                        "--lab", "point_timeout_s=1", "--only", "variant=sum"});
+  const Ran plain = run(cwd, kTestAid,
+                        {"sweep", kFaultConfig, "--device", "cpu", "-q", "-o", "plain.jsonl", "--lab",
+                         "point_timeout_s=1", "--only", "variant=sum"});
   EXPECT_EQ(plain.code, 0) << plain.err;
   int duplicates = -1;
   const auto got = statuses(cwd + "/faulty.jsonl", &duplicates);
@@ -237,15 +240,19 @@ TEST(Workers, CrashAndHangCostTheirOwnPointOnly) {
     const std::string variant = r["variant"], status = r["status"];
     ++count[variant + ":" + status];
     if (variant == "abort") {
-      EXPECT_EQ(r["reason"], "the worker died of SIGABRT (Aborted) in phase warmup; a fresh worker runs the next point");
+      EXPECT_EQ(r["reason"],
+                "the worker died of SIGABRT (Aborted) in phase warmup; a fresh worker runs the next point");
       EXPECT_EQ(r["failed_phase"], "warmup");
     }
     if (variant == "hang")
-      EXPECT_EQ(r["reason"], "the point ran past lab.point_timeout_s = 1 s (in phase warmup); its worker was killed "
-                             "and a fresh one runs the next point");
+      EXPECT_EQ(r["reason"],
+                "the point ran past lab.point_timeout_s = 1 s (in phase warmup); its worker was killed "
+                "and a fresh one runs the next point");
   }
-  const std::map<std::string, int> expected = {{"sum:ok", 2},          {"abort:crashed", 2},
-                                               {"hang:timeout", 2},    {"illegal_address:not_supported", 2},
+  const std::map<std::string, int> expected = {{"sum:ok", 2},
+                                               {"abort:crashed", 2},
+                                               {"hang:timeout", 2},
+                                               {"illegal_address:not_supported", 2},
                                                {"trap:not_supported", 2}};
   EXPECT_EQ(count, expected);
   EXPECT_NE(faulty.err.find("crashed its worker (SIGABRT (Aborted), phase warmup); starting a fresh worker"),
@@ -292,7 +299,8 @@ TEST(Workers, ResumeOfAnotherRunIsRefused) {
   std::ofstream(cwd + "/other.yaml") << slurp(kSmoke) << "\n# another config\n";
   const Ran r = run(cwd, kBinary, {"sweep", "other.yaml", "--device", "cpu", "-q", "-o", "a.jsonl", "--resume"});
   EXPECT_EQ(r.code, 4);
-  EXPECT_NE(r.err.find("cannot resume a.jsonl: it holds another run (its config sha256 is "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot resume a.jsonl: it holds another run (its config sha256 is "), std::string::npos)
+      << r.err;
   EXPECT_EQ(slurp(cwd + "/a.jsonl"), before);
   // A complete file resumes to itself: nothing to run.
   const Ran same = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "a.jsonl", "--resume"});
@@ -307,7 +315,6 @@ TEST(Workers, UnwritableWorkingDirectoryIsAClearOutputError) {
   EXPECT_NE(r.err.find("cannot create the folder results for the results"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("-o"), std::string::npos);
 }
-
 
 // Review findings (issue 12): a last line that lost only its newline is a whole record, kept, not run twice or
 // dropped; a header that lost its newline stays the header.
@@ -353,14 +360,16 @@ TEST(Workers, SecondWriterThroughALinkIsRefused) {
 TEST(Workers, PooledResumeNeedsTheSameProcessCount) {
   TempDir dir;
   const std::string cwd = dir.path().string(), out = cwd + "/pc.jsonl";
-  const int pid = start(kBinary, with({"sweep", kSmoke, "--device", "cpu", "-q", "--lab", "processes=2", "-o", out}, kSlow),
+  const int pid = start(kBinary,
+                        with({"sweep", kSmoke, "--device", "cpu", "-q", "--lab", "processes=2", "-o", out}, kSlow),
                         cwd + "/a.log");
   wait_for_points(out + ".processes/process-1-of-2.jsonl", 30);
   ::kill(pid, SIGKILL);
   (void)wait_process(pid, true);
   const std::string part = slurp(out + ".processes/process-1-of-2.jsonl");
-  const Ran three = run(cwd, kBinary, with({"sweep", kSmoke, "--device", "cpu", "-q", "--lab", "processes=3", "-o", out,
-                                            "--resume"}, kSlow));
+  const Ran three = run(cwd, kBinary,
+                        with({"sweep", kSmoke, "--device", "cpu", "-q", "--lab", "processes=3", "-o", out, "--resume"},
+                             kSlow));
   EXPECT_EQ(three.code, 4) << three.err;
   EXPECT_NE(three.err.find("holds the processes of a 2-process run, and this one has lab.processes = 3"),
             std::string::npos)
@@ -382,13 +391,16 @@ TEST(Workers, ForceInterruptedEarlyArgvFolderAndSighup) {
   const Json header = read_jsonl(out).front();
   EXPECT_EQ(header["argv"], Json({kBinary, "sweep", kSmoke, "--device", "cpu", "-q", "-o", out}));
   // A slow first point: each of its 10 samples lasts at least 5 s (warmup ends early at steady state).
-  const int pid = start(kBinary, {"sweep", kSmoke, "--device", "cpu", "-o", out, "--force", "--lab", "warmup_time_s=3", "--lab", "min_sample_time_s=5"},
+  const int pid = start(kBinary,
+                        {"sweep", kSmoke, "--device", "cpu", "-o", out, "--force", "--lab", "warmup_time_s=3", "--lab",
+                         "min_sample_time_s=5"},
                         cwd + "/force.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   ::kill(pid, SIGINT);
   EXPECT_EQ(*wait_process(pid, true), 130);
-  EXPECT_NE(slurp(cwd + "/force.log").find("before this run's first point: " + out + " still holds the earlier results"),
-            std::string::npos)
+  EXPECT_NE(
+      slurp(cwd + "/force.log").find("before this run's first point: " + out + " still holds the earlier results"),
+      std::string::npos)
       << slurp(cwd + "/force.log");
   EXPECT_EQ(slurp(out), before);
   fs::create_directory(cwd + "/folder");
@@ -399,7 +411,8 @@ TEST(Workers, ForceInterruptedEarlyArgvFolderAndSighup) {
       << folder.err;
   // A name with a comma, which every reader takes as a list of files, is refused before any point runs (a pooled
   // run once measured for minutes and then could not read its own processes back).
-  const Ran comma = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "a,b.jsonl", "--lab", "processes=2"});
+  const Ran comma = run(cwd, kBinary,
+                        {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "a,b.jsonl", "--lab", "processes=2"});
   EXPECT_EQ(comma.code, 4);
   EXPECT_NE(comma.err.find("a,b.jsonl: a result file's name cannot hold ','"), std::string::npos) << comma.err;
   EXPECT_NE(comma.err.find("name it e.g. a_b.jsonl"), std::string::npos) << comma.err;

@@ -34,14 +34,14 @@ LABRUN_CUDA_VARIANTS(rownorm) {
   e.cuda("thread_per_row", [](labrun::Launch& l) {
     const std::int64_t rows = l.args().i64("rows"), cols = l.args().i64("cols");
     thread_per_row<<<labrun::cuda::grid_for(rows, 128), 128, 0, l.stream()>>>(l.in("x").as<const float>(),
-                                                                            l.out("y").as<float>(), rows, cols);
+                                                                              l.out("y").as<float>(), rows, cols);
     LABRUN_CUDA_LAUNCHED();
     l.mark("thread_per_row", 8.0 * rows * cols);
   });
   e.cuda("block", [](labrun::Launch& l) {
     const std::int64_t rows = l.args().i64("rows"), cols = l.args().i64("cols");
     block_per_row<<<static_cast<unsigned>(rows), rownorm::kBlock, 0, l.stream()>>>(l.in("x").as<const float>(),
-                                                                                l.out("y").as<float>(), cols);
+                                                                                   l.out("y").as<float>(), cols);
     LABRUN_CUDA_LAUNCHED();
     l.mark("block_per_row", 8.0 * rows * cols);
   });

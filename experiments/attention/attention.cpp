@@ -187,8 +187,16 @@ std::vector<std::int64_t> reference_rows(const Qkv& in) {
   }
   // Edge rows (the first and last of the sequence and of the first and last tiles) in the first and last head,
   // then rows drawn by a hash over every head.
-  const std::int64_t edges[] = {0, 1, kBlockM - 1, kBlockM, s - 1, s - 2, s - kBlockM, s - kBlockM - 1,
-                                (s / 2 / kBlockM) * kBlockM, (s / 2 / kBlockM) * kBlockM - 1};
+  const std::int64_t edges[] = {0,
+                                1,
+                                kBlockM - 1,
+                                kBlockM,
+                                s - 1,
+                                s - 2,
+                                s - kBlockM,
+                                s - kBlockM - 1,
+                                (s / 2 / kBlockM) * kBlockM,
+                                (s / 2 / kBlockM) * kBlockM - 1};
   std::set<std::int64_t> pick;
   for (std::int64_t head : {std::int64_t{0}, bh - 1})
     for (std::int64_t e : edges)
@@ -258,8 +266,8 @@ Tolerance tolerance(const Params& p, double scale) {
 
 Cost cost(const Params& p, std::size_t workspace_bytes) {
   const double e2 = 2.0 * static_cast<double>(p.elements());  // bytes of one of Q, K, V, O
-  const double ps = p.score_elements() * kScoreBytes;          // one f32 score buffer
-  const double p2 = p.score_elements() * 2;                    // P in bf16
+  const double ps = p.score_elements() * kScoreBytes;         // one f32 score buffer
+  const double p2 = p.score_elements() * 2;                   // P in bf16
   const double flop = (4.0 * p.head_dim + 5.0) * p.score_elements() * (p.causal ? 0.5 : 1.0);
   double read = 0, written = 0, launches = 0, peak = 0;
   switch (p.variant) {
@@ -288,7 +296,9 @@ Cost cost(const Params& p, std::size_t workspace_bytes) {
   return c;
 }
 
-double working_set_bytes(const Params& p) { return 3.0 * 2.0 * static_cast<double>(p.elements()) + cost(p).peak_work_bytes; }
+double working_set_bytes(const Params& p) {
+  return 3.0 * 2.0 * static_cast<double>(p.elements()) + cost(p).peak_work_bytes;
+}
 
 namespace {
 
@@ -301,17 +311,20 @@ void run_rows(Variant variant, const Qkv& in, bool causal, std::uint16_t* o, Hos
   parallel_rows(rows, s * d, kChunks, [&](int chunk, std::int64_t first, std::int64_t last) {
     std::vector<float>&x = work.x[chunk], &y = work.y[chunk], &acc = work.acc[chunk];
     for (std::int64_t r = first; r < last; ++r) {
-      if (variant == Variant::tiled)
-        tiled_row(in, causal, r, x, acc, o, c);
-      else
-        naive_row(in, causal, variant == Variant::naive_out_of_place, r, x, y, acc, o, scale);
+      if (variant == Variant::tiled) tiled_row(in, causal, r, x, acc, o, c);
+      else naive_row(in, causal, variant == Variant::naive_out_of_place, r, x, y, acc, o, scale);
     }
   });
 }
 
 Qkv qkv_of(const Args& a, const View& q, const View& k, const View& v) {
-  return Qkv{a.i64("batch"), a.i64("heads"), a.i64("seq"), static_cast<int>(a.i64("head_dim")),
-             q.as<const std::uint16_t>(), k.as<const std::uint16_t>(), v.as<const std::uint16_t>()};
+  return Qkv{a.i64("batch"),
+             a.i64("heads"),
+             a.i64("seq"),
+             static_cast<int>(a.i64("head_dim")),
+             q.as<const std::uint16_t>(),
+             k.as<const std::uint16_t>(),
+             v.as<const std::uint16_t>()};
 }
 
 }  // namespace
@@ -322,8 +335,9 @@ void host_run(Variant variant, const Qkv& in, bool causal, std::uint16_t* o) {
 }
 
 LABRUN_EXPERIMENT(attention) {
-  e.describe("attention forward (bf16 Q, K, V, O; f32 accumulation), causal and not: naive cuBLAS + softmax with an "
-             "out-of-place or in-place mask vs one fused FlashAttention-2 kernel")
+  e.describe(
+       "attention forward (bf16 Q, K, V, O; f32 accumulation), causal and not: naive cuBLAS + softmax with an "
+       "out-of-place or in-place mask vs one fused FlashAttention-2 kernel")
       .docs("docs/experiments/attention.md")
       .int_axis("seq", "sequence length S (the size axis)", 1, static_cast<double>(kMaxSeq), 4096)
       .int_axis("batch", "batch B", 1, 65535, 4)

@@ -56,7 +56,9 @@ struct Params {
   /// Elements of one of Q, K, V, O: B H S D.
   std::int64_t elements() const { return batch * heads * seq * head_dim; }
   /// Score elements of one S x S buffer over all heads: B H S^2.
-  double score_elements() const { return static_cast<double>(bh()) * static_cast<double>(seq) * static_cast<double>(seq); }
+  double score_elements() const {
+    return static_cast<double>(bh()) * static_cast<double>(seq) * static_cast<double>(seq);
+  }
   /// The softmax scale 1 / sqrt(D), rounded to f32 (as every variant uses it).
   float scale() const;
 };
@@ -97,11 +99,11 @@ Inputs generate(std::int64_t batch, std::int64_t heads, std::int64_t seq, int he
 /// Float64 reference of selected output rows. A row is r = bh * S + i (query i of head bh).
 struct RowReference {
   bool causal = false;
-  bool full = false;              ///< every row (else a deterministic sample)
-  std::vector<std::int64_t> rows; ///< the rows referenced, ascending
-  std::vector<double> o;          ///< rows.size() x D: the exact attention output
-  std::vector<double> abs_pv;     ///< rows.size() x D: sum_j p_ij |v_jd| (the tolerance's scale, <= max |v|)
-  std::vector<double> logit_l1;   ///< per row: scale * max_j sum_d |q_id| |k_jd| (bounds the f32 score error)
+  bool full = false;               ///< every row (else a deterministic sample)
+  std::vector<std::int64_t> rows;  ///< the rows referenced, ascending
+  std::vector<double> o;           ///< rows.size() x D: the exact attention output
+  std::vector<double> abs_pv;      ///< rows.size() x D: sum_j p_ij |v_jd| (the tolerance's scale, <= max |v|)
+  std::vector<double> logit_l1;    ///< per row: scale * max_j sum_d |q_id| |k_jd| (bounds the f32 score error)
 };
 /// Rows whose full reference costs at most this much work (B H S^2 D) are all referenced; larger points
 /// reference kSampleRows rows.

@@ -148,9 +148,11 @@ LABRUN_EXPERIMENT(gelu) {
   e.cost([](const Args& a, const Reference&) { return cost(variant_of(a), a.dtype(), a.i64("n")); });
   auto host = [](Launch& l) {
     const bool unfused = l.args().variant() == "unfused";
-    host_run(variant_of(l.args()), l.in("x"), l.out("y"), unfused ? l.scratch("a") : View{}, unfused ? l.scratch("b") : View{});
+    host_run(variant_of(l.args()), l.in("x"), l.out("y"), unfused ? l.scratch("a") : View{},
+             unfused ? l.scratch("b") : View{});
   };
-  e.variant("unfused", "seven elementwise kernels, as an eager framework runs the formula op by op (each a full read and write)")
+  e.variant("unfused",
+            "seven elementwise kernels, as an eager framework runs the formula op by op (each a full read and write)")
       .host(host);
   e.variant("fused", "one kernel, scalar loads and stores, grid-stride, f32 math in registers").host(host);
   e.variant("fused_vec", "one kernel, 128-bit loads and stores (4 f32 or 8 bf16), four in flight per thread, f32 math")

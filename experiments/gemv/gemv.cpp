@@ -122,8 +122,8 @@ Tolerance tolerance(Variant v, std::int64_t n, double scale) {
   t.depth = depth(v, n);
   t.u_effective = v == Variant::cublas ? 4 * u : u;
   if (static_cast<double>(t.depth) * t.u_effective >= 1)
-    throw std::invalid_argument("gemv: no error bound for depth " + std::to_string(t.depth) + " (n = " +
-                                std::to_string(n) + ")");
+    throw std::invalid_argument("gemv: no error bound for depth " + std::to_string(t.depth) +
+                                " (n = " + std::to_string(n) + ")");
   t.gamma = gamma(static_cast<double>(t.depth), t.u_effective) + 2 * gamma(static_cast<double>(n), u64);
   t.scale = scale;
   return t;
@@ -210,8 +210,9 @@ void host_run(Variant variant, std::int64_t m, std::int64_t n, DType dtype, cons
 }
 
 LABRUN_EXPERIMENT(gemv) {
-  e.describe("y = A x (A m x n f16, f32 accumulate and output): a block per row (256/512/1024 threads) vs a warp "
-             "per row vs cuBLAS")
+  e.describe(
+       "y = A x (A m x n f16, f32 accumulate and output): a block per row (256/512/1024 threads) vs a warp "
+       "per row vs cuBLAS")
       .docs("docs/experiments/gemv.md")
       .int_axis("m", "rows of A = elements of y (the size axis)", 1, 1048576, 4096)
       .int_axis("n", "columns of A = elements of x (the row length)", 1, 1048576, 4096)
@@ -229,7 +230,8 @@ LABRUN_EXPERIMENT(gemv) {
     return "gemv/" + std::to_string(a.i64("m")) + "x" + std::to_string(a.i64("n")) + "/" + to_string(a.dtype());
   });
   e.generate([](const Args&, std::uint64_t seed, Arrays& in) { generate(in["A"], in["x"], seed); });
-  e.reference([](const Args& a, const Arrays& in, Reference& r) { reference(in["A"], in["x"], a.i64("m"), a.i64("n"), r); });
+  e.reference(
+      [](const Args& a, const Arrays& in, Reference& r) { reference(in["A"], in["x"], a.i64("m"), a.i64("n"), r); });
   // Every row within its bound γ·Σ|a x| (unscaled: the lab applies lab.tolerance_scale); NaN never passes (C07).
   e.check([](Compare& c) {
     const Variant v = variant_of(c.args());

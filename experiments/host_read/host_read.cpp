@@ -26,7 +26,9 @@ Params params_of(const Args& a) {
   if (v != "item_per_step" && v != "accumulate_on_device")
     throw std::invalid_argument("unknown host_read variant '" + v + "'");
   const Params p{.variant = v == "item_per_step" ? Variant::item_per_step : Variant::accumulate_on_device,
-                 .steps = a.i64("steps"), .n = a.i64("n"), .mode = a.mode()};
+                 .steps = a.i64("steps"),
+                 .n = a.i64("n"),
+                 .mode = a.mode()};
   if (p.steps < 0 || p.n < 0) throw std::invalid_argument("host_read: steps and n must be >= 0");
   return p;
 }

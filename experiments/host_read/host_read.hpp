@@ -50,7 +50,7 @@ void generate(const View& x0, std::uint64_t seed);
 /// x_{j+1} = a^{j+1}·x0 + d_{j+1} (d_0 = 0, d_{j+1} = a·d_j + c_j) and loss_j = a^{j+1}·Σ x0 + n·d_{j+1}: O(n + k).
 /// Stored as the point's Reference arrays "loss" and "elementwise_error".
 struct Losses {
-  std::vector<double> loss;   ///< loss_j, j = 0..k−1 (every x is positive: also Σ|x|)
+  std::vector<double> loss;  ///< loss_j, j = 0..k−1 (every x is positive: also Σ|x|)
   /// First-order bound on Σ_i |x̂_{j+1,i} − x_{j+1,i}|, the f32 updates' rounding carried into step j's sum:
   /// E_j = a·E_{j−1} + u·loss_j (each fma rounds once, relative error <= u = 2^-24; a is exact), E_{−1} = 0.
   std::vector<double> elementwise_error;

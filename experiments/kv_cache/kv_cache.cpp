@@ -21,7 +21,9 @@ void store_bits(void* base, std::size_t elem_bytes, std::uint64_t i, std::uint32
 }
 
 // The buffer step i of S writes (concat): the last step writes `cache`, the one before `other`, and so on.
-void* step_buffer(std::int64_t i, std::int64_t S, void* cache, void* other) { return (S - 1 - i) % 2 == 0 ? cache : other; }
+void* step_buffer(std::int64_t i, std::int64_t S, void* cache, void* other) {
+  return (S - 1 - i) % 2 == 0 ? cache : other;
+}
 
 }  // namespace
 
@@ -30,9 +32,15 @@ const char* to_string(Variant v) { return v == Variant::concat ? "concat" : "pre
 Params params_of(const Args& a) {
   const std::string& v = a.variant();
   if (v != "concat" && v != "preallocated") throw std::invalid_argument("unknown kv_cache variant '" + v + "'");
-  const Params p{.variant = v == "concat" ? Variant::concat : Variant::preallocated, .batch = a.i64("batch"),
-                 .layers = a.i64("layers"), .kv_heads = a.i64("kv_heads"), .head_dim = a.i64("head_dim"),
-                 .n0 = a.i64("n0"), .n1 = a.i64("n1"), .dtype = a.dtype(), .mode = a.mode()};
+  const Params p{.variant = v == "concat" ? Variant::concat : Variant::preallocated,
+                 .batch = a.i64("batch"),
+                 .layers = a.i64("layers"),
+                 .kv_heads = a.i64("kv_heads"),
+                 .head_dim = a.i64("head_dim"),
+                 .n0 = a.i64("n0"),
+                 .n1 = a.i64("n1"),
+                 .dtype = a.dtype(),
+                 .mode = a.mode()};
   (void)format_of(p.dtype);  // bf16, f16 or f32
   if (p.n1 < p.n0) throw std::invalid_argument("kv_cache: n1 must be >= n0");
   return p;
@@ -115,10 +123,12 @@ void check(Compare& c) {
   parallel_chunks(rows, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       char* row = expected + static_cast<std::size_t>(r * p.n1) * tok;
-      if (prefill_written) std::memcpy(row, pre + static_cast<std::size_t>(r * p.n0) * tok, static_cast<std::size_t>(p.n0) * tok);
+      if (prefill_written)
+        std::memcpy(row, pre + static_cast<std::size_t>(r * p.n0) * tok, static_cast<std::size_t>(p.n0) * tok);
       else std::memset(row, 0xff, static_cast<std::size_t>(p.n0) * tok);
       for (std::int64_t s = 0; s < S; ++s)
-        std::memcpy(row + static_cast<std::size_t>(p.n0 + s) * tok, tokens + static_cast<std::size_t>(s * rows + r) * tok, tok);
+        std::memcpy(row + static_cast<std::size_t>(p.n0 + s) * tok,
+                    tokens + static_cast<std::size_t>(s * rows + r) * tok, tok);
     }
   });
   const CheckResult& res = c.exact("cache", View{words.data(), total, Elem::of(p.dtype)});
@@ -138,7 +148,8 @@ void host_run(const Params& p, const void* prefill, const void* tokens_v, void* 
     auto* out = static_cast<char*>(cache);
     for (std::int64_t s = 0; s < S; ++s) {
       const std::int64_t t = p.n0 + s;
-      for (std::int64_t r = 0; r < rows; ++r) std::memcpy(out + (r * p.n1 + t) * tok, tokens + (s * rows + r) * tok, tok);
+      for (std::int64_t r = 0; r < rows; ++r)
+        std::memcpy(out + (r * p.n1 + t) * tok, tokens + (s * rows + r) * tok, tok);
     }
     return;
   }
@@ -181,7 +192,8 @@ LABRUN_EXPERIMENT(kv_cache) {
            std::to_string(a.i64("kv_heads")) + "/" + std::to_string(a.i64("head_dim")) + "/" +
            std::to_string(a.i64("n0")) + "/" + std::to_string(a.i64("n1")) + "/" + to_string(a.dtype());
   });
-  e.generate([](const Args& a, std::uint64_t seed, Arrays& in) { generate(params_of(a), in["prefill"], in["tokens"], seed); });
+  e.generate(
+      [](const Args& a, std::uint64_t seed, Arrays& in) { generate(params_of(a), in["prefill"], in["tokens"], seed); });
   // The reference is the generator itself (value_bits): the check assembles the expected cache from the inputs.
   e.reference([](const Args& a, const Arrays&, Reference& r) {
     const Params p = params_of(a);
@@ -212,7 +224,9 @@ LABRUN_EXPERIMENT(kv_cache) {
             "cache = cat(cache, new) every step: the whole cache and the token copied into a fresh buffer (ping-pong)")
       .host(host)
       .unsupported(unsupported);
-  e.variant("preallocated", "cache allocated at n1 once; each step writes the new token's slot").host(host).unsupported(unsupported);
+  e.variant("preallocated", "cache allocated at n1 once; each step writes the new token's slot")
+      .host(host)
+      .unsupported(unsupported);
 }
 
 }  // namespace labrun::kv_cache

@@ -50,14 +50,14 @@ const char* to_string(Variant v);
 /// A kv_cache point's axes, typed.
 struct Params {
   Variant variant = Variant::preallocated;
-  std::int64_t batch = 1;      ///< B: sequences decoded together
-  std::int64_t layers = 36;    ///< L
-  std::int64_t kv_heads = 2;   ///< H: key/value heads (grouped-query attention keeps few)
-  std::int64_t head_dim = 128; ///< D: elements per head
-  std::int64_t n0 = 128;       ///< tokens in the cache before decoding (the prefill)
-  std::int64_t n1 = 384;       ///< tokens in the cache after decoding, >= n0
-  DType dtype = DType::bf16;   ///< storage dtype: bf16, f16 or f32
-  std::string mode = "eager";  ///< "eager" or "graph"
+  std::int64_t batch = 1;       ///< B: sequences decoded together
+  std::int64_t layers = 36;     ///< L
+  std::int64_t kv_heads = 2;    ///< H: key/value heads (grouped-query attention keeps few)
+  std::int64_t head_dim = 128;  ///< D: elements per head
+  std::int64_t n0 = 128;        ///< tokens in the cache before decoding (the prefill)
+  std::int64_t n1 = 384;        ///< tokens in the cache after decoding, >= n0
+  DType dtype = DType::bf16;    ///< storage dtype: bf16, f16 or f32
+  std::string mode = "eager";   ///< "eager" or "graph"
 
   /// R = 2·L·B·H: contiguous rows of the cache (one per layer, K or V, batch entry and head).
   std::int64_t rows() const { return 2 * layers * batch * kv_heads; }
@@ -84,7 +84,8 @@ std::int64_t copied_tokens(std::int64_t n0, std::int64_t n1);
 /// tokens of new cache, the new token's slot included): old read + new write = 2 × this, for every (n0, n1).
 double text_copy_bytes(const Params& p);
 
-/// Per-iteration cost model (bpt = bytes_per_token, S = n1 − n0, C = copied_tokens(n0, n1)), docs/experiments/kv_cache.md:
+/// Per-iteration cost model (bpt = bytes_per_token, S = n1 − n0, C = copied_tokens(n0, n1)),
+/// docs/experiments/kv_cache.md:
 ///   concat:       read bpt·(C + S) (old cache, token table), written bpt·(C + S) (new cache incl. the token slot);
 ///                 old read + new write = bpt·(n1² − n0²) = 2 · text_copy_bytes; S launches;
 ///   preallocated: read bpt·S (token table), written bpt·S (one slot per step); S launches;
@@ -96,7 +97,8 @@ Cost cost(const Params& p);
 /// Element index in the final cache [R][n1][D] of element d of token t in row r: (r·n1 + t)·D + d.
 inline std::uint64_t final_index(const Params& p, std::int64_t r, std::int64_t t, std::int64_t d) {
   return (static_cast<std::uint64_t>(r) * static_cast<std::uint64_t>(p.n1) + static_cast<std::uint64_t>(t)) *
-             static_cast<std::uint64_t>(p.head_dim) + static_cast<std::uint64_t>(d);
+             static_cast<std::uint64_t>(p.head_dim) +
+         static_cast<std::uint64_t>(d);
 }
 
 /// Fills P (`prefill`, R·n0·D elements) and T (`tokens`, S·R·D) from value_bits(format, seed, final_index(...)):

@@ -33,13 +33,16 @@ constexpr int kChunks = 64;  // fixed split of the host loops: results independe
 constexpr int kHostTile = 32;
 
 // Storage traits: S is the stored element as raw bits; sums are computed in f32.
-template <DType T> struct Traits;
-template <> struct Traits<DType::f32> {
+template <DType T>
+struct Traits;
+template <>
+struct Traits<DType::f32> {
   using S = std::uint32_t;
   static float load(S s) { return bits_float(s); }
   static S store(float c) { return float_bits(c); }
 };
-template <> struct Traits<DType::bf16> {
+template <>
+struct Traits<DType::bf16> {
   using S = std::uint16_t;
   static float load(S s) { return bf16_to_float(s); }
   static S store(float c) { return float_to_bf16(c); }
@@ -96,12 +99,8 @@ Strided host_run_typed(Variant variant, std::int64_t rows, std::int64_t cols, co
       if (!same) throw std::logic_error("layout: a row-major view must be contiguous");
       return *same;
     }
-    case Variant::transpose_naive:
-      transpose_rows(x, y, rows, cols);
-      return Strided::contiguous_of(out, T, cols, rows);
-    case Variant::transpose_tiled:
-      transpose_tiles(x, y, rows, cols);
-      return Strided::contiguous_of(out, T, cols, rows);
+    case Variant::transpose_naive: transpose_rows(x, y, rows, cols); return Strided::contiguous_of(out, T, cols, rows);
+    case Variant::transpose_tiled: transpose_tiles(x, y, rows, cols); return Strided::contiguous_of(out, T, cols, rows);
     case Variant::broadcast_view:
       add_rows<T>(x, Strided::broadcast_rows(bias, T, rows, cols), y, rows, cols);
       return Strided::contiguous_of(out, T, rows, cols);
@@ -120,8 +119,7 @@ struct Expected {
   std::vector<std::uint64_t> storage;
   View view;
   Expected(std::int64_t count, const Elem& elem)
-      : storage((static_cast<std::size_t>(count) * elem.bytes + 7) / 8 + 1),
-        view{storage.data(), count, elem} {}
+      : storage((static_cast<std::size_t>(count) * elem.bytes + 7) / 8 + 1), view{storage.data(), count, elem} {}
 };
 
 // x^T (cols x rows) by its definition, element by element (not the variants' code): y[j][i] = x[i][j].
@@ -159,7 +157,8 @@ std::int64_t not_correctly_rounded(const View& y, const std::vector<double>& ref
     for (std::int64_t i = begin; i < end; ++i) {
       const double v = y.value(i), r = ref[static_cast<std::size_t>(i)];
       if (!std::isfinite(v)) continue;  // counted as not finite by the comparison
-      const double rounded = t == DType::bf16 ? bf16_to_float(float_to_bf16(static_cast<float>(r))) : static_cast<float>(r);
+      const double rounded = t == DType::bf16 ? bf16_to_float(float_to_bf16(static_cast<float>(r)))
+                                              : static_cast<float>(r);
       n += v != rounded;
     }
     parts[chunk] = n;
@@ -243,8 +242,9 @@ Strided host_run(Variant variant, std::int64_t rows, std::int64_t cols, DType dt
 }
 
 LABRUN_EXPERIMENT(layout) {
-  e.describe("the cost of memory layout: .contiguous() of contiguous data (a no-op) vs of a transposed view (naive and "
-             "tiled copy kernels); a zero-stride broadcast view vs a materialised repeat")
+  e.describe(
+       "the cost of memory layout: .contiguous() of contiguous data (a no-op) vs of a transposed view (naive and "
+       "tiled copy kernels); a zero-stride broadcast view vs a materialised repeat")
       .docs("docs/experiments/layout.md")
       .int_axis("rows", "rows of x", 0, 1048576, 4096)
       .int_axis("cols", "columns of x and elements of bias (the size axis)", 0, 1048576, 4096)
@@ -295,7 +295,8 @@ LABRUN_EXPERIMENT(layout) {
       c.note("cuda_pairs_path", v == Variant::transpose_tiled && uses_pairs(rows, cols) ? 1 : 0);
     } else {
       c.elementwise("y", [t](std::int64_t, double ref) { return add_bound(t, ref); });
-      c.note("not_correctly_rounded", static_cast<double>(not_correctly_rounded(c.outputs()["y"], c.reference().array("y"), t)));
+      c.note("not_correctly_rounded",
+             static_cast<double>(not_correctly_rounded(c.outputs()["y"], c.reference().array("y"), t)));
       if (v == Variant::repeat_materialized) c.exact("repeated", repeat_of(c.inputs()["bias"], rows).view);
     }
   });

@@ -19,26 +19,31 @@ constexpr const char* kVariantNames[] = {"multiply", "index", "where", "sanitize
 constexpr int kChunks = 64;
 
 // Storage traits: S is the stored element, C the compute type.
-template <DType T> struct Traits;
-template <> struct Traits<DType::f32> {
+template <DType T>
+struct Traits;
+template <>
+struct Traits<DType::f32> {
   using S = float;
   using C = float;
   static C load(S s) { return s; }
   static S store(C c) { return c; }
 };
-template <> struct Traits<DType::f64> {
+template <>
+struct Traits<DType::f64> {
   using S = double;
   using C = double;
   static C load(S s) { return s; }
   static S store(C c) { return c; }
 };
-template <> struct Traits<DType::f16> {
+template <>
+struct Traits<DType::f16> {
   using S = std::uint16_t;
   using C = float;
   static C load(S s) { return half_to_float(s); }
   static S store(C c) { return float_to_half(c); }
 };
-template <> struct Traits<DType::bf16> {
+template <>
+struct Traits<DType::bf16> {
   using S = std::uint16_t;
   using C = float;
   static C load(S s) { return bf16_to_float(s); }
@@ -269,8 +274,8 @@ LABRUN_EXPERIMENT(masking) {
       .docs("docs/experiments/masking.md")
       .int_axis("n", "elements", 0, 4e9, 1000000)
       .real_axis("density", "fraction of elements the mask selects", 0, 1, 0.5)
-      .word_axis("dtype", "storage dtype of the data (sums accumulate in f32, f64 for f64)", {"f32", "f16", "bf16", "f64"},
-                 "f32")
+      .word_axis("dtype", "storage dtype of the data (sums accumulate in f32, f64 for f64)",
+                 {"f32", "f16", "bf16", "f64"}, "f32")
       .int_axis("downstream", "times x <- sin(x)*1.0001 is applied after squaring", 0, 1024, 0)
       .word_axis("nonfinite", "plant +inf/NaN in masked-out slots (case C06)", {"none", "masked_out"}, "none")
       .plot({"n", "variant", {"density"}, "time vs n"})
@@ -283,7 +288,8 @@ LABRUN_EXPERIMENT(masking) {
     l.output("result", accumulate_dtype(p.dtype), 1);
     const Role role = p.variant == Variant::index ? Role::transient : Role::scratch;
     if (p.variant != Variant::fused) l.add("tmp", role, Elem::of(p.dtype), p.n);
-    if (p.variant == Variant::index || p.variant == Variant::index_device_count) l.add("sel", role, Elem::of(p.dtype), p.n);
+    if (p.variant == Variant::index || p.variant == Variant::index_device_count)
+      l.add("sel", role, Elem::of(p.dtype), p.n);
   });
   e.inputs_depend_on({"n", "density", "dtype", "nonfinite"}).reference_depends_on({"downstream"});
   e.seed_text([](const Args& a) {  // the seeds drawn before the SDK, so earlier results compare point for point
@@ -320,7 +326,9 @@ LABRUN_EXPERIMENT(masking) {
   auto host = [](Launch& setup) -> Step {
     const Params p = params_of(setup.args());
     const std::size_t bytes = static_cast<std::size_t>(p.n) * dtype_bytes(p.dtype);
-    void* a = p.variant == Variant::index ? setup.allocate(bytes) : p.variant == Variant::fused ? nullptr : setup.scratch("tmp").data;
+    void* a = p.variant == Variant::index   ? setup.allocate(bytes)
+              : p.variant == Variant::fused ? nullptr
+                                            : setup.scratch("tmp").data;
     void* b = p.variant == Variant::index ? setup.allocate(bytes) : nullptr;
     return [p, a, b](Launch& l) {
       const double v = host_run(p.variant, l.in("data"), l.in("mask"), p.downstream, a, b);

@@ -26,11 +26,11 @@ const char* to_string(Variant v);
 /// A masking point's axes, typed.
 struct Params {
   Variant variant = Variant::fused;
-  std::int64_t n = 0;         ///< elements
-  double density = 0.5;       ///< probability that an element is selected, in [0, 1]
-  DType dtype = DType::f32;   ///< storage dtype of the data
-  int downstream = 0;         ///< k: times down() is applied to each processed element
-  bool nonfinite = false;     ///< plant +inf and NaN in some masked-out slots (case C06)
+  std::int64_t n = 0;        ///< elements
+  double density = 0.5;      ///< probability that an element is selected, in [0, 1]
+  DType dtype = DType::f32;  ///< storage dtype of the data
+  int downstream = 0;        ///< k: times down() is applied to each processed element
+  bool nonfinite = false;    ///< plant +inf and NaN in some masked-out slots (case C06)
 };
 /// @throws std::out_of_range / std::invalid_argument when the point lacks an axis or has a bad value.
 Params params_of(const Args& args);
@@ -45,8 +45,8 @@ std::int64_t generate(const View& data, const View& mask, double density, bool n
 /// Double-precision reference of the result, with the magnitudes the tolerance needs (stored as the point's
 /// Reference values "sum", "sum_abs", "elementwise_error", "selected").
 struct Sums {
-  double sum = 0;            ///< sum over selected i of down^k(d_i^2)
-  double sum_abs = 0;        ///< sum of |down^k(d_i^2)| (scale of the reduction's rounding error)
+  double sum = 0;      ///< sum over selected i of down^k(d_i^2)
+  double sum_abs = 0;  ///< sum of |down^k(d_i^2)| (scale of the reduction's rounding error)
   /// Sum over selected i of a first-order bound on the absolute rounding error of element i's value after
   /// the square and k downstream steps in the storage dtype (see tolerance()).
   double elementwise_error = 0;

@@ -125,7 +125,10 @@ void write_losses(const Ratios& r, std::ostream& md) {
         peak = median_of(v);
         peak_n = n;
       }
-    md << ". The gap " << (b > a * 1.1 ? "widens" : b < a / 1.1 ? "narrows" : "stays about the same")
+    md << ". The gap "
+       << (b > a * 1.1   ? "widens"
+           : b < a / 1.1 ? "narrows"
+                         : "stays about the same")
        << " from the smallest to the largest n, and is largest at n = " << format_number(peak_n) << " ("
        << ratio_text(peak) << ")";
   }
@@ -144,8 +147,8 @@ void write_wins(const Wins& wins, const std::string& vs, const RunView& run, std
     md << "**Where it wins.** Nowhere in this sweep is `index` faster than " << vs << ".\n\n";
     return;
   }
-  const auto best =
-      std::max_element(wins.list.begin(), wins.list.end(), [](const Win& a, const Win& b) { return a.by < b.by; });
+  const auto best = std::max_element(wins.list.begin(), wins.list.end(),
+                                     [](const Win& a, const Win& b) { return a.by < b.by; });
   std::map<std::string, std::set<double>> dens_by_ds, n_by_ds;
   for (const auto& w : wins.list) {
     std::string ds = "0";
@@ -251,8 +254,7 @@ void write_where_why(const WhereTraffic& w, std::ostream& md) {
   for (const auto& [ds, v] : w.excess) {
     char times[32];
     std::snprintf(times, sizeof times, "%.1f", median_of(v));
-    md << (first ? "" : ", ") << times << "× the compulsory bytes with downstream = "
-       << format_number(ds);
+    md << (first ? "" : ", ") << times << "× the compulsory bytes with downstream = " << format_number(ds);
     first = false;
   }
   md << " (median " << format_percent(median_of(w.fmem)) << " of the memory ceiling), so its time grows with n "
@@ -282,12 +284,11 @@ void write_ratio_table(const Ratios& r, std::ostream& md) {
 void write_wins_table(const Wins& wins, const std::string& vs, bool has_multiply, const RunView& run,
                       std::ostream& md) {
   if (wins.list.empty()) return;
-  md << "Points where `index` beats " << vs << ":\n\n| point | index | where |"
-     << (has_multiply ? " multiply |" : "") << " index faster by | significant |\n|---|---:|---:|"
-     << (has_multiply ? "---:|" : "") << "---:|:---:|\n";
+  md << "Points where `index` beats " << vs << ":\n\n| point | index | where |" << (has_multiply ? " multiply |" : "")
+     << " index faster by | significant |\n|---|---:|---:|" << (has_multiply ? "---:|" : "") << "---:|:---:|\n";
   for (const auto& w : wins.list) {
-    md << "| " << cell(axes_text(w.axes, run.varying)) << " | " << format_time(w.ti) << " | "
-       << format_time(w.tw) << " |";
+    md << "| " << cell(axes_text(w.axes, run.varying)) << " | " << format_time(w.ti) << " | " << format_time(w.tw)
+       << " |";
     if (has_multiply) md << " " << format_time(w.tm) << " |";
     md << " " << ratio_text(w.by) << " | " << (w.significant ? "yes" : "no") << " |\n";
   }
@@ -317,7 +318,7 @@ void run_section(const RunView& run, std::ostream& md) {
   const Ratios ratios = moderate_ratios(run);
   const Wins wins = index_wins(run, has_multiply);
   // `multiply` is named only where it had a time (it may be incorrect everywhere, as with planted NaNs: C06).
-  const std::string vs = wins.multiply_timed > 0                    ? "`where` and `multiply`"
+  const std::string vs = wins.multiply_timed > 0             ? "`where` and `multiply`"
                          : has_multiply && wins.compared > 0 ? "`where` (`multiply` has no time here: not ok)"
                                                              : "`where`";
   write_losses(ratios, md);

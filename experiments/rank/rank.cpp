@@ -125,27 +125,27 @@ void host_run(Variant variant, const std::uint8_t* m, std::int64_t n, std::int64
               HostScratch& scratch) {
   switch (variant) {
     case Variant::indexed_assign: {
-      std::fill(out, out + n, kMaskedOut);                                  // out.fill_(-1)
-      std::int64_t count = 0;                                               // mask.sum() as int64
+      std::fill(out, out + n, kMaskedOut);  // out.fill_(-1)
+      std::int64_t count = 0;               // mask.sum() as int64
       for (std::int64_t i = 0; i < n; ++i) count += m[i];
-      scratch.a.resize(static_cast<std::size_t>(count));                    // arange(count)
+      scratch.a.resize(static_cast<std::size_t>(count));  // arange(count)
       std::iota(scratch.a.begin(), scratch.a.end(), std::int64_t{0});
-      scratch.b.resize(static_cast<std::size_t>(count));                    // indices of the ones
+      scratch.b.resize(static_cast<std::size_t>(count));  // indices of the ones
       std::int64_t k = 0;
       for (std::int64_t i = 0; i < n; ++i)
         if (m[i]) scratch.b[static_cast<std::size_t>(k++)] = i;
-      for (std::int64_t j = 0; j < count; ++j)                              // out[idx] = arange
+      for (std::int64_t j = 0; j < count; ++j)  // out[idx] = arange
         out[scratch.b[static_cast<std::size_t>(j)]] = scratch.a[static_cast<std::size_t>(j)];
       break;
     }
     case Variant::scan_select: {
-      std::int64_t acc = 0;                                                 // s = inclusive_scan(mask)
+      std::int64_t acc = 0;  // s = inclusive_scan(mask)
       for (std::int64_t i = 0; i < n; ++i) s[i] = acc += m[i];
       for (std::int64_t i = 0; i < n; ++i) out[i] = m[i] ? s[i] - 1 : kMaskedOut;  // where(mask, s - 1, -1)
       break;
     }
     case Variant::fused: {
-      std::int64_t acc = 0;                                                 // exclusive scan, written directly
+      std::int64_t acc = 0;  // exclusive scan, written directly
       for (std::int64_t i = 0; i < n; ++i) out[i] = m[i] ? acc++ : kMaskedOut;
       break;
     }
@@ -173,7 +173,8 @@ LABRUN_EXPERIMENT(rank) {
     if (v == Variant::scan_select) l.add("s", Role::scratch, Elem::raw<std::int64_t>(), n);
     if (v == Variant::indexed_assign) {
       const std::int64_t c = expected_selected(n, a.real("density"));
-      l.add("arange", Role::transient, Elem::raw<std::int64_t>(), c).add("indices", Role::transient, Elem::raw<std::int64_t>(), c);
+      l.add("arange", Role::transient, Elem::raw<std::int64_t>(), c)
+          .add("indices", Role::transient, Elem::raw<std::int64_t>(), c);
     }
   });
   e.inputs_depend_on({"n", "density"});
@@ -186,7 +187,8 @@ LABRUN_EXPERIMENT(rank) {
     const std::int64_t n = a.i64("n");
     const auto* m = in["mask"].as<const std::uint8_t>();
     std::vector<std::int64_t> part(kChunks, 0);
-    parallel_chunks(n, kChunks, [&](int k, std::int64_t b, std::int64_t e) { part[static_cast<std::size_t>(k)] = ones(m, b, e); });
+    parallel_chunks(n, kChunks,
+                    [&](int k, std::int64_t b, std::int64_t e) { part[static_cast<std::size_t>(k)] = ones(m, b, e); });
     r.set("selected", static_cast<double>(std::accumulate(part.begin(), part.end(), std::int64_t{0})));
   });
   // Exact: int64 equality of every element (ranks are integers, every variant computes them with integer adds).
@@ -201,7 +203,8 @@ LABRUN_EXPERIMENT(rank) {
   });
   e.cost([](const Args& a, const Reference& ref) {
     const std::int64_t n = a.i64("n");
-    const auto c = static_cast<std::int64_t>(ref.value_or("selected", static_cast<double>(expected_selected(n, a.real("density")))));
+    const auto c = static_cast<std::int64_t>(
+        ref.value_or("selected", static_cast<double>(expected_selected(n, a.real("density")))));
     return cost(parse_variant(a.variant()), n, c);
   });
   auto host = [](Launch& setup) -> Step {

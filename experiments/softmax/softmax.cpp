@@ -28,7 +28,8 @@ constexpr int kChunks = 64;  // fixed split of the host loops: results independe
 
 void require_supported(DType t) {
   if (t != DType::f32 && t != DType::bf16)
-    throw std::invalid_argument(std::string("softmax: dtype ") + labrun::to_string(t) + " is not supported (f32, bf16)");
+    throw std::invalid_argument(std::string("softmax: dtype ") + labrun::to_string(t) +
+                                " is not supported (f32, bf16)");
 }
 
 // Pairwise tree over a[0..n) in place: a[i] = a[2i] (+) a[2i+1], the odd one carried, until one is left.
@@ -193,10 +194,8 @@ void generate(const View& x, std::int64_t cols, std::uint64_t seed) {
     for (std::int64_t i = begin; i < end; ++i) {
       const std::uint64_t h = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
       const double v = row_offset(i / cols) + (16.0 * unit_interval(h) - 8.0);
-      if (dtype == DType::f32)
-        x.as<float>()[i] = static_cast<float>(v);
-      else
-        x.as<std::uint16_t>()[i] = float_to_bf16(static_cast<float>(v));
+      if (dtype == DType::f32) x.as<float>()[i] = static_cast<float>(v);
+      else x.as<std::uint16_t>()[i] = float_to_bf16(static_cast<float>(v));
     }
   });
 }
@@ -347,19 +346,19 @@ void HostScratch::size_for(std::int64_t cols) {
 }
 
 void host_run(Variant variant, const View& x, std::int64_t cols, void* y, HostScratch& scratch) {
-  if (x.elem.dtype == DType::bf16)
-    host_run_typed<DType::bf16>(variant, x, cols, y, scratch);
-  else
-    host_run_typed<DType::f32>(variant, x, cols, y, scratch);
+  if (x.elem.dtype == DType::bf16) host_run_typed<DType::bf16>(variant, x, cols, y, scratch);
+  else host_run_typed<DType::f32>(variant, x, cols, y, scratch);
 }
 
 LABRUN_EXPERIMENT(softmax) {
   e.describe("row softmax of a [elements / cols x cols] matrix: unfused (4 kernels) vs fused two-pass vs online")
       .docs("docs/experiments/softmax.md")
       .int_axis("cols", "row length: elements per row (the size axis)", 1.0, 1048576.0, 4096)
-      .int_axis("elements", "rows x cols: the matrix's element count (rows = elements / cols; must be a multiple of cols)",
-                1.0, 2147483648.0, std::int64_t{1} << 24)
-      .word_axis("dtype", "storage dtype of x, y and the unfused intermediates (compute in f32)", {"f32", "bf16"}, "f32")
+      .int_axis("elements",
+                "rows x cols: the matrix's element count (rows = elements / cols; must be a multiple of cols)", 1.0,
+                2147483648.0, std::int64_t{1} << 24)
+      .word_axis("dtype", "storage dtype of x, y and the unfused intermediates (compute in f32)", {"f32", "bf16"},
+                 "f32")
       // One figure per slice of the other varying axes (src/report/report_plots.cpp); plot_report.py draws no slice
       // with a single x value, so time vs cols appears for elements = 2^24 only and time vs elements for cols = 4096
       // only.

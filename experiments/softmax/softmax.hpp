@@ -39,9 +39,9 @@ Variant parse_variant(const std::string& name);
 /// A softmax point's axes, typed. The point's axes are `elements` (rows * cols) and `cols`; rows is derived.
 struct Params {
   Variant variant = Variant::online;
-  std::int64_t rows = 1;      ///< rows of the matrix, >= 0: elements / cols (derived, not an axis)
-  std::int64_t cols = 1;      ///< row length (the size axis), >= 0
-  DType dtype = DType::f32;   ///< storage dtype of x, y and the unfused intermediates (f32 or bf16)
+  std::int64_t rows = 1;     ///< rows of the matrix, >= 0: elements / cols (derived, not an axis)
+  std::int64_t cols = 1;     ///< row length (the size axis), >= 0
+  DType dtype = DType::f32;  ///< storage dtype of x, y and the unfused intermediates (f32 or bf16)
   /// rows * cols elements.
   std::int64_t elements() const { return rows * cols; }
 };
@@ -78,12 +78,12 @@ void reference(const View& x, std::int64_t cols, double* y, double* max, double*
 /// u = 2^-24 (f32 compute), u_s the unit roundoff of the storage dtype (f32 2^-24, bf16 2^-8), k_s = 4 for
 /// unfused (e, s and y stored, the rounded e's summed) and 1 for two_pass / online (y stored).
 struct Tolerance {
-  double u = 0;          ///< unit roundoff of the f32 compute type
-  double u_s = 0;        ///< unit roundoff of the storage dtype
-  double k_s = 1;        ///< storage roundings on an element's path
-  double log_term = 0;   ///< 11 ceil(log2 cols) + ceil(sqrt cols) + 20 (cols >= 1)
-  double floor = 0;      ///< absolute floor: 4 x the smallest subnormal of the storage dtype (2^-147 f32, 2^-131 bf16)
-  double scale = 1;      ///< lab.tolerance_scale (1 in the experiment's check: the lab applies the scale)
+  double u = 0;         ///< unit roundoff of the f32 compute type
+  double u_s = 0;       ///< unit roundoff of the storage dtype
+  double k_s = 1;       ///< storage roundings on an element's path
+  double log_term = 0;  ///< 11 ceil(log2 cols) + ceil(sqrt cols) + 20 (cols >= 1)
+  double floor = 0;     ///< absolute floor: 4 x the smallest subnormal of the storage dtype (2^-147 f32, 2^-131 bf16)
+  double scale = 1;     ///< lab.tolerance_scale (1 in the experiment's check: the lab applies the scale)
   /// Relative bound of one element with |t| = max_r - x and row spread R.
   double relative(double t_abs, double spread) const { return (t_abs + spread + log_term) * u + k_s * u_s; }
   /// Absolute bound of one element: scale * (1.25 * y_ref * relative + floor); the factor 1.25 covers the

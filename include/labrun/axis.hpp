@@ -27,7 +27,7 @@ const char* to_string(AxisKind kind);
 /// must satisfy the declaration (kind, [min, max] for numbers, `choices` for words); an axis the config leaves
 /// out takes `default_value`.
 struct AxisDecl {
-  std::string name;                  ///< e.g. "size", "dtype"
+  std::string name;  ///< e.g. "size", "dtype"
   AxisKind kind = AxisKind::Integer;
   std::string description;           ///< one line, shown by `labrun list`
   std::optional<double> min;         ///< inclusive lower bound for Integer/Real axes

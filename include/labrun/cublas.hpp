@@ -22,7 +22,7 @@ class CublasError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class Op { n, t };            ///< CUBLAS_OP_N, CUBLAS_OP_T
+enum class Op { n, t };              ///< CUBLAS_OP_N, CUBLAS_OP_T
 enum class Type { f32, f16, bf16 };  ///< CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF
 
 /// Whether libcublas.so.13 can be loaded here with every symbol labrun uses (for a clean not_supported or skip

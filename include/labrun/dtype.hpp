@@ -51,18 +51,22 @@ float half_to_float(std::uint16_t h);
 
 /// A dtype's host storage with f32 compute: S is the stored element (float for f32, the raw 16 bits for bf16 and
 /// f16); load widens exactly, store rounds to nearest even (float_to_bf16, float_to_half).
-template <DType T> struct Stored;
-template <> struct Stored<DType::f32> {
+template <DType T>
+struct Stored;
+template <>
+struct Stored<DType::f32> {
   using S = float;
   static float load(S s) { return s; }
   static S store(float c) { return c; }
 };
-template <> struct Stored<DType::bf16> {
+template <>
+struct Stored<DType::bf16> {
   using S = std::uint16_t;
   static float load(S s) { return bf16_to_float(s); }
   static S store(float c) { return float_to_bf16(c); }
 };
-template <> struct Stored<DType::f16> {
+template <>
+struct Stored<DType::f16> {
   using S = std::uint16_t;
   static float load(S s) { return half_to_float(s); }
   static S store(float c) { return float_to_half(c); }

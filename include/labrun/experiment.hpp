@@ -154,11 +154,19 @@ class Layout {
     std::uint8_t poison = 0xff;  ///< an output's poison byte (Layout::poison)
     bool chunked = false;        ///< an output read back only in chunks (Layout::chunked)
   };
-  Layout& input(const std::string& name, DType t, std::int64_t count) { return add(name, Role::input, Elem::of(t), count); }
-  Layout& output(const std::string& name, DType t, std::int64_t count) { return add(name, Role::output, Elem::of(t), count); }
-  Layout& scratch(const std::string& name, DType t, std::int64_t count) { return add(name, Role::scratch, Elem::of(t), count); }
+  Layout& input(const std::string& name, DType t, std::int64_t count) {
+    return add(name, Role::input, Elem::of(t), count);
+  }
+  Layout& output(const std::string& name, DType t, std::int64_t count) {
+    return add(name, Role::output, Elem::of(t), count);
+  }
+  Layout& scratch(const std::string& name, DType t, std::int64_t count) {
+    return add(name, Role::scratch, Elem::of(t), count);
+  }
   /// An output the variant hands back with Launch::returns (Role::returned).
-  Layout& returned(const std::string& name, DType t, std::int64_t count) { return add(name, Role::returned, Elem::of(t), count); }
+  Layout& returned(const std::string& name, DType t, std::int64_t count) {
+    return add(name, Role::returned, Elem::of(t), count);
+  }
   /// An array of any role with a raw element type (e.g. `add("mask", Role::input, Elem::raw<std::uint8_t>(), n)`).
   /// @throws std::invalid_argument for a duplicate name or a negative count.
   Layout& add(const std::string& name, Role role, Elem elem, std::int64_t count);
@@ -219,20 +227,20 @@ class Reference {
 /// lab.tolerance_scale. kind "elementwise": worst = max over elements of |y − ref| / bound, at worst_index;
 /// kind "scalar": one value against one reference, worst = |value − ref| / tolerance.
 struct CheckResult {
-  std::string kind;                   ///< "elementwise" or "scalar"
-  std::string array;                  ///< the output compared
-  bool passed = false;                ///< worst <= scale and no non-finite value (case C07)
-  double worst = 0;                   ///< worst error over its bound (1 = at the bound), unscaled bound
-  std::int64_t worst_index = -1;      ///< element of the worst error (-1 for no element)
-  double worst_value = 0;             ///< the output there
-  double worst_reference = 0;         ///< the reference there
-  double worst_bound = 0;             ///< the bound there, unscaled (units of the output)
-  std::int64_t compared = 0;          ///< elements compared
-  std::int64_t mismatches = 0;        ///< elements over scale × bound (non-finite ones included)
-  std::int64_t not_finite = 0;         ///< NaN or infinite outputs
-  double max_abs_error = 0;           ///< max |y − ref| over finite outputs
-  double max_rel_error = 0;           ///< max |y − ref| / |ref| over finite outputs with ref != 0
-  double scale = 1;                   ///< lab.tolerance_scale the comparison used
+  std::string kind;                                   ///< "elementwise" or "scalar"
+  std::string array;                                  ///< the output compared
+  bool passed = false;                                ///< worst <= scale and no non-finite value (case C07)
+  double worst = 0;                                   ///< worst error over its bound (1 = at the bound), unscaled bound
+  std::int64_t worst_index = -1;                      ///< element of the worst error (-1 for no element)
+  double worst_value = 0;                             ///< the output there
+  double worst_reference = 0;                         ///< the reference there
+  double worst_bound = 0;                             ///< the bound there, unscaled (units of the output)
+  std::int64_t compared = 0;                          ///< elements compared
+  std::int64_t mismatches = 0;                        ///< elements over scale × bound (non-finite ones included)
+  std::int64_t not_finite = 0;                        ///< NaN or infinite outputs
+  double max_abs_error = 0;                           ///< max |y − ref| over finite outputs
+  double max_rel_error = 0;                           ///< max |y − ref| / |ref| over finite outputs with ref != 0
+  double scale = 1;                                   ///< lab.tolerance_scale the comparison used
   std::vector<std::pair<std::string, double>> notes;  ///< extra named numbers (e.g. how a tolerance was derived)
 };
 
@@ -291,8 +299,9 @@ class Compare {
   /// running state, e.g. a prefix count, from one chunk to the next), and never for an empty output. Results as
   /// exact(): passes iff every byte matches, worst_index is the first differing element; a raw element of 1, 2, 4
   /// or 8 bytes is reported there as a little-endian signed integer (worst_value, worst_reference).
-  const CheckResult& exact_chunks(const std::string& array,
-                                  const std::function<void(std::int64_t begin, std::int64_t count, void* expected)>& expect);
+  const CheckResult& exact_chunks(
+      const std::string& array,
+      const std::function<void(std::int64_t begin, std::int64_t count, void* expected)>& expect);
   /// Whether returned output `array` (Role::returned) is input `input`'s own memory: passes iff the variant handed
   /// back that input itself, no copy (as x.contiguous() of a contiguous x must). kind "same_buffer", with the note
   /// same_buffer = 1 or 0; compared = the output's elements; a failure counts them all as mismatches. Compares no
@@ -342,7 +351,10 @@ class Launch {
   /// The point's float64 reference (its named values, e.g. a count the marks need); empty when none is known.
   virtual const Reference& reference() const;
   /// Names the op just enqueued and the DRAM bytes it moves, for the kernel breakdown (no-op on the host).
-  virtual void mark(const char* op, double bytes) { (void)op; (void)bytes; }
+  virtual void mark(const char* op, double bytes) {
+    (void)op;
+    (void)bytes;
+  }
   /// Copies `bytes` from device to `host` and waits for the stream: a host synchronization, counted (the lab
   /// records host syncs per iteration and a graph capture fails on it, as it would in a framework). `host` must
   /// come from allocate_pinned(). On the host backend a plain copy.
@@ -370,7 +382,8 @@ using Setup = std::function<Step(Launch&)>;
 /// One variant as declared by the experiment: name, description, modes, support rule, host implementation.
 class VariantDef {
  public:
-  VariantDef(std::string name, std::string description) : name_(std::move(name)), description_(std::move(description)) {}
+  VariantDef(std::string name, std::string description)
+      : name_(std::move(name)), description_(std::move(description)) {}
   /// The host implementation: a Step (one function called every iteration) or a Setup (returns the Step).
   template <class F>
   VariantDef& host(F f) {
@@ -420,8 +433,8 @@ class ExperimentDef {
   struct AxisSpec {
     std::string name, description;
     AxisType type = AxisType::integer;
-    double min = 0, max = 0;                  ///< inclusive range of integer and real axes
-    std::vector<std::string> words;           ///< allowed values of a word axis
+    double min = 0, max = 0;         ///< inclusive range of integer and real axes
+    std::vector<std::string> words;  ///< allowed values of a word axis
     std::string default_word;
     double default_number = 0;
   };
@@ -435,30 +448,57 @@ class ExperimentDef {
   explicit ExperimentDef(std::string name) : name_(std::move(name)) {}
   const std::string& name() const { return name_; }
 
-  ExperimentDef& describe(std::string one_line) { description_ = std::move(one_line); return *this; }
+  ExperimentDef& describe(std::string one_line) {
+    description_ = std::move(one_line);
+    return *this;
+  }
   /// Where its documentation is (shown by `labrun list` and the report).
-  ExperimentDef& docs(std::string path) { docs_ = std::move(path); return *this; }
+  ExperimentDef& docs(std::string path) {
+    docs_ = std::move(path);
+    return *this;
+  }
   ExperimentDef& int_axis(std::string name, std::string description, double min, double max, std::int64_t fallback);
   ExperimentDef& real_axis(std::string name, std::string description, double min, double max, double fallback);
   ExperimentDef& word_axis(std::string name, std::string description, std::vector<std::string> words,
                            std::string fallback);
   /// The numeric axis that measures problem size (plots, crossovers); default: the first integer axis.
-  ExperimentDef& size_axis(std::string axis) { size_axis_ = std::move(axis); return *this; }
-  ExperimentDef& plot(Plot p) { plots_.push_back(std::move(p)); return *this; }
+  ExperimentDef& size_axis(std::string axis) {
+    size_axis_ = std::move(axis);
+    return *this;
+  }
+  ExperimentDef& plot(Plot p) {
+    plots_.push_back(std::move(p));
+    return *this;
+  }
   /// The founding hypotheses, as YAML in the config's `hypothesis:` syntax (docs/config.md).
-  ExperimentDef& hypotheses(std::string yaml) { hypotheses_ = std::move(yaml); return *this; }
+  ExperimentDef& hypotheses(std::string yaml) {
+    hypotheses_ = std::move(yaml);
+    return *this;
+  }
 
   /// The arrays a point holds (called before anything is allocated; its byte count is the working set).
-  ExperimentDef& arrays(std::function<void(const Args&, Layout&)> f) { arrays_ = std::move(f); return *this; }
+  ExperimentDef& arrays(std::function<void(const Args&, Layout&)> f) {
+    arrays_ = std::move(f);
+    return *this;
+  }
   /// Axes that define the inputs (default: every experiment axis): points that agree on them share one input
   /// set and its seed; variants and the lab axes never count.
-  ExperimentDef& inputs_depend_on(std::vector<std::string> axes) { input_axes_ = std::move(axes); return *this; }
+  ExperimentDef& inputs_depend_on(std::vector<std::string> axes) {
+    input_axes_ = std::move(axes);
+    return *this;
+  }
   /// Axes that define the reference besides the input axes (e.g. a parameter of the computation).
-  ExperimentDef& reference_depends_on(std::vector<std::string> axes) { ref_axes_ = std::move(axes); return *this; }
+  ExperimentDef& reference_depends_on(std::vector<std::string> axes) {
+    ref_axes_ = std::move(axes);
+    return *this;
+  }
   /// The text an input set's seed is drawn from: seed = splitmix64(lab.seed ^ fnv1a64(text)). Default: the
   /// experiment's name, "/", and the input axes as "a=1,b=f32". Set it only to keep the inputs an experiment drew
   /// before it moved onto the SDK, so that its results stay comparable point for point across the move.
-  ExperimentDef& seed_text(std::function<std::string(const Args&)> f) { seed_text_ = std::move(f); return *this; }
+  ExperimentDef& seed_text(std::function<std::string(const Args&)> f) {
+    seed_text_ = std::move(f);
+    return *this;
+  }
   /// Fills the input arrays (host memory, allocated from the Layout) from `seed`. Must be reproducible for a
   /// seed and never produce all zeros (timing on zeros flatters a kernel).
   ExperimentDef& generate(std::function<void(const Args&, std::uint64_t seed, Arrays& inputs)> f) {
@@ -471,11 +511,17 @@ class ExperimentDef {
     return *this;
   }
   /// The correctness comparison (Compare::elementwise / scalar / exact). Default: none, and no point passes.
-  ExperimentDef& check(std::function<void(Compare&)> f) { check_ = std::move(f); return *this; }
+  ExperimentDef& check(std::function<void(Compare&)> f) {
+    check_ = std::move(f);
+    return *this;
+  }
   /// The per-iteration cost model. `ref` holds the reference's values when known; before a point runs (the
   /// estimate) it is empty, so use value_or. peak_work_bytes left NaN is filled with the Layout's output and
   /// scratch bytes.
-  ExperimentDef& cost(std::function<Cost(const Args&, const Reference& ref)> f) { cost_ = std::move(f); return *this; }
+  ExperimentDef& cost(std::function<Cost(const Args&, const Reference& ref)> f) {
+    cost_ = std::move(f);
+    return *this;
+  }
   /// Adds a variant; implement it with .host(...) here and LABRUN_CUDA_VARIANTS in a .cu file.
   VariantDef& variant(std::string name, std::string description);
   /// The experiment's own report section: markdown written from the typed view of its runs (labrun/report.hpp).
@@ -555,13 +601,13 @@ struct Registrar {
 }  // namespace labrun
 
 /// Defines experiment NAME: the braces that follow are the body of `void f(labrun::ExperimentDef& e)`.
-#define LABRUN_EXPERIMENT(NAME)                                                                       \
-  static void labrun_define_##NAME(::labrun::ExperimentDef& e);                                       \
-  static const ::labrun::detail::Registrar labrun_registrar_##NAME(#NAME, &labrun_define_##NAME);     \
+#define LABRUN_EXPERIMENT(NAME)                                                                   \
+  static void labrun_define_##NAME(::labrun::ExperimentDef& e);                                   \
+  static const ::labrun::detail::Registrar labrun_registrar_##NAME(#NAME, &labrun_define_##NAME); \
   static void labrun_define_##NAME([[maybe_unused]] ::labrun::ExperimentDef& e)
 
 /// The CUDA launchers of experiment NAME: the braces that follow are the body of `void f(labrun::CudaDef& e)`.
-#define LABRUN_CUDA_VARIANTS(NAME)                                                                    \
-  static void labrun_define_cuda_##NAME(::labrun::CudaDef& e);                                        \
+#define LABRUN_CUDA_VARIANTS(NAME)                                                                          \
+  static void labrun_define_cuda_##NAME(::labrun::CudaDef& e);                                              \
   static const ::labrun::detail::Registrar labrun_cuda_registrar_##NAME(#NAME, &labrun_define_cuda_##NAME); \
   static void labrun_define_cuda_##NAME([[maybe_unused]] ::labrun::CudaDef& e)

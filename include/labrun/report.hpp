@@ -34,11 +34,11 @@ struct PointView {
   /// host-paced samples by their submission time, else the measured time).
   double time_s = 0, ci95_low_s = 0, ci95_high_s = 0;
   bool host_paced = false;
-  std::string bound;                  ///< "memory", "compute", "launch", "sync", "latency", "unknown" or ""
-  double launch_overhead_share = 0;   ///< share of the time the calibrated launches explain
-  double host_stall_share = 0;        ///< share of the wall time the host stalled (a lower bound)
+  std::string bound;                 ///< "memory", "compute", "launch", "sync", "latency", "unknown" or ""
+  double launch_overhead_share = 0;  ///< share of the time the calibrated launches explain
+  double host_stall_share = 0;       ///< share of the wall time the host stalled (a lower bound)
   double host_syncs_per_iteration = 0;
-  double memory_ceiling_fraction = 0; ///< achieved bytes per second over the memory ceiling
+  double memory_ceiling_fraction = 0;  ///< achieved bytes per second over the memory ceiling
   double compute_ceiling_fraction = 0;
   bool suspect = false;
   double axis_number(const std::string& axis) const { return labrun::axis_number(axes, axis); }

@@ -31,8 +31,8 @@ std::optional<int> refuse_arguments(int argc, char** argv) {
   // is bad command-line input, refused before anything is read or written.
   for (int i = 1; i < argc; ++i)
     if (const auto bad = first_invalid_utf8(argv[i])) {
-      std::cerr << fmt::format("labrun: argument {} (byte {}) is not valid UTF-8; labrun records its arguments as UTF-8\n",
-                               i, *bad + 1);
+      std::cerr << fmt::format(
+          "labrun: argument {} (byte {}) is not valid UTF-8; labrun records its arguments as UTF-8\n", i, *bad + 1);
       return kExitUsage;
     }
   // --lab takes one KEY=VALUE per occurrence: `--lab seed -1` would otherwise hand "-1" to the positional config
@@ -102,9 +102,9 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   // Each command adds its subcommand and options, in the order --help lists them.
   const CommandContext context{hooks, std::vector<std::string>(argv, argv + argc)};
   std::vector<Command> commands;
-  for (const AddCommand add : {add_sweep_command, add_validate_command, add_list_command, add_merge_command,
-                               add_slurm_command, add_diff_command, add_history_command, add_report_command,
-                               add_env_command})
+  for (const AddCommand add :
+       {add_sweep_command, add_validate_command, add_list_command, add_merge_command, add_slurm_command,
+        add_diff_command, add_history_command, add_report_command, add_env_command})
     commands.push_back(add(app, context));
   try {
     app.parse(argc, argv);

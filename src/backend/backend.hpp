@@ -39,10 +39,10 @@ class Workload {
 
 /// One timed sample: `iterations` back-to-back iterations.
 struct Sample {
-  double wall_time_s = 0;                 ///< host steady clock, synchronized at both ends
-  std::optional<double> device_time_s;    ///< CUDA events on the work's stream (absent on the host backend)
-  std::int64_t iterations = 1;            ///< batch size; per-iteration times divide by this
-  std::int64_t host_syncs = 0;            ///< host synchronizations the variant performed in the batch
+  double wall_time_s = 0;               ///< host steady clock, synchronized at both ends
+  std::optional<double> device_time_s;  ///< CUDA events on the work's stream (absent on the host backend)
+  std::int64_t iterations = 1;          ///< batch size; per-iteration times divide by this
+  std::int64_t host_syncs = 0;          ///< host synchronizations the variant performed in the batch
   /// Blocked samples (ExecOptions::blocking) only: seconds the host spent enqueuing the batch (its launches
   /// and the two events) while a blocking kernel held the stream; the host's cost of issuing the work.
   std::optional<double> submit_time_s;

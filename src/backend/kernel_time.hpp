@@ -9,7 +9,7 @@ namespace labrun {
 
 /// One op of the eager per-kernel breakdown (`kernels[]`). NaN stands for a quantity the op does not have.
 struct KernelTime {
-  std::string op;  ///< the op's name, as the workload marked it
+  std::string op;                                            ///< the op's name, as the workload marked it
   double bytes = std::numeric_limits<double>::quiet_NaN();   ///< bytes the op moves
   double time_s = std::numeric_limits<double>::quiet_NaN();  ///< median over the breakdown's repetitions, seconds
   /// bytes / time_s in bytes per second; NaN where time_s is not positive (written as null).

@@ -42,7 +42,8 @@ std::optional<std::string> HostBackend::mode_unsupported(const std::string& mode
 
 std::unique_ptr<Executor> HostBackend::executor(Workload& workload, const ExecOptions& options) {
   // Settings the host cannot honour make the point not_supported rather than silently ignored.
-  if (options.cold_l2) throw PointOutcome(Status::not_supported, "a cold L2 (flushed before every sample) needs a CUDA device");
+  if (options.cold_l2)
+    throw PointOutcome(Status::not_supported, "a cold L2 (flushed before every sample) needs a CUDA device");
   if (options.delay_s > 0) throw PointOutcome(Status::not_supported, "lab.delay_s (a spin kernel) needs a CUDA device");
   return std::make_unique<HostExecutor>(workload);
 }

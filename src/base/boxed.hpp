@@ -16,9 +16,9 @@ template <class T>
 class Boxed {
  public:
   Boxed() = default;
-  Boxed(std::nullopt_t) {}                                        // NOLINT(google-explicit-constructor)
-  Boxed(const T& v) : p_(std::make_unique<T>(v)) {}              // NOLINT(google-explicit-constructor)
-  Boxed(T&& v) : p_(std::make_unique<T>(std::move(v))) {}        // NOLINT(google-explicit-constructor)
+  Boxed(std::nullopt_t) {}                                 // NOLINT(google-explicit-constructor)
+  Boxed(const T& v) : p_(std::make_unique<T>(v)) {}        // NOLINT(google-explicit-constructor)
+  Boxed(T&& v) : p_(std::make_unique<T>(std::move(v))) {}  // NOLINT(google-explicit-constructor)
   Boxed(const std::optional<T>& v) : p_(v ? std::make_unique<T>(*v) : nullptr) {}  // NOLINT
   Boxed(const Boxed& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
   Boxed(Boxed&&) noexcept = default;

@@ -50,8 +50,10 @@ CodeRev parse_code_rev(const std::string& text, const std::string& project, cons
   }
   const bool ok = sha == "unknown" || (sha.size() >= 7 && sha.size() <= 40 && is_hex(sha));
   if (!ok)
-    throw std::invalid_argument(source + ": expected SHA[+dirty] (SHA: 7 to 40 hex digits of the commit under test, "
-                                         "or unknown), got '" + text + "'");
+    throw std::invalid_argument(source +
+                                ": expected SHA[+dirty] (SHA: 7 to 40 hex digits of the commit under test, "
+                                "or unknown), got '" +
+                                text + "'");
   for (char& c : sha)
     if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
   return CodeRev{project, sha, dirty, source};

@@ -13,9 +13,9 @@ namespace labrun {
 
 /// What code a run measured.
 struct CodeRev {
-  std::string project;     ///< the code's project name, e.g. "labrun" or the user's CMake project
-  std::string git_sha;     ///< its commit (40 hex digits), or "unknown" when the build had no repository
-  bool git_dirty = true;   ///< modified tracked files or untracked, non-ignored files at build time (true if unknown)
+  std::string project;    ///< the code's project name, e.g. "labrun" or the user's CMake project
+  std::string git_sha;    ///< its commit (40 hex digits), or "unknown" when the build had no repository
+  bool git_dirty = true;  ///< modified tracked files or untracked, non-ignored files at build time (true if unknown)
   /// Where the values came from: "build" (captured when the runner was built, scripts/code_rev.cmake),
   /// "--code-rev" (the sweep option) or "LABRUN_CODE_REV" (the environment variable); "default" when no code
   /// revision was captured (a binary that links no generated code_rev.cpp): then labrun's own build info.

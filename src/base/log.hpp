@@ -21,9 +21,10 @@ namespace labrun {
 /// this covers every message. Idempotent; run_cli() calls it first.
 void escape_standard_error();
 
-/// Sets up the default logger on stderr (through std::cerr, so escaped as above): "[2026-12-01T12:00:00.123Z] [labrun] [info] message", with
-/// " job J task T" after "labrun" when SLURM_ARRAY_JOB_ID / SLURM_ARRAY_TASK_ID are set (SLURM_JOB_ID alone: " job
-/// J"). `level` is one of trace, debug, info, warn, error, off. @throws std::invalid_argument for another word.
+/// Sets up the default logger on stderr (through std::cerr, so escaped as above): "[2026-12-01T12:00:00.123Z] [labrun]
+/// [info] message", with " job J task T" after "labrun" when SLURM_ARRAY_JOB_ID / SLURM_ARRAY_TASK_ID are set
+/// (SLURM_JOB_ID alone: " job J"). `level` is one of trace, debug, info, warn, error, off. @throws
+/// std::invalid_argument for another word.
 void init_logging(const std::string& level);
 
 /// The level init_logging() was given ("info" by default): workers are started with the same one.

@@ -146,8 +146,9 @@ void require_regular_target(const std::string& path) {
                       ", not a regular file; labrun writes results only to regular files (choose another -o)");
   }
   if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-    throw OutputError(path + " is a symbolic link to nothing, not a regular file; labrun writes results only to "
-                             "regular files (choose another -o)");
+    throw OutputError(path +
+                      " is a symbolic link to nothing, not a regular file; labrun writes results only to "
+                      "regular files (choose another -o)");
   // Absent, or unreachable (the open that follows reports why).
 }
 
@@ -221,9 +222,10 @@ FileClaim::FileClaim(const std::string& path, const std::string& who)
 
 bool FileClaim::replace_empty() const {
   if (empty_)
-    spdlog::warn("{}: {} holds no results (0 bytes, or only a torn first line: a run that died as it began); "
-                 "writing it afresh",
-                 who_, path_);
+    spdlog::warn(
+        "{}: {} holds no results (0 bytes, or only a torn first line: a run that died as it began); "
+        "writing it afresh",
+        who_, path_);
   return empty_;
 }
 
@@ -259,7 +261,8 @@ void write_texts_whole(const std::vector<TextFile>& files, mode_t mode) {
   for (const TextFile& f : files) {
     require_regular_target(f.path);
     if (!f.replace && fs::exists(fs::symlink_status(f.path, ec)))
-      throw OutputError("output file " + f.path + " exists; labrun never overwrites its earlier output (use --force "
+      throw OutputError("output file " + f.path +
+                        " exists; labrun never overwrites its earlier output (use --force "
                         "to replace it)");
   }
   std::vector<std::string> siblings;
@@ -323,9 +326,8 @@ const fs::path& ReportFolder::begin() {
 }
 
 void ReportFolder::commit() {
-  write_text_file(staging_ / (".labrun-" + kind_),
-                  "This folder holds a labrun " + kind_ + "; labrun " + kind_ + " -o " + dir_.filename().string() +
-                      " --force replaces it.\n");
+  write_text_file(staging_ / (".labrun-" + kind_), "This folder holds a labrun " + kind_ + "; labrun " + kind_ +
+                                                       " -o " + dir_.filename().string() + " --force replaces it.\n");
   struct stat st {};
   if (::lstat(dir_.c_str(), &st) != 0 && errno == ENOENT) {
     if (std::rename(staging_.c_str(), dir_.c_str()) != 0)

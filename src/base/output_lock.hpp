@@ -7,9 +7,9 @@
 namespace labrun {
 
 /// An exclusive lock on the resolved path (symlinks followed) + ".lock", and a probe of the lock the file's writer
-/// holds on the file itself (JsonlWriter), which a hard link shares (created if absent, holding the owner's pid for the message), released
-/// and the lock file removed by the destructor; the kernel releases it if the process dies, so a stale lock
-/// file never blocks a later run. Removal is race-free: the lock is only taken on the file the path names
+/// holds on the file itself (JsonlWriter), which a hard link shares (created if absent, holding the owner's pid for the
+/// message), released and the lock file removed by the destructor; the kernel releases it if the process dies, so a
+/// stale lock file never blocks a later run. Removal is race-free: the lock is only taken on the file the path names
 /// (re-checked by inode after locking).
 class OutputLock {
  public:

@@ -56,10 +56,8 @@ int start_process(const std::vector<std::string>& argv, const SpawnOptions& opti
       const int fd = open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0) _exit(127);
     }
-    if (options.program.empty())
-      execvpe(program.c_str(), c_argv.data(), c_env.data());
-    else
-      execve(program.c_str(), c_argv.data(), c_env.data());
+    if (options.program.empty()) execvpe(program.c_str(), c_argv.data(), c_env.data());
+    else execve(program.c_str(), c_argv.data(), c_env.data());
     _exit(127);
   }
   return pid;

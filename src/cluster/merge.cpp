@@ -62,9 +62,11 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
     if (n != count)
       throw ResultError(fmt::format("{} is shard {} of {}, but {} is one of {}: shards of different splits", v.file,
                                     index, n, first.file, count));
-    if (index < 1 || index > count) throw ResultError(fmt::format("{}: shard index {} outside 1..{}", v.file, index, count));
+    if (index < 1 || index > count)
+      throw ResultError(fmt::format("{}: shard index {} outside 1..{}", v.file, index, count));
     if (const auto it = by_index.find(index); it != by_index.end())
-      throw ResultError(fmt::format("shard {} of {} is given twice: {} and {}", index, count, shards[it->second].file, v.file));
+      throw ResultError(
+          fmt::format("shard {} of {} is given twice: {} and {}", index, count, shards[it->second].file, v.file));
     by_index[index] = k;
     if (h.config_sha256() != first.header->config_sha256())
       throw ResultError(fmt::format("{}: points of another config (sha256 {}, not {} as in {})", v.file,
@@ -74,22 +76,25 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
       throw ResultError(v.file + ": run with other lab settings than " + first.file + " (--lab differs)");
     // --only picks the points before the split: shards of two filters are parts of two different sweeps.
     if (h.only_filter() != first.header->only_filter())
-      throw ResultError(fmt::format("{} ran {}, {} ran {}: shards of one sweep run the same --only filter",
-                                    v.file, only_text(h), first.file, only_text(*first.header)));
+      throw ResultError(fmt::format("{} ran {}, {} ran {}: shards of one sweep run the same --only filter", v.file,
+                                    only_text(h), first.file, only_text(*first.header)));
     // The code under test (project, commit, dirty flag) and labrun's version: for the labrun binary the code is
     // labrun itself (and a header of schema <= 2 has only labrun's commit, RunHeader::code_sha).
     if (!options.allow_mixed_builds && h.code_key() != first.header->code_key())
-      throw ResultError(fmt::format("{} was built from {}, {} from {}: shards of different builds "
-                                    "(--allow-mixed-builds merges them, and report and diff then warn)",
-                                    v.file, build_label(h), first.file, build_label(*first.header)));
+      throw ResultError(
+          fmt::format("{} was built from {}, {} from {}: shards of different builds "
+                      "(--allow-mixed-builds merges them, and report and diff then warn)",
+                      v.file, build_label(h), first.file, build_label(*first.header)));
     const double announced = h.point_count();
     if (std::isfinite(announced) && static_cast<double>(v.points.size()) != announced)
-      throw ResultError(fmt::format("{}: shard {} of {} holds {} of its {:.0f} points (was it killed? `labrun sweep "
-                                    "... --shard {}/{} --resume` finishes it)",
-                                    v.file, index, count, v.points.size(), announced, index, count));
+      throw ResultError(
+          fmt::format("{}: shard {} of {} holds {} of its {:.0f} points (was it killed? `labrun sweep "
+                      "... --shard {}/{} --resume` finishes it)",
+                      v.file, index, count, v.points.size(), announced, index, count));
   }
   for (int i = 1; i <= count; ++i)
-    if (!by_index.count(i)) throw ResultError(fmt::format("shard {} of {} is missing (given: {} shards)", i, count, shards.size()));
+    if (!by_index.count(i))
+      throw ResultError(fmt::format("shard {} of {} is missing (given: {} shards)", i, count, shards.size()));
 
   MergePlan plan;
   Json header = first.header->json;
@@ -122,8 +127,8 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
                         {"points", v.points.size()}});
     for (const auto& [id, key] : v.points)
       if (const auto [it, fresh] = seen.emplace(id, k); !fresh)
-        throw ResultError(fmt::format("point {} ({}) is in {} and in {}: shards overlap", id, key,
-                                      shards[it->second].file, v.file));
+        throw ResultError(
+            fmt::format("point {} ({}) is in {} and in {}: shards overlap", id, key, shards[it->second].file, v.file));
     total += v.points.size();
   }
   header["point_count"] = total;

@@ -40,8 +40,8 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
 /// of one count N with each index 1..N once, of the same config (sha256), lab settings and --only filter
 /// (RunHeader::only_filter), of the same build
 /// unless options.allow_mixed_builds (RunHeader::code_key: the code under test's project, commit and dirty flag, and
-/// labrun's version; for the labrun binary the code is labrun itself), and complete (as many points as its header's point_count); no point id
-/// may be in two shards.
+/// labrun's version; for the labrun binary the code is labrun itself), and complete (as many points as its header's
+/// point_count); no point id may be in two shards.
 ///
 /// The merged header is the first shard's, without `shard`, with `point_count` the sum, `argv` of the first
 /// shard, and `shards` = [{index, file, created_utc, hostname, device, uuid, backend, git_sha, git_dirty,

@@ -41,7 +41,8 @@ std::string merged_file(const SlurmPlan& p) { return (fs::path(p.dir) / (base(p)
 
 std::string array_script(const SlurmPlan& p) {
   std::string s = common_header(p, "labrun-" + base(p));
-  s += fmt::format("#SBATCH --array=0-{}{}\n", p.shards - 1, p.array_limit > 0 ? "%" + std::to_string(p.array_limit) : "");
+  s += fmt::format("#SBATCH --array=0-{}{}\n", p.shards - 1,
+                   p.array_limit > 0 ? "%" + std::to_string(p.array_limit) : "");
   s += "#SBATCH --ntasks=1\n";
   if (p.gpus_per_task > 0) s += "#SBATCH --gpus-per-task=" + std::to_string(p.gpus_per_task) + "\n";
   // One log per array task, beside the shards (%A: the array job id, %a: the task id; task a runs shard a+1).
@@ -70,13 +71,9 @@ std::string merge_script(const SlurmPlan& p) {
   return s;
 }
 
-std::string array_script_file(const SlurmPlan& p) {
-  return (fs::path(p.dir) / (base(p) + "-array.sbatch")).string();
-}
+std::string array_script_file(const SlurmPlan& p) { return (fs::path(p.dir) / (base(p) + "-array.sbatch")).string(); }
 
-std::string merge_script_file(const SlurmPlan& p) {
-  return (fs::path(p.dir) / (base(p) + "-merge.sbatch")).string();
-}
+std::string merge_script_file(const SlurmPlan& p) { return (fs::path(p.dir) / (base(p) + "-merge.sbatch")).string(); }
 
 std::string single_quoted(const std::string& word) { return q(word); }
 

@@ -10,14 +10,14 @@ namespace labrun {
 
 /// What the job array and the merge job are made of. Paths are absolute (the jobs run from any directory).
 struct SlurmPlan {
-  std::string labrun;       ///< the labrun binary the tasks run
-  std::string config;       ///< the sweep config
-  std::string config_sha;   ///< its sha256: names the files, so another config never replaces them
-  std::string experiment;   ///< for the job name
-  std::string dir;          ///< where the scripts, shards, logs and the merged file go
-  int shards = 1;           ///< array tasks 0..shards-1 run shards 1..shards
-  int array_limit = 0;      ///< %K: at most K tasks at once (0: no limit)
-  int gpus_per_task = 1;    ///< --gpus-per-task (0: none requested, e.g. the host backend)
+  std::string labrun;                    ///< the labrun binary the tasks run
+  std::string config;                    ///< the sweep config
+  std::string config_sha;                ///< its sha256: names the files, so another config never replaces them
+  std::string experiment;                ///< for the job name
+  std::string dir;                       ///< where the scripts, shards, logs and the merged file go
+  int shards = 1;                        ///< array tasks 0..shards-1 run shards 1..shards
+  int array_limit = 0;                   ///< %K: at most K tasks at once (0: no limit)
+  int gpus_per_task = 1;                 ///< --gpus-per-task (0: none requested, e.g. the host backend)
   std::string partition, time, account;  ///< passed through when set
   std::string device = "auto";           ///< the tasks' --device
   std::vector<std::string> extra;        ///< --only / --lab arguments passed to every task

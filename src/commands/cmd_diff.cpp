@@ -85,12 +85,9 @@ int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::
     err << "labrun diff: " << e.what() << "\n";
     return kDiffBadInput;
   }
-  if (format == "json")
-    out << to_json(diff).dump(2) << "\n";
-  else if (format == "markdown")
-    out << diff_markdown(diff);
-  else
-    out << diff_table(diff);
+  if (format == "json") out << to_json(diff).dump(2) << "\n";
+  else if (format == "markdown") out << diff_markdown(diff);
+  else out << diff_table(diff);
   return diff.regression ? kDiffRegression : kDiffNoRegression;
 }
 
@@ -116,8 +113,7 @@ int run_diff(const DiffCommandOptions& o) {
 
 Command add_diff_command(CLI::App& app, const CommandContext&) {
   auto o = std::make_shared<DiffCommandOptions>();
-  CLI::App* diff =
-      app.add_subcommand("diff", "compare two runs point by point (docs/diff.md); exit 1 on a regression");
+  CLI::App* diff = app.add_subcommand("diff", "compare two runs point by point (docs/diff.md); exit 1 on a regression");
   diff->add_option("base", o->base_arg, "base results: a .jsonl file, a comma-separated list (shards) or a folder")
       ->required();
   diff->add_option("new", o->new_arg, "new results, same forms")->required();

@@ -133,12 +133,9 @@ int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
     err << "labrun history: " << e.what() << "\n";
     return kHistoryBadInput;
   }
-  if (args.format == "json")
-    out << to_json(history).dump(2) << "\n";
-  else if (args.format == "markdown")
-    out << history_markdown(history);
-  else
-    out << history_table(history);
+  if (args.format == "json") out << to_json(history).dump(2) << "\n";
+  else if (args.format == "markdown") out << history_markdown(history);
+  else out << history_table(history);
   if (folder) {
     try {
       write_history_report(history, folder->begin().string(), args.plot_script, args.max_plots, err);

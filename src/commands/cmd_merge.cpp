@@ -50,7 +50,8 @@ struct ShardFile {
 // One record of a shard, by its type, checked as load_results() checks it; the caller adds file and line to a
 // ResultError.
 void scan_record(Json& r, ShardFile::Line at, ShardFile& f, ShardView& view) {
-  const std::string type = r.is_object() && r.contains("type") && r["type"].is_string() ? r["type"].get<std::string>() : "";
+  const std::string type = r.is_object() && r.contains("type") && r["type"].is_string() ? r["type"].get<std::string>()
+                                                                                        : "";
   if (type == "header") {
     if (f.header) throw ResultError("a second header: " + f.path + " holds more than one run, not one shard");
     RunHeader h = header_from_json(r);
@@ -60,8 +61,9 @@ void scan_record(Json& r, ShardFile::Line at, ShardFile& f, ShardView& view) {
     f.segments.push_back(std::move(r));
   } else if (type == "point") {
     if (!f.header)
-      throw ResultError("a point before any header: a labrun result file starts with its header line (is this a "
-                        "labrun result file?)");
+      throw ResultError(
+          "a point before any header: a labrun result file starts with its header line (is this a "
+          "labrun result file?)");
     const PointRecord p = point_from_json(r);  // checked as every reader checks it
     check_point(p);
     check_point_of_run(p, *f.header);
@@ -147,7 +149,8 @@ int merge_files(const std::vector<std::string>& shards, const std::string& outpu
       const auto it = position.find(views[k].points[i].first);
       entries.push_back({k, i, it == position.end() ? SIZE_MAX : it->second});
     }
-  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.position < b.position; });
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.position < b.position; });
 
   write_beside_then_rename(output, force || claim.replace_empty(), [&](const std::string& sibling) {
     JsonlWriter w(sibling, false);
@@ -174,7 +177,8 @@ int merge_files(const std::vector<std::string>& shards, const std::string& outpu
   std::printf("labrun merge: %zu points from %zu shards -> %s\n", entries.size(), list.size(),
               printable(output).c_str());
   for (const Json& s : list)  // the shards' words as their files give them: shown escaped (case H10)
-    std::printf("  shard %s: %s points on %s %s (%s)\n", s.value("index", Json()).dump().c_str(), s["points"].dump().c_str(),
+    std::printf("  shard %s: %s points on %s %s (%s)\n", s.value("index", Json()).dump().c_str(),
+                s["points"].dump().c_str(),
                 printable(s["hostname"].is_string() ? s["hostname"].get<std::string>() : "?").c_str(),
                 printable(s["backend"].get<std::string>()).c_str(), printable(s["device"].get<std::string>()).c_str());
   return kExitOk;
@@ -210,8 +214,8 @@ Command add_merge_command(CLI::App& app, const CommandContext& context) {
                   "merge shards of different labrun builds (each listed; report and diff warn)");
   return {merge,
           [o, &context] {
-            const Registry registry = make_registry(context.hooks);
-            return cmd_merge(result_paths(o->paths), o->output, o->force, o->allow_mixed_builds, registry);
+    const Registry registry = make_registry(context.hooks);
+    return cmd_merge(result_paths(o->paths), o->output, o->force, o->allow_mixed_builds, registry);
           },
           {}};
 }

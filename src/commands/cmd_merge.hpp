@@ -9,8 +9,8 @@
 namespace labrun {
 
 /// Merges `shards` (files; the CLI expands lists and folders) into `output`, written whole (a sibling renamed into
-/// place), streaming each shard's lines; points in the serial sweep's order where this build can expand the config. Returns
-/// kExitOk, or kExitUsage (2) with the reason on stderr and nothing written for a bad set of shards
+/// place), streaming each shard's lines; points in the serial sweep's order where this build can expand the config.
+/// Returns kExitOk, or kExitUsage (2) with the reason on stderr and nothing written for a bad set of shards
 /// (src/cluster/merge.hpp).
 /// @throws OutputError when `output` exists without `force`, is not a regular file, is being written by another
 /// labrun, or cannot be written (kExitOutput; FileClaim, src/base/output_file.hpp).

@@ -36,8 +36,8 @@ int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir
 namespace {
 
 /// cmd_report without its handling of signals.
-int make_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
-                std::ostream& err, const ReportOptions& options) {
+int make_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err,
+                const ReportOptions& options) {
   namespace fs = std::filesystem;
   if (paths.empty()) {
     err << "labrun report: no result files given\n";
@@ -105,8 +105,8 @@ int make_report(const std::vector<std::string>& paths, const std::string& out_di
 
 }  // namespace
 
-int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
-               std::ostream& err, const ReportOptions& options) {
+int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err,
+               const ReportOptions& options) {
   // Ctrl-C or SIGTERM: the staging folder goes (ReportFolder), the folder keeps what it held.
   return run_interruptible("report", [&] { return make_report(paths, out_dir, out, err, options); });
 }

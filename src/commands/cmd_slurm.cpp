@@ -61,8 +61,8 @@ int cmd_slurm(const SlurmPlan& p, bool submit, bool force) {
   }
   std::string array_id = capture("sbatch --parsable " + single_quoted(array.string()));
   array_id = array_id.substr(0, array_id.find(';'));  // "id;cluster" on a federation
-  std::string merge_id =
-      capture("sbatch --parsable --dependency=afterok:" + array_id + " " + single_quoted(merge.string()));
+  std::string merge_id = capture("sbatch --parsable --dependency=afterok:" + array_id + " " +
+                                 single_quoted(merge.string()));
   merge_id = merge_id.substr(0, merge_id.find(';'));
   std::printf("submitted: array job %s (%d tasks), merge job %s (after every task succeeded)\n", array_id.c_str(),
               p.shards, merge_id.c_str());
@@ -128,8 +128,8 @@ int run_slurm(SlurmOptions& o, const CommandContext& context) {
 
 Command add_slurm_command(CLI::App& app, const CommandContext& context) {
   auto options = std::make_shared<SlurmOptions>();
-  CLI::App* slurm =
-      app.add_subcommand("slurm", "write (and --submit) a Slurm job array of the sweep's shards and a merge job");
+  CLI::App* slurm = app.add_subcommand("slurm",
+                                       "write (and --submit) a Slurm job array of the sweep's shards and a merge job");
   add_slurm_options(*slurm, *options);
   return {slurm, [options, &context] { return run_slurm(*options, context); }, {}};
 }

@@ -259,7 +259,7 @@ std::string shell_word(const std::string& w) {
 
 void print_interrupted(int signal, std::size_t finished, std::size_t total, const std::string& where,
                        const std::vector<std::string>& argv, const std::string& output) {
-  spdlog::warn("interrupted by SIG{}: {} of {} points finished, kept in {}", 
+  spdlog::warn("interrupted by SIG{}: {} of {} points finished, kept in {}",
                sigabbrev_np(signal) ? sigabbrev_np(signal) : "?", finished, total, where.c_str());
   spdlog::warn("resume with: {}", resume_command(argv, output).c_str());
 }
@@ -347,8 +347,7 @@ void open_worker(Worker& w, const SweepArgs& a, const SweepConfig& config, const
 void begin_worker_file(Worker& w, const SweepArgs& a, const SweepConfig& config, const std::vector<Point>& points) {
   const Json& header = w.header;
   if (w.fresh) {
-    spdlog::info("{} points on {}; writing {}", points.size(), w.backend->name().c_str(),
-                 a.output.c_str());
+    spdlog::info("{} points on {}; writing {}", points.size(), w.backend->name().c_str(), a.output.c_str());
     w.writer->write(header);
     return;
   }
@@ -361,8 +360,8 @@ void begin_worker_file(Worker& w, const SweepArgs& a, const SweepConfig& config,
     check_same(m, "driver", w.existing->driver_version(), now.driver_version());
     refuse_mismatch(a.output, m, a.force);
   }
-  spdlog::info("{} holds {} of {} points; {} to run on {}", a.output.c_str(), w.held,
-               points.size(), w.todo.size(), w.backend->name().c_str());
+  spdlog::info("{} holds {} of {} points; {} to run on {}", a.output.c_str(), w.held, points.size(), w.todo.size(),
+               w.backend->name().c_str());
   w.writer->write(Json{{"type", "segment"},
                        {"index", w.segment},
                        {"created_utc", header["created_utc"]},
@@ -389,20 +388,18 @@ struct WorkerProgress {
     not_run += !ran;
     if (quiet || !ran) return;
     const std::size_t processes = w.process_count > 0 ? static_cast<std::size_t>(w.process_count) : 1;
-    const std::size_t before =
-        w.process_count > 0 ? static_cast<std::size_t>(w.process_index - 1) * sweep_points : 0;
+    const std::size_t before = w.process_count > 0 ? static_cast<std::size_t>(w.process_index - 1) * sweep_points : 0;
     std::string t = rec.timing ? fmt_time(rec.timing->time_s) : "";
     std::string reason = rec.reason.value_or("");
     if (reason.size() > 100) reason = reason.substr(0, 100) + "...";
     const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const double eta_s = elapsed_s / static_cast<double>(i) * static_cast<double>(w.todo.size() - i);
-    const std::string line =
-        fmt::format("[{}/{}] {} elapsed, ETA {}{} {:<20} {:<40} {:<19} {} {}", before + w.held + i,
-                    processes * sweep_points, format_duration(elapsed_s), format_duration(eta_s),
-                    not_run > 0 ? fmt::format(" ({} not run)", not_run) : std::string(), rec.variant,
-                    short_axes(rec.axes), to_string(rec.status), t, reason);
+    const std::string line = fmt::format("[{}/{}] {} elapsed, ETA {}{} {:<20} {:<40} {:<19} {} {}", before + w.held + i,
+                                         processes * sweep_points, format_duration(elapsed_s), format_duration(eta_s),
+                                         not_run > 0 ? fmt::format(" ({} not run)", not_run) : std::string(),
+                                         rec.variant, short_axes(rec.axes), to_string(rec.status), t, reason);
     if (stderr_is_terminal()) std::cerr << line << "\n";  // on a terminal
-    else spdlog::info("{}", line);                                       // timestamped in a batch log
+    else spdlog::info("{}", line);                        // timestamped in a batch log
   }
 };
 
@@ -421,8 +418,8 @@ int run_worker_points(Worker& w, const SweepArgs& a, const SweepConfig& config, 
         [&](const PointRecord& rec) { w.writer->write(to_json(rec)); },
         [&](std::size_t i, std::size_t, const PointRecord& rec) { progress.point_done(i, rec); }, listener);
     if (!a.quiet && progress.not_run > 0)
-      spdlog::info("{} of {} points not run (not supported or skipped; in the file with the reason)",
-                   progress.not_run, w.todo.size());
+      spdlog::info("{} of {} points not run (not supported or skipped; in the file with the reason)", progress.not_run,
+                   w.todo.size());
     w.writer->commit();  // a shard with no points is a header alone, and still replaces the old file
     return any_failed(records) ? kExitPointsFailed : kExitOk;
   } catch (const DeviceFault& e) {
@@ -447,8 +444,9 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const RegisteredEx
 // The worker command line for `output` (a lane's file).
 std::vector<std::string> worker_argv(const SweepArgs& a, const std::string& output, bool fresh, bool force,
                                      const std::string& process) {
-  std::vector<std::string> w{a.argv.empty() ? "labrun" : a.argv[0], "sweep", a.config_path, "--device", a.device,
-                             "-o", output, "--worker", fresh ? "fresh" : "continue"};
+  std::vector<std::string> w{
+      a.argv.empty() ? "labrun" : a.argv[0], "sweep", a.config_path, "--device", a.device, "-o", output, "--worker",
+      fresh ? "fresh" : "continue"};
   if (force) w.push_back("--force");
   if (!process.empty()) w.insert(w.end(), {"--process", process});
   if (!a.shard.empty()) w.insert(w.end(), {"--shard", a.shard});
@@ -490,20 +488,20 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
   const bool dir_exists = fs::exists(fs::symlink_status(dir, ec));
   if (a.resume && dir_exists)
     if (const int held = pooled_count_in(dir); held != 0 && held != k)
-      throw OutputError(fmt::format("cannot resume {}: {} holds the processes of a {}-process run, and this one has "
-                                    "lab.processes = {} (resume with --lab processes={}; --force replaces them)",
-                                    a.output, dir.string(), held, k, held));
+      throw OutputError(
+          fmt::format("cannot resume {}: {} holds the processes of a {}-process run, and this one has "
+                      "lab.processes = {} (resume with --lab processes={}; --force replaces them)",
+                      a.output, dir.string(), held, k, held));
   if (fs::exists(a.output, ec)) {
     if (a.resume && !dir_exists) {
       check_resumable(a.output, config, a.force);
       const RunHeader h = header_to_continue(a.output);
       if (!h.json.contains("processes") || h.process_count() != k)
-        throw OutputError(fmt::format("cannot resume {} as a pooled run of {} processes: its header is {} (its "
-                                      "processes' files are resumed in {}.processes/)",
-                                      a.output, k, h.json.contains("process") ? "one process's" : "not a pooled run's",
-                                      a.output));
-      spdlog::info("{} is complete (its {} processes were pooled); nothing to resume", 
-                   a.output.c_str(), k);
+        throw OutputError(
+            fmt::format("cannot resume {} as a pooled run of {} processes: its header is {} (its "
+                        "processes' files are resumed in {}.processes/)",
+                        a.output, k, h.json.contains("process") ? "one process's" : "not a pooled run's", a.output));
+      spdlog::info("{} is complete (its {} processes were pooled); nothing to resume", a.output.c_str(), k);
       return finish(points_of(a.output), "results: " + a.output);
     }
     if (!a.force && !a.resume)
@@ -511,8 +509,9 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
   }
   if (dir_exists && !a.resume) {
     if (!a.force)
-      throw OutputError(dir.string() + " exists (the processes' files of an earlier pooled run?); labrun never "
-                                       "overwrites results: --resume continues it, --force replaces it");
+      throw OutputError(dir.string() +
+                        " exists (the processes' files of an earlier pooled run?); labrun never "
+                        "overwrites results: --resume continues it, --force replaces it");
     fs::remove_all(dir, ec);
   }
   if (!fs::create_directories(dir, ec) && !fs::is_directory(dir, ec))
@@ -531,7 +530,9 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
     lane.point_timeout_s = config.lab.point_timeout_s;
     lane.continue_existing = a.resume && fs::exists(part, ec);
     if (lane.continue_existing) check_resumable(part, config, a.force);
-    lane.worker_argv = [&, part, process](bool fresh) { return worker_argv(a, part, fresh, a.force && !fresh, process); };
+    lane.worker_argv = [&, part, process](bool fresh) {
+      return worker_argv(a, part, fresh, a.force && !fresh, process);
+    };
     lane.env = {"LABRUN_ARGV=" + Json(a.argv).dump()};
     lane.label = fmt::format("process {} of {}: ", i, k);
     spdlog::info("process {} of {} (lab.processes)", i, k);
@@ -546,8 +547,9 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
     if (end.kind == LaneEnd::Kind::failed) {
       const bool empty = fs::is_empty(dir, ec);
       if (empty) fs::remove(dir, ec);  // nothing ran: leave nothing behind
-      spdlog::warn("process {} of {} failed (status {}){}", i, k, end.exit_code,
-                   empty ? "" : ("; the processes' files are kept in " + dir.string() + " (--resume continues them)").c_str());
+      spdlog::warn(
+          "process {} of {} failed (status {}){}", i, k, end.exit_code,
+          empty ? "" : ("; the processes' files are kept in " + dir.string() + " (--resume continues them)").c_str());
       return end.exit_code;
     }
   }
@@ -593,8 +595,9 @@ int run_devices(const SweepArgs& a, const std::vector<int>& devices, std::size_t
     throw OutputError("output file " + a.output + " exists; labrun never overwrites results (use --force)");
   if (fs::exists(dir, ec) && !a.resume) {
     if (!a.force)
-      throw OutputError(dir.string() + " exists (the shards of an earlier --devices run?): --resume continues it, "
-                                       "--force replaces it");
+      throw OutputError(dir.string() +
+                        " exists (the shards of an earlier --devices run?): --resume continues it, "
+                        "--force replaces it");
     fs::remove_all(dir, ec);
   }
   fs::create_directories(dir, ec);
@@ -604,8 +607,16 @@ int run_devices(const SweepArgs& a, const std::vector<int>& devices, std::size_t
   for (int i = 1; i <= n; ++i) {
     const std::string file = (dir / fmt::format("shard-{}-of-{}.jsonl", i, n)).string();
     files.push_back(file);
-    std::vector<std::string> child{a.argv.empty() ? "labrun" : a.argv[0], "sweep", a.config_path, "--device", device,
-                                   "-o", file, "--shard", fmt::format("{}/{}", i, n), "-q"};
+    std::vector<std::string> child{a.argv.empty() ? "labrun" : a.argv[0],
+                                   "sweep",
+                                   a.config_path,
+                                   "--device",
+                                   device,
+                                   "-o",
+                                   file,
+                                   "--shard",
+                                   fmt::format("{}/{}", i, n),
+                                   "-q"};
     if (a.resume && fs::exists(file, ec)) child.push_back("--resume");
     if (a.force) child.push_back("--force");
     if (!a.only.empty()) child.insert(child.end(), {"--only", a.only});
@@ -616,8 +627,7 @@ int run_devices(const SweepArgs& a, const std::vector<int>& devices, std::size_t
     options.program = "/proc/self/exe";
     options.parent_death_signal = SIGTERM;  // a supervisor: it stops its own worker on SIGTERM
     options.env = {"CUDA_VISIBLE_DEVICES=" + std::to_string(devices[static_cast<std::size_t>(i - 1)])};
-    spdlog::info("shard {} of {} on device {} -> {}", i, n, devices[static_cast<std::size_t>(i - 1)],
-                 file.c_str());
+    spdlog::info("shard {} of {} on device {} -> {}", i, n, devices[static_cast<std::size_t>(i - 1)], file.c_str());
     pids.push_back(start_process(child, options));
   }
   std::vector<std::optional<int>> codes(pids.size());
@@ -640,8 +650,10 @@ int run_devices(const SweepArgs& a, const std::vector<int>& devices, std::size_t
   }
   for (std::size_t k = 0; k < codes.size(); ++k)
     if (*codes[k] != kExitOk && *codes[k] != kExitPointsFailed) {
-      spdlog::warn("the worker of shard {} of {} (device {}) failed with status {}; the finished points are kept in {} (--resume continues)", 
-                   k + 1, n, devices[k], *codes[k], files[k].c_str());
+      spdlog::warn(
+          "the worker of shard {} of {} (device {}) failed with status {}; the finished points are kept in {} "
+          "(--resume continues)",
+          k + 1, n, devices[k], *codes[k], files[k].c_str());
       return *codes[k];
     }
   std::vector<Run> shards;
@@ -676,7 +688,8 @@ std::vector<int> parse_devices(const std::string& text, const DeviceHooks& hooks
       used = 0;
     }
     if (item.empty() || used != item.size() || d < 0)
-      throw std::invalid_argument("--devices: expected all or a list of device numbers like 0,1,2,3; got '" + text + "'");
+      throw std::invalid_argument("--devices: expected all or a list of device numbers like 0,1,2,3; got '" + text +
+                                  "'");
     if (std::find(out.begin(), out.end(), d) != out.end())
       throw std::invalid_argument("--devices: device " + std::to_string(d) + " is listed twice in '" + text + "'");
     out.push_back(d);
@@ -701,8 +714,10 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Registered
   if (a.output.find(',') != std::string::npos) {
     std::string suggestion = a.output;
     std::replace(suggestion.begin(), suggestion.end(), ',', '_');
-    throw OutputError(a.output + ": a result file's name cannot hold ',' (labrun reads a comma as a list of files); "
-                      "name it e.g. " + suggestion);
+    throw OutputError(a.output +
+                      ": a result file's name cannot hold ',' (labrun reads a comma as a list of files); "
+                      "name it e.g. " +
+                      suggestion);
   }
   // A regular file only, one writer per result file (its workers included), stale partial files and a file that
   // holds no results removed (src/base/output_file.hpp).
@@ -715,16 +730,18 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Registered
   if (config.lab.processes > 1) return run_pooled(a, config, points);
 
   if (a.resume && !fs::exists(a.output, ec) && fs::exists(a.output + ".processes", ec))
-    throw OutputError(fmt::format("cannot resume {}: {}.processes/ holds a pooled run's processes (lab.processes = "
-                                  "{}): resume with the same --lab processes",
-                                  a.output, a.output, pooled_count_in(a.output + ".processes")));
+    throw OutputError(
+        fmt::format("cannot resume {}: {}.processes/ holds a pooled run's processes (lab.processes = "
+                    "{}): resume with the same --lab processes",
+                    a.output, a.output, pooled_count_in(a.output + ".processes")));
   const bool exists = fs::exists(a.output, ec);
   // The file this run may replace (--force): if it is still that file when the run is interrupted, nothing of
   // this run was kept.
   struct stat before {};
   const bool replacing = exists && a.force && !a.resume && ::stat(a.output.c_str(), &before) == 0;
   if (exists && !a.force && !a.resume)
-    throw OutputError("output file " + a.output + " exists; labrun never overwrites results (use --force, or --resume "
+    throw OutputError("output file " + a.output +
+                      " exists; labrun never overwrites results (use --force, or --resume "
                       "to continue it)");
   Lane lane;
   lane.file = a.output;
@@ -737,7 +754,8 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Registered
   const LaneEnd end = supervise_lane(lane);
   if (end.kind == LaneEnd::Kind::interrupted) {
     struct stat now {};
-    if (replacing && ::stat(a.output.c_str(), &now) == 0 && now.st_ino == before.st_ino && now.st_dev == before.st_dev) {
+    if (replacing && ::stat(a.output.c_str(), &now) == 0 && now.st_ino == before.st_ino &&
+        now.st_dev == before.st_dev) {
       spdlog::warn("interrupted by SIG{} before this run's first point: {} still holds the earlier results, unchanged",
                    sigabbrev_np(end.signal) ? sigabbrev_np(end.signal) : "?", a.output);
       return 128 + end.signal;
@@ -803,10 +821,11 @@ void choose_profiler_mode(SweepOptions& o, SweepConfig& config) {
   const auto tool = profiler_detected();
   if (!o.profile && !tool) return;
   if (!o.profile)
-    std::cerr << fmt::format("labrun: running under {}: profiler mode (--profile): each point's correctness "
-                             "check, then {} plain iterations in NVTX ranges named by its key; no blocking kernel, "
-                             "calibration, adaptive sampling or time limit (docs/profiling.md)\n",
-                             *tool, kProfileIterations);
+    std::cerr << fmt::format(
+        "labrun: running under {}: profiler mode (--profile): each point's correctness "
+        "check, then {} plain iterations in NVTX ranges named by its key; no blocking kernel, "
+        "calibration, adaptive sampling or time limit (docs/profiling.md)\n",
+        *tool, kProfileIterations);
   o.args.lab_overrides.push_back("profile=true");
   config.lab.profile = true;
 }
@@ -845,9 +864,10 @@ Command add_sweep_command(CLI::App& app, const CommandContext& context) {
   auto options = std::make_shared<SweepOptions>();
   CLI::App* sweep = app.add_subcommand("sweep", "run every point of a sweep config through the lab pass");
   add_sweep_options(*sweep, *options);
-  return {sweep, [options, &context] { return run_sweep_command(*options, context); }, [options] {
-            const SweepOptions& o = *options;
-            return !o.log_level.empty() ? o.log_level : o.verbose ? "debug" : o.args.quiet ? "warn" : "info";
+  return {sweep, [options, &context] { return run_sweep_command(*options, context); },
+          [options] {
+    const SweepOptions& o = *options;
+    return !o.log_level.empty() ? o.log_level : o.verbose ? "debug" : o.args.quiet ? "warn" : "info";
           }};
 }
 

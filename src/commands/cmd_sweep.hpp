@@ -29,19 +29,19 @@ std::unique_ptr<Backend> open_backend(const std::string& device, const DeviceHoo
 struct SweepArgs {
   std::string config_path;
   std::string device = "auto";
-  std::string output;   ///< -o; empty: results/<experiment>-<UTC time>.jsonl
-  std::string only;     ///< --only filter as given
+  std::string output;  ///< -o; empty: results/<experiment>-<UTC time>.jsonl
+  std::string only;    ///< --only filter as given
   std::vector<std::string> lab_overrides;
   bool force = false;   ///< replace an existing output; with --resume: continue despite a mismatch
   bool resume = false;  ///< continue the output file (docs/records.md "Workers and resume")
   bool quiet = false;
-  std::string shard;    ///< --shard I/N: the points were filtered to shard I (the header records it)
-  std::string devices;  ///< --devices 0,1,...|all: one worker supervisor per device, fixed shards, merged
-  std::string code_rev; ///< --code-rev SHA[+dirty]: the code under test, passed on to every worker and child
+  std::string shard;     ///< --shard I/N: the points were filtered to shard I (the header records it)
+  std::string devices;   ///< --devices 0,1,...|all: one worker supervisor per device, fixed shards, merged
+  std::string code_rev;  ///< --code-rev SHA[+dirty]: the code under test, passed on to every worker and child
   // Set by labrun on the workers it starts (hidden options):
-  std::string worker;   ///< "" (this is the supervisor), "fresh" or "continue"
-  std::string process;  ///< "I/K": the worker runs process I of a lab.processes sweep
-  int status_fd = -1;   ///< where the worker reports each point's phases
+  std::string worker;             ///< "" (this is the supervisor), "fresh" or "continue"
+  std::string process;            ///< "I/K": the worker runs process I of a lab.processes sweep
+  int status_fd = -1;             ///< where the worker reports each point's phases
   std::vector<std::string> argv;  ///< the whole command line, as recorded in the header
 };
 

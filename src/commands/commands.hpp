@@ -84,12 +84,11 @@ int cmd_history(const HistoryArgs& args, std::ostream& out, std::ostream& err);
 ///   read, is not JSON Lines, holds no records or a line that is not a labrun record; 4 when out_dir cannot be
 ///   written (the message carries the reason), is not a folder, holds a report without `replace` or files that are
 ///   not a report, or is being written by another labrun (ReportFolder, src/base/output_file.hpp).
-int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
-               std::ostream& err);
+int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err);
 
 /// cmd_report with explicit options.
-int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out,
-               std::ostream& err, const ReportOptions& options);
+int cmd_report(const std::vector<std::string>& paths, const std::string& out_dir, std::ostream& out, std::ostream& err,
+               const ReportOptions& options);
 
 /// `labrun slurm` (cmd_slurm.cpp).
 /// Writes both scripts into plan.dir (<base>-array.sbatch, <base>-merge.sbatch), together or not at all (each beside

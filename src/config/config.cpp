@@ -39,9 +39,7 @@ std::string format_what(const SourceLoc& loc, const std::string& key, const std:
 }  // namespace
 
 ConfigError::ConfigError(SourceLoc loc, std::string key, std::string message)
-    : std::runtime_error(format_what(loc, key, message)),
-      loc_(std::move(loc)),
-      key_(std::move(key)),
+    : std::runtime_error(format_what(loc, key, message)), loc_(std::move(loc)), key_(std::move(key)),
       message_(std::move(message)) {}
 
 namespace {
@@ -105,8 +103,7 @@ std::optional<double> parse_real(const std::string& text, std::string* why) {
 
 /// A bound of an AxisDecl as people write it: integral bounds without exponent ("1000000000000").
 std::string bound_text(double bound) {
-  if (std::trunc(bound) == bound && std::fabs(bound) < 9e18)
-    return std::to_string(static_cast<std::int64_t>(bound));
+  if (std::trunc(bound) == bound && std::fabs(bound) < 9e18) return std::to_string(static_cast<std::int64_t>(bound));
   return to_string(AxisValue{bound});
 }
 
@@ -176,14 +173,15 @@ class Parser {
     }
     const SourceLoc start{file_, 1, 1};
     if (!document || document.IsNull()) {
-      const bool blank = std::all_of(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
-      fail(start, "experiment", blank ? "the config is empty; it needs at least 'experiment: NAME'"
-                                      : "the config holds no YAML map of keys; it needs at least 'experiment: NAME'");
+      const bool blank = std::all_of(text.begin(), text.end(),
+                                     [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
+      fail(start, "experiment",
+           blank ? "the config is empty; it needs at least 'experiment: NAME'"
+                 : "the config holds no YAML map of keys; it needs at least 'experiment: NAME'");
     }
     const YAML::Node& root = document;
     if (!root.IsMap())
-      fail(loc(root, start), "",
-           "the config must be a map of keys (" + join(kTopKeys) + "), got " + describe(root));
+      fail(loc(root, start), "", "the config must be a map of keys (" + join(kTopKeys) + "), got " + describe(root));
 
     std::size_t visited = 0;
     check_structure(root, "", 0, visited);
@@ -206,13 +204,13 @@ class Parser {
     if (auto it = top.find("description"); it != top.end())
       out.description = scalar(it->second.value, it->second.path, "a one-line description");
     if (auto it = top.find("axes"); it != top.end()) out.axes = parse_axes(it->second, experiment);
-    if (auto it = top.find("variants"); it != top.end())
-      out.variants = parse_variants(it->second, experiment);
+    if (auto it = top.find("variants"); it != top.end()) out.variants = parse_variants(it->second, experiment);
     if (auto it = top.find("exclude"); it != top.end()) {
       out.excludes = parse_excludes(it->second, experiment);
       check_excludes_match(out, it->second.path);
     }
-    if (auto it = top.find("lab"); it != top.end()) out.lab = parse_lab(it->second, LabSettings{}, "the default", &out.lab_by_backend);
+    if (auto it = top.find("lab"); it != top.end())
+      out.lab = parse_lab(it->second, LabSettings{}, "the default", &out.lab_by_backend);
     if (auto it = top.find("hypothesis"); it != top.end()) {
       check_hypothesis(it->second, experiment);
       out.hypothesis = to_json(it->second.value.node);
@@ -296,8 +294,8 @@ class Parser {
   void check_hypothesis(const Entry& entry, const RegisteredExperiment& experiment) const {
     static const std::vector<std::string> kKeys = {"faster", "than", "when", "by_at_least"};
     if (!entry.value.node.IsSequence())
-      fail(entry.value.loc, entry.path, "expected a list of {faster, than, when, by_at_least}, got " +
-                                            describe(entry.value.node));
+      fail(entry.value.loc, entry.path,
+           "expected a list of {faster, than, when, by_at_least}, got " + describe(entry.value.node));
     std::vector<std::string> variants;
     for (const auto& v : experiment.variants()) variants.push_back(v.name());
     std::size_t i = 0;
@@ -312,13 +310,14 @@ class Parser {
         if (e.key == "faster" || e.key == "than") {
           const std::string name = scalar(e.value, e.path, "a variant name");
           if (std::find(variants.begin(), variants.end(), name) == variants.end())
-            fail(e.value.loc, e.path, "no variant '" + name + "'" + suggest(name, variants) + " (variants: " +
-                                          join(variants) + ")");
+            fail(e.value.loc, e.path,
+                 "no variant '" + name + "'" + suggest(name, variants) + " (variants: " + join(variants) + ")");
           (e.key == "faster" ? has_faster : has_than) = true;
           names[e.key == "faster" ? 0 : 1] = name;
           if (names[0] == names[1])  // case H10: a prediction that can never be tested
-            fail(e.value.loc, e.path, "'faster' and 'than' name the same variant (" + name +
-                                          "): a hypothesis compares two different variants");
+            fail(e.value.loc, e.path,
+                 "'faster' and 'than' name the same variant (" + name +
+                     "): a hypothesis compares two different variants");
         } else if (e.key == "by_at_least") {
           if (real(e.value, e.path, "a ratio > 0") <= 0) fail(e.value.loc, e.path, "expected a ratio > 0");
         } else {
@@ -326,8 +325,9 @@ class Parser {
           for (const auto& w : entries(e.value, e.path)) {
             const AxisDecl* decl = experiment.find_axis(w.key);
             if (!decl)
-              fail(w.key_loc, w.path, "unknown axis" + suggest(w.key, axis_names(experiment)) + " (axes: " +
-                                          join(axis_names(experiment)) + ")");
+              fail(w.key_loc, w.path,
+                   "unknown axis" + suggest(w.key, axis_names(experiment)) + " (axes: " + join(axis_names(experiment)) +
+                       ")");
             if (w.value.node.IsSequence()) {
               const auto bounds = elements(w.value);
               if (bounds.size() != 2 || decl->kind == AxisKind::Word)
@@ -354,14 +354,12 @@ class Parser {
 
   /// Rejects what yaml-cpp lets through: duplicate keys at any depth (C01), keys that are not plain scalars,
   /// and recursive or exploding aliases. Runs over the whole document before any key is interpreted.
-  void check_structure(const YAML::Node& node, const std::string& path, int depth,
-                       std::size_t& visited) const {
+  void check_structure(const YAML::Node& node, const std::string& path, int depth, std::size_t& visited) const {
     const SourceLoc here = loc(node, {file_, 0, 0});
     if (depth > kMaxDepth)
       fail(here, path, "nested deeper than " + std::to_string(kMaxDepth) + " levels (a recursive alias?)");
     if (++visited > kMaxNodes)
-      fail(here, path,
-           "the document expands to more than " + std::to_string(kMaxNodes) + " nodes (aliases?)");
+      fail(here, path, "the document expands to more than " + std::to_string(kMaxNodes) + " nodes (aliases?)");
     check_tag(node, here, path);
     if (node.IsSequence()) {
       std::size_t index = 0;
@@ -371,31 +369,32 @@ class Parser {
       std::map<std::string, int> first_line;
       for (const auto& pair : node) {
         const SourceLoc key_loc = loc(pair.first, here);
-        if (!pair.first.IsScalar())
-          fail(key_loc, path, "a key must be a plain word, not " + describe(pair.first));
+        if (!pair.first.IsScalar()) fail(key_loc, path, "a key must be a plain word, not " + describe(pair.first));
         const std::string& key = pair.first.Scalar();
         const std::string key_path = child_path(path, key);
         check_tag(pair.first, key_loc, key_path);
         const auto [it, inserted] = first_line.emplace(key, key_loc.line);
         if (!inserted)
           fail(key_loc, key_path,
-               "duplicate key '" + key + "' (first at line " + std::to_string(it->second) +
-                   ", again at line " + std::to_string(key_loc.line) + ")");
+               "duplicate key '" + key + "' (first at line " + std::to_string(it->second) + ", again at line " +
+                   std::to_string(key_loc.line) + ")");
         check_structure(pair.second, key_path, depth + 1, visited);
       }
     }
   }
 
-  /// Case H10: a YAML tag other than !!str (`experiment: !custom NAME`, `!!float 1000`) would be dropped silently, since
-  /// labrun reads a value by its text; it is refused instead. Allowed: no tag, the non-specific tags of plain ("?")
-  /// and quoted ("!") scalars, and !!str (docs/config.md). @throws ConfigError naming the tag.
+  /// Case H10: a YAML tag other than !!str (`experiment: !custom NAME`, `!!float 1000`) would be dropped silently,
+  /// since labrun reads a value by its text; it is refused instead. Allowed: no tag, the non-specific tags of plain
+  /// ("?") and quoted ("!") scalars, and !!str (docs/config.md). @throws ConfigError naming the tag.
   void check_tag(const YAML::Node& node, const SourceLoc& at, const std::string& path) const {
     const std::string& tag = node.Tag();
     if (tag.empty() || tag == "?" || tag == "!" || tag == "tag:yaml.org,2002:str") return;
     std::string shown = tag;
     if (shown.rfind("tag:yaml.org,2002:", 0) == 0) shown = "!!" + shown.substr(18);
-    fail(at, path, "the YAML tag '" + shown + "' is not supported: labrun reads plain values (remove the tag; "
-                   "quote a value, or tag it !!str, to make it a string)");
+    fail(at, path,
+         "the YAML tag '" + shown +
+             "' is not supported: labrun reads plain values (remove the tag; "
+             "quote a value, or tag it !!str, to make it a string)");
   }
 
   /// The keys of a map in the order written. Keys are known to be unique scalars (check_structure).
@@ -434,7 +433,8 @@ class Parser {
                          const std::string& kind = "a number") const {
     const std::string text = scalar(item, path, expected);
     if (string_scalar(item.node))
-      fail(item.loc, path, "the string \"" + text + "\" where " + kind + " belongs (remove the quotes); expected " + expected);
+      fail(item.loc, path,
+           "the string \"" + text + "\" where " + kind + " belongs (remove the quotes); expected " + expected);
     return text;
   }
 
@@ -479,16 +479,15 @@ class Parser {
     if (!decl) {
       const auto names = axis_names(experiment);
       fail(entry.key_loc, entry.path,
-           "experiment '" + experiment.name() + "' has no axis '" + entry.key + "'" +
-               suggest(entry.key, names) + " (axes: " + join(names) + ")");
+           "experiment '" + experiment.name() + "' has no axis '" + entry.key + "'" + suggest(entry.key, names) +
+               " (axes: " + join(names) + ")");
     }
     return *decl;
   }
 
   std::vector<AxisSpec> parse_axes(const Entry& axes, const RegisteredExperiment& experiment) const {
     if (!axes.value.node.IsMap())
-      fail(axes.value.loc, axes.path,
-           "expected a map of axis names to values, got " + describe(axes.value.node));
+      fail(axes.value.loc, axes.path, "expected a map of axis names to values, got " + describe(axes.value.node));
     std::vector<AxisSpec> out;
     for (const auto& entry : entries(axes.value, axes.path)) {
       const AxisDecl& decl = find_axis(experiment, entry);
@@ -497,27 +496,21 @@ class Parser {
     return out;
   }
 
-  void check_bounds(const AxisValue& value, const std::string& text, const SourceLoc& at,
-                    const std::string& path, const AxisDecl& decl) const {
+  void check_bounds(const AxisValue& value, const std::string& text, const SourceLoc& at, const std::string& path,
+                    const AxisDecl& decl) const {
     // long double holds every int64 and every double exactly on the platforms labrun targets, so the
     // comparison does not round a large integer onto a bound.
     long double v = 0;
-    if (const auto* i = std::get_if<std::int64_t>(&value))
-      v = static_cast<long double>(*i);
-    else if (const auto* d = std::get_if<double>(&value))
-      v = *d;
-    else
-      return;
+    if (const auto* i = std::get_if<std::int64_t>(&value)) v = static_cast<long double>(*i);
+    else if (const auto* d = std::get_if<double>(&value)) v = *d;
+    else return;
     const bool below = decl.min && v < static_cast<long double>(*decl.min);
     const bool above = decl.max && v > static_cast<long double>(*decl.max);
     if (!below && !above) return;
     std::string message = text + " is ";
-    if (decl.min && decl.max)
-      message += "outside [" + bound_text(*decl.min) + ", " + bound_text(*decl.max) + "]";
-    else if (below)
-      message += "below the minimum " + bound_text(*decl.min);
-    else
-      message += "above the maximum " + bound_text(*decl.max);
+    if (decl.min && decl.max) message += "outside [" + bound_text(*decl.min) + ", " + bound_text(*decl.max) + "]";
+    else if (below) message += "below the minimum " + bound_text(*decl.min);
+    else message += "above the maximum " + bound_text(*decl.max);
     fail(at, path, message + " of axis '" + decl.name + "'");
   }
 
@@ -536,11 +529,10 @@ class Parser {
         break;
       case AxisKind::Word: {
         text = scalar(item, path, decl.choices.empty() ? "a word" : "one of " + join(decl.choices));
-        if (!decl.choices.empty() &&
-            std::find(decl.choices.begin(), decl.choices.end(), text) == decl.choices.end())
+        if (!decl.choices.empty() && std::find(decl.choices.begin(), decl.choices.end(), text) == decl.choices.end())
           fail(item.loc, path,
-               "'" + text + "' is not one of " + join(decl.choices) + suggest(text, decl.choices) +
-                   " (axis '" + decl.name + "')");
+               "'" + text + "' is not one of " + join(decl.choices) + suggest(text, decl.choices) + " (axis '" +
+                   decl.name + "')");
         return text;
       }
     }
@@ -606,22 +598,19 @@ class Parser {
       values.push_back(std::move(value));
     };
 
-    for (const auto& [name, factor] :
-         {std::pair<std::string, std::int64_t>{"decades", 10}, {"powers_of_two", 2}}) {
+    for (const auto& [name, factor] : {std::pair<std::string, std::int64_t>{"decades", 10}, {"powers_of_two", 2}}) {
       const auto it = by_key.find(name);
       if (it == by_key.end()) continue;
       const Entry& entry = *it->second;
       if (keys.size() != 1) fail(item.loc, path, "a range is exactly one of " + std::string(kRangeForms));
       if (decl.kind != AxisKind::Integer)
-        fail(entry.key_loc, entry.path,
-             "'" + name + "' needs an integer axis; use {from: A, to: B, step: S}");
+        fail(entry.key_loc, entry.path, "'" + name + "' needs an integer axis; use {from: A, to: B, step: S}");
       if (!entry.value.node.IsSequence() || entry.value.node.size() != 2)
         fail(entry.value.loc, entry.path, "expected [FIRST, LAST], got " + describe(entry.value.node));
       const auto bounds = elements(entry.value);
       const std::int64_t first = integer(bounds[0], entry.path, "a positive integer");
       const std::int64_t last = integer(bounds[1], entry.path, "an integer");
-      if (first <= 0)
-        fail(bounds[0].loc, entry.path, "the first value must be > 0, got " + std::to_string(first));
+      if (first <= 0) fail(bounds[0].loc, entry.path, "the first value must be > 0, got " + std::to_string(first));
       if (last < first)
         fail(bounds[1].loc, entry.path,
              "the last value " + std::to_string(last) + " is below the first " + std::to_string(first));
@@ -645,8 +634,7 @@ class Parser {
       const std::int64_t s = integer(step.value, step.path, "a positive integer");
       if (s <= 0) fail(step.value.loc, step.path, "the step must be > 0, got " + std::to_string(s));
       if (b < a)
-        fail(to.value.loc, to.path,
-             "'to' (" + std::to_string(b) + ") is below 'from' (" + std::to_string(a) + ")");
+        fail(to.value.loc, to.path, "'to' (" + std::to_string(b) + ") is below 'from' (" + std::to_string(a) + ")");
       // Unsigned arithmetic: b - a can exceed int64 when a is negative.
       const std::uint64_t count =
           (static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a)) / static_cast<std::uint64_t>(s) + 1;
@@ -684,11 +672,9 @@ class Parser {
       items.push_back(entry.value);
     } else if (entry.value.node.IsSequence()) {
       items = elements(entry.value);
-      if (items.empty())
-        fail(entry.value.loc, entry.path, "the list is empty; write 'all' or leave the key out");
+      if (items.empty()) fail(entry.value.loc, entry.path, "the list is empty; write 'all' or leave the key out");
     } else {
-      fail(entry.value.loc, entry.path,
-           "expected a list of variant names or 'all', got " + describe(entry.value.node));
+      fail(entry.value.loc, entry.path, "expected a list of variant names or 'all', got " + describe(entry.value.node));
     }
     std::vector<std::string> out;
     for (const auto& item : items) {
@@ -715,8 +701,7 @@ class Parser {
     for (const auto& rule_item : elements(entry.value)) {
       const std::string rule_path = entry.path + "[" + std::to_string(index++) + "]";
       if (!rule_item.node.IsMap())
-        fail(rule_item.loc, rule_path,
-             "expected a rule (a map of axis to values), got " + describe(rule_item.node));
+        fail(rule_item.loc, rule_path, "expected a rule (a map of axis to values), got " + describe(rule_item.node));
       const auto keys = entries(rule_item, rule_path);
       if (keys.empty()) fail(rule_item.loc, rule_path, "an empty rule would exclude every point");
       ExcludeRule rule;
@@ -734,8 +719,8 @@ class Parser {
           auto candidates = axis_names(experiment);
           candidates.push_back("variant");
           fail(key.key_loc, key.path,
-               "experiment '" + experiment.name() + "' has no axis '" + key.key + "'" +
-                   suggest(key.key, candidates) + " (a rule names axes: " + join(candidates) + ")");
+               "experiment '" + experiment.name() + "' has no axis '" + key.key + "'" + suggest(key.key, candidates) +
+                   " (a rule names axes: " + join(candidates) + ")");
         }
         rule.match.emplace_back(decl->name, axis_values(key.value, key.path, *decl));
       }
@@ -763,13 +748,11 @@ class Parser {
     auto int_at_least = [&](const Entry& e, std::int64_t minimum) {
       const std::string expected = "an integer >= " + std::to_string(minimum);
       const std::int64_t v = integer(e.value, e.path, expected);
-      if (v < minimum)
-        fail(e.value.loc, e.path, e.value.node.Scalar() + " is below the minimum; expected " + expected);
+      if (v < minimum) fail(e.value.loc, e.path, e.value.node.Scalar() + " is below the minimum; expected " + expected);
       return v;
     };
     auto real_above = [&](const Entry& e, double minimum, bool inclusive) {
-      const std::string expected =
-          std::string("a number ") + (inclusive ? ">= " : "> ") + bound_text(minimum);
+      const std::string expected = std::string("a number ") + (inclusive ? ">= " : "> ") + bound_text(minimum);
       const double v = real(e.value, e.path, expected);
       if (inclusive ? v < minimum : v <= minimum)
         fail(e.value.loc, e.path, e.value.node.Scalar() + " is out of range; expected " + expected);
@@ -830,8 +813,8 @@ class Parser {
       const Entry& culprit = max_samples ? *max_samples : *min_samples;
       fail(culprit.value.loc, culprit.path,
            "max_samples (" + std::to_string(lab.max_samples) + (max_samples ? "" : ", " + unset_label) +
-               ") is below min_samples (" + std::to_string(lab.min_samples) +
-               (min_samples ? "" : ", " + unset_label) + ")");
+               ") is below min_samples (" + std::to_string(lab.min_samples) + (min_samples ? "" : ", " + unset_label) +
+               ")");
     }
     check_finishes(lab, written);
     for (const Entry* section : sections) (*by_backend)[section->key] = parse_lab(*section, lab, "the base lab's");
@@ -839,13 +822,12 @@ class Parser {
   }
 
   /// Case H09: the least time a point takes, min_samples x min_sample_time_s + warmup_time_s, must stay below
-  /// point_timeout_s, or every point would be recorded `timeout`; without a timeout (0), below a day. Blames the first of those settings the
-  /// section writes. @throws ConfigError naming the settings, their values and the bound.
+  /// point_timeout_s, or every point would be recorded `timeout`; without a timeout (0), below a day. Blames the first
+  /// of those settings the section writes. @throws ConfigError naming the settings, their values and the bound.
   void check_finishes(const LabSettings& lab, const std::map<std::string, const Entry*>& written) const {
     // Without a timeout (0), the bound is point_timeout_s's own upper bound, one day.
     const double limit_s = lab.point_timeout_s > 0 ? lab.point_timeout_s : 86400;
-    const double least_s =
-        static_cast<double>(lab.min_samples) * lab.min_sample_time_s + lab.warmup_time_s;
+    const double least_s = static_cast<double>(lab.min_samples) * lab.min_sample_time_s + lab.warmup_time_s;
     if (least_s < limit_s) return;
     for (const char* key : {"min_sample_time_s", "min_samples", "warmup_time_s", "point_timeout_s"})
       if (const auto it = written.find(key); it != written.end())
@@ -917,10 +899,12 @@ LabSettings apply_lab_overrides(const LabSettings& lab, const std::vector<std::s
       return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
     });
     if (!word)
-      throw ConfigError(where, "lab", "expected KEY=VALUE with KEY a lab setting (e.g. --lab processes=5), got '" + a + "'");
+      throw ConfigError(where, "lab",
+                        "expected KEY=VALUE with KEY a lab setting (e.g. --lab processes=5), got '" + a + "'");
     const std::string value = a.substr(eq + 1);
     if (value.find_first_of("#\n\r") != std::string::npos)
-      throw ConfigError(where, "lab." + key, "a value on the command line cannot hold '#' or a line break, got '" + value + "'");
+      throw ConfigError(where, "lab." + key,
+                        "a value on the command line cannot hold '#' or a line break, got '" + value + "'");
     if (std::find(keys.begin(), keys.end(), key) != keys.end())
       throw ConfigError(where, "lab." + key, "set twice on the command line (case C01: a key is given once)");
     keys.push_back(key);
@@ -946,9 +930,10 @@ SweepConfig load_config(const std::string& path, const Registry& registry) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw ConfigError({path, 0, 0}, "", "the config is " + describe_file_type(st.st_mode) +
-                                            ", not a regular file; labrun reads a config from a regular file (YAML, "
-                                            "docs/config.md)");
+    throw ConfigError({path, 0, 0}, "",
+                      "the config is " + describe_file_type(st.st_mode) +
+                          ", not a regular file; labrun reads a config from a regular file (YAML, "
+                          "docs/config.md)");
   }
   // stdio rather than iostreams: errno after fread is the reliable way to report why a read failed.
   std::FILE* file = ::fdopen(fd, "rb");
@@ -961,12 +946,12 @@ SweepConfig load_config(const std::string& path, const Registry& registry) {
   char buffer[65536];
   std::size_t got = 0;
   // A bounded read: one byte past the limit is enough to refuse a file (or /dev/zero) without reading it all.
-  while (text.size() <= kMaxConfigBytes && (got = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, got);
+  while (text.size() <= kMaxConfigBytes && (got = std::fread(buffer, 1, sizeof buffer, file)) > 0)
+    text.append(buffer, got);
   const bool failed = std::ferror(file) != 0;
   const int error = errno;
   std::fclose(file);
-  if (failed)
-    throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(error));
+  if (failed) throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(error));
   return parse_config(text, path, registry);
 }
 

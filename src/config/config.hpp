@@ -56,20 +56,20 @@ struct ExcludeRule {
 
 /// A whole validated sweep config.
 struct SweepConfig {
-  std::string path;                    ///< as given on the command line
-  std::string text;                    ///< full file text, kept in the record header
-  std::string sha256;                  ///< hex SHA-256 of `text`
+  std::string path;    ///< as given on the command line
+  std::string text;    ///< full file text, kept in the record header
+  std::string sha256;  ///< hex SHA-256 of `text`
   std::string experiment;
   std::string description;
-  std::vector<AxisSpec> axes;          ///< in the order written; axes not written take their default
-  std::vector<std::string> variants;   ///< validated names; empty means every registered variant
+  std::vector<AxisSpec> axes;         ///< in the order written; axes not written take their default
+  std::vector<std::string> variants;  ///< validated names; empty means every registered variant
   std::vector<ExcludeRule> excludes;
   LabSettings lab;
   /// `lab.host` / `lab.cuda`: the lab settings on that backend, the base settings with that section's on top
   /// (e.g. `processes: 1` on the host, where pooling multiplies a slow CPU's time). The CLI picks one once it knows
   /// the backend; `lab` is the base.
   std::map<std::string, LabSettings> lab_by_backend;
-  nlohmann::ordered_json hypothesis;   ///< kept verbatim (null if absent); evaluated by the interpretation
+  nlohmann::ordered_json hypothesis;  ///< kept verbatim (null if absent); evaluated by the interpretation
 };
 
 /// Reads and validates a sweep config against the experiments in `registry`.

@@ -93,8 +93,7 @@ std::optional<std::int64_t> parse_exact_integer(const std::string& text, std::st
   std::uint64_t magnitude = 0;
   for (char c : significant) magnitude = magnitude * 10 + static_cast<std::uint64_t>(c - '0');
   for (std::int64_t k = 0; k < scale; ++k) magnitude *= 10;
-  const std::uint64_t limit =
-      static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
+  const std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
   if (magnitude > limit) return fail(out_of_range);
   if (!negative) return static_cast<std::int64_t>(magnitude);
   if (magnitude == limit) return std::numeric_limits<std::int64_t>::min();
@@ -166,8 +165,9 @@ std::optional<std::size_t> first_invalid_utf8(const std::string& text) {
 
 void check_config_text(const std::string& text, const std::string& path) {
   if (text.size() > kMaxConfigBytes)
-    throw ConfigError({path, 0, 0}, "", "the config is larger than " + std::to_string(kMaxConfigBytes) +
-                                            " bytes (1 MiB), more than any sweep needs; is it the right file?");
+    throw ConfigError({path, 0, 0}, "",
+                      "the config is larger than " + std::to_string(kMaxConfigBytes) +
+                          " bytes (1 MiB), more than any sweep needs; is it the right file?");
   int line = 1, column = 1, depth = 0;
   char quote = 0;
   bool comment = false;
@@ -177,11 +177,13 @@ void check_config_text(const std::string& text, const std::string& path) {
     if (len == 0) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", c);
-      const bool utf16 = i < 2 && text.size() >= 2 && ((c == 0xff && static_cast<unsigned char>(text[1]) == 0xfe) ||
-                                                      (c == 0xfe && static_cast<unsigned char>(text[1]) == 0xff));
+      const bool utf16 = i < 2 && text.size() >= 2 &&
+                         ((c == 0xff && static_cast<unsigned char>(text[1]) == 0xfe) ||
+                          (c == 0xfe && static_cast<unsigned char>(text[1]) == 0xff));
       throw ConfigError({path, line, column}, "",
                         std::string("byte ") + hex + " is not valid UTF-8" +
-                            (utf16 ? " (the file is UTF-16: save it as UTF-8)" : " (a Latin-1 file? save it as UTF-8)"));
+                            (utf16 ? " (the file is UTF-16: save it as UTF-8)"
+                                   : " (a Latin-1 file? save it as UTF-8)"));
     }
     if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
       char code[16];

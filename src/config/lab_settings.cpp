@@ -23,7 +23,7 @@ nlohmann::ordered_json json_of(const T& v) {
 
 const std::vector<LabSettingInfo>& lab_settings_table() {
   static const std::vector<LabSettingInfo> table = {
-#define LABRUN_LAB_ROW(type, name, default_value, rule, description)                                    \
+#define LABRUN_LAB_ROW(type, name, default_value, rule, description)                                         \
   LabSettingInfo{#name, rule, description, [](LabSettings& lab, const LabValue& v) { assign(lab.name, v); }, \
                  [](const LabSettings& lab) { return json_of(lab.name); }},
       LABRUN_LAB_SETTINGS(LABRUN_LAB_ROW)

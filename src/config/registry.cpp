@@ -69,8 +69,7 @@ RegisteredExperiment& Registry::add(std::shared_ptr<const ExperimentDef> def) {
   return experiments_.back();
 }
 
-void Registry::implement(const std::string& experiment, const std::string& variant, BackendKind backend,
-                         CreateFn fn) {
+void Registry::implement(const std::string& experiment, const std::string& variant, BackendKind backend, CreateFn fn) {
   for (auto& e : experiments_) {
     if (e.name() != experiment) continue;
     if (!e.find_variant(variant))

@@ -41,9 +41,9 @@ class StoppingCriterion {
 
 /// One row of the table of criteria.
 struct StoppingCriterionInfo {
-  const char* name;                      ///< the value of lab.stopping that picks it
-  const char* description;               ///< for docs and `labrun list`
-  std::vector<const char*> parameters;   ///< the lab settings it reads (its typed parameters)
+  const char* name;                     ///< the value of lab.stopping that picks it
+  const char* description;              ///< for docs and `labrun list`
+  std::vector<const char*> parameters;  ///< the lab settings it reads (its typed parameters)
   std::unique_ptr<StoppingCriterion> (*make)(const LabSettings& lab);  ///< a fresh one for a point
 };
 

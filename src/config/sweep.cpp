@@ -213,8 +213,8 @@ std::vector<Point> unexcluded_points(const std::string& experiment, const Axes& 
 /// the excluded ones.
 std::vector<Point> expand_combinations(const SweepConfig& config, const RegisteredExperiment& experiment) {
   if (config.experiment != experiment.name())
-    throw std::invalid_argument("config is for experiment '" + config.experiment + "', not '" +
-                                experiment.name() + "'");
+    throw std::invalid_argument("config is for experiment '" + config.experiment + "', not '" + experiment.name() +
+                                "'");
   const Axes axes = axes_with_defaults(config, experiment);
   const std::vector<std::string> variants = swept_variants(config, experiment);
   check_point_count(config, axes, variants);

@@ -14,8 +14,9 @@ inline constexpr std::size_t kMaxPoints = 1'000'000;
 
 /// Expands `config` for `experiment` into points.
 /// Order (golden-tested): axes in the order the config writes them, then the experiment's remaining axes
-/// at their default values (an `l2` axis defaults to lab.l2); the first axis varies slowest; variants vary fastest (innermost), in the order of
-/// `config.variants` or, when that is empty, of registration. Points matching an `exclude` rule are dropped.
+/// at their default values (an `l2` axis defaults to lab.l2); the first axis varies slowest; variants vary fastest
+/// (innermost), in the order of `config.variants` or, when that is empty, of registration. Points matching an `exclude`
+/// rule are dropped.
 /// @throws std::invalid_argument if the config names an experiment other than `experiment`; ConfigError if
 /// the product of the axes' sizes and the variants exceeds kMaxPoints, or if the exclude rules remove every point
 /// (at the first rule's line: a 0-point sweep is a config mistake, case H10).

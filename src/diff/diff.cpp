@@ -153,8 +153,8 @@ ProcessData read_processes(const PointRecord& point) {
   };
   list("time_s", block.time_s, d.times);
   if (d.problem.empty() && d.times.size() < 2)
-    d.problem =
-        fmt::format("timing.processes.time_s holds {} process median(s); pooling needs 2 or more", d.times.size());
+    d.problem = fmt::format("timing.processes.time_s holds {} process median(s); pooling needs 2 or more",
+                            d.times.size());
   if (d.problem.empty() && block.host_probe_time_s) {
     list("host_probe_time_s", *block.host_probe_time_s, d.probes);
     if (d.problem.empty() && d.probes.size() != d.times.size())
@@ -176,10 +176,10 @@ double time_scale(const PointRef& p, const DiffOptions& options, const char* sid
   if (!options.normalize) return 1.0;
   const double bw = p.header != nullptr ? p.header->calibration("copy", "bandwidth_Bps") : kNoValue;
   if (!std::isfinite(bw) || bw <= 0)
-    throw std::invalid_argument(fmt::format(
-        "--normalize: {} point {} comes from a run without a calibrated copy bandwidth "
-        "(calibration.copy.bandwidth_Bps); compare without --normalize",
-        side, p.record->key.empty() ? p.record->id : p.record->key));
+    throw std::invalid_argument(
+        fmt::format("--normalize: {} point {} comes from a run without a calibrated copy bandwidth "
+                    "(calibration.copy.bandwidth_Bps); compare without --normalize",
+                    side, p.record->key.empty() ? p.record->id : p.record->key));
   return bw;
 }
 
@@ -310,8 +310,8 @@ struct EnvironmentComparison {
 
   /// Records one number of both sides under `name` and warns when they differ by more than `tolerance`
   /// (relative), printing them as value / unit.
-  void number(const char* name, const char* label, std::optional<double> b, std::optional<double> n,
-              double tolerance, double unit, const char* unit_name) {
+  void number(const char* name, const char* label, std::optional<double> b, std::optional<double> n, double tolerance,
+              double unit, const char* unit_name) {
     base_env.numbers.emplace_back(name, b);
     new_env.numbers.emplace_back(name, n);
     if (!b || !n || *b <= 0 || *n <= 0) return;
@@ -336,7 +336,8 @@ struct EnvironmentComparison {
     number("median_sm_clock_hz", "median SM clock seen by the points", median_sm_clock(base), median_sm_clock(current),
            kClockTolerance, 1e6, "MHz");
     // The host's speed: on a virtualised host it moved 3.7-4.7 µs between back-to-back runs of one build
-    // (docs/metrics.md, "Measured on the H200, 2026-11-29"), and points timed live that the host paces (sync- or launch-bound) move with it.
+    // (docs/metrics.md, "Measured on the H200, 2026-11-29"), and points timed live that the host paces (sync- or
+    // launch-bound) move with it.
     number("eager_launch_time_s",
            "host speed (calibrated eager launch time; moves sync- and launch-bound points timed live)",
            median_calibration(base, "launch", "eager_time_s"), median_calibration(current, "launch", "eager_time_s"),
@@ -412,7 +413,8 @@ std::pair<Verdict, std::string> decide_across_hosts(const HostAdjusted& h, const
   if (a.ci_low > up) return {Verdict::slower, ""};
   if (a.ci_high < down) return {Verdict::faster, ""};
   if (a.ci_low >= down && a.ci_high <= up) return {Verdict::same, ""};
-  const std::string host = fmt::format("the hosts differ (host probe {:+.1f}%, new against base)", 100 * (h.probe_ratio - 1));
+  const std::string host = fmt::format("the hosts differ (host probe {:+.1f}%, new against base)",
+                                       100 * (h.probe_ratio - 1));
   if (!std::isfinite(a.ci_high))
     return {Verdict::inconclusive,
             fmt::format("{}, and the probes hardly vary within a side, so the time's elasticity to the host cannot be "
@@ -424,9 +426,10 @@ std::pair<Verdict, std::string> decide_across_hosts(const HostAdjusted& h, const
   const auto [b_lo, b_hi] = host_elasticity_range(h, 1 - o.alpha);
   const std::string range =
       h.probes_overlap ? ""
-                       : fmt::format("; the hosts lie beyond the speeds either side's processes saw, so the elasticity "
-                                     "is taken anywhere in [{:.2f}, {:.2f}]",
-                                     b_lo, b_hi);
+                       : fmt::format(
+                             "; the hosts lie beyond the speeds either side's processes saw, so the elasticity "
+                             "is taken anywhere in [{:.2f}, {:.2f}]",
+                             b_lo, b_hi);
   return {Verdict::inconclusive,
           fmt::format("{}; with the host's speed taken out the change is {:+.1f}% (elasticity {:.2f} +- {:.2f}{}), "
                       "interval [{:+.1f}%, {:+.1f}%], not wholly {} the {:g}% minimum effect: a change beyond about "
@@ -523,8 +526,9 @@ std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& 
   return {Verdict::inconclusive, fmt::format("the interval [{:.4f}, {:.4f}] crosses a minimum-effect bound "
                                              "[{:.4f}, {:.4f}]: noise larger than the effect, or too few samples{}",
                                              r.ci_low, r.ci_high, down, up,
-                                             row.process ? "" : " (one process per side: more samples, or "
-                                                                "lab.processes, would decide it)")};
+                                             row.process ? ""
+                                                         : " (one process per side: more samples, or "
+                                                           "lab.processes, would decide it)")};
 }
 
 /// Whether the point's compared time holds the host's work: timed live (not behind a blocking kernel) and
@@ -568,7 +572,7 @@ std::optional<Ceiling> ceiling_for(const PointRecord& record) {
   const std::string& bound = record.interpretation->bound;
   if (bound == "launch")
     return record.axis_word("mode") == "graph" ? Ceiling{"launch", "graph_time_s", false}
-                                                : Ceiling{"launch", "eager_queued_time_s", false};
+                                               : Ceiling{"launch", "eager_queued_time_s", false};
   if (bound == "memory")
     return record.interpretation->ceilings.memory_source.value_or("copy") == "read"
                ? Ceiling{"read", "bandwidth_Bps", true}
@@ -605,8 +609,8 @@ void normalize_by_ceiling(const PointRef& b, const PointRef& n, DiffPoint& row) 
 
 /// Compares the samples of an ok/ok point: fills row's statistics and gate, and returns its Mann-Whitney p for
 /// the correction; or sets row's verdict and reason and returns nullopt when the samples cannot be compared.
-std::optional<double> compare_samples(const PointRef& b, const PointRef& n, const DiffOptions& options,
-                                      DiffPoint& row, Caveats& caveats) {
+std::optional<double> compare_samples(const PointRef& b, const PointRef& n, const DiffOptions& options, DiffPoint& row,
+                                      Caveats& caveats) {
   const Samples bs = read_samples(*b.record), ns = read_samples(*n.record);
   const ProcessData bpd = read_processes(*b.record), npd = read_processes(*n.record);
   row.base_samples = bs.seconds.size();
@@ -748,11 +752,13 @@ void say_host_difference(DiffResult& result) {
 
 void warn_caveats(const Caveats& c, std::vector<std::string>& warnings) {
   if (c.mixed_sources > 0)
-    warnings.push_back(fmt::format("{} point(s) compare device-timed samples with wall-clock samples", c.mixed_sources));
+    warnings.push_back(
+        fmt::format("{} point(s) compare device-timed samples with wall-clock samples", c.mixed_sources));
   if (c.half_pooled > 0)
-    warnings.push_back(fmt::format("{} point(s) compare a record pooled from lab.processes with one that is not: the "
-                                   "process gate does not apply to them, and their samples are judged alone",
-                                   c.half_pooled));
+    warnings.push_back(
+        fmt::format("{} point(s) compare a record pooled from lab.processes with one that is not: the "
+                    "process gate does not apply to them, and their samples are judged alone",
+                    c.half_pooled));
   if (c.cpu_unpooled > 0)
     warnings.push_back(fmt::format(
         "HOST BACKEND: {} point(s) timed on the CPU in one process on a side; a shared CPU's speed moves between runs "
@@ -769,8 +775,10 @@ void warn_caveats(const Caveats& c, std::vector<std::string>& warnings) {
     std::string which;
     for (const auto& [pair, count] : c.mixed_methods)
       which += fmt::format("{}{} from {} to {}", which.empty() ? "" : "; ", count, pair.first, pair.second);
-    warnings.push_back("timing.method differs, so those times measure different things (blocked samples time the "
-                       "GPU only, live ones include the host's launches): " + which);
+    warnings.push_back(
+        "timing.method differs, so those times measure different things (blocked samples time the "
+        "GPU only, live ones include the host's launches): " +
+        which);
   }
 }
 
@@ -800,9 +808,7 @@ const char* to_string(Gate gate) {
   return "samples";
 }
 
-const char* to_string(DiffOptions::FailOn fail_on) {
-  return fail_on == DiffOptions::FailOn::any ? "any" : "slower";
-}
+const char* to_string(DiffOptions::FailOn fail_on) { return fail_on == DiffOptions::FailOn::any ? "any" : "slower"; }
 
 DiffOptions::FailOn parse_fail_on(const std::string& text) {
   if (text == "slower") return DiffOptions::FailOn::slower;
@@ -841,17 +847,19 @@ void check_one_backend_kind(const std::vector<Run>& base_runs, const std::vector
   const std::set<std::string> base_backends = backends(base_runs), new_backends = backends(new_runs);
   if ((base_backends.count("host") && new_backends.count("cuda")) ||
       (base_backends.count("cuda") && new_backends.count("host")))
-    throw std::invalid_argument("one side ran on the host backend and the other on a CUDA device: their times are of "
-                                "different machines and a diff of them means nothing (compare runs of one backend)");
+    throw std::invalid_argument(
+        "one side ran on the host backend and the other on a CUDA device: their times are of "
+        "different machines and a diff of them means nothing (compare runs of one backend)");
 }
 
 /// What the result says of the two sides before any point: superseded runs, the environments and the hosts.
 void describe_sides(const Side& base, const Side& current, DiffResult& result) {
   for (const Side* side : {&base, &current})
     if (side->superseded > 0)
-      result.warnings.push_back(fmt::format("{} side: {} run(s) had every point replaced by a later record with the "
-                                            "same id (last record wins); their headers are left out of this comparison",
-                                            side == &base ? "base" : "new", side->superseded));
+      result.warnings.push_back(
+          fmt::format("{} side: {} run(s) had every point replaced by a later record with the "
+                      "same id (last record wins); their headers are left out of this comparison",
+                      side == &base ? "base" : "new", side->superseded));
   compare_environment(base, current, result.warnings, result.base_environment, result.new_environment);
   result.base_host = describe_host(base);
   result.new_host = describe_host(current);
@@ -925,10 +933,10 @@ void test_processes(const DiffOptions& options, DiffResult& result) {
       row.normalized = welch_log_test(row.base_normalized, row.new_normalized, normalized_floor);
       row.normalized_interval = welch_log_interval(*row.normalized, 1 - options.alpha);
     }
-    row.process_family_p = row.host_adjusted ? std::min(1.0, 3 * std::min({row.process->p_value,
-                                                                         row.host_adjusted->per_probe.p_value,
-                                                                         row.host_adjusted->covariate.p_value}))
-                                             : row.process->p_value;
+    row.process_family_p = row.host_adjusted
+                               ? std::min(1.0, 3 * std::min({row.process->p_value, row.host_adjusted->per_probe.p_value,
+                                                             row.host_adjusted->covariate.p_value}))
+                               : row.process->p_value;
   }
 }
 
@@ -947,10 +955,9 @@ void correct_process_family(const PendingTests& pending, const DiffOptions& opti
   // 100, 2005): R of the m pooled points passed BH; a verdict needs the whole adjusted interval beyond the bound.
   const std::size_t selected = static_cast<std::size_t>(
       std::count_if(process_adjusted.begin(), process_adjusted.end(), [&](double q) { return q <= options.alpha; }));
-  const double fcr_confidence =
-      pooled.empty() ? 1 - options.alpha
-                     : 1 - static_cast<double>(std::max<std::size_t>(selected, 1)) * options.alpha /
-                               static_cast<double>(pooled.size());
+  const double fcr_confidence = pooled.empty() ? 1 - options.alpha
+                                               : 1 - static_cast<double>(std::max<std::size_t>(selected, 1)) *
+                                                         options.alpha / static_cast<double>(pooled.size());
   for (std::size_t i = 0; i < pooled.size(); ++i) {
     DiffPoint& row = result.points[pooled[i]];
     row.process_p_adjusted = process_adjusted[i];

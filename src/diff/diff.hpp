@@ -120,14 +120,14 @@ struct DiffPoint {
   Json axes = Json::object();    ///< of the new record
   Status base_status = Status::ok, new_status = Status::ok;
   Verdict verdict = Verdict::inconclusive;
-  std::optional<std::string> reason;   ///< why, for every verdict but same / slower / faster
-  std::optional<RatioEstimate> ratio;  ///< Hodges-Lehmann ratio and its (1 - alpha) interval
-  std::optional<double> p_value;       ///< Mann-Whitney, two-sided
-  std::optional<double> p_adjusted;    ///< Benjamini-Hochberg over every compared point
-  std::optional<double> base_median_s, new_median_s;  ///< of the raw samples, even with normalize
+  std::optional<std::string> reason;                     ///< why, for every verdict but same / slower / faster
+  std::optional<RatioEstimate> ratio;                    ///< Hodges-Lehmann ratio and its (1 - alpha) interval
+  std::optional<double> p_value;                         ///< Mann-Whitney, two-sided
+  std::optional<double> p_adjusted;                      ///< Benjamini-Hochberg over every compared point
+  std::optional<double> base_median_s, new_median_s;     ///< of the raw samples, even with normalize
   std::optional<std::size_t> base_samples, new_samples;  ///< sample counts (set whenever both are ok)
-  bool host_sensitive = false;        ///< either record is timed live and sync- or launch-bound
-  std::optional<WelchLog> process;    ///< Welch's t on the per-process medians (both sides pooled)
+  bool host_sensitive = false;                           ///< either record is timed live and sync- or launch-bound
+  std::optional<WelchLog> process;                       ///< Welch's t on the per-process medians (both sides pooled)
   /// process's ratio with its (1 - alpha) Welch interval (welch_log_interval): the process-level evidence.
   std::optional<RatioEstimate> process_interval;
   /// The process-level p of this point's family: process->p_value, or for a host-adjusted point the smallest of
@@ -137,7 +137,7 @@ struct DiffPoint {
   /// (Benjamini & Yekutieli 2005): slower / faster needs it wholly beyond the minimum effect.
   std::optional<RatioEstimate> process_selected_interval;
   std::pair<std::size_t, std::size_t> process_counts{0, 0};  ///< processes pooled, base and new
-  std::vector<double> base_process_s, new_process_s;  ///< the per-process medians compared (seconds, or scaled)
+  std::vector<double> base_process_s, new_process_s;         ///< the per-process medians compared (seconds, or scaled)
   /// The machine taken out: each process's median divided by that process's calibrated ceiling for the point's
   /// bound (launch: its GPU-side launch time; memory: times its read or copy bandwidth; compute: times its FP32
   /// FMA rate), Welch on their logs with the noise floor, and its (1 - alpha) interval. nullopt where a side has
@@ -145,11 +145,11 @@ struct DiffPoint {
   /// probe's gate, unknown).
   std::optional<WelchLog> normalized;
   std::optional<RatioEstimate> normalized_interval;
-  std::string normalized_by;  ///< the calibration used, e.g. "launch.eager_queued_time_s"
+  std::string normalized_by;                            ///< the calibration used, e.g. "launch.eager_queued_time_s"
   std::vector<double> base_normalized, new_normalized;  ///< the bound-normalised process medians
-  double normalized_elasticity = kNoValue;  ///< the fitted share of the time that moves with the ceiling, [0, 1]
+  double normalized_elasticity = kNoValue;    ///< the fitted share of the time that moves with the ceiling, [0, 1]
   std::optional<HostAdjusted> host_adjusted;  ///< host_adjusted_tests (host-sensitive, every process probed)
-  std::optional<Gate> gate;           ///< set when the samples were compared
+  std::optional<Gate> gate;                   ///< set when the samples were compared
 };
 
 /// A point on one side only: {id, key, status}.
@@ -182,10 +182,10 @@ struct DiffSummary {
 /// from lab.processes, the one it measured: per point and side the standard deviation of the log process medians
 /// (about the relative spread of a process's level), summarised over the points.
 struct DiffNoise {
-  double assumed_rel = kNoValue;     ///< the minimum effect, a fraction
-  std::size_t measured_points = 0;   ///< point-sides with >= 2 processes
-  double median_rel = kNoValue;      ///< median over them of the sd of log process medians
-  double p90_rel = kNoValue;         ///< its 90th percentile
+  double assumed_rel = kNoValue;    ///< the minimum effect, a fraction
+  std::size_t measured_points = 0;  ///< point-sides with >= 2 processes
+  double median_rel = kNoValue;     ///< median over them of the sd of log process medians
+  double p90_rel = kNoValue;        ///< its 90th percentile
 };
 
 /// The outcome of diff_results(): every decision, nothing rendered. to_json(DiffResult) gives the `--format
@@ -194,9 +194,9 @@ struct DiffResult {
   DiffOptions options;
   std::vector<std::string> warnings;  ///< environment warnings, in order
   DiffEnvironmentSide base_environment, new_environment;
-  std::vector<DiffPoint> points;      ///< matched points in the base's order of first appearance
-  std::vector<DiffPointStub> added;   ///< in the new side only, in its order
-  std::vector<DiffPointStub> missing; ///< in the base side only, in its order
+  std::vector<DiffPoint> points;       ///< matched points in the base's order of first appearance
+  std::vector<DiffPointStub> added;    ///< in the new side only, in its order
+  std::vector<DiffPointStub> missing;  ///< in the base side only, in its order
   std::vector<DiffStatusChange> status_changes;
   DiffSummary summary;
   DiffNoise noise;
@@ -211,7 +211,7 @@ struct DiffResult {
     std::string cpu_model, sync_wait;
     double load_average_1m = std::numeric_limits<double>::quiet_NaN();
   } base_host, new_host;
-  bool regression = false;            ///< per options.fail_on
+  bool regression = false;  ///< per options.fail_on
 };
 
 /// Compares two sets of runs point by point.
@@ -284,6 +284,5 @@ enum DiffExit : int {
   kDiffRegression = 1,    ///< compared; a regression per fail_on
   kDiffBadInput = 2,      ///< a file unreadable, not JSONL, without a header or points; bad options or format
 };
-
 
 }  // namespace labrun

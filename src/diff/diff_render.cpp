@@ -123,12 +123,13 @@ std::string fmt_process_interval(const DiffPoint& row) {
 std::string noise_line(const DiffNoise& n) {
   std::string out = fmt::format("noise floor: assumed {:g}% (the minimum effect)", 100 * n.assumed_rel);
   if (n.measured_points == 0) return out + "; not measured (no point pooled from lab.processes on both sides)";
-  return out + fmt::format("; measured between processes (sd of log process medians): median {:.1f}%, 90th "
-                           "percentile {:.1f}% over {} point-sides{}",
-                           100 * n.median_rel, 100 * n.p90_rel, n.measured_points,
-                           n.p90_rel > n.assumed_rel / 2 ? ": the noisiest points cannot be called same at this "
-                                                           "minimum effect"
-                                                         : "");
+  return out + fmt::format(
+                   "; measured between processes (sd of log process medians): median {:.1f}%, 90th "
+                   "percentile {:.1f}% over {} point-sides{}",
+                   100 * n.median_rel, 100 * n.p90_rel, n.measured_points,
+                   n.p90_rel > n.assumed_rel / 2 ? ": the noisiest points cannot be called same at this "
+                                                   "minimum effect"
+                                                 : "");
 }
 
 std::string fmt_p(std::optional<double> p) { return p ? fmt::format("{:.2g}", *p) : "-"; }
@@ -178,10 +179,10 @@ std::string key_or_dash(const std::string& key) { return key.empty() ? "-" : pri
 
 /// "N matched: a same, b slower, ...; c new, d missing" from the summary.
 std::string summary_counts(const DiffSummary& s) {
-  return fmt::format("{} matched: {} same, {} slower, {} faster, {} inconclusive, {} status changed, {} not compared; "
-                     "{} new, {} missing",
-                     s.matched, s.same, s.slower, s.faster, s.inconclusive, s.status_changed, s.not_compared, s.added,
-                     s.missing);
+  return fmt::format(
+      "{} matched: {} same, {} slower, {} faster, {} inconclusive, {} status changed, {} not compared; "
+      "{} new, {} missing",
+      s.matched, s.same, s.slower, s.faster, s.inconclusive, s.status_changed, s.not_compared, s.added, s.missing);
 }
 
 std::string options_line(const DiffOptions& o) {
@@ -213,8 +214,9 @@ std::string md_table(const std::vector<const DiffPoint*>& rows, bool with_reason
     const DiffPoint& row = *r;
     out += fmt::format("| {}{} | `{}` | {} | {} | {} | {} | {} | {} | {} |", to_string(row.verdict),
                        row.host_sensitive ? " *host*" : "", md_cell(key_or_dash(row.key)),
-                       md_cell(fmt_change_cell(row)), fmt_interval(row), fmt_process_interval(row), fmt_p(row.p_adjusted),
-                       fmt_seconds(row.base_median_s), fmt_seconds(row.new_median_s), fmt_samples(row));
+                       md_cell(fmt_change_cell(row)), fmt_interval(row), fmt_process_interval(row),
+                       fmt_p(row.p_adjusted), fmt_seconds(row.base_median_s), fmt_seconds(row.new_median_s),
+                       fmt_samples(row));
     out += with_reason ? " " + md_cell(row.reason.value_or("-")) + " |\n" : "\n";
   }
   return out;
@@ -289,9 +291,8 @@ std::string diff_table_unescaped(const DiffResult& diff, bool all_rows) {
       const DiffPoint& row = *r;
       cells.push_back({std::string(to_string(row.verdict)) + (row.host_sensitive ? " (host)" : ""),
                        fmt_change_cell(row), fmt_interval(row), fmt_process_interval(row), fmt_p(row.p_adjusted),
-                       fmt_seconds(row.base_median_s),
-                       fmt_seconds(row.new_median_s), fmt_samples(row), key_or_dash(row.key),
-                       printable(row.reason.value_or(""))});
+                       fmt_seconds(row.base_median_s), fmt_seconds(row.new_median_s), fmt_samples(row),
+                       key_or_dash(row.key), printable(row.reason.value_or(""))});
     }
     std::vector<std::size_t> width(cells.front().size(), 0);
     for (const auto& line : cells)
@@ -336,20 +337,20 @@ std::string diff_markdown_unescaped(const DiffResult& diff) {
     out += "\n";
   }
   if (const std::size_t k = s.host_sensitive_changes; k > 0)
-    out += fmt::format("{} of the slower/faster verdicts are on host-sensitive points (sync- or launch-bound, timed "
-                       "live; marked *host* below): their times move with the host's speed as well as with the code. "
-                       "Where both sides probed the host in every process, the change also held with the host's speed "
-                       "taken out (docs/diff.md, \"Host-sensitive points\"); the environment warnings say whether the "
-                       "host's speed differed.\n\n",
-                       k);
+    out += fmt::format(
+        "{} of the slower/faster verdicts are on host-sensitive points (sync- or launch-bound, timed "
+        "live; marked *host* below): their times move with the host's speed as well as with the code. "
+        "Where both sides probed the host in every process, the change also held with the host's speed "
+        "taken out (docs/diff.md, \"Host-sensitive points\"); the environment warnings say whether the "
+        "host's speed differed.\n\n",
+        k);
   std::vector<const DiffPoint*> main_rows, inconclusive;
   for (const DiffPoint* row : rows_by_severity(diff, false))
     (row->verdict == Verdict::inconclusive ? inconclusive : main_rows).push_back(row);
   if (main_rows.empty())
     out += fmt::format("No point is slower, faster or changed status beyond the minimum effect of {:g}%.\n\n",
                        100 * diff.options.min_effect);
-  else
-    out += md_table(main_rows, false) + "\n";
+  else out += md_table(main_rows, false) + "\n";
   if (!inconclusive.empty())
     out += fmt::format("<details><summary>{} inconclusive point(s)</summary>\n\n", inconclusive.size()) +
            md_table(inconclusive, true) + "\n</details>\n\n";
@@ -365,8 +366,6 @@ std::string diff_markdown_unescaped(const DiffResult& diff) {
 }  // namespace
 
 // Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
-std::string diff_markdown(const DiffResult& diff) {
-  return printable(diff_markdown_unescaped(diff), true);
-}
+std::string diff_markdown(const DiffResult& diff) { return printable(diff_markdown_unescaped(diff), true); }
 
 }  // namespace labrun

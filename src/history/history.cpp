@@ -182,7 +182,8 @@ HistoryCommit describe_commit(const CommitRuns& c) {
   h.tool = join_distinct(tools);
   std::sort(times.begin(), times.end());
   h.created_utc = times.empty() ? "" : times.front();
-  for (std::size_t i = 0; i < std::size(kEnvFields); ++i) h.environment.emplace_back(kEnvFields[i].name, join_distinct(env[i]));
+  for (std::size_t i = 0; i < std::size(kEnvFields); ++i)
+    h.environment.emplace_back(kEnvFields[i].name, join_distinct(env[i]));
   h.lab = lab.dump();
   return h;
 }
@@ -357,9 +358,8 @@ std::vector<CommitRuns> order_commits(std::vector<Run> runs, const std::vector<s
   if (rev_list != nullptr) {
     std::unordered_map<std::string, std::size_t> position;  // 0 = newest
     for (std::size_t i = 0; i < rev_list->size(); ++i) position.emplace((*rev_list)[i], i);
-    std::stable_sort(commits.begin(), commits.end(), [&](const CommitRuns& a, const CommitRuns& b) {
-      return position.at(a.sha) > position.at(b.sha);
-    });
+    std::stable_sort(commits.begin(), commits.end(),
+                     [&](const CommitRuns& a, const CommitRuns& b) { return position.at(a.sha) > position.at(b.sha); });
   } else {
     const auto first = [](const CommitRuns& c) {
       std::string t;
@@ -418,9 +418,9 @@ void check_inputs(const std::vector<CommitRuns>& commits, const HistoryOptions& 
   });
   require_one(commits, "config", true, "a history is of one config at many commits (run history once per config)",
               [](const Run& run) {
-                const std::string path = run.header.config_path();
-                return path.empty() ? path : std::filesystem::path(path).filename().string();
-              });
+    const std::string path = run.header.config_path();
+    return path.empty() ? path : std::filesystem::path(path).filename().string();
+  });
 
   // One code under test: commits of two projects have no order between them.
   require_one(commits, "code under test", false, "a history is of one repository (environment.code.project)",
@@ -436,16 +436,18 @@ void describe_commits(const std::vector<CommitRuns>& commits, HistoryResult& h) 
     const HistoryCommit& prev = h.commits[i - 1];
     cur.segment = prev.segment + (cur.lab != prev.lab);
     if (cur.lab != prev.lab)
-      h.warnings.push_back(fmt::format("lab settings differ from commit {} on ({} -> {}): the series is split there, "
-                                       "no step is sought across it",
-                                       short_sha(cur.sha), prev.lab, cur.lab));
+      h.warnings.push_back(
+          fmt::format("lab settings differ from commit {} on ({} -> {}): the series is split there, "
+                      "no step is sought across it",
+                      short_sha(cur.sha), prev.lab, cur.lab));
     if (const std::string env = environment_change(prev, cur); !env.empty())
       h.warnings.push_back(fmt::format("the machine changed at commit {}: {}", short_sha(cur.sha), env));
     if (const std::string tool = tool_change(h.commits, i - 1, i); !tool.empty())
-      h.warnings.push_back(fmt::format("labrun changed at commit {} of {}: {}; a step there is labelled tool (the "
-                                       "measuring tool changed, not necessarily the code) and does not fail the "
-                                       "newest commit",
-                                       short_sha(cur.sha), cur.project, tool));
+      h.warnings.push_back(
+          fmt::format("labrun changed at commit {} of {}: {}; a step there is labelled tool (the "
+                      "measuring tool changed, not necessarily the code) and does not fail the "
+                      "newest commit",
+                      short_sha(cur.sha), cur.project, tool));
   }
 }
 
@@ -461,10 +463,10 @@ void note_test_aids(HistoryResult& h) {
   if (with.empty()) return;
   std::string list;
   for (const auto& w : with) list += (list.empty() ? "" : ", ") + w;
-  h.notes.push_back(fmt::format(
-      "{} of {} commits ran with a documented test aid ({}; e.g. lab.delay_s adds a spin kernel to every "
-      "iteration): history treats them as one series with the others, so the aid shows as a step: {}",
-      with.size(), h.commits.size(), aids.dump(), list));
+  h.notes.push_back(
+      fmt::format("{} of {} commits ran with a documented test aid ({}; e.g. lab.delay_s adds a spin kernel to every "
+                  "iteration): history treats them as one series with the others, so the aid shows as a step: {}",
+                  with.size(), h.commits.size(), aids.dump(), list));
 }
 
 /// Warns about commits built from a modified tree: their times may not be the commit's.
@@ -472,9 +474,10 @@ void warn_dirty_builds(HistoryResult& h) {
   std::size_t dirty = 0;
   for (const auto& c : h.commits) dirty += c.dirty;
   if (dirty > 0)
-    h.warnings.push_back(fmt::format("{} commit(s) were built from a modified tree (git_dirty): their times may "
-                                     "not be the commit's",
-                                     dirty));
+    h.warnings.push_back(
+        fmt::format("{} commit(s) were built from a modified tree (git_dirty): their times may "
+                    "not be the commit's",
+                    dirty));
 }
 
 /// Fills h.series: every point's records, pooled per commit, in order of first appearance. Returns, per series,
@@ -496,9 +499,10 @@ std::vector<std::string> gather_series(const std::vector<CommitRuns>& commits, H
         add_record(s.runs.back(), rec, &run.header, unusable);
       }
   if (unusable > 0)
-    h.warnings.push_back(fmt::format("{} ok record(s) had no usable time (a timing.processes block that cannot be "
-                                     "used, or samples that are not finite positive times) and are left out",
-                                     unusable));
+    h.warnings.push_back(
+        fmt::format("{} ok record(s) had no usable time (a timing.processes block that cannot be "
+                    "used, or samples that are not finite positive times) and are left out",
+                    unusable));
   return ceiling_by;
 }
 
@@ -537,9 +541,10 @@ void set_levels(HistoryResult& h) {
       set_run_level(r, floor2, h.options.alpha);
     }
   if (unpooled > 0)
-    h.warnings.push_back(fmt::format("{} point-commit(s) were run in one process: their spread between runs is "
-                                     "estimated from the history alone (lab.processes: 3 or more makes it surer)",
-                                     unpooled));
+    h.warnings.push_back(
+        fmt::format("{} point-commit(s) were run in one process: their spread between runs is "
+                    "estimated from the history alone (lab.processes: 3 or more makes it surer)",
+                    unpooled));
 }
 
 /// Fills h.status_changes: each point's status differing between two consecutive commits where it has records.
@@ -562,8 +567,9 @@ std::vector<PointFit> build_fits(const HistoryResult& h) {
     double vsum = 0;
     for (std::size_t j = 0; j < runs.size(); ++j) {
       if (!std::isfinite(runs[j].log_time)) continue;
-      Obs ob{runs[j].log_time, runs[j].log_var, runs[j].process_s.size(), j, runs[j].commit,
-             h.commits[runs[j].commit].segment};
+      Obs ob{runs[j].log_time,         runs[j].log_var,
+             runs[j].process_s.size(), j,
+             runs[j].commit,           h.commits[runs[j].commit].segment};
       if (!f.obs.empty() && f.obs.back().segment != ob.segment) f.forced.insert(f.obs.size());
       f.obs.push_back(ob);
       f.s1.push_back(f.s1.back() + ob.y);
@@ -796,8 +802,8 @@ void join_nearby(HistoryGroup& g, const std::vector<PointFit>& fits, const Found
 }
 
 /// The members take the group's commits (their own last run before it), and their label is looked at again.
-void move_members(const HistoryGroup& g, const std::vector<HistoryCommit>& commits,
-                  const std::vector<PointFit>& fits, FoundSteps& found) {
+void move_members(const HistoryGroup& g, const std::vector<HistoryCommit>& commits, const std::vector<PointFit>& fits,
+                  FoundSteps& found) {
   for (std::size_t i : g.steps) {
     HistoryStep& st = found.all[i];
     const PointFit& f = fits[st.series];
@@ -832,9 +838,10 @@ void settle_instance_labels(const HistoryGroup& g, const std::vector<HistoryComm
       HistoryStep& st = all[i];
       if (st.environment || st.instance_change.empty()) continue;
       st.environment = true;
-      st.environment_reason = fmt::format("{} (only {} of the group's {} normalisable members stay beyond the "
-                                          "minimum effect with their ceiling taken out)",
-                                          st.instance_change, survived, normalizable);
+      st.environment_reason = fmt::format(
+          "{} (only {} of the group's {} normalisable members stay beyond the "
+          "minimum effect with their ceiling taken out)",
+          st.instance_change, survived, normalizable);
       st.instance_change.clear();
     }
   if (survived >= kMinNormalizedMembers && 2 * survived > normalizable)
@@ -845,9 +852,10 @@ void settle_instance_labels(const HistoryGroup& g, const std::vector<HistoryComm
       if (!span.instance_only) continue;
       st.environment = false;
       st.environment_reason.clear();
-      st.instance_change = fmt::format("{} ({} of the group's {} normalisable members stay beyond the minimum "
-                                       "effect with their ceiling taken out)",
-                                       span.change, survived, normalizable);
+      st.instance_change = fmt::format(
+          "{} ({} of the group's {} normalisable members stay beyond the minimum "
+          "effect with their ceiling taken out)",
+          span.change, survived, normalizable);
     }
 }
 

@@ -57,9 +57,9 @@ struct CommitRuns {
 };
 
 /// Groups runs by the commit of their code under test (RunHeader::code_sha: environment.code.git_sha, or
-/// environment.labrun.git_sha in a header of schema <= 2) and orders the commits oldest first. With `rev_list` (the output of
-/// `git rev-list --topo-order HEAD`: full shas, newest first) by that order; a header sha may be abbreviated (a
-/// unique prefix of >= 7 hex digits). Without it by the earliest created_utc of each commit's runs (ISO 8601, so
+/// environment.labrun.git_sha in a header of schema <= 2) and orders the commits oldest first. With `rev_list` (the
+/// output of `git rev-list --topo-order HEAD`: full shas, newest first) by that order; a header sha may be abbreviated
+/// (a unique prefix of >= 7 hex digits). Without it by the earliest created_utc of each commit's runs (ISO 8601, so
 /// text order is time order). Shards of one sweep at one commit are merged (merge_shard_runs).
 /// @throws std::invalid_argument naming the file: a run without a header, without
 /// a code sha (or with "unknown"), whose commit is not in `rev_list`, or (without `rev_list`) without
@@ -73,29 +73,29 @@ struct HistoryCommit {
   std::vector<std::string> files;  ///< its runs' files, in order
   /// gpu, gpu_uuid, driver_version, runtime_version, build_type, host: distinct values over its runs, " | "-joined.
   std::vector<std::pair<std::string, std::string>> environment;
-  std::string lab;                 ///< the lab settings without the test aids, as JSON text
-  Json test_aids = Json::object(); ///< the documented test aids set (lab.delay_s != 0), as written
-  bool dirty = false;              ///< a run's code was built from a modified tree (environment.code.git_dirty)
-  std::string project;             ///< the code under test's project (environment.code.project; "labrun" before it)
+  std::string lab;                  ///< the lab settings without the test aids, as JSON text
+  Json test_aids = Json::object();  ///< the documented test aids set (lab.delay_s != 0), as written
+  bool dirty = false;               ///< a run's code was built from a modified tree (environment.code.git_dirty)
+  std::string project;              ///< the code under test's project (environment.code.project; "labrun" before it)
   /// The tool that measured it: "labrun VERSION (sha12)" over its runs, " | "-joined when they differ. A change
   /// between two commits of a code that is not labrun itself labels the steps there `tool`.
   std::string tool;
-  std::string config_path;         ///< config.path of its first run (for --bisect's command)
-  std::size_t segment = 0;         ///< which stretch of equal lab settings it belongs to (0, 1, ...)
+  std::string config_path;  ///< config.path of its first run (for --bisect's command)
+  std::size_t segment = 0;  ///< which stretch of equal lab settings it belongs to (0, 1, ...)
 };
 
 /// One point at one commit. Times in seconds; log_* are natural logs of seconds.
 struct HistoryRun {
-  std::size_t commit = 0;             ///< index into HistoryResult::commits
+  std::size_t commit = 0;  ///< index into HistoryResult::commits
   /// ok when every record of the point at this commit is ok, else the first other; nullopt before any record
   std::optional<Status> status;
-  std::vector<double> process_s;      ///< the process medians pooled (timing.processes.time_s; one sample median unpooled)
+  std::vector<double> process_s;  ///< the process medians pooled (timing.processes.time_s; one sample median unpooled)
   /// The process's calibrated ceiling for the point's bound as a time (1 / rate for a bandwidth or FLOP rate), one
   /// per process median; empty where a header lacks it.
   std::vector<double> ceiling_s;
-  double log_time = kNoValue;         ///< mean of the logs of process_s: the run's level
-  double log_var = kNoValue;          ///< its variance from the processes: max(sd², floor²) / count
-  double time_s = kNoValue;           ///< exp(log_time), the geometric mean of the process medians
+  double log_time = kNoValue;                        ///< mean of the logs of process_s: the run's level
+  double log_var = kNoValue;                         ///< its variance from the processes: max(sd², floor²) / count
+  double time_s = kNoValue;                          ///< exp(log_time), the geometric mean of the process medians
   double ci_low_s = kNoValue, ci_high_s = kNoValue;  ///< exp(log_time -+ t_{1-alpha/2, k-1} sd / sqrt(k)), pooled only
 };
 
@@ -103,7 +103,7 @@ struct HistoryRun {
 struct HistorySeries {
   std::string id, key, variant, bound;  ///< bound: interpretation.bound of its newest record ("" if none)
   Json axes = Json::object();
-  std::vector<HistoryRun> runs;         ///< in commit order
+  std::vector<HistoryRun> runs;  ///< in commit order
 };
 
 /// A step is a jump between two commits; a drift a ramp over several commits to the new level.
@@ -112,20 +112,20 @@ const char* to_string(StepKind kind);
 
 /// A detected change of one point's time.
 struct HistoryStep {
-  std::size_t series = 0;       ///< index into HistoryResult::series
+  std::size_t series = 0;  ///< index into HistoryResult::series
   StepKind kind = StepKind::step;
-  std::size_t before = 0;       ///< the last commit at the old level (commit index)
-  std::size_t after = 0;        ///< the first commit at the new level: the step's commit, a drift's last commit
-  std::size_t start = 0;        ///< a drift's first commit off the old level (== after for a step)
-  double ratio = 1;             ///< level after / level before (geometric means of the two stretches' runs)
+  std::size_t before = 0;          ///< the last commit at the old level (commit index)
+  std::size_t after = 0;           ///< the first commit at the new level: the step's commit, a drift's last commit
+  std::size_t start = 0;           ///< a drift's first commit off the old level (== after for a step)
+  double ratio = 1;                ///< level after / level before (geometric means of the two stretches' runs)
   double ci_low = 0, ci_high = 0;  ///< its (1 - alpha) interval
-  double p_value = 1;           ///< the split's scan p-value (Bonferroni over the positions tried)
-  double q_value = 1;           ///< BH-adjusted over the first round's candidates; later rounds: p m / R (docs)
-  bool environment = false;     ///< the machine changed here, or the step vanishes with the calibration taken out
+  double p_value = 1;              ///< the split's scan p-value (Bonferroni over the positions tried)
+  double q_value = 1;              ///< BH-adjusted over the first round's candidates; later rounds: p m / R (docs)
+  bool environment = false;        ///< the machine changed here, or the step vanishes with the calibration taken out
   std::string environment_reason;
   std::optional<double> normalized_ratio, normalized_p;  ///< with each process's ceiling taken out
-  std::string normalized_by;    ///< e.g. "launch.eager_queued_time_s"
-  std::string test_aid;         ///< "lab.delay_s 0 -> 2e-05" when a documented test aid changed here
+  std::string normalized_by;                             ///< e.g. "launch.eager_queued_time_s"
+  std::string test_aid;  ///< "lab.delay_s 0 -> 2e-05" when a documented test aid changed here
   /// "GPU uuid A -> B" when only the instance changed here (same GPU model, driver, runtime, build type) and the
   /// step survives each run's calibrated ceiling taken out: then it is not `environment` (docs/history.md).
   std::string instance_change;
@@ -144,8 +144,8 @@ struct HistoryGroup {
   std::size_t before = 0, after = 0, start = 0;  ///< as HistoryStep, from the members' mean shape
   bool slower = true;
   bool environment = false;
-  bool tool = false;                                  ///< every member is a `tool` step (labrun changed)
-  std::string bound;                                  ///< the members' common bound class, or "mixed"
+  bool tool = false;                                        ///< every member is a `tool` step (labrun changed)
+  std::string bound;                                        ///< the members' common bound class, or "mixed"
   std::vector<std::pair<std::string, std::size_t>> bounds;  ///< bound class -> members, most first
   double median_ratio = 1, min_ratio = 1, max_ratio = 1;
 };
@@ -159,18 +159,18 @@ struct HistoryStatusChange {
 /// The outcome of history_results().
 struct HistoryResult {
   HistoryOptions options;
-  std::vector<HistoryCommit> commits;        ///< oldest first
-  std::vector<HistorySeries> series;         ///< in order of first appearance
-  std::vector<HistoryStep> steps;            ///< reported steps (|size| >= min_effect), by commit then size
-  std::vector<HistoryGroup> groups;          ///< every reported step is in exactly one group
+  std::vector<HistoryCommit> commits;  ///< oldest first
+  std::vector<HistorySeries> series;   ///< in order of first appearance
+  std::vector<HistoryStep> steps;      ///< reported steps (|size| >= min_effect), by commit then size
+  std::vector<HistoryGroup> groups;    ///< every reported step is in exactly one group
   std::vector<HistoryStatusChange> status_changes;
-  std::vector<std::string> notes;            ///< e.g. test aids treated as one series
-  std::vector<std::string> warnings;         ///< environment changes, lab settings that split the series, ...
-  double noise_floor = kNoValue;             ///< median sd of log process medians over the point-commits pooled
-  std::size_t candidates = 0;                ///< splits tested in the first round (the BH family)
-  std::size_t small_shifts = 0;              ///< significant splits below min_effect (not reported)
-  std::vector<std::size_t> newest;           ///< indices of groups whose step is at the newest commit
-  bool fail = false;                         ///< per options.fail_on
+  std::vector<std::string> notes;     ///< e.g. test aids treated as one series
+  std::vector<std::string> warnings;  ///< environment changes, lab settings that split the series, ...
+  double noise_floor = kNoValue;      ///< median sd of log process medians over the point-commits pooled
+  std::size_t candidates = 0;         ///< splits tested in the first round (the BH family)
+  std::size_t small_shifts = 0;       ///< significant splits below min_effect (not reported)
+  std::vector<std::size_t> newest;    ///< indices of groups whose step is at the newest commit
+  bool fail = false;                  ///< per options.fail_on
 };
 
 /// Builds every point's series over `commits` (oldest first, order_commits()) and finds its steps.
@@ -205,8 +205,9 @@ const HistorySeries* find_series(const HistoryResult& history, const std::string
 /// min_ratio, max_ratio, steps: [indices]}], "steps": [{id, key, bound, kind, before, after, start, ratio, ci_low,
 /// ci_high, p_value, q_value, environment, environment_reason, normalized_ratio, normalized_p, normalized_by,
 /// test_aid, instance_change, tool, tool_change}], "status_changes", "summary": {commits, points, candidates, steps,
-/// groups, slower, faster (neither counting environment or tool steps), environment, tool, small_shifts}, "newest": {sha, groups, fail}}. With `with_series`, also "series": the runs of every point that
-/// has a step ({id, key, bound, runs: [{commit, time_s, ci_low_s, ci_high_s, processes}]}), for the plots.
+/// groups, slower, faster (neither counting environment or tool steps), environment, tool, small_shifts}, "newest":
+/// {sha, groups, fail}}. With `with_series`, also "series": the runs of every point that has a step ({id, key, bound,
+/// runs: [{commit, time_s, ci_low_s, ci_high_s, processes}]}), for the plots.
 Json to_json(const HistoryResult& history, bool with_series = false);
 
 /// Aligned plain text: notes, warnings, one row per group (commit range, points, bound, size, label), then the
@@ -255,6 +256,5 @@ struct HistoryArgs {
   std::size_t max_plots = 16;
   HistoryOptions options;
 };
-
 
 }  // namespace labrun

@@ -93,8 +93,8 @@ std::optional<Candidate> best_split(const PointFit& f, std::size_t a, std::size_
   return best;
 }
 
-double ramp_rss(const std::vector<double>& y, std::size_t a, std::size_t b, std::size_t s, std::size_t e,
-                double* left, double* right) {
+double ramp_rss(const std::vector<double>& y, std::size_t a, std::size_t b, std::size_t s, std::size_t e, double* left,
+                double* right) {
   double A = 0, B = 0, C = 0, Y0 = 0, Y1 = 0, YY = 0;
   for (std::size_t j = a; j < b; ++j) {
     const double w = j < s ? 0.0 : j >= e ? 1.0 : static_cast<double>(j - s + 1) / static_cast<double>(e - s + 1);
@@ -217,6 +217,5 @@ void move_splits(PointFit& f) {
     f.splits[c ? c->tau : at] = info;
   }
 }
-
 
 }  // namespace labrun::history_fit

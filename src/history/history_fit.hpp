@@ -18,8 +18,8 @@ namespace labrun::history_fit {
 /// One usable run of a point: its level and the variance of that level from its processes.
 struct Obs {
   double y = 0, v = 0;
-  std::size_t k = 1;        ///< processes
-  std::size_t run = 0;      ///< index into the series' runs
+  std::size_t k = 1;    ///< processes
+  std::size_t run = 0;  ///< index into the series' runs
   std::size_t commit = 0;
   std::size_t segment = 0;  ///< the commit's stretch of equal lab settings
 };
@@ -45,11 +45,11 @@ struct VariancePrior {
 /// processes give, and the boundaries (forced by the lab settings, or splits found).
 struct PointFit {
   std::vector<Obs> obs;
-  VariancePrior prior;               ///< shared by the points of the history
-  std::vector<double> s1{0}, s2{0};  ///< prefix sums of y and y²
-  double vbar = 0;                   ///< mean v: the variance a run's level has from its processes alone
-  double process_df = 0;             ///< sum of (k - 1): the degrees of freedom behind vbar
-  std::set<std::size_t> forced;      ///< boundaries where the lab settings change (no step sought across)
+  VariancePrior prior;                  ///< shared by the points of the history
+  std::vector<double> s1{0}, s2{0};     ///< prefix sums of y and y²
+  double vbar = 0;                      ///< mean v: the variance a run's level has from its processes alone
+  double process_df = 0;                ///< sum of (k - 1): the degrees of freedom behind vbar
+  std::set<std::size_t> forced;         ///< boundaries where the lab settings change (no step sought across)
   std::map<std::size_t, Split> splits;  ///< boundaries found: obs position of the first run after
 
   std::size_t n() const { return obs.size(); }
@@ -100,7 +100,7 @@ double ramp_rss(const std::vector<double>& y, std::size_t a, std::size_t b, std:
 struct Shape {
   std::size_t s = 0, e = 0;  ///< observation positions: first off the old level, first at the new one
   bool drift = false;
-  double p = 1;              ///< the ramp's F-test p (1 for a step)
+  double p = 1;  ///< the ramp's F-test p (1 for a step)
 };
 
 /// The shape of the change in [a, b) of `y` (Shape above); with `own_variance`, `var` and `df` are the ramp's own

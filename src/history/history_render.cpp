@@ -83,9 +83,15 @@ Json commits_json(const HistoryResult& h) {
     const HistoryCommit& c = h.commits[i];
     Json env = Json::object();
     for (const auto& [k, v] : c.environment) env[k] = v.empty() ? Json(nullptr) : Json(v);
-    commits.push_back(Json{{"index", i},          {"sha", c.sha},       {"created_utc", c.created_utc},
-                           {"files", c.files},    {"environment", env}, {"test_aids", c.test_aids},
-                           {"dirty", c.dirty},    {"segment", c.segment},    {"project", c.project},
+    commits.push_back(Json{{"index", i},
+                           {"sha", c.sha},
+                           {"created_utc", c.created_utc},
+                           {"files", c.files},
+                           {"environment", env},
+                           {"test_aids", c.test_aids},
+                           {"dirty", c.dirty},
+                           {"segment", c.segment},
+                           {"project", c.project},
                            {"tool", c.tool}});
   }
   return commits;
@@ -146,9 +152,12 @@ Json step_json(const HistoryResult& h, const HistoryStep& s) {
 Json status_changes_json(const HistoryResult& h) {
   Json changes = Json::array();
   for (const auto& c : h.status_changes)
-    changes.push_back(Json{{"id", h.series[c.series].id}, {"key", h.series[c.series].key},
-                           {"before", commit_sha(h, c.before)}, {"after", commit_sha(h, c.after)},
-                           {"from", to_string(c.from)}, {"to", to_string(c.to)}});
+    changes.push_back(Json{{"id", h.series[c.series].id},
+                           {"key", h.series[c.series].key},
+                           {"before", commit_sha(h, c.before)},
+                           {"after", commit_sha(h, c.after)},
+                           {"from", to_string(c.from)},
+                           {"to", to_string(c.to)}});
   return changes;
 }
 
@@ -189,8 +198,8 @@ Json series_json(const HistoryResult& h) {
                           {"ci_low_s", json_real(r.ci_low_s)},
                           {"ci_high_s", json_real(r.ci_high_s)},
                           {"processes", r.process_s.size()}});
-    series.push_back(Json{{"index", i}, {"id", h.series[i].id}, {"key", h.series[i].key},
-                          {"bound", h.series[i].bound}, {"runs", runs}});
+    series.push_back(Json{
+        {"index", i}, {"id", h.series[i].id}, {"key", h.series[i].key}, {"bound", h.series[i].bound}, {"runs", runs}});
   }
   return series;
 }
@@ -228,8 +237,8 @@ namespace {
 std::string history_table_unescaped(const HistoryResult& h) {
   std::ostringstream out;
   out << fmt::format("labrun history: {} commits ({}..{}), {} points, {} step(s) in {} group(s)\n", h.commits.size(),
-                     short_sha(h.commits.front().sha), short_sha(h.commits.back().sha), h.series.size(),
-                     h.steps.size(), h.groups.size());
+                     short_sha(h.commits.front().sha), short_sha(h.commits.back().sha), h.series.size(), h.steps.size(),
+                     h.groups.size());
   for (const auto& n : h.notes) out << "note: " << n << "\n";
   for (const auto& w : h.warnings) out << "warning: " << w << "\n";
   if (!h.groups.empty()) {
@@ -242,40 +251,37 @@ std::string history_table_unescaped(const HistoryResult& h) {
   for (const auto& c : h.status_changes)
     out << fmt::format("status: {} {} -> {} at {}\n", h.series[c.series].key, to_string(c.from), to_string(c.to),
                        short_sha(h.commits[c.after].sha));
-  out << fmt::format("noise floor {:.2f}% (median sd of log process medians); {} significant shift(s) below the {:g}% "
-                     "minimum effect not reported\n",
-                     100 * h.noise_floor, h.small_shifts, 100 * h.options.min_effect);
-  if (h.newest.empty())
-    out << fmt::format("newest commit {}: no step\n", short_sha(h.commits.back().sha));
+  out << fmt::format(
+      "noise floor {:.2f}% (median sd of log process medians); {} significant shift(s) below the {:g}% "
+      "minimum effect not reported\n",
+      100 * h.noise_floor, h.small_shifts, 100 * h.options.min_effect);
+  if (h.newest.empty()) out << fmt::format("newest commit {}: no step\n", short_sha(h.commits.back().sha));
   else
     out << fmt::format("newest commit {}: {} group(s) with a step{}\n", short_sha(h.commits.back().sha),
-                       h.newest.size(), h.fail ? fmt::format(" (fail: --fail-on-newest {})", to_string(h.options.fail_on)) : "");
+                       h.newest.size(),
+                       h.fail ? fmt::format(" (fail: --fail-on-newest {})", to_string(h.options.fail_on)) : "");
   return out.str();
 }
 
 }  // namespace
 
 // Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
-std::string history_table(const HistoryResult& h) {
-  return printable(history_table_unescaped(h), true);
-}
+std::string history_table(const HistoryResult& h) { return printable(history_table_unescaped(h), true); }
 
 namespace {
 
 std::string history_markdown_unescaped(const HistoryResult& h, const std::vector<std::string>& plots) {
   std::ostringstream md;
   const std::string newest = short_sha(h.commits.back().sha);
-  if (h.fail)
-    md << "## :red_circle: labrun history: a step at the newest commit " << newest << "\n\n";
+  if (h.fail) md << "## :red_circle: labrun history: a step at the newest commit " << newest << "\n\n";
   else if (!h.newest.empty())
     md << "## :large_orange_diamond: labrun history: a change at the newest commit " << newest << " (not failing)\n\n";
-  else
-    md << "## :white_check_mark: labrun history: no step at the newest commit " << newest << "\n\n";
-  md << fmt::format("{} commits ({}..{}), {} points: **{} step(s)** in **{} group(s)**; minimum effect {:g}%, false "
-                    "discovery rate {:g}, per-history false alarm rate {:g}, noise floor {:.2f}%.\n\n",
-                    h.commits.size(), short_sha(h.commits.front().sha), newest, h.series.size(), h.steps.size(),
-                    h.groups.size(), 100 * h.options.min_effect, h.options.alpha, h.options.alpha_history,
-                    100 * h.noise_floor);
+  else md << "## :white_check_mark: labrun history: no step at the newest commit " << newest << "\n\n";
+  md << fmt::format(
+      "{} commits ({}..{}), {} points: **{} step(s)** in **{} group(s)**; minimum effect {:g}%, false "
+      "discovery rate {:g}, per-history false alarm rate {:g}, noise floor {:.2f}%.\n\n",
+      h.commits.size(), short_sha(h.commits.front().sha), newest, h.series.size(), h.steps.size(), h.groups.size(),
+      100 * h.options.min_effect, h.options.alpha, h.options.alpha_history, 100 * h.noise_floor);
   if (!h.notes.empty()) {
     md << "> [!NOTE]\n";
     for (const auto& n : h.notes) md << "> " << n << "\n";
@@ -300,7 +306,8 @@ std::string history_markdown_unescaped(const HistoryResult& h, const std::vector
       md << fmt::format("### {}. {}\n\n", i + 1, group_sentence(h, g));
       if (i < plots.size() && !plots[i].empty()) md << fmt::format("![group {}]({})\n\n", i + 1, plots[i]);
       md << "<details><summary>" << g.steps.size() << " point(s)</summary>\n\n"
-         << "| point | bound | change | interval | q | normalised | why environment or tool |\n|---|---|---|---|---|---|---|\n";
+         << "| point | bound | change | interval | q | normalised | why environment or tool "
+            "|\n|---|---|---|---|---|---|---|\n";
       for (std::size_t k : g.steps) {
         const HistoryStep& s = h.steps[k];
         const HistorySeries& se = h.series[s.series];
@@ -315,7 +322,8 @@ std::string history_markdown_unescaped(const HistoryResult& h, const std::vector
     }
   }
   if (!h.status_changes.empty()) {
-    md << "<details><summary>" << h.status_changes.size() << " status change(s)</summary>\n\n| point | from | to | at |\n|---|---|---|---|\n";
+    md << "<details><summary>" << h.status_changes.size()
+       << " status change(s)</summary>\n\n| point | from | to | at |\n|---|---|---|---|\n";
     for (const auto& c : h.status_changes)
       md << fmt::format("| `{}` | {} | {} | `{}` |\n", h.series[c.series].key, to_string(c.from), to_string(c.to),
                         short_sha(h.commits[c.after].sha));
@@ -336,7 +344,8 @@ std::string history_markdown(const HistoryResult& h, const std::vector<std::stri
 
 namespace {
 
-std::string history_bisect_unescaped(const HistoryResult& h, const std::string& point, const std::vector<std::string>* rev_list) {
+std::string history_bisect_unescaped(const HistoryResult& h, const std::string& point,
+                                     const std::vector<std::string>* rev_list) {
   const HistorySeries* s = find_series(h, point);
   if (s == nullptr) throw std::invalid_argument("--bisect: no point has the id or key '" + point + "'");
   const std::size_t index = static_cast<std::size_t>(s - h.series.data());
@@ -349,7 +358,9 @@ std::string history_bisect_unescaped(const HistoryResult& h, const std::string& 
     out << fmt::format("{} {}: {} {} [{}, {}] between {} (last commit before) and {} (first commit after){}\n", s->key,
                        s->id, to_string(st.kind), percent(st.ratio), percent(st.ci_low), percent(st.ci_high),
                        short_sha(before), short_sha(after),
-                       st.environment ? " — environment" : st.tool ? " — tool (labrun changed)" : "");
+                       st.environment ? " — environment"
+                       : st.tool      ? " — tool (labrun changed)"
+                                      : "");
     if (rev_list != nullptr) {
       const auto pa = std::find(rev_list->begin(), rev_list->end(), after);
       const auto pb = std::find(rev_list->begin(), rev_list->end(), before);
@@ -370,8 +381,9 @@ std::string history_bisect_unescaped(const HistoryResult& h, const std::string& 
       out << "  (give --repo DIR to list the commits still to test)\n";
     }
     const std::string config = h.commits[st.after].config_path.empty() ? "CONFIG" : h.commits[st.after].config_path;
-    out << fmt::format("  at each: labrun sweep {} --only \"{}\" -o history-bisect-$(git rev-parse --short HEAD).jsonl\n",
-                       config, axes_only(*s));
+    out << fmt::format(
+        "  at each: labrun sweep {} --only \"{}\" -o history-bisect-$(git rev-parse --short HEAD).jsonl\n", config,
+        axes_only(*s));
   }
   if (found == 0)
     out << fmt::format("{} {}: no step over {} commits: nothing to bisect\n", s->key, s->id, h.commits.size());
@@ -407,7 +419,8 @@ void write_history_report(const HistoryResult& h, const std::string& dir, const 
     } else {
       python = python_with_matplotlib();
       if (python.empty())
-        err << "labrun history: warning: python3 with matplotlib not available (Debian: python3-matplotlib); no plots\n";
+        err << "labrun history: warning: python3 with matplotlib not available (Debian: python3-matplotlib); no "
+               "plots\n";
     }
     if (!python.empty()) {
       SpawnOptions logged;

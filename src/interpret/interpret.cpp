@@ -46,7 +46,8 @@ std::string clocks_text(const PointRecord& point) {
   for (const DeviceState* s : {&before, &after})
     if (s->throttled) reasons.push_back(s->reasons.empty() ? "?" : s->reasons);
   if (!reasons.empty())
-    return "throttle reasons were recorded (" + reasons.front() + "): the clock was not steady, so treat the point "
+    return "throttle reasons were recorded (" + reasons.front() +
+           "): the clock was not steady, so treat the point "
            "as a different experiment";
   if (std::isfinite(before.sm_clock_hz) && std::isfinite(after.sm_clock_hz))
     return fmt::format("SM clock {:.0f} MHz before and {:.0f} MHz after timing, no throttle reason",
@@ -89,9 +90,9 @@ std::string compute_text(const Quantities& q) {
 
 std::string launch_text(const Quantities& q) {
   if (q.blocked && std::isfinite(q.submit))
-    return "host submission " + format_time(q.submit) + " per iteration (measured: " +
-           format_count(q.launches, "launch", "launches") + " enqueued behind a blocking kernel) = " +
-           format_percent(q.launch_share) + " of the GPU time";
+    return "host submission " + format_time(q.submit) +
+           " per iteration (measured: " + format_count(q.launches, "launch", "launches") +
+           " enqueued behind a blocking kernel) = " + format_percent(q.launch_share) + " of the GPU time";
   return format_count(q.launches, "launch", "launches") + " × " + format_time(q.launch_time) + " (calibrated " +
          q.mode + " launch) = " + format_time(q.launches * q.launch_time) + ", " + format_percent(q.launch_share) +
          " of the time";
@@ -264,9 +265,10 @@ void derive(Quantities& q) {
 std::vector<std::string> suspect_findings(const Quantities& q) {
   std::vector<std::string> suspects;
   if (q.method == TimingMethod::host_clock_unsynchronized)
-    suspects.push_back("timing.method is host_clock_unsynchronized: the host clock stopped when the work was "
-                       "enqueued, not when it finished, so the time measures the enqueue (lab.timing: "
-                       "unsynchronized is a teaching demo)");
+    suspects.push_back(
+        "timing.method is host_clock_unsynchronized: the host clock stopped when the work was "
+        "enqueued, not when it finished, so the time measures the enqueue (lab.timing: "
+        "unsynchronized is a teaching demo)");
   if (q.timed && positive(q.suspect_floor) && q.time < q.suspect_floor * (1 - kT.suspect_margin))
     suspects.push_back("the time " + format_time(q.time) + " is " + format_number(q.suspect_floor / q.time) +
                        "× below the physical floor " + format_time(q.suspect_floor) +
@@ -353,10 +355,10 @@ bool latency_sized(const Quantities& q) {
 
 // The verdict for too little work per launch (latency_sized()).
 Verdict latency_verdict(const Quantities& q) {
-  const std::string rule =
-      q.time < kT.latency_time_s
-          ? fmt::format("no roof >= {} and time_s < {}", kT.roof_fraction, kT.latency_time_s)
-          : fmt::format("no roof >= {} and ideal_time_per_launch_s < {}", kT.roof_fraction, kT.latency_per_launch_s);
+  const std::string rule = q.time < kT.latency_time_s
+                               ? fmt::format("no roof >= {} and time_s < {}", kT.roof_fraction, kT.latency_time_s)
+                               : fmt::format("no roof >= {} and ideal_time_per_launch_s < {}", kT.roof_fraction,
+                                             kT.latency_per_launch_s);
   return Verdict{Case::kLatency, "latency", "strong",
                  "too little work per launch to fill the GPU: fixed per-kernel costs (fill, drain, tail) dominate",
                  rule};
@@ -365,8 +367,7 @@ Verdict latency_verdict(const Quantities& q) {
 // The class of a timed, trustworthy, calibrated point: the first rule that fires, strongest first.
 Verdict classify(const Quantities& q) {
   const Levels l = levels_of(q);
-  if (l.synced && (l.stall >= kT.sync_stall_share || l.lshare + l.stall >= kT.sync_host_share))
-    return sync_verdict(l);
+  if (l.synced && (l.stall >= kT.sync_stall_share || l.lshare + l.stall >= kT.sync_host_share)) return sync_verdict(l);
   const double lthreshold = launch_threshold(q);
   if (l.lshare >= lthreshold) return launch_verdict(lthreshold);
   if (l.fm >= kT.roof_fraction || l.fc >= kT.roof_fraction) return roof_verdict(l, "strong", "", kT.roof_fraction, "");
@@ -382,8 +383,7 @@ Verdict classify(const Quantities& q) {
 // The verdict of any point: untimed, suspect or uncalibrated points get no class; the others are classified.
 Verdict decide(const Assessment& a, const PointRecord& point, const RunHeader& header) {
   const Quantities& q = a.q;
-  if (!q.timed)
-    return no_class(Case::kNotTimed, "not timed: " + untimed_why(q) + record_reason_suffix(point), "");
+  if (!q.timed) return no_class(Case::kNotTimed, "not timed: " + untimed_why(q) + record_reason_suffix(point), "");
   if (a.suspect) return no_class(Case::kSuspect, "suspect: " + a.suspect_reason, "suspect");
   if (!q.calibrated) {
     const std::string backend = header.calibration_backend();
@@ -421,13 +421,12 @@ Advice untimed_advice(const Quantities& q) {
   Advice a;
   a.bound = "no class: the point has no time";
   a.other = "none: there is no measurement to check";
-  if (q.status == Status::incorrect)
-    a.next = "fix correctness first: the time of a wrong result means nothing";
+  if (q.status == Status::incorrect) a.next = "fix correctness first: the time of a wrong result means nothing";
   else if (q.status == Status::capture_unsupported)
-    a.next = "make the variant capturable (no host-visible, data-dependent size inside the iteration), or compare "
-             "it in eager mode";
-  else
-    a.next = "see the record's reason";
+    a.next =
+        "make the variant capturable (no host-visible, data-dependent size inside the iteration), or compare "
+        "it in eager mode";
+  else a.next = "see the record's reason";
   return a;
 }
 
@@ -455,28 +454,27 @@ Advice suspect_advice(const Quantities& q) {
 
 // The advice for a sync-bound point (strong).
 Advice sync_advice(const Quantities& q) {
-  return Advice{
-      .bound = "sync-bound: " + sync_text(q) + "; " + stall_text(q) +
-               ", and the launches the host cannot queue ahead cost ≈ " + format_percent(q.launch_share) + " more",
-      .next = "keep the data-dependent size on the device (a device-side count) so the host never waits inside "
-              "the iteration; the iteration can then be queued ahead and captured in a CUDA graph",
-      .other = "not memory- or compute-bound: " + roofs_text(q) + "; launch overhead alone " +
-               format_percent(q.launch_share) + " (below the " + format_percent(kT.launch_share) +
-               " launch threshold)"};
+  return Advice{.bound = "sync-bound: " + sync_text(q) + "; " + stall_text(q) +
+                         ", and the launches the host cannot queue ahead cost ≈ " + format_percent(q.launch_share) +
+                         " more",
+                .next =
+                    "keep the data-dependent size on the device (a device-side count) so the host never waits inside "
+                    "the iteration; the iteration can then be queued ahead and captured in a CUDA graph",
+                .other = "not memory- or compute-bound: " + roofs_text(q) + "; launch overhead alone " +
+                         format_percent(q.launch_share) + " (below the " + format_percent(kT.launch_share) +
+                         " launch threshold)"};
 }
 
 // The advice for a launch-bound point.
 Advice launch_advice(const Quantities& q) {
   return Advice{.bound = "launch-bound: " + launch_text(q),
-                .next = q.mode == "graph"
-                            ? "fuse kernels: even replayed from a graph, " +
-                                  format_count(q.launches, "launch", "launches") + " cost " +
-                                  format_time(q.launches * q.launch_time)
-                            : "replay the iteration from a CUDA graph (calibrated " + format_time(q.launch_time) +
-                                  " per eager launch) or fuse its " + format_count(q.launches, "kernel", "kernels") +
-                                  " into fewer",
-                .other = "not memory- or compute-bound: " + roofs_text(q) + "; " + sync_text(q) + ", " +
-                         stall_text(q)};
+                .next = q.mode == "graph" ? "fuse kernels: even replayed from a graph, " +
+                                                format_count(q.launches, "launch", "launches") + " cost " +
+                                                format_time(q.launches * q.launch_time)
+                                          : "replay the iteration from a CUDA graph (calibrated " +
+                                                format_time(q.launch_time) + " per eager launch) or fuse its " +
+                                                format_count(q.launches, "kernel", "kernels") + " into fewer",
+                .other = "not memory- or compute-bound: " + roofs_text(q) + "; " + sync_text(q) + ", " + stall_text(q)};
 }
 
 // The advice for a memory- or compute-bound point, strong or weak.
@@ -496,12 +494,13 @@ Advice roof_advice(const Quantities& q, const Verdict& v) {
     else
       a.next = "it already moves only its compulsory bytes at " + format_percent(q.f_mem) +
                " of the ceiling: only fewer bytes (a narrower dtype, a bit-packed mask) can make it faster";
-    a.other = "not compute-bound: " + compute_text(q) + "; not launch-bound: " + launch_text(q) + "; " +
-              sync_text(q) + ", " + stall_text(q);
+    a.other = "not compute-bound: " + compute_text(q) + "; not launch-bound: " + launch_text(q) + "; " + sync_text(q) +
+              ", " + stall_text(q);
   } else {
     a.bound = (weak ? "probably compute-bound" : "compute-bound") + weak_text + ": " + compute_text(q);
-    a.next = "do less arithmetic per element or use faster units: cheaper math (intrinsics, fewer transcendentals), "
-             "lower precision, or tensor cores for matmul-shaped work";
+    a.next =
+        "do less arithmetic per element or use faster units: cheaper math (intrinsics, fewer transcendentals), "
+        "lower precision, or tensor cores for matmul-shaped work";
     a.other = "not memory-bound: " + ceiling_text(q) + "; not launch-bound: " + launch_text(q) + "; " + sync_text(q);
   }
   return a;
@@ -511,8 +510,9 @@ Advice roof_advice(const Quantities& q, const Verdict& v) {
 Advice weak_sync_advice(const Quantities& q) {
   return Advice{.bound = "probably sync-bound (weak): " + sync_text(q) + "; " + stall_text(q) + "; launches ≈ " +
                          format_percent(q.launch_share) + "; " + roofs_text(q),
-                .next = "keep the data-dependent size on the device so the host never waits inside the iteration; "
-                        "compare with a variant that has no host sync at the same point",
+                .next =
+                    "keep the data-dependent size on the device so the host never waits inside the iteration; "
+                    "compare with a variant that has no host sync at the same point",
                 .other = "not launch-bound (" + format_percent(q.launch_share) + " < " +
                          format_percent(kT.launch_share) + "); no roof reached: " + roofs_text(q)};
 }
@@ -521,10 +521,11 @@ Advice weak_sync_advice(const Quantities& q) {
 Advice latency_advice(const Quantities& q) {
   return Advice{.bound = "latency-bound: " + format_time(q.time) + " for " +
                          format_count(q.launches, "launch", "launches") + ", each worth ≈ " +
-                         format_time(q.per_launch) + " of streaming at the memory ceiling; " +
-                         format_percent(q.f_mem) + " of the memory ceiling reached",
-                .next = "give each launch more work: larger problems or several batched per launch, and fewer, fused "
-                        "kernels (a graph removes launch cost but not each kernel's fill and drain)",
+                         format_time(q.per_launch) + " of streaming at the memory ceiling; " + format_percent(q.f_mem) +
+                         " of the memory ceiling reached",
+                .next =
+                    "give each launch more work: larger problems or several batched per launch, and fewer, fused "
+                    "kernels (a graph removes launch cost but not each kernel's fill and drain)",
                 .other = "not launch-bound: " + launch_text(q) + " (below " + format_percent(launch_threshold(q)) +
                          "); " + sync_text(q) + "; " + roofs_text(q)};
 }
@@ -532,9 +533,10 @@ Advice latency_advice(const Quantities& q) {
 // The advice for a point no rule placed.
 Advice unknown_advice(const Quantities& q, const Verdict& v) {
   return Advice{.bound = "no class: " + v.reason,
-                .next = "profile the kernels (Nsight Compute) to find the limiter, and check the cost model: work it "
-                        "does not count (e.g. a transcendental counted as one flop, extra passes) would hide the real "
-                        "roof",
+                .next =
+                    "profile the kernels (Nsight Compute) to find the limiter, and check the cost model: work it "
+                    "does not count (e.g. a transcendental counted as one flop, extra passes) would hide the real "
+                    "roof",
                 .other = launch_text(q) + "; " + sync_text(q) + "; work per launch ≈ " + format_time(q.per_launch) +
                          " of streaming, so not a small-work latency case"};
 }
@@ -562,8 +564,8 @@ Advice advice_for(const Quantities& q, const Verdict& v) {
 std::string measured_text(const Quantities& q, const PointRecord& point) {
   if (!q.timed) return q.what + ": not timed (" + untimed_why(q) + ")" + record_reason_suffix(point);
   const std::string source = q.method == TimingMethod::host_clock_unsynchronized ? "unsynchronized host clock"
-                             : std::isfinite(q.device)                              ? "device events"
-                                                                                    : "synchronized wall clock";
+                             : std::isfinite(q.device)                           ? "device events"
+                                                                                 : "synchronized wall clock";
   return q.what + ": " + format_time(q.time) + " per iteration (median, " + source +
          (std::isfinite(q.device) && std::isfinite(q.wall) ? "; wall " + format_time(q.wall) : "") + "); " +
          format_rate(q.bw, "B/s") + " issued (" + format_bytes(q.bytes) + "), " + format_rate(q.compulsory_bw, "B/s") +
@@ -693,8 +695,8 @@ IterationTime iteration_time(const PointRecord& point) {
   const bool blocked = tm.method == TimingMethod::cuda_events_blocked;
   const bool host_paced = blocked && std::isfinite(submit) && std::isfinite(gpu) && submit > gpu;
   const OptionalSummary& src = host_paced ? tm.submit : tm.device ? tm.device : tm.wall;
-  return IterationTime{host_paced ? submit : gpu, src ? src->ci95_low_time_s : kNaN,
-                       src ? src->ci95_high_time_s : kNaN, host_paced};
+  return IterationTime{host_paced ? submit : gpu, src ? src->ci95_low_time_s : kNaN, src ? src->ci95_high_time_s : kNaN,
+                       host_paced};
 }
 
 // Computing and rendering are apart: assess() decides, render() writes the record and its note.

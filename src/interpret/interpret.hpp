@@ -1,8 +1,8 @@
 // The interpretation step of the lab pass, per point: what bounded each measured point (with the numbers that
 // say so), whether its time is physically believable, and a five-part note. Pure host code: typed records in
 // (point_record.hpp), an Interpretation out. The cross-point analysis (winners, crossovers, hypothesis verdicts)
-// is analysis.hpp; the text helpers are format.hpp (included here for callers that use them with it). Formulas and thresholds: docs/metrics.md, section "Interpretation" (the table there mirrors
-// InterpretThresholds below).
+// is analysis.hpp; the text helpers are format.hpp (included here for callers that use them with it). Formulas and
+// thresholds: docs/metrics.md, section "Interpretation" (the table there mirrors InterpretThresholds below).
 #pragma once
 
 #include <string>
@@ -62,7 +62,8 @@ inline constexpr InterpretThresholds kInterpretThresholds{};
 /// units throughout:
 /// - achieved_bandwidth_Bps = cost.bytes / time_s; compulsory_bandwidth_Bps = cost.compulsory_bytes / time_s;
 ///   flop_per_s = cost.flop / time_s; arithmetic_intensity_flop_per_byte = cost.flop / cost.compulsory_bytes;
-/// - ceilings: memory = max(copy, read) (a read-heavy stream beats the copy figure on the H200: 4.3-4.5 TB/s read vs 4.2 copy, results/h200/),
+/// - ceilings: memory = max(copy, read) (a read-heavy stream beats the copy figure on the H200: 4.3-4.5 TB/s read
+/// vs 4.2 copy, results/h200/),
 ///   compute = fp32_fma; peak_bandwidth = max(copy, read, theoretical) and peak_compute = max(fp32_fma,
 ///   bf16_gemm) for the floor;
 /// - fraction_of.{memory_ceiling, copy, read, theoretical, compute_ceiling, bf16_gemm, roofline};
@@ -105,6 +106,5 @@ Json interpret_point(const Json& point, const Json& header);
 
 /// Deprecated, kept until every caller is typed: iteration_time(point_from_json_tolerant(point)).
 IterationTime iteration_time(const Json& point);
-
 
 }  // namespace labrun

@@ -21,9 +21,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 Json axes_json(const Point& p) {
   Json axes = Json::object();
@@ -38,7 +36,6 @@ Json axes_json(const Point& p) {
 Json fmt_warning(const std::string& kind, const std::string& message) {
   return Json{{"kind", kind}, {"message", message}};
 }
-
 
 }  // namespace
 
@@ -141,8 +138,8 @@ std::vector<Warning> point_warnings(const PointRecord& rec, const LabSettings& l
   const DeviceState before = device_state_of(rec, "before"), after = device_state_of(rec, "after");
   for (const DeviceState* st : {&before, &after})
     if (st->throttled)
-      w.push_back({"throttle", "clock-event reasons " + st->reasons + " " + (st == &before ? "before" : "after") +
-                                   " timing"});
+      w.push_back(
+          {"throttle", "clock-event reasons " + st->reasons + " " + (st == &before ? "before" : "after") + " timing"});
   const double b = before.sm_clock_hz, a = after.sm_clock_hz;
   if (std::isfinite(a) && std::isfinite(b) && std::fabs(a - b) > 0.02 * std::max(a, b))
     w.push_back({"clocks_changed", "SM clock " + std::to_string(static_cast<long>(b / 1e6)) + " MHz before, " +
@@ -162,9 +159,9 @@ struct PointRun {
   std::int64_t batch = 1;
   std::vector<double> wall, device, submit, host_probe;
   std::int64_t syncs = 0, iterations = 0;
-  double timed_s = 0;  // time spent in this point's own samples (caps count only these)
+  double timed_s = 0;                           // time spent in this point's own samples (caps count only these)
   std::unique_ptr<StoppingCriterion> stopping;  // lab.stopping's criterion, told each sample
-  std::string stop;    // its stop reason once it finished
+  std::string stop;                             // its stop reason once it finished
   bool finished = false;  // true once rec is final (ended before timing, or timing done and finalised)
 };
 
@@ -400,8 +397,8 @@ bool sample_point(PointRun& run, Backend& backend, const LabSettings& lab, bool 
   run.syncs += s.host_syncs;
   run.iterations += s.iterations;
   if (!run.stopping) run.stopping = make_stopping_criterion(lab);
-  run.stopping->add_sample({run.wall.back(), s.device_time_s ? std::optional(run.device.back()) : std::nullopt,
-                            duration_s});
+  run.stopping->add_sample(
+      {run.wall.back(), s.device_time_s ? std::optional(run.device.back()) : std::nullopt, duration_s});
   if (run.stopping->is_finished()) run.stop = run.stopping->stop_reason();
   return !run.stop.empty();
 }
@@ -522,8 +519,9 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
   if (l.delay_s > 0)
     h["warnings"].push_back(fmt_warning("delay", "lab.delay_s adds a spin kernel to every iteration (test aid)"));
   if (l.timing == "unsynchronized")
-    h["warnings"].push_back(fmt_warning("unsynchronized", "lab.timing: unsynchronized measures the enqueue, not the "
-                                                          "work (teaching demo)"));
+    h["warnings"].push_back(fmt_warning("unsynchronized",
+                                        "lab.timing: unsynchronized measures the enqueue, not the "
+                                        "work (teaching demo)"));
   h["point_count"] = point_count;
   return h;
 }

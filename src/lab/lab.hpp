@@ -51,7 +51,8 @@ std::optional<std::string> over_free_memory(const PointEstimate& e, double extra
 
 /// Warnings of a finished point (docs/records.md): noise above target when sampling stopped, fewer samples
 /// than asked, an L2-resident working set in hot mode, throttle reasons, clocks changed during timing.
-std::vector<Warning> point_warnings(const PointRecord& record, const LabSettings& lab, std::optional<double> cache_bytes);
+std::vector<Warning> point_warnings(const PointRecord& record, const LabSettings& lab,
+                                    std::optional<double> cache_bytes);
 
 /// The record header: schema version, argv, config (path, sha256, text), build, host and device environment,
 /// calibration, lab settings.

@@ -44,7 +44,8 @@ void HostArrays::poison() {
 // ---- SdkExperiment ----------------------------------------------------------------------------------------
 
 Layout SdkExperiment::layout(const Args& args) const {
-  if (!def_->arrays_fn()) throw std::logic_error(def_->name() + ": the experiment declares no arrays (ExperimentDef::arrays)");
+  if (!def_->arrays_fn())
+    throw std::logic_error(def_->name() + ": the experiment declares no arrays (ExperimentDef::arrays)");
   Layout l;
   def_->arrays_fn()(args, l);
   return l;
@@ -159,7 +160,8 @@ void ReturnedOutputs::set(const std::string& name, const void* data) {
       data_[name] = data;
       return;
     }
-  throw std::out_of_range("Launch::returns(\"" + name + "\"): no returned output of that name (declare it with l.returned(...) in e.arrays)");
+  throw std::out_of_range("Launch::returns(\"" + name +
+                          "\"): no returned output of that name (declare it with l.returned(...) in e.arrays)");
 }
 
 const void* ReturnedOutputs::data(const std::string& name) const {
@@ -205,7 +207,8 @@ class HostLaunch : public Launch {
   }
   void* allocate_pinned(std::size_t bytes) override { return allocate(bytes); }
   std::shared_ptr<void> stream_alloc(std::size_t bytes) override {
-    return std::shared_ptr<void>(new std::uint64_t[(bytes + 7) / 8 + 2], [](void* p) { delete[] static_cast<std::uint64_t*>(p); });
+    return std::shared_ptr<void>(new std::uint64_t[(bytes + 7) / 8 + 2],
+                                 [](void* p) { delete[] static_cast<std::uint64_t*>(p); });
   }
   void returns(const std::string& name, const void* data) override { returned.set(name, data); }
   ReturnedOutputs returned;
@@ -237,8 +240,9 @@ class SdkHostWorkload : public Workload {
     if (auto missing = r.missing()) return *missing;
     Arrays out = out_.arrays();  // and the returned outputs where the variant pointed (host memory)
     for (const auto& e : r.entries()) out.put(e.name, View{const_cast<void*>(r.data(e.name)), e.count, e.elem});
-    return exp_->compare(args_, [this]() -> const Arrays& { return in_->arrays(); }, out, *ref_, scale_,
-                         r.inputs_aliased(in_->arrays()));
+    return exp_->compare(
+        args_, [this]() -> const Arrays& { return in_->arrays(); }, out, *ref_, scale_,
+        r.inputs_aliased(in_->arrays()));
   }
   Cost cost() const override { return exp_->cost(args_, *ref_); }
 
@@ -270,7 +274,8 @@ void register_sdk_experiment(Registry& registry, const std::shared_ptr<SdkExperi
     const Args args(p);
     const Layout l = exp->layout(args);
     const Cost c = exp->cost(args, Reference{});
-    return PointEstimate{l.bytes(Role::input) + l.bytes(Role::output) + l.bytes(Role::scratch) + l.bytes(Role::transient),
+    return PointEstimate{l.bytes(Role::input) + l.bytes(Role::output) + l.bytes(Role::scratch) +
+                             l.bytes(Role::transient),
                          c.bytes, c.flop};
   };
 }
@@ -340,7 +345,9 @@ void register_linked_cuda(Registry& registry, const SdkCudaFactory& cuda) {
       std::shared_ptr<SdkExperiment> exp = it->second;
       const Setup s = setup;
       registry.implement(name, variant, BackendKind::cuda,
-                         [exp, s, cuda](const Point& p, Backend& b, const LabSettings& lab) { return cuda(exp, s, p, b, lab); });
+                         [exp, s, cuda](const Point& p, Backend& b, const LabSettings& lab) {
+        return cuda(exp, s, p, b, lab);
+      });
     }
   }
 }
@@ -353,4 +360,3 @@ std::shared_ptr<SdkExperiment> sdk_experiment(const Registry& registry, const st
 }
 
 }  // namespace labrun
-

@@ -83,8 +83,8 @@ class SdkExperiment {
   /// `returned`: the returned outputs with the input each one is ("" for none); poisoned is false with any.
   /// `read`: where Compare::exact_chunks reads outputs from (empty: `outputs`' host memory).
   CheckOutcome compare(const Args& args, const std::function<const Arrays&()>& inputs, const Arrays& outputs,
-                const Reference& ref, double scale, const std::map<std::string, std::string>& returned = {},
-                const Compare::ChunkReader& read = {}) const;
+                       const Reference& ref, double scale, const std::map<std::string, std::string>& returned = {},
+                       const Compare::ChunkReader& read = {}) const;
 
   /// The CUDA side's device input set (type-erased; src/backends/cuda/sdk_cuda.cpp) and its key.
   std::shared_ptr<void> device_inputs;
@@ -121,6 +121,5 @@ std::shared_ptr<SdkExperiment> sdk_experiment(const Registry& registry, const st
 
 /// The factory of src/backends/cuda/sdk_cuda.cpp (CUDA builds only).
 SdkCudaFactory sdk_cuda_factory();
-
 
 }  // namespace labrun

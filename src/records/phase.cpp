@@ -8,8 +8,12 @@ namespace {
 
 // The one place a phase is spelled.
 constexpr Named<Phase> kPhaseNames[] = {
-    {Phase::environment, "environment"}, {Phase::setup, "setup"},   {Phase::warmup, "warmup"},
-    {Phase::correctness, "correctness"}, {Phase::timing, "timing"}, {Phase::interpretation, "interpretation"},
+    {Phase::environment, "environment"},
+    {Phase::setup, "setup"},
+    {Phase::warmup, "warmup"},
+    {Phase::correctness, "correctness"},
+    {Phase::timing, "timing"},
+    {Phase::interpretation, "interpretation"},
     {Phase::done, "done"},
 };
 

@@ -423,7 +423,7 @@ Correctness correctness_from_json(const Json& j) {
   try {
     c.outcome = outcome_from_detail(j.at("detail"));
     if (to_json(c).dump() == j.dump()) return c;  // byte for byte: 0 and 0.0 compare equal as Json
-  } catch (const std::exception&) {  // not an outcome: kept as written
+  } catch (const std::exception&) {               // not an outcome: kept as written
   }
   c.outcome = CheckOutcome{};
   c.as_written = j;
@@ -457,9 +457,7 @@ Interpretation interpretation_from_json(const Json& j) {
 
 // ---- PointRecord -------------------------------------------------------------------------------------------
 
-double PointRecord::sm_clock_hz(const char* when) const {
-  return json_number(device_state, {when, "sm_clock_hz"});
-}
+double PointRecord::sm_clock_hz(const char* when) const { return json_number(device_state, {when, "sm_clock_hz"}); }
 
 double PointRecord::axis_number(const std::string& name) const {
   if (!axes.is_object()) return kNoValue;
@@ -542,9 +540,7 @@ std::string RunHeader::code_key() const {
 std::string RunHeader::device_name() const { return header_word(json, {"environment", "device", "name"}); }
 std::string RunHeader::device_uuid() const { return header_word(json, {"environment", "device", "uuid"}); }
 std::string RunHeader::backend() const { return header_word(json, {"environment", "backend"}); }
-std::string RunHeader::driver_version() const {
-  return header_word(json, {"environment", "device", "driver_version"});
-}
+std::string RunHeader::driver_version() const { return header_word(json, {"environment", "device", "driver_version"}); }
 std::string RunHeader::runtime_version() const {
   return header_word(json, {"environment", "device", "runtime_version"});
 }
@@ -622,9 +618,7 @@ std::optional<bool> RunHeader::git_dirty() const {
   return v.is_boolean() ? std::optional<bool>(v.get<bool>()) : std::nullopt;
 }
 std::string RunHeader::cxx_compiler() const { return header_word(json, {"environment", "labrun", "cxx_compiler"}); }
-std::string RunHeader::cuda_compiler() const {
-  return header_word(json, {"environment", "labrun", "cuda_compiler"});
-}
+std::string RunHeader::cuda_compiler() const { return header_word(json, {"environment", "labrun", "cuda_compiler"}); }
 std::string RunHeader::lab_timing() const { return header_word(json, {"lab", "timing"}); }
 std::string RunHeader::lab_l2() const { return header_word(json, {"lab", "l2"}); }
 double RunHeader::lab_target_rel_ci() const { return json_number(json, {"lab", "target_rel_ci"}); }
@@ -647,9 +641,7 @@ std::string shown(const Json& v) {
   return text.size() > 80 ? text.substr(0, 77) + "..." : text;
 }
 
-bool is_count(const Json& v) {
-  return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
-}
+bool is_count(const Json& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0); }
 
 void check_schema_version(const Json& h) {
   const std::string known = "the integers 1 to " + std::to_string(kRecordSchemaVersion);
@@ -733,10 +725,10 @@ void check_summary(const OptionalSummary& s, const std::string& where) {
   if (!s) return;
   check_at_least(s->count, 0, where + ".count");
   check_at_least(s->outliers, 0, where + ".outliers");
-  const std::pair<const char*, double> times[] = {
-      {"median_time_s", s->median_time_s}, {"mean_time_s", s->mean_time_s}, {"min_time_s", s->min_time_s},
-      {"max_time_s", s->max_time_s},       {"p5_time_s", s->p5_time_s},     {"p25_time_s", s->p25_time_s},
-      {"p75_time_s", s->p75_time_s},       {"p95_time_s", s->p95_time_s}};
+  const std::pair<const char*, double> times[] = {{"median_time_s", s->median_time_s}, {"mean_time_s", s->mean_time_s},
+                                                  {"min_time_s", s->min_time_s},       {"max_time_s", s->max_time_s},
+                                                  {"p5_time_s", s->p5_time_s},         {"p25_time_s", s->p25_time_s},
+                                                  {"p75_time_s", s->p75_time_s},       {"p95_time_s", s->p95_time_s}};
   for (const auto& [key, t] : times) check_time(t, where + "." + key);
 }
 
@@ -755,14 +747,18 @@ void check_timing(const Timing& t) {
   if (!t.processes) return;
   check_at_least(t.processes->count, 0, "timing.processes.count");
   check_times(t.processes->time_s, "timing.processes.time_s");
-  if (t.processes->host_probe_time_s) check_times(*t.processes->host_probe_time_s, "timing.processes.host_probe_time_s");
+  if (t.processes->host_probe_time_s)
+    check_times(*t.processes->host_probe_time_s, "timing.processes.host_probe_time_s");
 }
 
 // The interpretation's times (what a loop costs, the medians it read, the floor the ceilings allow).
 void check_interpretation(const Interpretation& in) {
-  const std::pair<const char*, double> times[] = {
-      {"time_s", in.time_s},           {"wall_time_s", in.wall_time_s},         {"device_time_s", in.device_time_s},
-      {"submit_time_s", in.submit_time_s}, {"iteration_time_s", in.iteration_time_s}, {"time_floor_s", in.time_floor_s}};
+  const std::pair<const char*, double> times[] = {{"time_s", in.time_s},
+                                                  {"wall_time_s", in.wall_time_s},
+                                                  {"device_time_s", in.device_time_s},
+                                                  {"submit_time_s", in.submit_time_s},
+                                                  {"iteration_time_s", in.iteration_time_s},
+                                                  {"time_floor_s", in.time_floor_s}};
   for (const auto& [key, t] : times) check_time(t, std::string("interpretation.") + key);
 }
 
@@ -927,8 +923,9 @@ void FileLoader::header(const Json& r) {
 
 void FileLoader::point(const Json& r) {
   if (!run_)
-    throw ResultError("a point before any header: a labrun result file starts with its header line (is this a "
-                      "labrun result file?)");
+    throw ResultError(
+        "a point before any header: a labrun result file starts with its header line (is this a "
+        "labrun result file?)");
   PointRecord p = point_from_json(r);
   check_point(p);
   check_point_of_run(p, run_->header);

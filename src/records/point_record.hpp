@@ -6,9 +6,9 @@
 // fractions_, evidence_, interpretation_, point_ and header_from_json). to_json(x_from_json(j)) == j, with the
 // same keys in the same order and the same values (and the same text from dump()), for every record labrun
 // writes (schema_version 1): tested on every committed file under results/ and on host-backend runs. The few
-// inputs that do not round-trip are named at their type. Numbers: reals are written with json_real() ("NaN", "Infinity", "-Infinity" for
-// non-finite values) except in `interpretation` and `kernels[].bandwidth_Bps`, where a missing or non-finite
-// quantity is `null`; in memory, NaN stands for both. Integers stay JSON integers.
+// inputs that do not round-trip are named at their type. Numbers: reals are written with json_real() ("NaN",
+// "Infinity", "-Infinity" for non-finite values) except in `interpretation` and `kernels[].bandwidth_Bps`, where a
+// missing or non-finite quantity is `null`; in memory, NaN stands for both. Integers stay JSON integers.
 //
 // Reading never throws on a missing optional field (it takes the default: NaN, "", 0, false, nullopt, empty);
 // every *_from_json throws ResultError, naming the field's dotted path, when a field is present with the wrong
@@ -80,9 +80,9 @@ Cost cost_from_json(const Json& j);
 
 /// `timing.processes` of a pooled lab.processes record: one median per process, in process order.
 struct ProcessStats {
-  std::int64_t count = 0;              ///< processes pooled
-  std::vector<double> time_s;          ///< each process's median time, seconds
-  double spread = kNoValue;               ///< max/min − 1 of time_s, dimensionless
+  std::int64_t count = 0;      ///< processes pooled
+  std::vector<double> time_s;  ///< each process's median time, seconds
+  double spread = kNoValue;    ///< max/min − 1 of time_s, dimensionless
   /// Each process's host probe median (s per sync round trip), written only where every process probed.
   std::optional<std::vector<double>> host_probe_time_s;
 };
@@ -94,14 +94,14 @@ ProcessStats process_stats_from_json(const Json& j);
 
 /// A point's `timing`: how it was sampled, the summaries and the raw per-iteration samples (seconds).
 struct Timing {
-  std::string mode;                 ///< "eager" or "graph"
-  std::string l2;                   ///< "hot" or "cold"
+  std::string mode;  ///< "eager" or "graph"
+  std::string l2;    ///< "hot" or "cold"
   /// How the samples were timed; `other` for a spelling this build does not know, kept in other_method.
   TimingMethod method = TimingMethod::other;
-  std::string other_method;         ///< timing.method as read when it is none of TimingMethod's ("" when absent)
-  std::int64_t batch = 1;           ///< iterations one sample timed
+  std::string other_method;  ///< timing.method as read when it is none of TimingMethod's ("" when absent)
+  std::int64_t batch = 1;    ///< iterations one sample timed
   std::int64_t interleaved_points = 1;
-  std::string stop_reason;          ///< "ci_target", "max_samples", "max_time", "mixed"
+  std::string stop_reason;  ///< "ci_target", "max_samples", "max_time", "mixed"
   double target_rel_ci = kNoValue;
   double median_ci_rel_halfwidth = kNoValue;
   double host_syncs_per_iteration = kNoValue;
@@ -115,8 +115,8 @@ struct Timing {
   /// neither `host_probe` nor `host_probe_samples_s`, and to_json then writes neither. Records that have the
   /// keys (null or not) read as true.
   bool host_probe_recorded = true;
-  double time_s = kNoValue;                  ///< the device median, or the wall median without device timing
-  std::optional<ProcessStats> processes;     ///< pooled runs only; nullopt: no key
+  double time_s = kNoValue;               ///< the device median, or the wall median without device timing
+  std::optional<ProcessStats> processes;  ///< pooled runs only; nullopt: no key
 
   /// timing.method as the record spells it: to_string(method), or other_method for `other`.
   std::string method_name() const { return method == TimingMethod::other ? other_method : to_string(method); }
@@ -233,8 +233,8 @@ struct Interpretation {
   double launch_overhead_share = kNoValue, host_stall_share = kNoValue, host_syncs_per_iteration = kNoValue;
   double ideal_time_per_launch_s = kNoValue;
   bool l2_resident = false;
-  std::string bound;                       ///< "memory", "compute", "launch", "sync", "latency", "unknown", ""
-  std::optional<std::string> confidence;   ///< "strong", "weak" or null
+  std::string bound;                      ///< "memory", "compute", "launch", "sync", "latency", "unknown", ""
+  std::optional<std::string> confidence;  ///< "strong", "weak" or null
   std::string reason;
   Evidence evidence;
   bool suspect = false;
@@ -250,18 +250,18 @@ Interpretation interpretation_from_json(const Json& j);
 /// One point line (`"type": "point"`, docs/records.md). Optional parts are nullopt (or a null Json) when the
 /// record does not have them, and to_json leaves them out.
 struct PointRecord {
-  std::string id;          ///< 16 hex digits, FNV-1a 64 of key
-  std::string key;         ///< experiment/variant/axis=value,... (axes sorted by name)
+  std::string id;   ///< 16 hex digits, FNV-1a 64 of key
+  std::string key;  ///< experiment/variant/axis=value,... (axes sorted by name)
   std::string experiment;
   std::string variant;
   /// Every axis of the experiment, in the experiment's order: JSON integers, json_real numbers or words.
   Json axes = Json::object();
-  std::string backend;     ///< "host" or "cuda:N"
-  Status status = Status::error;  ///< written as to_string(status) ("ok", "incorrect", ...; labrun/status.hpp)
-  std::optional<std::string> reason;        ///< null for ok; always written
+  std::string backend;                ///< "host" or "cuda:N"
+  Status status = Status::error;      ///< written as to_string(status) ("ok", "incorrect", ...; labrun/status.hpp)
+  std::optional<std::string> reason;  ///< null for ok; always written
   std::optional<std::string> failed_phase;  ///< the phase that ended the pass; nullopt: no key
   std::vector<Warning> warnings;            ///< always written (possibly [])
-  Json device_state;       ///< {before, after} as the backend reported them (opaque); null Json: no key
+  Json device_state;  ///< {before, after} as the backend reported them (opaque); null Json: no key
   /// The cost model, written as the object `cost` (an empty object when cost.empty()).
   Cost cost;
   /// False for a record without a `cost` key (its pass ended in setup, before the cost model): to_json then
@@ -278,7 +278,7 @@ struct PointRecord {
   Boxed<Timing> timing;
   std::optional<std::vector<KernelTime>> kernels;
   Boxed<Interpretation> interpretation;
-  Json phases;             ///< per phase {time_s, ...} (opaque); null Json: no key
+  Json phases;  ///< per phase {time_s, ...} (opaque); null Json: no key
 
   /// device_state.<when>.sm_clock_hz, `when` "before" or "after" (the SM clock the backend read just before or
   /// after the timing), Hz; NaN when absent or not a number.
@@ -293,11 +293,11 @@ struct PointRecord {
 /// What a backend recorded of the device before or after a point's timing (`device_state.before|after`; NVML on
 /// CUDA, nothing on the host). A typed view: every read of device_state belongs here.
 struct DeviceState {
-  bool recorded = false;            ///< an object was recorded (false: null, "unavailable" or absent)
-  double sm_clock_hz = kNoValue;    ///< SM clock, Hz
+  bool recorded = false;          ///< an object was recorded (false: null, "unavailable" or absent)
+  double sm_clock_hz = kNoValue;  ///< SM clock, Hz
   double memory_clock_hz = kNoValue;
-  bool throttled = false;           ///< any clock-event reason that lowers the clock
-  std::string reasons;              ///< clocks_event_reasons as JSON text ("" when none recorded)
+  bool throttled = false;  ///< any clock-event reason that lowers the clock
+  std::string reasons;     ///< clocks_event_reasons as JSON text ("" when none recorded)
 };
 /// device_state.<when> of `point`, `when` = "before" or "after". Never throws.
 DeviceState device_state_of(const PointRecord& point, const char* when);
@@ -333,32 +333,32 @@ struct RunHeader {
   /// The `--only` filter the sweep ran with, as its command line (`argv`) gives it (`--only F` or `--only=F`);
   /// "" when it ran without one. Shards of one sweep agree on it (src/cluster/merge.hpp).
   std::string only_filter() const;
-  std::string created_utc() const;    ///< created_utc (ISO 8601)
-  std::string git_sha() const;        ///< environment.labrun.git_sha (labrun's own commit)
+  std::string created_utc() const;  ///< created_utc (ISO 8601)
+  std::string git_sha() const;      ///< environment.labrun.git_sha (labrun's own commit)
   // The code under test (environment.code, schema 3). A header of schema <= 2 has none: its code under test was
   // labrun itself, so these fall back to project "labrun" and environment.labrun's git_sha and git_dirty.
-  std::string code_project() const;   ///< environment.code.project; "labrun" when there is no environment.code
-  std::string code_sha() const;       ///< environment.code.git_sha; else environment.labrun.git_sha
+  std::string code_project() const;        ///< environment.code.project; "labrun" when there is no environment.code
+  std::string code_sha() const;            ///< environment.code.git_sha; else environment.labrun.git_sha
   std::optional<bool> code_dirty() const;  ///< environment.code.git_dirty; else environment.labrun.git_dirty
-  std::string code_source() const;    ///< environment.code.source ("build", "--code-rev", ...); "" when absent
+  std::string code_source() const;         ///< environment.code.source ("build", "--code-rev", ...); "" when absent
   /// What a run's numbers are keyed on across builds: "project@sha" plus "+dirty" when dirty, then " labrun
   /// VERSION"; e.g. "myrepo@0123abcd+dirty labrun 0.2.0". Runs with equal keys measured the same code with the
   /// same labrun release.
   std::string code_key() const;
-  std::string device_name() const;    ///< environment.device.name ("" on the host backend)
-  std::string device_uuid() const;    ///< environment.device.uuid
-  std::string backend() const;        ///< environment.backend: "host" or "cuda:N"
+  std::string device_name() const;      ///< environment.device.name ("" on the host backend)
+  std::string device_uuid() const;      ///< environment.device.uuid
+  std::string backend() const;          ///< environment.backend: "host" or "cuda:N"
   std::string driver_version() const;   ///< environment.device.driver_version (e.g. "580.159.04")
   std::string runtime_version() const;  ///< environment.device.runtime_version (e.g. "13.0")
   std::string build_type() const;       ///< environment.labrun.build_type (e.g. "Release")
   /// calibration.<ceiling>.<key>, e.g. ("copy", "bandwidth_Bps"), ("launch", "eager_time_s"): SI units.
   double calibration(const char* ceiling, const char* key) const;
-  std::string calibration_backend() const;  ///< calibration.backend (set when there are no ceilings)
-  double l2_bytes() const;                  ///< environment.device.l2_bytes
-  double theoretical_bandwidth_Bps() const; ///< environment.device.theoretical_bandwidth_Bps
-  double memory_bytes() const;              ///< environment.device.memory_bytes
-  double point_count() const;               ///< point_count: points announced; NaN when absent
-  double process_count() const;             ///< processes.count of a pooled run; NaN otherwise
+  std::string calibration_backend() const;   ///< calibration.backend (set when there are no ceilings)
+  double l2_bytes() const;                   ///< environment.device.l2_bytes
+  double theoretical_bandwidth_Bps() const;  ///< environment.device.theoretical_bandwidth_Bps
+  double memory_bytes() const;               ///< environment.device.memory_bytes
+  double point_count() const;                ///< point_count: points announced; NaN when absent
+  double process_count() const;              ///< processes.count of a pooled run; NaN otherwise
   /// calibration.<ceiling>.<key> of each process of a pooled run (processes.runs[i].calibration), in process
   /// order; empty unless every process has a finite positive value, and for a merge of several shards (whose
   /// header keeps one shard's processes).
@@ -373,23 +373,23 @@ struct RunHeader {
   std::vector<double> load_averages_1m() const;
   /// True for the header of one process of a pooled lab.processes run (it has `process`: {index, count}).
   bool pooled_process() const;
-  const Json& lab() const;                  ///< the `lab` object (settings in force); an empty object if absent
-  const Json& hypothesis() const;           ///< config.hypothesis as written; null if absent
-  const Json& device() const;               ///< the environment.device object; null if absent
-  const Json& build() const;                ///< the environment.labrun object; null if absent
-  const Json& calibration_json() const;     ///< the `calibration` object; null if absent
-  const Json& warnings() const;             ///< header `warnings` array; an empty array if absent
+  const Json& lab() const;               ///< the `lab` object (settings in force); an empty object if absent
+  const Json& hypothesis() const;        ///< config.hypothesis as written; null if absent
+  const Json& device() const;            ///< the environment.device object; null if absent
+  const Json& build() const;             ///< the environment.labrun object; null if absent
+  const Json& calibration_json() const;  ///< the `calibration` object; null if absent
+  const Json& warnings() const;          ///< header `warnings` array; an empty array if absent
   // For the report's summary (src/report/report_markdown.cpp):
-  std::string device_kind() const;          ///< environment.device.kind, e.g. "cuda"
-  std::string device_arch() const;          ///< environment.device.arch, e.g. "sm_90"
-  double sm_count() const;                  ///< environment.device.sm_count
-  std::string labrun_version() const;       ///< environment.labrun.version
-  std::optional<bool> git_dirty() const;    ///< environment.labrun.git_dirty; nullopt if absent or not a bool
-  std::string cxx_compiler() const;         ///< environment.labrun.cxx_compiler
-  std::string cuda_compiler() const;        ///< environment.labrun.cuda_compiler ("-" without CUDA)
-  std::string lab_timing() const;           ///< lab.timing: "synchronized" or "unsynchronized"
-  std::string lab_l2() const;               ///< lab.l2: "hot" or "cold"
-  double lab_target_rel_ci() const;         ///< lab.target_rel_ci, dimensionless
+  std::string device_kind() const;        ///< environment.device.kind, e.g. "cuda"
+  std::string device_arch() const;        ///< environment.device.arch, e.g. "sm_90"
+  double sm_count() const;                ///< environment.device.sm_count
+  std::string labrun_version() const;     ///< environment.labrun.version
+  std::optional<bool> git_dirty() const;  ///< environment.labrun.git_dirty; nullopt if absent or not a bool
+  std::string cxx_compiler() const;       ///< environment.labrun.cxx_compiler
+  std::string cuda_compiler() const;      ///< environment.labrun.cuda_compiler ("-" without CUDA)
+  std::string lab_timing() const;         ///< lab.timing: "synchronized" or "unsynchronized"
+  std::string lab_l2() const;             ///< lab.l2: "hot" or "cold"
+  double lab_target_rel_ci() const;       ///< lab.target_rel_ci, dimensionless
 };
 
 /// The header line itself (h.json).
@@ -438,7 +438,7 @@ void check_point_of_run(const PointRecord& point, const RunHeader& header);
 
 /// How much of each point load_results() keeps.
 enum class LoadDepth {
-  full,      ///< every field, as read (resume, pooling, merge: what is written back)
+  full,        ///< every field, as read (resume, pooling, merge: what is written back)
   analysis,    ///< what report reads: trim_for_analysis() of each point, as it is read
   comparison,  ///< what diff reads: trim_for_comparison() of each point, as it is read
 };
@@ -453,16 +453,16 @@ void trim_for_analysis(PointRecord& point);
 void trim_for_comparison(PointRecord& point);
 
 /// Reads result files, each through RecordLines (record.hpp: regular files only, the bounds of docs/records.md
-/// "Bounds"), in time linear in their size. Each element of `paths` is a file, a comma-separated list of files (shards), or a
-/// folder (every *.jsonl directly in it, sorted by name; .jsonl.gz files are not read, as for report and diff).
-/// A file starts with its header; points belong to the header before them; a second header starts a new run (a
+/// "Bounds"), in time linear in their size. Each element of `paths` is a file, a comma-separated list of files
+/// (shards), or a folder (every *.jsonl directly in it, sorted by name; .jsonl.gz files are not read, as for report and
+/// diff). A file starts with its header; points belong to the header before them; a second header starts a new run (a
 /// concatenation of whole runs) once the run before it holds the points its header's point_count announces; a
 /// header with no points after it is a run without points. Every header passes check_header, every point
 /// check_point and check_point_of_run. A point twice in one run is a warning (the first: `first_duplicate`).
 /// Between lines the loader looks at interrupt_signal() (src/base/interrupt.hpp) and throws Interrupted once a signal
 /// arrived (only where handlers are installed: a sweep's --resume check).
-/// `segment` lines go to the run's `segments`; lines of any other `type` are skipped; blank lines are ignored. An unterminated
-/// unparsable last line (a record torn by a killed run) is dropped with a warning in `warnings`.
+/// `segment` lines go to the run's `segments`; lines of any other `type` are skipped; blank lines are ignored. An
+/// unterminated unparsable last line (a record torn by a killed run) is dropped with a warning in `warnings`.
 /// @throws ResultError naming the file (and line) for a file that cannot be read or breaks a bound, a line that is
 /// not JSON or not an object, a record without a string "type", a file with no record, a point before any header,
 /// a header in the middle of a run, a record that fails its checks, a point or header that its

@@ -55,9 +55,7 @@ void Text::read(const Json& v, const std::string& where, std::string& out) {
   out = v.get<std::string>();
 }
 
-void RequiredText::missing(const char* key) {
-  throw ResultError(std::string("point record has no \"") + key + "\"");
-}
+void RequiredText::missing(const char* key) { throw ResultError(std::string("point record has no \"") + key + "\""); }
 
 void OptText::read(const Json& v, const std::string& where, std::optional<std::string>& out) {
   if (!v.is_string()) bad(where, "a string or null", v);

@@ -119,8 +119,9 @@ bool RecordBuilder::key(string_t& k) {
   Open& open = stack_.back();
   auto& object = open.value->get_ref<Json::object_t&>();
   if (object.size() >= kMaxObjectKeys)
-    throw ResultError("an object with more than " + std::to_string(kMaxObjectKeys) + " keys (the one past the bound: \"" +
-                      k.substr(0, 60) + "\"): not a labrun record (labrun writes well under 100 keys in an object)");
+    throw ResultError("an object with more than " + std::to_string(kMaxObjectKeys) +
+                      " keys (the one past the bound: \"" + k.substr(0, 60) +
+                      "\"): not a labrun record (labrun writes well under 100 keys in an object)");
   if (seen(open, object, k))
     throw ResultError("key \"" + k.substr(0, 60) + "\" given twice in one object: not a labrun record");
   auto& items = static_cast<Json::object_t::Container&>(object);
@@ -231,7 +232,8 @@ bool RecordLines::next(std::string& line) {
     const std::size_t take = newline ? static_cast<std::size_t>(newline - start) : end_ - pos_;
     if (line.size() + take > kMaxRecordLineBytes)
       throw ResultError(path_ + ":" + std::to_string(line_number_ + 1) + ": a line longer than " +
-                        std::to_string(kMaxRecordLineBytes) + " bytes (64 MiB), the most a result line may hold "
+                        std::to_string(kMaxRecordLineBytes) +
+                        " bytes (64 MiB), the most a result line may hold "
                         "(docs/records.md, \"Bounds\"): not a labrun result file");
     line.append(start, take);
     pos_ += take + (newline ? 1 : 0);

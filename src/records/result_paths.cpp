@@ -21,8 +21,9 @@ std::vector<std::string> expand_result_path(const std::string& arg,
     }
     if (ec) throw ResultError("cannot list folder " + arg + ": " + ec.message());
     if (out.empty())
-      throw ResultError("folder '" + arg + "' holds no .jsonl result file" +
-                        (gzipped ? " (its .jsonl.gz and .jsonl.xz files must be unpacked first: gunzip -k, xz -dk)" : ""));
+      throw ResultError(
+          "folder '" + arg + "' holds no .jsonl result file" +
+          (gzipped ? " (its .jsonl.gz and .jsonl.xz files must be unpacked first: gunzip -k, xz -dk)" : ""));
     std::sort(out.begin(), out.end());
     return out;
   }

@@ -20,8 +20,6 @@ const char* to_string(TimingMethod method) {
   return method == TimingMethod::other ? "" : name_in(kTimingMethodNames, method);
 }
 
-std::optional<TimingMethod> parse_timing_method(std::string_view name) {
-  return parse_in(kTimingMethodNames, name);
-}
+std::optional<TimingMethod> parse_timing_method(std::string_view name) { return parse_in(kTimingMethodNames, name); }
 
 }  // namespace labrun

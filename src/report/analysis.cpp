@@ -289,8 +289,7 @@ void add_crossovers_along(const RunView& v, const std::string& exp, const std::v
           const Json& v1 = axis_value(a1->axes(), axis);
           const double x0 = axis_number(v0), x1 = axis_number(v1);
           const double w = y0 / (y0 - y1);  // fraction of the way from x0 to x1 where the log ratio is 0
-          const double at =
-              log_scale ? std::exp(std::log(x0) + w * (std::log(x1) - std::log(x0))) : x0 + w * (x1 - x0);
+          const double at = log_scale ? std::exp(std::log(x0) + w * (std::log(x1) - std::log(x0))) : x0 + w * (x1 - x0);
           // y < 0: variant a is faster.
           const std::string below = y0 < 0 ? variants[a] : variants[b];
           const std::string above = y0 < 0 ? variants[b] : variants[a];
@@ -298,12 +297,11 @@ void add_crossovers_along(const RunView& v, const std::string& exp, const std::v
           const bool sig1 = y1 < 0 ? apart(*a1, *b1) : apart(*b1, *a1);
           const std::string fixed = format_axes(a0->axes(), fixed_names);
           const double r0 = std::exp(std::fabs(y0)), r1 = std::exp(std::fabs(y1));
-          const std::string text = above + " overtakes " + below + " between " + axis + " " +
-                                   format_axis_value(v0) + " and " + format_axis_value(v1) + ", at ≈ " +
-                                   format_number(at) + (fixed.empty() ? "" : " (" + fixed + ")") + ": " + below +
-                                   " " + fmt::format("{:.2f}", r0) + "× faster at " + format_axis_value(v0) +
-                                   ", " + above + " " + fmt::format("{:.2f}", r1) + "× faster at " +
-                                   format_axis_value(v1);
+          const std::string text = above + " overtakes " + below + " between " + axis + " " + format_axis_value(v0) +
+                                   " and " + format_axis_value(v1) + ", at ≈ " + format_number(at) +
+                                   (fixed.empty() ? "" : " (" + fixed + ")") + ": " + below + " " +
+                                   fmt::format("{:.2f}", r0) + "× faster at " + format_axis_value(v0) + ", " + above +
+                                   " " + fmt::format("{:.2f}", r1) + "× faster at " + format_axis_value(v1);
           Json fixed_j = Json::object();
           for (const auto& k : fixed_names)
             if (a0->axes().contains(k)) fixed_j[k] = a0->axes()[k];
@@ -337,8 +335,7 @@ void add_crossovers(const RunView& v, const std::map<std::string, std::string>& 
     for (const auto& p : v.points)
       if (p.experiment() == exp) {
         pts.push_back(&p);
-        if (std::find(variants.begin(), variants.end(), p.variant()) == variants.end())
-          variants.push_back(p.variant());
+        if (std::find(variants.begin(), variants.end(), p.variant()) == variants.end()) variants.push_back(p.variant());
       }
     const auto declared = size_axes.find(exp);
     const std::string size_axis = declared == size_axes.end() ? std::string() : declared->second;
@@ -355,8 +352,10 @@ void set_verdict(Json& hj, bool host, const std::string& verdict, const std::str
   if (host) {
     hj["verdict"] = "host_only";
     hj["host_verdict"] = verdict;
-    hj["reason"] = "host backend: the timings are the host CPU's and say nothing about the GPU prediction (run "
-                   "on a GPU backend for a verdict); the host data alone: " + verdict + ", " + reason;
+    hj["reason"] =
+        "host backend: the timings are the host CPU's and say nothing about the GPU prediction (run "
+        "on a GPU backend for a verdict); the host data alone: " +
+        verdict + ", " + reason;
   } else {
     hj["verdict"] = verdict;
     hj["host_verdict"] = nullptr;
@@ -405,8 +404,8 @@ void tally_ratio(const Pt* A, const Pt* B, double by, HypothesisTally& t) {
   const bool pass = r >= by;
   t.passed += pass;
   t.ratios.push_back(r);
-  Json pj{{"id_faster", A->rec->id}, {"id_than", B->rec->id}, {"key", A->rec->key}, {"axes", A->axes()},
-          {"ratio", r},              {"passed", pass}};
+  Json pj{{"id_faster", A->rec->id}, {"id_than", B->rec->id}, {"key", A->rec->key}, {"axes", A->axes()}, {"ratio", r},
+          {"passed", pass}};
   if (!pass) t.counter.push_back(pj);
   t.points.push_back(pj);
   if (r < t.rmin) {
@@ -429,10 +428,8 @@ HypothesisTally tally_hypothesis(const RunView& v, const Hypothesis& h) {
       if (p->variant() == h.than) B = p;
     }
     if (!A || !B || !inside_when(*A, h.when)) continue;
-    if (!A->usable || !B->usable)
-      tally_skipped(A, B, t);
-    else
-      tally_ratio(A, B, h.by_at_least, t);
+    if (!A->usable || !B->usable) tally_skipped(A, B, t);
+    else tally_ratio(A, B, h.by_at_least, t);
   }
   return t;
 }
@@ -445,10 +442,9 @@ std::pair<std::string, std::string> hypothesis_verdict(const Hypothesis& h, cons
   const double frac = fraction_passed(t);
   const std::string claim = fa + " faster than " + th + " by ≥ " + format_number(h.by_at_least) + "×";
   if (matched == 0)
-    return {"inconclusive", "no point where both " + fa + " and " + th + " ran ok inside `when`" +
-                                (t.skipped ? " (" + std::to_string(t.skipped) +
-                                                 " such points had one side not ok or suspect)"
-                                           : "")};
+    return {"inconclusive",
+            "no point where both " + fa + " and " + th + " ran ok inside `when`" +
+                (t.skipped ? " (" + std::to_string(t.skipped) + " such points had one side not ok or suspect)" : "")};
   if (frac >= kT.confirm_fraction)
     return {"confirmed", claim + " at " + std::to_string(passed) + " of " + std::to_string(matched) +
                              " matching points (" + format_percent(frac) + ", threshold " +
@@ -459,8 +455,7 @@ std::pair<std::string, std::string> hypothesis_verdict(const Hypothesis& h, cons
                            format_percent(kT.refute_fraction) + ")"};
   return {"inconclusive", "mixed evidence: " + claim + " at " + std::to_string(passed) + " of " +
                               std::to_string(matched) + " matching points (" + format_percent(frac) + ", between " +
-                              format_percent(kT.refute_fraction) + " and " + format_percent(kT.confirm_fraction) +
-                              ")"};
+                              format_percent(kT.refute_fraction) + " and " + format_percent(kT.confirm_fraction) + ")"};
 }
 
 // Writes the tally's counts, ratios, extreme points and point lists after the verdict.

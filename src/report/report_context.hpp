@@ -20,14 +20,14 @@ namespace labrun {
 
 /// One run as the report sees it: a header and the points after it in one file (a Run of load_results()).
 struct ReportRun {
-  std::size_t number = 0;    ///< position in the report, from 0: the `run` of points.csv and of the analysis
-  std::string file;          ///< the file it came from, as given
-  RunHeader header;          ///< {"type": "header"} alone for points that came before any header
+  std::size_t number = 0;  ///< position in the report, from 0: the `run` of points.csv and of the analysis
+  std::string file;        ///< the file it came from, as given
+  RunHeader header;        ///< {"type": "header"} alone for points that came before any header
   bool has_header = false;
   /// The run's points in file order. Every point has an interpretation: the one stored in its record (computed
   /// once, by the lab), or, for a record without one (files from before the lab stored it), interpret()'s.
   std::vector<PointRecord> points;
-  std::vector<Json> segments;  ///< Run::segments: the workers that continued the file after the first
+  std::vector<Json> segments;         ///< Run::segments: the workers that continued the file after the first
   std::vector<std::string> varying;   ///< axes with more than one value, in first-seen order
   std::vector<std::string> variants;  ///< in first-seen order
   /// The run's experiment in the registry: nullptr when the registry has none of that name (a removed or

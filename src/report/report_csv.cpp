@@ -70,8 +70,8 @@ void write_points_csv(const ReportContext& c, const std::filesystem::path& file)
         f << ',' << csv_num(x);
       f << ',' << csv_field(in.bound) << ',' << csv_field(in.confidence.value_or("")) << ','
         << (in.suspect ? "true" : "false");
-      for (double x : {in.ceilings.memory_bandwidth_Bps, in.ceilings.compute_flop_per_s,
-                       in.ceilings.bf16_gemm_flop_per_s})
+      for (double x :
+           {in.ceilings.memory_bandwidth_Bps, in.ceilings.compute_flop_per_s, in.ceilings.bf16_gemm_flop_per_s})
         f << ',' << csv_num(x);
       f << '\n';
     }

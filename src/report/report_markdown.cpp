@@ -112,11 +112,12 @@ std::string processes_text(const ReportRun& r) {
       spread.push_back(p.timing->processes->spread);
     for (const auto& w : p.warnings) warned += w.kind == "process_spread";
   }
-  return fmt::format("{} pooled (lab.processes); the processes' medians of a point differ by a median {} "
-                     "(max {}); {} point(s) warned `process_spread`. Winners' and crossovers' intervals come "
-                     "from the pooled samples; `labrun diff` also compares the processes' medians",
-                     static_cast<int>(k), format_percent(C::median(spread)),
-                     format_percent(spread.empty() ? NAN : *std::max_element(spread.begin(), spread.end())), warned);
+  return fmt::format(
+      "{} pooled (lab.processes); the processes' medians of a point differ by a median {} "
+      "(max {}); {} point(s) warned `process_spread`. Winners' and crossovers' intervals come "
+      "from the pooled samples; `labrun diff` also compares the processes' medians",
+      static_cast<int>(k), format_percent(C::median(spread)),
+      format_percent(spread.empty() ? NAN : *std::max_element(spread.begin(), spread.end())), warned);
 }
 
 void summary_section(const ReportContext& c, std::ostream& md) {
@@ -155,14 +156,15 @@ void summary_section(const ReportContext& c, std::ostream& md) {
   row("points", [](const ReportRun& r) {
     std::map<std::string, int> counts;
     for (const auto& p : r.points) counts[to_string(p.status)]++;
-    std::string s = std::to_string(r.points.size()) + " (" + std::to_string(r.variants.size()) + " variants): " +
-                    counts_text(counts);
+    std::string s = std::to_string(r.points.size()) + " (" + std::to_string(r.variants.size()) +
+                    " variants): " + counts_text(counts);
     // A killed run holds fewer points than its header announced: say so, every figure below is partial.
     const double announced = r.header.point_count();
     if (std::isfinite(announced) && static_cast<double>(r.points.size()) < announced)
-      s += fmt::format(" — **incomplete**: {} of the {:.0f} points the header announces (was the run killed? "
-                       "`labrun sweep CONFIG -o FILE --resume` runs the rest)",
-                       r.points.size(), announced);
+      s += fmt::format(
+          " — **incomplete**: {} of the {:.0f} points the header announces (was the run killed? "
+          "`labrun sweep CONFIG -o FILE --resume` runs the rest)",
+          r.points.size(), announced);
     // Continued by later workers (a resume, a worker replaced after a fault): each segment's own environment.
     if (!r.segments.empty()) {
       std::set<std::string> devices;
@@ -450,8 +452,7 @@ void crossovers_section(const ReportContext& c, std::ostream& md) {
       md << "None: in every slice, the faster of each pair of variants stays the faster from the smallest to the "
             "largest "
          << code(size) << ".\n\n";
-    else
-      part(along, along_sig);
+    else part(along, along_sig);
     md << "**Along the other axes.** ";
     part(other, other_sig);
   }
@@ -508,8 +509,8 @@ void roofline_section(const ReportContext& c, const Json& plots, std::ostream& m
         return format_percent(C::median(x)) + " (best " + format_percent(*std::max_element(x.begin(), x.end())) + ")";
       };
       const double mai = C::median(ai);
-      md << "| " << cell(v) << " | " << n << " | " << (std::isfinite(mai) ? fmt::format("{:.3g}", mai) : "n/a")
-         << " | " << frac(fm) << " | " << frac(fr) << " | " << counts_text(bounds) << " |\n";
+      md << "| " << cell(v) << " | " << n << " | " << (std::isfinite(mai) ? fmt::format("{:.3g}", mai) : "n/a") << " | "
+         << frac(fm) << " | " << frac(fr) << " | " << counts_text(bounds) << " |\n";
     }
     md << "\n";
   }
@@ -586,24 +587,25 @@ void tables_section(const ReportContext& c, std::ostream& md) {
       }
       md << "\n";
     };
-    table("Median time per loop iteration: the measured time (GPU time, host syncs included), or, marked "
-          "(submit), the host's submission time where it exceeds the GPU time, because an eager loop cannot be fed "
-          "faster; the winner in bold; a status where the point was not timed:",
-          [](const PointRecord& p, bool winner) {
-            if (p.status != Status::ok) return std::string(to_string(p.status));
-            // What a loop of the iteration costs: an eager point the host cannot feed shows its submission time.
-            const IterationTime it = C::iteration_time(p);
-            const std::string t = format_time(it.time_s) + (it.host_paced ? " (submit)" : "");
-            return (winner ? "**" + t + "**" : t) + (C::interpretation(p).suspect ? " (suspect)" : "");
-          });
-    table("Achieved bandwidth (bytes issued / GPU time; `time_s`, not the loop time above) and its fraction of the "
-          "memory ceiling:",
-          [](const PointRecord& p, bool) {
-            if (p.status != Status::ok) return std::string("–");
-            const Interpretation& in = C::interpretation(p);
-            return format_rate(in.achieved_bandwidth_Bps, "B/s") + " (" + format_percent(in.fraction_of.memory_ceiling) +
-                   ")";
-          });
+    table(
+        "Median time per loop iteration: the measured time (GPU time, host syncs included), or, marked "
+        "(submit), the host's submission time where it exceeds the GPU time, because an eager loop cannot be fed "
+        "faster; the winner in bold; a status where the point was not timed:",
+        [](const PointRecord& p, bool winner) {
+      if (p.status != Status::ok) return std::string(to_string(p.status));
+      // What a loop of the iteration costs: an eager point the host cannot feed shows its submission time.
+      const IterationTime it = C::iteration_time(p);
+      const std::string t = format_time(it.time_s) + (it.host_paced ? " (submit)" : "");
+      return (winner ? "**" + t + "**" : t) + (C::interpretation(p).suspect ? " (suspect)" : "");
+        });
+    table(
+        "Achieved bandwidth (bytes issued / GPU time; `time_s`, not the loop time above) and its fraction of the "
+        "memory ceiling:",
+        [](const PointRecord& p, bool) {
+      if (p.status != Status::ok) return std::string("–");
+      const Interpretation& in = C::interpretation(p);
+      return format_rate(in.achieved_bandwidth_Bps, "B/s") + " (" + format_percent(in.fraction_of.memory_ceiling) + ")";
+        });
     const auto measured = [](const PointRecord& p) {
       const Json* m = p.memory.is_object() ? &p.memory : nullptr;
       return m && m->contains("peak_work_bytes") ? (*m)["peak_work_bytes"].get<double>() : std::nan("");
@@ -611,14 +613,15 @@ void tables_section(const ReportContext& c, std::ostream& md) {
     bool any_memory = false;
     for (const auto& p : run.points) any_memory = any_memory || std::isfinite(measured(p));
     if (any_memory)
-      table("Device memory at its peak over setup and one iteration, beyond the inputs (`memory.peak_work_bytes`), "
-            "and in parentheses what the cost model predicts (`cost.peak_work_bytes`):",
-            [&](const PointRecord& p, bool) {
-              const double m = measured(p);
-              if (!std::isfinite(m)) return std::string("–");
-              const double predicted = p.cost.peak_work_bytes;
-              return format_bytes(m) + (std::isfinite(predicted) ? " (" + format_bytes(predicted) + ")" : "");
-            });
+      table(
+          "Device memory at its peak over setup and one iteration, beyond the inputs (`memory.peak_work_bytes`), "
+          "and in parentheses what the cost model predicts (`cost.peak_work_bytes`):",
+          [&](const PointRecord& p, bool) {
+        const double m = measured(p);
+        if (!std::isfinite(m)) return std::string("–");
+        const double predicted = p.cost.peak_work_bytes;
+        return format_bytes(m) + (std::isfinite(predicted) ? " (" + format_bytes(predicted) + ")" : "");
+          });
   }
 }
 

@@ -10,7 +10,8 @@
 namespace labrun {
 
 /// The whole report.md for `context`, read from `paths` (named in its first line), linking `plots` (the
-/// [{file, title}] draw_plots() returned; empty: a line saying none could be drawn; null: plots were not requested). Sections, in order:
+/// [{file, title}] draw_plots() returned; empty: a line saying none could be drawn; null: plots were not requested).
+/// Sections, in order:
 /// - Summary: per run its file, experiment, config, date, device, build, timing settings, calibration,
 ///   processes, point and bound-class counts, suspect points, header warnings; a line per run on the host
 ///   backend saying its figures are the host CPU's;

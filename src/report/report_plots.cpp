@@ -78,9 +78,10 @@ PlotFigure figure(const ReportRun& run, const std::string& x, const std::string&
 }
 
 Json to_json(const PlotFigure& f) {
-  return Json{{"run", f.run},       {"experiment", f.experiment}, {"x", f.x},         {"x_scale", f.x_scale},
-              {"series", f.series}, {"facets", f.facets},         {"style", f.style}, {"split", f.split},
-              {"title", f.title},   {"name", f.name}};
+  return Json{{"run", f.run},         {"experiment", f.experiment}, {"x", f.x},
+              {"x_scale", f.x_scale}, {"series", f.series},         {"facets", f.facets},
+              {"style", f.style},     {"split", f.split},           {"title", f.title},
+              {"name", f.name}};
 }
 
 }  // namespace

@@ -16,19 +16,19 @@ namespace labrun {
 /// One figure of median time per loop iteration (points.csv iteration_time_s, log scale) of one run's ok, not
 /// suspect points, as the plotting script draws it.
 struct PlotFigure {
-  std::size_t run = 0;             ///< ReportRun::number
-  std::string experiment;          ///< the run's experiment name ("" if unknown)
-  std::string x;                   ///< the numeric axis on the horizontal
-  std::string x_scale = "linear";  ///< "log" when every x value is positive and they span >= 100×
-  std::string series = "variant";  ///< one line (colour) per value of this: "variant" or an axis
-  std::vector<std::string> facets; ///< one panel per combination of these axes' values (only varying ones)
+  std::size_t run = 0;              ///< ReportRun::number
+  std::string experiment;           ///< the run's experiment name ("" if unknown)
+  std::string x;                    ///< the numeric axis on the horizontal
+  std::string x_scale = "linear";   ///< "log" when every x value is positive and they span >= 100×
+  std::string series = "variant";   ///< one line (colour) per value of this: "variant" or an axis
+  std::vector<std::string> facets;  ///< one panel per combination of these axes' values (only varying ones)
   /// One line style per value of this axis ("" for none): of the varying axes the figure does not use
   /// otherwise, the first numeric one with at most 4 values, else the first with at most 4 values.
   std::string style;
   /// One figure per combination of these (the remaining varying axes; "variant" when series is an axis).
   std::vector<std::string> split;
-  std::string title;               ///< "<experiment>: <ExperimentDef::Plot::title or 'time vs <x>'>"
-  std::string name;                ///< file name stem, unique per run: "time_vs_<x>_run<R>[_<k>]"
+  std::string title;  ///< "<experiment>: <ExperimentDef::Plot::title or 'time vs <x>'>"
+  std::string name;   ///< file name stem, unique per run: "time_vs_<x>_run<R>[_<k>]"
 };
 
 /// The figures of every run, in run order. A run whose experiment declares ExperimentDef::plots gets one figure

@@ -56,7 +56,8 @@ PointRecord pooled_point(const std::vector<const PointRecord*>& recs, const RunH
     submit.insert(submit.end(), t.submit_samples_s.begin(), t.submit_samples_s.end());
     probe.insert(probe.end(), t.host_probe_samples_s.begin(), t.host_probe_samples_s.end());
     medians.push_back(t.time_s);
-    if (t.host_probe && std::isfinite(t.host_probe->median_time_s)) probe_medians.push_back(t.host_probe->median_time_s);
+    if (t.host_probe && std::isfinite(t.host_probe->median_time_s))
+      probe_medians.push_back(t.host_probe->median_time_s);
     syncs += t.host_syncs_per_iteration;
     if (t.stop_reason != stop) stop = "mixed";
   }
@@ -106,7 +107,8 @@ PointRecord pooled_point(const std::vector<const PointRecord*>& recs, const RunH
 Run pool_processes(const std::vector<Run>& runs, const Json& argv, const LabSettings& lab) {
   if (runs.empty()) throw std::invalid_argument("no process results to pool");
   for (std::size_t k = 0; k < runs.size(); ++k)
-    if (!runs[k].has_header) throw std::invalid_argument(fmt::format("process {} of {} wrote no header", k + 1, runs.size()));
+    if (!runs[k].has_header)
+      throw std::invalid_argument(fmt::format("process {} of {} wrote no header", k + 1, runs.size()));
   const std::size_t count = runs.size();
 
   Json header = runs.front().header.json;
@@ -117,17 +119,17 @@ Run pool_processes(const std::vector<Run>& runs, const Json& argv, const LabSett
     const Json& calibration = h.calibration_json();
     if (!calibration.is_null()) calibrations.push_back(&calibration);
     const Json& device = h.device();
-    per_process.push_back(Json{{"index", k + 1},
-                               {"created_utc", h.created_utc()},
-                               {"host_thread_cpu", device.is_object() && device.contains("host_thread_cpu")
-                                                       ? device["host_thread_cpu"]
-                                                       : Json(nullptr)},
-                               {"calibration", calibration},
-                               // the process's host as it started: CPU model, load averages, clock (env.cpp)
-                               {"host", Json{{"cpu_model", h.cpu_model().empty() ? Json(nullptr) : Json(h.cpu_model())},
-                                             {"load", json_find(h.json, {"environment", "host", "load"})
-                                                          ? *json_find(h.json, {"environment", "host", "load"})
-                                                          : Json(nullptr)}}}});
+    per_process.push_back(
+        Json{{"index", k + 1},
+             {"created_utc", h.created_utc()},
+             {"host_thread_cpu",
+              device.is_object() && device.contains("host_thread_cpu") ? device["host_thread_cpu"] : Json(nullptr)},
+             {"calibration", calibration},
+             // the process's host as it started: CPU model, load averages, clock (env.cpp)
+             {"host", Json{{"cpu_model", h.cpu_model().empty() ? Json(nullptr) : Json(h.cpu_model())},
+                           {"load", json_find(h.json, {"environment", "host", "load"})
+                                        ? *json_find(h.json, {"environment", "host", "load"})
+                                        : Json(nullptr)}}}});
     // The workers that continued this process's file (a resume, a replaced worker), each with its calibration.
     if (!runs[k].segments.empty()) {
       Json segments = Json::array();
@@ -161,8 +163,8 @@ Run pool_processes(const std::vector<Run>& runs, const Json& argv, const LabSett
         throw std::invalid_argument(fmt::format("point {} is missing from process {} of {}", r.id, k + 1, count));
       recs.push_back(it->second);
     }
-    const auto not_ok =
-        std::find_if(recs.begin(), recs.end(), [](const PointRecord* p) { return p->status != Status::ok; });
+    const auto not_ok = std::find_if(recs.begin(), recs.end(),
+                                     [](const PointRecord* p) { return p->status != Status::ok; });
     if (not_ok == recs.end()) {
       out.points.push_back(pooled_point(recs, out.header, lab));
     } else {
@@ -171,7 +173,8 @@ Run pool_processes(const std::vector<Run>& runs, const Json& argv, const LabSett
       const bool all_alike = std::all_of(recs.begin(), recs.end(), [&](const PointRecord* p) {
         return p->status == rec.status && p->reason == rec.reason;
       });
-      if (!all_alike) rec.reason = fmt::format("process {} of {}: {}", not_ok - recs.begin() + 1, count, rec.reason.value_or(""));
+      if (!all_alike)
+        rec.reason = fmt::format("process {} of {}: {}", not_ok - recs.begin() + 1, count, rec.reason.value_or(""));
       out.points.push_back(std::move(rec));
     }
   }

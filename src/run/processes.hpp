@@ -1,9 +1,9 @@
 // Process-level replication of a sweep (lab.processes): the sweep runs in K child processes, one after
 // another, and their records are pooled point by point. Some variation lives in the process, not the sample:
 // on the H200 test machine the GPU-side cost of eager launches and the host's speed moved 5-15% between
-// back-to-back processes while holding 1% within each (docs/metrics.md, "Measured on the H200, 2026-11-29"). Samples of one process cannot
-// show that; pooling several processes puts it inside every point's distribution (Kalibera and Jones,
-// "Rigorous Benchmarking in Reasonable Time", ISMM 2013: repeat at the level where the variation arises).
+// back-to-back processes while holding 1% within each (docs/metrics.md, "Measured on the H200, 2026-11-29"). Samples of
+// one process cannot show that; pooling several processes puts it inside every point's distribution (Kalibera and
+// Jones, "Rigorous Benchmarking in Reasonable Time", ISMM 2013: repeat at the level where the variation arises).
 #pragma once
 
 #include <string>

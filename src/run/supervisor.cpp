@@ -140,7 +140,8 @@ LaneState read_lane(const std::string& path) {
       s.done.insert(r["id"].get<std::string>());
     } else if (type == "header" || type == "segment") {
       ++s.segments;
-      if (const Json* b = json_find(r, {"environment", "backend"}); b && b->is_string()) s.backend = b->get<std::string>();
+      if (const Json* b = json_find(r, {"environment", "backend"}); b && b->is_string())
+        s.backend = b->get<std::string>();
     }
   }
   return s;
@@ -210,17 +211,17 @@ LaneEnd run_lane(const Lane& lane) {
     const int code = *rc;
 
     if (timed_out) {
-      const std::string reason = fmt::format("the point ran past lab.point_timeout_s = {} s (in phase {}); its "
-                                             "worker was killed and a fresh one runs the next point",
-                                             lane.point_timeout_s, to_string(at.phase));
+      const std::string reason = fmt::format(
+          "the point ran past lab.point_timeout_s = {} s (in phase {}); its "
+          "worker was killed and a fresh one runs the next point",
+          lane.point_timeout_s, to_string(at.phase));
       write_lost_point(lane, pid, at, Status::timeout, reason);
-      spdlog::warn("{}point {} timed out in phase {}; starting a fresh worker", lane.label.c_str(),
-                   at.id.c_str(), to_string(at.phase));
+      spdlog::warn("{}point {} timed out in phase {}; starting a fresh worker", lane.label.c_str(), at.id.c_str(),
+                   to_string(at.phase));
     } else if (code == kExitOk || code == kExitPointsFailed) {
       return end;
     } else if (code == kExitWorkerFault) {
-      spdlog::warn("{}a device fault ended the worker; starting a fresh one (it calibrates again)", 
-                   lane.label.c_str());
+      spdlog::warn("{}a device fault ended the worker; starting a fresh one (it calibrates again)", lane.label.c_str());
     } else if (code == 128 + SIGINT || code == 128 + SIGTERM) {
       // Stopped by someone else's signal: the run stops as if it were ours.
       end.kind = LaneEnd::Kind::interrupted;
@@ -228,8 +229,9 @@ LaneEnd run_lane(const Lane& lane) {
       return end;
     } else if (code > 128) {
       if (!at.in_point()) {
-        spdlog::warn("{}the worker died of {} before its first point (opening the device or calibrating); not restarted", 
-                     lane.label.c_str(), signal_name(code - 128).c_str());
+        spdlog::warn(
+            "{}the worker died of {} before its first point (opening the device or calibrating); not restarted",
+            lane.label.c_str(), signal_name(code - 128).c_str());
         end.kind = LaneEnd::Kind::failed;
         end.exit_code = kExitInternal;
         return end;
@@ -237,8 +239,8 @@ LaneEnd run_lane(const Lane& lane) {
       const std::string reason = fmt::format("the worker died of {} in phase {}; a fresh worker runs the next point",
                                              signal_name(code - 128), to_string(at.phase));
       write_lost_point(lane, pid, at, Status::crashed, reason);
-      spdlog::warn("{}point {} crashed its worker ({}, phase {}); starting a fresh worker", 
-                   lane.label.c_str(), at.id.c_str(), signal_name(code - 128).c_str(), to_string(at.phase));
+      spdlog::warn("{}point {} crashed its worker ({}, phase {}); starting a fresh worker", lane.label.c_str(),
+                   at.id.c_str(), signal_name(code - 128).c_str(), to_string(at.phase));
     } else {
       end.kind = LaneEnd::Kind::failed;  // bad input, no device, unwritable output: a restart cannot help
       end.exit_code = code;

@@ -22,11 +22,11 @@ namespace labrun {
 
 /// What one result file holds so far, as a supervisor reads it between workers.
 struct LaneState {
-  bool exists = false;           ///< the file exists
-  bool has_header = false;       ///< its first record is a header
-  std::set<std::string> done;    ///< ids of the points it holds (each once: workers skip held points)
-  std::string backend;           ///< environment.backend of its last header or segment ("" if none)
-  std::size_t segments = 0;      ///< header and segment lines: the workers that wrote it
+  bool exists = false;         ///< the file exists
+  bool has_header = false;     ///< its first record is a header
+  std::set<std::string> done;  ///< ids of the points it holds (each once: workers skip held points)
+  std::string backend;         ///< environment.backend of its last header or segment ("" if none)
+  std::size_t segments = 0;    ///< header and segment lines: the workers that wrote it
 };
 
 /// Reads `path` (a missing file gives exists = false; a torn last line is ignored).
@@ -44,14 +44,14 @@ struct Lane {
   /// true: the file exists and is continued from the start (resume); false: the first worker creates it.
   bool continue_existing = false;
   std::vector<std::string> env;  ///< set in every worker's environment ("KEY=VALUE"; e.g. LABRUN_ARGV)
-  std::string label;  ///< how messages name the lane ("" for a single-process sweep, "process 2 of 3: ")
+  std::string label;             ///< how messages name the lane ("" for a single-process sweep, "process 2 of 3: ")
 };
 
 /// How a lane ended.
 struct LaneEnd {
   enum class Kind { finished, interrupted, failed } kind = Kind::finished;
-  int exit_code = 0;      ///< failed: the status to exit with (a worker's own 2-5, or 70)
-  int signal = 0;         ///< interrupted: SIGINT or SIGTERM
+  int exit_code = 0;         ///< failed: the status to exit with (a worker's own 2-5, or 70)
+  int signal = 0;            ///< interrupted: SIGINT or SIGTERM
   std::size_t restarts = 0;  ///< fresh workers started after a device fault, crash or timeout
 };
 

@@ -48,7 +48,7 @@ std::uint16_t float_to_half(float f) {
   const std::uint32_t u = float_bits(f);
   const std::uint16_t sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
   const std::uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);  // NaN
+  if (a > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);   // NaN
   if (a >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
   if (a < 0x38800000u) {
     // Result is subnormal (or zero) in binary16: value / 2^-24 rounded to nearest even integer.

@@ -68,7 +68,8 @@ namespace {
 Layout::Entry& output_entry(std::vector<Layout::Entry>& entries, const std::string& name, const char* what) {
   for (auto& e : entries)
     if (e.name == name && e.role == Role::output) return e;
-  throw std::out_of_range(std::string("Layout::") + what + "(\"" + name + "\"): no output of that name (declare it first)");
+  throw std::out_of_range(std::string("Layout::") + what + "(\"" + name +
+                          "\"): no output of that name (declare it first)");
 }
 }  // namespace
 
@@ -94,9 +95,7 @@ const View& Arrays::operator[](const std::string& name) const {
     if (n == name) return v;
   throw std::out_of_range("no array '" + name + "'");
 }
-View& Arrays::operator[](const std::string& name) {
-  return const_cast<View&>(static_cast<const Arrays&>(*this)[name]);
-}
+View& Arrays::operator[](const std::string& name) { return const_cast<View&>(static_cast<const Arrays&>(*this)[name]); }
 bool Arrays::has(const std::string& name) const {
   for (const auto& [n, v] : items_)
     if (n == name) return true;
@@ -145,7 +144,8 @@ const View& output_of(const Arrays& out, const std::string& name, bool chunks = 
   if (out.has(name)) {
     const View& v = out[name];
     if (!chunks && !v.data && v.count > 0)
-      throw std::invalid_argument("check: output '" + name + "' is chunked (Layout::chunked): compare it with exact_chunks");
+      throw std::invalid_argument("check: output '" + name +
+                                  "' is chunked (Layout::chunked): compare it with exact_chunks");
     return v;
   }
   std::string names;
@@ -159,7 +159,8 @@ const double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
-const CheckResult& Compare::elementwise(const std::string& array, const std::function<double(std::int64_t, double)>& bound,
+const CheckResult& Compare::elementwise(const std::string& array,
+                                        const std::function<double(std::int64_t, double)>& bound,
                                         const std::string& ref_array) {
   const View& y = output_of(out_, array);
   const std::vector<double>& ref = ref_.array(ref_array.empty() ? array : ref_array);
@@ -332,7 +333,8 @@ const CheckResult& Compare::exact(const std::string& array, const View& expected
   std::vector<Part> parts(kChunks);
   parallel_chunks(y.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
     Part& part = parts[static_cast<std::size_t>(chunk)];
-    if (begin >= end || std::memcmp(a + begin * w, b + begin * w, static_cast<std::size_t>(end - begin) * w) == 0) return;
+    if (begin >= end || std::memcmp(a + begin * w, b + begin * w, static_cast<std::size_t>(end - begin) * w) == 0)
+      return;
     for (std::int64_t i = begin; i < end; ++i) {
       if (std::memcmp(a + i * w, b + i * w, w) == 0) continue;
       if (part.mismatches++ == 0) part.first = i;
@@ -357,10 +359,26 @@ namespace {
 // A raw element of 1, 2, 4 or 8 bytes as a little-endian signed integer; 0 for other widths.
 double raw_integer(const unsigned char* p, std::size_t w) {
   switch (w) {
-    case 1: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
-    case 2: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
-    case 4: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-    case 8: { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case 1: {
+      std::int8_t v;
+      std::memcpy(&v, p, 1);
+      return v;
+    }
+    case 2: {
+      std::int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      std::int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case 8: {
+      std::int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
     default: return 0;
   }
 }
@@ -381,8 +399,9 @@ const CheckResult& Compare::exact_chunks(const std::string& array,
   for (std::int64_t begin = 0; begin < y.count; begin += chunk) {
     const std::int64_t count = std::min(chunk, y.count - begin);
     if (read_) read_(array, begin, count, got.data());
-    else std::memcpy(got.data(), static_cast<const unsigned char*>(y.data) + static_cast<std::size_t>(begin) * w,
-                     static_cast<std::size_t>(count) * w);
+    else
+      std::memcpy(got.data(), static_cast<const unsigned char*>(y.data) + static_cast<std::size_t>(begin) * w,
+                  static_cast<std::size_t>(count) * w);
     expect(begin, count, want.data());
     std::vector<std::int64_t> first(kChunks, -1), wrong(kChunks, 0);
     parallel_chunks(count, kChunks, [&](int k, std::int64_t b, std::int64_t e) {
@@ -434,7 +453,9 @@ const CheckResult& Compare::scalar(const std::string& name, double value, double
   }
   // NaN or inf against a finite reference never passes (case C07); the same non-finite value as the reference does.
   const bool same_nonfinite = !finite && (value == reference);
-  c.worst = same_nonfinite ? 0.0 : (!finite || !std::isfinite(reference)) ? kInf : (err == 0 ? 0.0 : (tolerance > 0 ? err / tolerance : kInf));
+  c.worst = same_nonfinite                           ? 0.0
+            : (!finite || !std::isfinite(reference)) ? kInf
+                                                     : (err == 0 ? 0.0 : (tolerance > 0 ? err / tolerance : kInf));
   c.passed = c.worst <= scale_;
   c.mismatches = c.passed ? 0 : 1;
   results_.push_back(std::move(c));
@@ -450,7 +471,8 @@ const CheckResult& Compare::scalar(const std::string& array, const std::string& 
 const CheckResult& Compare::same_buffer(const std::string& array, const std::string& input) {
   const auto it = returned_.find(array);
   if (it == returned_.end())
-    throw std::out_of_range("same_buffer check of '" + array + "': not a returned output (declare it with l.returned(...))");
+    throw std::out_of_range("same_buffer check of '" + array +
+                            "': not a returned output (declare it with l.returned(...))");
   const View& y = output_of(out_, array);
   CheckResult c;
   c.kind = "same_buffer";
@@ -525,7 +547,9 @@ Registrations& registrations() {
 }
 
 namespace detail {
-Registrar::Registrar(const char* name, void (*define)(ExperimentDef&)) { registrations().experiments.emplace_back(name, define); }
+Registrar::Registrar(const char* name, void (*define)(ExperimentDef&)) {
+  registrations().experiments.emplace_back(name, define);
+}
 Registrar::Registrar(const char* name, void (*define)(CudaDef&)) { registrations().cuda.emplace_back(name, define); }
 }  // namespace detail
 

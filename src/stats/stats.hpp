@@ -165,8 +165,8 @@ WelchLog welch_log_test(const std::vector<double>& base, const std::vector<doubl
 /// vary within either side), the mean over both sides. Used with the host probe (host_adjusted_tests) and with a
 /// process's calibrated ceiling (labrun diff's bound-normalised comparison, docs/diff.md).
 struct CovariateAdjusted {
-  double elasticity = 1;             ///< b
-  std::vector<double> base, current; ///< the adjusted times, seconds (same order as the inputs)
+  double elasticity = 1;              ///< b
+  std::vector<double> base, current;  ///< the adjusted times, seconds (same order as the inputs)
 };
 /// @throws std::invalid_argument when times and covariates differ in count or a value is not finite and positive.
 CovariateAdjusted covariate_adjust(const std::vector<double>& base_time, const std::vector<double>& base_covariate,
@@ -217,7 +217,8 @@ std::pair<double, double> host_elasticity_range(const HostAdjusted& h, double co
 
 /// The interval of HostAdjusted::adjusted_ratio at `confidence`: exp(d -+ t_{df} se) when the probes overlap;
 /// otherwise the hull over the elasticity range (host_elasticity_range) of exp(dy - b dx -+ t_{df} residual_log_se),
-/// dy and dx the sides' differences of mean log time and log probe. [0, inf] when it is undetermined. @throws std::invalid_argument for a confidence outside (0, 1).
+/// dy and dx the sides' differences of mean log time and log probe. [0, inf] when it is undetermined. @throws
+/// std::invalid_argument for a confidence outside (0, 1).
 RatioEstimate host_adjusted_interval(const HostAdjusted& h, double confidence);
 /// @param base_time, base_probe, new_time, new_probe  per-process medians (seconds) and host probe medians
 ///        (seconds per round trip) in process order; each pair of one length >= 2, every value finite and > 0.

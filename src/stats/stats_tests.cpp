@@ -79,7 +79,7 @@ std::vector<double> mann_whitney_null_counts(std::size_t n, std::size_t m) {
   for (std::size_t i = 1; i <= n; ++i) {
     const std::size_t up = m + i;
     for (std::size_t k = c.size(); k-- > up;) c[k] -= c[k - up];  // times (1 - q^(m+i)), top down
-    for (std::size_t k = i; k < c.size(); ++k) c[k] += c[k - i];   // divided by (1 - q^i) = times sum q^(ik)
+    for (std::size_t k = i; k < c.size(); ++k) c[k] += c[k - i];  // divided by (1 - q^i) = times sum q^(ik)
   }
   c.resize(n * m + 1);
   return c;
@@ -89,7 +89,7 @@ double normal_quantile(double p) {
   if (!(p > 0 && p < 1)) throw std::invalid_argument(fmt::format("normal_quantile: p = {} outside (0, 1)", p));
   // Symmetry keeps the refinement step accurate: 1 - p is exact for p >= 0.5 (Sterbenz).
   if (p > 0.5) return -normal_quantile(1 - p);
-  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                                  1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
                                  6.680131188771972e+01, -1.328068155288572e+01};
@@ -142,15 +142,17 @@ MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>
   MannWhitney r;
   r.u = rank_sum_a - nd * (nd + 1) / 2;
 
-  const bool exact =
-      method == MannWhitneyMethod::exact || (method == MannWhitneyMethod::automatic && !ties && total <= kMannWhitneyExactMaxTotal);
+  const bool exact = method == MannWhitneyMethod::exact ||
+                     (method == MannWhitneyMethod::automatic && !ties && total <= kMannWhitneyExactMaxTotal);
   if (exact) {
     if (ties) throw std::invalid_argument("mann_whitney: exact p-value needs samples without ties");
     if (total > kMannWhitneyExactMaxTotal)
-      throw std::invalid_argument(fmt::format("mann_whitney: exact p-value needs n + m <= {}", kMannWhitneyExactMaxTotal));
+      throw std::invalid_argument(
+          fmt::format("mann_whitney: exact p-value needs n + m <= {}", kMannWhitneyExactMaxTotal));
     const std::vector<double> counts = mann_whitney_null_counts(n, m);
     const auto tail_end = static_cast<std::size_t>(std::min(r.u, nm - r.u));  // U is an integer without ties
-    const double tail = std::accumulate(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(tail_end) + 1, 0.0);
+    const double tail = std::accumulate(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(tail_end) + 1,
+                                        0.0);
     const double all = std::accumulate(counts.begin(), counts.end(), 0.0);
     r.p_value = std::min(1.0, 2 * tail / all);
     r.exact = true;
@@ -166,7 +168,8 @@ MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>
 
 std::vector<double> benjamini_hochberg(const std::vector<double>& p_values) {
   for (double p : p_values)
-    if (!(p >= 0 && p <= 1)) throw std::invalid_argument(fmt::format("benjamini_hochberg: p-value {} outside [0, 1]", p));
+    if (!(p >= 0 && p <= 1))
+      throw std::invalid_argument(fmt::format("benjamini_hochberg: p-value {} outside [0, 1]", p));
   const std::size_t m = p_values.size();
   std::vector<std::size_t> order(m);
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -191,7 +194,8 @@ WelchLog welch_log_test(const std::vector<double>& base, const std::vector<doubl
   for (const auto* side : {&base, &current}) {
     if (side->size() < 2) throw std::invalid_argument("welch_log_test: fewer than 2 values on a side");
     for (double v : *side)
-      if (!std::isfinite(v) || v <= 0) throw std::invalid_argument("welch_log_test: a value is not finite and positive");
+      if (!std::isfinite(v) || v <= 0)
+        throw std::invalid_argument("welch_log_test: a value is not finite and positive");
   }
   auto moments = [](const std::vector<double>& v) {
     double mean = 0;
@@ -258,8 +262,11 @@ CovariateAdjusted covariate_adjust(const std::vector<double>& base_time, const s
     std::transform(v.begin(), v.end(), out.begin(), [](double x) { return std::log(x); });
     return out;
   };
-  auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); };
-  const std::vector<double> yb = logs(base_time), xb = logs(base_covariate), yn = logs(new_time), xn = logs(new_covariate);
+  auto mean = [](const std::vector<double>& v) {
+    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  };
+  const std::vector<double> yb = logs(base_time), xb = logs(base_covariate), yn = logs(new_time),
+                            xn = logs(new_covariate);
   // Pooled within-side sums of squares and products (each side about its own means).
   double sxx = 0, sxy = 0;
   for (const auto& [x, y] : {std::pair{&xb, &yb}, std::pair{&xn, &yn}}) {

@@ -15,9 +15,7 @@ int main(int argc, char** argv) {
 #ifdef LABRUN_WITH_CUDA
   hooks.open_cuda = labrun::open_cuda_backend;
   hooks.device_count = labrun::cuda_device_count;
-  hooks.register_cuda = [](labrun::Registry& r) {
-    labrun::register_cuda_experiments(r);
-  };
+  hooks.register_cuda = [](labrun::Registry& r) { labrun::register_cuda_experiments(r); };
 #endif
   hooks.register_extra = [](labrun::Registry& r) {
     labrun::fault::register_experiment(r);

@@ -64,8 +64,8 @@ TEST_F(AttentionGpu, AllVariantsMatchReferenceOnSmallOddShapes) {
     for (const auto& [b, h, s] : shapes)
       for (int d : {64, 128})
         for (int causal : {0, 1}) {
-          SCOPED_TRACE(std::string(v) + " B=" + std::to_string(b) + " H=" + std::to_string(h) + " S=" +
-                       std::to_string(s) + " D=" + std::to_string(d) + " causal=" + std::to_string(causal));
+          SCOPED_TRACE(std::string(v) + " B=" + std::to_string(b) + " H=" + std::to_string(h) +
+                       " S=" + std::to_string(s) + " D=" + std::to_string(d) + " causal=" + std::to_string(causal));
           const Json eager = run(point(v, b, h, s, d, causal));
           ASSERT_EQ(eager["status"], "ok") << eager.dump();
           EXPECT_EQ(real_from_json(eager["correctness"]["detail"]["full_reference"]), 1);
@@ -154,7 +154,7 @@ TEST_F(AttentionGpu, TiledAgreesWithNaiveOnEveryElementAtLargeShapes) {
           const double a = bf16_to_float(ht[i]), n = bf16_to_float(hn[i]);
           const double diff = std::fabs(a - n);
           const double ratio = std::isfinite(a) && std::isfinite(n) ? diff / (2 * tol.bound(std::fabs(n), 1.0, l_max))
-                                                                     : INFINITY;
+                                                                    : INFINITY;
           if (!(ratio <= 1)) ++bad;
           if (!(ratio <= worst)) worst = ratio, worst_i = static_cast<std::int64_t>(i);
           differ += ht[i] != hn[i];
@@ -162,10 +162,11 @@ TEST_F(AttentionGpu, TiledAgreesWithNaiveOnEveryElementAtLargeShapes) {
         }
         EXPECT_EQ(bad, 0) << "worst ratio " << worst << " at element " << worst_i;
         EXPECT_GT(differ, 0);
-        std::printf("attention tiled vs naive_in_place D=%d causal=%d S=%lld: mean |diff| %.3g, worst ratio %.3g, "
-                    "%.1f%% of elements differ\n",
-                    d, causal, static_cast<long long>(s), sum / static_cast<double>(ht.size()), worst,
-                    100.0 * static_cast<double>(differ) / static_cast<double>(ht.size()));
+        std::printf(
+            "attention tiled vs naive_in_place D=%d causal=%d S=%lld: mean |diff| %.3g, worst ratio %.3g, "
+            "%.1f%% of elements differ\n",
+            d, causal, static_cast<long long>(s), sum / static_cast<double>(ht.size()), worst,
+            100.0 * static_cast<double>(differ) / static_cast<double>(ht.size()));
       }
 }
 

@@ -44,8 +44,7 @@ const char* kDtypeNames[] = {"f32", "bf16"};
 class GeluGpu : public test::GpuLabTest {
  protected:
   Point point(const std::string& variant, std::int64_t n, const std::string& dtype, const std::string& mode) const {
-    return Point{"gelu", variant,
-                 {{"n", n}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+    return Point{"gelu", variant, {{"n", n}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
   }
   Json run(const std::string& variant, std::int64_t n, const std::string& dtype, const std::string& mode) {
     return run_lab(point(variant, n, dtype, mode));
@@ -93,7 +92,8 @@ TEST_F(GeluGpu, EveryVariantMatchesTheReferenceAndGraphEqualsEager) {
         ASSERT_EQ(graph["status"], "ok") << graph.dump();
         EXPECT_EQ(real_from_json(graph["correctness"]["detail"]["worst_ratio"]),
                   real_from_json(eager["correctness"]["detail"]["worst_ratio"]));
-        EXPECT_EQ(graph["phases"]["warmup"]["mode_setup"]["graph_nodes"].get<int>(), v == std::string("unfused") ? 7 : 1);
+        EXPECT_EQ(graph["phases"]["warmup"]["mode_setup"]["graph_nodes"].get<int>(),
+                  v == std::string("unfused") ? 7 : 1);
       }
 }
 
@@ -121,7 +121,8 @@ TEST_F(GeluGpu, FusedAndFusedVecAreBitIdentical) {
     std::int64_t differ = 0;
     const std::size_t s_bytes = dtype_bytes(t);
     for (std::int64_t i = 0; i < n; ++i)
-      differ += std::memcmp(h1.data() + i * s_bytes, reinterpret_cast<const char*>(host.data()) + i * s_bytes, s_bytes) != 0;
+      differ += std::memcmp(h1.data() + i * s_bytes, reinterpret_cast<const char*>(host.data()) + i * s_bytes,
+                            s_bytes) != 0;
     std::printf("%s: %lld of %lld fused elements differ in bits from the host's (tanhf implementations)\n",
                 to_string(t), static_cast<long long>(differ), static_cast<long long>(n));
   }
@@ -171,7 +172,8 @@ TEST_F(GeluGpu, IndicesBeyond2e31) {
   const std::int64_t n = (std::int64_t{1} << 31) + 3;
   const DType t = DType::bf16;
   const std::size_t bytes = static_cast<std::size_t>(n) * 2;
-  if (free < 5 * bytes) GTEST_SKIP() << "needs " << 5 * bytes / 1e9 << " GB of device memory, " << free / 1e9 << " free";
+  if (free < 5 * bytes)
+    GTEST_SKIP() << "needs " << 5 * bytes / 1e9 << " GB of device memory, " << free / 1e9 << " free";
   const Inputs in = test_gelu::generate_inputs(n, t, test_seed());
   const std::vector<double> ref = test_gelu::reference_of(in);
   DeviceBuffer x(bytes), y(bytes), a(bytes), b(bytes);
@@ -254,8 +256,10 @@ TEST_F(GeluGpu, KernelBreakdownNamesTheOps) {
   const Json unfused = run("unfused", n, "f32", "eager");
   ASSERT_EQ(unfused["status"], "ok") << unfused.dump();
   ASSERT_TRUE(unfused["kernels"].is_array()) << unfused.dump();
-  const std::vector<std::pair<std::string, double>> expected = {
-      {"pow3", 2}, {"scale_alpha", 2}, {"add_x", 3}, {"scale_sqrt2pi", 2}, {"tanh", 2}, {"add_one", 2}, {"mul_half_x", 3}};
+  const std::vector<std::pair<std::string, double>> expected = {{"pow3", 2},      {"scale_alpha", 2},
+                                                                {"add_x", 3},     {"scale_sqrt2pi", 2},
+                                                                {"tanh", 2},      {"add_one", 2},
+                                                                {"mul_half_x", 3}};
   ASSERT_EQ(unfused["kernels"].size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(unfused["kernels"][i]["op"], expected[i].first);

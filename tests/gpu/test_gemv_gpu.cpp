@@ -49,8 +49,7 @@ const char* kDtypes[] = {"f16", "bf16"};
 // vectors, a partial unrolled step), 8191 (scalar, long), 14336 (the config's long rows), 65544 (8193 vectors:
 // several unrolled steps per thread even at G = 1024); m = 1, 7, 257 (not a multiple of warp_row's 8 rows).
 const std::tuple<std::int64_t, std::int64_t> kShapes[] = {
-    {1, 1}, {7, 7}, {1, 8}, {33, 100}, {9, 1000}, {17, 4096}, {5, 4104}, {3, 8191}, {257, 256}, {2, 14336},
-    {3, 65544}};
+    {1, 1}, {7, 7}, {1, 8}, {33, 100}, {9, 1000}, {17, 4096}, {5, 4104}, {3, 8191}, {257, 256}, {2, 14336}, {3, 65544}};
 
 class GemvGpu : public test::GpuLabTest {
  protected:
@@ -107,8 +106,8 @@ TEST_F(GemvGpu, CublasMatchesReferenceAndGraphEqualsEager) {
 // The kernels launched directly, output compared with gemv::host_run bit for bit: the documented order (gemv.hpp,
 // row_dot) is the kernels' order, and exact products make fmaf and std::fma round alike.
 TEST_F(GemvGpu, KernelsMatchHostTwinBitForBit) {
-  const std::tuple<std::int64_t, std::int64_t> shapes[] = {{33, 100}, {17, 4096}, {5, 4104}, {3, 8191}, {9, 14336},
-                                                           {257, 256}};
+  const std::tuple<std::int64_t, std::int64_t> shapes[] = {{33, 100}, {17, 4096}, {5, 4104},
+                                                           {3, 8191}, {9, 14336}, {257, 256}};
   cudaStream_t s = ctx().stream();
   for (DType t : {DType::f16, DType::bf16})
     for (auto [m, n] : shapes) {
@@ -126,7 +125,8 @@ TEST_F(GemvGpu, KernelsMatchHostTwinBitForBit) {
         else gemv::kernels::row_block(gemv::threads_per_row(v), t, a.get(), x.get(), y.as<float>(), m, n, s);
         ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
         std::vector<float> got(static_cast<std::size_t>(m));
-        ASSERT_EQ(cudaMemcpy(got.data(), y.get(), static_cast<std::size_t>(m) * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy(got.data(), y.get(), static_cast<std::size_t>(m) * 4, cudaMemcpyDeviceToHost),
+                  cudaSuccess);
         const std::vector<float> want = run_host(v, in);
         int differ = 0;
         for (std::int64_t i = 0; i < m; ++i) differ += std::memcmp(&got[i], &want[i], 4) != 0;
@@ -156,7 +156,8 @@ TEST_F(GemvGpu, EmptyShapesAndAlignment) {
   DeviceBuffer buf(4096), y(64);
   ASSERT_EQ(cudaMemset(y.get(), 0x11, 64), cudaSuccess);
   for (DType t : {DType::f16, DType::bf16}) {
-    for (int threads : {256, 512, 1024}) gemv::kernels::row_block(threads, t, buf.get(), buf.get(), y.as<float>(), 0, 64, s);
+    for (int threads : {256, 512, 1024})
+      gemv::kernels::row_block(threads, t, buf.get(), buf.get(), y.as<float>(), 0, 64, s);
     gemv::kernels::warp_row(t, buf.get(), buf.get(), y.as<float>(), 0, 64, s);
   }
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
@@ -173,7 +174,8 @@ TEST_F(GemvGpu, EmptyShapesAndAlignment) {
     for (float v : out) EXPECT_EQ(v, 0.0f) << threads;
   }
   const char* base = static_cast<const char*>(buf.get());
-  EXPECT_THROW(gemv::kernels::row_block(256, DType::f16, base + 2, base, y.as<float>(), 4, 64, s), std::invalid_argument);
+  EXPECT_THROW(gemv::kernels::row_block(256, DType::f16, base + 2, base, y.as<float>(), 4, 64, s),
+               std::invalid_argument);
   EXPECT_THROW(gemv::kernels::warp_row(DType::f16, base, base + 8, y.as<float>(), 4, 64, s), std::invalid_argument);
   EXPECT_THROW(gemv::kernels::row_block(128, DType::f16, base, base, y.as<float>(), 4, 64, s), std::invalid_argument);
   EXPECT_THROW(gemv::kernels::warp_row(DType::f32, base, base, y.as<float>(), 4, 64, s), std::invalid_argument);
@@ -212,8 +214,8 @@ TEST_F(GemvGpu, HeadlinePoint8192Cold) {
       const double t = real_from_json(r["timing"]["time_s"]);
       const double bytes = real_from_json(r["cost"]["compulsory_bytes"]);
       const double fraction = bytes / t / read;
-      std::printf("gemv %-14s %-5s 8192x8192 f16 cold: %7.2f us, %.2f TB/s = %3.0f%% of read (%.2f TB/s)\n",
-                  v.c_str(), mode, t * 1e6, bytes / t / 1e12, 100 * fraction, read / 1e12);
+      std::printf("gemv %-14s %-5s 8192x8192 f16 cold: %7.2f us, %.2f TB/s = %3.0f%% of read (%.2f TB/s)\n", v.c_str(),
+                  mode, t * 1e6, bytes / t / 1e12, 100 * fraction, read / 1e12);
       if (v != "cublas") best = std::max(best, fraction);
     }
   EXPECT_GT(best, 0.6) << "best own kernel at " << 100 * best << "% of the calibrated read ceiling";

@@ -100,10 +100,10 @@ TEST_F(HostReadGpu, C09_SyncsCountedAndWallExceedsDevice) {
   ASSERT_EQ(graph["status"], "ok") << graph.dump();
   const double t_item = real_from_json(item["timing"]["time_s"]), t_acc = real_from_json(acc["timing"]["time_s"]);
   const double t_graph = real_from_json(graph["timing"]["time_s"]);
-  std::printf("n=1e3 k=100: item_per_step %.1f us per step (wall %.1f, device %.1f; host probe %.1f us per round "
-              "trip), accumulate_on_device eager %.1f us per step, graph %.1f us per step\n",
-              t_item / 100 * 1e6, wall / 100 * 1e6, device / 100 * 1e6, probe * 1e6, t_acc / 100 * 1e6,
-              t_graph / 100 * 1e6);
+  std::printf(
+      "n=1e3 k=100: item_per_step %.1f us per step (wall %.1f, device %.1f; host probe %.1f us per round "
+      "trip), accumulate_on_device eager %.1f us per step, graph %.1f us per step\n",
+      t_item / 100 * 1e6, wall / 100 * 1e6, device / 100 * 1e6, probe * 1e6, t_acc / 100 * 1e6, t_graph / 100 * 1e6);
   EXPECT_GT(t_item, 1.2 * t_acc);
 }
 

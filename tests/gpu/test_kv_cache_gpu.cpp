@@ -37,15 +37,24 @@ class KvCacheGpu : public test::GpuLabTest {
   Point point(const std::string& variant, std::int64_t n0, std::int64_t n1, const std::string& dtype,
               const std::string& mode, std::int64_t layers = 2, std::int64_t heads = 3, std::int64_t D = 128,
               std::int64_t batch = 2) const {
-    return Point{"kv_cache", variant,
-                 {{"batch", batch}, {"layers", layers}, {"kv_heads", heads}, {"head_dim", D}, {"n0", n0},
-                  {"n1", n1}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+    return Point{"kv_cache",
+                 variant,
+                 {{"batch", batch},
+                  {"layers", layers},
+                  {"kv_heads", heads},
+                  {"head_dim", D},
+                  {"n0", n0},
+                  {"n1", n1},
+                  {"dtype", dtype},
+                  {"mode", mode},
+                  {"l2", std::string("hot")}}};
   }
   Json run(const Point& p) { return run_lab(p); }
 };
 
 TEST_F(KvCacheGpu, EveryVariantMatchesTheReferenceInBothModes) {
-  const std::vector<std::pair<std::int64_t, std::int64_t>> spans = {{0, 1}, {0, 8}, {5, 5}, {5, 6}, {5, 12}, {130, 200}};
+  const std::vector<std::pair<std::int64_t, std::int64_t>> spans = {{0, 1}, {0, 8},  {5, 5},
+                                                                    {5, 6}, {5, 12}, {130, 200}};
   for (const char* v : {"concat", "preallocated"})
     for (const char* dt : {"bf16", "f16", "f32"})
       for (std::int64_t D : {128, 7, 4})  // 16-byte rows (uint4), odd rows (one element at a time), bf16 D=4: 8 bytes
@@ -129,8 +138,8 @@ TEST_F(KvCacheGpu, PreallocatedWinsAtLongContext) {
     ASSERT_EQ(r["status"], "ok") << r.dump();
     t[i] = real_from_json(r["timing"]["time_s"]);
     const double bytes = real_from_json(r["cost"]["bytes"]);
-    std::printf("%s 1024->2048 (graph): %.3f ms per generation, %.2f us per token, %.1f GB/s of modelled traffic\n",
-                v, t[i] * 1e3, t[i] / 1024 * 1e6, bytes / t[i] / 1e9);
+    std::printf("%s 1024->2048 (graph): %.3f ms per generation, %.2f us per token, %.1f GB/s of modelled traffic\n", v,
+                t[i] * 1e3, t[i] / 1024 * 1e6, bytes / t[i] / 1e9);
     ++i;
   }
   EXPECT_GT(t[0], 2 * t[1]);

@@ -42,15 +42,17 @@ using layout::kernels::TilePath;
 using test::test_seed;
 
 // Kernel launches of one iteration of v at a non-empty shape.
-int launches_of(Variant v) {
-  return v == Variant::contiguous_noop ? 0 : v == Variant::repeat_materialized ? 2 : 1;
-}
+int launches_of(Variant v) { return v == Variant::contiguous_noop ? 0 : v == Variant::repeat_materialized ? 2 : 1; }
 
 class LayoutGpu : public test::GpuLabTest {
  protected:
   Point point(Variant v, std::int64_t rows, std::int64_t cols, DType t, const std::string& mode) const {
-    return Point{"layout", layout::to_string(v),
-                 {{"rows", rows}, {"cols", cols}, {"dtype", std::string(to_string(t))}, {"mode", mode},
+    return Point{"layout",
+                 layout::to_string(v),
+                 {{"rows", rows},
+                  {"cols", cols},
+                  {"dtype", std::string(to_string(t))},
+                  {"mode", mode},
                   {"l2", std::string("hot")}}};
   }
   Json run(Variant v, std::int64_t rows, std::int64_t cols, DType t, const std::string& mode) {
@@ -61,9 +63,9 @@ class LayoutGpu : public test::GpuLabTest {
 // Shapes: one element, one row, one column, tails of 32 x 32 tiles both ways, even shapes that are not multiples of
 // 64 (the pairs path's tails), columns that are (1032, 8, 64) and are not (the rest) a multiple of the 16-byte
 // access, and tall and wide non-squares.
-const std::pair<std::int64_t, std::int64_t> kShapes[] = {
-    {1, 1},     {1, 37},    {37, 1},     {31, 33},     {33, 65},   {64, 64}, {100, 3},
-    {257, 129}, {96, 98},   {130, 1032}, {33, 1032},   {1000, 999}, {2050, 1026}, {4099, 8}};
+const std::pair<std::int64_t, std::int64_t> kShapes[] = {{1, 1},     {1, 37},     {37, 1},      {31, 33}, {33, 65},
+                                                         {64, 64},   {100, 3},    {257, 129},   {96, 98}, {130, 1032},
+                                                         {33, 1032}, {1000, 999}, {2050, 1026}, {4099, 8}};
 
 // Every variant x dtype x shape against the host reference through the lab pass, eager and graph; graph replays give
 // the same check; the captured graph holds the variant's launches.
@@ -148,18 +150,20 @@ TEST_F(LayoutGpu, KernelsAreBitExactAndStayInBounds) {
         EXPECT_EQ(std::memcmp(got.data(), want.data(), bytes), 0) << "bits differ from the host's";
         EXPECT_TRUE(compare(v, in, got.data(), 1.0, host_rep.data()).passed());
       };
-      expect_host(Variant::transpose_naive,
-                  [&] { layout::kernels::transpose_naive(t, x.get(), out.get(), rows, cols, s); }, out.get());
-      expect_host(Variant::transpose_tiled,
-                  [&] { layout::kernels::transpose_tiled(t, x.get(), out.get(), rows, cols, s, TilePath::scalar); },
-                  out.get());
+      expect_host(
+          Variant::transpose_naive, [&] { layout::kernels::transpose_naive(t, x.get(), out.get(), rows, cols, s); },
+          out.get());
+      expect_host(
+          Variant::transpose_tiled,
+          [&] { layout::kernels::transpose_tiled(t, x.get(), out.get(), rows, cols, s, TilePath::scalar); }, out.get());
       if (layout::uses_pairs(rows, cols))
-        expect_host(Variant::transpose_tiled,
-                    [&] { layout::kernels::transpose_tiled(t, x.get(), out.get(), rows, cols, s, TilePath::pairs); },
-                    out.get());
-      expect_host(Variant::broadcast_view,
-                  [&] { layout::kernels::add_rows(t, x.get(), bias.get(), 0, out.get(), rows, cols, sm, s); },
-                  out.get());
+        expect_host(
+            Variant::transpose_tiled,
+            [&] { layout::kernels::transpose_tiled(t, x.get(), out.get(), rows, cols, s, TilePath::pairs); },
+            out.get());
+      expect_host(
+          Variant::broadcast_view,
+          [&] { layout::kernels::add_rows(t, x.get(), bias.get(), 0, out.get(), rows, cols, sm, s); }, out.get());
       // The repeat alone equals bias in every row; then the consumer over it equals the broadcast's bits.
       ASSERT_EQ(cudaMemset(rep.get(), 0x5a, total), cudaSuccess);
       // The uploads and the poison run on the legacy default stream, which the kernels' non-blocking stream does
@@ -173,9 +177,9 @@ TEST_F(LayoutGpu, KernelsAreBitExactAndStayInBounds) {
       for (std::int64_t i = 0; i < rows; ++i)
         ASSERT_EQ(std::memcmp(r.data() + i * row_bytes, in.bias(), row_bytes), 0) << "repeat row " << i;
       for (std::size_t i = bytes; i < total; ++i) ASSERT_EQ(r[i], 0x5a) << "repeat byte " << i << " past the end";
-      expect_host(Variant::repeat_materialized,
-                  [&] { layout::kernels::add_rows(t, x.get(), rep.get(), cols, out.get(), rows, cols, sm, s); },
-                  out.get());
+      expect_host(
+          Variant::repeat_materialized,
+          [&] { layout::kernels::add_rows(t, x.get(), rep.get(), cols, out.get(), rows, cols, sm, s); }, out.get());
     }
 }
 
@@ -266,7 +270,8 @@ TEST_F(LayoutGpu, OffsetsBeyond2e31) {
   const std::int64_t side = 46342;
   const DType t = DType::bf16;
   const std::size_t bytes = static_cast<std::size_t>(side * side) * 2;
-  if (free < 3 * bytes) GTEST_SKIP() << "needs " << 3 * bytes / 1e9 << " GB of device memory, " << free / 1e9 << " free";
+  if (free < 3 * bytes)
+    GTEST_SKIP() << "needs " << 3 * bytes / 1e9 << " GB of device memory, " << free / 1e9 << " free";
   const Inputs in = generate(side, side, t, test_seed());
   ASSERT_EQ(in.x_bytes(), bytes);
   DeviceBuffer x(bytes), bias(in.bias_bytes()), out(bytes);
@@ -277,7 +282,8 @@ TEST_F(LayoutGpu, OffsetsBeyond2e31) {
   const int sm = ctx().sm_count();
   layout::kernels::prepare(t);
   const std::vector<std::tuple<const char*, Variant, std::function<void()>>> cases = {
-      {"naive", Variant::transpose_naive, [&] { layout::kernels::transpose_naive(t, x.get(), out.get(), side, side, s); }},
+      {"naive", Variant::transpose_naive,
+       [&] { layout::kernels::transpose_naive(t, x.get(), out.get(), side, side, s); }},
       {"tiled pairs", Variant::transpose_tiled,
        [&] { layout::kernels::transpose_tiled(t, x.get(), out.get(), side, side, s, TilePath::pairs); }},
       {"tiled scalar", Variant::transpose_tiled,
@@ -346,10 +352,11 @@ TEST_F(LayoutGpu, SpeedAt8192) {
       const double time = real_from_json(r["timing"]["time_s"]);
       const double bytes = real_from_json(r["cost"]["compulsory_bytes"]);
       const double moved = real_from_json(r["cost"]["bytes"]);
-      std::printf("%-19s %-4s 8192^2 cold: %9.2f us, %.2f TB/s of compulsory bytes = %3.0f%% of copy (%.2f TB/s); "
-                  "%.2f TB/s of modelled bytes\n",
-                  layout::to_string(v), to_string(t), time * 1e6, bytes / time / 1e12, 100 * bytes / time / copy,
-                  copy / 1e12, moved / time / 1e12);
+      std::printf(
+          "%-19s %-4s 8192^2 cold: %9.2f us, %.2f TB/s of compulsory bytes = %3.0f%% of copy (%.2f TB/s); "
+          "%.2f TB/s of modelled bytes\n",
+          layout::to_string(v), to_string(t), time * 1e6, bytes / time / 1e12, 100 * bytes / time / copy, copy / 1e12,
+          moved / time / 1e12);
       if (v == Variant::transpose_tiled) tiled_fraction = bytes / time / copy;
     }
     const Inputs in = generate(side, side, t, test_seed());
@@ -359,8 +366,9 @@ TEST_F(LayoutGpu, SpeedAt8192) {
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     cudaStream_t s = ctx().stream();
     for (TilePath path : {TilePath::pairs, TilePath::scalar}) {
-      const double time =
-          time_kernel(s, [&] { layout::kernels::transpose_tiled(t, x.get(), out.get(), side, side, s, path); });
+      const double time = time_kernel(s, [&] {
+        layout::kernels::transpose_tiled(t, x.get(), out.get(), side, side, s, path);
+      });
       std::printf("transpose_tiled %-6s %-4s 8192^2 warm loop: %9.2f us, %3.0f%% of copy\n",
                   path == TilePath::pairs ? "pairs" : "scalar", to_string(t), time * 1e6,
                   100 * 2.0 * static_cast<double>(in.x_bytes()) / time / copy);

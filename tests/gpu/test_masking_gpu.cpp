@@ -29,8 +29,13 @@ class Gpu : public test::GpuLabTest {
  protected:
   Json run(const std::string& variant, std::int64_t n, double density, const std::string& dtype,
            const std::string& mode, std::int64_t downstream = 0, const std::string& nonfinite = "none") {
-    Point p{"masking", variant,
-            {{"n", n}, {"density", density}, {"dtype", dtype}, {"mode", mode}, {"downstream", downstream},
+    Point p{"masking",
+            variant,
+            {{"n", n},
+             {"density", density},
+             {"dtype", dtype},
+             {"mode", mode},
+             {"downstream", downstream},
              {"nonfinite", nonfinite}}};
     return run_lab(p);
   }
@@ -204,8 +209,8 @@ TEST_F(Gpu, C10_ColdL2FlushEvictsAnL2ResidentBuffer) {
     return summarize(t).median;
   };
   const double hot = read_after(data), cold = read_after(flush);
-  std::printf("32 MB read: hot %.2f us (%.2f TB/s), after the flush %.2f us (%.2f TB/s)\n", hot * 1e6, bytes / hot / 1e12,
-              cold * 1e6, bytes / cold / 1e12);
+  std::printf("32 MB read: hot %.2f us (%.2f TB/s), after the flush %.2f us (%.2f TB/s)\n", hot * 1e6,
+              bytes / hot / 1e12, cold * 1e6, bytes / cold / 1e12);
   EXPECT_GT(cold, 1.3 * hot);
 }
 
@@ -215,9 +220,14 @@ TEST_F(Gpu, C10_ColdL2FlushEvictsAnL2ResidentBuffer) {
 TEST_F(Gpu, C12_GraphReplaysDoNotAllocate) {
   for (const char* v : {"multiply", "where", "sanitize", "index_device_count", "fused"}) {
     SCOPED_TRACE(v);
-    const Point p{"masking", v,
-                  {{"n", std::int64_t{1000000}}, {"density", 0.5}, {"dtype", std::string("f32")},
-                   {"mode", std::string("graph")}, {"downstream", std::int64_t{0}}, {"nonfinite", std::string("none")}}};
+    const Point p{"masking",
+                  v,
+                  {{"n", std::int64_t{1000000}},
+                   {"density", 0.5},
+                   {"dtype", std::string("f32")},
+                   {"mode", std::string("graph")},
+                   {"downstream", std::int64_t{0}},
+                   {"nonfinite", std::string("none")}}};
     expect_replays_allocate_nothing(p);
   }
 }
@@ -306,7 +316,8 @@ TEST(GpuGenerate, DeviceInputsEqualTheHostsBitForBit) {
           EXPECT_EQ(std::memcmp(m.data(), host_mask.data(), m.size()), 0) << "mask, n " << n;
         }
   EXPECT_FALSE(masking::kernels::can_generate(DType::bf16));
-  EXPECT_THROW(masking::kernels::generate(DType::f16, 1, 0.5, false, 1, nullptr, nullptr, 132, nullptr), std::invalid_argument);
+  EXPECT_THROW(masking::kernels::generate(DType::f16, 1, 0.5, false, 1, nullptr, nullptr, 132, nullptr),
+               std::invalid_argument);
 }
 
 }  // namespace

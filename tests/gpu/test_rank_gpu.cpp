@@ -174,7 +174,8 @@ TEST_F(RankGpu, KernelsHandleTails) {
       ASSERT_EQ(cudaMemsetAsync(a.get(), 0x5a, bytes, s), cudaSuccess);
       rank::kernels::select_rank(m.as<std::uint8_t>(), c.as<std::int64_t>(), a.as<std::int64_t>(), n, grid, s);
       read(a);
-      for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], i % 3 != 1 ? i : -1) << i << " grid " << grid;
+      for (std::int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(host[static_cast<std::size_t>(i)], i % 3 != 1 ? i : -1) << i << " grid " << grid;
     }
   }
 }

@@ -41,12 +41,10 @@ class SoftmaxGpu : public test::GpuLabTest {
   // A rows x cols point: the axes are `elements` (rows * cols) and `cols`, rows is derived from them.
   static Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
                      const std::string& mode) {
-    return Point{"softmax", variant,
-                 {{"cols", cols},
-                  {"elements", rows * cols},
-                  {"dtype", dtype},
-                  {"mode", mode},
-                  {"l2", std::string("hot")}}};
+    return Point{
+        "softmax",
+        variant,
+        {{"cols", cols}, {"elements", rows * cols}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
   }
   Json run(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
            const std::string& mode) {
@@ -67,10 +65,10 @@ const char* kDtypes[] = {"f32", "bf16"};
 //   cols 8200, 20000      streamed (re-read) rows, vector (8200) and 20000 (multiple of 8)
 //   cols 65537            streamed, scalar, several chunks of kUnroll vectors per thread
 //   rows 1, 5, 33, 300, 3001  grid-stride over rows, the last block partly idle
-const std::tuple<std::int64_t, std::int64_t> kShapes[] = {
-    {1, 1},      {300, 1},  {33, 3},    {5, 7},    {257, 12},  {3001, 40}, {33, 100}, {5, 250},
-    {33, 256},   {5, 1000}, {33, 1024}, {5, 4096}, {7, 4100},  {3, 8191},  {4, 8192}, {3, 8200},
-    {2, 20000},  {1, 65537}};
+const std::tuple<std::int64_t, std::int64_t> kShapes[] = {{1, 1},     {300, 1},   {33, 3},   {5, 7},    {257, 12},
+                                                          {3001, 40}, {33, 100},  {5, 250},  {33, 256}, {5, 1000},
+                                                          {33, 1024}, {5, 4096},  {7, 4100}, {3, 8191}, {4, 8192},
+                                                          {3, 8200},  {2, 20000}, {1, 65537}};
 
 // Every variant x dtype x shape against the host reference, eager and graph; graph replays equal eager runs bit for
 // bit (same kernels, deterministic reductions), reported through the worst error ratio and the relative L2 error.

@@ -58,12 +58,20 @@ TEST_F(WorkersGpu, PointLargerThanFreeMemoryIsSkippedWithBothNumbers) {
   ASSERT_EQ(cudaMalloc(&blob, free - leave), cudaSuccess);
   const RegisteredExperiment& softmax = *registry_.find("softmax");
   // 2^31 f32 elements: x and y take 17.2 GB, under 90% of the device's memory but over what is free now.
-  const Point big{"softmax", "online", {{"cols", std::int64_t{4096}}, {"elements", std::int64_t{1} << 31},
-                                        {"dtype", std::string("f32")}, {"mode", std::string("eager")},
-                                        {"l2", std::string("hot")}}};
-  const Point small{"softmax", "online", {{"cols", std::int64_t{4096}}, {"elements", std::int64_t{1} << 20},
-                                          {"dtype", std::string("f32")}, {"mode", std::string("eager")},
-                                          {"l2", std::string("hot")}}};
+  const Point big{"softmax",
+                  "online",
+                  {{"cols", std::int64_t{4096}},
+                   {"elements", std::int64_t{1} << 31},
+                   {"dtype", std::string("f32")},
+                   {"mode", std::string("eager")},
+                   {"l2", std::string("hot")}}};
+  const Point small{"softmax",
+                    "online",
+                    {{"cols", std::int64_t{4096}},
+                     {"elements", std::int64_t{1} << 20},
+                     {"dtype", std::string("f32")},
+                     {"mode", std::string("eager")},
+                     {"l2", std::string("hot")}}};
   std::vector<PointRecord> records;
   run_sweep({big, small}, softmax, *backend_, lab_, Json(), [&](const PointRecord& r) { records.push_back(r); }, {});
   cudaFree(blob);
@@ -103,8 +111,10 @@ TEST_F(WorkersGpu, FaultAidMidSweepCostsOnlyItsPoints) {
     if (variant == "trap") EXPECT_EQ(reason.rfind("cudaErrorLaunchFailure: ", 0), 0u) << reason;
     if (st == "device_fault") EXPECT_NE(reason.find("(in phase warmup;"), std::string::npos) << reason;
   }
-  const std::map<std::string, int> expected = {{"sum:ok", 2},           {"illegal_address:device_fault", 2},
-                                               {"abort:crashed", 2},    {"trap:device_fault", 2},
+  const std::map<std::string, int> expected = {{"sum:ok", 2},
+                                               {"illegal_address:device_fault", 2},
+                                               {"abort:crashed", 2},
+                                               {"trap:device_fault", 2},
                                                {"hang:timeout", 2}};
   EXPECT_EQ(count, expected);
   EXPECT_EQ(segments, 7u) << "a fresh worker after each faulty point but the last";

@@ -31,8 +31,7 @@ constexpr float kNegInf = -INFINITY;
 // One thread per W-vector of a head's S x S matrix (S^2 <= 2^28 fits 32 bits), grid-stride; blockIdx.y is the
 // head. W = 4 needs S % 4 == 0 (a vector never crosses a row, and is 16-byte aligned).
 template <int W>
-__global__ void scale_mask_kernel(const float* src, float* dst, unsigned seq, unsigned vecs, float scale,
-                                  int causal) {
+__global__ void scale_mask_kernel(const float* src, float* dst, unsigned seq, unsigned vecs, float scale, int causal) {
   const std::size_t base = static_cast<std::size_t>(blockIdx.y) * seq * seq;
   src += base;
   dst += base;
@@ -67,14 +66,13 @@ __global__ void softmax_kernel(float* scores, int seq) {
     if constexpr (W == 4)
       *reinterpret_cast<uint2*>(p + c) = make_uint2(Convert<__nv_bfloat16>::pack2(e[0] * inv, e[1] * inv),
                                                     Convert<__nv_bfloat16>::pack2(e[2] * inv, e[3] * inv));
-    else
-      p[c] = __float2bfloat16_rn(e[0] * inv);
+    else p[c] = __float2bfloat16_rn(e[0] * inv);
   }
 }
 
 // ---- tiled: FlashAttention-2 forward -------------------------------------------------------------------------
-constexpr int kBM = 64;       // query rows per block (4 warps x 16 rows)
-constexpr int kBN = 64;       // keys per K/V tile
+constexpr int kBM = 64;  // query rows per block (4 warps x 16 rows)
+constexpr int kBN = 64;  // keys per K/V tile
 constexpr int kThreads = 128;
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
@@ -140,10 +138,9 @@ __device__ __forceinline__ void load_tile(__nv_bfloat16* tile, const __nv_bfloat
 // Pipeline per K/V tile j (FlashAttention-2): wait K_j, issue V_j; S = Q K_j^T; wait V_j, issue K_{j+1};
 // mask, online softmax; O += P V_j. One K and one V buffer: 3 x 64 x D x 2 bytes (48 KB at D = 128).
 template <int D, bool Causal>
-__global__ void __launch_bounds__(kThreads, D == 128 ? 2 : 3) flash_kernel(const __nv_bfloat16* __restrict__ q,
-                                                        const __nv_bfloat16* __restrict__ k,
-                                                        const __nv_bfloat16* __restrict__ v,
-                                                        __nv_bfloat16* __restrict__ o, int seq, float scale_log2) {
+__global__ void __launch_bounds__(kThreads, D == 128 ? 2 : 3)
+    flash_kernel(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+                 const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, int seq, float scale_log2) {
   extern __shared__ __align__(128) unsigned char smem[];
   __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem);
   __nv_bfloat16* sk = sq + kBM * D;
@@ -265,9 +262,10 @@ __global__ void __launch_bounds__(kThreads, D == 128 ? 2 : 3) flash_kernel(const
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) {
     const int r = warp * 16 + g, c = n * 8 + 2 * t;
-    *reinterpret_cast<__nv_bfloat162*>(sq + swz<D>(r, c)) = __floats2bfloat162_rn(acc[n][0] * inv[0], acc[n][1] * inv[0]);
-    *reinterpret_cast<__nv_bfloat162*>(sq + swz<D>(r + 8, c)) =
-        __floats2bfloat162_rn(acc[n][2] * inv[1], acc[n][3] * inv[1]);
+    *reinterpret_cast<__nv_bfloat162*>(sq + swz<D>(r, c)) = __floats2bfloat162_rn(acc[n][0] * inv[0],
+                                                                                  acc[n][1] * inv[0]);
+    *reinterpret_cast<__nv_bfloat162*>(sq + swz<D>(r + 8, c)) = __floats2bfloat162_rn(acc[n][2] * inv[1],
+                                                                                      acc[n][3] * inv[1]);
   }
   __syncwarp();
   constexpr int kChunks = D / 8;
@@ -275,8 +273,8 @@ __global__ void __launch_bounds__(kThreads, D == 128 ? 2 : 3) flash_kernel(const
   for (int c = lane; c < 16 * kChunks; c += 32) {
     const int r = c / kChunks, ch = c % kChunks, gr = row_lo + r;
     if (gr < seq)
-      *reinterpret_cast<uint4*>(o + static_cast<std::size_t>(gr) * D + ch * 8) =
-          *reinterpret_cast<const uint4*>(sq + swz<D>(warp * 16 + r, ch * 8));
+      *reinterpret_cast<uint4*>(o + static_cast<std::size_t>(gr) * D +
+                                ch * 8) = *reinterpret_cast<const uint4*>(sq + swz<D>(warp * 16 + r, ch * 8));
   }
 }
 
@@ -290,17 +288,17 @@ void launch_flash(const void* q, const void* k, const void* v, void* o, std::int
                   float scale_log2, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((seq + kBM - 1) / kBM), static_cast<unsigned>(bh));
   flash_kernel<D, Causal><<<grid, kThreads, flash_smem_bytes<D>(), stream>>>(
-      static_cast<const __nv_bfloat16*>(q), static_cast<const __nv_bfloat16*>(k),
-      static_cast<const __nv_bfloat16*>(v), static_cast<__nv_bfloat16*>(o), static_cast<int>(seq), scale_log2);
+      static_cast<const __nv_bfloat16*>(q), static_cast<const __nv_bfloat16*>(k), static_cast<const __nv_bfloat16*>(v),
+      static_cast<__nv_bfloat16*>(o), static_cast<int>(seq), scale_log2);
   LABRUN_CUDA_CHECK(cudaGetLastError());
 }
 
 template <int D>
 void set_flash_attributes() {
-  LABRUN_CUDA_CHECK(cudaFuncSetAttribute(flash_kernel<D, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   flash_smem_bytes<D>()));
-  LABRUN_CUDA_CHECK(cudaFuncSetAttribute(flash_kernel<D, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   flash_smem_bytes<D>()));
+  LABRUN_CUDA_CHECK(
+      cudaFuncSetAttribute(flash_kernel<D, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, flash_smem_bytes<D>()));
+  LABRUN_CUDA_CHECK(
+      cudaFuncSetAttribute(flash_kernel<D, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, flash_smem_bytes<D>()));
 }
 
 int pow2_at_least(std::int64_t x) {
@@ -428,8 +426,8 @@ Step launcher(Launch& setup) {
     const int si = static_cast<int>(s);
     const long long sd = static_cast<long long>(s) * d, ss = static_cast<long long>(s) * s;
     // Row-major scores[i][j] = q_i . k_j is the column-major S x S matrix K Q^T (K^T op, ld D).
-    blas->gemm_strided_batched(Op::t, Op::n, si, si, d, 1.0f, k, Type::bf16, d, sd, q, Type::bf16, d, sd, 0.0f,
-                               scores, Type::f32, si, ss, static_cast<int>(bh));
+    blas->gemm_strided_batched(Op::t, Op::n, si, si, d, 1.0f, k, Type::bf16, d, sd, q, Type::bf16, d, sd, 0.0f, scores,
+                               Type::f32, si, ss, static_cast<int>(bh));
     l.mark("qk_gemm", 2 * e2 + ps);
     float* probs = scores;
     if (out_of_place) {

@@ -43,32 +43,40 @@ struct GeluOp {
   static constexpr int kInputs = 1;
   __device__ float operator()(float a, float) const { return gelu_f32(a); }
 };
-template <Op O> struct UnfusedOp;
-template <> struct UnfusedOp<Op::pow3> {
+template <Op O>
+struct UnfusedOp;
+template <>
+struct UnfusedOp<Op::pow3> {
   static constexpr int kInputs = 1;
   __device__ float operator()(float a, float) const { return a * a * a; }
 };
-template <> struct UnfusedOp<Op::scale_alpha> {
+template <>
+struct UnfusedOp<Op::scale_alpha> {
   static constexpr int kInputs = 1;
   __device__ float operator()(float a, float) const { return kAlphaF * a; }
 };
-template <> struct UnfusedOp<Op::add> {
+template <>
+struct UnfusedOp<Op::add> {
   static constexpr int kInputs = 2;
   __device__ float operator()(float a, float b) const { return a + b; }
 };
-template <> struct UnfusedOp<Op::scale_sqrt2pi> {
+template <>
+struct UnfusedOp<Op::scale_sqrt2pi> {
   static constexpr int kInputs = 1;
   __device__ float operator()(float a, float) const { return kSqrt2OverPiF * a; }
 };
-template <> struct UnfusedOp<Op::tanh> {
+template <>
+struct UnfusedOp<Op::tanh> {
   static constexpr int kInputs = 1;
   __device__ float operator()(float a, float) const { return tanhf(a); }
 };
-template <> struct UnfusedOp<Op::add_one> {
+template <>
+struct UnfusedOp<Op::add_one> {
   static constexpr int kInputs = 1;
   __device__ float operator()(float a, float) const { return 1.0f + a; }
 };
-template <> struct UnfusedOp<Op::mul_half> {
+template <>
+struct UnfusedOp<Op::mul_half> {
   static constexpr int kInputs = 2;
   __device__ float operator()(float a, float b) const { return (0.5f * a) * b; }
 };
@@ -78,8 +86,8 @@ template <> struct UnfusedOp<Op::mul_half> {
 // A grid capped at the resident blocks with a grid-stride loop (four vectors in flight) measured 142 us against
 // 128 us for this shape at n = 2^26 f32 on an H200, the copy's time (results/h200/gelu/torch/).
 template <class S, class F>
-__global__ void __launch_bounds__(kBlock) map_vec_kernel(const S* __restrict__ a, const S* __restrict__ b,
-                                                         S* __restrict__ out, std::int64_t n, F f) {
+__global__ void __launch_bounds__(kBlock)
+    map_vec_kernel(const S* __restrict__ a, const S* __restrict__ b, S* __restrict__ out, std::int64_t n, F f) {
   using V = Vec<S>;
   constexpr int W = V::kWidth;
   constexpr bool kTwo = F::kInputs == 2;
@@ -102,8 +110,8 @@ __global__ void __launch_bounds__(kBlock) map_vec_kernel(const S* __restrict__ a
 
 // The scalar fused kernel: one element per thread per grid-stride step, one 4- or 2-byte load and store each.
 template <class S>
-__global__ void __launch_bounds__(kBlock) fused_scalar_kernel(const S* __restrict__ x, S* __restrict__ y,
-                                                              std::int64_t n) {
+__global__ void __launch_bounds__(kBlock)
+    fused_scalar_kernel(const S* __restrict__ x, S* __restrict__ y, std::int64_t n) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < n; i += stride)
     y[i] = Convert<S>::store(gelu_f32(Convert<S>::load(x[i])));
@@ -118,8 +126,8 @@ int clamp_grid(std::int64_t work_items, int per_sm, int sm_count) {
 template <class S, class F>
 void launch_map(const void* a, const void* b, void* out, std::int64_t n, cudaStream_t s) {
   const int grid = vec_grid(std::is_same_v<S, float> ? DType::f32 : DType::bf16, n);
-  map_vec_kernel<S, F><<<grid, kBlock, 0, s>>>(static_cast<const S*>(a), static_cast<const S*>(b ? b : a), static_cast<S*>(out), n,
-                                 F());
+  map_vec_kernel<S, F><<<grid, kBlock, 0, s>>>(static_cast<const S*>(a), static_cast<const S*>(b ? b : a),
+                                               static_cast<S*>(out), n, F());
   LABRUN_CUDA_LAUNCHED();
 }
 
@@ -223,10 +231,11 @@ Step launcher(Launch& setup) {
     void* out;
     const char* name;
   };
-  const std::vector<Step7> ops = {{Op::pow3, xd, nullptr, a, "pow3"},         {Op::scale_alpha, a, nullptr, b, "scale_alpha"},
-                                  {Op::add, xd, b, a, "add_x"},               {Op::scale_sqrt2pi, a, nullptr, b, "scale_sqrt2pi"},
-                                  {Op::tanh, b, nullptr, a, "tanh"},          {Op::add_one, a, nullptr, b, "add_one"},
-                                  {Op::mul_half, xd, b, yd, "mul_half_x"}};
+  const std::vector<Step7> ops = {
+      {Op::pow3, xd, nullptr, a, "pow3"},     {Op::scale_alpha, a, nullptr, b, "scale_alpha"},
+      {Op::add, xd, b, a, "add_x"},           {Op::scale_sqrt2pi, a, nullptr, b, "scale_sqrt2pi"},
+      {Op::tanh, b, nullptr, a, "tanh"},      {Op::add_one, a, nullptr, b, "add_one"},
+      {Op::mul_half, xd, b, yd, "mul_half_x"}};
   return [=](Launch& l) {
     for (const auto& o : ops) {
       kernels::unfused_op(o.op, t, o.in1, o.in2, o.out, n, l.stream());

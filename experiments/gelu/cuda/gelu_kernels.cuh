@@ -44,7 +44,8 @@ void unfused_op(Op op, DType t, const void* a, const void* b, void* out, std::in
 void fused(DType t, const void* x, void* y, std::int64_t n, int sm_count, cudaStream_t stream);
 
 /// The fused_vec variant: as fused() with 128-bit loads and stores (float4; 8 bf16 per 16 bytes), one vector
-/// per thread over a full grid (vec_grid), the last n mod (4 or 8) elements by block 0 with scalar accesses. Same per-element expression as fused(), so the two give identical bits.
+/// per thread over a full grid (vec_grid), the last n mod (4 or 8) elements by block 0 with scalar accesses. Same
+/// per-element expression as fused(), so the two give identical bits.
 void fused_vec(DType t, const void* x, void* y, std::int64_t n, cudaStream_t stream);
 
 /// Looks up the occupancy of the scalar kernel of dtype t (once per process), which its launcher uses for its grid:

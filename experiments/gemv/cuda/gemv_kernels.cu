@@ -56,8 +56,8 @@ __device__ __forceinline__ void fma8(float (&acc)[8], const uint4& a, const uint
 // One thread's partial of a row on the vector path: vectors j = t, t + G, … (nv = n / 8 of them), kUnroll in
 // flight per step, in increasing j; the 8 accumulators combined pairwise (gemv::row_dot's thread_partial<8>).
 template <class S>
-__device__ __forceinline__ float partial_vec(const uint4* __restrict__ a, const uint4* __restrict__ x,
-                                             std::int64_t nv, int t, int G) {
+__device__ __forceinline__ float partial_vec(const uint4* __restrict__ a, const uint4* __restrict__ x, std::int64_t nv,
+                                             int t, int G) {
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (std::int64_t j0 = t; j0 < nv; j0 += static_cast<std::int64_t>(kUnroll) * G) {
     uint4 av[kUnroll], xv[kUnroll];
@@ -80,8 +80,8 @@ __device__ __forceinline__ float partial_vec(const uint4* __restrict__ a, const 
 
 // The scalar path (n % 8 != 0: rows are not 16-byte aligned): elements j = t, t + G, …, one accumulator.
 template <class S>
-__device__ __forceinline__ float partial_scalar(const S* __restrict__ a, const S* __restrict__ x, std::int64_t n,
-                                                int t, int G) {
+__device__ __forceinline__ float partial_scalar(const S* __restrict__ a, const S* __restrict__ x, std::int64_t n, int t,
+                                                int G) {
   float acc = 0;
   for (std::int64_t j0 = t; j0 < n; j0 += static_cast<std::int64_t>(kUnroll) * G) {
     float av[kUnroll], xv[kUnroll];
@@ -101,15 +101,14 @@ __device__ __forceinline__ float partial_scalar(const S* __restrict__ a, const S
 template <class S, bool VEC>
 __device__ __forceinline__ float partial(const S* a_row, const S* x, std::int64_t n, int t, int G) {
   if constexpr (VEC)
-    return partial_vec<S>(reinterpret_cast<const uint4*>(a_row), reinterpret_cast<const uint4*>(x), n / kVectorWidth,
-                          t, G);
-  else
-    return partial_scalar<S>(a_row, x, n, t, G);
+    return partial_vec<S>(reinterpret_cast<const uint4*>(a_row), reinterpret_cast<const uint4*>(x), n / kVectorWidth, t,
+                          G);
+  else return partial_scalar<S>(a_row, x, n, t, G);
 }
 
 template <class S, int T, bool VEC>
-__global__ void __launch_bounds__(T) row_block_kernel(const S* __restrict__ A, const S* __restrict__ x,
-                                                      float* __restrict__ y, std::int64_t n) {
+__global__ void __launch_bounds__(T)
+    row_block_kernel(const S* __restrict__ A, const S* __restrict__ x, float* __restrict__ y, std::int64_t n) {
   static_assert(T % kWarp == 0 && T <= 1024, "a whole number of warps, at most 32");
   __shared__ float warp_sums[T / kWarp];
   const std::int64_t row = blockIdx.x;
@@ -120,12 +119,11 @@ __global__ void __launch_bounds__(T) row_block_kernel(const S* __restrict__ A, c
 }
 
 template <class S, bool VEC>
-__global__ void __launch_bounds__(kWarpRowWarps* kWarp) warp_row_kernel(const S* __restrict__ A,
-                                                                         const S* __restrict__ x,
-                                                                         float* __restrict__ y, std::int64_t m,
-                                                                         std::int64_t n) {
-  const std::int64_t row =
-      static_cast<std::int64_t>(blockIdx.x) * kWarpRowWarps + static_cast<std::int64_t>(threadIdx.x / kWarp);
+__global__ void __launch_bounds__(kWarpRowWarps* kWarp)
+    warp_row_kernel(const S* __restrict__ A, const S* __restrict__ x, float* __restrict__ y, std::int64_t m,
+                    std::int64_t n) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarpRowWarps +
+                           static_cast<std::int64_t>(threadIdx.x / kWarp);
   if (row >= m) return;  // the whole warp leaves together: the butterflies below keep full masks
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const S* a = A + static_cast<std::size_t>(row) * static_cast<std::size_t>(n);
@@ -165,8 +163,9 @@ void for_each_kernel(F&& f) {
 
 Geometry geometry(int threads, std::int64_t m, std::int64_t n) {
   if (threads != 256 && threads != 512 && threads != 1024 && threads != kWarp)
-    throw std::invalid_argument("gemv kernels: threads per row must be 256, 512, 1024 (row_block) or 32 (warp_row), got " +
-                                std::to_string(threads));
+    throw std::invalid_argument(
+        "gemv kernels: threads per row must be 256, 512, 1024 (row_block) or 32 (warp_row), got " +
+        std::to_string(threads));
   if (m < 0 || n < 0) throw std::invalid_argument("gemv kernels: m and n must be >= 0");
   Geometry g;
   g.width = n % kVectorWidth == 0 ? kVectorWidth : 1;
@@ -210,8 +209,8 @@ void warp_row(DType t, const void* a, const void* x, float* y, std::int64_t m, s
   dispatch(t, n, [&](auto* p, auto vec) {
     using S = std::remove_pointer_t<decltype(p)>;
     constexpr bool V = decltype(vec)::value;
-    warp_row_kernel<S, V><<<static_cast<unsigned>(g.grid), g.block, 0, stream>>>(
-        static_cast<const S*>(a), static_cast<const S*>(x), y, m, n);
+    warp_row_kernel<S, V><<<static_cast<unsigned>(g.grid), g.block, 0, stream>>>(static_cast<const S*>(a),
+                                                                                 static_cast<const S*>(x), y, m, n);
   });
   LABRUN_CUDA_LAUNCHED();
 }

@@ -33,10 +33,10 @@ __device__ __forceinline__ float block_sum(float v) {
 }
 
 // x[i] = fmaf(0.75, src[i], c) for i < n, and partials[b] = the f32 sum of block b's results (each thread sums its
-// grid-stride elements in order, then kernels/reduce.cuh's fixed order over the block). Not __restrict__: src and x are the same array
-// from step 1 on. One launch also for n = 0 (partials then 0).
-__global__ void __launch_bounds__(kBlock) update_kernel(const float* src, float* x, std::int64_t n, float c,
-                                                        float* __restrict__ partials) {
+// grid-stride elements in order, then kernels/reduce.cuh's fixed order over the block). Not __restrict__: src and x are
+// the same array from step 1 on. One launch also for n = 0 (partials then 0).
+__global__ void __launch_bounds__(kBlock)
+    update_kernel(const float* src, float* x, std::int64_t n, float c, float* __restrict__ partials) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
   float acc = 0;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < n; i += stride) {
@@ -48,9 +48,10 @@ __global__ void __launch_bounds__(kBlock) update_kernel(const float* src, float*
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
-// *loss = the f32 sum of partials[0..count) (a fixed order: strided per thread, then the block's butterflies). One block.
-__global__ void __launch_bounds__(kBlock) finalize_kernel(const float* __restrict__ partials, int count,
-                                                          float* __restrict__ loss) {
+// *loss = the f32 sum of partials[0..count) (a fixed order: strided per thread, then the block's butterflies). One
+// block.
+__global__ void __launch_bounds__(kBlock)
+    finalize_kernel(const float* __restrict__ partials, int count, float* __restrict__ loss) {
   float acc = 0;
   for (int i = threadIdx.x; i < count; i += kBlock) acc += partials[i];
   const float total = block_sum(acc);
@@ -63,7 +64,8 @@ __global__ void __launch_bounds__(kBlock) finalize_kernel(const float* __restric
 int step_grid(std::int64_t n, int sm_count) {
   const int resident = ::labrun::kernels::resident_blocks<&update_kernel, kBlock>();
   const std::int64_t wanted = (n + kBlock - 1) / kBlock;
-  const std::int64_t cap = std::min<std::int64_t>(kMaxBlocks, static_cast<std::int64_t>(resident) * std::max(sm_count, 1));
+  const std::int64_t cap = std::min<std::int64_t>(kMaxBlocks,
+                                                  static_cast<std::int64_t>(resident) * std::max(sm_count, 1));
   return static_cast<int>(std::max<std::int64_t>(1, std::min(wanted, cap)));
 }
 
@@ -75,7 +77,8 @@ Step launcher(Launch& setup) {
   float* x = setup.scratch("x").as<float>();
   float* partials = setup.scratch("partials").as<float>();
   float* losses = setup.out("loss").as<float>();
-  float* host = static_cast<float*>(setup.allocate_pinned(static_cast<std::size_t>(std::max<std::int64_t>(k, 4)) * sizeof(float)));
+  float* host = static_cast<float*>(
+      setup.allocate_pinned(static_cast<std::size_t>(std::max<std::int64_t>(k, 4)) * sizeof(float)));
   const int grid = step_grid(n, setup.sm_count());
   const bool item = p.variant == Variant::item_per_step, graph = p.mode == "graph";
   // What the host does with each loss it reads (a running sum, as a training log would), kept past the iteration.

@@ -28,9 +28,9 @@ constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;
 constexpr int kMaxGridY = 65535;
 
 template <class U>
-__global__ void __launch_bounds__(kBlock) concat_kernel(const U* __restrict__ old, const U* __restrict__ tok,
-                                                        U* __restrict__ out, std::int64_t rows, std::int64_t n,
-                                                        std::int64_t w) {
+__global__ void __launch_bounds__(kBlock)
+    concat_kernel(const U* __restrict__ old, const U* __restrict__ tok, U* __restrict__ out, std::int64_t rows,
+                  std::int64_t n, std::int64_t w) {
   const std::int64_t old_len = n * w, len = old_len + w;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
   for (std::int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
@@ -43,9 +43,9 @@ __global__ void __launch_bounds__(kBlock) concat_kernel(const U* __restrict__ ol
 }
 
 template <class U>
-__global__ void __launch_bounds__(kBlock) write_slot_kernel(const U* __restrict__ tok, U* __restrict__ cache,
-                                                            std::int64_t rows, std::int64_t capacity, std::int64_t t,
-                                                            std::int64_t w) {
+__global__ void __launch_bounds__(kBlock)
+    write_slot_kernel(const U* __restrict__ tok, U* __restrict__ cache, std::int64_t rows, std::int64_t capacity,
+                      std::int64_t t, std::int64_t w) {
   const std::int64_t total = rows * w;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
   for (std::int64_t g = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; g < total; g += stride) {
@@ -59,9 +59,9 @@ __device__ __forceinline__ void store(void* base, int elem_bytes, std::int64_t i
   else static_cast<std::uint16_t*>(base)[i] = static_cast<std::uint16_t>(bits);
 }
 
-__global__ void __launch_bounds__(kBlock) generate_kernel(Format f, int elem_bytes, std::int64_t rows,
-                                                          std::int64_t n0, std::int64_t n1, std::int64_t D,
-                                                          std::uint64_t seed, void* prefill, void* tokens) {
+__global__ void __launch_bounds__(kBlock)
+    generate_kernel(Format f, int elem_bytes, std::int64_t rows, std::int64_t n0, std::int64_t n1, std::int64_t D,
+                    std::uint64_t seed, void* prefill, void* tokens) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
   const std::int64_t start = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x;
   const std::int64_t pre = rows * n0 * D, tok = (n1 - n0) * rows * D;
@@ -118,7 +118,7 @@ void generate(Format f, std::int64_t rows, std::int64_t n0, std::int64_t n1, std
   if (total <= 0) return;
   const int elem_bytes = f == Format::f32 ? 4 : 2;
   generate_kernel<<<std::min(flat_grid(total), 8192), kBlock, 0, stream>>>(f, elem_bytes, rows, n0, n1, D, seed,
-                                                                          prefill, tokens);
+                                                                           prefill, tokens);
   LABRUN_CUDA_LAUNCHED();
 }
 
@@ -127,8 +127,8 @@ namespace {
 // One concat step (torch.cat along the token axis): out [rows][n + 1][D] from old [rows][n][D] and the token
 // tok [rows][D]: out row r = old row r, then tok row r. One kernel; reads (n + 1)·rows·D elements, writes as many.
 // `out` must not overlap `old` or `tok`.
-void concat_step(std::size_t elem_bytes, const void* old, const void* tok, void* out, std::int64_t rows,
-                 std::int64_t n, std::int64_t D, cudaStream_t stream) {
+void concat_step(std::size_t elem_bytes, const void* old, const void* tok, void* out, std::int64_t rows, std::int64_t n,
+                 std::int64_t D, cudaStream_t stream) {
   std::int64_t w = 0;
   const Unit u = unit_of(elem_bytes, D, &w);
   if (rows <= 0 || w <= 0) return;
@@ -189,7 +189,8 @@ Step launcher(Launch& setup) {
     };
   }
   return [=](Launch& l) {
-    for (std::int64_t i = 0; i < S; ++i) kernels::write_slot(s, tokens + i * token_bytes, cache, rows, n1, n0 + i, D, l.stream());
+    for (std::int64_t i = 0; i < S; ++i)
+      kernels::write_slot(s, tokens + i * token_bytes, cache, rows, n1, n0 + i, D, l.stream());
     l.mark("write_slot_steps", bytes);
   };
 }

@@ -35,8 +35,8 @@ using Bf16Bits = unsigned short;
 // One thread per element: thread (tx, ty) of block (bx, by) copies x[i][j], j = 32 bx + tx, i = 8 by + ty; a warp
 // reads 32 consecutive elements of a row and writes them `rows` elements apart.
 template <class S>
-__global__ void __launch_bounds__(kTile * kTileRows) naive_kernel(const S* __restrict__ x, S* __restrict__ out,
-                                                                   std::int64_t rows, std::int64_t cols) {
+__global__ void __launch_bounds__(kTile* kTileRows)
+    naive_kernel(const S* __restrict__ x, S* __restrict__ out, std::int64_t rows, std::int64_t cols) {
   const std::int64_t step_i = static_cast<std::int64_t>(gridDim.y) * kTileRows;
   const std::int64_t step_j = static_cast<std::int64_t>(gridDim.x) * kTile;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.y) * kTileRows + threadIdx.y; i < rows; i += step_i)
@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(kTile * kTileRows) naive_kernel(const S* __res
 // column read tile[tx][c] hit 32 banks: word stride 33 for f32; for 16-bit elements lane tx reads half-word
 // 33 tx + c, i.e. word 16 tx + (tx + c) / 2, 32 distinct banks too.
 template <class S>
-__global__ void __launch_bounds__(kTile * kTileRows) tiled_kernel(const S* __restrict__ x, S* __restrict__ out,
-                                                                   std::int64_t rows, std::int64_t cols) {
+__global__ void __launch_bounds__(kTile* kTileRows)
+    tiled_kernel(const S* __restrict__ x, S* __restrict__ out, std::int64_t rows, std::int64_t cols) {
   __shared__ S tile[kTile][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const std::int64_t tiles_x = ceil_div(cols, kTile), tiles_y = ceil_div(rows, kTile);
@@ -86,7 +86,7 @@ struct PairsF32 {
   __device__ static P hi(P a, P b) { return make_uint2(a.y, b.y); }
 };
 struct PairsBf16 {
-  using P = unsigned int;  // 4 bytes: two bf16
+  using P = unsigned int;                                                 // 4 bytes: two bf16
   __device__ static P lo(P a, P b) { return __byte_perm(a, b, 0x5410); }  // a's low half, b's low half
   __device__ static P hi(P a, P b) { return __byte_perm(a, b, 0x7632); }  // a's high half, b's high half
 };
@@ -99,9 +99,9 @@ struct PairsBf16 {
 // bank, each half-warp conflict-free), and read consecutive words. Requires rows and cols even: every word is then
 // aligned and whole.
 template <class Pr>
-__global__ void __launch_bounds__(kTile * kTileRows) tiled_pairs_kernel(const typename Pr::P* __restrict__ x,
-                                                                         typename Pr::P* __restrict__ out,
-                                                                         std::int64_t rows, std::int64_t cols) {
+__global__ void __launch_bounds__(kTile* kTileRows)
+    tiled_pairs_kernel(const typename Pr::P* __restrict__ x, typename Pr::P* __restrict__ out, std::int64_t rows,
+                       std::int64_t cols) {
   using P = typename Pr::P;
   __shared__ P lo[kTile][kTile + 1];
   __shared__ P hi[kTile][kTile + 1];
@@ -143,12 +143,15 @@ __device__ __forceinline__ F32Bits add_bits(F32Bits a, F32Bits b) {
   return __float_as_uint(__fadd_rn(__uint_as_float(a), __uint_as_float(b)));
 }
 __device__ __forceinline__ Bf16Bits add_bits(Bf16Bits a, Bf16Bits b) {
-  const float s = __fadd_rn(__uint_as_float(static_cast<unsigned>(a) << 16), __uint_as_float(static_cast<unsigned>(b) << 16));
+  const float s = __fadd_rn(__uint_as_float(static_cast<unsigned>(a) << 16),
+                            __uint_as_float(static_cast<unsigned>(b) << 16));
   return __bfloat16_as_ushort(__float2bfloat16_rn(s));
 }
 // 16 bytes of f32 (4) or bf16 (8, element 2k in the low half of word k) added element by element.
-template <class S> __device__ __forceinline__ uint4 add_vec(uint4 a, uint4 b);
-template <> __device__ __forceinline__ uint4 add_vec<F32Bits>(uint4 a, uint4 b) {
+template <class S>
+__device__ __forceinline__ uint4 add_vec(uint4 a, uint4 b);
+template <>
+__device__ __forceinline__ uint4 add_vec<F32Bits>(uint4 a, uint4 b) {
   return make_uint4(add_bits(a.x, b.x), add_bits(a.y, b.y), add_bits(a.z, b.z), add_bits(a.w, b.w));
 }
 __device__ __forceinline__ unsigned add_bf16_word(unsigned a, unsigned b) {
@@ -156,24 +159,31 @@ __device__ __forceinline__ unsigned add_bf16_word(unsigned a, unsigned b) {
   const unsigned hi = add_bits(static_cast<Bf16Bits>(a >> 16), static_cast<Bf16Bits>(b >> 16));
   return lo | (hi << 16);
 }
-template <> __device__ __forceinline__ uint4 add_vec<Bf16Bits>(uint4 a, uint4 b) {
+template <>
+__device__ __forceinline__ uint4 add_vec<Bf16Bits>(uint4 a, uint4 b) {
   return make_uint4(add_bf16_word(a.x, b.x), add_bf16_word(a.y, b.y), add_bf16_word(a.z, b.z), add_bf16_word(a.w, b.w));
 }
-template <class S> __device__ __forceinline__ S add_any(S a, S b) { return add_bits(a, b); }
-template <class S> __device__ __forceinline__ uint4 add_any(uint4 a, uint4 b) { return add_vec<S>(a, b); }
+template <class S>
+__device__ __forceinline__ S add_any(S a, S b) {
+  return add_bits(a, b);
+}
+template <class S>
+__device__ __forceinline__ uint4 add_any(uint4 a, uint4 b) {
+  return add_vec<S>(a, b);
+}
 
 // y[i][j] = x[i][j] + b[i·b_row_stride + j] (kAdd) or y[i][j] = b[i·b_row_stride + j] (repeat), with accesses of
 // W elements (16 bytes when kVec, else one element). Thread (tx, ty) takes access column j = bx·block_x + tx
 // (grid-stride in x) and rows i = by·block_y + ty + k·step (grid-stride in y), four rows' loads in flight per step.
 template <class S, bool kVec, bool kAdd>
-__global__ void __launch_bounds__(kBlock) rows_kernel(const S* __restrict__ x, const S* __restrict__ b,
-                                                      std::int64_t b_row_stride, S* __restrict__ y, std::int64_t rows,
-                                                      std::int64_t cols) {
+__global__ void __launch_bounds__(kBlock)
+    rows_kernel(const S* __restrict__ x, const S* __restrict__ b, std::int64_t b_row_stride, S* __restrict__ y,
+                std::int64_t rows, std::int64_t cols) {
   using V = std::conditional_t<kVec, uint4, S>;
   constexpr int W = kVec ? static_cast<int>(16 / sizeof(S)) : 1;
   constexpr int U = 4;
-  const std::int64_t nv = cols / W;             // accesses per row (kVec: cols is a multiple of W)
-  const std::int64_t bs = b_row_stride / W;     // 0 or nv
+  const std::int64_t nv = cols / W;          // accesses per row (kVec: cols is a multiple of W)
+  const std::int64_t bs = b_row_stride / W;  // 0 or nv
   const V* xv = reinterpret_cast<const V*>(x);
   const V* bv = reinterpret_cast<const V*>(b);
   V* yv = reinterpret_cast<V*>(y);
@@ -269,10 +279,11 @@ void transpose_naive(DType t, const void* x, void* out, std::int64_t rows, std::
                   static_cast<unsigned>(std::min(ceil_div(rows, kTileRows), kMaxGridY)));
   const dim3 block(kTile, kTileRows);
   if (t == DType::f32)
-    naive_kernel<F32Bits><<<grid, block, 0, s>>>(static_cast<const F32Bits*>(x), static_cast<F32Bits*>(out), rows, cols);
+    naive_kernel<F32Bits>
+        <<<grid, block, 0, s>>>(static_cast<const F32Bits*>(x), static_cast<F32Bits*>(out), rows, cols);
   else
-    naive_kernel<Bf16Bits><<<grid, block, 0, s>>>(static_cast<const Bf16Bits*>(x), static_cast<Bf16Bits*>(out), rows,
-                                                  cols);
+    naive_kernel<Bf16Bits>
+        <<<grid, block, 0, s>>>(static_cast<const Bf16Bits*>(x), static_cast<Bf16Bits*>(out), rows, cols);
   LABRUN_CUDA_LAUNCHED();
 }
 
@@ -288,15 +299,17 @@ void transpose_tiled(DType t, const void* x, void* out, std::int64_t rows, std::
                   static_cast<unsigned>(std::min(ceil_div(rows, side), kMaxGridY)));
   const dim3 block(kTile, kTileRows);
   if (pairs && t == DType::f32)
-    tiled_pairs_kernel<PairsF32><<<grid, block, 0, s>>>(static_cast<const uint2*>(x), static_cast<uint2*>(out), rows, cols);
+    tiled_pairs_kernel<PairsF32>
+        <<<grid, block, 0, s>>>(static_cast<const uint2*>(x), static_cast<uint2*>(out), rows, cols);
   else if (pairs)
-    tiled_pairs_kernel<PairsBf16><<<grid, block, 0, s>>>(static_cast<const unsigned*>(x), static_cast<unsigned*>(out),
-                                                         rows, cols);
+    tiled_pairs_kernel<PairsBf16>
+        <<<grid, block, 0, s>>>(static_cast<const unsigned*>(x), static_cast<unsigned*>(out), rows, cols);
   else if (t == DType::f32)
-    tiled_kernel<F32Bits><<<grid, block, 0, s>>>(static_cast<const F32Bits*>(x), static_cast<F32Bits*>(out), rows, cols);
+    tiled_kernel<F32Bits>
+        <<<grid, block, 0, s>>>(static_cast<const F32Bits*>(x), static_cast<F32Bits*>(out), rows, cols);
   else
-    tiled_kernel<Bf16Bits><<<grid, block, 0, s>>>(static_cast<const Bf16Bits*>(x), static_cast<Bf16Bits*>(out), rows,
-                                                  cols);
+    tiled_kernel<Bf16Bits>
+        <<<grid, block, 0, s>>>(static_cast<const Bf16Bits*>(x), static_cast<Bf16Bits*>(out), rows, cols);
   LABRUN_CUDA_LAUNCHED();
 }
 
@@ -396,7 +409,8 @@ Step launcher(Launch& setup) {
 }  // namespace
 
 LABRUN_CUDA_VARIANTS(layout) {
-  for (const char* v : {"contiguous_noop", "transpose_naive", "transpose_tiled", "broadcast_view", "repeat_materialized"})
+  for (const char* v :
+       {"contiguous_noop", "transpose_naive", "transpose_tiled", "broadcast_view", "repeat_materialized"})
     e.cuda(v, launcher);
 }
 

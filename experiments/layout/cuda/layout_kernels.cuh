@@ -56,8 +56,8 @@ void repeat_rows(DType t, const void* bias, void* out, std::int64_t rows, std::i
 void add_rows(DType t, const void* x, const void* b, std::int64_t b_row_stride, void* y, std::int64_t rows,
               std::int64_t cols, int sm_count, cudaStream_t stream);
 
-/// Looks up the occupancy of the row kernels of dtype t (once per process), which their launch shape uses: call before a
-/// graph capture, so no runtime query runs inside one. @throws std::invalid_argument for other dtypes.
+/// Looks up the occupancy of the row kernels of dtype t (once per process), which their launch shape uses: call before
+/// a graph capture, so no runtime query runs inside one. @throws std::invalid_argument for other dtypes.
 void prepare(DType t);
 
 }  // namespace labrun::layout::kernels

@@ -28,26 +28,31 @@ using ::labrun::kernels::block0_tail;
 using ::labrun::kernels::kVecWidth;
 
 // Storage type S, compute type C and accumulation type A per dtype.
-template <class S> struct Traits;
-template <> struct Traits<float> {
+template <class S>
+struct Traits;
+template <>
+struct Traits<float> {
   using C = float;
   using A = float;
   __device__ static C load(float s) { return s; }
   __device__ static float store(C c) { return c; }
 };
-template <> struct Traits<double> {
+template <>
+struct Traits<double> {
   using C = double;
   using A = double;
   __device__ static C load(double s) { return s; }
   __device__ static double store(C c) { return c; }
 };
-template <> struct Traits<__half> {
+template <>
+struct Traits<__half> {
   using C = float;
   using A = float;
   __device__ static C load(__half s) { return __half2float(s); }
   __device__ static __half store(C c) { return __float2half_rn(c); }
 };
-template <> struct Traits<__nv_bfloat16> {
+template <>
+struct Traits<__nv_bfloat16> {
   using C = float;
   using A = float;
   __device__ static C load(__nv_bfloat16 s) { return __bfloat162float(s); }
@@ -88,22 +93,26 @@ template <int W>
 using MaskWord = std::conditional_t<W == 8, unsigned long long, std::conditional_t<W == 4, unsigned, unsigned short>>;
 
 // The elementwise ops, each out = op(in, mask byte) in the storage dtype, as an eager framework runs them.
-template <class S> struct SquareOp {
+template <class S>
+struct SquareOp {
   __device__ S operator()(S x, std::uint8_t) const {
     const auto c = Traits<S>::load(x);
     return Traits<S>::store(c * c);
   }
 };
-template <class S> struct DownstreamOp {
+template <class S>
+struct DownstreamOp {
   __device__ S operator()(S x, std::uint8_t) const { return Traits<S>::store(down_op(Traits<S>::load(x))); }
 };
-template <class S> struct MaskMultiplyOp {
+template <class S>
+struct MaskMultiplyOp {
   __device__ S operator()(S x, std::uint8_t m) const {
     using C = typename Traits<S>::C;
     return Traits<S>::store(Traits<S>::load(x) * static_cast<C>(m));
   }
 };
-template <class S> struct WhereZeroOp {
+template <class S>
+struct WhereZeroOp {
   __device__ S operator()(S x, std::uint8_t m) const {
     using C = typename Traits<S>::C;
     return m ? x : Traits<S>::store(C(0));
@@ -113,8 +122,8 @@ template <class S> struct WhereZeroOp {
 // out[i] = op(in[i], mask[i]) for i < limit (mask may be null: reads as 0). 16-byte loads and stores, two
 // vectors in flight per thread, grid-stride; the tail that does not fill a vector is done by block 0.
 template <class S, class Op>
-__global__ void __launch_bounds__(kBlock) map_kernel(const S* in, const std::uint8_t* mask, S* out, std::int64_t n,
-                                                     const std::int64_t* count, Op op) {
+__global__ void __launch_bounds__(kBlock)
+    map_kernel(const S* in, const std::uint8_t* mask, S* out, std::int64_t n, const std::int64_t* count, Op op) {
   constexpr int W = kVecWidth<S>;
   const std::int64_t limit = limit_of(n, count);
   const std::int64_t vectors = limit / W;
@@ -184,9 +193,8 @@ __device__ inline typename Traits<S>::A select_down(S s, std::uint8_t m, int k) 
 }
 
 template <class S>
-__global__ void __launch_bounds__(kReduceBlock) fused_kernel(const S* data, const std::uint8_t* mask,
-                                                             std::int64_t n, int k,
-                                                             typename Traits<S>::A* partials) {
+__global__ void __launch_bounds__(kReduceBlock)
+    fused_kernel(const S* data, const std::uint8_t* mask, std::int64_t n, int k, typename Traits<S>::A* partials) {
   using A = typename Traits<S>::A;
   constexpr int W = kVecWidth<S>;
   using BlockReduce = cub::BlockReduce<A, kReduceBlock>;
@@ -241,13 +249,13 @@ int elementwise_grid(std::int64_t n, int sm_count, int width) {
 }
 
 template <template <class> class Op>
-void launch_map(DType t, const void* in, const std::uint8_t* mask, void* out, std::int64_t n,
-                const std::int64_t* count, int sm, cudaStream_t s) {
+void launch_map(DType t, const void* in, const std::uint8_t* mask, void* out, std::int64_t n, const std::int64_t* count,
+                int sm, cudaStream_t s) {
   if (n == 0) return;
   dispatch(t, [&](auto* p) {
     using S = std::remove_pointer_t<decltype(p)>;
-    map_kernel<S><<<elementwise_grid(n, sm, kVecWidth<S>), kBlock, 0, s>>>(static_cast<const S*>(in), mask, static_cast<S*>(out), n,
-                                                             count, Op<S>());
+    map_kernel<S><<<elementwise_grid(n, sm, kVecWidth<S>), kBlock, 0, s>>>(static_cast<const S*>(in), mask,
+                                                                           static_cast<S*>(out), n, count, Op<S>());
     return 0;
   });
   LABRUN_CUDA_LAUNCHED();
@@ -277,8 +285,8 @@ std::size_t sum_temp_bytes(DType t, std::int64_t n) {
     using A = typename Traits<S>::A;
     std::size_t bytes = 0;
     LABRUN_CUDA_CHECK(cub::DeviceReduce::TransformReduce(nullptr, bytes, static_cast<const S*>(nullptr),
-                                                   static_cast<A*>(nullptr), n, ::cuda::std::plus<A>(), Widen<S>(),
-                                                   A(0)));
+                                                         static_cast<A*>(nullptr), n, ::cuda::std::plus<A>(),
+                                                         Widen<S>(), A(0)));
     return std::max<std::size_t>(bytes, 1);
   });
 }
@@ -288,8 +296,8 @@ void sum(DType t, const void* in, std::int64_t n, void* out, void* temp, std::si
     using S = std::remove_pointer_t<decltype(p)>;
     using A = typename Traits<S>::A;
     std::size_t bytes = temp_bytes;
-    LABRUN_CUDA_CHECK(cub::DeviceReduce::TransformReduce(temp, bytes, static_cast<const S*>(in), static_cast<A*>(out), n,
-                                                   ::cuda::std::plus<A>(), Widen<S>(), A(0), s));
+    LABRUN_CUDA_CHECK(cub::DeviceReduce::TransformReduce(temp, bytes, static_cast<const S*>(in), static_cast<A*>(out),
+                                                         n, ::cuda::std::plus<A>(), Widen<S>(), A(0), s));
     return 0;
   });
 }
@@ -319,8 +327,8 @@ std::size_t select_temp_bytes(DType t, std::int64_t n) {
     using S = std::remove_pointer_t<decltype(p)>;
     std::size_t bytes = 0;
     LABRUN_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, static_cast<const S*>(nullptr),
-                                           static_cast<const std::uint8_t*>(nullptr), static_cast<S*>(nullptr),
-                                           static_cast<std::int64_t*>(nullptr), n));
+                                                 static_cast<const std::uint8_t*>(nullptr), static_cast<S*>(nullptr),
+                                                 static_cast<std::int64_t*>(nullptr), n));
     return std::max<std::size_t>(bytes, 1);
   });
 }
@@ -330,8 +338,8 @@ void select_flagged(DType t, const void* in, const std::uint8_t* mask, void* out
   dispatch(t, [&](auto* p) {
     using S = std::remove_pointer_t<decltype(p)>;
     std::size_t bytes = temp_bytes;
-    LABRUN_CUDA_CHECK(cub::DeviceSelect::Flagged(temp, bytes, static_cast<const S*>(in), mask, static_cast<S*>(out), count,
-                                           n, s));
+    LABRUN_CUDA_CHECK(
+        cub::DeviceSelect::Flagged(temp, bytes, static_cast<const S*>(in), mask, static_cast<S*>(out), count, n, s));
     return 0;
   });
 }
@@ -363,7 +371,8 @@ void generate(DType t, std::int64_t n, double density, bool nonfinite, std::uint
   if (t == DType::f32)
     generate_kernel<float><<<blocks, kBlock, 0, stream>>>(n, density, nonfinite, seed, static_cast<float*>(data), mask);
   else
-    generate_kernel<double><<<blocks, kBlock, 0, stream>>>(n, density, nonfinite, seed, static_cast<double*>(data), mask);
+    generate_kernel<double>
+        <<<blocks, kBlock, 0, stream>>>(n, density, nonfinite, seed, static_cast<double*>(data), mask);
   LABRUN_CUDA_LAUNCHED();
 }
 
@@ -469,8 +478,8 @@ LABRUN_CUDA_VARIANTS(masking) {
   e.generate_on_device([](Launch& l, std::uint64_t seed) {
     const Params p = params_of(l.args());
     if (!kernels::can_generate(p.dtype)) return false;
-    kernels::generate(p.dtype, p.n, p.density, p.nonfinite, seed, l.in("data").data,
-                      l.in("mask").as<std::uint8_t>(), l.sm_count(), l.stream());
+    kernels::generate(p.dtype, p.n, p.density, p.nonfinite, seed, l.in("data").data, l.in("mask").as<std::uint8_t>(),
+                      l.sm_count(), l.stream());
     return true;
   });
 }

@@ -44,22 +44,21 @@ void where_zero(DType t, const void* in, const std::uint8_t* mask, void* out, st
 std::size_t sum_temp_bytes(DType t, std::int64_t n);
 /// *out = sum of in[0..n) with CUB DeviceReduce::TransformReduce, widening each element to the accumulation
 /// type first. n == 0 writes 0.
-void sum(DType t, const void* in, std::int64_t n, void* out, void* temp, std::size_t temp_bytes,
-         cudaStream_t stream);
+void sum(DType t, const void* in, std::int64_t n, void* out, void* temp, std::size_t temp_bytes, cudaStream_t stream);
 
 /// Per-block partials for sum_device_count() and fused(): grid of the reduction, and bytes of the partials.
 int reduce_grid(int sm_count);
 std::size_t partials_bytes(DType t, int sm_count);
 /// *out = sum of in[0..*count) where the count lives on the device (no host sync); in holds capacity n.
 /// Two launches: block partials with cub::BlockReduce, then one block sums the partials.
-void sum_device_count(DType t, const void* in, std::int64_t n, const std::int64_t* count, void* partials,
-                      void* out, int sm_count, cudaStream_t stream);
+void sum_device_count(DType t, const void* in, std::int64_t n, const std::int64_t* count, void* partials, void* out,
+                      int sm_count, cudaStream_t stream);
 
 /// Temporary storage of CUB's DeviceSelect::Flagged for up to n elements.
 std::size_t select_temp_bytes(DType t, std::int64_t n);
 /// Compaction: out[0..*count) = in[i] for i with mask[i] != 0, in order; *count on the device.
-void select_flagged(DType t, const void* in, const std::uint8_t* mask, void* out, std::int64_t* count,
-                    std::int64_t n, void* temp, std::size_t temp_bytes, cudaStream_t stream);
+void select_flagged(DType t, const void* in, const std::uint8_t* mask, void* out, std::int64_t* count, std::int64_t n,
+                    void* temp, std::size_t temp_bytes, cudaStream_t stream);
 
 /// The speed-of-light variant: one pass over data and mask with 16-byte data loads; selected elements are
 /// squared and taken through k downstream ops in registers (f32, or f64 for f64 data) and summed with

@@ -50,8 +50,8 @@ Step indexed_assign(Launch& setup) {
     l.mark("arange", 8 * cc);
     kernels::select_indices(mask, n, static_cast<std::int64_t*>(idx.get()), selected, temp, temp_bytes, st);
     l.mark("select", nn + 8 * cc);
-    kernels::scatter(out, static_cast<const std::int64_t*>(idx.get()), static_cast<const std::int64_t*>(ar.get()), c, sm,
-                     st);
+    kernels::scatter(out, static_cast<const std::int64_t*>(idx.get()), static_cast<const std::int64_t*>(ar.get()), c,
+                     sm, st);
     l.mark("scatter", 24 * cc);
   };
 }

@@ -40,7 +40,8 @@ __global__ void __launch_bounds__(kBlock) fill_kernel(std::int64_t* out, std::in
   auto* ov = reinterpret_cast<longlong2*>(out);
   const longlong2 v = make_longlong2(value, value);
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kBlock;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < vectors; i += stride) ov[i] = v;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < vectors; i += stride)
+    ov[i] = v;
   if (blockIdx.x == 0 && threadIdx.x == 0 && (n & 1)) out[n - 1] = value;
 }
 
@@ -53,8 +54,8 @@ __global__ void __launch_bounds__(kBlock) arange_kernel(std::int64_t* out, std::
   if (blockIdx.x == 0 && threadIdx.x == 0 && (count & 1)) out[count - 1] = count - 1;
 }
 
-__global__ void __launch_bounds__(kBlock) scatter_kernel(std::int64_t* out, const std::int64_t* idx,
-                                                         const std::int64_t* values, std::int64_t count) {
+__global__ void __launch_bounds__(kBlock)
+    scatter_kernel(std::int64_t* out, const std::int64_t* idx, const std::int64_t* values, std::int64_t count) {
   const std::int64_t vectors = count / 2;
   const auto* iv = reinterpret_cast<const longlong2*>(idx);
   const auto* vv = reinterpret_cast<const longlong2*>(values);
@@ -75,8 +76,8 @@ constexpr int kPairs = kTile / 2 / kBlock;
 // Tiles of kTile elements, grid-stride over a grid of exactly the blocks that are resident at once
 // (select_rank_grid): every block runs the same number of tiles, give or take one, and none waits for a second
 // wave while others idle. The last, partial tile is done element by element by the last block.
-__global__ void __launch_bounds__(kBlock) select_rank_kernel(const std::uint8_t* mask, const std::int64_t* s,
-                                                             std::int64_t* out, std::int64_t n) {
+__global__ void __launch_bounds__(kBlock)
+    select_rank_kernel(const std::uint8_t* mask, const std::int64_t* s, std::int64_t* out, std::int64_t n) {
   __shared__ uint4 tile_mask[kBlock];  // kTile bytes
   const auto* pair_mask = reinterpret_cast<const unsigned short*>(tile_mask);
   const std::int64_t tiles = n / kTile;
@@ -112,9 +113,9 @@ constexpr int kFusedTile = kFusedItems * kBlock;
 
 __global__ void fused_init_kernel(TileState state, int tiles) { state.InitializeStatus(tiles); }
 
-__global__ void __launch_bounds__(kBlock) fused_rank_kernel(const std::uint8_t* __restrict__ mask,
-                                                            std::int64_t* __restrict__ out, std::int64_t n,
-                                                            TileState state) {
+__global__ void __launch_bounds__(kBlock)
+    fused_rank_kernel(const std::uint8_t* __restrict__ mask, std::int64_t* __restrict__ out, std::int64_t n,
+                      TileState state) {
   using BlockScan = cub::BlockScan<std::int64_t, kBlock, cub::BLOCK_SCAN_WARP_SCANS>;
   using Prefix = cub::TilePrefixCallbackOp<std::int64_t, ::cuda::std::plus<>, TileState>;
   using Store = cub::BlockStore<std::int64_t, kBlock, kFusedItems, cub::BLOCK_STORE_WARP_TRANSPOSE>;
@@ -158,10 +159,8 @@ __global__ void __launch_bounds__(kBlock) fused_rank_kernel(const std::uint8_t* 
     r[j] = m[j] ? rank : std::int64_t{-1};
     rank += m[j];
   }
-  if (valid == kFusedTile)
-    Store(smem.store).Store(out + base, r);
-  else
-    Store(smem.store).Store(out + base, r, static_cast<int>(valid));
+  if (valid == kFusedTile) Store(smem.store).Store(out + base, r);
+  else Store(smem.store).Store(out + base, r, static_cast<int>(valid));
 }
 
 std::int64_t fused_tiles(std::int64_t n) { return (n + kFusedTile - 1) / kFusedTile; }

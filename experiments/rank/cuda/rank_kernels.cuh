@@ -33,12 +33,12 @@ void arange(std::int64_t* out, std::int64_t count, int sm_count, cudaStream_t st
 std::size_t select_temp_bytes(std::int64_t n);
 /// idx[0, *selected) = the indices i < n with mask[i] = 1, in increasing order (CUB DeviceSelect::Flagged
 /// over a counting iterator: reads the mask, writes 8 bytes per selected index); *selected on the device.
-void select_indices(const std::uint8_t* mask, std::int64_t n, std::int64_t* idx, std::int64_t* selected,
-                    void* temp, std::size_t temp_bytes, cudaStream_t stream);
+void select_indices(const std::uint8_t* mask, std::int64_t n, std::int64_t* idx, std::int64_t* selected, void* temp,
+                    std::size_t temp_bytes, cudaStream_t stream);
 
 /// out[idx[j]] = values[j] for j < count (16-byte loads of idx and values, 8-byte scattered stores).
-void scatter(std::int64_t* out, const std::int64_t* idx, const std::int64_t* values, std::int64_t count,
-             int sm_count, cudaStream_t stream);
+void scatter(std::int64_t* out, const std::int64_t* idx, const std::int64_t* values, std::int64_t count, int sm_count,
+             cudaStream_t stream);
 
 /// Temporary bytes of inclusive_count() for up to n elements.
 std::size_t scan_temp_bytes(std::int64_t n);

@@ -59,8 +59,8 @@ __device__ MD group_merge(MD v, int G, float* sm, float* sd) {
 // On chip (cols <= kOnChipCols): a group of G threads per row, thread `lane` holding vectors lane + k G
 // (k < VPT) of the row as f32 in registers; the row is read once and written once.
 template <class S, int W, int VPT, Fused ALGO>
-__global__ void __launch_bounds__(1024) onchip_kernel(const S* __restrict__ x, S* __restrict__ y, std::int64_t rows,
-                                                      std::int64_t cols, int G) {
+__global__ void __launch_bounds__(1024)
+    onchip_kernel(const S* __restrict__ x, S* __restrict__ y, std::int64_t rows, std::int64_t cols, int G) {
   constexpr int E = W * VPT;
   __shared__ float red[2][32];
   const int lane = static_cast<int>(threadIdx.x) & (G - 1);
@@ -105,8 +105,8 @@ __global__ void __launch_bounds__(1024) onchip_kernel(const S* __restrict__ x, S
 constexpr int kUnroll = 4;
 
 template <class S, int W, Fused ALGO>
-__global__ void __launch_bounds__(1024) stream_kernel(const S* __restrict__ x, S* __restrict__ y, std::int64_t rows,
-                                                      std::int64_t cols) {
+__global__ void __launch_bounds__(1024)
+    stream_kernel(const S* __restrict__ x, S* __restrict__ y, std::int64_t rows, std::int64_t cols) {
   constexpr int E = W * kUnroll;
   __shared__ float red[2][32];
   const int G = static_cast<int>(blockDim.x);
@@ -165,9 +165,9 @@ __global__ void __launch_bounds__(1024) stream_kernel(const S* __restrict__ x, S
 
 // out[r] = reduce_c in[r, c], f32 accumulation, stored in S. Groups of G threads per row, streaming over it.
 template <class S, int W, class Op>
-__global__ void __launch_bounds__(1024) row_reduce_kernel(const S* __restrict__ in, S* __restrict__ out,
-                                                          std::int64_t rows, std::int64_t cols, int G, float identity,
-                                                          Op op) {
+__global__ void __launch_bounds__(1024)
+    row_reduce_kernel(const S* __restrict__ in, S* __restrict__ out, std::int64_t rows, std::int64_t cols, int G,
+                      float identity, Op op) {
   __shared__ float red[32];
   const int lane = static_cast<int>(threadIdx.x) & (G - 1);
   const int group = static_cast<int>(threadIdx.x) / G;
@@ -211,9 +211,9 @@ struct DivOp {
 // out[i] = op(in[i], rowv[i / cols]) in f32, stored in S. Vector v of W elements lies in row v / (cols / W).
 // 16-byte accesses, two vectors in flight per thread, grid-stride.
 template <class S, int W, class Op>
-__global__ void __launch_bounds__(256) map_rows_kernel(const S* __restrict__ in, const S* __restrict__ rowv,
-                                                       S* __restrict__ out, std::int64_t vectors, std::int64_t nv,
-                                                       FastDiv fast, bool use_fast, Op op) {
+__global__ void __launch_bounds__(256)
+    map_rows_kernel(const S* __restrict__ in, const S* __restrict__ rowv, S* __restrict__ out, std::int64_t vectors,
+                    std::int64_t nv, FastDiv fast, bool use_fast, Op op) {
   auto row_of = [&](std::int64_t v) -> std::int64_t {
     return use_fast ? static_cast<std::int64_t>(fast.div(static_cast<unsigned>(v))) : v / nv;
   };
@@ -305,8 +305,10 @@ Geometry reduce_geometry(DType t, std::int64_t rows, std::int64_t cols, int sm_c
     constexpr int W = decltype(w)::value;
     const int G = pow2_at_least((cols / W + (8 / W) - 1) / (8 / W));
     // Both reductions are queried (which also loads them before any capture); the grid fits either.
-    const Geometry a = group_geometry(rows, G, W, reinterpret_cast<const void*>(&row_reduce_kernel<S, W, Max>), sm_count);
-    const Geometry b = group_geometry(rows, G, W, reinterpret_cast<const void*>(&row_reduce_kernel<S, W, Sum>), sm_count);
+    const Geometry a = group_geometry(rows, G, W, reinterpret_cast<const void*>(&row_reduce_kernel<S, W, Max>),
+                                      sm_count);
+    const Geometry b = group_geometry(rows, G, W, reinterpret_cast<const void*>(&row_reduce_kernel<S, W, Sum>),
+                                      sm_count);
     return a.grid <= b.grid ? a : b;
   });
 }
@@ -334,8 +336,8 @@ void launch_reduce(DType t, const void* in, void* out, std::int64_t rows, std::i
     using S = std::remove_pointer_t<decltype(p)>;
     constexpr int W = decltype(w)::value;
     const Geometry g = reduce_geometry(t, rows, cols, sm);
-    row_reduce_kernel<S, W, Op><<<g.grid, g.block, 0, s>>>(static_cast<const S*>(in), static_cast<S*>(out), rows,
-                                                           cols, g.threads_per_row, identity, Op{});
+    row_reduce_kernel<S, W, Op><<<g.grid, g.block, 0, s>>>(static_cast<const S*>(in), static_cast<S*>(out), rows, cols,
+                                                           g.threads_per_row, identity, Op{});
     return 0;
   });
   LABRUN_CUDA_LAUNCHED();
@@ -379,8 +381,7 @@ void divide(DType t, const void* e, const void* sums, void* y, std::int64_t rows
   launch_map<DivOp>(t, e, sums, y, rows, cols, sm, s);
 }
 
-void fused(Fused algo, DType t, const void* x, void* y, std::int64_t rows, std::int64_t cols, int sm,
-           cudaStream_t s) {
+void fused(Fused algo, DType t, const void* x, void* y, std::int64_t rows, std::int64_t cols, int sm, cudaStream_t s) {
   if (rows <= 0 || cols <= 0) return;
   const Geometry g = fused_geometry(algo, t, rows, cols, sm);
   dispatch(t, cols, [&](auto* p, auto w) {
@@ -392,13 +393,10 @@ void fused(Fused algo, DType t, const void* x, void* y, std::int64_t rows, std::
     if (g.on_chip) {
       if (algo == Fused::two_pass)
         onchip_kernel<S, W, VPT, Fused::two_pass><<<g.grid, g.block, 0, s>>>(xs, ys, rows, cols, g.threads_per_row);
-      else
-        onchip_kernel<S, W, VPT, Fused::online><<<g.grid, g.block, 0, s>>>(xs, ys, rows, cols, g.threads_per_row);
+      else onchip_kernel<S, W, VPT, Fused::online><<<g.grid, g.block, 0, s>>>(xs, ys, rows, cols, g.threads_per_row);
     } else {
-      if (algo == Fused::two_pass)
-        stream_kernel<S, W, Fused::two_pass><<<g.grid, g.block, 0, s>>>(xs, ys, rows, cols);
-      else
-        stream_kernel<S, W, Fused::online><<<g.grid, g.block, 0, s>>>(xs, ys, rows, cols);
+      if (algo == Fused::two_pass) stream_kernel<S, W, Fused::two_pass><<<g.grid, g.block, 0, s>>>(xs, ys, rows, cols);
+      else stream_kernel<S, W, Fused::online><<<g.grid, g.block, 0, s>>>(xs, ys, rows, cols);
     }
     return 0;
   });

@@ -68,7 +68,7 @@ int read_stream_sink_words(int sm_count) { return 8 * sm_count; }
 
 void read_stream(const void* src, std::size_t bytes, unsigned int* sink, int sm_count, cudaStream_t stream) {
   read_stream_kernel<<<read_stream_sink_words(sm_count), 256, 0, stream>>>(static_cast<const uint4*>(src), bytes / 16,
-                                                                          sink);
+                                                                           sink);
   LABRUN_CUDA_LAUNCHED();
 }
 

@@ -114,8 +114,8 @@ std::size_t Handle::workspace_bytes() const { return workspace_->buffer.bytes();
 
 void Handle::gemm(Op opa, Op opb, int m, int n, int k, float alpha, const void* a, Type ta, int lda, const void* b,
                   Type tb, int ldb, float beta, void* c, Type tc, int ldc) {
-  check(loaded().gemm_ex(handle_, op_code(opa), op_code(opb), m, n, k, &alpha, a, type_code(ta), lda, b,
-                         type_code(tb), ldb, &beta, c, type_code(tc), ldc, kCompute32F, kGemmDefault),
+  check(loaded().gemm_ex(handle_, op_code(opa), op_code(opb), m, n, k, &alpha, a, type_code(ta), lda, b, type_code(tb),
+                         ldb, &beta, c, type_code(tc), ldc, kCompute32F, kGemmDefault),
         "cublasGemmEx");
 }
 

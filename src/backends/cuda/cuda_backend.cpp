@@ -34,8 +34,8 @@ struct Timing {
   DeviceBuffer* flush = nullptr;  // set for a cold L2: read before the sample, outside the timed region
   DeviceBuffer* flush_sink = nullptr;
   double delay_s = 0;
-  StreamBlocker* blocker = nullptr;        // lab.blocking_kernel: the backend's blocker
-  std::int64_t* queue_launches = nullptr;  // launches queued behind it at most (learned, shared by the backend)
+  StreamBlocker* blocker = nullptr;          // lab.blocking_kernel: the backend's blocker
+  std::int64_t* queue_launches = nullptr;    // launches queued behind it at most (learned, shared by the backend)
   const DeviceBuffer* probe_word = nullptr;  // set to probe the host's speed after every live sample
   const PinnedBuffer* probe_host = nullptr;
 };
@@ -55,8 +55,8 @@ double host_probe(LaunchContext& ctx, const Timing& how) {
   for (double& t : trips) {
     const auto t0 = Clock::now();
     lab_kernels::empty(ctx.stream());
-    LABRUN_CUDA(cudaMemcpyAsync(how.probe_host->as<void>(), how.probe_word->get(), 4, cudaMemcpyDeviceToHost,
-                                ctx.stream()));
+    LABRUN_CUDA(
+        cudaMemcpyAsync(how.probe_host->as<void>(), how.probe_word->get(), 4, cudaMemcpyDeviceToHost, ctx.stream()));
     LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
     t = since(t0);
   }
@@ -84,7 +84,7 @@ Sample timed(LaunchContext& ctx, std::int64_t batch, const Timing& how, std::int
                            : batch;
     if (how.flush)
       lab_kernels::l2_flush(how.flush->get(), how.flush->bytes(), how.flush_sink->as<unsigned int>(), ctx.sm_count(),
-                        ctx.stream());
+                            ctx.stream());
     LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
     const std::int64_t syncs0 = ctx.host_syncs();
     const auto t0 = Clock::now();
@@ -106,8 +106,9 @@ Sample timed(LaunchContext& ctx, std::int64_t batch, const Timing& how, std::int
       s.device_time_s = stop.seconds_since(start);
       if (how.blocker->timed_out()) {
         if (*how.queue_launches <= 1)
-          throw std::runtime_error("the blocking kernel timed out with one launch queued behind it; set "
-                                   "lab.blocking_kernel: false");
+          throw std::runtime_error(
+              "the blocking kernel timed out with one launch queued behind it; set "
+              "lab.blocking_kernel: false");
         *how.queue_launches /= 2;  // the sample is void: the host stalled inside a launch while the queue was held
         continue;
       }
@@ -177,8 +178,9 @@ class GraphExecutor : public Executor {
       issue_eager(w, ctx, how.delay_s);
     } catch (const CudaError& e) {
       abandon_capture();
-      throw PointOutcome(Status::capture_unsupported,
-                         std::string(e.name()) + ": the variant cannot be captured into a CUDA graph (" + e.what() + ")");
+      throw PointOutcome(Status::capture_unsupported, std::string(e.name()) +
+                                                          ": the variant cannot be captured into a CUDA graph (" +
+                                                          e.what() + ")");
     } catch (...) {
       abandon_capture();  // never leave the shared stream capturing for the next point
       throw;
@@ -386,12 +388,16 @@ Json CudaBackend::calibrate() {
   const double copy_s = median_of(10, [&] {
     LABRUN_CUDA(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, ctx_.stream()));
   });
-  const double read_s =
-      median_of(10, [&] { lab_kernels::read_stream(a.get(), bytes, sink.as<unsigned int>(), ctx_.sm_count(), ctx_.stream()); });
+  const double read_s = median_of(10, [&] {
+    lab_kernels::read_stream(a.get(), bytes, sink.as<unsigned int>(), ctx_.sm_count(), ctx_.stream());
+  });
   constexpr int kLaunches = 1000;
-  const double eager_s = median_of(5, [&] {
+  const double eager_s = median_of(
+                             5,
+                             [&] {
     for (int i = 0; i < kLaunches; ++i) lab_kernels::empty(ctx_.stream());
-  }) / kLaunches;
+                             }) /
+      kLaunches;
   // The GPU side of an eager launch: empty kernels queued behind the blocking kernel, so the host's launch
   // rate is out of the time. What eager points made of short kernels pay per launch when timed blocked.
   Timing queue;
@@ -416,23 +422,34 @@ Json CudaBackend::calibrate() {
   LABRUN_CUDA(cudaGraphDestroy(graph));
   DeviceBuffer fma_sink(lab_kernels::fma_chain_sink_floats(ctx_.sm_count()) * sizeof(float));
   double fma_flop = 0;
-  const double fma_s = median_of(5, [&] { fma_flop = lab_kernels::fma_chain(fma_sink.as<float>(), ctx_.sm_count(), 1 << 14, ctx_.stream()); });
+  const double fma_s = median_of(5, [&] {
+    fma_flop = lab_kernels::fma_chain(fma_sink.as<float>(), ctx_.sm_count(), 1 << 14, ctx_.stream());
+  });
   a = DeviceBuffer();  // the GEMM needs the memory more than the copy buffers do
   b = DeviceBuffer();
   Json c;
-  c["fp32_fma"] = {{"flop", fma_flop}, {"time_s", fma_s}, {"flop_per_s", fma_flop / fma_s},
+  c["fp32_fma"] = {{"flop", fma_flop},
+                   {"time_s", fma_s},
+                   {"flop_per_s", fma_flop / fma_s},
                    {"method", "8 independent FMA chains per thread, 8 blocks of 256 per SM, 16384 steps; median of 5"}};
   c["bf16_gemm"] = cublas_bf16_gemm(8192, 10, ctx_.stream());
-  c["copy"] = {{"bytes", 2 * bytes}, {"time_s", copy_s}, {"bandwidth_Bps", 2.0 * bytes / copy_s},
+  c["copy"] = {{"bytes", 2 * bytes},
+               {"time_s", copy_s},
+               {"bandwidth_Bps", 2.0 * bytes / copy_s},
                {"method", "cudaMemcpyAsync device-to-device of 1 GiB; bytes read + written; median of 10"}};
-  c["read"] = {{"bytes", bytes}, {"time_s", read_s}, {"bandwidth_Bps", bytes / read_s},
+  c["read"] = {{"bytes", bytes},
+               {"time_s", read_s},
+               {"bandwidth_Bps", bytes / read_s},
                {"method", "16-byte streaming loads of 1 GiB, 8 blocks of 256 per SM; median of 10"}};
   c["launch"] = {{"eager_time_s", eager_s},
                  {"graph_time_s", graph_s},
                  {"eager_queued_time_s", queued_s},
-                 {"method", "1000 empty <<<1,1>>> kernels back to back, eager and replayed from one graph; per launch. "
-                            "eager_queued: " + std::to_string(queued) + " empty kernels queued behind a blocking "
-                            "kernel (GPU side only); median of 5"}};
+                 {"method",
+                  "1000 empty <<<1,1>>> kernels back to back, eager and replayed from one graph; per launch. "
+                  "eager_queued: " +
+                      std::to_string(queued) +
+                      " empty kernels queued behind a blocking "
+                      "kernel (GPU side only); median of 5"}};
   return c;
 }
 
@@ -454,7 +471,8 @@ std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOp
   if (options.cold_l2) {
     if (!flush_.get()) {
       flush_ = DeviceBuffer((2 * l2_bytes_ + 15) / 16 * 16, MemoryRole::lab);
-      flush_sink_ = DeviceBuffer(static_cast<std::size_t>(lab_kernels::read_stream_sink_words(ctx_.sm_count())) * 4, MemoryRole::lab);
+      flush_sink_ = DeviceBuffer(static_cast<std::size_t>(lab_kernels::read_stream_sink_words(ctx_.sm_count())) * 4,
+                                 MemoryRole::lab);
       LABRUN_CUDA(cudaMemsetAsync(flush_.get(), 0x5a, flush_.bytes(), ctx_.stream()));  // written once, read per sample
     }
     how.flush = &flush_;
@@ -548,7 +566,8 @@ std::unique_ptr<Backend> open_cuda_backend(int index, std::string* why) {
 
 LaunchContext& launch_context(Backend& backend) {
   auto* cuda = dynamic_cast<CudaBackend*>(&backend);
-  if (!cuda) throw PointOutcome(Status::not_supported, "a CUDA implementation needs the CUDA backend, not " + backend.name());
+  if (!cuda)
+    throw PointOutcome(Status::not_supported, "a CUDA implementation needs the CUDA backend, not " + backend.name());
   return cuda->context();
 }
 

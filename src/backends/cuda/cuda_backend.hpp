@@ -31,10 +31,11 @@ class CudaBackend : public Backend {
   Json calibrate() override;
   std::optional<std::string> mode_unsupported(const std::string& mode) const override;
   /// Eager or graph executor. With cold_l2, each sample first reads a buffer of twice the L2 size with plain
-  /// loads (allocated and written once per backend, never per sample: case C10; reading leaves clean lines); with delay_s, a spin kernel follows every iteration.
-  /// With blocking, samples of iterations that never synchronize with the host are queued behind a blocking
-  /// kernel, at most queue_launches_ launches deep (Sample::iterations says how many iterations were timed).
-  /// Every live synchronized sample is followed by a host probe (Sample::host_probe_time_s).
+  /// loads (allocated and written once per backend, never per sample: case C10; reading leaves clean lines); with
+  /// delay_s, a spin kernel follows every iteration. With blocking, samples of iterations that never synchronize with
+  /// the host are queued behind a blocking kernel, at most queue_launches_ launches deep (Sample::iterations says how
+  /// many iterations were timed). Every live synchronized sample is followed by a host probe
+  /// (Sample::host_probe_time_s).
   std::unique_ptr<Executor> executor(Workload& workload, const ExecOptions& options) override;
   /// Median per-op device time over 5 eager iterations, marked by the workload through LaunchContext::mark.
   std::optional<std::vector<KernelTime>> kernel_breakdown(Workload& workload) override;
@@ -64,7 +65,7 @@ class CudaBackend : public Backend {
   std::size_t memory_bytes_ = 0;
   std::size_t mark_work_bytes_ = 0;  // DeviceMemory's work bytes at memory_mark()
   double mark_used_bytes_ = 0;       // the device's used bytes (total - free) at memory_mark(); NaN if unknown
-  int pinned_cpu_ = -1;  // the host CPU this backend's launches are issued from (pinned at open), -1 if not
+  int pinned_cpu_ = -1;              // the host CPU this backend's launches are issued from (pinned at open), -1 if not
   std::unique_ptr<Nvml> nvml_;
   DeviceBuffer flush_;       // 2 x L2, allocated and written once, on first cold-L2 use; read before each cold sample
   DeviceBuffer flush_sink_;  // where the flush kernel's loads go
@@ -73,7 +74,7 @@ class CudaBackend : public Backend {
   // hold the host until the blocking kernel times out; nvbench calls ~32 safe. Halved on every timeout.
   std::int64_t queue_launches_ = 256;
   DeviceBuffer probe_word_{4, MemoryRole::lab};  // the host probe's round trip copies this word ...
-  PinnedBuffer probe_host_{4};  // ... into this one
+  PinnedBuffer probe_host_{4};                   // ... into this one
 };
 
 /// Opens CUDA device `index` for `--device auto|cuda[:N]`. Returns nullptr and sets `why` (CUDA error name

@@ -5,8 +5,8 @@
 namespace labrun {
 
 CudaError::CudaError(cudaError_t code, const char* call, const char* file, int line)
-    : std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " +
-                         cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")"),
+    : std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + call +
+                         " failed: " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")"),
       code_(code) {}
 
 void cuda_check(cudaError_t code, const char* call, const char* file, int line) {

@@ -66,10 +66,15 @@ std::string Nvml::driver_version() const {
 }
 
 Json Nvml::reason_names(unsigned long long mask) {
-  static const std::pair<unsigned long long, const char*> kNames[] = {
-      {0x1, "gpu_idle"},           {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
-      {0x8, "hw_slowdown"},        {0x10, "sync_boost"},                 {0x20, "sw_thermal_slowdown"},
-      {0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"},  {0x100, "display_clock_setting"}};
+  static const std::pair<unsigned long long, const char*> kNames[] = {{0x1, "gpu_idle"},
+                                                                      {0x2, "applications_clocks_setting"},
+                                                                      {0x4, "sw_power_cap"},
+                                                                      {0x8, "hw_slowdown"},
+                                                                      {0x10, "sync_boost"},
+                                                                      {0x20, "sw_thermal_slowdown"},
+                                                                      {0x40, "hw_thermal_slowdown"},
+                                                                      {0x80, "hw_power_brake_slowdown"},
+                                                                      {0x100, "display_clock_setting"}};
   Json names = Json::array();
   for (const auto& [bit, name] : kNames)
     if (mask & bit) names.push_back(name);
@@ -80,8 +85,8 @@ bool Nvml::is_throttle(unsigned long long mask) { return (mask & ~0x103ull) != 0
 
 Json Nvml::state() const {
   const Json na = "unavailable";
-  Json s = {{"sm_clock_hz", na},       {"memory_clock_hz", na}, {"temperature_celsius", na},
-            {"power_W", na},           {"clocks_event_reasons_mask", na}, {"clocks_event_reasons", na},
+  Json s = {{"sm_clock_hz", na}, {"memory_clock_hz", na},           {"temperature_celsius", na},
+            {"power_W", na},     {"clocks_event_reasons_mask", na}, {"clocks_event_reasons", na},
             {"throttled", na}};
   if (!device_) return s;
   unsigned int v = 0;

@@ -92,7 +92,8 @@ class SdkCudaWorkload : public Workload {
     for (const auto& e : layout.entries()) {
       if (e.role == Role::output) poison_.push_back(e.poison);
       if (e.role == Role::output && e.chunked) chunked_.push_back(e);  // read back only by exact_chunks
-      else if (e.role == Role::output || e.role == Role::returned) host_out_layout_.add(e.name, Role::output, e.elem, e.count);
+      else if (e.role == Role::output || e.role == Role::returned)
+        host_out_layout_.add(e.name, Role::output, e.elem, e.count);
     }
     launch_ = std::make_unique<CudaLaunch>(args_, *ref_, ctx_, dev_->arrays, out_, scratch_, layout);
     step_ = setup(*launch_);  // before any capture: occupancy look-ups, workspaces
@@ -145,7 +146,8 @@ class SdkCudaWorkload : public Workload {
   // The device copy of the point's input set, shared with the previous point's when the key is the same.
   std::shared_ptr<DeviceInputs> device_inputs(const Layout& layout) {
     const std::string key = exp_->input_key(args_) + "/" + std::to_string(exp_->input_seed(args_, seed_));
-    if (exp_->device_inputs && exp_->device_key == key) return std::static_pointer_cast<DeviceInputs>(exp_->device_inputs);
+    if (exp_->device_inputs && exp_->device_key == key)
+      return std::static_pointer_cast<DeviceInputs>(exp_->device_inputs);
     exp_->device_inputs.reset();  // free the old device copy before allocating the new one
     auto fresh = std::make_shared<DeviceInputs>();
     allocate(layout, Role::input, MemoryRole::input, fresh->buffers, fresh->arrays);
@@ -178,8 +180,8 @@ class SdkCudaWorkload : public Workload {
   std::vector<DeviceBuffer> buffers_;
   Arrays out_, scratch_;
   Layout host_out_layout_;
-  std::vector<std::uint8_t> poison_;      // per output, in the order of out_
-  std::vector<Layout::Entry> chunked_;    // outputs read back only in chunks (Layout::chunked)
+  std::vector<std::uint8_t> poison_;    // per output, in the order of out_
+  std::vector<Layout::Entry> chunked_;  // outputs read back only in chunks (Layout::chunked)
   std::unique_ptr<CudaLaunch> launch_;
   Step step_;
 };

@@ -38,7 +38,10 @@ class PoolBuffer {
   PoolBuffer(const PoolBuffer&) = delete;
   PoolBuffer& operator=(const PoolBuffer&) = delete;
   void* get() const { return ptr_; }
-  template <class T> T* as() const { return static_cast<T*>(ptr_); }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
 
  private:
   void* ptr_ = nullptr;

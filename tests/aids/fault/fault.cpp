@@ -33,7 +33,8 @@ CheckOutcome check_sum(double value, const std::vector<float>& x) {
   const Args args(point);
   const Arrays none;
   const Reference no_reference;
-  Compare compare(args, [&]() -> const Arrays& { return none; }, none, no_reference, 1.0);
+  Compare compare(
+      args, [&]() -> const Arrays& { return none; }, none, no_reference, 1.0);
   compare.scalar("sum", value, reference, tolerance);
   CheckOutcome c;
   c.comparisons = compare.results();
