@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     const labrun::SweepConfig config = labrun::parse_config(text, path, registry());
-    const labrun::Experiment* experiment = registry().find(config.experiment);
+    const labrun::RegisteredExperiment* experiment = registry().find(config.experiment);
     if (experiment == nullptr) std::abort();  // parse_config accepted an experiment that is not registered
     const std::vector<labrun::Point> points = labrun::expand(config, *experiment);
     // The identities of a bounded number of points (every point's would make large sweeps slow to fuzz).
