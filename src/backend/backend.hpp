@@ -35,6 +35,28 @@ class Workload {
   virtual CheckOutcome check(const std::function<void()>& iterate) = 0;
   /// Cost of one iteration at this point (the experiment's cost model); Cost{} (all NaN) without a model.
   virtual Cost cost() const { return Cost{}; }
+
+  // The integrity checks (docs/integrity.md), run by the lab outside every timed sample. A workload that does not
+  // implement one says so with nullopt from integrity_support(), and the record says the check was not run.
+
+  /// Which checks this workload implements: a bitwise or of kFenceCheck, kInputCheck and kRecheck.
+  virtual unsigned integrity_support() const { return 0; }
+  static constexpr unsigned kFenceCheck = 1, kInputCheck = 2, kRecheck = 4;
+  /// Case C19: reads the guard regions around the point's outputs, scratch arrays and Launch::allocate memory
+  /// (filled with a pattern when they were allocated, lab.fences) and returns the first write found in one, as
+  /// "wrote past the end of y (first at element 4206592)"; nullopt when every guard is intact. Refills the guards.
+  virtual std::optional<std::string> fence_violation() { return std::nullopt; }
+  /// Case C20: compares the point's inputs with the set that was generated for them and returns "changed input x
+  /// at element 0" for the first changed one; nullopt when none changed. Restores the inputs it found changed, so
+  /// the variants that run after this one see the generated set.
+  virtual std::optional<std::string> input_change() { return std::nullopt; }
+  /// Case C21, the re-check on fresh inputs: writes a second input set (the same shapes, another seed) into the
+  /// point's input arrays, poisons the outputs, calls `iterate` once (the variant's Setup is not run again), waits,
+  /// compares with the second set's reference, and writes the first set back. nullopt where it cannot.
+  virtual std::optional<CheckOutcome> recheck(const std::function<void()>& iterate) {
+    (void)iterate;
+    return std::nullopt;
+  }
 };
 
 /// One timed sample: `iterations` back-to-back iterations.

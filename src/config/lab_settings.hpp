@@ -86,7 +86,13 @@ inline LabRule boolean() { return LabRule{LabRule::Kind::Bool, 0, 0, true, {}}; 
   X(bool, profile, false, boolean(),                                                                               \
     "profiler mode (--profile): correctness, then a few plain iterations in NVTX ranges named by the point key")   \
   X(std::string, stopping, "noise", one_of(stopping_criterion_names()),                                            \
-    "the stopping criterion of a point's sampling (src/config/stopping.hpp; noise: the CI target and the caps)")
+    "the stopping criterion of a point's sampling (src/config/stopping.hpp; noise: the CI target and the caps)")   \
+  X(bool, fences, true, boolean(),                                                                                 \
+    "guard regions around outputs, scratch and allocate()d memory, checked after correctness and after timing")    \
+  X(bool, guard_inputs, true, boolean(),                                                                           \
+    "compare the inputs with the generated set after correctness and after timing, and restore them")              \
+  X(bool, recheck, true, boolean(),                                                                                \
+    "after timing, one iteration on a second input set (another seed), compared with its reference")
 
 /// Settings of the lab pass. Every field comes from LABRUN_LAB_SETTINGS (defaults there).
 struct LabSettings {

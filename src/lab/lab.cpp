@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "env.hpp"
+#include "integrity.hpp"
 #include "interpret.hpp"
 #include "lab_axes.hpp"
 #include "record.hpp"
@@ -162,6 +163,7 @@ struct PointRun {
   double timed_s = 0;                           // time spent in this point's own samples (caps count only these)
   std::unique_ptr<StoppingCriterion> stopping;  // lab.stopping's criterion, told each sample
   std::string stop;                             // its stop reason once it finished
+  std::optional<IntegrityChecks> integrity;     // from setup on: the integrity checks (docs/integrity.md)
   bool finished = false;  // true once rec is final (ended before timing, or timing done and finalised)
 };
 
@@ -183,6 +185,7 @@ PointRecord new_point_record(const Point& point, const std::string& backend_name
 namespace {
 
 void end_with(PointRun& run, Status s, const std::string& reason) {
+  if (run.integrity) run.rec.integrity = run.integrity->record();
   run.rec.status = s;
   run.rec.reason = reason.empty() ? std::nullopt : std::optional<std::string>(reason);
   run.rec.phases = run.phases;
@@ -243,6 +246,7 @@ void set_up(PointRun& run, const Point& point, const RegisteredExperiment& exper
       throw PointOutcome(Status::not_supported, std::string("variant '") + point.variant + "' has no " +
                                                     to_string(backend.kind()) + " implementation");
     run.workload = (*impl)(point, backend, lab);
+    run.integrity.emplace(*run.workload, lab);
   }
   run.rec.cost = run.workload->cost();
   run.rec.cost_recorded = true;
@@ -333,7 +337,14 @@ bool check_correctness(PointRun& run, Backend& backend) {
     check = run.workload->check([&] { run.exec->iterate(); });
   }
   run.rec.correctness = Correctness{check, Json()};
+  // The lab's memory after the variant's iterations so far (setup, warmup, the correctness iteration): a write
+  // outside an array or into an input names its cause, where the comparison would show only its effect.
+  const auto finding = run.integrity->memory(*run.workload, "after the correctness iteration");
   run.phases[to_string(Phase::correctness)] = {{"time_s", seconds_since(t0)}};
+  if (finding) {
+    end_with(run, Status::incorrect, *finding + "; not timed");
+    return false;
+  }
   if (check.passed()) return true;
   end_with(run, Status::incorrect, describe_failure(check));
   return false;
@@ -411,12 +422,25 @@ TimingMethod timing_method_of(const PointRun& run) {
   return run.submit.empty() ? TimingMethod::cuda_events : TimingMethod::cuda_events_blocked;
 }
 
+// After timing, outside every sample (docs/integrity.md): the inputs as generated, then the re-check on fresh inputs,
+// then the fences (the re-check's iteration included) and the inputs again (written back by the re-check). The first
+// finding, or nullopt.
+std::optional<std::string> verify_after_timing(PointRun& run) {
+  const auto t0 = Clock::now();
+  std::optional<std::string> finding = run.integrity->inputs(*run.workload, "after timing");
+  if (!finding) finding = run.integrity->recheck(*run.workload, [&] { run.exec->iterate(); });
+  const auto memory = run.integrity->memory(*run.workload, "after timing");
+  if (!finding) finding = memory;
+  run.phases[to_string(Phase::integrity)] = {{"time_s", seconds_since(t0)}};
+  return finding;
+}
+
 // The run's header as the interpretation reads it (an empty one when the caller has none).
 RunHeader run_header(const Json& header) { return header_from_json(header.is_object() ? header : Json::object()); }
 
 // timing's record, the device state after, the kernel breakdown, then interpretation.
 void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved,
-                  const RunHeader& header) {
+                  const RunHeader& header, const PhaseListener& listener = {}) {
   try {
     Timing timing;
     timing.mode = run.opts.mode;
@@ -431,6 +455,11 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     run.rec.timing = timing;
     run.phases[to_string(Phase::timing)] = {{"time_s", run.timed_s}};
     run.rec.device_state["after"] = backend.device_state();
+    if (listener) listener(run.rec.id, Phase::integrity);
+    if (const auto finding = verify_after_timing(run)) {
+      end_with(run, Status::incorrect, *finding + "; timed, but its time is not used");
+      return;
+    }
     if (run.opts.mode == "eager" && run.opts.delay_s == 0) {
       if (auto kernels = backend.kernel_breakdown(*run.workload)) run.rec.kernels = std::move(*kernels);
     }
@@ -438,6 +467,7 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     // interpretation: derived quantities against the calibrated ceilings, the bound with its evidence, the
     // five-part note (src/interpret/interpret.cpp), and the warnings. Computed once per point: a process of a pooled
     // run leaves it to the pool, which interprets the pooled samples.
+    if (listener) listener(run.rec.id, Phase::interpretation);
     const auto t0 = Clock::now();
     run.rec.warnings = point_warnings(run.rec, lab, backend.cache_bytes());
     run.rec.status = Status::ok;  // the interpretation reads the status
@@ -469,6 +499,51 @@ bool mark_device_fault(PointRun& run, Backend& backend) {
 }
 
 }  // namespace
+
+// Drops a point's samples, so it can be timed again from its first sample.
+void reset_samples(PointRun& run) {
+  run.wall.clear();
+  run.device.clear();
+  run.submit.clear();
+  run.host_probe.clear();
+  run.syncs = run.iterations = 0;
+  run.timed_s = 0;
+  run.stopping.reset();
+  run.stop.clear();
+}
+
+// Interleaved timing shares the inputs among the group's points: a variant that writes into an input during its
+// samples would change what the others are timed on. So after the group's timing its inputs are checked (and
+// restored); if one changed, no sample of the group is trusted: each point still timing is timed again alone and
+// finished at once, its inputs checked after its own timing, so the variant that writes is named (`incorrect`) and
+// the others' times are taken on the generated inputs. Nothing is retimed in a group whose inputs held.
+void retime_if_inputs_changed(std::vector<PointRun>& runs, Backend& backend, const LabSettings& lab,
+                              const RunHeader& header, const PhaseListener& listener) {
+  std::optional<std::string> changed;
+  std::size_t timing = 0;
+  for (auto& run : runs) {
+    if (run.finished) continue;
+    ++timing;
+    if (!lab.guard_inputs || !(run.workload->integrity_support() & Workload::kInputCheck)) continue;
+    if (auto c = run.workload->input_change(); c && !changed) changed = c;
+  }
+  if (!changed) return;
+  const std::string why = "inputs changed during the interleaved timing of " + std::to_string(timing) + " points (" +
+                          *changed + "): the group's samples were dropped and each point was timed again alone";
+  for (auto& run : runs) {
+    if (run.finished) continue;
+    run.integrity->set_retimed(why);
+    reset_samples(run);
+    try {
+      while (!sample_point(run, backend, lab, false)) {
+      }
+    } catch (const std::exception& e) {
+      fail_in(run, Phase::timing, e);
+      continue;
+    }
+    finish_point(run, backend, lab, 1, header, listener);
+  }
+}
 
 PointRecord lab_pass(const Point& point, const RegisteredExperiment& experiment, Backend& backend,
                      const LabSettings& lab, const Json& header) {
@@ -570,13 +645,11 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Regis
         }
       }
     }
+    if (timing > 1) retime_if_inputs_changed(runs, backend, lab, typed_header, listener);
     for (std::size_t i = first; i < last; ++i) {
       PointRun& run = runs[i - first];
-      if (!run.finished) {
-        if (listener) listener(run.rec.id, Phase::interpretation);
-        finish_point(run, backend, lab, timing, typed_header);
-        if (mark_device_fault(run, backend)) fault(run, i);
-      }
+      if (!run.finished) finish_point(run, backend, lab, timing, typed_header, listener);
+      if (mark_device_fault(run, backend)) fault(run, i);
       sink(run.rec);
       if (listener) listener(run.rec.id, Phase::done);
       if (progress) progress(i + 1, points.size(), run.rec);

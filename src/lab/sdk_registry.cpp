@@ -13,6 +13,7 @@
 #include <labrun/counter_rng.hpp>
 
 #include "build_info.hpp"
+#include "guards.hpp"
 #include "linked.hpp"
 #include "record.hpp"
 #include "reference_cache.hpp"
@@ -20,25 +21,90 @@
 namespace labrun {
 // ---- HostArrays -------------------------------------------------------------------------------------------
 
-HostArrays::HostArrays(const Layout& layout, Role role, bool zero) {
+namespace {
+
+// A 64-byte aligned block of `bytes` (at least 16), zeroed or not; fenced: inside guard regions filled with
+// kGuardByte, the returned pointer past the guard before. The shared_ptr owns the whole allocation.
+std::pair<std::shared_ptr<void>, void*> host_block(std::size_t bytes, bool zero, bool fenced) {
+  const std::size_t used = std::max<std::size_t>(bytes, 16);
+  const std::size_t total = fenced ? fenced_allocation_bytes(bytes) : (used + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, total);
+  if (!p) throw std::bad_alloc();
+  std::shared_ptr<void> block(p, [](void* q) { std::free(q); });
+  auto* data = static_cast<unsigned char*>(p) + (fenced ? kGuardBytes : 0);
+  if (fenced) {
+    std::memset(p, kGuardByte, kGuardBytes);
+    std::memset(data + bytes, kGuardByte, total - kGuardBytes - bytes);
+  }
+  if (zero) std::memset(data, 0, fenced ? bytes : total);
+  return {block, data};
+}
+
+// The first write into the guards of `array` (a fenced host block at `data`); refills them.
+std::optional<std::string> host_guard_write(const FencedArray& array, void* data) {
+  auto* p = static_cast<unsigned char*>(data);
+  auto found = guard_write(array, p - kGuardBytes, p + array.bytes);
+  if (found) {
+    std::memset(p - kGuardBytes, kGuardByte, kGuardBytes);
+    std::memset(p + array.bytes, kGuardByte, array.after_guard_bytes());
+  }
+  return found;
+}
+
+}  // namespace
+
+HostArrays::HostArrays(const Layout& layout, Role role, bool zero, bool fenced) {
   for (const auto& e : layout.entries()) {
     if (e.role != role) continue;
-    const std::size_t bytes = std::max<std::size_t>(static_cast<std::size_t>(e.count) * e.elem.bytes, 16);
-    const std::size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
-    if (!p) throw std::bad_alloc();
-    std::shared_ptr<void> block(p, [](void* q) { std::free(q); });
-    if (zero) std::memset(p, 0, rounded);
+    const std::size_t bytes = static_cast<std::size_t>(e.count) * e.elem.bytes;
+    auto [block, data] = host_block(bytes, zero, fenced);
+    if (fenced) guarded_.push_back(arrays_.items().size());
     blocks_.push_back(block);
     poison_.push_back(e.poison);
-    arrays_.put(e.name, View{p, e.count, e.elem});
+    arrays_.put(e.name, View{data, e.count, e.elem});
   }
 }
 
 void HostArrays::poison() {
   const auto& items = arrays_.items();
-  for (std::size_t k = 0; k < items.size(); ++k)
-    std::memset(items[k].second.data, poison_[k], std::max<std::size_t>(items[k].second.bytes(), 1));
+  for (std::size_t k = 0; k < items.size(); ++k)  // an empty array has no byte to poison (its guard begins there)
+    if (items[k].second.bytes() > 0) std::memset(items[k].second.data, poison_[k], items[k].second.bytes());
+}
+
+std::optional<std::string> HostArrays::fence_violation() {
+  std::optional<std::string> first;
+  for (const std::size_t k : guarded_) {
+    const auto& [name, v] = arrays_.items()[k];
+    auto found = host_guard_write(FencedArray{name, v.elem.bytes, v.bytes()}, v.data);
+    if (found && !first) first = found;
+  }
+  return first;
+}
+
+std::vector<std::uint64_t> HostArrays::hashes() const {
+  std::vector<std::uint64_t> h;
+  for (const auto& [name, v] : arrays_.items()) h.push_back(content_hash(v.data, v.bytes()));
+  return h;
+}
+
+void* HostBlocks::allocate(std::size_t bytes) {
+  auto [block, data] = host_block(bytes, true, fenced_);
+  blocks_.push_back(block);
+  data_.emplace_back(data, bytes);
+  return data;
+}
+
+std::optional<std::string> HostBlocks::fence_violation() {
+  std::optional<std::string> first;
+  if (!fenced_) return first;
+  for (std::size_t k = 0; k < data_.size(); ++k) {
+    const auto [data, bytes] = data_[k];
+    const std::string name = "memory from Launch::allocate #" + std::to_string(k + 1) + " (" + std::to_string(bytes) +
+                             " bytes)";
+    auto found = host_guard_write(FencedArray{name, 1, bytes, true}, data);
+    if (found && !first) first = found;
+  }
+  return first;
 }
 
 // ---- SdkExperiment ----------------------------------------------------------------------------------------
@@ -75,26 +141,74 @@ std::uint64_t SdkExperiment::input_seed(const Args& args, std::uint64_t lab_seed
   return splitmix64(lab_seed ^ fnv1a64(text));
 }
 
-std::shared_ptr<const HostArrays> SdkExperiment::inputs(const Args& args, std::uint64_t lab_seed) {
+void SdkExperiment::enter_input_key(const Args& args) {
+  const std::string key = input_key(args);
+  if (key == input_key_) return;
+  input_slots_.clear();  // release the old sets first: large sets are gigabytes
+  ref_slots_.clear();
+  input_key_ = key;
+}
+
+SdkExperiment::InputSlot& SdkExperiment::input_slot(const Args& args, std::uint64_t lab_seed) {
+  enter_input_key(args);
   const std::uint64_t seed = input_seed(args, lab_seed);
-  const std::string key = input_key(args) + "/" + std::to_string(seed);
-  if (key != key_ || !inputs_) {
-    inputs_.reset();  // release the old set first: large sets are gigabytes
-    auto in = std::make_shared<HostArrays>(layout(args), Role::input, false);
-    if (!def_->generate_fn()) throw std::logic_error(def_->name() + ": no input generator (ExperimentDef::generate)");
-    def_->generate_fn()(args, seed, in->arrays());
-    inputs_ = in;
-    key_ = key;
+  const std::string key = input_key_ + "/" + std::to_string(seed);
+  for (std::size_t k = 0; k < input_slots_.size(); ++k)
+    if (input_slots_[k].key == key) {
+      std::rotate(input_slots_.begin() + static_cast<std::ptrdiff_t>(k),
+                  input_slots_.begin() + static_cast<std::ptrdiff_t>(k) + 1, input_slots_.end());
+      return input_slots_.back();
+    }
+  if (input_slots_.size() >= kInputSlots) input_slots_.erase(input_slots_.begin());
+  auto in = std::make_shared<HostArrays>(layout(args), Role::input, false);
+  generate_into(args, lab_seed, in->arrays());
+  input_slots_.push_back(InputSlot{key, in, in->hashes()});
+  return input_slots_.back();
+}
+
+std::shared_ptr<const HostArrays> SdkExperiment::inputs(const Args& args, std::uint64_t lab_seed) {
+  return input_slot(args, lab_seed).set;
+}
+
+std::shared_ptr<HostArrays> SdkExperiment::writable_inputs(const Args& args, std::uint64_t lab_seed) {
+  return input_slot(args, lab_seed).set;
+}
+
+void SdkExperiment::generate_into(const Args& args, std::uint64_t lab_seed, Arrays& arrays) const {
+  if (!def_->generate_fn()) throw std::logic_error(def_->name() + ": no input generator (ExperimentDef::generate)");
+  def_->generate_fn()(args, input_seed(args, lab_seed), arrays);
+}
+
+std::vector<std::uint64_t> SdkExperiment::input_hashes(const Args& args, std::uint64_t lab_seed) {
+  return input_slot(args, lab_seed).hashes;
+}
+
+std::optional<std::string> SdkExperiment::restore_inputs(const Args& args, std::uint64_t lab_seed) {
+  InputSlot& slot = input_slot(args, lab_seed);
+  const std::vector<std::uint64_t> now = slot.set->hashes();
+  if (now == slot.hashes) return std::nullopt;
+  HostArrays fresh(layout(args), Role::input, false);
+  generate_into(args, lab_seed, fresh.arrays());
+  std::optional<std::string> first;
+  const auto& items = slot.set->arrays().items();
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    if (now[k] == slot.hashes[k]) continue;
+    const View& v = items[k].second;
+    const View& g = fresh.arrays().items()[k].second;
+    if (!first) first = input_change_reason(items[k].first, first_difference(v.data, g.data, v.count, v.elem.bytes));
+    std::memcpy(v.data, g.data, v.bytes());
   }
-  return inputs_;
+  return first;
 }
 
 std::shared_ptr<const Reference> SdkExperiment::reference(const Args& args, std::uint64_t lab_seed) {
+  enter_input_key(args);
   const std::uint64_t seed = input_seed(args, lab_seed);
   std::string key = input_key(args) + "/" + std::to_string(seed);
   if (!def_->reference_axes().empty()) key += "/" + axes_text(*def_, args, def_->reference_axes());
-  if (key == ref_key_ && ref_) return ref_;
-  ref_.reset();
+  for (const auto& [k, r] : ref_slots_)
+    if (k == key) return r;
+  if (ref_slots_.size() >= kReferenceSlots) ref_slots_.erase(ref_slots_.begin());
   // Another process of a pooled sweep may have computed it (reference_cache.hpp): then no host inputs are made.
   const ReferenceCache disk = ReferenceCache::from_env();
   const std::string disk_key = def_->name() + "/" + key + "/" + build_info().git_sha;
@@ -102,9 +216,8 @@ std::shared_ptr<const Reference> SdkExperiment::reference(const Args& args, std:
     try {
       auto r = std::make_shared<Reference>();
       for (const auto& [name, v] : j->items()) r->set(name, json_number(v, {}));
-      ref_ = r;
-      ref_key_ = key;
-      return ref_;
+      ref_slots_.emplace_back(key, r);
+      return r;
     } catch (const std::exception&) {  // a malformed entry is a miss
     }
   }
@@ -117,9 +230,8 @@ std::shared_ptr<const Reference> SdkExperiment::reference(const Args& args, std:
     for (const auto& [name, v] : r->values()) j[name] = json_real(v);
     disk.store(disk_key, j);
   }
-  ref_ = r;
-  ref_key_ = key;
-  return ref_;
+  ref_slots_.emplace_back(key, r);
+  return r;
 }
 
 Cost SdkExperiment::cost(const Args& args, const Reference& ref) const {
@@ -193,18 +305,15 @@ namespace {
 class HostLaunch : public Launch {
  public:
   HostLaunch(const Args& args, const Reference& ref, const Arrays& in, const Arrays& out, const Arrays& scratch,
-             const Layout& layout)
-      : returned(layout), args_(args), ref_(ref), in_(in), out_(out), scratch_(scratch) {}
+             const Layout& layout, bool fenced)
+      : returned(layout), blocks(fenced), args_(args), ref_(ref), in_(in), out_(out), scratch_(scratch) {}
   const Args& args() const override { return args_; }
   const Reference& reference() const override { return ref_; }
   const View& in(const std::string& name) const override { return in_[name]; }
   const View& out(const std::string& name) const override { return out_[name]; }
   const View& scratch(const std::string& name) const override { return scratch_[name]; }
   void read_to_host(void* host, const void* src, std::size_t bytes) override { std::memcpy(host, src, bytes); }
-  void* allocate(std::size_t bytes) override {
-    blocks_.emplace_back(new std::uint64_t[(bytes + 7) / 8 + 2]());
-    return blocks_.back().get();
-  }
+  void* allocate(std::size_t bytes) override { return blocks.allocate(bytes); }
   void* allocate_pinned(std::size_t bytes) override { return allocate(bytes); }
   std::shared_ptr<void> stream_alloc(std::size_t bytes) override {
     return std::shared_ptr<void>(new std::uint64_t[(bytes + 7) / 8 + 2],
@@ -212,46 +321,76 @@ class HostLaunch : public Launch {
   }
   void returns(const std::string& name, const void* data) override { returned.set(name, data); }
   ReturnedOutputs returned;
+  HostBlocks blocks;  ///< Launch::allocate's memory, fenced with lab.fences
 
  private:
   const Args& args_;
   const Reference& ref_;
   const Arrays &in_, &out_, &scratch_;
-  std::vector<std::unique_ptr<std::uint64_t[]>> blocks_;
 };
 
 class SdkHostWorkload : public Workload {
  public:
   SdkHostWorkload(std::shared_ptr<SdkExperiment> exp, const Setup& setup, const Point& point, const LabSettings& lab)
-      : exp_(std::move(exp)), point_(point), args_(point_), scale_(lab.tolerance_scale.value_or(1.0)) {
-    in_ = exp_->inputs(args_, lab.seed);
-    ref_ = exp_->reference(args_, lab.seed);
+      : exp_(std::move(exp)), point_(point), args_(point_), seed_(lab.seed), scale_(lab.tolerance_scale.value_or(1.0)) {
+    in_ = exp_->writable_inputs(args_, seed_);
+    ref_ = exp_->reference(args_, seed_);
     const Layout layout = exp_->layout(args_);
-    out_ = HostArrays(layout, Role::output, true);
-    scratch_ = HostArrays(layout, Role::scratch, true);
-    launch_ = std::make_unique<HostLaunch>(args_, *ref_, in_->arrays(), out_.arrays(), scratch_.arrays(), layout);
+    out_ = HostArrays(layout, Role::output, true, lab.fences);
+    scratch_ = HostArrays(layout, Role::scratch, true, lab.fences);
+    launch_ = std::make_unique<HostLaunch>(args_, *ref_, in_->arrays(), out_.arrays(), scratch_.arrays(), layout,
+                                           lab.fences);
     step_ = setup(*launch_);
   }
   void run() override { step_(*launch_); }
   CheckOutcome check(const std::function<void()>& iterate) override {
+    return compare_after(iterate, *ref_, [this]() -> const Arrays& { return in_->arrays(); });
+  }
+  Cost cost() const override { return exp_->cost(args_, *ref_); }
+
+  unsigned integrity_support() const override { return kFenceCheck | kInputCheck | kRecheck; }
+  std::optional<std::string> fence_violation() override {
+    auto out = out_.fence_violation();
+    auto scratch = scratch_.fence_violation();
+    auto blocks = launch_->blocks.fence_violation();
+    return out ? out : scratch ? scratch : blocks;
+  }
+  std::optional<std::string> input_change() override { return exp_->restore_inputs(args_, seed_); }
+  std::optional<CheckOutcome> recheck(const std::function<void()>& iterate) override {
+    // The second set into the arrays the variant reads, one iteration, then the first set generated back in place.
+    const std::uint64_t fresh_seed = recheck_lab_seed(seed_);
+    const auto ref = exp_->reference(args_, fresh_seed);
+    const auto fresh = exp_->inputs(args_, fresh_seed);
+    for (const auto& [name, v] : in_->arrays().items()) std::memcpy(v.data, fresh->arrays()[name].data, v.bytes());
+    try {
+      CheckOutcome outcome = compare_after(iterate, *ref, [&]() -> const Arrays& { return fresh->arrays(); });
+      exp_->generate_into(args_, seed_, in_->arrays());
+      return outcome;
+    } catch (...) {
+      exp_->generate_into(args_, seed_, in_->arrays());  // the next variant never sees the second set
+      throw;
+    }
+  }
+
+ private:
+  // Poisons the outputs, runs `iterate` and compares the outputs (and the returned ones) with `ref`.
+  CheckOutcome compare_after(const std::function<void()>& iterate, const Reference& ref,
+                             const std::function<const Arrays&()>& inputs) {
     out_.poison();
     iterate();
     const ReturnedOutputs& r = launch_->returned;
     if (auto missing = r.missing()) return *missing;
     Arrays out = out_.arrays();  // and the returned outputs where the variant pointed (host memory)
     for (const auto& e : r.entries()) out.put(e.name, View{const_cast<void*>(r.data(e.name)), e.count, e.elem});
-    return exp_->compare(
-        args_, [this]() -> const Arrays& { return in_->arrays(); }, out, *ref_, scale_,
-        r.inputs_aliased(in_->arrays()));
+    return exp_->compare(args_, inputs, out, ref, scale_, r.inputs_aliased(in_->arrays()));
   }
-  Cost cost() const override { return exp_->cost(args_, *ref_); }
 
- private:
   std::shared_ptr<SdkExperiment> exp_;
   Point point_;
   Args args_;
+  std::uint64_t seed_;
   double scale_;
-  std::shared_ptr<const HostArrays> in_;
+  std::shared_ptr<HostArrays> in_;
   std::shared_ptr<const Reference> ref_;
   HostArrays out_, scratch_;
   std::unique_ptr<HostLaunch> launch_;

@@ -19,22 +19,45 @@
 
 namespace labrun {
 
-/// Host memory for one point's arrays of one role: allocated from a Layout (16-byte aligned, zeroed or not).
+/// Host memory for one point's arrays of one role: allocated from a Layout (64-byte aligned, zeroed or not), each
+/// fenced by guard regions (src/lab/guards.hpp) when asked.
 class HostArrays {
  public:
   /// Allocates every entry of `layout` with role `role` (at least 16 bytes each). `zero`: fill with zeros.
-  HostArrays(const Layout& layout, Role role, bool zero);
+  /// `fenced`: a guard region of kGuardBytes or more before and after each array, filled with kGuardByte (lab.fences).
+  HostArrays(const Layout& layout, Role role, bool zero, bool fenced = false);
   HostArrays() = default;
   Arrays& arrays() { return arrays_; }
   const Arrays& arrays() const { return arrays_; }
   /// Fills every array with its Layout entry's poison byte (default 0xff: NaN in every floating-point dtype, the
   /// correctness poison, case C07).
   void poison();
+  /// The first write found in a guard of a fenced array, as guard_write words it; nullopt when all are intact (or
+  /// nothing is fenced). Refills the guards it found written.
+  std::optional<std::string> fence_violation();
+  /// content_hash of each array, in the order of arrays().
+  std::vector<std::uint64_t> hashes() const;
 
  private:
   std::vector<std::shared_ptr<void>> blocks_;
   std::vector<std::uint8_t> poison_;  ///< per array, in the order of arrays_
+  std::vector<std::size_t> guarded_;  ///< fenced: the indices of arrays_ with guards (all of them)
   Arrays arrays_;
+};
+
+/// Host memory a variant's setup takes with Launch::allocate, each block fenced as HostArrays' arrays are when asked.
+class HostBlocks {
+ public:
+  explicit HostBlocks(bool fenced) : fenced_(fenced) {}
+  /// A zeroed block of `bytes`, 64-byte aligned.
+  void* allocate(std::size_t bytes);
+  /// As HostArrays::fence_violation, naming a block "memory from Launch::allocate #N (B bytes)".
+  std::optional<std::string> fence_violation();
+
+ private:
+  bool fenced_;
+  std::vector<std::shared_ptr<void>> blocks_;
+  std::vector<std::pair<void*, std::size_t>> data_;  ///< each block's first byte after its guard, and its bytes
 };
 
 /// Where a variant handed back each returned output of a point (Role::returned, Launch::returns), for the host and
@@ -72,10 +95,21 @@ class SdkExperiment {
   /// "axis=value,..." over the input-defining axes, and the seed of that input set for lab seed `lab_seed`.
   std::string input_key(const Args& args) const;
   std::uint64_t input_seed(const Args& args, std::uint64_t lab_seed) const;
-  /// The host inputs of the point (generated on first use of their key; the previous set released first).
+  /// The host inputs of the point for lab seed `lab_seed` (generated on first use of their key and seed). Two sets of
+  /// one input key are kept, the point's and the re-check's (recheck_lab_seed); a new input key releases both first.
   std::shared_ptr<const HostArrays> inputs(const Args& args, std::uint64_t lab_seed);
+  /// inputs(), writable: the host workload's variant sees these arrays, and the integrity checks restore them.
+  std::shared_ptr<HostArrays> writable_inputs(const Args& args, std::uint64_t lab_seed);
+  /// Writes the set of (args, lab_seed) into `arrays` (the point's Layout's inputs) by running the generator.
+  void generate_into(const Args& args, std::uint64_t lab_seed, Arrays& arrays) const;
+  /// The content hashes of the set of (args, lab_seed) as generated, one per input array in Layout order.
+  std::vector<std::uint64_t> input_hashes(const Args& args, std::uint64_t lab_seed);
+  /// Case C20 on the host: compares the host set of (args, lab_seed) with its hashes as generated; when one array
+  /// changed, generates the set afresh, finds the first changed element, writes every changed array back and returns
+  /// "changed input x at element N". nullopt when nothing changed (or no such set is held).
+  std::optional<std::string> restore_inputs(const Args& args, std::uint64_t lab_seed);
   /// The reference of the point: from memory, else the sweep's disk cache (scalar references), else computed
-  /// from inputs() and stored there.
+  /// from inputs() and stored there. A few are kept per input key (both seeds, the reference axes' values).
   std::shared_ptr<const Reference> reference(const Args& args, std::uint64_t lab_seed);
   /// The cost model at the point with `ref`, its peak work bytes filled from the Layout when the model leaves it NaN.
   Cost cost(const Args& args, const Reference& ref) const;
@@ -92,9 +126,21 @@ class SdkExperiment {
 
  private:
   std::shared_ptr<const ExperimentDef> def_;
-  std::string key_, ref_key_;
-  std::shared_ptr<const HostArrays> inputs_;
-  std::shared_ptr<const Reference> ref_;
+  // The host sets and references of the current input key (input_key_): at most kInputSlots sets (seeds) and
+  // kReferenceSlots references, the most recently used last.
+  static constexpr std::size_t kInputSlots = 2, kReferenceSlots = 4;
+  struct InputSlot {
+    std::string key;  ///< input_key/seed
+    std::shared_ptr<HostArrays> set;
+    std::vector<std::uint64_t> hashes;  ///< content hashes as generated
+  };
+  std::string input_key_;
+  std::vector<InputSlot> input_slots_;
+  std::vector<std::pair<std::string, std::shared_ptr<const Reference>>> ref_slots_;
+  // The slot of (args, lab_seed), made (and generated) on first use.
+  InputSlot& input_slot(const Args& args, std::uint64_t lab_seed);
+  // Releases every held set and reference when `args` has another input key than the held ones.
+  void enter_input_key(const Args& args);
 };
 
 /// Makes the CUDA workload of one SDK variant (src/backends/cuda/sdk_cuda.cpp, linked into CUDA builds).

@@ -8,13 +8,9 @@ namespace {
 
 // The one place a phase is spelled.
 constexpr Named<Phase> kPhaseNames[] = {
-    {Phase::environment, "environment"},
-    {Phase::setup, "setup"},
-    {Phase::warmup, "warmup"},
-    {Phase::correctness, "correctness"},
-    {Phase::timing, "timing"},
-    {Phase::interpretation, "interpretation"},
-    {Phase::done, "done"},
+    {Phase::environment, "environment"},       {Phase::setup, "setup"},   {Phase::warmup, "warmup"},
+    {Phase::correctness, "correctness"},       {Phase::timing, "timing"}, {Phase::integrity, "integrity"},
+    {Phase::interpretation, "interpretation"}, {Phase::done, "done"},
 };
 
 }  // namespace

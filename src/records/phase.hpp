@@ -10,11 +10,11 @@ namespace labrun {
 
 /// A phase of the lab pass (docs/metrics.md), in the order a point goes through them; `done` is no phase of the
 /// pass but what the PhaseListener is told once a point's record went to the sink.
-enum class Phase { environment, setup, warmup, correctness, timing, interpretation, done };
+enum class Phase { environment, setup, warmup, correctness, timing, integrity, interpretation, done };
 
 /// The phases of the lab pass, in order (every Phase but done): the keys of a record's `phases`.
-inline constexpr Phase kPhases[] = {Phase::environment, Phase::setup,  Phase::warmup,
-                                    Phase::correctness, Phase::timing, Phase::interpretation};
+inline constexpr Phase kPhases[] = {Phase::environment, Phase::setup,     Phase::warmup,        Phase::correctness,
+                                    Phase::timing,      Phase::integrity, Phase::interpretation};
 
 /// The phase's spelling in records and on the status pipe ("environment", ..., "done").
 const char* to_string(Phase phase);

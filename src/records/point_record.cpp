@@ -18,6 +18,7 @@
 
 #include "interrupt.hpp"
 #include "lab_settings.hpp"
+#include "name_table.hpp"
 #include "record_fields.hpp"
 #include "result_paths.hpp"
 
@@ -161,6 +162,37 @@ struct CorrectnessCodec : Codec {
   }
 };
 
+constexpr Named<CheckState> kCheckStates[] = {
+    {CheckState::passed, "passed"},
+    {CheckState::failed, "failed"},
+    {CheckState::off, "off"},
+    {CheckState::not_run, "not_run"},
+};
+
+/// An integrity check's state: the name of a CheckState. @throws ResultError for any other string.
+struct CheckStateWord : Codec {
+  static Json write(CheckState s) { return to_string(s); }
+  static void read(const Json& v, const std::string& where, CheckState& out) {
+    std::string text;
+    Text::read(v, where, text);
+    const auto s = parse_in(kCheckStates, text);
+    if (!s) throw ResultError(where + ": " + shown(v) + " is not a check state (" + names_in(kCheckStates) + ")");
+    out = *s;
+  }
+};
+
+constexpr Field<IntegrityCheck> kIntegrityCheckFields[] = {
+    always<&IntegrityCheck::state, CheckStateWord>("state"),
+    always<&IntegrityCheck::reason, OptText>("reason"),
+};
+
+constexpr Field<Integrity> kIntegrityFields[] = {
+    always<&Integrity::fences, Object<kIntegrityCheckFields>>("fences"),
+    always<&Integrity::inputs, Object<kIntegrityCheckFields>>("inputs"),
+    always<&Integrity::recheck, Object<kIntegrityCheckFields>>("recheck"),
+    if_set<&Integrity::retimed, OptText>("retimed"),
+};
+
 constexpr Field<KernelTime> kKernelTimeFields[] = {
     always<&KernelTime::op, Text>("op"),
     always<&KernelTime::bytes, Real>("bytes"),
@@ -268,6 +300,7 @@ constexpr Field<PointRecord> kPointFields[] = {
     if_flag<&PointRecord::cost, Object<kCostFields>>("cost", &PointRecord::cost_recorded, 2),
     if_set<&PointRecord::memory, Opaque>("memory", 2),
     if_set<&PointRecord::correctness, Maybe<CorrectnessCodec>>("correctness", 2),
+    if_set<&PointRecord::integrity, Maybe<Object<kIntegrityFields>>>("integrity", 2),
     if_set<&PointRecord::timing, Maybe<Object<kTimingFields>>>("timing", 2),
     if_set<&PointRecord::kernels, Maybe<List<kKernelTimeFields>>>("kernels", 2),
     if_set<&PointRecord::interpretation, Maybe<Object<kInterpretationFields>>>("interpretation", 2),
@@ -483,6 +516,17 @@ std::string PointRecord::axis_word(const std::string& name) const {
   if (it->is_number_float()) return to_string(AxisValue(it->get<double>()));
   return it->is_null() ? "" : it->dump();
 }
+
+const char* to_string(CheckState s) { return name_in(kCheckStates, s); }
+std::optional<CheckState> parse_check_state(const std::string& name) { return parse_in(kCheckStates, name); }
+
+Json to_json(const Integrity& i) {
+  Json j = Json::object();
+  put_fields(kIntegrityFields, i, j);
+  return j;
+}
+
+Integrity integrity_from_json(const Json& j) { return read_record<Integrity, kIntegrityFields>(j, "integrity"); }
 
 Json to_json(const PointRecord& p) {
   Json j = Json::object();

@@ -146,6 +146,40 @@ Json to_json(const Correctness& c);
 /// type; a detail the outcome does not hold is kept in as_written, never an error.
 Correctness correctness_from_json(const Json& j);
 
+/// What became of one integrity check of a point (docs/integrity.md): it ran and found nothing, it ran and found
+/// something (the point is then `incorrect`), a lab setting turned it off, or it did not run (the pass ended
+/// earlier, or the workload does not implement it).
+enum class CheckState { passed, failed, off, not_run };
+/// "passed", "failed", "off", "not_run".
+const char* to_string(CheckState s);
+/// The state spelled `name`, or nullopt.
+std::optional<CheckState> parse_check_state(const std::string& name);
+
+/// One integrity check: its state and, unless it passed, why ("wrote past the end of y (first at element 17)",
+/// "lab.recheck: false", "the pass ended in correctness").
+struct IntegrityCheck {
+  CheckState state = CheckState::not_run;
+  std::optional<std::string> reason;  ///< null when passed; always written
+};
+
+/// A point's `integrity` (docs/integrity.md, docs/records.md): the three checks of the lab's memory and results that
+/// need no tracing (cases C19-C21), and, for a point of an interleaved group whose inputs changed during the group's
+/// timing, what happened then.
+struct Integrity {
+  IntegrityCheck fences;   ///< lab.fences: the guard regions around outputs, scratch and allocate()d memory
+  IntegrityCheck inputs;   ///< lab.guard_inputs: the inputs against the generated set
+  IntegrityCheck recheck;  ///< lab.recheck: one iteration on a second input set against its reference
+  /// Set when the inputs of this point's interleaved group changed during the group's timing: the group's samples
+  /// were dropped and this point was timed again on its own ("the inputs changed during the interleaved timing of
+  /// 6 points; timed again alone").
+  std::optional<std::string> retimed;
+};
+
+/// {fences, inputs, recheck: {state, reason}[, retimed]}.
+Json to_json(const Integrity& i);
+/// @throws ResultError if `j` is not an object, a state is none of CheckState's names, or a field has the wrong type.
+Integrity integrity_from_json(const Json& j);
+
 // KernelTime (one op of the eager per-kernel breakdown, `kernels[]`) is the backend's struct (kernel_time.hpp).
 
 /// {op, bytes, time_s, bandwidth_Bps}; a NaN bandwidth_Bps is written as null.
@@ -275,6 +309,7 @@ struct PointRecord {
   Json memory;
   // The large optional parts live on the heap (boxed.hpp): 100,000 records in memory cost what they hold.
   Boxed<Correctness> correctness;
+  Boxed<Integrity> integrity;  ///< the integrity checks (docs/integrity.md); absent in records before them
   Boxed<Timing> timing;
   std::optional<std::vector<KernelTime>> kernels;
   Boxed<Interpretation> interpretation;
@@ -303,7 +338,7 @@ struct DeviceState {
 DeviceState device_state_of(const PointRecord& point, const char* when);
 
 /// The point line in lab.cpp's key order: type, id, key, experiment, variant, axes, backend, status, reason,
-/// warnings, device_state, cost, correctness, timing, kernels, interpretation, failed_phase, phases (each
+/// warnings, device_state, cost, correctness, integrity, timing, kernels, interpretation, failed_phase, phases (each
 /// optional part only when present).
 Json to_json(const PointRecord& p);
 /// Reads a point line. @throws ResultError if `j` is not an object, its `type` is present but not "point", one

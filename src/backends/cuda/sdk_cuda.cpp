@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "cuda_backend.hpp"
+#include "guards.hpp"
+#include "integrity.cuh"
 #include "sdk_registry.hpp"
 #include "stream_pool.hpp"
 
@@ -19,26 +21,81 @@ namespace labrun {
 
 namespace {
 
-// The device copy of one input set.
+// The device copy of one input set: its buffers, and the content hash of each array as loaded (lab.guard_inputs).
 struct DeviceInputs {
   std::vector<DeviceBuffer> buffers;
   Arrays arrays;
+  std::vector<std::uint64_t> hashes;
 };
 
-// Device buffers of one role, from a Layout (at least 16 bytes each).
-void allocate(const Layout& layout, Role role, MemoryRole memory, std::vector<DeviceBuffer>& buffers, Arrays& arrays) {
+// The hash of every array of `arrays`, in order.
+std::vector<std::uint64_t> device_hashes(const Arrays& arrays, cudaStream_t stream) {
+  std::vector<std::uint64_t> h;
+  for (const auto& [name, v] : arrays.items()) h.push_back(device_content_hash(v.data, v.bytes(), stream));
+  return h;
+}
+
+// One fenced device array (src/lab/guards.hpp): where its data starts, and how its guards read.
+struct DeviceFence {
+  FencedArray array;
+  unsigned char* data = nullptr;
+};
+
+// Fills the guards of `f` with kGuardByte.
+void fill_guards(const DeviceFence& f) {
+  LABRUN_CUDA(cudaMemset(f.data - kGuardBytes, kGuardByte, kGuardBytes));
+  LABRUN_CUDA(cudaMemset(f.data + f.array.bytes, kGuardByte, f.array.after_guard_bytes()));
+}
+
+// A device buffer for `bytes` (at least 16), fenced when `fences` is given: the guards filled, the fence added;
+// returns where the array starts.
+void* device_array(std::size_t bytes, MemoryRole memory, std::vector<DeviceBuffer>& buffers,
+                   std::vector<DeviceFence>* fences, const std::string& name, std::size_t elem_bytes) {
+  if (!fences) {
+    buffers.emplace_back(std::max<std::size_t>(bytes, 16), memory);
+    return buffers.back().get();
+  }
+  buffers.emplace_back(fenced_allocation_bytes(bytes), memory);
+  // elem_bytes 0: raw memory (Launch::allocate), its offsets in bytes.
+  DeviceFence f{FencedArray{name, std::max<std::size_t>(elem_bytes, 1), bytes, elem_bytes == 0},
+                buffers.back().as<unsigned char>() + kGuardBytes};
+  fill_guards(f);
+  fences->push_back(f);
+  return f.data;
+}
+
+// The first write found in the guards of `fences` (each guard copied back whole); refills the guards written. The
+// caller has waited for the stream.
+std::optional<std::string> device_guard_write(const std::vector<DeviceFence>& fences) {
+  std::optional<std::string> first;
+  std::vector<std::uint8_t> before(kGuardBytes), after;
+  for (const DeviceFence& f : fences) {
+    after.resize(f.array.after_guard_bytes());
+    LABRUN_CUDA(cudaMemcpy(before.data(), f.data - kGuardBytes, kGuardBytes, cudaMemcpyDeviceToHost));
+    LABRUN_CUDA(cudaMemcpy(after.data(), f.data + f.array.bytes, after.size(), cudaMemcpyDeviceToHost));
+    auto found = guard_write(f.array, before.data(), after.data());
+    if (!found) continue;
+    fill_guards(f);
+    if (!first) first = found;
+  }
+  return first;
+}
+
+// Device buffers of one role, from a Layout (at least 16 bytes each), fenced when `fences` is given.
+void allocate(const Layout& layout, Role role, MemoryRole memory, std::vector<DeviceBuffer>& buffers, Arrays& arrays,
+              std::vector<DeviceFence>* fences = nullptr) {
   for (const auto& e : layout.entries()) {
     if (e.role != role) continue;
-    buffers.emplace_back(std::max<std::size_t>(static_cast<std::size_t>(e.count) * e.elem.bytes, 16), memory);
-    arrays.put(e.name, View{buffers.back().get(), e.count, e.elem});
+    const std::size_t bytes = static_cast<std::size_t>(e.count) * e.elem.bytes;
+    arrays.put(e.name, View{device_array(bytes, memory, buffers, fences, e.name, e.elem.bytes), e.count, e.elem});
   }
 }
 
 class CudaLaunch : public Launch {
  public:
   CudaLaunch(const Args& args, const Reference& ref, LaunchContext& ctx, const Arrays& in, const Arrays& out,
-             const Arrays& scratch, const Layout& layout = Layout())
-      : returned(layout), args_(args), ref_(ref), ctx_(ctx), in_(in), out_(out), scratch_(scratch) {}
+             const Arrays& scratch, const Layout& layout = Layout(), bool fenced = false)
+      : returned(layout), args_(args), ref_(ref), ctx_(ctx), in_(in), out_(out), scratch_(scratch), fenced_(fenced) {}
   const Args& args() const override { return args_; }
   const Reference& reference() const override { return ref_; }
   const View& in(const std::string& name) const override { return in_[name]; }
@@ -52,8 +109,9 @@ class CudaLaunch : public Launch {
     ctx_.read_to_host(host, device_ptr, bytes);
   }
   void* allocate(std::size_t bytes) override {
-    owned_.emplace_back(std::max<std::size_t>(bytes, 16));
-    return owned_.back().get();
+    const std::string name = "memory from Launch::allocate #" + std::to_string(owned_.size() + 1) + " (" +
+                             std::to_string(bytes) + " bytes)";
+    return device_array(bytes, MemoryRole::work, owned_, fenced_ ? &fences : nullptr, name, 0);
   }
   void* allocate_pinned(std::size_t bytes) override {
     pinned_.push_back(std::make_unique<PinnedBuffer>(std::max<std::size_t>(bytes, 16)));
@@ -66,12 +124,14 @@ class CudaLaunch : public Launch {
   }
   void returns(const std::string& name, const void* data) override { returned.set(name, data); }
   ReturnedOutputs returned;
+  std::vector<DeviceFence> fences;  ///< Launch::allocate's blocks, fenced with lab.fences
 
  private:
   const Args& args_;
   const Reference& ref_;
   LaunchContext& ctx_;
   const Arrays &in_, &out_, &scratch_;
+  bool fenced_;
   std::unique_ptr<CachingPool> pool_;  // declared before the buffers: released after them
   std::vector<DeviceBuffer> owned_;
   std::vector<std::unique_ptr<PinnedBuffer>> pinned_;
@@ -82,31 +142,84 @@ class SdkCudaWorkload : public Workload {
   SdkCudaWorkload(std::shared_ptr<SdkExperiment> exp, const Setup& setup, const Point& point, Backend& backend,
                   const LabSettings& lab)
       : exp_(std::move(exp)), point_(point), args_(point_), ctx_(launch_context(backend)), seed_(lab.seed),
-        scale_(lab.tolerance_scale.value_or(1.0)) {
+        scale_(lab.tolerance_scale.value_or(1.0)), guard_inputs_(lab.guard_inputs) {
     // The reference first: from another process's cache entry it needs no host inputs (reference_cache.hpp).
     ref_ = exp_->reference(args_, seed_);
     const Layout layout = exp_->layout(args_);
     dev_ = device_inputs(layout);
-    allocate(layout, Role::output, MemoryRole::work, buffers_, out_);
-    allocate(layout, Role::scratch, MemoryRole::work, buffers_, scratch_);
+    allocate(layout, Role::output, MemoryRole::work, buffers_, out_, lab.fences ? &fences_ : nullptr);
+    allocate(layout, Role::scratch, MemoryRole::work, buffers_, scratch_, lab.fences ? &fences_ : nullptr);
     for (const auto& e : layout.entries()) {
       if (e.role == Role::output) poison_.push_back(e.poison);
       if (e.role == Role::output && e.chunked) chunked_.push_back(e);  // read back only by exact_chunks
       else if (e.role == Role::output || e.role == Role::returned)
         host_out_layout_.add(e.name, Role::output, e.elem, e.count);
     }
-    launch_ = std::make_unique<CudaLaunch>(args_, *ref_, ctx_, dev_->arrays, out_, scratch_, layout);
+    launch_ = std::make_unique<CudaLaunch>(args_, *ref_, ctx_, dev_->arrays, out_, scratch_, layout, lab.fences);
     step_ = setup(*launch_);  // before any capture: occupancy look-ups, workspaces
   }
 
   void run() override { step_(*launch_); }
 
-  CheckOutcome check(const std::function<void()>& iterate) override {
+  CheckOutcome check(const std::function<void()>& iterate) override { return compare_after(iterate, *ref_, seed_); }
+
+  Cost cost() const override { return exp_->cost(args_, *ref_); }
+
+  unsigned integrity_support() const override { return kFenceCheck | kInputCheck | kRecheck; }
+
+  std::optional<std::string> fence_violation() override {
+    LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
+    auto own = device_guard_write(fences_);
+    auto allocated = device_guard_write(launch_->fences);
+    return own ? own : allocated;
+  }
+
+  std::optional<std::string> input_change() override {
+    if (!guard_inputs_) return std::nullopt;
+    LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
+    const std::vector<std::uint64_t> now = device_hashes(dev_->arrays, ctx_.stream());
+    if (now == dev_->hashes) return std::nullopt;
+    // Where: the changed array against the host set (generated now if the device made the set), then the set
+    // loaded again (shared with the point's other variants, which must see it as generated).
+    std::optional<std::string> first;
+    const auto host = exp_->inputs(args_, seed_);
+    const auto& items = dev_->arrays.items();
+    for (std::size_t k = 0; k < items.size() && !first; ++k) {
+      if (now[k] == dev_->hashes[k]) continue;
+      const View& v = items[k].second;
+      std::vector<unsigned char> seen(v.bytes());
+      if (!seen.empty()) LABRUN_CUDA(cudaMemcpy(seen.data(), v.data, seen.size(), cudaMemcpyDeviceToHost));
+      first = input_change_reason(items[k].first, first_difference(seen.data(), host->arrays()[items[k].first].data,
+                                                                   v.count, v.elem.bytes));
+    }
+    load_set(*dev_, seed_);
+    return first;
+  }
+
+  std::optional<CheckOutcome> recheck(const std::function<void()>& iterate) override {
+    const std::uint64_t fresh_seed = recheck_lab_seed(seed_);
+    const auto ref = exp_->reference(args_, fresh_seed);
+    load_set(*dev_, fresh_seed);
+    try {
+      CheckOutcome outcome = compare_after(iterate, *ref, fresh_seed);
+      load_set(*dev_, seed_);
+      return outcome;
+    } catch (...) {
+      load_set(*dev_, seed_);  // the next variant never sees the second set
+      throw;
+    }
+  }
+
+ private:
+  // Poisons the outputs, runs `iterate`, copies the outputs back and compares them with `ref`, the reference of the
+  // set of lab seed `lab_seed` (the check reads that set's host inputs if it reads inputs).
+  CheckOutcome compare_after(const std::function<void()>& iterate, const Reference& ref, std::uint64_t lab_seed) {
     // Poison: each output's byte (default all-ones, NaN in every floating-point dtype), so an element no thread
     // wrote fails (C07).
     for (std::size_t k = 0; k < out_.items().size(); ++k) {
       const View& v = out_.items()[k].second;
-      LABRUN_CUDA(cudaMemsetAsync(v.data, poison_[k], std::max<std::size_t>(v.bytes(), 1), ctx_.stream()));
+      if (v.bytes() > 0)  // an empty array has no byte to poison (its guard begins there)
+        LABRUN_CUDA(cudaMemsetAsync(v.data, poison_[k], v.bytes(), ctx_.stream()));
     }
     // Returned outputs are the variant's memory (an input, say): not poisoned.
     iterate();
@@ -134,36 +247,44 @@ class SdkCudaWorkload : public Workload {
     };
     std::shared_ptr<const HostArrays> in;
     auto inputs = [&]() -> const Arrays& {
-      if (!in) in = exp_->inputs(args_, seed_);
+      if (!in) in = exp_->inputs(args_, lab_seed);
       return in->arrays();
     };
-    return exp_->compare(args_, inputs, outputs, *ref_, scale_, r.inputs_aliased(dev_->arrays), read);
+    return exp_->compare(args_, inputs, outputs, ref, scale_, r.inputs_aliased(dev_->arrays), read);
   }
 
-  Cost cost() const override { return exp_->cost(args_, *ref_); }
-
- private:
-  // The device copy of the point's input set, shared with the previous point's when the key is the same.
-  std::shared_ptr<DeviceInputs> device_inputs(const Layout& layout) {
-    const std::string key = exp_->input_key(args_) + "/" + std::to_string(exp_->input_seed(args_, seed_));
-    if (exp_->device_inputs && exp_->device_key == key)
-      return std::static_pointer_cast<DeviceInputs>(exp_->device_inputs);
-    exp_->device_inputs.reset();  // free the old device copy before allocating the new one
-    auto fresh = std::make_shared<DeviceInputs>();
-    allocate(layout, Role::input, MemoryRole::input, fresh->buffers, fresh->arrays);
+  // Writes the input set of lab seed `lab_seed` into `set`'s buffers: by the experiment's device generator where it
+  // has one, else copied from the host set. Waits for it.
+  void load_set(DeviceInputs& set, std::uint64_t lab_seed) {
     bool generated = false;
     if (exp_->cuda && exp_->cuda->device_generator()) {
       const Arrays none;
-      CudaLaunch l(args_, *ref_, ctx_, fresh->arrays, none, none);
-      generated = exp_->cuda->device_generator()(l, exp_->input_seed(args_, seed_));
-      LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
+      CudaLaunch l(args_, *ref_, ctx_, set.arrays, none, none);
+      generated = exp_->cuda->device_generator()(l, exp_->input_seed(args_, lab_seed));
     }
     if (!generated) {
-      auto host = exp_->inputs(args_, seed_);
-      for (const auto& [name, v] : fresh->arrays.items())
+      auto host = exp_->inputs(args_, lab_seed);
+      for (const auto& [name, v] : set.arrays.items())
         if (v.bytes() > 0)
-          LABRUN_CUDA(cudaMemcpy(v.data, host->arrays()[name].data, v.bytes(), cudaMemcpyHostToDevice));
+          LABRUN_CUDA(
+              cudaMemcpyAsync(v.data, host->arrays()[name].data, v.bytes(), cudaMemcpyHostToDevice, ctx_.stream()));
     }
+    LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
+  }
+
+  // The device copy of the point's input set, shared with the previous point's when the key is the same.
+  std::shared_ptr<DeviceInputs> device_inputs(const Layout& layout) {
+    const std::string key = exp_->input_key(args_) + "/" + std::to_string(exp_->input_seed(args_, seed_));
+    if (exp_->device_inputs && exp_->device_key == key) {
+      auto held = std::static_pointer_cast<DeviceInputs>(exp_->device_inputs);
+      if (guard_inputs_ && held->hashes.empty()) held->hashes = device_hashes(held->arrays, ctx_.stream());
+      return held;
+    }
+    exp_->device_inputs.reset();  // free the old device copy before allocating the new one
+    auto fresh = std::make_shared<DeviceInputs>();
+    allocate(layout, Role::input, MemoryRole::input, fresh->buffers, fresh->arrays);
+    load_set(*fresh, seed_);
+    if (guard_inputs_) fresh->hashes = device_hashes(fresh->arrays, ctx_.stream());
     exp_->device_inputs = fresh;
     exp_->device_key = key;
     return fresh;
@@ -175,9 +296,11 @@ class SdkCudaWorkload : public Workload {
   LaunchContext& ctx_;
   std::uint64_t seed_;
   double scale_;
+  bool guard_inputs_;
   std::shared_ptr<const Reference> ref_;
   std::shared_ptr<DeviceInputs> dev_;
   std::vector<DeviceBuffer> buffers_;
+  std::vector<DeviceFence> fences_;  // the outputs' and scratch arrays' guards (lab.fences)
   Arrays out_, scratch_;
   Layout host_out_layout_;
   std::vector<std::uint8_t> poison_;    // per output, in the order of out_

@@ -1,0 +1,72 @@
+#include "integrity.hpp"
+
+namespace labrun {
+
+namespace {
+
+IntegrityCheck initial(bool on, bool supported, const char* setting) {
+  if (!on) return {CheckState::off, std::string("lab.") + setting + ": false"};
+  if (!supported) return {CheckState::not_run, std::string("the workload does not implement it")};
+  return {CheckState::not_run, std::string("the pass ended before it ran")};
+}
+
+// Records what one run of a check found; returns the finding with when it was found.
+std::optional<std::string> note(IntegrityCheck& c, std::optional<std::string> finding, const std::string& when) {
+  if (!finding) {
+    if (c.state != CheckState::failed) c = {CheckState::passed, std::nullopt};
+    return std::nullopt;
+  }
+  const std::string reason = *finding + " (found " + when + ")";
+  c = {CheckState::failed, reason};
+  return reason;
+}
+
+// describe_failure's words without its "; not timed": a re-check runs after timing.
+std::string without_not_timed(std::string what) {
+  const std::string suffix = "; not timed";
+  if (what.size() >= suffix.size() && what.compare(what.size() - suffix.size(), suffix.size(), suffix) == 0)
+    what.resize(what.size() - suffix.size());
+  return what;
+}
+
+}  // namespace
+
+IntegrityChecks::IntegrityChecks(const Workload& workload, const LabSettings& lab) {
+  const unsigned s = workload.integrity_support();
+  fences_ = lab.fences && (s & Workload::kFenceCheck);
+  inputs_ = lab.guard_inputs && (s & Workload::kInputCheck);
+  recheck_ = lab.recheck && (s & Workload::kRecheck);
+  record_.fences = initial(lab.fences, s & Workload::kFenceCheck, "fences");
+  record_.inputs = initial(lab.guard_inputs, s & Workload::kInputCheck, "guard_inputs");
+  record_.recheck = initial(lab.recheck, s & Workload::kRecheck, "recheck");
+}
+
+std::optional<std::string> IntegrityChecks::inputs(Workload& workload, const std::string& when) {
+  if (!inputs_) return std::nullopt;
+  return note(record_.inputs, workload.input_change(), when);
+}
+
+std::optional<std::string> IntegrityChecks::memory(Workload& workload, const std::string& when) {
+  std::optional<std::string> fences;
+  if (fences_) fences = note(record_.fences, workload.fence_violation(), when);
+  const auto changed = inputs(workload, when);  // even after a fence finding: it restores the inputs
+  return fences ? fences : changed;
+}
+
+std::optional<std::string> IntegrityChecks::recheck(Workload& workload, const std::function<void()>& iterate) {
+  if (!recheck_) return std::nullopt;
+  const std::optional<CheckOutcome> outcome = workload.recheck(iterate);
+  if (!outcome) {
+    record_.recheck = {CheckState::not_run, std::string("the workload does not implement it")};
+    return std::nullopt;
+  }
+  if (outcome->passed()) {
+    record_.recheck = {CheckState::passed, std::nullopt};
+    return std::nullopt;
+  }
+  const std::string reason = "re-check on fresh inputs failed: " + without_not_timed(describe_failure(*outcome));
+  record_.recheck = {CheckState::failed, reason};
+  return reason;
+}
+
+}  // namespace labrun

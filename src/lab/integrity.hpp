@@ -1,0 +1,49 @@
+// The integrity checks of the lab pass (docs/integrity.md): what the lab asks of a workload around its correctness
+// iteration and after its timing, outside every timed sample, and how the answers land in the point's record
+// (PointRecord::integrity). Cases C19 (a write outside an array), C20 (a write into an input) and C21 (a result
+// replayed from a cache).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "backend.hpp"
+#include "lab_settings.hpp"
+#include "point_record.hpp"
+
+namespace labrun {
+
+/// The integrity checks of one point: which run (its lab settings and what its workload implements) and what they
+/// found so far, as the record will hold it.
+class IntegrityChecks {
+ public:
+  IntegrityChecks() = default;
+  /// Each check `off` where its lab setting (lab.fences, lab.guard_inputs, lab.recheck) is false (reason
+  /// "lab.fences: false"), `not_run` where `workload` does not implement it ("the workload does not implement it")
+  /// or until it runs ("the pass ended before it ran").
+  IntegrityChecks(const Workload& workload, const LabSettings& lab);
+
+  /// The fences, then the inputs (each where it runs): the first finding's reason, or nullopt. A check that ran and
+  /// found nothing is `passed` (unless an earlier run of it failed); a finding is `failed` with its reason and
+  /// `when` ("after the correctness iteration", "after timing"), as "changed input x at element 0 (found after
+  /// timing)", and that is what is returned. The workload refills its guards and restores its
+  /// inputs, so whatever runs next sees the lab's memory as it was set up.
+  std::optional<std::string> memory(Workload& workload, const std::string& when);
+  /// The inputs alone, as memory(): the group check of interleaved timing.
+  std::optional<std::string> inputs(Workload& workload, const std::string& when);
+  /// The re-check on fresh inputs (where it runs); `iterate` runs one iteration in the point's mode. Returns
+  /// "re-check on fresh inputs failed: ..." (the comparison as describe_failure words it), or nullopt when it passed
+  /// or does not run.
+  std::optional<std::string> recheck(Workload& workload, const std::function<void()>& iterate);
+
+  const Integrity& record() const { return record_; }
+  /// Notes that the point's interleaved group was timed again point by point (Integrity::retimed).
+  void set_retimed(std::string why) { record_.retimed = std::move(why); }
+
+ private:
+  Integrity record_;
+  bool fences_ = false, inputs_ = false, recheck_ = false;  // which run
+};
+
+}  // namespace labrun

@@ -1,0 +1,72 @@
+// GPU tests of the integrity checks (docs/integrity.md; CTest label `gpu`, SKIPPED without a device): the integrity
+// test aid (tests/aids/integrity) swept on the device in eager and graph mode, plain and interleaved, every point
+// held to what labrun must say (tests/integrity_expect.hpp): each planted fault `incorrect` with its cause named
+// (cases C19, C20, C21), each correct variant after it `ok`, no device fault.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_fixture.hpp"
+#include "integrity_expect.hpp"
+#include "record.hpp"
+#include "test_util.hpp"
+
+namespace labrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The test aid binary: $LABRUN_TESTAID (set where the binaries travel), else the build's.
+std::string testaid() {
+  const char* env = std::getenv("LABRUN_TESTAID");
+  return env ? env : LABRUN_TESTAID_BINARY;
+}
+
+// A file of the repository: under LABRUN_SOURCE_DIR where the build ran, else relative to the working directory.
+std::string source_file(const std::string& relative) {
+  const std::string built = std::string(LABRUN_SOURCE_DIR) + "/" + relative;
+  return fs::exists(built) ? built : relative;
+}
+
+class IntegrityGpu : public test::GpuLabTest {};
+
+// Sweeps the aid with `extra` arguments into `out`; returns its exit code.
+int sweep_aid(const test::TempDir& dir, const std::string& out, const std::string& extra) {
+  const std::string command = "'" + testaid() + "' sweep '" + source_file("tests/aids/integrity.yaml") +
+                              "' --device cuda -q -o '" + dir.file(out) + "' " + extra + " > '" +
+                              dir.file(out + ".log") + "' 2>&1";
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::vector<Json> points_of(const std::string& path) {
+  std::vector<Json> points;
+  for (const Json& r : read_jsonl(path))
+    if (r.value("type", "") == "point") points.push_back(r);
+  return points;
+}
+
+TEST_F(IntegrityGpu, EveryPlantedFaultIsNamedInEagerAndGraphMode) {
+  test::TempDir dir("labrun_integrity_gpu");
+  EXPECT_EQ(sweep_aid(dir, "plain.jsonl", ""), 1);
+  const auto points = points_of(dir.file("plain.jsonl"));
+  ASSERT_EQ(points.size(), 76u);
+  EXPECT_EQ(test::expect_aid_points(points, {"eager", "graph"}), 76);
+  for (const Json& p : points) EXPECT_NE(p["status"], "device_fault") << p["key"] << ": " << p["reason"];
+}
+
+TEST_F(IntegrityGpu, AnInterleavedGroupKeepsEachFaultToItsVariant) {
+  test::TempDir dir("labrun_integrity_gpu");
+  EXPECT_EQ(sweep_aid(dir, "interleaved.jsonl", "--lab interleave=19"), 1);
+  const auto points = points_of(dir.file("interleaved.jsonl"));
+  ASSERT_EQ(points.size(), 76u);
+  EXPECT_EQ(test::expect_aid_points(points, {"eager", "graph"}), 76);
+}
+
+}  // namespace
+}  // namespace labrun
