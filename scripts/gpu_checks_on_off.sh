@@ -5,7 +5,7 @@
 # sample, so nothing may move). Writes NAME-off.jsonl.xz, NAME-on.jsonl.xz, NAME-diff.txt and steps.txt (each run's
 # wall time, the overhead, and every point of the `on` run that is not ok or skipped) to OUTDIR.
 # Binaries: scripts/gpu_pack.sh packs them into .h200/. Usage, on the GPU machine from the repository root:
-#   scripts/gpu_checks_on_off.sh OUTDIR CONFIG [CONFIG...]
+#   [ORDER="on off"] scripts/gpu_checks_on_off.sh OUTDIR CONFIG [CONFIG...]   (ORDER: which run goes first; default off on)
 # Exit status: non-zero if a sweep failed or a diff found a change; every step still runs.
 set -uo pipefail
 out=${1:?usage: scripts/gpu_checks_on_off.sh OUTDIR CONFIG...}
@@ -23,7 +23,7 @@ rc=0
 for config in "$@"; do
   name=$(basename "$config" .yaml)
   declare -A wall
-  for side in off on; do
+  for side in ${ORDER:-off on}; do
     args=()
     [ "$side" = off ] && args=("${off[@]}")
     start=$(date +%s.%N)

@@ -71,8 +71,8 @@ inline int expect_aid_points(const std::vector<Json>& points, const std::vector<
         EXPECT_EQ(p["integrity"][check]["state"], "passed") << where << " " << check;
     } else {
       EXPECT_EQ(p["status"], "incorrect") << where << ": " << reason;
-      EXPECT_NE(reason.find(expected), std::string::npos) << where << ": \"" << reason << "\" lacks \"" << expected
-                                                          << "\"";
+      EXPECT_NE(reason.find(expected), std::string::npos)
+          << where << ": \"" << reason << "\" lacks \"" << expected << "\"";
     }
   }
   return held;

@@ -60,12 +60,14 @@ TEST(Guards, AWriteNamesTheArrayTheSideAndTheElement) {
   {
     Guards g(a);
     g.after[0] = 0;  // y[1027], its first byte
-    EXPECT_EQ(guard_write(a, g.before.data(), g.after.data()).value(), "wrote past the end of y (first at element 1027)");
+    EXPECT_EQ(guard_write(a, g.before.data(), g.after.data()).value(),
+              "wrote past the end of y (first at element 1027)");
   }
   {
     Guards g(a);
     g.after[9] = 0;  // inside y[1029]
-    EXPECT_EQ(guard_write(a, g.before.data(), g.after.data()).value(), "wrote past the end of y (first at element 1029)");
+    EXPECT_EQ(guard_write(a, g.before.data(), g.after.data()).value(),
+              "wrote past the end of y (first at element 1029)");
   }
   {
     Guards g(a);

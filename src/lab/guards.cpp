@@ -22,7 +22,7 @@ std::optional<std::string> guard_write(const FencedArray& array, const std::uint
   for (std::size_t k = kGuardBytes; k-- > 0;)
     if (before[k] != kGuardByte) {
       const auto byte = static_cast<std::int64_t>(k) - static_cast<std::int64_t>(kGuardBytes);  // < 0
-      const std::int64_t element = (byte - elem + 1) / elem;                                   // floor
+      const std::int64_t element = (byte - elem + 1) / elem;                                    // floor
       return "wrote before the start of " + array.name + " (nearest at" + unit + std::to_string(element) + ")";
     }
   return std::nullopt;
@@ -48,8 +48,7 @@ std::uint64_t content_hash(const void* data, std::size_t bytes) {
   return sum;
 }
 
-std::optional<std::int64_t> first_difference(const void* a, const void* b, std::int64_t count,
-                                             std::size_t elem_bytes) {
+std::optional<std::int64_t> first_difference(const void* a, const void* b, std::int64_t count, std::size_t elem_bytes) {
   const auto* x = static_cast<const unsigned char*>(a);
   const auto* y = static_cast<const unsigned char*>(b);
   const std::size_t bytes = static_cast<std::size_t>(count) * elem_bytes;

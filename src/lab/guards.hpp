@@ -37,9 +37,7 @@ struct FencedArray {
   std::size_t bytes = 0;
   bool raw = false;  ///< memory of no element type (Launch::allocate): offsets read "byte N", not "element N"
   /// Bytes of the guard after the array: kGuardBytes plus the rounding of `bytes` to kFenceAlignment.
-  std::size_t after_guard_bytes() const {
-    return fenced_allocation_bytes(bytes) - kGuardBytes - bytes;
-  }
+  std::size_t after_guard_bytes() const { return fenced_allocation_bytes(bytes) - kGuardBytes - bytes; }
 };
 
 /// How a write into `array`'s guards reads, from host copies of the guard before (kGuardBytes bytes) and after

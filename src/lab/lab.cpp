@@ -437,10 +437,9 @@ std::optional<std::string> verify_after_timing(PointRun& run) {
 
 // The run's header as the interpretation reads it (an empty one when the caller has none).
 RunHeader run_header(const Json& header) { return header_from_json(header.is_object() ? header : Json::object()); }
-
-// timing's record, the device state after, the kernel breakdown, then interpretation.
-void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved,
-                  const RunHeader& header, const PhaseListener& listener = {}) {
+// timing's record, the device state after, and the kernel breakdown: what the samples say, taken before any
+// integrity check changes what the device holds (the re-check's second input set). False when the point ended.
+bool record_timing(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved) {
   try {
     Timing timing;
     timing.mode = run.opts.mode;
@@ -455,19 +454,30 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     run.rec.timing = timing;
     run.phases[to_string(Phase::timing)] = {{"time_s", run.timed_s}};
     run.rec.device_state["after"] = backend.device_state();
-    if (listener) listener(run.rec.id, Phase::integrity);
+    if (run.opts.mode == "eager" && run.opts.delay_s == 0) {
+      if (auto kernels = backend.kernel_breakdown(*run.workload)) run.rec.kernels = std::move(*kernels);
+    }
+    return true;
+  } catch (const std::exception& e) {
+    fail_in(run, Phase::timing, e);
+    return false;
+  }
+}
+
+// The integrity checks after timing, then interpretation: derived quantities against the calibrated ceilings, the
+// bound with its evidence, the five-part note (src/interpret/interpret.cpp), and the warnings. Interpreted once
+// per point: a process of a pooled run leaves it to the pool, which interprets the pooled samples.
+void verify_and_interpret(PointRun& run, Backend& backend, const LabSettings& lab, const RunHeader& header,
+                          const PhaseListener& listener) {
+  Phase phase = Phase::integrity;
+  try {
+    if (listener) listener(run.rec.id, phase);
     if (const auto finding = verify_after_timing(run)) {
       end_with(run, Status::incorrect, *finding + "; timed, but its time is not used");
       return;
     }
-    if (run.opts.mode == "eager" && run.opts.delay_s == 0) {
-      if (auto kernels = backend.kernel_breakdown(*run.workload)) run.rec.kernels = std::move(*kernels);
-    }
-
-    // interpretation: derived quantities against the calibrated ceilings, the bound with its evidence, the
-    // five-part note (src/interpret/interpret.cpp), and the warnings. Computed once per point: a process of a pooled
-    // run leaves it to the pool, which interprets the pooled samples.
-    if (listener) listener(run.rec.id, Phase::interpretation);
+    phase = Phase::interpretation;
+    if (listener) listener(run.rec.id, phase);
     const auto t0 = Clock::now();
     run.rec.warnings = point_warnings(run.rec, lab, backend.cache_bytes());
     run.rec.status = Status::ok;  // the interpretation reads the status
@@ -477,8 +487,14 @@ void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::
     }
     end_with(run, Status::ok, "");
   } catch (const std::exception& e) {
-    fail_in(run, Phase::timing, e);
+    fail_in(run, phase, e);
   }
+}
+
+// A point's record once its sampling is over: timing, integrity, interpretation.
+void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved,
+                  const RunHeader& header, const PhaseListener& listener = {}) {
+  if (record_timing(run, backend, lab, interleaved)) verify_and_interpret(run, backend, lab, header, listener);
 }
 
 }  // namespace
@@ -646,9 +662,15 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Regis
       }
     }
     if (timing > 1) retime_if_inputs_changed(runs, backend, lab, typed_header, listener);
+    // Every point's timing recorded (and its kernel breakdown taken) before any re-check loads a second input set.
     for (std::size_t i = first; i < last; ++i) {
       PointRun& run = runs[i - first];
-      if (!run.finished) finish_point(run, backend, lab, timing, typed_header, listener);
+      if (!run.finished) record_timing(run, backend, lab, timing);
+      if (mark_device_fault(run, backend)) fault(run, i);
+    }
+    for (std::size_t i = first; i < last; ++i) {
+      PointRun& run = runs[i - first];
+      if (!run.finished) verify_and_interpret(run, backend, lab, typed_header, listener);
       if (mark_device_fault(run, backend)) fault(run, i);
       sink(run.rec);
       if (listener) listener(run.rec.id, Phase::done);

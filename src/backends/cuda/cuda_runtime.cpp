@@ -1,5 +1,7 @@
 #include "cuda_runtime.hpp"
 
+#include <algorithm>
+
 #include <atomic>
 #include <tuple>
 
@@ -25,15 +27,19 @@ void DeviceMemory::account(MemoryRole role, long long bytes) {
   }
 }
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes, MemoryRole role) : bytes_(bytes), role_(role) {
+DeviceBuffer::DeviceBuffer(std::size_t bytes, MemoryRole role) : DeviceBuffer(bytes, role, 0) {}
+DeviceBuffer::DeviceBuffer(std::size_t bytes, MemoryRole role, std::size_t lab_bytes)
+    : bytes_(bytes), role_(role), lab_bytes_(std::min(lab_bytes, bytes)) {
   if (bytes == 0) return;
   LABRUN_CUDA(cudaMalloc(&ptr_, bytes));
-  DeviceMemory::account(role_, static_cast<long long>(bytes_));
+  DeviceMemory::account(role_, static_cast<long long>(bytes_ - lab_bytes_));
+  DeviceMemory::account(MemoryRole::lab, static_cast<long long>(lab_bytes_));
 }
 void DeviceBuffer::release() noexcept {
   if (!ptr_) return;
   LABRUN_CUDA_NOTHROW(cudaFree(ptr_));
-  DeviceMemory::account(role_, -static_cast<long long>(bytes_));
+  DeviceMemory::account(role_, -static_cast<long long>(bytes_ - lab_bytes_));
+  DeviceMemory::account(MemoryRole::lab, -static_cast<long long>(lab_bytes_));
   ptr_ = nullptr;
 }
 DeviceBuffer::~DeviceBuffer() { release(); }
@@ -43,6 +49,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
     ptr_ = std::exchange(o.ptr_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
     role_ = o.role_;
+    lab_bytes_ = std::exchange(o.lab_bytes_, 0);
   }
   return *this;
 }

@@ -39,9 +39,13 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t bytes, MemoryRole role = MemoryRole::work);
+  /// `bytes` of which `lab_bytes` are the lab's own (the guard regions of a fenced array, src/lab/guards.hpp) and
+  /// counted as MemoryRole::lab, the rest under `role`: a point's measured work bytes stay what its arrays take.
+  DeviceBuffer(std::size_t bytes, MemoryRole role, std::size_t lab_bytes);
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&& o) noexcept
-      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)), role_(o.role_) {}
+      : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)), role_(o.role_),
+        lab_bytes_(std::exchange(o.lab_bytes_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -58,6 +62,7 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
   MemoryRole role_ = MemoryRole::work;
+  std::size_t lab_bytes_ = 0;  ///< of bytes_, counted as MemoryRole::lab
 };
 
 /// Page-locked host memory (cudaMallocHost), so device->host copies are truly asynchronous.

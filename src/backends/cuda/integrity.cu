@@ -29,41 +29,77 @@ struct MixedWord {
   }
 };
 
-// CUB's temporary storage and the result, kept for the process (never freed: no CUDA call at static teardown).
-struct HashScratch {
-  void* temp = nullptr;
-  std::size_t temp_bytes = 0;
-  std::uint64_t* result = nullptr;
+using Words = thrust::transform_iterator<MixedWord, thrust::counting_iterator<std::int64_t>>;
+
+// Device memory kept for the process (never freed: no CUDA call at static teardown), grown as needed.
+struct Grown {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  void* at_least(std::size_t need) {
+    if (need <= bytes) return ptr;
+    if (ptr) LABRUN_CUDA(cudaFree(ptr));
+    ptr = nullptr;
+    bytes = 0;
+    LABRUN_CUDA(cudaMalloc(&ptr, need));
+    bytes = need;
+    return ptr;
+  }
 };
 
-HashScratch& scratch() {
-  static auto* s = new HashScratch;
-  return *s;
+Grown& temp_storage() {
+  static auto* g = new Grown;
+  return *g;
+}
+Grown& results() {
+  static auto* g = new Grown;
+  return *g;
 }
 
 }  // namespace
 
-std::uint64_t device_content_hash(const void* data, std::size_t bytes, cudaStream_t stream) {
-  const auto words = static_cast<std::int64_t>((bytes + 7) / 8);
-  if (words == 0) return 0;
-  auto in = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),
-                                            MixedWord{static_cast<const unsigned char*>(data), bytes});
-  HashScratch& s = scratch();
-  if (!s.result) LABRUN_CUDA(cudaMalloc(&s.result, sizeof(std::uint64_t)));
+std::vector<std::uint64_t> device_content_hashes(const std::vector<std::pair<const void*, std::size_t>>& blocks,
+                                                 cudaStream_t stream) {
+  std::vector<std::uint64_t> h(blocks.size(), 0);
+  if (blocks.empty()) return h;
+  // The largest temporary storage any block needs serves them all (they run one after another on the stream).
   std::size_t need = 0;
-  LABRUN_CUDA(cub::DeviceReduce::Sum(nullptr, need, in, s.result, words, stream));
-  if (need > s.temp_bytes) {
-    if (s.temp) LABRUN_CUDA(cudaFree(s.temp));
-    s.temp = nullptr;
-    s.temp_bytes = 0;
-    LABRUN_CUDA(cudaMalloc(&s.temp, need));
-    s.temp_bytes = need;
+  for (const auto& [data, bytes] : blocks) {
+    const auto words = static_cast<std::int64_t>((bytes + 7) / 8);
+    if (words == 0) continue;
+    Words in(thrust::counting_iterator<std::int64_t>(0), MixedWord{static_cast<const unsigned char*>(data), bytes});
+    std::size_t n = 0;
+    LABRUN_CUDA(cub::DeviceReduce::Sum(nullptr, n, in, static_cast<std::uint64_t*>(nullptr), words, stream));
+    need = std::max(need, n);
   }
-  LABRUN_CUDA(cub::DeviceReduce::Sum(s.temp, need, in, s.result, words, stream));
-  std::uint64_t h = 0;
-  LABRUN_CUDA(cudaMemcpyAsync(&h, s.result, sizeof h, cudaMemcpyDeviceToHost, stream));
+  void* temp = temp_storage().at_least(std::max<std::size_t>(need, 1));
+  auto* out = static_cast<std::uint64_t*>(results().at_least(blocks.size() * sizeof(std::uint64_t)));
+  LABRUN_CUDA(cudaMemsetAsync(out, 0, blocks.size() * sizeof(std::uint64_t), stream));
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const auto [data, bytes] = blocks[k];
+    const auto words = static_cast<std::int64_t>((bytes + 7) / 8);
+    if (words == 0) continue;
+    Words in(thrust::counting_iterator<std::int64_t>(0), MixedWord{static_cast<const unsigned char*>(data), bytes});
+    std::size_t n = need;
+    LABRUN_CUDA(cub::DeviceReduce::Sum(temp, n, in, out + k, words, stream));
+  }
+  auto* host = reinterpret_cast<std::uint64_t*>(pinned_staging(blocks.size() * sizeof(std::uint64_t)));
+  LABRUN_CUDA(cudaMemcpyAsync(host, out, blocks.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
   LABRUN_CUDA(cudaStreamSynchronize(stream));
+  std::copy(host, host + blocks.size(), h.begin());
   return h;
+}
+
+unsigned char* pinned_staging(std::size_t bytes) {
+  static void* ptr = nullptr;
+  static std::size_t held = 0;
+  if (bytes > held) {
+    if (ptr) LABRUN_CUDA(cudaFreeHost(ptr));
+    ptr = nullptr;
+    held = 0;
+    LABRUN_CUDA(cudaMallocHost(&ptr, bytes));
+    held = bytes;
+  }
+  return static_cast<unsigned char*>(ptr);
 }
 
 }  // namespace labrun

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -21,18 +23,20 @@ namespace labrun {
 
 namespace {
 
-// The device copy of one input set: its buffers, and the content hash of each array as loaded (lab.guard_inputs).
+// The device copy of the input set of one input key: its buffers, the lab seed whose set they hold now (the point's,
+// or the re-check's second set), and the content hash of each array of each set as loaded (lab.guard_inputs).
 struct DeviceInputs {
   std::vector<DeviceBuffer> buffers;
   Arrays arrays;
-  std::vector<std::uint64_t> hashes;
+  std::optional<std::uint64_t> loaded;                         ///< the lab seed of the set in the buffers
+  std::map<std::uint64_t, std::vector<std::uint64_t>> hashes;  ///< by lab seed
 };
 
 // The hash of every array of `arrays`, in order.
 std::vector<std::uint64_t> device_hashes(const Arrays& arrays, cudaStream_t stream) {
-  std::vector<std::uint64_t> h;
-  for (const auto& [name, v] : arrays.items()) h.push_back(device_content_hash(v.data, v.bytes(), stream));
-  return h;
+  std::vector<std::pair<const void*, std::size_t>> blocks;
+  for (const auto& [name, v] : arrays.items()) blocks.emplace_back(v.data, v.bytes());
+  return device_content_hashes(blocks, stream);
 }
 
 // One fenced device array (src/lab/guards.hpp): where its data starts, and how its guards read.
@@ -55,7 +59,9 @@ void* device_array(std::size_t bytes, MemoryRole memory, std::vector<DeviceBuffe
     buffers.emplace_back(std::max<std::size_t>(bytes, 16), memory);
     return buffers.back().get();
   }
-  buffers.emplace_back(fenced_allocation_bytes(bytes), memory);
+  // The guards are the lab's memory: the point's work bytes stay what the unfenced array would take.
+  const std::size_t total = fenced_allocation_bytes(bytes), counted = std::max<std::size_t>(bytes, 16);
+  buffers.emplace_back(total, memory, total - counted);
   // elem_bytes 0: raw memory (Launch::allocate), its offsets in bytes.
   DeviceFence f{FencedArray{name, std::max<std::size_t>(elem_bytes, 1), bytes, elem_bytes == 0},
                 buffers.back().as<unsigned char>() + kGuardBytes};
@@ -64,16 +70,26 @@ void* device_array(std::size_t bytes, MemoryRole memory, std::vector<DeviceBuffe
   return f.data;
 }
 
-// The first write found in the guards of `fences` (each guard copied back whole); refills the guards written. The
-// caller has waited for the stream.
-std::optional<std::string> device_guard_write(const std::vector<DeviceFence>& fences) {
-  std::optional<std::string> first;
-  std::vector<std::uint8_t> before(kGuardBytes), after;
+// The first write found in the guards of `fences`: every guard copied back whole on `stream` (after the work queued
+// there) into one page-locked buffer, one wait; refills the guards written.
+std::optional<std::string> device_guard_write(const std::vector<DeviceFence>& fences, cudaStream_t stream) {
+  std::size_t total = 0;
+  for (const DeviceFence& f : fences) total += kGuardBytes + f.array.after_guard_bytes();
+  if (total == 0) return std::nullopt;
+  unsigned char* host = pinned_staging(total);
+  std::size_t at = 0;
   for (const DeviceFence& f : fences) {
-    after.resize(f.array.after_guard_bytes());
-    LABRUN_CUDA(cudaMemcpy(before.data(), f.data - kGuardBytes, kGuardBytes, cudaMemcpyDeviceToHost));
-    LABRUN_CUDA(cudaMemcpy(after.data(), f.data + f.array.bytes, after.size(), cudaMemcpyDeviceToHost));
-    auto found = guard_write(f.array, before.data(), after.data());
+    LABRUN_CUDA(cudaMemcpyAsync(host + at, f.data - kGuardBytes, kGuardBytes, cudaMemcpyDeviceToHost, stream));
+    LABRUN_CUDA(cudaMemcpyAsync(host + at + kGuardBytes, f.data + f.array.bytes, f.array.after_guard_bytes(),
+                                cudaMemcpyDeviceToHost, stream));
+    at += kGuardBytes + f.array.after_guard_bytes();
+  }
+  LABRUN_CUDA(cudaStreamSynchronize(stream));
+  std::optional<std::string> first;
+  at = 0;
+  for (const DeviceFence& f : fences) {
+    auto found = guard_write(f.array, host + at, host + at + kGuardBytes);
+    at += kGuardBytes + f.array.after_guard_bytes();
     if (!found) continue;
     fill_guards(f);
     if (!first) first = found;
@@ -161,53 +177,52 @@ class SdkCudaWorkload : public Workload {
 
   void run() override { step_(*launch_); }
 
-  CheckOutcome check(const std::function<void()>& iterate) override { return compare_after(iterate, *ref_, seed_); }
+  CheckOutcome check(const std::function<void()>& iterate) override {
+    ensure_loaded(*dev_, seed_);
+    return compare_after(iterate, *ref_, seed_);
+  }
 
   Cost cost() const override { return exp_->cost(args_, *ref_); }
 
   unsigned integrity_support() const override { return kFenceCheck | kInputCheck | kRecheck; }
 
   std::optional<std::string> fence_violation() override {
-    LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
-    auto own = device_guard_write(fences_);
-    auto allocated = device_guard_write(launch_->fences);
-    return own ? own : allocated;
+    std::vector<DeviceFence> all = fences_;
+    all.insert(all.end(), launch_->fences.begin(), launch_->fences.end());
+    return device_guard_write(all, ctx_.stream());
   }
 
   std::optional<std::string> input_change() override {
-    if (!guard_inputs_) return std::nullopt;
-    LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
-    const std::vector<std::uint64_t> now = device_hashes(dev_->arrays, ctx_.stream());
-    if (now == dev_->hashes) return std::nullopt;
+    if (!guard_inputs_ || !dev_->loaded) return std::nullopt;
+    const std::uint64_t seed = *dev_->loaded;
+    const std::vector<std::uint64_t> expected = dev_->hashes[seed];
+    const std::vector<std::uint64_t> now = device_hashes(dev_->arrays, ctx_.stream());  // after the queued work
+    if (now == expected) return std::nullopt;
     // Where: the changed array against the host set (generated now if the device made the set), then the set
     // loaded again (shared with the point's other variants, which must see it as generated).
     std::optional<std::string> first;
-    const auto host = exp_->inputs(args_, seed_);
+    const auto host = exp_->inputs(args_, seed);
     const auto& items = dev_->arrays.items();
     for (std::size_t k = 0; k < items.size() && !first; ++k) {
-      if (now[k] == dev_->hashes[k]) continue;
+      if (now[k] == expected[k]) continue;
       const View& v = items[k].second;
       std::vector<unsigned char> seen(v.bytes());
       if (!seen.empty()) LABRUN_CUDA(cudaMemcpy(seen.data(), v.data, seen.size(), cudaMemcpyDeviceToHost));
       first = input_change_reason(items[k].first, first_difference(seen.data(), host->arrays()[items[k].first].data,
                                                                    v.count, v.elem.bytes));
     }
-    load_set(*dev_, seed_);
+    load_set(*dev_, seed);
     return first;
   }
 
+  // The second set stays loaded after the re-check: the variants of an interleaved group are re-checked one after
+  // another on it, and whatever needs the point's own set next (a correctness iteration, the next point's setup)
+  // loads it back first (ensure_loaded).
   std::optional<CheckOutcome> recheck(const std::function<void()>& iterate) override {
     const std::uint64_t fresh_seed = recheck_lab_seed(seed_);
     const auto ref = exp_->reference(args_, fresh_seed);
-    load_set(*dev_, fresh_seed);
-    try {
-      CheckOutcome outcome = compare_after(iterate, *ref, fresh_seed);
-      load_set(*dev_, seed_);
-      return outcome;
-    } catch (...) {
-      load_set(*dev_, seed_);  // the next variant never sees the second set
-      throw;
-    }
+    ensure_loaded(*dev_, fresh_seed);
+    return compare_after(iterate, *ref, fresh_seed);
   }
 
  private:
@@ -253,9 +268,15 @@ class SdkCudaWorkload : public Workload {
     return exp_->compare(args_, inputs, outputs, ref, scale_, r.inputs_aliased(dev_->arrays), read);
   }
 
+  // load_set unless `set` holds the set of `lab_seed` already.
+  void ensure_loaded(DeviceInputs& set, std::uint64_t lab_seed) {
+    if (set.loaded != lab_seed) load_set(set, lab_seed);
+  }
+
   // Writes the input set of lab seed `lab_seed` into `set`'s buffers: by the experiment's device generator where it
-  // has one, else copied from the host set. Waits for it.
+  // has one, else copied from the host set. Waits for it; hashes it the first time (lab.guard_inputs).
   void load_set(DeviceInputs& set, std::uint64_t lab_seed) {
+    set.loaded.reset();
     bool generated = false;
     if (exp_->cuda && exp_->cuda->device_generator()) {
       const Arrays none;
@@ -270,6 +291,8 @@ class SdkCudaWorkload : public Workload {
               cudaMemcpyAsync(v.data, host->arrays()[name].data, v.bytes(), cudaMemcpyHostToDevice, ctx_.stream()));
     }
     LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream()));
+    set.loaded = lab_seed;
+    if (guard_inputs_ && !set.hashes.count(lab_seed)) set.hashes[lab_seed] = device_hashes(set.arrays, ctx_.stream());
   }
 
   // The device copy of the point's input set, shared with the previous point's when the key is the same.
@@ -277,14 +300,13 @@ class SdkCudaWorkload : public Workload {
     const std::string key = exp_->input_key(args_) + "/" + std::to_string(exp_->input_seed(args_, seed_));
     if (exp_->device_inputs && exp_->device_key == key) {
       auto held = std::static_pointer_cast<DeviceInputs>(exp_->device_inputs);
-      if (guard_inputs_ && held->hashes.empty()) held->hashes = device_hashes(held->arrays, ctx_.stream());
+      ensure_loaded(*held, seed_);  // a re-check may have left its second set there
       return held;
     }
     exp_->device_inputs.reset();  // free the old device copy before allocating the new one
     auto fresh = std::make_shared<DeviceInputs>();
     allocate(layout, Role::input, MemoryRole::input, fresh->buffers, fresh->arrays);
     load_set(*fresh, seed_);
-    if (guard_inputs_) fresh->hashes = device_hashes(fresh->arrays, ctx_.stream());
     exp_->device_inputs = fresh;
     exp_->device_key = key;
     return fresh;

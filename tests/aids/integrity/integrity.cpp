@@ -37,14 +37,9 @@ Setup host_variant(Fault fault) {
           if (call == 1) compute(x, cache, n);
           std::memcpy(y, cache, static_cast<std::size_t>(n) * sizeof(float));
           return;
-        case Fault::setup_work:
-          std::memcpy(y, cache, static_cast<std::size_t>(n) * sizeof(float));
-          return;
-        case Fault::tail_unwritten:
-          compute(x, y, n - 1);
-          return;
-        default:
-          compute(x, y, n);
+        case Fault::setup_work: std::memcpy(y, cache, static_cast<std::size_t>(n) * sizeof(float)); return;
+        case Fault::tail_unwritten: compute(x, y, n - 1); return;
+        default: compute(x, y, n);
       }
       if (fault == Fault::past_end) y[n] = 0.0f;
       if (fault == Fault::before_start) y[-1] = 0.0f;
@@ -83,6 +78,5 @@ LABRUN_EXPERIMENT(integrity) {
     const double n = static_cast<double>(a.i64("n"));
     return Cost::of(4 * n, 4 * n, 8 * n, 2 * n, 1, 0);
   });
-  for (const auto& row : integrity_aid::kVariants)
-    e.variant(row.name, row.description).host(host_variant(row.fault));
+  for (const auto& row : integrity_aid::kVariants) e.variant(row.name, row.description).host(host_variant(row.fault));
 }

@@ -53,9 +53,7 @@ labrun::Setup cuda_variant(Fault fault) {
         case Fault::scratch_guard: launch(l, x, y, n, l.scratch("work").as<float>(), n); break;
         case Fault::allocated_guard: launch(l, x, y, n, cache, n); break;
         case Fault::writes_input: launch(l, x, y, n, nullptr, 0, calls, 1); break;
-        case Fault::writes_input_late:
-          launch(l, x, y, n, nullptr, 0, calls, labrun::integrity_aid::kLateCall);
-          break;
+        case Fault::writes_input_late: launch(l, x, y, n, nullptr, 0, calls, labrun::integrity_aid::kLateCall); break;
         case Fault::replays_cache:
           // The host decides once: the first call computes into the cache; every call copies the cache.
           if (*first) launch(l, x, cache, n);

@@ -10,16 +10,16 @@ namespace labrun::integrity_aid {
 
 /// What a variant does wrong.
 enum class Fault {
-  none,              ///< y = 2x + 1, correct
-  past_end,          ///< also writes y[n], one element past the end of its output (C19)
-  before_start,      ///< also writes y[-1], one element before its start (C19)
-  scratch_guard,     ///< also writes work[n], past the end of its scratch array (C19)
-  allocated_guard,   ///< also writes one element past the end of memory from Launch::allocate (C19)
-  writes_input,      ///< correct y, then x[0] changed, every call (C20)
-  writes_input_late, ///< correct y; from its kLateCall-th call on (during timing) also changes x[0] (C20)
-  replays_cache,     ///< computes at its first call into memory of its own, copies that every later call (C21)
-  setup_work,        ///< computes y from the inputs in its setup; the iteration only copies it (C21)
-  tail_unwritten,    ///< leaves y[n - 1] unwritten (C07: the NaN poison)
+  none,               ///< y = 2x + 1, correct
+  past_end,           ///< also writes y[n], one element past the end of its output (C19)
+  before_start,       ///< also writes y[-1], one element before its start (C19)
+  scratch_guard,      ///< also writes work[n], past the end of its scratch array (C19)
+  allocated_guard,    ///< also writes one element past the end of memory from Launch::allocate (C19)
+  writes_input,       ///< correct y, then x[0] changed, every call (C20)
+  writes_input_late,  ///< correct y; from its kLateCall-th call on (during timing) also changes x[0] (C20)
+  replays_cache,      ///< computes at its first call into memory of its own, copies that every later call (C21)
+  setup_work,         ///< computes y from the inputs in its setup; the iteration only copies it (C21)
+  tail_unwritten,     ///< leaves y[n - 1] unwritten (C07: the NaN poison)
 };
 
 /// The call from which writes_input_late writes into its input: after the aid config's warmup (2 iterations) and
