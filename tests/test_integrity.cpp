@@ -252,5 +252,52 @@ TEST(IntegrityRecord, AnUnknownStateIsRefused) {
   EXPECT_EQ(to_json(integrity_from_json(j)), j);
 }
 
+// A pooled sweep re-checks in its first process only (the code under test is the same in each): the pooled record
+// carries that process's re-check, and a replayed result is still named.
+TEST(IntegrityAid, APooledSweepRechecksInItsFirstProcess) {
+  TempDir dir("labrun_integrity");
+  std::string log;
+  EXPECT_EQ(testaid(dir,
+                    {"sweep", kAidConfig, "--device", "cpu", "-o", "pooled.jsonl", "-q", "--only", "mode=eager,n=1027",
+                     "--lab", "processes=3"},
+                    &log),
+            1)
+      << log;
+  const auto points = points_of(dir.file("pooled.jsonl"));
+  ASSERT_EQ(points.size(), 19u);
+  EXPECT_EQ(test::expect_aid_points(points, {"eager"}), 19);
+  for (const Json& p : points) {
+    if (p["variant"] == "correct") EXPECT_EQ(p["integrity"]["recheck"]["state"], "passed");
+    if (p["variant"] == "replays_cache")
+      EXPECT_EQ(p["reason"].get<std::string>().rfind("process 1 of 3: re-check on fresh inputs failed", 0), 0u)
+          << p["reason"];
+  }
+}
+
+// The report lists every point an integrity check failed, with the check and its finding; a finding one side of a
+// diff has and the other lacks is a status change, a regression (exit 1).
+TEST(IntegrityAid, TheReportListsEveryFindingAndTheDiffCallsItAStatusChange) {
+  TempDir dir("labrun_integrity");
+  const std::vector<std::string> one = {"--device", "cpu", "-q", "--only", "mode=eager,n=1027,variant=replays_cache"};
+  auto sweep = [&](const std::string& out, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"sweep", kAidConfig, "-o", out};
+    args.insert(args.end(), one.begin(), one.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return testaid(dir, args);
+  };
+  EXPECT_EQ(sweep("off.jsonl", {"--lab", "recheck=false"}), 0);
+  EXPECT_EQ(sweep("on.jsonl", {}), 1);
+  std::string log;
+  EXPECT_EQ(testaid(dir, {"diff", "off.jsonl", "on.jsonl"}, &log), 1) << log;
+  EXPECT_NE(log.find("status_changed  ok -> incorrect"), std::string::npos) << log;
+  EXPECT_EQ(testaid(dir, {"report", "on.jsonl", "-o", "report", "--no-plots"}, &log), 0) << log;
+  const std::string md = slurp(dir.file("report/report.md"));
+  EXPECT_NE(md.find("## Integrity checks"), std::string::npos);
+  const auto row = md.find("| replays_cache | ");
+  ASSERT_NE(row, std::string::npos) << md.substr(0, 3000);
+  EXPECT_NE(md.find(" | re-check | re-check on fresh inputs failed: y[", row), std::string::npos)
+      << md.substr(row, 400);
+}
+
 }  // namespace
 }  // namespace labrun

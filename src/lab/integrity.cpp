@@ -31,14 +31,17 @@ std::string without_not_timed(std::string what) {
 
 }  // namespace
 
-IntegrityChecks::IntegrityChecks(const Workload& workload, const LabSettings& lab) {
+IntegrityChecks::IntegrityChecks(const Workload& workload, const LabSettings& lab,
+                                 const std::optional<std::string>& recheck_elsewhere) {
   const unsigned s = workload.integrity_support();
   fences_ = lab.fences && (s & Workload::kFenceCheck);
   inputs_ = lab.guard_inputs && (s & Workload::kInputCheck);
-  recheck_ = lab.recheck && (s & Workload::kRecheck);
+  recheck_ = lab.recheck && (s & Workload::kRecheck) && !recheck_elsewhere;
   record_.fences = initial(lab.fences, s & Workload::kFenceCheck, "fences");
   record_.inputs = initial(lab.guard_inputs, s & Workload::kInputCheck, "guard_inputs");
   record_.recheck = initial(lab.recheck, s & Workload::kRecheck, "recheck");
+  if (lab.recheck && (s & Workload::kRecheck) && recheck_elsewhere)
+    record_.recheck = {CheckState::not_run, *recheck_elsewhere};
 }
 
 std::optional<std::string> IntegrityChecks::inputs(Workload& workload, const std::string& when) {

@@ -22,7 +22,11 @@ class IntegrityChecks {
   /// Each check `off` where its lab setting (lab.fences, lab.guard_inputs, lab.recheck) is false (reason
   /// "lab.fences: false"), `not_run` where `workload` does not implement it ("the workload does not implement it")
   /// or until it runs ("the pass ended before it ran").
-  IntegrityChecks(const Workload& workload, const LabSettings& lab);
+  /// `recheck_elsewhere`: why the re-check does not run in this process though it is on (a process of a pooled
+  /// sweep other than the first: the code under test is the same in each, and the first one's record is the pooled
+  /// record's base); the re-check is then `not_run` with that reason.
+  IntegrityChecks(const Workload& workload, const LabSettings& lab,
+                  const std::optional<std::string>& recheck_elsewhere = std::nullopt);
 
   /// The fences, then the inputs (each where it runs): the first finding's reason, or nullopt. A check that ran and
   /// found nothing is `passed` (unless an earlier run of it failed); a finding is `failed` with its reason and

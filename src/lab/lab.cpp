@@ -160,10 +160,11 @@ struct PointRun {
   std::int64_t batch = 1;
   std::vector<double> wall, device, submit, host_probe;
   std::int64_t syncs = 0, iterations = 0;
-  double timed_s = 0;                           // time spent in this point's own samples (caps count only these)
-  std::unique_ptr<StoppingCriterion> stopping;  // lab.stopping's criterion, told each sample
-  std::string stop;                             // its stop reason once it finished
-  std::optional<IntegrityChecks> integrity;     // from setup on: the integrity checks (docs/integrity.md)
+  double timed_s = 0;                            // time spent in this point's own samples (caps count only these)
+  std::unique_ptr<StoppingCriterion> stopping;   // lab.stopping's criterion, told each sample
+  std::string stop;                              // its stop reason once it finished
+  std::optional<IntegrityChecks> integrity;      // from setup on: the integrity checks (docs/integrity.md)
+  std::optional<std::string> recheck_elsewhere;  // why the re-check runs in another process (recheck_elsewhere())
   bool finished = false;  // true once rec is final (ended before timing, or timing done and finalised)
 };
 
@@ -246,7 +247,7 @@ void set_up(PointRun& run, const Point& point, const RegisteredExperiment& exper
       throw PointOutcome(Status::not_supported, std::string("variant '") + point.variant + "' has no " +
                                                     to_string(backend.kind()) + " implementation");
     run.workload = (*impl)(point, backend, lab);
-    run.integrity.emplace(*run.workload, lab);
+    run.integrity.emplace(*run.workload, lab, run.recheck_elsewhere);
   }
   run.rec.cost = run.workload->cost();
   run.rec.cost_recorded = true;
@@ -516,6 +517,16 @@ bool mark_device_fault(PointRun& run, Backend& backend) {
 
 }  // namespace
 
+// Why this process does not re-check (nullopt: it does): a process of a pooled sweep other than the first. The code
+// under test is the same in every process, the re-check's cost (a second reference, a second comparison) is paid
+// once, and the first process's record is the base of the pooled record (src/run/processes.hpp).
+std::optional<std::string> recheck_elsewhere(const RunHeader& header) {
+  const auto process = header.pool_process();
+  if (!process || process->first == 1) return std::nullopt;
+  return "re-checked in process 1 of " + std::to_string(process->second) +
+         " of the pool (the code under test is the same in each)";
+}
+
 // Drops a point's samples, so it can be timed again from its first sample.
 void reset_samples(PointRun& run) {
   run.wall.clear();
@@ -564,6 +575,7 @@ void retime_if_inputs_changed(std::vector<PointRun>& runs, Backend& backend, con
 PointRecord lab_pass(const Point& point, const RegisteredExperiment& experiment, Backend& backend,
                      const LabSettings& lab, const Json& header) {
   PointRun run;
+  run.recheck_elsewhere = recheck_elsewhere(run_header(header));
   begin_point(run, point, experiment, backend, lab);
   if (!run.finished) {
     try {
@@ -638,6 +650,7 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Regis
     // of the machine (host launch speed, clocks) lands on all of them alike instead of on whichever ran then.
     std::vector<PointRun> runs(last - first);
     for (std::size_t i = first; i < last; ++i) {
+      runs[i - first].recheck_elsewhere = recheck_elsewhere(typed_header);
       begin_point(runs[i - first], points[i], experiment, backend, lab, listener);
       if (mark_device_fault(runs[i - first], backend)) fault(runs[i - first], i);
       throw_if_interrupted();

@@ -1097,6 +1097,12 @@ void write_run_whole(const std::string& path, const Run& run, bool replace) {
 }
 
 bool RunHeader::pooled_process() const { return json.is_object() && json.contains("process"); }
+std::optional<std::pair<std::int64_t, std::int64_t>> RunHeader::pool_process() const {
+  const Json& index = header_at(json, {"process", "index"});
+  const Json& count = header_at(json, {"process", "count"});
+  if (!index.is_number_integer() || !count.is_number_integer()) return std::nullopt;
+  return std::make_pair(index.get<std::int64_t>(), count.get<std::int64_t>());
+}
 
 DeviceState device_state_of(const PointRecord& point, const char* when) {
   DeviceState st;

@@ -408,6 +408,9 @@ struct RunHeader {
   std::vector<double> load_averages_1m() const;
   /// True for the header of one process of a pooled lab.processes run (it has `process`: {index, count}).
   bool pooled_process() const;
+  /// `process` {index, count} of one process of a pooled run (index 1-based); nullopt for any other header (or a
+  /// `process` that is not two integers).
+  std::optional<std::pair<std::int64_t, std::int64_t>> pool_process() const;
   const Json& lab() const;               ///< the `lab` object (settings in force); an empty object if absent
   const Json& hypothesis() const;        ///< config.hypothesis as written; null if absent
   const Json& device() const;            ///< the environment.device object; null if absent

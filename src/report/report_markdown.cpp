@@ -566,6 +566,42 @@ void notes_section(const ReportContext& c, std::ostream& md) {
   if (n == 0) md << "None: no point is faster than its physical floor, and every time was taken synchronized.\n\n";
 }
 
+// Every point an integrity check failed (docs/integrity.md), with the check and its finding; then what did not run.
+void integrity_section(const ReportContext& c, std::ostream& md) {
+  md << "## Integrity checks\n\n";
+  struct Named {
+    const char* name;
+    IntegrityCheck Integrity::*check;
+  };
+  static constexpr Named kChecks[] = {
+      {"fences", &Integrity::fences}, {"inputs", &Integrity::inputs}, {"re-check", &Integrity::recheck}};
+  std::size_t failed = 0, checked = 0, retimed = 0;
+  std::map<std::string, int> off;
+  for (const auto& run : c.runs())
+    for (const auto& p : run.points) {
+      if (!p.integrity) continue;
+      ++checked;
+      retimed += p.integrity->retimed.has_value();
+      for (const Named& k : kChecks) {
+        const IntegrityCheck& check = (*p.integrity).*(k.check);
+        if (check.state == CheckState::off) ++off[std::string(k.name) + " off (" + check.reason.value_or("") + ")"];
+        if (check.state != CheckState::failed) continue;
+        if (failed++ == 0) md << "| variant | point | check | finding |\n|---|---|---|---|\n";
+        md << "| " << cell(p.variant) << " | " << cell(format_axes(p.axes, run.varying)) << " | " << k.name << " | "
+           << cell(check.reason.value_or("")) << " |\n";
+      }
+    }
+  if (checked == 0) {
+    md << "No point records them (results from before the integrity checks).\n\n";
+    return;
+  }
+  if (failed == 0) md << "None failed: no point wrote outside its arrays or into its inputs, or failed its re-check.\n";
+  md << "\n";
+  if (!off.empty()) md << "Not checked: " << counts_text(off) << ".\n\n";
+  if (retimed > 0)
+    md << retimed << " points were timed again alone: their interleaved group's inputs changed during its timing.\n\n";
+}
+
 void tables_section(const ReportContext& c, std::ostream& md) {
   md << "## Time and bandwidth by variant\n\n";
   for (const auto& run : c.runs()) {
@@ -634,6 +670,7 @@ std::string render_report(const ReportContext& c, const std::vector<std::string>
   for (std::size_t i = 0; i < paths.size(); ++i) md << (i ? ", " : "") << code(paths[i]);
   md << ": " << c.runs().size() << (c.runs().size() == 1 ? " run, " : " runs, ") << c.point_count() << " points.\n\n";
   summary_section(c, md);
+  integrity_section(c, md);
   hypotheses_section(c, md);
   experiment_sections(c, md);
   plots_section(plots, not_drawn, max_plots, md);
