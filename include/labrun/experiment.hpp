@@ -140,6 +140,10 @@ struct View {
 /// returned: an output the variant hands back (Launch::returns) instead of writing into a buffer of the lab's, as
 /// an op that returns its input itself does (x.contiguous() of a contiguous x): allocated by no one, not counted in
 /// the working set, not poisoned, copied back from where the variant pointed and compared as an output.
+/// The lab's integrity checks (docs/integrity.md): outputs and scratch arrays sit between guard regions (a write
+/// within 4 KiB outside one makes the point `incorrect`, lab.fences); inputs are compared with the generated set
+/// (a write into one makes the point `incorrect`, lab.guard_inputs); after timing one iteration runs on a second
+/// input set against its reference (lab.recheck), so a variant must compute from its inputs every iteration.
 enum class Role { input, output, scratch, transient, returned };
 
 /// The arrays a point holds, declared per point by Experiment::arrays: names, roles, element types and counts.
@@ -359,7 +363,8 @@ class Launch {
   /// records host syncs per iteration and a graph capture fails on it, as it would in a framework). `host` must
   /// come from allocate_pinned(). On the host backend a plain copy.
   virtual void read_to_host(void* host, const void* device_ptr, std::size_t bytes) = 0;
-  /// Memory owned by the workload, freed with it: device memory on CUDA, host memory on the host. Setup only.
+  /// Memory owned by the workload, freed with it: device memory on CUDA, host memory on the host, zeroed on the
+  /// host, fenced by guard regions as the outputs are (lab.fences, docs/integrity.md). Setup only.
   virtual void* allocate(std::size_t bytes) = 0;
   /// Page-locked host memory owned by the workload (plain host memory on the host backend). Setup only.
   virtual void* allocate_pinned(std::size_t bytes) = 0;

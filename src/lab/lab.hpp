@@ -1,5 +1,5 @@
 // The lab pass: the fixed sequence of phases every point goes through, and the sweep driver.
-//   environment -> setup -> warmup -> correctness -> timing -> interpretation
+//   environment -> setup -> warmup -> correctness -> timing -> integrity -> interpretation (docs/integrity.md)
 // A phase ends the pass early with a status (PointOutcome); a failing point never stops the sweep.
 #pragma once
 
