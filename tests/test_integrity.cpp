@@ -183,6 +183,22 @@ TEST(IntegrityAid, AnInterleavedGroupIsTimedAgainAloneWhenItsInputsChange) {
   EXPECT_EQ(retimed, 2 * 13);  // the 13 points of each size that reached timing
 }
 
+// A group that holds two input sets (both sizes: 38 points) still finds the late write in the set it landed in: each
+// point checks the set it holds, not the one the experiment generated last.
+TEST(IntegrityAid, AGroupOfTwoInputSetsFindsTheWriteInEither) {
+  TempDir dir("labrun_integrity");
+  std::string log;
+  EXPECT_EQ(testaid(dir,
+                    {"sweep", kAidConfig, "--device", "cpu", "-o", "two.jsonl", "-q", "--only", "mode=eager", "--lab",
+                     "interleave=38"},
+                    &log),
+            1)
+      << log;
+  const auto points = points_of(dir.file("two.jsonl"));
+  ASSERT_EQ(points.size(), 38u);
+  EXPECT_EQ(test::expect_aid_points(points, {"eager"}), 38);
+}
+
 // A plain interleaved group whose inputs hold is sampled round-robin as ever, with nothing retimed.
 TEST(IntegrityAid, AGroupWhoseInputsHoldIsNotRetimed) {
   TempDir dir("labrun_integrity");

@@ -67,7 +67,8 @@ std::optional<std::string> IntegrityChecks::recheck(Workload& workload, const st
     record_.recheck = {CheckState::passed, std::nullopt};
     return std::nullopt;
   }
-  const std::string reason = "re-check on fresh inputs failed: " + without_not_timed(describe_failure(*outcome));
+  const std::string reason = "re-check on fresh inputs failed: " + without_not_timed(describe_failure(*outcome)) +
+                             " (found after timing)";
   record_.recheck = {CheckState::failed, reason};
   return reason;
 }

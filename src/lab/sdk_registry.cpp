@@ -183,16 +183,16 @@ std::vector<std::uint64_t> SdkExperiment::input_hashes(const Args& args, std::ui
   return input_slot(args, lab_seed).hashes;
 }
 
-std::optional<std::string> SdkExperiment::restore_inputs(const Args& args, std::uint64_t lab_seed) {
-  InputSlot& slot = input_slot(args, lab_seed);
-  const std::vector<std::uint64_t> now = slot.set->hashes();
-  if (now == slot.hashes) return std::nullopt;
+std::optional<std::string> SdkExperiment::restore_inputs(const Args& args, std::uint64_t lab_seed, HostArrays& set,
+                                                         const std::vector<std::uint64_t>& expected) const {
+  const std::vector<std::uint64_t> now = set.hashes();
+  if (now == expected) return std::nullopt;
   HostArrays fresh(layout(args), Role::input, false);
   generate_into(args, lab_seed, fresh.arrays());
   std::optional<std::string> first;
-  const auto& items = slot.set->arrays().items();
+  const auto& items = set.arrays().items();
   for (std::size_t k = 0; k < items.size(); ++k) {
-    if (now[k] == slot.hashes[k]) continue;
+    if (k < expected.size() && now[k] == expected[k]) continue;
     const View& v = items[k].second;
     const View& g = fresh.arrays().items()[k].second;
     if (!first) first = input_change_reason(items[k].first, first_difference(v.data, g.data, v.count, v.elem.bytes));
@@ -334,6 +334,7 @@ class SdkHostWorkload : public Workload {
   SdkHostWorkload(std::shared_ptr<SdkExperiment> exp, const Setup& setup, const Point& point, const LabSettings& lab)
       : exp_(std::move(exp)), point_(point), args_(point_), seed_(lab.seed), scale_(lab.tolerance_scale.value_or(1.0)) {
     in_ = exp_->writable_inputs(args_, seed_);
+    in_hashes_ = exp_->input_hashes(args_, seed_);  // as generated: the held set's, taken with it
     ref_ = exp_->reference(args_, seed_);
     const Layout layout = exp_->layout(args_);
     out_ = HostArrays(layout, Role::output, true, lab.fences);
@@ -355,7 +356,7 @@ class SdkHostWorkload : public Workload {
     auto blocks = launch_->blocks.fence_violation();
     return out ? out : scratch ? scratch : blocks;
   }
-  std::optional<std::string> input_change() override { return exp_->restore_inputs(args_, seed_); }
+  std::optional<std::string> input_change() override { return exp_->restore_inputs(args_, seed_, *in_, in_hashes_); }
   std::optional<CheckOutcome> recheck(const std::function<void()>& iterate) override {
     // The second set into the arrays the variant reads, one iteration, then the first set generated back in place.
     const std::uint64_t fresh_seed = recheck_lab_seed(seed_);
@@ -391,6 +392,7 @@ class SdkHostWorkload : public Workload {
   std::uint64_t seed_;
   double scale_;
   std::shared_ptr<HostArrays> in_;
+  std::vector<std::uint64_t> in_hashes_;  // in_'s content hashes as generated
   std::shared_ptr<const Reference> ref_;
   HostArrays out_, scratch_;
   std::unique_ptr<HostLaunch> launch_;

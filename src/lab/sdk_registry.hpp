@@ -104,10 +104,13 @@ class SdkExperiment {
   void generate_into(const Args& args, std::uint64_t lab_seed, Arrays& arrays) const;
   /// The content hashes of the set of (args, lab_seed) as generated, one per input array in Layout order.
   std::vector<std::uint64_t> input_hashes(const Args& args, std::uint64_t lab_seed);
-  /// Case C20 on the host: compares the host set of (args, lab_seed) with its hashes as generated; when one array
-  /// changed, generates the set afresh, finds the first changed element, writes every changed array back and returns
-  /// "changed input x at element N". nullopt when nothing changed (or no such set is held).
-  std::optional<std::string> restore_inputs(const Args& args, std::uint64_t lab_seed);
+  /// Case C20 on the host: compares `set`, a host set of (args, lab_seed) that a workload holds, with `expected`,
+  /// its content hashes as generated (input_hashes); when an array changed, generates the set afresh, finds the
+  /// first changed element, writes every changed array of `set` back and returns "changed input x at element N";
+  /// nullopt when nothing changed. The workload's own set, not the one held here: the points of an interleaved
+  /// group may hold sets of several input keys at once.
+  std::optional<std::string> restore_inputs(const Args& args, std::uint64_t lab_seed, HostArrays& set,
+                                            const std::vector<std::uint64_t>& expected) const;
   /// The reference of the point: from memory, else the sweep's disk cache (scalar references), else computed
   /// from inputs() and stored there. A few are kept per input key (both seeds, the reference axes' values).
   std::shared_ptr<const Reference> reference(const Args& args, std::uint64_t lab_seed);

@@ -1098,8 +1098,9 @@ void write_run_whole(const std::string& path, const Run& run, bool replace) {
 
 bool RunHeader::pooled_process() const { return json.is_object() && json.contains("process"); }
 std::optional<std::pair<std::int64_t, std::int64_t>> RunHeader::pool_process() const {
-  const Json& index = header_at(json, {"process", "index"});
-  const Json& count = header_at(json, {"process", "count"});
+  const char* keys[] = {"index", "count"};  // the schema's words (process.index, process.count)
+  const Json& index = header_at(json, {"process", keys[0]});
+  const Json& count = header_at(json, {"process", keys[1]});
   if (!index.is_number_integer() || !count.is_number_integer()) return std::nullopt;
   return std::make_pair(index.get<std::int64_t>(), count.get<std::int64_t>());
 }
