@@ -33,6 +33,14 @@ inline std::string expected_reason(integrity_aid::Fault f, std::int64_t n) {
   return "?";
 }
 
+/// The point lines of the result file `path`, in file order.
+inline std::vector<Json> points_of(const std::string& path) {
+  std::vector<Json> points;
+  for (const Json& r : read_jsonl(path))
+    if (r.value("type", "") == "point") points.push_back(r);
+  return points;
+}
+
 /// The aid's row of `variant`, or nullptr.
 inline const integrity_aid::Row* aid_row(const std::string& variant) {
   for (const auto& row : integrity_aid::kVariants)

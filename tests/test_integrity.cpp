@@ -135,12 +135,7 @@ int testaid(const TempDir& dir, const std::vector<std::string>& args, std::strin
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::vector<Json> points_of(const std::string& path) {
-  std::vector<Json> points;
-  for (const Json& r : read_jsonl(path))
-    if (r.value("type", "") == "point") points.push_back(r);
-  return points;
-}
+using test::points_of;
 
 // Cases C19, C20, C21: every planted host fault named, every correct variant after it ok, no worker crashed; the
 // records round-trip with their integrity.

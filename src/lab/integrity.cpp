@@ -49,11 +49,15 @@ std::optional<std::string> IntegrityChecks::inputs(Workload& workload, const std
   return note(record_.inputs, workload.input_change(), when);
 }
 
+std::optional<std::string> IntegrityChecks::fences(Workload& workload, const std::string& when) {
+  if (!fences_) return std::nullopt;
+  return note(record_.fences, workload.fence_violation(), when);
+}
+
 std::optional<std::string> IntegrityChecks::memory(Workload& workload, const std::string& when) {
-  std::optional<std::string> fences;
-  if (fences_) fences = note(record_.fences, workload.fence_violation(), when);
+  const auto written = fences(workload, when);
   const auto changed = inputs(workload, when);  // even after a fence finding: it restores the inputs
-  return fences ? fences : changed;
+  return written ? written : changed;
 }
 
 std::optional<std::string> IntegrityChecks::recheck(Workload& workload, const std::function<void()>& iterate) {

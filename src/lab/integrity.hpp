@@ -34,8 +34,15 @@ class IntegrityChecks {
   /// timing)", and that is what is returned. The workload refills its guards and restores its
   /// inputs, so whatever runs next sees the lab's memory as it was set up.
   std::optional<std::string> memory(Workload& workload, const std::string& when);
-  /// The inputs alone, as memory(): the group check of interleaved timing.
+  /// The fences alone, as memory().
+  std::optional<std::string> fences(Workload& workload, const std::string& when);
+  /// The inputs alone, as memory().
   std::optional<std::string> inputs(Workload& workload, const std::string& when);
+  /// Whether the input check runs for this point (lab.guard_inputs and the workload implements it): the group check
+  /// of interleaved timing asks the workload itself, without recording, as it cannot yet tell which point wrote.
+  bool guards_inputs() const { return inputs_; }
+  /// Whether the re-check runs in this process for this point.
+  bool rechecks() const { return recheck_; }
   /// The re-check on fresh inputs (where it runs); `iterate` runs one iteration in the point's mode. Returns
   /// "re-check on fresh inputs failed: ..." (the comparison as describe_failure words it), or nullopt when it passed
   /// or does not run.

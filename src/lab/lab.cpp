@@ -424,13 +424,15 @@ TimingMethod timing_method_of(const PointRun& run) {
 }
 
 // After timing, outside every sample (docs/integrity.md): the inputs as generated, then the re-check on fresh inputs,
-// then the fences (the re-check's iteration included) and the inputs again (written back by the re-check). The first
-// finding, or nullopt.
+// then the fences (the re-check's iteration included), and the inputs again where the re-check ran (it wrote its
+// second set into them). The first finding, or nullopt.
 std::optional<std::string> verify_after_timing(PointRun& run) {
   const auto t0 = Clock::now();
-  std::optional<std::string> finding = run.integrity->inputs(*run.workload, "after timing");
-  if (!finding) finding = run.integrity->recheck(*run.workload, [&] { run.exec->iterate(); });
-  const auto memory = run.integrity->memory(*run.workload, "after timing");
+  IntegrityChecks& checks = *run.integrity;
+  std::optional<std::string> finding = checks.inputs(*run.workload, "after timing");
+  if (!finding) finding = checks.recheck(*run.workload, [&] { run.exec->iterate(); });
+  const auto memory = checks.rechecks() ? checks.memory(*run.workload, "after timing")
+                                        : checks.fences(*run.workload, "after timing");
   if (!finding) finding = memory;
   run.phases[to_string(Phase::integrity)] = {{"time_s", seconds_since(t0)}};
   return finding;
@@ -551,7 +553,7 @@ void retime_if_inputs_changed(std::vector<PointRun>& runs, Backend& backend, con
   for (auto& run : runs) {
     if (run.finished) continue;
     ++timing;
-    if (!lab.guard_inputs || !(run.workload->integrity_support() & Workload::kInputCheck)) continue;
+    if (!run.integrity->guards_inputs()) continue;
     if (auto c = run.workload->input_change(); c && !changed) changed = c;
   }
   if (!changed) return;

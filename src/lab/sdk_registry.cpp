@@ -53,12 +53,11 @@ std::optional<std::string> host_guard_write(const FencedArray& array, void* data
 
 }  // namespace
 
-HostArrays::HostArrays(const Layout& layout, Role role, bool zero, bool fenced) {
+HostArrays::HostArrays(const Layout& layout, Role role, bool zero, bool fenced) : fenced_(fenced) {
   for (const auto& e : layout.entries()) {
     if (e.role != role) continue;
     const std::size_t bytes = static_cast<std::size_t>(e.count) * e.elem.bytes;
     auto [block, data] = host_block(bytes, zero, fenced);
-    if (fenced) guarded_.push_back(arrays_.items().size());
     blocks_.push_back(block);
     poison_.push_back(e.poison);
     arrays_.put(e.name, View{data, e.count, e.elem});
@@ -73,8 +72,8 @@ void HostArrays::poison() {
 
 std::optional<std::string> HostArrays::fence_violation() {
   std::optional<std::string> first;
-  for (const std::size_t k : guarded_) {
-    const auto& [name, v] = arrays_.items()[k];
+  if (!fenced_) return first;
+  for (const auto& [name, v] : arrays_.items()) {
     auto found = host_guard_write(FencedArray{name, v.elem.bytes, v.bytes()}, v.data);
     if (found && !first) first = found;
   }

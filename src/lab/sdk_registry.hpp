@@ -41,7 +41,7 @@ class HostArrays {
  private:
   std::vector<std::shared_ptr<void>> blocks_;
   std::vector<std::uint8_t> poison_;  ///< per array, in the order of arrays_
-  std::vector<std::size_t> guarded_;  ///< fenced: the indices of arrays_ with guards (all of them)
+  bool fenced_ = false;               ///< every array sits between guards
   Arrays arrays_;
 };
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -19,6 +21,19 @@
 #include "registry.hpp"
 
 namespace labrun::test {
+
+/// The test aid binary: $LABRUN_TESTAID (set where the binaries travel, scripts/gpu_pack.sh), else the build's.
+inline std::string testaid() {
+  const char* env = std::getenv("LABRUN_TESTAID");
+  return env ? env : LABRUN_TESTAID_BINARY;
+}
+
+/// A file of the repository: under LABRUN_SOURCE_DIR where the build ran, else relative to the working directory
+/// (the repository root on the GPU machine, where the binaries travel without the build's paths).
+inline std::string source_file(const std::string& relative) {
+  const std::string built = std::string(LABRUN_SOURCE_DIR) + "/" + relative;
+  return std::filesystem::exists(built) ? built : relative;
+}
 
 class GpuLabTest : public ::testing::Test {
  protected:

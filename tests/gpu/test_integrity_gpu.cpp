@@ -19,19 +19,8 @@
 namespace labrun {
 namespace {
 
-namespace fs = std::filesystem;
-
-// The test aid binary: $LABRUN_TESTAID (set where the binaries travel), else the build's.
-std::string testaid() {
-  const char* env = std::getenv("LABRUN_TESTAID");
-  return env ? env : LABRUN_TESTAID_BINARY;
-}
-
-// A file of the repository: under LABRUN_SOURCE_DIR where the build ran, else relative to the working directory.
-std::string source_file(const std::string& relative) {
-  const std::string built = std::string(LABRUN_SOURCE_DIR) + "/" + relative;
-  return fs::exists(built) ? built : relative;
-}
+using test::source_file;
+using test::testaid;
 
 class IntegrityGpu : public test::GpuLabTest {};
 
@@ -44,12 +33,7 @@ int sweep_aid(const test::TempDir& dir, const std::string& out, const std::strin
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::vector<Json> points_of(const std::string& path) {
-  std::vector<Json> points;
-  for (const Json& r : read_jsonl(path))
-    if (r.value("type", "") == "point") points.push_back(r);
-  return points;
-}
+using test::points_of;
 
 TEST_F(IntegrityGpu, EveryPlantedFaultIsNamedInEagerAndGraphMode) {
   test::TempDir dir("labrun_integrity_gpu");

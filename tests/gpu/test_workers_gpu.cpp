@@ -27,20 +27,8 @@
 namespace labrun {
 namespace {
 
-namespace fs = std::filesystem;
-
-// The test aid binary: $LABRUN_TESTAID (set where the binaries travel, scripts/gpu_pack.sh), else the build's.
-std::string testaid() {
-  const char* env = std::getenv("LABRUN_TESTAID");
-  return env ? env : LABRUN_TESTAID_BINARY;
-}
-
-// A file of the repository: under LABRUN_SOURCE_DIR where the build ran, else relative to the working directory
-// (the repository root on the GPU machine, where the binaries travel without the build's paths).
-std::string source_file(const std::string& relative) {
-  const std::string built = std::string(LABRUN_SOURCE_DIR) + "/" + relative;
-  return fs::exists(built) ? built : relative;
-}
+using test::source_file;
+using test::testaid;
 
 class WorkersGpu : public test::GpuLabTest {
  protected:
