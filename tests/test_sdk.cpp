@@ -78,6 +78,40 @@ TEST(Sdk, ACheckOfAMissingOutputNamesTheOutputs) {
   EXPECT_EQ(res.compared, 2);
 }
 
+// The re-check on fresh inputs compares a sample (case C21, docs/integrity.md): every s-th element, the first
+// included, so a wrong element on the stride fails and one between the sampled ones is not looked at.
+TEST(Sdk, ASampledElementwiseCheckComparesEveryStrideThElement) {
+  const std::int64_t n = 100000, sample = 1000;  // stride 100
+  std::vector<float> y(static_cast<std::size_t>(n));
+  Reference r;
+  std::vector<double>& want = r.array("y", n);
+  for (std::int64_t i = 0; i < n; ++i)
+    y[static_cast<std::size_t>(i)] = static_cast<float>(
+        want[static_cast<std::size_t>(i)] = 0.5 * static_cast<double>(i % 977));
+  y[50] = 1e6f;  // between samples 0 and 100
+  const Point p{"probe", "copy", {{"n", n}}};
+  Arrays in, out;
+  out.put("y", View{y.data(), n, Elem::of(DType::f32)});
+  auto tight = [](std::int64_t, double) { return 1e-3; };
+  Compare sampled(
+      Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0, {}, {}, sample);
+  EXPECT_TRUE(sampled.sampled());
+  const CheckResult& pass = sampled.elementwise("y", tight);
+  EXPECT_TRUE(pass.passed);
+  EXPECT_EQ(pass.compared, sample);
+  y[99900] = -1e6f;  // the last sampled element
+  const CheckResult& fail = sampled.elementwise("y", tight);
+  EXPECT_FALSE(fail.passed);
+  EXPECT_EQ(fail.worst_index, 99900);
+  EXPECT_EQ(fail.mismatches, 1);
+  Compare full(
+      Args(p), [&]() -> const Arrays& { return in; }, out, r, 1.0);
+  EXPECT_FALSE(full.sampled());
+  const CheckResult& all = full.elementwise("y", tight);
+  EXPECT_EQ(all.compared, n);
+  EXPECT_EQ(all.mismatches, 2);
+}
+
 // Compare::exact over a large array (split in parallel chunks): every mismatch counted, in any chunk, and the first
 // one (the lowest index) reported with its values, the same on every machine.
 TEST(Sdk, ExactCountsEveryMismatchAndReportsTheFirst) {

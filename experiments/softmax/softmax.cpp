@@ -248,6 +248,9 @@ void check(Compare& c) {
     return tol.bound(want, rmax[r] - x.value(i), rspread[r]);
   };
   const CheckResult& res = c.elementwise("y", bound);
+  // The re-check on fresh inputs compares a sample and asks nothing more: the row sums are the correctness
+  // iteration's.
+  if (c.sampled()) return;
   // Row sums (in double) against 1, and the relative L2 error: per chunk of whole rows, combined in order.
   const double inf = std::numeric_limits<double>::infinity();
   struct Part {

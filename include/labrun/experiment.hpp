@@ -264,20 +264,29 @@ class Compare {
   /// back as it ("" when none).
   /// `read`: where exact_chunks reads outputs from (the device, chunk by chunk); empty: from `outputs`' host memory.
   /// A chunked output (Layout::chunked) is in `outputs` with its count and elem but no data.
+  /// `sample`: 0 compares every element; N > 0 (the lab's re-check on fresh inputs, docs/integrity.md) lets
+  /// elementwise() compare at most about N evenly spaced elements of each output (sampled() is then true).
   Compare(const Args& args, std::function<const Arrays&()> inputs, const Arrays& outputs, const Reference& ref,
-          double scale, std::map<std::string, std::string> returned = {}, ChunkReader read = {})
+          double scale, std::map<std::string, std::string> returned = {}, ChunkReader read = {},
+          std::int64_t sample = 0)
       : args_(args), in_(std::move(inputs)), out_(outputs), ref_(ref), scale_(scale), returned_(std::move(returned)),
-        read_(std::move(read)) {}
+        read_(std::move(read)), sample_(sample) {}
   const Args& args() const { return args_; }
   const Arrays& inputs() const { return in_(); }
   const Arrays& outputs() const { return out_; }
   const Reference& reference() const { return ref_; }
   double scale() const { return scale_; }
+  /// True in the lab's re-check on fresh inputs (docs/integrity.md), which asks only whether the variant computed
+  /// from the inputs it was given: elementwise() then compares a sample (at most about 65536 evenly spaced elements
+  /// of each output, the first included), and a check may skip its own passes over whole outputs (softmax's row
+  /// sums). False in the correctness iteration, where every element is compared.
+  bool sampled() const { return sample_ > 0; }
 
   /// Output `array` against reference array `ref_array` (default: the same name), element by element:
   /// passes iff |y_i − ref_i| <= scale · bound(i, ref_i) for every i and no y_i is NaN or infinite. Runs in
-  /// parallel chunks; the first worst element in index order wins ties. @throws std::out_of_range for a
-  /// missing array, std::invalid_argument when the counts differ or the output is raw.
+  /// parallel chunks; the first worst element in index order wins ties. When sampled(), only every s-th element
+  /// (i = 0, s, 2s, ...; s = ceil(count / sample)) is compared and `compared` says how many. @throws std::out_of_range
+  /// for a missing array, std::invalid_argument when the counts differ or the output is raw.
   const CheckResult& elementwise(const std::string& array, const std::function<double(std::int64_t, double)>& bound,
                                  const std::string& ref_array = "");
   /// Output `array` at the elements `indices` only, against reference array `ref_array` (default: the same name)
@@ -330,6 +339,7 @@ class Compare {
   double scale_;
   std::map<std::string, std::string> returned_;
   ChunkReader read_;
+  std::int64_t sample_ = 0;
   std::vector<CheckResult> results_;
 };
 

@@ -9,23 +9,34 @@
 
 namespace labrun {
 
-std::optional<std::string> guard_write(const FencedArray& array, const std::uint8_t* before,
-                                       const std::uint8_t* after) {
+GuardScan scan_guards(const FencedArray& array, const std::uint8_t* before, const std::uint8_t* after) {
+  GuardScan scan;
+  const std::size_t after_bytes = array.after_guard_bytes();
+  for (std::size_t k = 0; k < after_bytes && !scan.after_first; ++k)
+    if (after[k] != kGuardByte) scan.after_first = k;
+  for (std::size_t k = kGuardBytes; k-- > 0 && !scan.before_last;)
+    if (before[k] != kGuardByte) scan.before_last = k;
+  return scan;
+}
+
+std::optional<std::string> guard_write_reason(const FencedArray& array, const GuardScan& scan) {
   const auto elem = static_cast<std::int64_t>(array.raw ? 1 : std::max<std::size_t>(array.elem_bytes, 1));
   const std::string unit = array.raw ? " byte " : " element ";
-  const std::size_t after_bytes = array.after_guard_bytes();
-  for (std::size_t k = 0; k < after_bytes; ++k)
-    if (after[k] != kGuardByte) {
-      const auto byte = static_cast<std::int64_t>(array.bytes + k);
-      return "wrote past the end of " + array.name + " (first at" + unit + std::to_string(byte / elem) + ")";
-    }
-  for (std::size_t k = kGuardBytes; k-- > 0;)
-    if (before[k] != kGuardByte) {
-      const auto byte = static_cast<std::int64_t>(k) - static_cast<std::int64_t>(kGuardBytes);  // < 0
-      const std::int64_t element = (byte - elem + 1) / elem;                                    // floor
-      return "wrote before the start of " + array.name + " (nearest at" + unit + std::to_string(element) + ")";
-    }
+  if (scan.after_first) {
+    const auto byte = static_cast<std::int64_t>(array.bytes + *scan.after_first);
+    return "wrote past the end of " + array.name + " (first at" + unit + std::to_string(byte / elem) + ")";
+  }
+  if (scan.before_last) {
+    const auto byte = static_cast<std::int64_t>(*scan.before_last) - static_cast<std::int64_t>(kGuardBytes);  // < 0
+    const std::int64_t element = (byte - elem + 1) / elem;                                                    // floor
+    return "wrote before the start of " + array.name + " (nearest at" + unit + std::to_string(element) + ")";
+  }
   return std::nullopt;
+}
+
+std::optional<std::string> guard_write(const FencedArray& array, const std::uint8_t* before,
+                                       const std::uint8_t* after) {
+  return guard_write_reason(array, scan_guards(array, before, after));
 }
 
 std::uint64_t content_hash(const void* data, std::size_t bytes) {

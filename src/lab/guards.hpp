@@ -22,6 +22,11 @@ inline constexpr std::size_t kFenceAlignment = 256;
 /// 0xa5a5a5a5 is -2.9e-16 as f32 and no index, count or NaN a kernel is likely to store.
 inline constexpr std::uint8_t kGuardByte = 0xa5;
 
+/// The elements of each output the re-check on fresh inputs compares at most (Compare's `sample`, evenly spaced): a
+/// replayed or stale result differs almost everywhere, so a sample finds it at a small part of a full comparison's
+/// cost (a comparison of 2^24 elements: about 0.16 s per point on the H200 machine's host in full).
+inline constexpr std::int64_t kRecheckSampleElements = 65536;
+
 /// Bytes a fenced allocation of `bytes` takes: the guard before, the array rounded up to kFenceAlignment, the guard
 /// after.
 inline std::size_t fenced_allocation_bytes(std::size_t bytes) {
@@ -40,12 +45,27 @@ struct FencedArray {
   std::size_t after_guard_bytes() const { return fenced_allocation_bytes(bytes) - kGuardBytes - bytes; }
 };
 
-/// How a write into `array`'s guards reads, from host copies of the guard before (kGuardBytes bytes) and after
-/// (after_guard_bytes()): nullopt when every byte is still kGuardByte; else "wrote past the end of y (first at
-/// element 4206592)" (the written byte nearest the array's end, as an element index of the array) or "wrote before
-/// the start of y (nearest at element -1)" (the written byte nearest its start; a negative index). A write past the
-/// end is reported before one before the start. Element indices count whole elements from the array's start
-/// (floor division for the side before); a raw array's offsets are bytes ("first at byte 4108").
+/// What a scan of one fenced array's guards found, byte offsets into each guard: in the guard before (kGuardBytes
+/// bytes), the written byte nearest the array's start (the largest offset that no longer holds kGuardByte); in the
+/// guard after (after_guard_bytes()), the first written byte. nullopt: that guard is intact. The host scans host
+/// memory (scan_guards); the CUDA workload scans on the device and copies back only these two offsets.
+struct GuardScan {
+  std::optional<std::size_t> before_last;
+  std::optional<std::size_t> after_first;
+};
+
+/// The scan of `array`'s guards from host copies of the guard before (kGuardBytes bytes) and after
+/// (after_guard_bytes()).
+GuardScan scan_guards(const FencedArray& array, const std::uint8_t* before, const std::uint8_t* after);
+
+/// How a scan reads: nullopt when both guards are intact; else "wrote past the end of y (first at element 4206592)"
+/// (the written byte nearest the array's end, as an element index of the array) or "wrote before the start of y
+/// (nearest at element -1)" (the written byte nearest its start; a negative index). A write past the end is reported
+/// before one before the start. Element indices count whole elements from the array's start (floor division for the
+/// side before); a raw array's offsets are bytes ("first at byte 4108").
+std::optional<std::string> guard_write_reason(const FencedArray& array, const GuardScan& scan);
+
+/// guard_write_reason(array, scan_guards(array, before, after)).
 std::optional<std::string> guard_write(const FencedArray& array, const std::uint8_t* before, const std::uint8_t* after);
 
 /// A 64-bit hash of `bytes` bytes of host memory: the sum, modulo 2^64, over 8-byte words w_i (the last one padded

@@ -246,10 +246,10 @@ Cost SdkExperiment::cost(const Args& args, const Reference& ref) const {
 CheckOutcome SdkExperiment::compare(const Args& args, const std::function<const Arrays&()>& inputs,
                                     const Arrays& outputs, const Reference& ref, double scale,
                                     const std::map<std::string, std::string>& returned,
-                                    const Compare::ChunkReader& read) const {
+                                    const Compare::ChunkReader& read, std::int64_t sample) const {
   if (!def_->check_fn()) throw std::logic_error(def_->name() + ": no check (ExperimentDef::check)");
   // The inputs are made on the host only if the check reads them (a device-generated set has no host copy).
-  Compare c(args, inputs, outputs, ref, scale, returned, read);
+  Compare c(args, inputs, outputs, ref, scale, returned, read, sample);
   def_->check_fn()(c);
   if (c.results().empty()) return check_error(def_->name() + ": the check compared nothing");
   CheckOutcome out;
@@ -363,7 +363,8 @@ class SdkHostWorkload : public Workload {
     const auto fresh = exp_->inputs(args_, fresh_seed);
     for (const auto& [name, v] : in_->arrays().items()) std::memcpy(v.data, fresh->arrays()[name].data, v.bytes());
     try {
-      CheckOutcome outcome = compare_after(iterate, *ref, [&]() -> const Arrays& { return fresh->arrays(); });
+      CheckOutcome outcome = compare_after(
+          iterate, *ref, [&]() -> const Arrays& { return fresh->arrays(); }, kRecheckSampleElements);
       exp_->generate_into(args_, seed_, in_->arrays());
       return outcome;
     } catch (...) {
@@ -373,16 +374,17 @@ class SdkHostWorkload : public Workload {
   }
 
  private:
-  // Poisons the outputs, runs `iterate` and compares the outputs (and the returned ones) with `ref`.
+  // Poisons the outputs, runs `iterate` and compares the outputs (and the returned ones) with `ref` (`sample`:
+  // Compare's).
   CheckOutcome compare_after(const std::function<void()>& iterate, const Reference& ref,
-                             const std::function<const Arrays&()>& inputs) {
+                             const std::function<const Arrays&()>& inputs, std::int64_t sample = 0) {
     out_.poison();
     iterate();
     const ReturnedOutputs& r = launch_->returned;
     if (auto missing = r.missing()) return *missing;
     Arrays out = out_.arrays();  // and the returned outputs where the variant pointed (host memory)
     for (const auto& e : r.entries()) out.put(e.name, View{const_cast<void*>(r.data(e.name)), e.count, e.elem});
-    return exp_->compare(args_, inputs, out, ref, scale_, r.inputs_aliased(in_->arrays()));
+    return exp_->compare(args_, inputs, out, ref, scale_, r.inputs_aliased(in_->arrays()), {}, sample);
   }
 
   std::shared_ptr<SdkExperiment> exp_;

@@ -119,9 +119,10 @@ class SdkExperiment {
   /// Runs the experiment's check: its comparisons, typed, as the outcome (an error outcome when it compared nothing).
   /// `returned`: the returned outputs with the input each one is ("" for none); poisoned is false with any.
   /// `read`: where Compare::exact_chunks reads outputs from (empty: `outputs`' host memory).
+  /// `sample`: Compare's (0: every element; the re-check passes kRecheckSampleElements).
   CheckOutcome compare(const Args& args, const std::function<const Arrays&()>& inputs, const Arrays& outputs,
                        const Reference& ref, double scale, const std::map<std::string, std::string>& returned = {},
-                       const Compare::ChunkReader& read = {}) const;
+                       const Compare::ChunkReader& read = {}, std::int64_t sample = 0) const;
 
   /// The CUDA side's device input set (type-erased; src/backends/cuda/sdk_cuda.cpp) and its key.
   std::shared_ptr<void> device_inputs;

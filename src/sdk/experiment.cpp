@@ -174,9 +174,13 @@ const CheckResult& Compare::elementwise(const std::string& array,
   };
   std::vector<Part> parts(kChunks);
   const double scale = scale_;
-  parallel_chunks(y.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+  // Sampled (the re-check on fresh inputs): every stride-th element only.
+  const std::int64_t stride = sample_ > 0 && y.count > sample_ ? (y.count + sample_ - 1) / sample_ : 1;
+  const std::int64_t positions = (y.count + stride - 1) / stride;
+  parallel_chunks(positions, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
     Part p;
-    for (std::int64_t i = begin; i < end; ++i) {
+    for (std::int64_t j = begin; j < end; ++j) {
+      const std::int64_t i = j * stride;
       const double v = y.value(i), r = ref[static_cast<std::size_t>(i)];
       double ratio;
       if (!std::isfinite(v)) {
@@ -200,7 +204,7 @@ const CheckResult& Compare::elementwise(const std::string& array,
   CheckResult c;
   c.kind = "elementwise";
   c.array = array;
-  c.compared = y.count;
+  c.compared = positions;
   c.scale = scale;
   for (const auto& p : parts) {  // chunk order: the first worst element in index order wins ties
     if (p.worst_index >= 0 && (c.worst_index < 0 || p.worst > c.worst)) {

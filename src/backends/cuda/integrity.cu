@@ -1,5 +1,7 @@
 #include "integrity.cuh"
 
+#include <algorithm>
+
 #include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -7,6 +9,7 @@
 #include <labrun/counter_rng.hpp>
 
 #include "cuda_check.hpp"
+#include "guards.hpp"
 
 namespace labrun {
 
@@ -87,6 +90,88 @@ std::vector<std::uint64_t> device_content_hashes(const std::vector<std::pair<con
   LABRUN_CUDA(cudaStreamSynchronize(stream));
   std::copy(host, host + blocks.size(), h.begin());
   return h;
+}
+
+namespace {
+
+// Up to this many regions per launch, passed by value as the kernel's parameter (1 KiB, within the 4 KiB limit).
+constexpr int kRegionsPerLaunch = 64;
+struct RegionBatch {
+  GuardRegion region[kRegionsPerLaunch];
+};
+
+// Block y fills region y; blocks x stride over its bytes.
+__global__ void fill_guards_kernel(RegionBatch batch) {
+  const GuardRegion r = batch.region[blockIdx.y];
+  for (std::size_t k = blockIdx.x * blockDim.x + threadIdx.x; k < r.bytes; k += gridDim.x * blockDim.x)
+    r.data[k] = kGuardByte;
+}
+
+// Block y scans region y: found[2y] becomes the smallest written offset (kept at ~0 when none), found[2y + 1] the
+// largest written offset + 1 (kept at 0 when none).
+__global__ void scan_guards_kernel(RegionBatch batch, unsigned long long* found) {
+  const GuardRegion r = batch.region[blockIdx.y];
+  for (std::size_t k = blockIdx.x * blockDim.x + threadIdx.x; k < r.bytes; k += gridDim.x * blockDim.x)
+    if (r.data[k] != kGuardByte) {
+      atomicMin(found + 2 * blockIdx.y, static_cast<unsigned long long>(k));
+      atomicMax(found + 2 * blockIdx.y + 1, static_cast<unsigned long long>(k) + 1);
+    }
+}
+
+__global__ void init_found_kernel(unsigned long long* found, int regions) {
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < regions; k += gridDim.x * blockDim.x) {
+    found[2 * k] = ~0ull;
+    found[2 * k + 1] = 0;
+  }
+}
+
+// Calls launch(batch, first, count) for each run of up to kRegionsPerLaunch regions.
+template <class F>
+void for_batches(const std::vector<GuardRegion>& regions, F&& launch) {
+  for (std::size_t first = 0; first < regions.size(); first += kRegionsPerLaunch) {
+    const std::size_t count = std::min<std::size_t>(kRegionsPerLaunch, regions.size() - first);
+    RegionBatch batch{};
+    std::size_t largest = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      batch.region[k] = regions[first + k];
+      largest = std::max(largest, regions[first + k].bytes);
+    }
+    const dim3 grid(static_cast<unsigned>(std::clamp<std::size_t>((largest + 4095) / 4096, 1, 256)),
+                    static_cast<unsigned>(count));
+    launch(batch, grid, first);
+  }
+}
+
+}  // namespace
+
+void fill_guard_regions(const std::vector<GuardRegion>& regions, cudaStream_t stream) {
+  for_batches(regions, [&](const RegionBatch& batch, dim3 grid, std::size_t) {
+    fill_guards_kernel<<<grid, 256, 0, stream>>>(batch);
+    LABRUN_CUDA(cudaGetLastError());
+  });
+}
+
+std::vector<std::pair<std::optional<std::size_t>, std::optional<std::size_t>>> scan_guard_regions(
+    const std::vector<GuardRegion>& regions, cudaStream_t stream) {
+  std::vector<std::pair<std::optional<std::size_t>, std::optional<std::size_t>>> out(regions.size());
+  if (regions.empty()) return out;
+  const std::size_t bytes = 2 * regions.size() * sizeof(unsigned long long);
+  auto* found = static_cast<unsigned long long*>(results().at_least(bytes));
+  const int n = static_cast<int>(regions.size());
+  init_found_kernel<<<(n + 255) / 256, 256, 0, stream>>>(found, n);
+  LABRUN_CUDA(cudaGetLastError());
+  for_batches(regions, [&](const RegionBatch& batch, dim3 grid, std::size_t first) {
+    scan_guards_kernel<<<grid, 256, 0, stream>>>(batch, found + 2 * first);
+    LABRUN_CUDA(cudaGetLastError());
+  });
+  auto* host = reinterpret_cast<unsigned long long*>(pinned_staging(bytes));
+  LABRUN_CUDA(cudaMemcpyAsync(host, found, bytes, cudaMemcpyDeviceToHost, stream));
+  LABRUN_CUDA(cudaStreamSynchronize(stream));
+  for (std::size_t k = 0; k < regions.size(); ++k) {
+    if (host[2 * k] != ~0ull) out[k].first = static_cast<std::size_t>(host[2 * k]);
+    if (host[2 * k + 1] != 0) out[k].second = static_cast<std::size_t>(host[2 * k + 1] - 1);
+  }
+  return out;
 }
 
 unsigned char* pinned_staging(std::size_t bytes) {

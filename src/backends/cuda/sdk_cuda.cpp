@@ -45,16 +45,17 @@ struct DeviceFence {
   unsigned char* data = nullptr;
 };
 
-// Fills the guards of `f` with kGuardByte.
-void fill_guards(const DeviceFence& f) {
-  LABRUN_CUDA(cudaMemset(f.data - kGuardBytes, kGuardByte, kGuardBytes));
-  LABRUN_CUDA(cudaMemset(f.data + f.array.bytes, kGuardByte, f.array.after_guard_bytes()));
+// The two guard regions of `f`: before, after.
+std::vector<GuardRegion> regions_of(const DeviceFence& f) {
+  return {GuardRegion{f.data - kGuardBytes, kGuardBytes},
+          GuardRegion{f.data + f.array.bytes, f.array.after_guard_bytes()}};
 }
 
-// A device buffer for `bytes` (at least 16), fenced when `fences` is given: the guards filled, the fence added;
-// returns where the array starts.
+// A device buffer for `bytes` (at least 16), fenced when `fences` is given: the guards filled on `stream`, the
+// fence added; returns where the array starts.
 void* device_array(std::size_t bytes, MemoryRole memory, std::vector<DeviceBuffer>& buffers,
-                   std::vector<DeviceFence>* fences, const std::string& name, std::size_t elem_bytes) {
+                   std::vector<DeviceFence>* fences, const std::string& name, std::size_t elem_bytes,
+                   cudaStream_t stream) {
   if (!fences) {
     buffers.emplace_back(std::max<std::size_t>(bytes, 16), memory);
     return buffers.back().get();
@@ -65,45 +66,40 @@ void* device_array(std::size_t bytes, MemoryRole memory, std::vector<DeviceBuffe
   // elem_bytes 0: raw memory (Launch::allocate), its offsets in bytes.
   DeviceFence f{FencedArray{name, std::max<std::size_t>(elem_bytes, 1), bytes, elem_bytes == 0},
                 buffers.back().as<unsigned char>() + kGuardBytes};
-  fill_guards(f);
+  fill_guard_regions(regions_of(f), stream);
   fences->push_back(f);
   return f.data;
 }
 
-// The first write found in the guards of `fences`: every guard copied back whole on `stream` (after the work queued
-// there) into one page-locked buffer, one wait; refills the guards written.
+// The first write found in the guards of `fences`: scanned on the device on `stream` (after the work queued there),
+// one wait; refills the guards written.
 std::optional<std::string> device_guard_write(const std::vector<DeviceFence>& fences, cudaStream_t stream) {
-  std::size_t total = 0;
-  for (const DeviceFence& f : fences) total += kGuardBytes + f.array.after_guard_bytes();
-  if (total == 0) return std::nullopt;
-  unsigned char* host = pinned_staging(total);
-  std::size_t at = 0;
-  for (const DeviceFence& f : fences) {
-    LABRUN_CUDA(cudaMemcpyAsync(host + at, f.data - kGuardBytes, kGuardBytes, cudaMemcpyDeviceToHost, stream));
-    LABRUN_CUDA(cudaMemcpyAsync(host + at + kGuardBytes, f.data + f.array.bytes, f.array.after_guard_bytes(),
-                                cudaMemcpyDeviceToHost, stream));
-    at += kGuardBytes + f.array.after_guard_bytes();
-  }
-  LABRUN_CUDA(cudaStreamSynchronize(stream));
+  std::vector<GuardRegion> regions;
+  for (const DeviceFence& f : fences)
+    for (const GuardRegion& r : regions_of(f)) regions.push_back(r);
+  const auto found = scan_guard_regions(regions, stream);
   std::optional<std::string> first;
-  at = 0;
-  for (const DeviceFence& f : fences) {
-    auto found = guard_write(f.array, host + at, host + at + kGuardBytes);
-    at += kGuardBytes + f.array.after_guard_bytes();
-    if (!found) continue;
-    fill_guards(f);
-    if (!first) first = found;
+  std::vector<GuardRegion> written;
+  for (std::size_t k = 0; k < fences.size(); ++k) {
+    // The guard before: its last written byte is the one nearest the array; the guard after: its first.
+    const GuardScan scan{found[2 * k].second, found[2 * k + 1].first};
+    auto reason = guard_write_reason(fences[k].array, scan);
+    if (!reason) continue;
+    for (const GuardRegion& r : regions_of(fences[k])) written.push_back(r);
+    if (!first) first = reason;
   }
+  fill_guard_regions(written, stream);
   return first;
 }
 
 // Device buffers of one role, from a Layout (at least 16 bytes each), fenced when `fences` is given.
 void allocate(const Layout& layout, Role role, MemoryRole memory, std::vector<DeviceBuffer>& buffers, Arrays& arrays,
-              std::vector<DeviceFence>* fences = nullptr) {
+              std::vector<DeviceFence>* fences = nullptr, cudaStream_t stream = nullptr) {
   for (const auto& e : layout.entries()) {
     if (e.role != role) continue;
     const std::size_t bytes = static_cast<std::size_t>(e.count) * e.elem.bytes;
-    arrays.put(e.name, View{device_array(bytes, memory, buffers, fences, e.name, e.elem.bytes), e.count, e.elem});
+    arrays.put(e.name,
+               View{device_array(bytes, memory, buffers, fences, e.name, e.elem.bytes, stream), e.count, e.elem});
   }
 }
 
@@ -127,7 +123,7 @@ class CudaLaunch : public Launch {
   void* allocate(std::size_t bytes) override {
     const std::string name = "memory from Launch::allocate #" + std::to_string(owned_.size() + 1) + " (" +
                              std::to_string(bytes) + " bytes)";
-    return device_array(bytes, MemoryRole::work, owned_, fenced_ ? &fences : nullptr, name, 0);
+    return device_array(bytes, MemoryRole::work, owned_, fenced_ ? &fences : nullptr, name, 0, ctx_.stream());
   }
   void* allocate_pinned(std::size_t bytes) override {
     pinned_.push_back(std::make_unique<PinnedBuffer>(std::max<std::size_t>(bytes, 16)));
@@ -163,8 +159,9 @@ class SdkCudaWorkload : public Workload {
     ref_ = exp_->reference(args_, seed_);
     const Layout layout = exp_->layout(args_);
     dev_ = device_inputs(layout);
-    allocate(layout, Role::output, MemoryRole::work, buffers_, out_, lab.fences ? &fences_ : nullptr);
-    allocate(layout, Role::scratch, MemoryRole::work, buffers_, scratch_, lab.fences ? &fences_ : nullptr);
+    allocate(layout, Role::output, MemoryRole::work, buffers_, out_, lab.fences ? &fences_ : nullptr, ctx_.stream());
+    allocate(layout, Role::scratch, MemoryRole::work, buffers_, scratch_, lab.fences ? &fences_ : nullptr,
+             ctx_.stream());
     for (const auto& e : layout.entries()) {
       if (e.role == Role::output) poison_.push_back(e.poison);
       if (e.role == Role::output && e.chunked) chunked_.push_back(e);  // read back only by exact_chunks
@@ -222,13 +219,14 @@ class SdkCudaWorkload : public Workload {
     const std::uint64_t fresh_seed = recheck_lab_seed(seed_);
     const auto ref = exp_->reference(args_, fresh_seed);
     ensure_loaded(*dev_, fresh_seed);
-    return compare_after(iterate, *ref, fresh_seed);
+    return compare_after(iterate, *ref, fresh_seed, kRecheckSampleElements);
   }
 
  private:
   // Poisons the outputs, runs `iterate`, copies the outputs back and compares them with `ref`, the reference of the
-  // set of lab seed `lab_seed` (the check reads that set's host inputs if it reads inputs).
-  CheckOutcome compare_after(const std::function<void()>& iterate, const Reference& ref, std::uint64_t lab_seed) {
+  // set of lab seed `lab_seed` (the check reads that set's host inputs if it reads inputs; `sample`: Compare's).
+  CheckOutcome compare_after(const std::function<void()>& iterate, const Reference& ref, std::uint64_t lab_seed,
+                             std::int64_t sample = 0) {
     // Poison: each output's byte (default all-ones, NaN in every floating-point dtype), so an element no thread
     // wrote fails (C07).
     for (std::size_t k = 0; k < out_.items().size(); ++k) {
@@ -265,7 +263,7 @@ class SdkCudaWorkload : public Workload {
       if (!in) in = exp_->inputs(args_, lab_seed);
       return in->arrays();
     };
-    return exp_->compare(args_, inputs, outputs, ref, scale_, r.inputs_aliased(dev_->arrays), read);
+    return exp_->compare(args_, inputs, outputs, ref, scale_, r.inputs_aliased(dev_->arrays), read, sample);
   }
 
   // load_set unless `set` holds the set of `lab_seed` already.
