@@ -10,6 +10,7 @@
 
 #include <labrun/counter_rng.hpp>
 #include <labrun/parallel.hpp>
+#include <labrun/vector_math.hpp>
 
 namespace labrun::softmax {
 
@@ -205,14 +206,16 @@ void reference(const View& x, std::int64_t cols, double* y, double* max, double*
   parallel_rows(rows, cols, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       double mx = -std::numeric_limits<double>::infinity(), mn = std::numeric_limits<double>::infinity();
+      double* yr = y + r * cols;
       for (std::int64_t c = 0; c < cols; ++c) {
-        const double v = x.value(r * cols + c);
+        const double v = yr[c] = x.value(r * cols + c);  // decoded once, into the row's output
         mx = std::max(mx, v);
         mn = std::min(mn, v);
       }
+      for (std::int64_t c = 0; c < cols; ++c) yr[c] -= mx;
+      exp_n(yr, yr, cols);  // vectorized (include/labrun/vector_math.hpp)
       double sum = 0;
-      double* yr = y + r * cols;
-      for (std::int64_t c = 0; c < cols; ++c) sum += (yr[c] = std::exp(x.value(r * cols + c) - mx));
+      for (std::int64_t c = 0; c < cols; ++c) sum += yr[c];
       for (std::int64_t c = 0; c < cols; ++c) yr[c] /= sum;
       max[r] = cols > 0 ? mx : 0.0;
       spread[r] = cols > 0 ? mx - mn : 0.0;

@@ -1,8 +1,8 @@
 #include "cuda_runtime.hpp"
 
 #include <algorithm>
-
 #include <atomic>
+#include <cstring>
 #include <tuple>
 
 #include "calibration.cuh"
@@ -56,6 +56,35 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 PinnedBuffer::PinnedBuffer(std::size_t bytes) { LABRUN_CUDA(cudaMallocHost(&ptr_, bytes)); }
 PinnedBuffer::~PinnedBuffer() { LABRUN_CUDA_NOTHROW(cudaFreeHost(ptr_)); }
+
+void copy_to_host(void* host, const void* device, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return;
+  // The process's staging buffers and their events: kept for the process (the lab copies back at every point).
+  struct Staging {
+    PinnedBuffer buffer[2]{PinnedBuffer(kStagingChunkBytes), PinnedBuffer(kStagingChunkBytes)};
+    cudaEvent_t copied[2]{};
+    Staging() {
+      for (auto& e : copied) LABRUN_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    }
+  };
+  static Staging* staging = new Staging();  // never destroyed: the driver may be gone at exit
+  auto* out = static_cast<unsigned char*>(host);
+  const auto* in = static_cast<const unsigned char*>(device);
+  const std::size_t chunks = (bytes + kStagingChunkBytes - 1) / kStagingChunkBytes;
+  auto size_of = [&](std::size_t k) { return std::min(kStagingChunkBytes, bytes - k * kStagingChunkBytes); };
+  for (std::size_t k = 0; k <= chunks; ++k) {
+    if (k < chunks) {  // chunk k into buffer k % 2 (free: chunk k - 2 left it below)
+      LABRUN_CUDA(cudaMemcpyAsync(staging->buffer[k % 2].as<void>(), in + k * kStagingChunkBytes, size_of(k),
+                                  cudaMemcpyDeviceToHost, stream));
+      LABRUN_CUDA(cudaEventRecord(staging->copied[k % 2], stream));
+    }
+    if (k > 0) {  // chunk k - 1 out of its buffer while chunk k copies
+      const std::size_t j = k - 1;
+      LABRUN_CUDA(cudaEventSynchronize(staging->copied[j % 2]));
+      std::memcpy(out + j * kStagingChunkBytes, staging->buffer[j % 2].as<void>(), size_of(j));
+    }
+  }
+}
 
 StreamBlocker::StreamBlocker() {
   LABRUN_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&host_), 2 * sizeof(int), cudaHostAllocMapped));

@@ -204,7 +204,7 @@ class SdkCudaWorkload : public Workload {
       if (now[k] == expected[k]) continue;
       const View& v = items[k].second;
       std::vector<unsigned char> seen(v.bytes());
-      if (!seen.empty()) LABRUN_CUDA(cudaMemcpy(seen.data(), v.data, seen.size(), cudaMemcpyDeviceToHost));
+      copy_to_host(seen.data(), v.data, seen.size(), ctx_.stream());
       first = input_change_reason(items[k].first, first_difference(seen.data(), host->arrays()[items[k].first].data,
                                                                    v.count, v.elem.bytes));
     }
@@ -243,10 +243,10 @@ class SdkCudaWorkload : public Workload {
     HostArrays host(host_out_layout_, Role::output, false);
     for (const auto& [name, v] : out_.items())  // a chunked output stays on the device: exact_chunks reads it
       if (v.bytes() > 0 && host.arrays().has(name))
-        LABRUN_CUDA(cudaMemcpy(host.arrays()[name].data, v.data, v.bytes(), cudaMemcpyDeviceToHost));
+        copy_to_host(host.arrays()[name].data, v.data, v.bytes(), ctx_.stream());
     for (const auto& e : r.entries()) {  // from where the variant pointed
       const View& h = host.arrays()[e.name];
-      if (h.bytes() > 0) LABRUN_CUDA(cudaMemcpy(h.data, r.data(e.name), h.bytes(), cudaMemcpyDeviceToHost));
+      copy_to_host(h.data, r.data(e.name), h.bytes(), ctx_.stream());
     }
     Arrays outputs = host.arrays();  // and the chunked outputs: count and elem, no host copy
     for (const auto& e : chunked_) outputs.put(e.name, View{nullptr, e.count, e.elem});
@@ -255,8 +255,8 @@ class SdkCudaWorkload : public Workload {
       const void* src = out_.has(name) ? out_[name].data : r.data(name);
       const std::size_t w = outputs[name].elem.bytes;
       if (count > 0)
-        LABRUN_CUDA(cudaMemcpy(dst, static_cast<const char*>(src) + static_cast<std::size_t>(begin) * w,
-                               static_cast<std::size_t>(count) * w, cudaMemcpyDeviceToHost));
+        copy_to_host(dst, static_cast<const char*>(src) + static_cast<std::size_t>(begin) * w,
+                     static_cast<std::size_t>(count) * w, ctx_.stream());
     };
     std::shared_ptr<const HostArrays> in;
     auto inputs = [&]() -> const Arrays& {
