@@ -32,7 +32,8 @@ TEST(VectorMath, SinAndExpAgreeWithTheScalarFunctionsWithin4Ulp) {
     }
     for (auto& v : x) v = power(rng);
     exp_n(x.data(), y.data(), n);
-    for (std::size_t i = 0; i < x.size(); ++i) ASSERT_LE(ulps_apart(y[i], std::exp(x[i])), 4.0) << "exp(" << x[i] << ")";
+    for (std::size_t i = 0; i < x.size(); ++i)
+      ASSERT_LE(ulps_apart(y[i], std::exp(x[i])), 4.0) << "exp(" << x[i] << ")";
   }
 }
 

@@ -1,5 +1,5 @@
 // The disposition of a point after its lab pass, and the exceptions a phase throws to set one. Adding a status is a
-// line of the enum and a row of its name table (src/config/status.cpp: its spelling in records and whether it
+// line of the enum and a row of its name table (src/sdk/status.cpp: its spelling in records and whether it
 // fails a sweep), and its line in docs/records.md's table of statuses.
 #pragma once
 
@@ -22,10 +22,12 @@ enum class Status {
                         ///< context; reason = the CUDA error's name and the phase; a fresh worker goes on
   crashed,              ///< the worker process died (a signal: abort, segfault) in this point; a fresh one goes on
   timeout,              ///< the point ran past lab.point_timeout_s; its worker was killed and replaced
+  escaped,              ///< the audit saw work on a stream the lab's stream never waits for (case C16): the time
+                        ///< would not measure it, so none is kept; reason names the kernel and both streams
 };
 
 /// True for the statuses that make a sweep exit 1 (kExitPointsFailed): incorrect, error, device_fault, crashed,
-/// timeout. Ok, skipped, not_supported and capture_unsupported do not.
+/// timeout, escaped. Ok, skipped, not_supported and capture_unsupported do not.
 bool is_failure(Status status);
 
 /// Lower-case name used in records ("ok", "not_supported", ...).

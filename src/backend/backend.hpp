@@ -14,6 +14,7 @@
 
 #include "check_outcome.hpp"
 #include "kernel_time.hpp"
+#include "trace_call.hpp"
 #include <labrun/cost.hpp>
 
 namespace labrun {
@@ -112,6 +113,9 @@ class Executor {
   virtual Sample sample(std::int64_t batch) = 0;
   /// What setting up the mode cost (e.g. capture_time_s); nothing by default.
   virtual ExecutorSetup setup_record() const { return ExecutorSetup{}; }
+  /// The audit of the point's first iteration (docs/integrity.md "The audit"), once it ran: its findings, or why it
+  /// did not run. Nullopt where the backend has no audit (the host backend makes no CUDA calls).
+  virtual std::optional<IterationAudit> audit() const { return std::nullopt; }
 };
 
 /// How an executor issues and times iterations.
@@ -124,6 +128,8 @@ struct ExecOptions {
   /// with the host: device time is then the GPU's execution of back-to-back work, free of the host's launch
   /// rate, and the enqueue time is reported apart (Sample::submit_time_s).
   bool blocking = true;
+  /// lab.audit: record the CUDA API calls of the first iteration and judge them (docs/integrity.md "The audit").
+  bool audit = true;
 };
 
 /// A device that runs points.

@@ -92,7 +92,9 @@ inline LabRule boolean() { return LabRule{LabRule::Kind::Bool, 0, 0, true, {}}; 
   X(bool, guard_inputs, true, boolean(),                                                                           \
     "compare the inputs with the generated set after correctness and after timing, and restore them")              \
   X(bool, recheck, true, boolean(),                                                                                \
-    "after timing, one iteration on a second input set (another seed), compared with its reference")
+    "after timing, one iteration on a second input set (another seed), compared with its reference")               \
+  X(bool, audit, true, boolean(),                                                                                  \
+    "record the CUDA API calls of a point's first iteration (CUPTI) and judge them: streams, host waits, allocations")
 
 /// Settings of the lab pass. Every field comes from LABRUN_LAB_SETTINGS (defaults there).
 struct LabSettings {

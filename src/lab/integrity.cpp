@@ -1,5 +1,7 @@
 #include "integrity.hpp"
 
+#include "trace_call.hpp"
+
 namespace labrun {
 
 namespace {
@@ -42,6 +44,39 @@ IntegrityChecks::IntegrityChecks(const Workload& workload, const LabSettings& la
   record_.recheck = initial(lab.recheck, s & Workload::kRecheck, "recheck");
   if (lab.recheck && (s & Workload::kRecheck) && recheck_elsewhere)
     record_.recheck = {CheckState::not_run, *recheck_elsewhere};
+  record_.audit = lab.audit ? IntegrityCheck{CheckState::not_run, std::string("the pass ended before it ran")}
+                            : IntegrityCheck{CheckState::off, std::string("lab.audit: false")};
+}
+
+std::vector<Warning> IntegrityChecks::audit(const std::optional<IterationAudit>& audit) {
+  if (record_.audit->state == CheckState::off) return {};
+  if (!audit) {
+    record_.audit = {CheckState::not_run,
+                     std::string("the backend has no audit (the host backend makes no CUDA calls)")};
+    return {};
+  }
+  if (!audit->findings) {
+    record_.audit = {CheckState::not_run, audit->not_run};
+    return {};
+  }
+  const AuditFindings& f = *audit->findings;
+  std::vector<Warning> warnings;
+  std::string reason;
+  if (!f.syncs.empty()) {
+    reason = "the iteration waits on the host in " + AuditFindings::summary(f.syncs) +
+             ", which the variant did not declare (Launch::read_to_host): timed live, as an iteration with host syncs";
+    warnings.push_back({"undeclared_sync", reason});
+  }
+  if (!f.allocations.empty()) {
+    const std::string words = "the iteration allocates or frees memory: " + AuditFindings::summary(f.allocations) +
+                              " (case C18; Launch::allocate in setup or Launch::stream_alloc are the declared ways): "
+                              "timed live";
+    warnings.push_back({"allocation", words});
+    reason += (reason.empty() ? "" : "; ") + words;
+  }
+  record_.audit = warnings.empty() ? IntegrityCheck{CheckState::passed, std::nullopt}
+                                   : IntegrityCheck{CheckState::warned, reason};
+  return warnings;
 }
 
 std::optional<std::string> IntegrityChecks::inputs(Workload& workload, const std::string& when) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backend.hpp"
 #include "lab_settings.hpp"
@@ -47,6 +48,13 @@ class IntegrityChecks {
   /// "re-check on fresh inputs failed: ..." (the comparison as describe_failure words it), or nullopt when it passed
   /// or does not run.
   std::optional<std::string> recheck(Workload& workload, const std::function<void()>& iterate);
+
+  /// Records the audit of the first iteration (docs/integrity.md "The audit"): `audit` as the executor gives it
+  /// (nullopt: the backend has none, "the host backend makes no CUDA calls"). Findings of host waits or
+  /// allocations make the check `warned` and are returned as warnings to record (kind "undeclared_sync" or
+  /// "allocation"); none: `passed`. (Work that escaped the lab's stream never reaches here: the point ended
+  /// `escaped`.)
+  std::vector<Warning> audit(const std::optional<IterationAudit>& audit);
 
   const Integrity& record() const { return record_; }
   /// Notes that the point's interleaved group was timed again point by point (Integrity::retimed).

@@ -165,6 +165,7 @@ struct PointRun {
   std::string stop;                              // its stop reason once it finished
   std::optional<IntegrityChecks> integrity;      // from setup on: the integrity checks (docs/integrity.md)
   std::optional<std::string> recheck_elsewhere;  // why the re-check runs in another process (recheck_elsewhere())
+  std::vector<Warning> audit_warnings;           // what the audit of the first iteration warns of
   bool finished = false;  // true once rec is final (ended before timing, or timing done and finalised)
 };
 
@@ -313,6 +314,8 @@ double warm_up(PointRun& run, Backend& backend, const LabSettings& lab) {
   run.exec->iterate();
   run.exec->wait();
   const double first_s = seconds_since(t1);
+  // The audit of the first iteration (eager: that one; graph: the eager pre-run of the capture).
+  run.audit_warnings = run.integrity->audit(run.exec->audit());
   const auto memory = backend.memory_since_mark();
   run.rec.memory = memory ? to_json(*memory) : Json(nullptr);
   if (run.rec.memory.is_object() && std::isfinite(run.rec.cost.peak_work_bytes))
@@ -360,6 +363,7 @@ void begin_point(PointRun& run, const Point& point, const RegisteredExperiment& 
   run.opts.cold_l2 = axis_word(point, kL2Axis, lab.l2) == "cold";
   run.opts.delay_s = lab.delay_s;
   run.opts.blocking = lab.blocking_kernel;
+  run.opts.audit = lab.audit;
   // Profiler mode names the point's ranges by its key alone, for `ncu --nvtx --nvtx-include` (docs/profiling.md).
   Range point_range(backend, lab.profile ? profile_range_name(point.key()) : point.variant + " " + point.label());
   Phase phase = Phase::environment;
@@ -483,6 +487,7 @@ void verify_and_interpret(PointRun& run, Backend& backend, const LabSettings& la
     if (listener) listener(run.rec.id, phase);
     const auto t0 = Clock::now();
     run.rec.warnings = point_warnings(run.rec, lab, backend.cache_bytes());
+    run.rec.warnings.insert(run.rec.warnings.end(), run.audit_warnings.begin(), run.audit_warnings.end());
     run.rec.status = Status::ok;  // the interpretation reads the status
     if (!header.pooled_process()) {
       run.rec.interpretation = interpret(run.rec, header);

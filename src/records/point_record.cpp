@@ -163,10 +163,8 @@ struct CorrectnessCodec : Codec {
 };
 
 constexpr Named<CheckState> kCheckStates[] = {
-    {CheckState::passed, "passed"},
-    {CheckState::failed, "failed"},
-    {CheckState::off, "off"},
-    {CheckState::not_run, "not_run"},
+    {CheckState::passed, "passed"},   {CheckState::failed, "failed"}, {CheckState::off, "off"},
+    {CheckState::not_run, "not_run"}, {CheckState::warned, "warned"},
 };
 
 /// An integrity check's state: the name of a CheckState. @throws ResultError for any other string.
@@ -190,6 +188,7 @@ constexpr Field<Integrity> kIntegrityFields[] = {
     always<&Integrity::fences, Object<kIntegrityCheckFields>>("fences"),
     always<&Integrity::inputs, Object<kIntegrityCheckFields>>("inputs"),
     always<&Integrity::recheck, Object<kIntegrityCheckFields>>("recheck"),
+    if_set<&Integrity::audit, Maybe<Object<kIntegrityCheckFields>>>("audit"),
     if_set<&Integrity::retimed, OptText>("retimed"),
 };
 

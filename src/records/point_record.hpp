@@ -149,8 +149,10 @@ Correctness correctness_from_json(const Json& j);
 /// What became of one integrity check of a point (docs/integrity.md): it ran and found nothing, it ran and found
 /// something (the point is then `incorrect`), a lab setting turned it off, or it did not run (the pass ended
 /// earlier, or the workload does not implement it).
-enum class CheckState { passed, failed, off, not_run };
-/// "passed", "failed", "off", "not_run".
+/// `warned`: the check found what the lab works around and says so (the audit's undeclared host wait: timed live,
+/// with a warning); the point keeps its number.
+enum class CheckState { passed, failed, off, not_run, warned };
+/// "passed", "failed", "off", "not_run", "warned".
 const char* to_string(CheckState s);
 /// The state spelled `name`, or nullopt.
 std::optional<CheckState> parse_check_state(const std::string& name);
@@ -169,6 +171,9 @@ struct Integrity {
   IntegrityCheck fences;   ///< lab.fences: the guard regions around outputs, scratch and allocate()d memory
   IntegrityCheck inputs;   ///< lab.guard_inputs: the inputs against the generated set
   IntegrityCheck recheck;  ///< lab.recheck: one iteration on a second input set against its reference
+  /// lab.audit: the CUDA API calls of the first iteration (docs/integrity.md "The audit"); absent in records of
+  /// labrun before the audit and of the host backend's points written before it.
+  std::optional<IntegrityCheck> audit;
   /// Set when the inputs of this point's interleaved group changed during the group's timing: the group's samples
   /// were dropped and this point was timed again on its own ("the inputs changed during the interleaved timing of
   /// 6 points; timed again alone").

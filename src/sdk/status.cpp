@@ -24,6 +24,7 @@ constexpr StatusRow kStatusNames[] = {
     {Status::device_fault, "device_fault", true},
     {Status::crashed, "crashed", true},
     {Status::timeout, "timeout", true},
+    {Status::escaped, "escaped", true},
 };
 
 }  // namespace

@@ -2,7 +2,7 @@
 // (_ZGV*_sin, _ZGV*_exp), one clone per x86-64 vector width chosen at load time (target_clones). This file is
 // compiled with -fopenmp-simd and -fno-math-errno (CMakeLists.txt) and labrun links libmvec where it found it
 // (LABRUN_HAVE_MVEC); elsewhere the loops call the scalar functions.
-#include "labrun/vector_math.hpp"
+#include <labrun/vector_math.hpp>
 
 #include <cmath>
 

@@ -13,8 +13,10 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "audit.hpp"
 #include "calibration.cuh"
 #include "cublas_gemm.hpp"
+#include "cupti_trace.hpp"
 #include "nvml.hpp"
 #include <labrun/parallel.hpp>
 #include "stats.hpp"
@@ -38,6 +40,7 @@ struct Timing {
   std::int64_t* queue_launches = nullptr;    // launches queued behind it at most (learned, shared by the backend)
   const DeviceBuffer* probe_word = nullptr;  // set to probe the host's speed after every live sample
   const PinnedBuffer* probe_host = nullptr;
+  bool audit = true;  // lab.audit
 };
 
 // Longest a blocking kernel holds the stream. Queuing a capped batch takes milliseconds; a timeout means the
@@ -139,6 +142,38 @@ std::int64_t eager_launches(const Cost& cost, double delay_s) {
   return std::max<std::int64_t>(1, n) + (delay_s > 0 ? 1 : 0);
 }
 
+// One eager iteration, audited where lab.audit asks and CUPTI records (docs/integrity.md "The audit"): the CUDA API
+// calls it made, judged by audit_iteration (src/lab/audit.hpp). Work that escaped the lab's stream ends the point
+// `escaped` (the time would not measure it).
+IterationAudit audited_eager(Workload& w, LaunchContext& ctx, const Timing& how) {
+  IterationAudit a;
+  CallTracer* tracer = how.audit ? &CallTracer::instance() : nullptr;
+  if (!how.audit) a.not_run = "lab.audit: false";
+  else if (tracer->unavailable()) a.not_run = *tracer->unavailable();
+  if (!a.not_run.empty()) {
+    issue_eager(w, ctx, how.delay_s);
+    return a;
+  }
+  tracer->start();
+  try {
+    issue_eager(w, ctx, how.delay_s);
+  } catch (...) {
+    (void)tracer->stop();
+    throw;
+  }
+  const auto stream = static_cast<TraceStream>(reinterpret_cast<std::uintptr_t>(ctx.stream()));
+  a.findings = audit_iteration(tracer->stop(), stream);
+  if (a.findings->escaped) throw PointOutcome(Status::escaped, *a.findings->escaped + " (found by the audit)");
+  return a;
+}
+
+// The audit's syncs and allocations per iteration: each is a host wait the lab did not see through read_to_host (a
+// free waits for the device), so the iteration is timed live and counts them.
+std::int64_t audited_waits(const IterationAudit& a) {
+  if (!a.findings) return 0;
+  return static_cast<std::int64_t>(a.findings->syncs.size() + a.findings->allocations.size());
+}
+
 class EagerExecutor : public Executor {
  public:
   // `cost`: the workload's cost model, read for its launches and host syncs per iteration.
@@ -147,15 +182,24 @@ class EagerExecutor : public Executor {
         syncs_seen_(std::isfinite(cost.host_syncs) && cost.host_syncs > 0) {}
   void iterate() override {
     const std::int64_t s0 = ctx_.host_syncs();
-    issue_eager(w_, ctx_, how_.delay_s);
+    if (!audit_) {  // the first iteration, before any sample is queued behind the blocking kernel
+      audit_ = audited_eager(w_, ctx_, how_);
+      undeclared_ = audited_waits(*audit_);
+      syncs_seen_ += undeclared_;
+    } else {
+      issue_eager(w_, ctx_, how_.delay_s);
+    }
     syncs_seen_ += ctx_.host_syncs() - s0;
   }
   void wait() override { LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream())); }
   // An iteration that synchronizes with the host would wait on the blocked stream: such variants (by their
-  // cost model, or by a sync seen in any earlier iteration) are timed live.
+  // cost model, by a sync seen in any earlier iteration, or by the audit's undeclared syncs) are timed live.
   Sample sample(std::int64_t batch) override {
-    return timed(ctx_, batch, how_, launches_, syncs_seen_ == 0, [&] { issue_eager(w_, ctx_, how_.delay_s); });
+    Sample s = timed(ctx_, batch, how_, launches_, syncs_seen_ == 0, [&] { issue_eager(w_, ctx_, how_.delay_s); });
+    s.host_syncs += undeclared_ * s.iterations;
+    return s;
   }
+  std::optional<IterationAudit> audit() const override { return audit_; }
 
  private:
   Workload& w_;
@@ -163,6 +207,8 @@ class EagerExecutor : public Executor {
   Timing how_;
   std::int64_t launches_;
   std::int64_t syncs_seen_ = 0;
+  std::int64_t undeclared_ = 0;  // the audit's host waits per iteration
+  std::optional<IterationAudit> audit_;
 };
 
 class GraphExecutor : public Executor {
@@ -170,7 +216,16 @@ class GraphExecutor : public Executor {
   // Captures one iteration into a graph after an eager pre-run (module load, CUB's first launch, pool
   // growth) — temporary storage was allocated when the workload was built (C12).
   GraphExecutor(Workload& w, LaunchContext& ctx, Timing how) : ctx_(ctx), how_(how) {
-    issue_eager(w, ctx, how.delay_s);
+    // The eager pre-run is audited: a host wait or an allocation cannot be captured, and the audit names it where
+    // the capture would end with a CUDA error's name only.
+    audit_ = audited_eager(w, ctx, how);
+    if (audit_->findings && (!audit_->findings->syncs.empty() || !audit_->findings->allocations.empty())) {
+      const auto& f = *audit_->findings;
+      std::vector<std::string> calls = f.syncs;
+      calls.insert(calls.end(), f.allocations.begin(), f.allocations.end());
+      throw PointOutcome(Status::capture_unsupported, "the iteration calls " + AuditFindings::summary(calls) +
+                                                          ", which a CUDA graph cannot hold (found by the audit)");
+    }
     LABRUN_CUDA(cudaStreamSynchronize(ctx.stream()));
     auto t0 = Clock::now();
     LABRUN_CUDA(cudaStreamBeginCapture(ctx.stream(), cudaStreamCaptureModeThreadLocal));
@@ -219,6 +274,7 @@ class GraphExecutor : public Executor {
   ExecutorSetup setup_record() const override {
     return ExecutorSetup{.capture_time_s = capture_s_, .instantiate_time_s = instantiate_s_, .graph_nodes = nodes_};
   }
+  std::optional<IterationAudit> audit() const override { return audit_; }
 
  private:
   void release() noexcept {
@@ -244,6 +300,7 @@ class GraphExecutor : public Executor {
   cudaGraphExec_t exec_ = nullptr;
   double capture_s_ = 0, instantiate_s_ = 0;
   std::int64_t nodes_ = 0;
+  std::optional<IterationAudit> audit_;
 };
 
 std::string uuid_text(const cudaUUID_t& u) {
@@ -464,6 +521,7 @@ std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOp
   how.delay_s = options.delay_s;
   how.probe_word = &probe_word_;
   how.probe_host = &probe_host_;
+  how.audit = options.audit;
   if (options.blocking) {
     how.blocker = &blocker_;
     how.queue_launches = &queue_launches_;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda_backend.hpp"
+#include "cupti_trace.hpp"
 #include "guards.hpp"
 #include "integrity.cuh"
 #include "sdk_registry.hpp"

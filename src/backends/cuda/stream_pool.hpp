@@ -11,6 +11,7 @@
 
 #include "cuda_check.hpp"
 #include "cuda_runtime.hpp"
+#include "cupti_trace.hpp"
 
 namespace labrun {
 
@@ -20,11 +21,13 @@ namespace labrun {
 class PoolBuffer {
  public:
   PoolBuffer(std::size_t bytes, cudaStream_t stream) : stream_(stream) {
+    const DeclaredCalls declared;  // the SDK's declared way to allocate in an iteration (audit, cupti_trace.hpp)
     LABRUN_CUDA(cudaMallocAsync(&ptr_, bytes, stream));
     bytes_ = static_cast<long long>(bytes);
     DeviceMemory::account(MemoryRole::work, bytes_);
   }
   ~PoolBuffer() {
+    const DeclaredCalls declared;
     DeviceMemory::account(MemoryRole::work, -bytes_);
     // During a capture that a host sync invalidated (case C11), the allocation was a node of the graph being
     // dropped: there is nothing to free, and cudaFreeAsync would only report the invalidated capture.

@@ -1,0 +1,66 @@
+// One CUDA API call of an iteration as the audit reads it (src/lab/audit.hpp decides; the CUDA backend records,
+// src/backends/cuda/cupti_trace.hpp): the seam between the recorder and the decisions, so the decisions are tested
+// from synthetic sequences without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace labrun {
+
+/// A stream as the trace names it: the handle's value (cudaStream_t as an integer). Two handles are special: the
+/// legacy default stream (0, cudaStreamLegacy = 1) and the per-thread default stream (cudaStreamPerThread = 2).
+using TraceStream = std::uint64_t;
+inline constexpr TraceStream kLegacyStream = 0;
+inline constexpr TraceStream kLegacyStreamHandle = 1;
+inline constexpr TraceStream kPerThreadStream = 2;
+
+/// One CUDA API call of an iteration, as far as the audit reads it.
+struct TraceCall {
+  enum class Kind {
+    work,          ///< a kernel launch, copy or memset enqueued on `stream`
+    event_record,  ///< cudaEventRecord(event, stream): the event completes after the work before it on `stream`
+    stream_wait,   ///< cudaStreamWaitEvent(stream, event): later work on `stream` waits for the event
+    sync,          ///< the host waits: for `stream` (scope stream), the device, `event`, or a synchronous copy
+    alloc,         ///< memory allocated (cudaMalloc, cudaMallocHost, cuMemAlloc, ...)
+    free,          ///< memory freed (cudaFree, cudaFreeHost, ...; a free synchronises the device)
+  };
+  enum class SyncScope { stream, device, event, copy };
+  Kind kind = Kind::work;
+  std::string api;   ///< the function called: "cudaLaunchKernel", "cudaStreamSynchronize", "cuMemAlloc_v2", ...
+  std::string name;  ///< work: the kernel's name (demangled) or "memcpy DtoH", "memset"; else empty
+  TraceStream stream = kLegacyStream;
+  std::uint64_t event = 0;  ///< event_record, stream_wait, sync of an event: the event handle
+  SyncScope scope = SyncScope::stream;
+  /// Made by labrun's own API on the variant's behalf (Launch::read_to_host's copy and wait, stream_alloc's pool),
+  /// so declared: never a finding.
+  bool declared = false;
+};
+
+/// What the audit found in one iteration. Empty lists and no `escaped`: nothing.
+struct AuditFindings {
+  /// Work enqueued on another stream that the lab's stream does not wait for before the iteration ends (and that the
+  /// host did not wait for either), named: "kernel add_one on stream 0x5581c0 (a stream of the variant's), which the
+  /// lab's stream 0x5580a0 does not wait for before the iteration ends".
+  std::optional<std::string> escaped;
+  /// The undeclared host synchronisations, one entry per call ("cudaStreamSynchronize").
+  std::vector<std::string> syncs;
+  /// The allocations and frees, one entry per call ("cudaMalloc", "cudaFree").
+  std::vector<std::string> allocations;
+
+  bool any() const { return escaped || !syncs.empty() || !allocations.empty(); }
+  /// The calls of `calls` (syncs or allocations) as one phrase: "cudaStreamSynchronize" or "cudaMalloc (x2),
+  /// cudaFree (x2)", in first-seen order.
+  static std::string summary(const std::vector<std::string>& calls);
+};
+
+/// What the audit of a point's first iteration came to: its findings, or why it did not run (`not_run`: "lab.audit:
+/// false", "CUPTI could not be loaded (...)").
+struct IterationAudit {
+  std::optional<AuditFindings> findings;
+  std::string not_run;
+};
+
+}  // namespace labrun

@@ -1,0 +1,332 @@
+// CallTracer (cupti_trace.hpp): CUPTI's callback API, loaded with dlopen. Only the types and callback ids come from
+// the toolkit's headers (cupti_callbacks.h, cupti_runtime_cbid.h, cupti_driver_cbid.h and the generated parameter
+// structs); nothing links libcupti.
+#include "cupti_trace.hpp"
+
+#include <cupti.h>  // types, callback ids and the parameter structs only: libcupti is dlopen()ed
+#include <cxxabi.h>
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+namespace labrun {
+
+namespace {
+
+using SubscribeFn = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
+using EnableDomainFn = CUptiResult (*)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
+using ResultStringFn = CUptiResult (*)(CUptiResult, const char**);
+
+struct Cupti {
+  void* lib = nullptr;
+  SubscribeFn subscribe = nullptr;
+  EnableDomainFn enable_domain = nullptr;
+  ResultStringFn result_string = nullptr;
+  CUpti_SubscriberHandle subscriber = nullptr;
+};
+
+Cupti& cupti() {
+  static Cupti c;
+  return c;
+}
+
+thread_local int declared_depth = 0;  // DeclaredCalls alive on this thread
+thread_local int runtime_depth = 0;   // runtime calls entered and not yet left on this thread
+
+std::string demangled(const char* symbol) {
+  if (!symbol || !*symbol) return "";
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(symbol, nullptr, nullptr, &status), std::free);
+  std::string name = status == 0 && d ? d.get() : symbol;
+  // "void ns::kernel<float>(float*, long)" -> "ns::kernel<float>": the signature adds nothing a reader needs.
+  if (name.rfind("void ", 0) == 0) name = name.substr(5);
+  if (const auto paren = name.find('('); paren != std::string::npos) name = name.substr(0, paren);
+  return name;
+}
+
+TraceStream as_stream(const void* s) { return static_cast<TraceStream>(reinterpret_cast<std::uintptr_t>(s)); }
+std::uint64_t as_event(const void* e) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(e)); }
+
+const char* copy_name(cudaMemcpyKind kind) {
+  switch (kind) {
+    case cudaMemcpyHostToDevice: return "memcpy HtoD";
+    case cudaMemcpyDeviceToHost: return "memcpy DtoH";
+    case cudaMemcpyDeviceToDevice: return "memcpy DtoD";
+    case cudaMemcpyHostToHost: return "memcpy HtoH";
+    default: return "memcpy";
+  }
+}
+
+TraceCall work(const char* api, std::string name, TraceStream stream) {
+  TraceCall c;
+  c.kind = TraceCall::Kind::work;
+  c.api = api;
+  c.name = std::move(name);
+  c.stream = stream;
+  return c;
+}
+TraceCall call(TraceCall::Kind kind, const char* api, TraceStream stream = kLegacyStream, std::uint64_t event = 0) {
+  TraceCall c;
+  c.kind = kind;
+  c.api = api;
+  c.stream = stream;
+  c.event = event;
+  return c;
+}
+TraceCall sync(const char* api, TraceCall::SyncScope scope, TraceStream stream = kLegacyStream,
+               std::uint64_t event = 0) {
+  TraceCall c = call(TraceCall::Kind::sync, api, stream, event);
+  c.scope = scope;
+  return c;
+}
+
+// The calls of one runtime API call that the audit reads; nullopt for any other.
+std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_CallbackData* d) {
+  const void* p = d->functionParams;
+  const char* api = d->functionName;
+  using K = TraceCall::Kind;
+  using S = TraceCall::SyncScope;
+  switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
+      const auto* a = static_cast<const cudaLaunchKernel_v7000_params*>(p);
+      return std::vector{work(api, demangled(d->symbolName), as_stream(a->stream))};
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+      const auto* a = static_cast<const cudaLaunchKernelExC_v11060_params*>(p);
+      return std::vector{work(api, demangled(d->symbolName), as_stream(a->config ? a->config->stream : nullptr))};
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+      return std::vector{work(api, "graph launch",
+                              as_stream(static_cast<const cudaGraphLaunch_v10000_params*>(p)->stream))};
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000: {
+      const auto* a = static_cast<const cudaMemcpyAsync_v3020_params*>(p);
+      return std::vector{work(api, copy_name(a->kind), as_stream(a->stream))};
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000:
+      return std::vector{work(api, "memset", as_stream(static_cast<const cudaMemsetAsync_v3020_params*>(p)->stream))};
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000: {
+      // On the legacy default stream; a copy that involves host memory returns when it is done (a host wait).
+      const auto* a = static_cast<const cudaMemcpy_v3020_params*>(p);
+      std::vector<TraceCall> v{work(api, copy_name(a->kind), kLegacyStream)};
+      if (a->kind != cudaMemcpyDeviceToDevice) v.push_back(sync(api, S::copy));
+      return v;
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020: return std::vector{work(api, "memset", kLegacyStream)};
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000: {
+      const auto* a = static_cast<const cudaEventRecord_v3020_params*>(p);
+      return std::vector{call(K::event_record, api, as_stream(a->stream), as_event(a->event))};
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_v11010: {
+      const auto* a = static_cast<const cudaEventRecordWithFlags_v11010_params*>(p);
+      return std::vector{call(K::event_record, api, as_stream(a->stream), as_event(a->event))};
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000: {
+      const auto* a = static_cast<const cudaStreamWaitEvent_v3020_params*>(p);
+      return std::vector{call(K::stream_wait, api, as_stream(a->stream), as_event(a->event))};
+    }
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000:
+      return std::vector{
+          sync(api, S::stream, as_stream(static_cast<const cudaStreamSynchronize_v3020_params*>(p)->stream))};
+    case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020: return std::vector{sync(api, S::device)};
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
+      return std::vector{
+          sync(api, S::event, kLegacyStream, as_event(static_cast<const cudaEventSynchronize_v3020_params*>(p)->event))};
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020: return std::vector{call(K::alloc, api)};
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020: return std::vector{call(K::free, api)};
+    default: return std::nullopt;
+  }
+}
+
+// The calls of one driver API call made outside any runtime call (a library's, or the variant's own).
+std::optional<std::vector<TraceCall>> driver_call(unsigned cbid, const CUpti_CallbackData* d) {
+  const void* p = d->functionParams;
+  const char* api = d->functionName;
+  using K = TraceCall::Kind;
+  using S = TraceCall::SyncScope;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      return std::vector{
+          work(api, demangled(d->symbolName), as_stream(static_cast<const cuLaunchKernel_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      const auto* a = static_cast<const cuLaunchKernelEx_params*>(p);
+      return std::vector{work(api, demangled(d->symbolName), as_stream(a->config ? a->config->hStream : nullptr))};
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+      return std::vector{work(api, "graph launch", as_stream(static_cast<const cuGraphLaunch_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
+      return std::vector{
+          work(api, "memcpy DtoH", as_stream(static_cast<const cuMemcpyDtoHAsync_v2_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
+      return std::vector{
+          work(api, "memcpy HtoD", as_stream(static_cast<const cuMemcpyHtoDAsync_v2_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
+      return std::vector{
+          work(api, "memcpy DtoD", as_stream(static_cast<const cuMemcpyDtoDAsync_v2_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
+      return std::vector{work(api, "memcpy", as_stream(static_cast<const cuMemcpyAsync_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
+      return std::vector{work(api, "memset", as_stream(static_cast<const cuMemsetD8Async_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
+      return std::vector{work(api, "memset", as_stream(static_cast<const cuMemsetD32Async_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2: return std::vector{work(api, "memcpy DtoD", kLegacyStream)};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2: return std::vector{work(api, "memset", kLegacyStream)};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
+      return std::vector{work(api, "memcpy", kLegacyStream), sync(api, S::copy)};
+    case CUPTI_DRIVER_TRACE_CBID_cuEventRecord: {
+      const auto* a = static_cast<const cuEventRecord_params*>(p);
+      return std::vector{call(K::event_record, api, as_stream(a->hStream), as_event(a->hEvent))};
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags: {
+      const auto* a = static_cast<const cuEventRecordWithFlags_params*>(p);
+      return std::vector{call(K::event_record, api, as_stream(a->hStream), as_event(a->hEvent))};
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent: {
+      const auto* a = static_cast<const cuStreamWaitEvent_params*>(p);
+      return std::vector{call(K::stream_wait, api, as_stream(a->hStream), as_event(a->hEvent))};
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize:
+      return std::vector{sync(api, S::stream, as_stream(static_cast<const cuStreamSynchronize_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2: return std::vector{sync(api, S::device)};
+    case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
+      return std::vector{
+          sync(api, S::event, kLegacyStream, as_event(static_cast<const cuEventSynchronize_params*>(p)->hEvent))};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync: return std::vector{call(K::alloc, api)};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost: return std::vector{call(K::free, api)};
+    default: return std::nullopt;
+  }
+}
+
+void CUPTIAPI on_cupti_call(void* tracer, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  static_cast<CallTracer*>(tracer)->on_call(static_cast<int>(domain), cbid, data);
+}
+
+std::string result_text(CUptiResult r) {
+  const char* s = nullptr;
+  if (cupti().result_string && cupti().result_string(r, &s) == CUPTI_SUCCESS && s) return s;
+  return "CUPTI error " + std::to_string(static_cast<int>(r));
+}
+
+void* open_cupti(std::string& tried) {
+  std::vector<std::string> paths;
+  if (const char* env = std::getenv("LABRUN_CUPTI"); env && *env) paths.emplace_back(env);
+  else
+    paths = {"libcupti.so.13", "libcupti.so", "/usr/local/cuda/lib64/libcupti.so.13",
+             "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"};
+  for (const auto& p : paths) {
+    if (void* lib = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL)) return lib;
+    tried += (tried.empty() ? "" : ", ") + p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+CallTracer& CallTracer::instance() {
+  static CallTracer* t = new CallTracer();  // never destroyed: CUPTI may call back during exit
+  return *t;
+}
+
+CallTracer::CallTracer() {
+  Cupti& c = cupti();
+  std::string tried;
+  c.lib = open_cupti(tried);
+  if (!c.lib) {
+    unavailable_ = "CUPTI could not be loaded (tried " + tried + "; set LABRUN_CUPTI to its path)";
+    return;
+  }
+  c.subscribe = reinterpret_cast<SubscribeFn>(dlsym(c.lib, "cuptiSubscribe"));
+  c.enable_domain = reinterpret_cast<EnableDomainFn>(dlsym(c.lib, "cuptiEnableDomain"));
+  c.result_string = reinterpret_cast<ResultStringFn>(dlsym(c.lib, "cuptiGetResultString"));
+  if (!c.subscribe || !c.enable_domain) {
+    unavailable_ = "CUPTI was loaded but lacks cuptiSubscribe or cuptiEnableDomain";
+    return;
+  }
+  if (const CUptiResult r = c.subscribe(&c.subscriber, on_cupti_call, this); r != CUPTI_SUCCESS) {
+    unavailable_ = result_text(r) + (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                                         ? ": another tool (a profiler) holds CUPTI"
+                                         : ": cuptiSubscribe failed");
+    c.subscriber = nullptr;
+  }
+}
+
+void CallTracer::start() {
+  if (unavailable_) return;
+  calls_.clear();
+  runtime_depth = 0;
+  Cupti& c = cupti();
+  for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
+    if (const CUptiResult r = c.enable_domain(1, c.subscriber, domain); r != CUPTI_SUCCESS) {
+      unavailable_ = result_text(r) + ": cuptiEnableDomain failed";
+      return;
+    }
+  recording_ = true;
+}
+
+std::vector<TraceCall> CallTracer::stop() {
+  if (!recording_) return {};
+  recording_ = false;
+  Cupti& c = cupti();
+  for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
+    (void)c.enable_domain(0, c.subscriber, domain);
+  return std::move(calls_);
+}
+
+void CallTracer::on_call(int domain, unsigned cbid, const void* data) {
+  if (!recording_) return;
+  const auto* d = static_cast<const CUpti_CallbackData*>(data);
+  const bool enter = d->callbackSite == CUPTI_API_ENTER;
+  std::optional<std::vector<TraceCall>> got;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    if (!enter) {
+      if (runtime_depth > 0) --runtime_depth;
+      return;
+    }
+    if (runtime_depth++ > 0) return;
+    got = runtime_call(cbid, d);
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    if (!enter || runtime_depth > 0) return;  // the runtime call that made it is recorded
+    got = driver_call(cbid, d);
+  }
+  if (!got) return;
+  for (TraceCall& c : *got) {
+    c.declared = declared_depth > 0;
+    calls_.push_back(std::move(c));
+  }
+}
+
+DeclaredCalls::DeclaredCalls() { ++declared_depth; }
+DeclaredCalls::~DeclaredCalls() { --declared_depth; }
+
+}  // namespace labrun

@@ -1,0 +1,51 @@
+// The audit's recorder (docs/integrity.md "The audit"): the CUDA API calls the lab's thread makes while an iteration
+// runs, taken with CUPTI's callback API, runtime and driver domains (a driver call made inside a runtime call is that
+// runtime call's, so each call is seen once; a library's own launches, cuBLAS's or CUB's, are seen as whichever API
+// it called). libcupti is loaded at run time, as NVML and cuBLAS are: a runner starts where it is absent, and the
+// audit then says it did not run.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace_call.hpp"
+
+namespace labrun {
+
+/// Records the calls of one thread between start() and stop(). One per process (CUPTI allows one subscriber).
+class CallTracer {
+ public:
+  /// The process's tracer; loads and subscribes on the first call. LABRUN_CUPTI names the library's path
+  /// (default: libcupti.so.13, then libcupti.so, where the dynamic loader finds them, then next to the CUDA toolkit
+  /// at /usr/local/cuda/lib64 and /usr/local/cuda/targets/x86_64-linux/lib).
+  static CallTracer& instance();
+  /// Why the tracer cannot record ("libcupti.so.13 not found", "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: a
+  /// profiler holds CUPTI"), or nullopt when it can.
+  const std::optional<std::string>& unavailable() const { return unavailable_; }
+  /// Starts recording the calls of the calling thread. No effect where unavailable.
+  void start();
+  /// Stops and returns the calls recorded since start(), in host order.
+  std::vector<TraceCall> stop();
+
+  /// Called from CUPTI (internal).
+  void on_call(int domain, unsigned cbid, const void* data);
+
+ private:
+  CallTracer();
+  std::optional<std::string> unavailable_;
+  std::vector<TraceCall> calls_;
+  bool recording_ = false;
+};
+
+/// While one lives, the calls the calling thread makes are labrun's own on the variant's behalf (Launch::read_to_host,
+/// Launch::stream_alloc): recorded as declared, never a finding. Nests.
+class DeclaredCalls {
+ public:
+  DeclaredCalls();
+  ~DeclaredCalls();
+  DeclaredCalls(const DeclaredCalls&) = delete;
+  DeclaredCalls& operator=(const DeclaredCalls&) = delete;
+};
+
+}  // namespace labrun
