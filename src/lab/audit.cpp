@@ -44,10 +44,10 @@ std::string stream_words(TraceStream stream, TraceStream lab_stream) {
 AuditFindings audit_iteration(const std::vector<TraceCall>& calls, TraceStream lab_stream) {
   lab_stream = canonical(lab_stream);
   AuditFindings f;
-  std::map<TraceStream, std::uint64_t> count;                     // work items enqueued per stream
-  std::map<TraceStream, Covered> follows;                          // what each stream's later work waits for
-  std::map<std::uint64_t, Covered> events;                         // what each recorded event completes after
-  Covered host;                                                    // what the host has waited for
+  std::map<TraceStream, std::uint64_t> count;  // work items enqueued per stream
+  std::map<TraceStream, Covered> follows;      // what each stream's later work waits for
+  std::map<std::uint64_t, Covered> events;     // what each recorded event completes after
+  Covered host;                                // what the host has waited for
   auto snapshot = [&](TraceStream s) {
     Covered c = follows[s];
     c[s] = std::max(c[s], count[s]);
@@ -56,9 +56,7 @@ AuditFindings audit_iteration(const std::vector<TraceCall>& calls, TraceStream l
   for (const TraceCall& c : calls) {
     const TraceStream s = canonical(c.stream);
     switch (c.kind) {
-      case TraceCall::Kind::work:
-        ++count[s];
-        break;
+      case TraceCall::Kind::work: ++count[s]; break;
       case TraceCall::Kind::event_record: events[c.event] = snapshot(s); break;
       case TraceCall::Kind::stream_wait: {
         const auto e = events.find(c.event);

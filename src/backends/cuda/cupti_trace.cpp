@@ -84,6 +84,10 @@ TraceCall sync(const char* api, TraceCall::SyncScope scope, TraceStream stream =
 }
 
 // The calls of one runtime API call that the audit reads; nullopt for any other.
+// The host stub of a runtime launch whose callback carried no symbol name: named after the recording stops
+// (cudaFuncGetName is a runtime call, not made from inside a callback).
+thread_local const void* launched_func = nullptr;
+
 std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_CallbackData* d) {
   const void* p = d->functionParams;
   const char* api = d->functionName;
@@ -93,17 +97,19 @@ std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_Ca
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
       const auto* a = static_cast<const cudaLaunchKernel_v7000_params*>(p);
+      launched_func = a->func;
       return std::vector{work(api, demangled(d->symbolName), as_stream(a->stream))};
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
       const auto* a = static_cast<const cudaLaunchKernelExC_v11060_params*>(p);
+      launched_func = a->func;
       return std::vector{work(api, demangled(d->symbolName), as_stream(a->config ? a->config->stream : nullptr))};
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
-      return std::vector{work(api, "graph launch",
-                              as_stream(static_cast<const cudaGraphLaunch_v10000_params*>(p)->stream))};
+      return std::vector{
+          work(api, "graph launch", as_stream(static_cast<const cudaGraphLaunch_v10000_params*>(p)->stream))};
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000: {
       const auto* a = static_cast<const cudaMemcpyAsync_v3020_params*>(p);
@@ -142,8 +148,8 @@ std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_Ca
     case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020: return std::vector{sync(api, S::device)};
     case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
-      return std::vector{
-          sync(api, S::event, kLegacyStream, as_event(static_cast<const cudaEventSynchronize_v3020_params*>(p)->event))};
+      return std::vector{sync(api, S::event, kLegacyStream,
+                              as_event(static_cast<const cudaEventSynchronize_v3020_params*>(p)->event))};
     case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020:
@@ -243,7 +249,8 @@ void* open_cupti(std::string& tried) {
   if (const char* env = std::getenv("LABRUN_CUPTI"); env && *env) paths.emplace_back(env);
   else
     paths = {"libcupti.so.13", "libcupti.so", "/usr/local/cuda/lib64/libcupti.so.13",
-             "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"};
+             "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
+             "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"};
   for (const auto& p : paths) {
     if (void* lib = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL)) return lib;
     tried += (tried.empty() ? "" : ", ") + p;
@@ -284,6 +291,7 @@ CallTracer::CallTracer() {
 void CallTracer::start() {
   if (unavailable_) return;
   calls_.clear();
+  unnamed_.clear();
   runtime_depth = 0;
   Cupti& c = cupti();
   for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
@@ -300,6 +308,12 @@ std::vector<TraceCall> CallTracer::stop() {
   Cupti& c = cupti();
   for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
     (void)c.enable_domain(0, c.subscriber, domain);
+  for (const auto& [index, func] : unnamed_) {
+    const char* name = nullptr;
+    if (cudaFuncGetName(&name, func) == cudaSuccess && name) calls_[index].name = demangled(name);
+    else (void)cudaGetLastError();
+  }
+  unnamed_.clear();
   return std::move(calls_);
 }
 
@@ -308,6 +322,7 @@ void CallTracer::on_call(int domain, unsigned cbid, const void* data) {
   const auto* d = static_cast<const CUpti_CallbackData*>(data);
   const bool enter = d->callbackSite == CUPTI_API_ENTER;
   std::optional<std::vector<TraceCall>> got;
+  launched_func = nullptr;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (!enter) {
       if (runtime_depth > 0) --runtime_depth;
@@ -322,6 +337,8 @@ void CallTracer::on_call(int domain, unsigned cbid, const void* data) {
   if (!got) return;
   for (TraceCall& c : *got) {
     c.declared = declared_depth > 0;
+    if (c.kind == TraceCall::Kind::work && c.name.empty() && launched_func)
+      unnamed_.emplace_back(calls_.size(), launched_func);
     calls_.push_back(std::move(c));
   }
 }

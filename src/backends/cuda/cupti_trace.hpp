@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trace_call.hpp"
@@ -35,6 +36,7 @@ class CallTracer {
   CallTracer();
   std::optional<std::string> unavailable_;
   std::vector<TraceCall> calls_;
+  std::vector<std::pair<std::size_t, const void*>> unnamed_;  // runtime launches to name at stop(): index, stub
   bool recording_ = false;
 };
 
