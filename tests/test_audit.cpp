@@ -76,8 +76,8 @@ TEST(Audit, C16_TheLegacyDefaultStreamEscapesUnderEitherHandle) {
 
 TEST(Audit, C16_AForkAndJoinIsLegitimate) {
   // Fork: the variant's stream waits for the lab's; join: the lab's waits for an event recorded after its work.
-  const auto f = audit_iteration({record(1, kLab), wait(kOwn, 1), work(kOwn), record(2, kOwn), wait(kLab, 2), work(kLab)},
-                                 kLab);
+  const auto f = audit_iteration(
+      {record(1, kLab), wait(kOwn, 1), work(kOwn), record(2, kOwn), wait(kLab, 2), work(kLab)}, kLab);
   EXPECT_FALSE(f.any()) << f.escaped.value_or("");
 }
 
@@ -124,11 +124,11 @@ TEST(Audit, C17_ADeclaredSyncIsNoFinding) {
 }
 
 TEST(Audit, C18_AllocationsAndFreesAreNamedAndCounted) {
-  const auto f = audit_iteration({memory(TraceCall::Kind::alloc, "cudaMalloc"), work(kLab),
-                                  memory(TraceCall::Kind::free, "cudaFree"), memory(TraceCall::Kind::alloc, "cudaMalloc"),
-                                  memory(TraceCall::Kind::free, "cudaFree"),
-                                  memory(TraceCall::Kind::alloc, "cudaMallocHost")},
-                                 kLab);
+  const auto f = audit_iteration(
+      {memory(TraceCall::Kind::alloc, "cudaMalloc"), work(kLab), memory(TraceCall::Kind::free, "cudaFree"),
+       memory(TraceCall::Kind::alloc, "cudaMalloc"), memory(TraceCall::Kind::free, "cudaFree"),
+       memory(TraceCall::Kind::alloc, "cudaMallocHost")},
+      kLab);
   EXPECT_FALSE(f.escaped);
   EXPECT_TRUE(f.syncs.empty());
   EXPECT_EQ(AuditFindings::summary(f.allocations), "cudaMalloc (x2), cudaFree (x2), cudaMallocHost");

@@ -957,3 +957,43 @@ TEST(DiffVerdict, AnIterationThatWaitsOnTheHostIsHostSensitive) {
 
 }  // namespace
 }  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// A point `id` with `samples_s` whose integrity record holds the audit in `state` (with `reason`), or no audit.
+Json audited_point(const std::string& id, const std::vector<double>& samples_s, const std::string& state,
+                   const std::string& reason = "") {
+  Json p = point(id, samples_s);
+  const Json passed{{"state", "passed"}, {"reason", nullptr}};
+  p["integrity"] = Json{{"fences", passed}, {"inputs", passed}, {"recheck", passed}};
+  if (!state.empty())
+    p["integrity"]["audit"] = Json{{"state", state}, {"reason", reason.empty() ? Json() : Json(reason)}};
+  return p;
+}
+
+TEST(DiffVerdict, C17_AnAuditFindingOnOneSideIsAStatusChange) {
+  std::mt19937_64 rng(17);
+  const auto s = [&] { return lognormal(rng, 20, 1e-3, 0.01); };
+  const std::string sync =
+      "the iteration waits on the host in cudaStreamSynchronize, which the variant did not declare";
+  const Json d = diff_json({header(), audited_point("a", s(), "passed"), audited_point("b", s(), "passed"),
+                            audited_point("c", s(), "")},
+                           {header(), audited_point("a", s(), "passed"), audited_point("b", s(), "warned", sync),
+                            audited_point("c", s(), "warned", sync)},
+                           {});
+  EXPECT_EQ(verdict_of(d, 0), "same");
+  EXPECT_EQ(verdict_of(d, 1), "status_changed");
+  EXPECT_EQ(d["points"][1]["reason"], "ok -> ok, audit passed -> warned: " + sync);
+  // A side without the audit (a record from before it) is no finding either way: the instrument changed, not the code.
+  EXPECT_NE(verdict_of(d, 2), "status_changed");
+  EXPECT_FALSE(d["regression"].get<bool>());  // ok on both sides: a regression only under --fail-on any
+  DiffOptions any;
+  any.fail_on = DiffOptions::FailOn::any;
+  EXPECT_TRUE(diff_json({header(), audited_point("b", s(), "passed")},
+                        {header(), audited_point("b", s(), "warned", sync)}, any)["regression"]
+                  .get<bool>());
+}
+
+}  // namespace
+}  // namespace labrun

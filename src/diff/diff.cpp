@@ -882,6 +882,16 @@ DiffPoint matched_row(const std::string& id, const PointRef& b, const PointRef& 
   return row;
 }
 
+/// The audit's finding of a point as the diff compares it (docs/integrity.md "The audit"): nullopt where the audit did
+/// not run (older records, no CUPTI, the host backend), "" where it found nothing, else "warned: REASON".
+std::optional<std::string> audit_finding(const PointRecord& r) {
+  if (!r.integrity || !r.integrity->audit) return std::nullopt;
+  const IntegrityCheck& a = *r.integrity->audit;
+  if (a.state == CheckState::passed) return std::string();
+  if (a.state != CheckState::warned && a.state != CheckState::failed) return std::nullopt;
+  return std::string(to_string(a.state)) + ": " + a.reason.value_or("");
+}
+
 /// Appends a row to result.points for each point on both sides, in base order: a status change or a point not
 /// timed on both sides decided at once, an ok/ok point with its samples compared. Returns the ok/ok points' tests.
 PendingTests match_points(const Side& base, const Side& current, const DiffOptions& options, DiffResult& result,
@@ -897,6 +907,14 @@ PendingTests match_points(const Side& base, const Side& current, const DiffOptio
       row.verdict = Verdict::status_changed;
       row.reason = fmt::format("{} -> {}", to_string(row.base_status), to_string(row.new_status));
       result.status_changes.push_back({id, row.key, row.base_status, row.new_status, n.record->reason});
+    } else if (const auto fb = audit_finding(*b.record), fn = audit_finding(*n.record);
+               row.base_status == Status::ok && fb && fn && *fb != *fn) {
+      // ok on both sides, but the audit found something on one side only (an undeclared host wait or allocation
+      // appeared or went away): the code under test changed what it calls, a status change of its own.
+      row.verdict = Verdict::status_changed;
+      row.reason = "ok -> ok, audit " + (fb->empty() ? std::string("passed") : *fb) + " -> " +
+                   (fn->empty() ? std::string("passed") : *fn);
+      result.status_changes.push_back({id, row.key, row.base_status, row.new_status, row.reason});
     } else if (row.base_status != Status::ok) {
       row.verdict = Verdict::not_compared;
       row.reason = std::string("not timed: ") + to_string(row.base_status) + " on both sides";

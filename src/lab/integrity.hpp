@@ -55,6 +55,8 @@ class IntegrityChecks {
   /// "allocation"); none: `passed`. (Work that escaped the lab's stream never reaches here: the point ended
   /// `escaped`.)
   std::vector<Warning> audit(const std::optional<IterationAudit>& audit);
+  /// Records the audit `failed` with `reason` (the point ended `escaped`).
+  void audit_failed(const std::string& reason) { record_.audit = IntegrityCheck{CheckState::failed, reason}; }
 
   const Integrity& record() const { return record_; }
   /// Notes that the point's interleaved group was timed again point by point (Integrity::retimed).

@@ -384,6 +384,7 @@ void begin_point(PointRun& run, const Point& point, const RegisteredExperiment& 
     run.batch = run.opts.cold_l2 ? 1 : choose_batch(steady_s, lab.min_sample_time_s);
   } catch (const PointOutcome& o) {
     run.rec.failed_phase = to_string(phase);
+    if (o.status() == Status::escaped && run.integrity) run.integrity->audit_failed(o.what());
     end_with(run, o.status(), o.what());
   } catch (const std::exception& e) {
     fail_in(run, phase, e);

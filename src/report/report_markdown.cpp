@@ -590,12 +590,21 @@ void integrity_section(const ReportContext& c, std::ostream& md) {
         md << "| " << cell(p.variant) << " | " << cell(format_axes(p.axes, run.varying)) << " | " << k.name << " | "
            << cell(check.reason.value_or("")) << " |\n";
       }
+      // The audit: what it failed (escaped) or warned of (an undeclared host wait, an allocation: timed live).
+      if (const auto& a = p.integrity->audit; a && (a->state == CheckState::failed || a->state == CheckState::warned)) {
+        if (failed++ == 0) md << "| variant | point | check | finding |\n|---|---|---|---|\n";
+        md << "| " << cell(p.variant) << " | " << cell(format_axes(p.axes, run.varying)) << " | audit ("
+           << to_string(a->state) << ") | " << cell(a->reason.value_or("")) << " |\n";
+      }
     }
   if (checked == 0) {
     md << "No point records them (results from before the integrity checks).\n\n";
     return;
   }
-  if (failed == 0) md << "None failed: no point wrote outside its arrays or into its inputs, or failed its re-check.\n";
+  if (failed == 0)
+    md << "None failed: no point wrote outside its arrays or into its inputs, failed its re-check, or was flagged by "
+          "the "
+          "audit.\n";
   md << "\n";
   if (!off.empty()) md << "Not checked: " << counts_text(off) << ".\n\n";
   if (retimed > 0)

@@ -76,13 +76,13 @@ TEST_F(AuditGpu, EveryPlantedCallIsNamedInEagerAndGraphMode) {
     } else {
       EXPECT_EQ(p["status"], "ok") << where << ": " << reason;
       EXPECT_EQ(p["integrity"]["audit"]["state"], "warned") << where;
-      const std::string kind =
-          f == Fault::malloc_free || f == Fault::malloc_host ? "allocation" : "undeclared_sync";
+      const std::string kind = f == Fault::malloc_free || f == Fault::malloc_host ? "allocation" : "undeclared_sync";
       bool warned = false;
       for (const Json& w : p["warnings"])
         warned = warned || (w["kind"] == kind && w["message"].get<std::string>().find(call) != std::string::npos);
       EXPECT_TRUE(warned) << where << " has no warning " << kind << " naming " << call;
-      EXPECT_EQ(p["timing"]["method"], "cuda_events+synchronized_wall") << where;  // live, not queued behind the blocking kernel
+      EXPECT_EQ(p["timing"]["method"], "cuda_events+synchronized_wall")
+          << where;  // live, not queued behind the blocking kernel
       EXPECT_GE(p["timing"]["host_syncs_per_iteration"].get<double>(), 1.0) << where;
     }
   }
