@@ -310,5 +310,29 @@ TEST(IntegrityAid, TheReportListsEveryFindingAndTheDiffCallsItAStatusChange) {
       << md.substr(row, 400);
 }
 
+// The audit runs on the CUDA backend only; a host record whose audit is set by hand stands for a GPU point here.
+TEST(IntegrityAid, C17_TheReportListsWhatTheAuditWarnedOf) {
+  TempDir dir("labrun_integrity");
+  EXPECT_EQ(testaid(dir, {"sweep", kAidConfig, "-o", "host.jsonl", "--device", "cpu", "-q", "--only",
+                          "mode=eager,n=1027,variant=correct"}),
+            0);
+  std::vector<Json> lines = read_jsonl(dir.file("host.jsonl"));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1]["integrity"]["audit"]["state"], "not_run");  // the host backend has no audit
+  lines[1]["integrity"]["audit"] = Json{{"state", "warned"},
+                                        {"reason", "the iteration waits on the host in cudaStreamSynchronize"}};
+  {
+    std::ofstream out(dir.file("gpu.jsonl"));
+    for (const Json& l : lines) out << l.dump() << "\n";
+  }
+  std::string log;
+  EXPECT_EQ(testaid(dir, {"report", "gpu.jsonl", "-o", "report", "--no-plots"}, &log), 0) << log;
+  const std::string md = slurp(dir.file("report/report.md"));
+  EXPECT_NE(md.find("| correct | n=1027, mode=eager, l2=hot | audit (warned) | the iteration waits on the host in "
+                    "cudaStreamSynchronize |"),
+            std::string::npos)
+      << md.substr(md.find("## Integrity checks"), 600);
+}
+
 }  // namespace
 }  // namespace labrun
