@@ -145,3 +145,47 @@ TEST(Audit, C18_AFreeWaitsForTheDeviceSoItJoinsEarlierWork) {
 
 }  // namespace
 }  // namespace labrun
+
+namespace labrun {
+namespace {
+
+TraceCall blocking_work(TraceStream s, const std::string& name = "scale") {
+  TraceCall c;
+  c.kind = TraceCall::Kind::work;
+  c.api = "cudaLaunchKernel";
+  c.name = name;
+  c.stream = s;
+  c.blocking = true;
+  return c;
+}
+
+TEST(Audit, C16_ABlockingStreamIsJoinedByTheLegacyStreamsHostWait) {
+  // A stream made with cudaStreamCreate (blocking), then a synchronous cudaMemcpy: the copy waits for it.
+  TraceCall copy;
+  copy.kind = TraceCall::Kind::sync;
+  copy.api = "cudaMemcpy";
+  copy.scope = TraceCall::SyncScope::copy;
+  const auto f = audit_iteration({blocking_work(0x6000), copy}, 0x5000);
+  EXPECT_FALSE(f.escaped) << *f.escaped;
+  EXPECT_EQ(f.syncs.size(), 1u);
+  // Not so for a non-blocking stream of the variant's.
+  TraceCall nonblocking = blocking_work(0x6000);
+  nonblocking.blocking = false;
+  EXPECT_TRUE(audit_iteration({nonblocking, copy}, 0x5000).escaped);
+}
+
+TEST(Audit, C18_StreamOrderedAllocationsWarnWithoutAHostWait) {
+  TraceCall a;
+  a.kind = TraceCall::Kind::stream_alloc;
+  a.api = "cudaMallocAsync";
+  TraceCall w;
+  w.kind = TraceCall::Kind::work;
+  w.stream = 0x6000;
+  const auto f = audit_iteration({a, w}, 0x5000);
+  EXPECT_EQ(f.stream_ordered, std::vector<std::string>{"cudaMallocAsync"});
+  EXPECT_TRUE(f.allocations.empty());
+  EXPECT_TRUE(f.escaped);  // no host wait joined the work
+}
+
+}  // namespace
+}  // namespace labrun

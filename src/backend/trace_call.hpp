@@ -25,6 +25,7 @@ struct TraceCall {
     stream_wait,   ///< cudaStreamWaitEvent(stream, event): later work on `stream` waits for the event
     sync,          ///< the host waits: for `stream` (scope stream), the device, `event`, or a synchronous copy
     alloc,         ///< memory allocated (cudaMalloc, cudaMallocHost, cuMemAlloc, ...)
+    stream_alloc,  ///< stream-ordered allocation or free (cudaMallocAsync, cudaFreeAsync): no host wait, capturable
     free,          ///< memory freed (cudaFree, cudaFreeHost, ...; a free synchronises the device)
   };
   enum class SyncScope { stream, device, event, copy };
@@ -34,6 +35,8 @@ struct TraceCall {
   TraceStream stream = kLegacyStream;
   std::uint64_t event = 0;  ///< event_record, stream_wait, sync of an event: the event handle
   SyncScope scope = SyncScope::stream;
+  /// `stream` was made without cudaStreamNonBlocking: it and the legacy default stream wait for each other.
+  bool blocking = false;
   /// Made by labrun's own API on the variant's behalf (Launch::read_to_host's copy and wait, stream_alloc's pool),
   /// so declared: never a finding.
   bool declared = false;
@@ -49,8 +52,11 @@ struct AuditFindings {
   std::vector<std::string> syncs;
   /// The allocations and frees, one entry per call ("cudaMalloc", "cudaFree").
   std::vector<std::string> allocations;
+  /// The stream-ordered allocations and frees outside Launch::stream_alloc ("cudaMallocAsync"): no host wait, and a
+  /// graph can hold them, but memory the iteration takes each time all the same (a warning).
+  std::vector<std::string> stream_ordered;
 
-  bool any() const { return escaped || !syncs.empty() || !allocations.empty(); }
+  bool any() const { return escaped || !syncs.empty() || !allocations.empty() || !stream_ordered.empty(); }
   /// The calls of `calls` (syncs or allocations) as one phrase: "cudaStreamSynchronize" or "cudaMalloc (x2),
   /// cudaFree (x2)", in first-seen order.
   static std::string summary(const std::vector<std::string>& calls);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <utility>
 
 namespace labrun {
@@ -53,8 +54,25 @@ AuditFindings audit_iteration(const std::vector<TraceCall>& calls, TraceStream l
     c[s] = std::max(c[s], count[s]);
     return c;
   };
+  // The legacy default stream and the blocking streams wait for each other's earlier work (CUDA Runtime API,
+  // "Stream synchronization behavior"); the lab's stream is non-blocking.
+  std::set<TraceStream> blocking;
+  for (const TraceCall& c : calls)
+    if (c.blocking && canonical(c.stream) != kLegacyStream && canonical(c.stream) != lab_stream)
+      blocking.insert(canonical(c.stream));
+  auto implicit_waits = [&](TraceStream s) {
+    if (s == kLegacyStream) {
+      for (const TraceStream b : blocking) merge_into(follows[kLegacyStream], snapshot(b));
+    } else if (blocking.count(s)) {
+      merge_into(follows[s], snapshot(kLegacyStream));
+    }
+  };
   for (const TraceCall& c : calls) {
     const TraceStream s = canonical(c.stream);
+    if (c.kind == TraceCall::Kind::work || c.kind == TraceCall::Kind::event_record ||
+        (c.kind == TraceCall::Kind::sync && c.scope == TraceCall::SyncScope::stream))
+      implicit_waits(s);
+    if (c.kind == TraceCall::Kind::sync && c.scope == TraceCall::SyncScope::copy) implicit_waits(kLegacyStream);
     switch (c.kind) {
       case TraceCall::Kind::work: ++count[s]; break;
       case TraceCall::Kind::event_record: events[c.event] = snapshot(s); break;
@@ -80,6 +98,9 @@ AuditFindings audit_iteration(const std::vector<TraceCall>& calls, TraceStream l
         break;
       case TraceCall::Kind::alloc:
         if (!c.declared) f.allocations.push_back(c.api);
+        break;
+      case TraceCall::Kind::stream_alloc:
+        if (!c.declared) f.stream_ordered.push_back(c.api);
         break;
       case TraceCall::Kind::free:
         if (!c.declared) f.allocations.push_back(c.api);

@@ -74,6 +74,12 @@ std::vector<Warning> IntegrityChecks::audit(const std::optional<IterationAudit>&
     warnings.push_back({"allocation", words});
     reason += (reason.empty() ? "" : "; ") + words;
   }
+  if (!f.stream_ordered.empty()) {
+    const std::string words = "the iteration allocates or frees stream-ordered memory outside Launch::stream_alloc: " +
+                              AuditFindings::summary(f.stream_ordered) + " (case C18; no host wait)";
+    warnings.push_back({"allocation", words});
+    reason += (reason.empty() ? "" : "; ") + words;
+  }
   record_.audit = warnings.empty() ? IntegrityCheck{CheckState::passed, std::nullopt}
                                    : IntegrityCheck{CheckState::warned, reason};
   return warnings;

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -34,7 +35,9 @@ Cupti& cupti() {
 }
 
 thread_local int declared_depth = 0;  // DeclaredCalls alive on this thread
-thread_local int runtime_depth = 0;   // runtime calls entered and not yet left on this thread
+// Per runtime call entered and not yet left on this thread: whether the audit read it (then the driver calls it makes
+// are its own and not recorded again).
+thread_local std::vector<bool> runtime_handled;
 
 std::string demangled(const char* symbol) {
   if (!symbol || !*symbol) return "";
@@ -48,6 +51,14 @@ std::string demangled(const char* symbol) {
 }
 
 TraceStream as_stream(const void* s) { return static_cast<TraceStream>(reinterpret_cast<std::uintptr_t>(s)); }
+
+// Whether the call is a per-thread-default-stream form (_ptsz, _ptds): stream 0 there is the per-thread default
+// stream, not the legacy one.
+thread_local bool per_thread_call = false;
+TraceStream stream_of(const void* s) {
+  const TraceStream v = as_stream(s);
+  return per_thread_call && v == 0 ? kPerThreadStream : v;
+}
 std::uint64_t as_event(const void* e) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(e)); }
 
 const char* copy_name(cudaMemcpyKind kind) {
@@ -98,53 +109,55 @@ std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_Ca
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
       const auto* a = static_cast<const cudaLaunchKernel_v7000_params*>(p);
       launched_func = a->func;
-      return std::vector{work(api, demangled(d->symbolName), as_stream(a->stream))};
+      return std::vector{work(api, demangled(d->symbolName), stream_of(a->stream))};
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
       const auto* a = static_cast<const cudaLaunchKernelExC_v11060_params*>(p);
       launched_func = a->func;
-      return std::vector{work(api, demangled(d->symbolName), as_stream(a->config ? a->config->stream : nullptr))};
+      return std::vector{work(api, demangled(d->symbolName), stream_of(a->config ? a->config->stream : nullptr))};
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
       return std::vector{
-          work(api, "graph launch", as_stream(static_cast<const cudaGraphLaunch_v10000_params*>(p)->stream))};
+          work(api, "graph launch", stream_of(static_cast<const cudaGraphLaunch_v10000_params*>(p)->stream))};
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000: {
       const auto* a = static_cast<const cudaMemcpyAsync_v3020_params*>(p);
-      return std::vector{work(api, copy_name(a->kind), as_stream(a->stream))};
+      return std::vector{work(api, copy_name(a->kind), stream_of(a->stream))};
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000:
-      return std::vector{work(api, "memset", as_stream(static_cast<const cudaMemsetAsync_v3020_params*>(p)->stream))};
+      return std::vector{work(api, "memset", stream_of(static_cast<const cudaMemsetAsync_v3020_params*>(p)->stream))};
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000: {
       // On the legacy default stream; a copy that involves host memory returns when it is done (a host wait).
       const auto* a = static_cast<const cudaMemcpy_v3020_params*>(p);
-      std::vector<TraceCall> v{work(api, copy_name(a->kind), kLegacyStream)};
+      std::vector<TraceCall> v{work(api, copy_name(a->kind), stream_of(nullptr))};
       if (a->kind != cudaMemcpyDeviceToDevice) v.push_back(sync(api, S::copy));
       return v;
     }
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020: return std::vector{work(api, "memset", kLegacyStream)};
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000: return std::vector{work(api, "memset", stream_of(nullptr))};
     case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000: {
       const auto* a = static_cast<const cudaEventRecord_v3020_params*>(p);
-      return std::vector{call(K::event_record, api, as_stream(a->stream), as_event(a->event))};
+      return std::vector{call(K::event_record, api, stream_of(a->stream), as_event(a->event))};
     }
-    case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_v11010: {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_v11010:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_ptsz_v11010: {
       const auto* a = static_cast<const cudaEventRecordWithFlags_v11010_params*>(p);
-      return std::vector{call(K::event_record, api, as_stream(a->stream), as_event(a->event))};
+      return std::vector{call(K::event_record, api, stream_of(a->stream), as_event(a->event))};
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000: {
       const auto* a = static_cast<const cudaStreamWaitEvent_v3020_params*>(p);
-      return std::vector{call(K::stream_wait, api, as_stream(a->stream), as_event(a->event))};
+      return std::vector{call(K::stream_wait, api, stream_of(a->stream), as_event(a->event))};
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000:
       return std::vector{
-          sync(api, S::stream, as_stream(static_cast<const cudaStreamSynchronize_v3020_params*>(p)->stream))};
+          sync(api, S::stream, stream_of(static_cast<const cudaStreamSynchronize_v3020_params*>(p)->stream))};
     case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020: return std::vector{sync(api, S::device)};
     case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
@@ -154,12 +167,17 @@ std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_Ca
     case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020: return std::vector{call(K::alloc, api)};
     case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020: return std::vector{call(K::alloc, api)};
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020: return std::vector{call(K::stream_alloc, api)};
     case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020:
+      // cudaFree(nullptr) frees nothing: libraries call it to create the context.
+      if (!static_cast<const cudaFree_v3020_params*>(p)->devPtr) return std::vector<TraceCall>{};
+      return std::vector{call(K::free, api)};
     case CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020: return std::vector{call(K::free, api)};
     default: return std::nullopt;
   }
@@ -175,49 +193,63 @@ std::optional<std::vector<TraceCall>> driver_call(unsigned cbid, const CUpti_Cal
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
       return std::vector{
-          work(api, demangled(d->symbolName), as_stream(static_cast<const cuLaunchKernel_params*>(p)->hStream))};
+          work(api, demangled(d->symbolName), stream_of(static_cast<const cuLaunchKernel_params*>(p)->hStream))};
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
       const auto* a = static_cast<const cuLaunchKernelEx_params*>(p);
-      return std::vector{work(api, demangled(d->symbolName), as_stream(a->config ? a->config->hStream : nullptr))};
+      return std::vector{work(api, demangled(d->symbolName), stream_of(a->config ? a->config->hStream : nullptr))};
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
-      return std::vector{work(api, "graph launch", as_stream(static_cast<const cuGraphLaunch_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+      return std::vector{work(api, "graph launch", stream_of(static_cast<const cuGraphLaunch_params*>(p)->hStream))};
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz:
       return std::vector{
-          work(api, "memcpy DtoH", as_stream(static_cast<const cuMemcpyDtoHAsync_v2_params*>(p)->hStream))};
+          work(api, "memcpy DtoH", stream_of(static_cast<const cuMemcpyDtoHAsync_v2_params*>(p)->hStream))};
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz:
       return std::vector{
-          work(api, "memcpy HtoD", as_stream(static_cast<const cuMemcpyHtoDAsync_v2_params*>(p)->hStream))};
+          work(api, "memcpy HtoD", stream_of(static_cast<const cuMemcpyHtoDAsync_v2_params*>(p)->hStream))};
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz:
       return std::vector{
-          work(api, "memcpy DtoD", as_stream(static_cast<const cuMemcpyDtoDAsync_v2_params*>(p)->hStream))};
+          work(api, "memcpy DtoD", stream_of(static_cast<const cuMemcpyDtoDAsync_v2_params*>(p)->hStream))};
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
-      return std::vector{work(api, "memcpy", as_stream(static_cast<const cuMemcpyAsync_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz:
+      return std::vector{work(api, "memcpy", stream_of(static_cast<const cuMemcpyAsync_params*>(p)->hStream))};
     case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
-      return std::vector{work(api, "memset", as_stream(static_cast<const cuMemsetD8Async_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz:
+      return std::vector{work(api, "memset", stream_of(static_cast<const cuMemsetD8Async_params*>(p)->hStream))};
     case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
-      return std::vector{work(api, "memset", as_stream(static_cast<const cuMemsetD32Async_params*>(p)->hStream))};
-    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2: return std::vector{work(api, "memcpy DtoD", kLegacyStream)};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz:
+      return std::vector{work(api, "memset", stream_of(static_cast<const cuMemsetD32Async_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds: return std::vector{work(api, "memcpy DtoD", kLegacyStream)};
     case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2: return std::vector{work(api, "memset", kLegacyStream)};
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds:
       return std::vector{work(api, "memcpy", kLegacyStream), sync(api, S::copy)};
-    case CUPTI_DRIVER_TRACE_CBID_cuEventRecord: {
+    case CUPTI_DRIVER_TRACE_CBID_cuEventRecord:
+    case CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz: {
       const auto* a = static_cast<const cuEventRecord_params*>(p);
-      return std::vector{call(K::event_record, api, as_stream(a->hStream), as_event(a->hEvent))};
+      return std::vector{call(K::event_record, api, stream_of(a->hStream), as_event(a->hEvent))};
     }
-    case CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags: {
+    case CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags:
+    case CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags_ptsz: {
       const auto* a = static_cast<const cuEventRecordWithFlags_params*>(p);
-      return std::vector{call(K::event_record, api, as_stream(a->hStream), as_event(a->hEvent))};
+      return std::vector{call(K::event_record, api, stream_of(a->hStream), as_event(a->hEvent))};
     }
-    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent: {
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent:
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz: {
       const auto* a = static_cast<const cuStreamWaitEvent_params*>(p);
-      return std::vector{call(K::stream_wait, api, as_stream(a->hStream), as_event(a->hEvent))};
+      return std::vector{call(K::stream_wait, api, stream_of(a->hStream), as_event(a->hEvent))};
     }
     case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize:
-      return std::vector{sync(api, S::stream, as_stream(static_cast<const cuStreamSynchronize_params*>(p)->hStream))};
+    case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz:
+      return std::vector{sync(api, S::stream, stream_of(static_cast<const cuStreamSynchronize_params*>(p)->hStream))};
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2: return std::vector{sync(api, S::device)};
     case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
@@ -225,10 +257,16 @@ std::optional<std::vector<TraceCall>> driver_call(unsigned cbid, const CUpti_Cal
           sync(api, S::event, kLegacyStream, as_event(static_cast<const cuEventSynchronize_params*>(p)->hEvent))};
     case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc: return std::vector{call(K::alloc, api)};
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync: return std::vector{call(K::alloc, api)};
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz: return std::vector{call(K::stream_alloc, api)};
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
+      if (!static_cast<const cuMemFree_v2_params*>(p)->dptr) return std::vector<TraceCall>{};
+      return std::vector{call(K::free, api)};
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost: return std::vector{call(K::free, api)};
     default: return std::nullopt;
   }
@@ -292,19 +330,22 @@ void CallTracer::start() {
   if (unavailable_) return;
   calls_.clear();
   unnamed_.clear();
-  runtime_depth = 0;
+  runtime_handled.clear();
+  owner_ = std::this_thread::get_id();
   Cupti& c = cupti();
   for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
     if (const CUptiResult r = c.enable_domain(1, c.subscriber, domain); r != CUPTI_SUCCESS) {
       unavailable_ = result_text(r) + ": cuptiEnableDomain failed";
+      for (auto d : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
+        (void)c.enable_domain(0, c.subscriber, d);
       return;
     }
-  recording_ = true;
+  recording_.store(true, std::memory_order_release);
 }
 
 std::vector<TraceCall> CallTracer::stop() {
-  if (!recording_) return {};
-  recording_ = false;
+  if (!recording_.load()) return {};
+  recording_.store(false, std::memory_order_release);
   Cupti& c = cupti();
   for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
     (void)c.enable_domain(0, c.subscriber, domain);
@@ -314,24 +355,42 @@ std::vector<TraceCall> CallTracer::stop() {
     else (void)cudaGetLastError();
   }
   unnamed_.clear();
+  // Which streams are blocking (made without cudaStreamNonBlocking): the legacy default stream and they wait for
+  // each other (audit.hpp). A stream destroyed since, or one the runtime cannot read, counts as non-blocking.
+  for (TraceCall& call : calls_) {
+    if (call.stream == kLegacyStream || call.stream == kLegacyStreamHandle || call.stream == kPerThreadStream) continue;
+    unsigned flags = 0;
+    if (cudaStreamGetFlags(reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(call.stream)), &flags) ==
+        cudaSuccess)
+      call.blocking = (flags & cudaStreamNonBlocking) == 0;
+    else (void)cudaGetLastError();
+  }
   return std::move(calls_);
 }
 
 void CallTracer::on_call(int domain, unsigned cbid, const void* data) {
-  if (!recording_) return;
+  // Only the thread that started the recording: another thread's calls are not the iteration's.
+  if (!recording_.load(std::memory_order_acquire) || std::this_thread::get_id() != owner_) return;
   const auto* d = static_cast<const CUpti_CallbackData*>(data);
   const bool enter = d->callbackSite == CUPTI_API_ENTER;
   std::optional<std::vector<TraceCall>> got;
   launched_func = nullptr;
+  per_thread_call = d->functionName && (std::strstr(d->functionName, "_ptsz") || std::strstr(d->functionName, "_ptds"));
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (!enter) {
-      if (runtime_depth > 0) --runtime_depth;
+      if (!runtime_handled.empty()) runtime_handled.pop_back();
       return;
     }
-    if (runtime_depth++ > 0) return;
+    // A runtime call the audit reads stands for the driver calls it makes; one it does not read (a 2D copy, a
+    // cooperative launch) lets them through, so they are still seen.
+    if (!runtime_handled.empty() && runtime_handled.back()) {
+      runtime_handled.push_back(true);
+      return;
+    }
     got = runtime_call(cbid, d);
+    runtime_handled.push_back(got.has_value());
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    if (!enter || runtime_depth > 0) return;  // the runtime call that made it is recorded
+    if (!enter || (!runtime_handled.empty() && runtime_handled.back())) return;
     got = driver_call(cbid, d);
   }
   if (!got) return;

@@ -5,8 +5,10 @@
 // audit then says it did not run.
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,7 +39,8 @@ class CallTracer {
   std::optional<std::string> unavailable_;
   std::vector<TraceCall> calls_;
   std::vector<std::pair<std::size_t, const void*>> unnamed_;  // runtime launches to name at stop(): index, stub
-  bool recording_ = false;
+  std::atomic<bool> recording_{false};
+  std::thread::id owner_;  // the thread whose calls are recorded
 };
 
 /// While one lives, the calls the calling thread makes are labrun's own on the variant's behalf (Launch::read_to_host,
