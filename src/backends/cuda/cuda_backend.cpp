@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <nvtx3/nvToolsExt.h>
+#include <spdlog/spdlog.h>
 
 #include "audit.hpp"
 #include "calibration.cuh"
@@ -150,11 +151,21 @@ IterationAudit audited_eager(Workload& w, LaunchContext& ctx, const Timing& how)
   CallTracer* tracer = how.audit ? &CallTracer::instance() : nullptr;
   if (!how.audit) a.not_run = "lab.audit: false";
   else if (tracer->unavailable()) a.not_run = *tracer->unavailable();
+  static bool told = false;  // stderr says once per process why the audit does not run; every record says it
+  if (how.audit && !a.not_run.empty() && !told) {
+    told = true;
+    spdlog::warn("the audit of each point's CUDA calls does not run: {} (docs/integrity.md \"The audit\")", a.not_run);
+  }
   if (!a.not_run.empty()) {
     issue_eager(w, ctx, how.delay_s);
     return a;
   }
   tracer->start();
+  if (tracer->unavailable()) {  // enabling the callbacks failed: the iteration runs unrecorded
+    a.not_run = *tracer->unavailable();
+    issue_eager(w, ctx, how.delay_s);
+    return a;
+  }
   try {
     issue_eager(w, ctx, how.delay_s);
   } catch (...) {
