@@ -242,8 +242,8 @@ class SdkCudaWorkload : public Workload {
     if (auto missing = r.missing()) return *missing;
     // Not a variant's sync: read outside the counted path, after the iteration completed. Into the host copy the
     // point's previous comparison used (the correctness iteration's, for the re-check): its pages are mapped already,
-    // where fresh memory costs a page fault per 4 KiB (the re-check of a 256 MiB output took 0.15 s before, on the
-    // H100 machine, most of it that).
+    // where fresh memory takes a page fault per 4 KiB (with a fresh copy, the re-check of one variant's 256 MiB output
+    // took 0.15 s on the H100 machine).
     if (!host_out_) host_out_ = std::make_unique<HostArrays>(host_out_layout_, Role::output, false);
     HostArrays& host = *host_out_;
     for (const auto& [name, v] : out_.items())  // a chunked output stays on the device: exact_chunks reads it
