@@ -84,7 +84,7 @@ class PinnedBuffer {
 /// Copies `bytes` from device memory to pageable host memory `host` after the work queued on `stream`, and waits:
 /// through two page-locked staging buffers of the process (kStagingChunkBytes each, made at the first call), the
 /// copy of one chunk overlapping the host's copy of the one before out to `host`. A plain cudaMemcpy into pageable
-/// memory ran at 1.4 GB/s on the H200 machine (softmax's outputs at 2^26 elements: 2.4 GB in 1.78 s over 12 points),
+/// memory ran at 1.4 GB/s on the H200 machine (outputs of 2^26 elements: 2.4 GB in 1.78 s over 12 points),
 /// a large part of the correctness check's and the re-check's time. Not thread-safe: the lab's thread only.
 /// @throws CudaError on a failed copy.
 void copy_to_host(void* host, const void* device, std::size_t bytes, cudaStream_t stream);
