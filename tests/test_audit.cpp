@@ -149,12 +149,8 @@ TEST(Audit, C18_AFreeWaitsForTheDeviceSoItJoinsEarlierWork) {
 namespace labrun {
 namespace {
 
-TraceCall blocking_work(TraceStream s, const std::string& name = "scale") {
-  TraceCall c;
-  c.kind = TraceCall::Kind::work;
-  c.api = "cudaLaunchKernel";
-  c.name = name;
-  c.stream = s;
+TraceCall blocking_work(TraceStream s) {
+  TraceCall c = work(s);
   c.blocking = true;
   return c;
 }

@@ -1,6 +1,8 @@
 // The integrity test aid's definition and host variants (integrity.hpp).
 #include "integrity/integrity.hpp"
 
+#include "affine.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -54,29 +56,7 @@ Setup host_variant(Fault fault) {
 }  // namespace
 
 LABRUN_EXPERIMENT(integrity) {
-  e.describe("integrity test aid: y = 2x + 1 with planted faults (tests/aids/integrity)")
-      .int_axis("n", "elements", 2, 1 << 26, 1000);
-  e.arrays([](const Args& a, Layout& l) {
-    const std::int64_t n = a.i64("n");
-    l.input("x", DType::f32, n).output("y", DType::f32, n).scratch("work", DType::f32, n);
-  });
-  e.generate([](const Args&, std::uint64_t seed, Arrays& in) {
-    float* x = in["x"].as<float>();
-    for (std::int64_t i = 0; i < in["x"].count; ++i)
-      x[i] = static_cast<float>(unit_interval(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)))) - 0.5);
-  });
-  e.reference([](const Args&, const Arrays& in, Reference& r) {
-    const float* x = in["x"].as<float>();
-    std::vector<double>& y = r.array("y", in["x"].count);
-    for (std::int64_t i = 0; i < in["x"].count; ++i) y[static_cast<std::size_t>(i)] = 2.0 * x[i] + 1.0;
-  });
-  // 2x is exact in f32; the addition rounds once: half an ulp of a value below 2, 2^-24 relative.
-  e.check([](Compare& c) {
-    c.elementwise("y", [](std::int64_t, double ref) { return std::fabs(ref) * 0x1.0p-23 + 0x1.0p-30; });
-  });
-  e.cost([](const Args& a, const Reference&) {
-    const double n = static_cast<double>(a.i64("n"));
-    return Cost::of(4 * n, 4 * n, 8 * n, 2 * n, 1, 0);
-  });
+  e.describe("integrity test aid: y = 2x + 1 with planted faults (tests/aids/integrity)");
+  aids::define_affine(e, true);
   for (const auto& row : integrity_aid::kVariants) e.variant(row.name, row.description).host(host_variant(row.fault));
 }
