@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What the integrity checks cost, and that they find nothing in a correct kernel: runs each config with every check
-# off (lab.fences, lab.guard_inputs, lab.recheck false), then with every check on (the defaults), back to back with
+# off (lab.fences, lab.guard_inputs, lab.recheck, lab.audit false), then with every check on (the defaults), back to back with
 # one binary on one GPU, and diffs the two runs with `labrun diff --fail-on any` (no check runs inside a timed
 # sample, so nothing may move). Writes NAME-off.jsonl.xz, NAME-on.jsonl.xz, NAME-diff.txt and steps.txt (each run's
 # wall time, the overhead, and every point of the `on` run that is not ok or skipped) to OUTDIR.
@@ -13,7 +13,7 @@ shift
 mkdir -p "$out"
 b=.h200
 [ -f $b/bins.tar.xz ] && tar -xJf $b/bins.tar.xz -C $b
-off=(--lab fences=false --lab guard_inputs=false --lab recheck=false)
+off=(--lab fences=false --lab guard_inputs=false --lab recheck=false --lab audit=false)
 rc=0
 {
   echo "build: $(cat $b/GIT_SHA 2>/dev/null || echo unknown)"

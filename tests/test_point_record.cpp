@@ -395,7 +395,7 @@ TEST(PointRecord, H06_StatusMustBeOneOfTheDocumentedSet) {
   EXPECT_EQ(load_message(dir, header_line("h") + line_of(p)),
             dir.file("r.jsonl") +
                 ":2: status: \"exploded\" is not a point status (ok, incorrect, skipped, "
-                "not_supported, capture_unsupported, error, device_fault, crashed, timeout, escaped)");
+                "not_supported, capture_unsupported, error, device_fault, crashed, timeout, escaped, sanitized)");
   for (const char* status : {"ok", "incorrect", "skipped", "not_supported", "capture_unsupported", "error",
                              "device_fault", "crashed", "timeout"})
     EXPECT_TRUE(parse_status(status).has_value()) << status;

@@ -24,6 +24,8 @@ enum class Status {
   timeout,              ///< the point ran past lab.point_timeout_s; its worker was killed and replaced
   escaped,              ///< the audit saw work on a stream the lab's stream never waits for (case C16): the time
                         ///< would not measure it, so none is kept; reason names the kernel and both streams
+  sanitized,            ///< a sanitizer sweep (--sanitize): setup and the correctness iteration ran under
+                        ///< compute-sanitizer, which reported no error and the check passed; not timed
 };
 
 /// True for the statuses that make a sweep exit 1 (kExitPointsFailed): incorrect, error, device_fault, crashed,

@@ -75,6 +75,9 @@ int run_command(const Command& command) {
   } catch (const DeviceError& e) {
     std::cerr << "labrun: " << e.what() << "\n";
     return kExitDevice;
+  } catch (const ToolMissing& e) {
+    std::cerr << "labrun: " << e.what() << "\n";
+    return kExitTool;
   } catch (const std::invalid_argument& e) {
     std::cerr << "labrun: " << e.what() << "\n";
     return kExitUsage;

@@ -24,6 +24,15 @@ using Json = nlohmann::ordered_json;
 enum class BackendKind { host, cuda };
 const char* to_string(BackendKind kind);
 
+/// Where one of a point's arrays lies in device memory, for the sanitizer sweep (docs/integrity.md "The sanitizer
+/// sweep"), which names the array an address the tool reports falls in or next to.
+struct ArrayExtent {
+  std::string name;           ///< the Layout's name ("y"), or "memory from Launch::allocate #1 (4108 bytes)"
+  std::string role;           ///< "input", "output", "scratch" or "allocate"
+  std::uint64_t address = 0;  ///< its first byte: a device virtual address
+  std::uint64_t bytes = 0;    ///< its size in bytes (the array's own: no guard, no rounding)
+};
+
 /// One variant prepared at one point on one backend: inputs generated, buffers allocated.
 class Workload {
  public:
@@ -58,6 +67,9 @@ class Workload {
     (void)iterate;
     return std::nullopt;
   }
+  /// The point's device arrays: inputs, outputs, scratch and Launch::allocate memory, in that order; empty on a
+  /// backend without device memory.
+  virtual std::vector<ArrayExtent> extents() const { return {}; }
 };
 
 /// One timed sample: `iterations` back-to-back iterations.

@@ -11,6 +11,7 @@ enum ExitCode : int {
   kExitConfig = 3,        ///< invalid config (file:line: key: message on stderr); nothing ran or was written
   kExitOutput = 4,        ///< output file exists (no --force) or cannot be written
   kExitDevice = 5,        ///< the requested device cannot be used (e.g. --device cuda without a GPU)
+  kExitTool = 6,          ///< a tool the command needs is not installed (compute-sanitizer for sweep --sanitize)
   kExitInternal = 70,     ///< a bug in labrun (EX_SOFTWARE)
   /// Internal, between a worker and its supervisor (never labrun's own status): the worker wrote a
   /// `device_fault` point and stopped, its device context lost; the supervisor starts a fresh worker.

@@ -45,6 +45,7 @@
 #include "supervisor.hpp"
 #include "merge.hpp"
 #include "spawn.hpp"
+#include "sanitize.hpp"
 
 namespace labrun {
 
@@ -324,9 +325,12 @@ void open_worker(Worker& w, const SweepArgs& a, const SweepConfig& config, const
                      : std::make_unique<JsonlWriter>(a.output, JsonlWriter::Append{});
   // Profiler mode skips calibration: under ncu its thousands of kernels would each be replayed, and its blocked
   // launch measurement would wait on a serialized stream.
-  const Json calibration = config.lab.profile
-                               ? Json{{"backend", w.backend->name()}, {"skipped", "profiler mode (lab.profile)"}}
-                               : w.backend->calibrate();
+  // A sanitizer sweep's worker skips it too: the tool instruments every kernel (racecheck many times slower).
+  const Json calibration =
+      config.lab.profile ? Json{{"backend", w.backend->name()}, {"skipped", "profiler mode (lab.profile)"}}
+      : config.lab.sanitize != "none"
+          ? Json{{"backend", w.backend->name()}, {"skipped", "sanitizer sweep (lab.sanitize " + config.lab.sanitize + ")"}}
+          : w.backend->calibrate();
   // The header records the user's command line (the supervisor's, passed in LABRUN_ARGV), not the worker's.
   std::vector<std::string> argv = a.argv;
   if (const char* given = std::getenv("LABRUN_ARGV")) {
@@ -698,6 +702,29 @@ std::vector<int> parse_devices(const std::string& text, const DeviceHooks& hooks
   return out;
 }
 
+// A sanitizer sweep (lab.sanitize): every point in a worker of its own under compute-sanitizer (src/run/sanitize.hpp).
+int run_sanitize_sweep(const SweepArgs& a, const SweepConfig& config, const std::vector<Point>& points) {
+  SanitizeRun run;
+  run.tool = config.lab.sanitize;
+  run.sanitizer = find_compute_sanitizer();
+  if (run.sanitizer.empty()) throw ToolMissing("compute-sanitizer is gone since the sweep began");
+  run.output = a.output;
+  run.force = a.force;
+  run.quiet = a.quiet;
+  run.points = points;
+  run.worker_argv = [&](const Point& p, const std::string& file) {
+    auto w = worker_argv(a, file, true, false, "");
+    w.insert(w.end(), {"--point", p.id()});
+    return w;
+  };
+  run.env = {"LABRUN_ARGV=" + Json(a.argv).dump()};
+  run.point_timeout_s = config.lab.point_timeout_s;
+  spdlog::info("{} points, each under compute-sanitizer {} ({}): setup and the correctness iteration, untimed; "
+               "writing {}",
+               points.size(), run.tool, run.sanitizer, a.output);
+  return finish(run_sanitized(run), "results: " + a.output);
+}
+
 int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const RegisteredExperiment& experiment,
               const std::vector<Point>& points, const DeviceHooks& hooks) {
   if (!args.worker.empty()) return run_worker(args, config, experiment, points, hooks);
@@ -743,6 +770,7 @@ int cmd_sweep(const SweepArgs& args, const SweepConfig& config, const Registered
     throw OutputError("output file " + a.output +
                       " exists; labrun never overwrites results (use --force, or --resume "
                       "to continue it)");
+  if (config.lab.sanitize != "none") return run_sanitize_sweep(a, config, points);
   Lane lane;
   lane.file = a.output;
   lane.points = points;
@@ -803,6 +831,11 @@ void add_sweep_options(CLI::App& sweep, SweepOptions& o) {
                    "one worker per GPU (0,1,2,3 or all), pinned with CUDA_VISIBLE_DEVICES, merged at the end");
   add_lab_option(sweep, a.lab_overrides,
                  "override a lab setting, KEY=VALUE (repeatable), checked as under lab: (e.g. --lab processes=5)");
+  sweep.add_option("--sanitize", a.sanitize,
+                   "sanitizer sweep: each point's setup and correctness iteration under NVIDIA compute-sanitizer's "
+                   "TOOL, in a worker of its own, untimed; the tool's findings in the record (= --lab sanitize=TOOL; "
+                   "docs/integrity.md)")
+      ->check(CLI::IsMember({"memcheck", "racecheck", "initcheck", "synccheck"}));
   sweep.add_option("--code-rev", a.code_rev,
                    "the commit of the code under test, SHA[+dirty], for a runner built without its repository "
                    "(overrides LABRUN_CODE_REV and the build's; recorded in environment.code)");
@@ -812,6 +845,7 @@ void add_sweep_options(CLI::App& sweep, SweepOptions& o) {
   // Internal: set by the supervisor on each worker it starts (src/run/supervisor.hpp).
   sweep.add_option("--worker", a.worker, "run as a worker: fresh or continue (set by labrun itself)")->group("");
   sweep.add_option("--status-fd", a.status_fd, "the worker's status pipe (set by labrun itself)")->group("");
+  sweep.add_option("--point", a.point_id, "run this point alone (set by labrun itself)")->group("");
 }
 
 // Profiler mode: asked for, or found under a profiler (said once, by the supervisor; its workers and processes
@@ -830,6 +864,26 @@ void choose_profiler_mode(SweepOptions& o, SweepConfig& config) {
   config.lab.profile = true;
 }
 
+// A sanitizer sweep is refused before anything runs where it cannot: compute-sanitizer absent (kExitTool), the host
+// backend (kExitDevice: the tool checks GPU kernels), and the options that time or split a sweep (kExitUsage).
+void check_sanitize_sweep(const SweepOptions& o, const SweepInput& in) {
+  if (!o.args.worker.empty()) return;
+  const std::string tool = in.config.lab.sanitize;
+  if (find_compute_sanitizer().empty())
+    throw ToolMissing("--sanitize " + tool +
+                      ": compute-sanitizer not found (looked at $LABRUN_COMPUTE_SANITIZER, PATH, $CUDA_HOME/bin, "
+                      "$CUDA_PATH/bin, /usr/local/cuda/bin); it comes with the CUDA toolkit");
+  if (in.kind != BackendKind::cuda)
+    throw DeviceError("--sanitize " + tool +
+                      ": compute-sanitizer checks CUDA kernels, and this sweep runs on the host backend (it has none); "
+                      "run it on a GPU with --device cuda");
+  if (o.profile || in.config.lab.profile)
+    throw std::invalid_argument("--sanitize and --profile: a sanitizer sweep runs no timed iteration to profile");
+  if (o.args.resume) throw std::invalid_argument("--sanitize: a sanitizer sweep is not resumed; run it again");
+  if (!o.args.devices.empty())
+    throw std::invalid_argument("--sanitize: a sanitizer sweep runs one point at a time; it does not take --devices");
+}
+
 // --dry-run: each point with the estimate sharding balances by (src/cluster/shard.hpp), and their sum per process.
 int print_dry_run(const SweepInput& in) {
   double total_s = 0;
@@ -846,11 +900,17 @@ int print_dry_run(const SweepInput& in) {
 // The sweep command once parsed: the config's points, cut to --shard, listed (--dry-run) or run.
 int run_sweep_command(SweepOptions& o, const CommandContext& context) {
   apply_code_rev_option(o.args.code_rev);
+  if (!o.args.sanitize.empty()) o.args.lab_overrides.push_back("sanitize=" + o.args.sanitize);
   Registry registry = make_registry(context.hooks);
   SweepInput in = load_sweep(o.args.config_path, o.args.lab_overrides, o.args.only, o.args.device, registry,
                              context.hooks);
-  choose_profiler_mode(o, in.config);
-  in.config.lab = profile_settings(in.config.lab);
+  if (in.config.lab.sanitize != "none") check_sanitize_sweep(o, in);
+  else choose_profiler_mode(o, in.config);
+  in.config.lab = sanitize_settings(profile_settings(in.config.lab));
+  if (!o.args.point_id.empty()) {
+    std::erase_if(in.points, [&](const Point& p) { return p.id() != o.args.point_id; });
+    if (in.points.empty()) throw std::invalid_argument("--point " + o.args.point_id + ": no point of the sweep has it");
+  }
   if (!o.args.shard.empty())
     in.points = shard_points(in.points, *in.experiment, in.config.lab, parse_shard(o.args.shard), in.kind);
   if (o.dry_run) return print_dry_run(in);

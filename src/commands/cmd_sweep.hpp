@@ -21,6 +21,11 @@ struct DeviceError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A tool the command needs is not installed (kExitTool): compute-sanitizer for --sanitize.
+struct ToolMissing : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// --device auto|cpu|cuda[:N]. auto: the first CUDA device if one can be opened, else the host with a notice
 /// on stderr. @throws std::invalid_argument for a malformed value, DeviceError when the device cannot be opened.
 std::unique_ptr<Backend> open_backend(const std::string& device, const DeviceHooks& hooks);
@@ -38,10 +43,12 @@ struct SweepArgs {
   std::string shard;     ///< --shard I/N: the points were filtered to shard I (the header records it)
   std::string devices;   ///< --devices 0,1,...|all: one worker supervisor per device, fixed shards, merged
   std::string code_rev;  ///< --code-rev SHA[+dirty]: the code under test, passed on to every worker and child
+  std::string sanitize;  ///< --sanitize TOOL (= --lab sanitize=TOOL): a sanitizer sweep (src/run/sanitize.hpp)
   // Set by labrun on the workers it starts (hidden options):
   std::string worker;             ///< "" (this is the supervisor), "fresh" or "continue"
   std::string process;            ///< "I/K": the worker runs process I of a lab.processes sweep
   int status_fd = -1;             ///< where the worker reports each point's phases
+  std::string point_id;           ///< --point ID: the worker runs this point alone (a sanitizer sweep's worker)
   std::vector<std::string> argv;  ///< the whole command line, as recorded in the header
 };
 

@@ -65,6 +65,22 @@ LabSettings profile_settings(LabSettings lab) {
   return lab;
 }
 
+const std::vector<std::string>& sanitizer_tool_names() {
+  static const std::vector<std::string> names{"none", "memcheck", "racecheck", "initcheck", "synccheck"};
+  return names;
+}
+
+LabSettings sanitize_settings(LabSettings lab) {
+  if (lab.sanitize == "none") return lab;
+  lab.blocking_kernel = false;
+  lab.warmup_iterations = 0;  // the first iteration always runs
+  lab.warmup_time_s = 0;
+  lab.processes = 1;
+  lab.interleave = 1;
+  lab.fences = lab.guard_inputs = lab.recheck = lab.audit = false;
+  return lab;
+}
+
 std::string profile_range_name(const std::string& key) {
   std::string name = key;
   for (char& c : name)

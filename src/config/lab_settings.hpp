@@ -94,7 +94,9 @@ inline LabRule boolean() { return LabRule{LabRule::Kind::Bool, 0, 0, true, {}}; 
   X(bool, recheck, true, boolean(),                                                                                \
     "after timing, one iteration on a second input set (another seed), compared with its reference")               \
   X(bool, audit, true, boolean(),                                                                                  \
-    "record the CUDA API calls of a point's first iteration (CUPTI) and judge them: streams, host waits, allocations")
+    "record the CUDA API calls of a point's first iteration (CUPTI) and judge them: streams, host waits, allocations") \
+  X(std::string, sanitize, "none", one_of(sanitizer_tool_names()),                                                 \
+    "sanitizer sweep (--sanitize): setup and correctness iteration under this compute-sanitizer tool; untimed")
 
 /// Settings of the lab pass. Every field comes from LABRUN_LAB_SETTINGS (defaults there).
 struct LabSettings {
@@ -112,6 +114,18 @@ inline constexpr std::int64_t kProfileIterations = 3;
 /// iteration, kProfileIterations samples of one iteration each, no time caps, no point timeout, one process, no
 /// interleaving. `lab` unchanged when lab.profile is false.
 LabSettings profile_settings(LabSettings lab);
+
+/// The tools of lab.sanitize (sweep --sanitize): "none" (no sanitizer sweep), then compute-sanitizer's tools
+/// memcheck, racecheck, initcheck and synccheck.
+const std::vector<std::string>& sanitizer_tool_names();
+
+/// The settings of a sanitizer sweep (lab.sanitize other than "none"; docs/integrity.md "The sanitizer sweep"), from
+/// `lab`: under compute-sanitizer every kernel is instrumented (racecheck runs them many times slower), so nothing
+/// runs that the check does not need: no blocking kernel, no warmup beyond the first iteration, no timing, one
+/// process, no interleaving; the fences, input guard, re-check and audit off (the fences would hide a write past an
+/// array's end inside the array's own allocation, where memcheck sees none; CUPTI and the sanitizer both take the
+/// driver's callbacks). `lab` unchanged when lab.sanitize is "none".
+LabSettings sanitize_settings(LabSettings lab);
 
 /// The NVTX range a point runs in under profiler mode: its key with every '/' replaced by ':'
 /// ("exp:variant:axis=1,..." for "exp/variant/axis=1,..."), since ncu's --nvtx-include reads '/' as the

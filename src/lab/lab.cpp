@@ -354,6 +354,19 @@ bool check_correctness(PointRun& run, Backend& backend) {
   return false;
 }
 
+// A sanitizer sweep's point after its setup: where its arrays lie (the supervisor reads the tool's findings and maps
+// their addresses to them: src/run/sanitize.hpp).
+void record_extents(PointRun& run, const std::string& tool) {
+  SanitizerReport report;
+  report.tool = tool;
+  for (const ArrayExtent& e : run.workload->extents()) {
+    char address[24];
+    std::snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(e.address));
+    report.arrays.push_back(SanitizerArray{e.name, e.role, address, static_cast<std::int64_t>(e.bytes)});
+  }
+  run.rec.sanitizer = std::move(report);
+}
+
 // environment -> setup -> warmup -> correctness. Leaves `run` ready for timing, or finished with a status.
 void begin_point(PointRun& run, const Point& point, const RegisteredExperiment& experiment, Backend& backend,
                  const LabSettings& lab, const PhaseListener& listener = {}) {
@@ -376,10 +389,14 @@ void begin_point(PointRun& run, const Point& point, const RegisteredExperiment& 
     record_environment(run, backend);
     enter(Phase::setup);
     set_up(run, point, experiment, backend, lab);
+    if (lab.sanitize != "none" && run.workload && !run.finished) record_extents(run, lab.sanitize);
     enter(Phase::warmup);
     const double steady_s = warm_up(run, backend, lab);
     enter(Phase::correctness);
     if (!check_correctness(run, backend)) return;
+    if (lab.sanitize != "none")  // untimed: the tool's findings are the point's result (src/run/sanitize.hpp)
+      return end_with(run, Status::sanitized,
+                      "setup and the correctness iteration ran under compute-sanitizer " + lab.sanitize + "; not timed");
     // Batches of back-to-back iterations lasting min_sample_time_s; one iteration per sample with a cold L2.
     run.batch = run.opts.cold_l2 ? 1 : choose_batch(steady_s, lab.min_sample_time_s);
   } catch (const PointOutcome& o) {

@@ -192,6 +192,27 @@ constexpr Field<Integrity> kIntegrityFields[] = {
     if_set<&Integrity::retimed, OptText>("retimed"),
 };
 
+constexpr Field<SanitizerFinding> kSanitizerFindingFields[] = {
+    always<&SanitizerFinding::kind, Text>("kind"),
+    always<&SanitizerFinding::kernel, Text>("kernel"),
+    always<&SanitizerFinding::array, OptText>("array"),
+    always<&SanitizerFinding::detail, Text>("detail"),
+};
+
+constexpr Field<SanitizerArray> kSanitizerArrayFields[] = {
+    always<&SanitizerArray::name, Text>("name"),
+    always<&SanitizerArray::role, Text>("role"),
+    always<&SanitizerArray::address, Text>("address"),
+    always<&SanitizerArray::bytes, Int>("bytes"),
+};
+
+constexpr Field<SanitizerReport> kSanitizerFields[] = {
+    always<&SanitizerReport::tool, Text>("tool"),
+    always<&SanitizerReport::errors, Int>("errors"),
+    always<&SanitizerReport::findings, List<kSanitizerFindingFields>>("findings"),
+    always<&SanitizerReport::arrays, List<kSanitizerArrayFields>>("arrays"),
+};
+
 constexpr Field<KernelTime> kKernelTimeFields[] = {
     always<&KernelTime::op, Text>("op"),
     always<&KernelTime::bytes, Real>("bytes"),
@@ -302,6 +323,7 @@ constexpr Field<PointRecord> kPointFields[] = {
     if_set<&PointRecord::integrity, Maybe<Object<kIntegrityFields>>>("integrity", 2),
     if_set<&PointRecord::timing, Maybe<Object<kTimingFields>>>("timing", 2),
     if_set<&PointRecord::kernels, Maybe<List<kKernelTimeFields>>>("kernels", 2),
+    if_set<&PointRecord::sanitizer, Maybe<Object<kSanitizerFields>>>("sanitizer", 2),
     if_set<&PointRecord::interpretation, Maybe<Object<kInterpretationFields>>>("interpretation", 2),
     if_set<&PointRecord::failed_phase, OptText>("failed_phase", 1),
     if_set<&PointRecord::phases, Opaque>("phases", 2),
@@ -526,6 +548,16 @@ Json to_json(const Integrity& i) {
 }
 
 Integrity integrity_from_json(const Json& j) { return read_record<Integrity, kIntegrityFields>(j, "integrity"); }
+
+Json to_json(const SanitizerReport& s) {
+  Json j = Json::object();
+  put_fields(kSanitizerFields, s, j);
+  return j;
+}
+
+SanitizerReport sanitizer_report_from_json(const Json& j) {
+  return read_record<SanitizerReport, kSanitizerFields>(j, "sanitizer");
+}
 
 Json to_json(const PointRecord& p) {
   Json j = Json::object();

@@ -185,6 +185,38 @@ Json to_json(const Integrity& i);
 /// @throws ResultError if `j` is not an object, a state is none of CheckState's names, or a field has the wrong type.
 Integrity integrity_from_json(const Json& j);
 
+/// One error or warning compute-sanitizer reported for a point (docs/integrity.md "The sanitizer sweep").
+struct SanitizerFinding {
+  std::string kind;    ///< the report's headline: "Invalid __global__ write of size 4 bytes", "Race reported ..."
+  std::string kernel;  ///< the kernel (demangled, as the tool prints it); "" for an API error
+  /// Where its address falls among the point's arrays: "y + 4108 bytes (past its end: y holds 4108 bytes)";
+  /// nullopt when the report has no address or it falls near none of them.
+  std::optional<std::string> array;
+  std::string detail;  ///< the report's other lines, joined with "; " (host backtrace left out)
+};
+
+/// One of a point's device arrays as the sanitizer sweep saw it (Workload::extents), its address in hex text.
+struct SanitizerArray {
+  std::string name, role, address;
+  std::int64_t bytes = 0;
+};
+
+/// A point's `sanitizer`: what compute-sanitizer reported of its setup and correctness iteration (sweep --sanitize).
+struct SanitizerReport {
+  std::string tool;                        ///< memcheck, racecheck, initcheck or synccheck
+  std::int64_t errors = 0;                 ///< the errors the tool counted for this point's process
+  std::vector<SanitizerFinding> findings;  ///< each reported error or warning, at most kMaxSanitizerFindings
+  std::vector<SanitizerArray> arrays;      ///< the point's arrays, where they lay
+};
+
+/// Findings a record keeps of one point (the tool's own limit, --print-limit, is set to the same).
+inline constexpr std::int64_t kMaxSanitizerFindings = 20;
+
+/// {tool, errors, findings: [{kind, kernel, array, detail}], arrays: [{name, role, address, bytes}]}.
+Json to_json(const SanitizerReport& s);
+/// @throws ResultError if `j` is not an object or a field has the wrong type.
+SanitizerReport sanitizer_report_from_json(const Json& j);
+
 // KernelTime (one op of the eager per-kernel breakdown, `kernels[]`) is the backend's struct (kernel_time.hpp).
 
 /// {op, bytes, time_s, bandwidth_Bps}; a NaN bandwidth_Bps is written as null.
@@ -317,6 +349,7 @@ struct PointRecord {
   Boxed<Integrity> integrity;  ///< the integrity checks (docs/integrity.md); absent in records before them
   Boxed<Timing> timing;
   std::optional<std::vector<KernelTime>> kernels;
+  Boxed<SanitizerReport> sanitizer;  ///< a sanitizer sweep's findings (sweep --sanitize); absent otherwise
   Boxed<Interpretation> interpretation;
   Json phases;  ///< per phase {time_s, ...} (opaque); null Json: no key
 
@@ -343,8 +376,8 @@ struct DeviceState {
 DeviceState device_state_of(const PointRecord& point, const char* when);
 
 /// The point line in lab.cpp's key order: type, id, key, experiment, variant, axes, backend, status, reason,
-/// warnings, device_state, cost, correctness, integrity, timing, kernels, interpretation, failed_phase, phases (each
-/// optional part only when present).
+/// warnings, device_state, cost, correctness, integrity, timing, kernels, sanitizer, interpretation, failed_phase,
+/// phases (each optional part only when present).
 Json to_json(const PointRecord& p);
 /// Reads a point line. @throws ResultError if `j` is not an object, its `type` is present but not "point", one
 /// of id, key, experiment, variant, status is missing or not a string, the status is none of Status's names

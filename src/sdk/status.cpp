@@ -25,6 +25,7 @@ constexpr StatusRow kStatusNames[] = {
     {Status::crashed, "crashed", true},
     {Status::timeout, "timeout", true},
     {Status::escaped, "escaped", true},
+    {Status::sanitized, "sanitized", false},
 };
 
 }  // namespace

@@ -20,12 +20,14 @@ namespace {
 using SubscribeFn = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
 using EnableDomainFn = CUptiResult (*)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
 using ResultStringFn = CUptiResult (*)(CUptiResult, const char**);
+using UnsubscribeFn = CUptiResult (*)(CUpti_SubscriberHandle);
 
 struct Cupti {
   void* lib = nullptr;
   SubscribeFn subscribe = nullptr;
   EnableDomainFn enable_domain = nullptr;
   ResultStringFn result_string = nullptr;
+  UnsubscribeFn unsubscribe = nullptr;
   CUpti_SubscriberHandle subscriber = nullptr;
 };
 
@@ -183,6 +185,11 @@ std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_Ca
   }
 }
 
+bool is_driver_launch(unsigned cbid) {
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel || cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+         cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx || cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz;
+}
+
 // The calls of one driver API call made outside any runtime call (a library's, or the variant's own).
 std::optional<std::vector<TraceCall>> driver_call(unsigned cbid, const CUpti_CallbackData* d) {
   const void* p = d->functionParams;
@@ -318,12 +325,23 @@ CallTracer::CallTracer() {
     unavailable_ = "CUPTI was loaded but lacks cuptiSubscribe or cuptiEnableDomain";
     return;
   }
+  c.unsubscribe = reinterpret_cast<UnsubscribeFn>(dlsym(c.lib, "cuptiUnsubscribe"));
+  if (!c.unsubscribe) unavailable_ = "CUPTI was loaded but lacks cuptiUnsubscribe";
+  // Subscribed only while recording: a subscriber left in place put about 4 us on every eager iteration of a point
+  // with a host wait and eight launches (an H100), its API calls passing through CUPTI.
+  else if (subscribe()) c.unsubscribe(c.subscriber);
+}
+
+bool CallTracer::subscribe() {
+  Cupti& c = cupti();
   if (const CUptiResult r = c.subscribe(&c.subscriber, on_cupti_call, this); r != CUPTI_SUCCESS) {
     unavailable_ = result_text(r) + (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
                                          ? ": another tool (a profiler) holds CUPTI"
                                          : ": cuptiSubscribe failed");
     c.subscriber = nullptr;
+    return false;
   }
+  return true;
 }
 
 void CallTracer::start() {
@@ -333,11 +351,13 @@ void CallTracer::start() {
   runtime_handled.clear();
   owner_ = std::this_thread::get_id();
   Cupti& c = cupti();
+  if (!subscribe()) return;
   for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
     if (const CUptiResult r = c.enable_domain(1, c.subscriber, domain); r != CUPTI_SUCCESS) {
       unavailable_ = result_text(r) + ": cuptiEnableDomain failed";
       for (auto d : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
         (void)c.enable_domain(0, c.subscriber, d);
+      (void)c.unsubscribe(c.subscriber);
       return;
     }
   recording_.store(true, std::memory_order_release);
@@ -349,7 +369,9 @@ std::vector<TraceCall> CallTracer::stop() {
   Cupti& c = cupti();
   for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
     (void)c.enable_domain(0, c.subscriber, domain);
+  (void)c.unsubscribe(c.subscriber);
   for (const auto& [index, func] : unnamed_) {
+    if (!calls_[index].name.empty()) continue;  // named by the driver launch inside it
     const char* name = nullptr;
     if (cudaFuncGetName(&name, func) == cudaSuccess && name) calls_[index].name = demangled(name);
     else (void)cudaGetLastError();
@@ -390,7 +412,15 @@ void CallTracer::on_call(int domain, unsigned cbid, const void* data) {
     got = runtime_call(cbid, d);
     runtime_handled.push_back(got.has_value());
   } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    if (!enter || (!runtime_handled.empty() && runtime_handled.back())) return;
+    if (enter && !runtime_handled.empty() && runtime_handled.back()) {
+      // The driver launch inside a runtime launch names its kernel where the runtime's callback did not (its
+      // symbolName is valid for driver launch callbacks).
+      if (is_driver_launch(cbid) && !calls_.empty() && calls_.back().kind == TraceCall::Kind::work &&
+          calls_.back().name.empty())
+        calls_.back().name = demangled(d->symbolName);
+      return;
+    }
+    if (!enter) return;
     got = driver_call(cbid, d);
   }
   if (!got) return;

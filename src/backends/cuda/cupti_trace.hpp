@@ -19,7 +19,8 @@ namespace labrun {
 /// Records the calls of one thread between start() and stop(). One per process (CUPTI allows one subscriber).
 class CallTracer {
  public:
-  /// The process's tracer; loads and subscribes on the first call. LABRUN_CUPTI names the library's path
+  /// The process's tracer; loads CUPTI and tries a subscription on the first call (subscribed only while it
+  /// records). LABRUN_CUPTI names the library's path
   /// (default: libcupti.so.13, then libcupti.so, where the dynamic loader finds them, then next to the CUDA toolkit
   /// at /usr/local/cuda/lib64 and /usr/local/cuda/targets/x86_64-linux/lib).
   static CallTracer& instance();
@@ -36,6 +37,7 @@ class CallTracer {
 
  private:
   CallTracer();
+  bool subscribe();  // false (unavailable_ set) when CUPTI refuses
   std::optional<std::string> unavailable_;
   std::vector<TraceCall> calls_;
   std::vector<std::pair<std::size_t, const void*>> unnamed_;  // runtime launches to name at stop(): index, stub

@@ -124,7 +124,9 @@ class CudaLaunch : public Launch {
   void* allocate(std::size_t bytes) override {
     const std::string name = "memory from Launch::allocate #" + std::to_string(owned_.size() + 1) + " (" +
                              std::to_string(bytes) + " bytes)";
-    return device_array(bytes, MemoryRole::work, owned_, fenced_ ? &fences : nullptr, name, 0, ctx_.stream());
+    void* data = device_array(bytes, MemoryRole::work, owned_, fenced_ ? &fences : nullptr, name, 0, ctx_.stream());
+    allocated.push_back(ArrayExtent{name, "allocate", reinterpret_cast<std::uint64_t>(data), bytes});
+    return data;
   }
   void* allocate_pinned(std::size_t bytes) override {
     pinned_.push_back(std::make_unique<PinnedBuffer>(std::max<std::size_t>(bytes, 16)));
@@ -137,7 +139,8 @@ class CudaLaunch : public Launch {
   }
   void returns(const std::string& name, const void* data) override { returned.set(name, data); }
   ReturnedOutputs returned;
-  std::vector<DeviceFence> fences;  ///< Launch::allocate's blocks, fenced with lab.fences
+  std::vector<DeviceFence> fences;      ///< Launch::allocate's blocks, fenced with lab.fences
+  std::vector<ArrayExtent> allocated;  ///< Launch::allocate's blocks, where they lie
 
  private:
   const Args& args_;
@@ -188,6 +191,19 @@ class SdkCudaWorkload : public Workload {
     std::vector<DeviceFence> all = fences_;
     all.insert(all.end(), launch_->fences.begin(), launch_->fences.end());
     return device_guard_write(all, ctx_.stream());
+  }
+
+  std::vector<ArrayExtent> extents() const override {
+    std::vector<ArrayExtent> all;
+    const auto add = [&](const Arrays& arrays, const char* role) {
+      for (const auto& [name, v] : arrays.items())
+        all.push_back(ArrayExtent{name, role, reinterpret_cast<std::uint64_t>(v.data), v.bytes()});
+    };
+    add(dev_->arrays, "input");
+    add(out_, "output");
+    add(scratch_, "scratch");
+    all.insert(all.end(), launch_->allocated.begin(), launch_->allocated.end());
+    return all;
   }
 
   std::optional<std::string> input_change() override {

@@ -15,6 +15,20 @@ __global__ void compute(const float* x, float* y, std::int64_t n) {
   if (i < n) y[i] = 2.0f * x[i] + 1.0f;
 }
 
+// y = 2x + 1, and the block's sum of x reduced in shared memory with no __syncthreads between the steps (case C22): a
+// thread reads a slot another warp writes, unordered. The sum goes to a volatile shared slot no one reads, so y is
+// right whatever the race does; only racecheck can tell.
+__global__ void racy_compute(const float* x, float* y, std::int64_t n) {
+  __shared__ float partial[256];
+  volatile float* p = partial;
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const unsigned t = threadIdx.x;
+  p[t] = i < n ? x[i] : 0.0f;
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2)  // the missing __syncthreads() belongs here
+    if (t < stride) p[t] = p[t] + p[t + stride];
+  if (i < n) y[i] = 2.0f * x[i] + 1.0f;
+}
+
 void launch(const float* x, float* y, std::int64_t n, cudaStream_t s) {
   compute<<<labrun::cuda::grid_for(n, 256), 256, 0, s>>>(x, y, n);
   LABRUN_CUDA_LAUNCHED();
@@ -47,6 +61,10 @@ labrun::Setup cuda_variant(Fault fault) {
       const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
       switch (fault) {
         case Fault::none: launch(x, y, n, l.stream()); break;
+        case Fault::racy_shared:
+          racy_compute<<<labrun::cuda::grid_for(n, 256), 256, 0, l.stream()>>>(x, y, n);
+          LABRUN_CUDA_LAUNCHED();
+          break;
         case Fault::own_stream: launch(x, y, n, own->stream); break;
         case Fault::legacy_stream: launch(x, y, n, nullptr); break;
         case Fault::fork_join:

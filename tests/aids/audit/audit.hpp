@@ -1,6 +1,7 @@
 // The audit test aid (docs/integrity.md "The audit", cases C16-C18): an SDK experiment, y = 2x + 1 over n floats,
 // whose CUDA variants do around their work what the audit must name: work on a stream of their own never joined, on
-// the legacy default stream, a fork and join (legitimate), host waits and allocations inside the iteration. Host
+// the legacy default stream, a fork and join (legitimate), host waits and allocations inside the iteration, and a
+// shared-memory race that only compute-sanitizer's racecheck sees. Host
 // variants: only `correct` (the faults are CUDA calls). Linked into labrun_testaid only (audit.cpp, audit.cu); run
 // with tests/aids/audit.yaml.
 #pragma once
@@ -20,6 +21,8 @@ enum class Fault {
   malloc_free,    ///< cudaMalloc + cudaFree of a temporary inside the iteration (C18): as stream_sync, warning
                   ///< "allocation"
   malloc_host,    ///< cudaMallocHost + cudaFreeHost inside the iteration (C18): as malloc_free
+  racy_shared,    ///< y = 2x + 1, and a block sum of x reduced in shared memory without __syncthreads between the
+                  ///< steps (C22): y is right, so `ok` when timed; `sweep --sanitize racecheck` names the race
 };
 
 /// One row of the variant table.
@@ -40,6 +43,7 @@ inline constexpr Row kVariants[] = {
     {"sync_copy", Fault::sync_copy, "a synchronous cudaMemcpy to the host inside the iteration"},
     {"malloc_free", Fault::malloc_free, "cudaMalloc and cudaFree inside the iteration"},
     {"malloc_host", Fault::malloc_host, "cudaMallocHost and cudaFreeHost inside the iteration"},
+    {"racy_shared", Fault::racy_shared, "a shared-memory reduction without __syncthreads beside y = 2x + 1"},
 };
 
 }  // namespace labrun::audit_aid
