@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "audit.hpp"
+#include "integrity.hpp"
+#include "lab_settings.hpp"
 
 namespace labrun {
 namespace {
@@ -181,6 +183,55 @@ TEST(Audit, C18_StreamOrderedAllocationsWarnWithoutAHostWait) {
   EXPECT_EQ(f.stream_ordered, std::vector<std::string>{"cudaMallocAsync"});
   EXPECT_TRUE(f.allocations.empty());
   EXPECT_TRUE(f.escaped);  // no host wait joined the work
+}
+
+// The audit of an iteration after timing (C16-C18 after some calls): a host wait or an allocation the first
+// iteration did not make fails the audit and is the point's finding; the same calls as the first's are none.
+struct NoWorkload : Workload {
+  void run() override {}
+  CheckOutcome check(const std::function<void()>&) override { return {}; }
+};
+
+IterationAudit audited(std::vector<std::string> syncs, std::vector<std::string> allocations = {}) {
+  IterationAudit a;
+  a.findings = AuditFindings{};
+  a.findings->syncs = std::move(syncs);
+  a.findings->allocations = std::move(allocations);
+  return a;
+}
+
+TEST(Audit, C17_AHostWaitThatAppearsAfterTimingFailsTheAudit) {
+  NoWorkload w;
+  IntegrityChecks checks(w, LabSettings{});
+  ASSERT_TRUE(checks.audits());
+  EXPECT_TRUE(checks.audit(audited({})).empty());
+  EXPECT_EQ(checks.audit_again(audited({})), std::nullopt);
+  EXPECT_EQ(checks.audit_again(std::nullopt), std::nullopt);  // graph mode: nothing new to see
+  const auto found = checks.audit_again(audited({"cudaStreamSynchronize"}, {"cudaMalloc"}));
+  ASSERT_TRUE(found);
+  EXPECT_NE(found->find("an iteration after timing calls cudaStreamSynchronize"), std::string::npos) << *found;
+  EXPECT_NE(found->find("cudaMalloc"), std::string::npos) << *found;
+  EXPECT_EQ(checks.record().audit->state, CheckState::failed);
+}
+
+TEST(Audit, C17_TheFirstIterationsOwnWaitsAreNoFindingAfterTiming) {
+  NoWorkload w;
+  IntegrityChecks checks(w, LabSettings{});
+  EXPECT_EQ(checks.audit(audited({"cudaStreamSynchronize"})).size(), 1u);  // warned, timed live
+  EXPECT_EQ(checks.audit_again(audited({"cudaStreamSynchronize"})), std::nullopt);
+  EXPECT_EQ(checks.record().audit->state, CheckState::warned);
+  LabSettings off;
+  off.audit = false;
+  EXPECT_FALSE(IntegrityChecks(w, off).audits());
+}
+
+TEST(Audit, KernelNamesLoseTheirParametersButKeepTheirNamespace) {
+  EXPECT_EQ(kernel_name("_ZN12_GLOBAL__N_17computeEPKfPfl"), "(anonymous namespace)::compute");
+  EXPECT_EQ(kernel_name("_Z5scaleIfEvPT_l"), "scale<float>");
+  EXPECT_EQ(kernel_name("void cub::DeviceReduceKernel<float>(float*, int)"), "cub::DeviceReduceKernel<float>");
+  EXPECT_EQ(kernel_name("plain_c_kernel"), "plain_c_kernel");
+  EXPECT_EQ(kernel_name(nullptr), "");
+  EXPECT_EQ(kernel_name(""), "");
 }
 
 }  // namespace

@@ -145,6 +145,37 @@ std::string text_of(const std::string& path) {
   return s.str();
 }
 
+// Reports compute-sanitizer 2025.3.1 wrote on an H100 (tests/data/sanitizer/): memcheck of the integrity aid's
+// past_end at n = 1027 (the write, then the failed calls after the fault) and racecheck of the audit aid's racy_shared.
+TEST(SanitizerLog, C22_RealMemcheckReportNamesTheWriteAndTheArrayPastWhoseEndItLands) {
+  const SanitizerLog log = parse_sanitizer_log(text_of(std::string(LABRUN_SOURCE_DIR) +
+                                                       "/tests/data/sanitizer/memcheck-past-end.log"));
+  EXPECT_EQ(log.errors, 20);
+  ASSERT_EQ(log.findings.size(), 20u);
+  EXPECT_EQ(log.findings[0].kind, "Invalid __global__ write of size 4 bytes");
+  EXPECT_EQ(log.findings[0].kernel,
+            "<unnamed>::compute(float *, float *, long, float *, long, unsigned long long *, unsigned long long)");
+  ASSERT_TRUE(log.addresses[0]);
+  SanitizerReport report;
+  report.tool = "memcheck";
+  // y as the worker recorded it: the nearest allocation the tool names, 4108 bytes (1027 floats).
+  report.arrays = {SanitizerArray{"x", "input", "0x7f0ddac00000", 4108},
+                   SanitizerArray{"y", "output", "0x7f0ddac01400", 4108}};
+  add_sanitizer_log(report, log);
+  EXPECT_EQ(report.findings[0].array, "y + 4108 bytes (past its end: y holds 4108 bytes)");
+  EXPECT_NE(log.findings[1].kind.find("cudaErrorLaunchFailure"), std::string::npos);
+}
+
+TEST(SanitizerLog, C22_RealRacecheckReportNamesTheRacyKernel) {
+  const SanitizerLog log = parse_sanitizer_log(text_of(std::string(LABRUN_SOURCE_DIR) +
+                                                       "/tests/data/sanitizer/racecheck-racy-shared.log"));
+  EXPECT_EQ(log.errors, 2);
+  ASSERT_EQ(log.findings.size(), 2u);
+  EXPECT_EQ(log.findings[0].kernel, "<unnamed>::racy_compute(const float *, float *, long)");
+  EXPECT_NE(log.findings[0].kind.find("Race reported between Read access"), std::string::npos);
+  EXPECT_NE(log.findings[0].detail.find("[2560 hazards]"), std::string::npos);
+}
+
 // labrun sweep --sanitize: refused before anything runs where it cannot, each with its exit code (README).
 TEST(SanitizeSweep, C22_IsRefusedWithoutTheToolAndOnTheHostBackend) {
   test::TempDir dir("labrun_sanitize");

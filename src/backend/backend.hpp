@@ -128,6 +128,11 @@ class Executor {
   /// The audit of the point's first iteration (docs/integrity.md "The audit"), once it ran: its findings, or why it
   /// did not run. Nullopt where the backend has no audit (the host backend makes no CUDA calls).
   virtual std::optional<IterationAudit> audit() const { return std::nullopt; }
+  /// One more iteration, audited as the first was (eager mode; docs/integrity.md "The audit"), after timing and
+  /// outside every sample, then waited for: a variant that changes what it calls after some calls is seen there.
+  /// nullopt where there is nothing new to see (graph mode replays what was captured; the host backend).
+  /// @throws PointOutcome(Status::escaped) as the first iteration's audit does.
+  virtual std::optional<IterationAudit> audit_again() { return std::nullopt; }
 };
 
 /// How an executor issues and times iterations.

@@ -69,4 +69,10 @@ struct IterationAudit {
   std::string not_run;
 };
 
+/// A kernel's name as a reader wants it from its symbol (mangled, as CUDA reports it, or already demangled): the
+/// demangled name without the leading return type ("void ") and without its parameter list, which is the
+/// parentheses that close the name, so "(anonymous namespace)::scale<float>(float*, long)" reads
+/// "(anonymous namespace)::scale<float>". "" for a null or empty symbol; a symbol that does not demangle is kept.
+std::string kernel_name(const char* symbol);
+
 }  // namespace labrun

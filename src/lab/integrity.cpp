@@ -1,5 +1,7 @@
 #include "integrity.hpp"
 
+#include <algorithm>
+
 #include "trace_call.hpp"
 
 namespace labrun {
@@ -50,6 +52,7 @@ IntegrityChecks::IntegrityChecks(const Workload& workload, const LabSettings& la
 
 std::vector<Warning> IntegrityChecks::audit(const std::optional<IterationAudit>& audit) {
   if (record_.audit->state == CheckState::off) return {};
+  first_audit_ = audit;
   if (!audit) {
     record_.audit = {CheckState::not_run,
                      std::string("the backend has no audit (the host backend makes no CUDA calls)")};
@@ -83,6 +86,26 @@ std::vector<Warning> IntegrityChecks::audit(const std::optional<IterationAudit>&
   record_.audit = warnings.empty() ? IntegrityCheck{CheckState::passed, std::nullopt}
                                    : IntegrityCheck{CheckState::warned, reason};
   return warnings;
+}
+
+std::optional<std::string> IntegrityChecks::audit_again(const std::optional<IterationAudit>& again) {
+  if (!again || !again->findings || !first_audit_ || !first_audit_->findings) return std::nullopt;
+  const AuditFindings& first = *first_audit_->findings;
+  const AuditFindings& now = *again->findings;
+  const auto new_calls = [](const std::vector<std::string>& before, const std::vector<std::string>& after) {
+    std::vector<std::string> added;
+    for (const auto& c : after)
+      if (std::find(before.begin(), before.end(), c) == before.end()) added.push_back(c);
+    return added;
+  };
+  std::vector<std::string> added = new_calls(first.syncs, now.syncs);
+  for (const auto& c : new_calls(first.allocations, now.allocations)) added.push_back(c);
+  if (added.empty()) return std::nullopt;
+  const std::string reason = "an iteration after timing calls " + AuditFindings::summary(added) +
+                             ", which the first iteration did not: the samples were taken as if it did not (found by "
+                             "the audit)";
+  record_.audit = IntegrityCheck{CheckState::failed, reason};
+  return reason;
 }
 
 std::optional<std::string> IntegrityChecks::inputs(Workload& workload, const std::string& when) {

@@ -55,6 +55,13 @@ class IntegrityChecks {
   /// "allocation"); none: `passed`. (Work that escaped the lab's stream never reaches here: the point ended
   /// `escaped`.)
   std::vector<Warning> audit(const std::optional<IterationAudit>& audit);
+  /// The audit of an iteration after timing (Executor::audit_again; nullopt: none ran) against the first's: a host
+  /// wait or an allocation the first iteration did not make means the samples were taken as if the iteration did
+  /// not make it (queued behind the blocking kernel, uncounted). Returns "an iteration after timing waits on the
+  /// host in cudaStreamSynchronize, which the first did not (...)" and records the audit `failed`, or nullopt.
+  std::optional<std::string> audit_again(const std::optional<IterationAudit>& again);
+  /// Whether the audit runs for this point (lab.audit).
+  bool audits() const { return record_.audit && record_.audit->state != CheckState::off; }
   /// Records the audit `failed` with `reason` (the point ended `escaped`).
   void audit_failed(const std::string& reason) { record_.audit = IntegrityCheck{CheckState::failed, reason}; }
 
@@ -65,6 +72,7 @@ class IntegrityChecks {
  private:
   Integrity record_;
   bool fences_ = false, inputs_ = false, recheck_ = false;  // which run
+  std::optional<IterationAudit> first_audit_;                 // the first iteration's, for audit_again
 };
 
 }  // namespace labrun

@@ -445,13 +445,16 @@ TimingMethod timing_method_of(const PointRun& run) {
   return run.submit.empty() ? TimingMethod::cuda_events : TimingMethod::cuda_events_blocked;
 }
 
-// After timing, outside every sample (docs/integrity.md): the inputs as generated, then the re-check on fresh inputs,
-// then the fences (the re-check's iteration included), and the inputs again where the re-check ran (it wrote its
-// second set into them). The first finding, or nullopt.
+// After timing, outside every sample (docs/integrity.md): one more iteration audited (eager), the inputs as generated,
+// then the re-check on fresh inputs, then the fences (the re-check's iteration included), and the inputs again where
+// the re-check ran (it wrote its second set into them). The first finding, or nullopt.
 std::optional<std::string> verify_after_timing(PointRun& run) {
   const auto t0 = Clock::now();
   IntegrityChecks& checks = *run.integrity;
-  std::optional<std::string> finding = checks.inputs(*run.workload, "after timing");
+  // One more iteration audited (eager): what the variant calls after some calls (throws escaped).
+  std::optional<std::string> finding;
+  if (checks.audits()) finding = checks.audit_again(run.exec->audit_again());
+  if (!finding) finding = checks.inputs(*run.workload, "after timing");
   if (!finding) finding = checks.recheck(*run.workload, [&] { run.exec->iterate(); });
   const auto memory = checks.rechecks() ? checks.memory(*run.workload, "after timing")
                                         : checks.fences(*run.workload, "after timing");
@@ -512,6 +515,11 @@ void verify_and_interpret(PointRun& run, Backend& backend, const LabSettings& la
       run.phases[to_string(Phase::interpretation)] = {{"time_s", seconds_since(t0)}};
     }
     end_with(run, Status::ok, "");
+  } catch (const PointOutcome& o) {  // the audit of an iteration after timing saw work escape the lab's stream
+    run.rec.failed_phase = to_string(phase);
+    const std::string reason = std::string(o.what()) + ", in an iteration after timing; timed, but its time is not used";
+    if (o.status() == Status::escaped) run.integrity->audit_failed(reason);
+    end_with(run, o.status(), reason);
   } catch (const std::exception& e) {
     fail_in(run, phase, e);
   }

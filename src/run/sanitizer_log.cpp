@@ -53,7 +53,7 @@ std::optional<std::string> kernel_in(const std::string& line) {
 }
 
 std::optional<std::uint64_t> address_in(const std::string& line) {
-  static const std::regex address(R"(Address (0x[0-9a-fA-F]+))");
+  static const std::regex address(R"((?:Address|Access to) (0x[0-9a-fA-F]+))");
   std::smatch m;
   if (!std::regex_search(line, m, address)) return std::nullopt;
   return std::strtoull(m[1].str().c_str(), nullptr, 16);

@@ -14,7 +14,7 @@ namespace labrun {
 /// What one compute-sanitizer report (one process's --log-file) says.
 struct SanitizerLog {
   std::vector<SanitizerFinding> findings;  ///< each error or warning block, in order (array not yet located)
-  std::vector<std::optional<std::uint64_t>> addresses;  ///< findings[i]'s "Address 0x..." when it has one
+  std::vector<std::optional<std::uint64_t>> addresses;  ///< findings[i]'s "Access to 0x..." (older: "Address 0x...")
   /// The error count of the tool's summary ("ERROR SUMMARY: 2 errors"; racecheck: the errors of "RACECHECK
   /// SUMMARY: 1 hazard displayed (1 error, 0 warnings)"); nullopt when the report has no summary (the process
   /// died before the tool could write one).

@@ -211,6 +211,11 @@ class EagerExecutor : public Executor {
     return s;
   }
   std::optional<IterationAudit> audit() const override { return audit_; }
+  std::optional<IterationAudit> audit_again() override {
+    auto again = audited_eager(w_, ctx_, how_);
+    wait();
+    return again;
+  }
 
  private:
   Workload& w_;

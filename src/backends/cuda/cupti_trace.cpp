@@ -4,7 +4,6 @@
 #include "cupti_trace.hpp"
 
 #include <cupti.h>  // types, callback ids and the parameter structs only: libcupti is dlopen()ed
-#include <cxxabi.h>
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -41,16 +40,6 @@ thread_local int declared_depth = 0;  // DeclaredCalls alive on this thread
 // are its own and not recorded again).
 thread_local std::vector<bool> runtime_handled;
 
-std::string demangled(const char* symbol) {
-  if (!symbol || !*symbol) return "";
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(symbol, nullptr, nullptr, &status), std::free);
-  std::string name = status == 0 && d ? d.get() : symbol;
-  // "void ns::kernel<float>(float*, long)" -> "ns::kernel<float>": the signature adds nothing a reader needs.
-  if (name.rfind("void ", 0) == 0) name = name.substr(5);
-  if (const auto paren = name.find('('); paren != std::string::npos) name = name.substr(0, paren);
-  return name;
-}
 
 TraceStream as_stream(const void* s) { return static_cast<TraceStream>(reinterpret_cast<std::uintptr_t>(s)); }
 
@@ -111,13 +100,13 @@ std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_Ca
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
       const auto* a = static_cast<const cudaLaunchKernel_v7000_params*>(p);
       launched_func = a->func;
-      return std::vector{work(api, demangled(d->symbolName), stream_of(a->stream))};
+      return std::vector{work(api, kernel_name(d->symbolName), stream_of(a->stream))};
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
       const auto* a = static_cast<const cudaLaunchKernelExC_v11060_params*>(p);
       launched_func = a->func;
-      return std::vector{work(api, demangled(d->symbolName), stream_of(a->config ? a->config->stream : nullptr))};
+      return std::vector{work(api, kernel_name(d->symbolName), stream_of(a->config ? a->config->stream : nullptr))};
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
@@ -200,11 +189,11 @@ std::optional<std::vector<TraceCall>> driver_call(unsigned cbid, const CUpti_Cal
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
       return std::vector{
-          work(api, demangled(d->symbolName), stream_of(static_cast<const cuLaunchKernel_params*>(p)->hStream))};
+          work(api, kernel_name(d->symbolName), stream_of(static_cast<const cuLaunchKernel_params*>(p)->hStream))};
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
       const auto* a = static_cast<const cuLaunchKernelEx_params*>(p);
-      return std::vector{work(api, demangled(d->symbolName), stream_of(a->config ? a->config->hStream : nullptr))};
+      return std::vector{work(api, kernel_name(d->symbolName), stream_of(a->config ? a->config->hStream : nullptr))};
     }
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
@@ -373,7 +362,7 @@ std::vector<TraceCall> CallTracer::stop() {
   for (const auto& [index, func] : unnamed_) {
     if (!calls_[index].name.empty()) continue;  // named by the driver launch inside it
     const char* name = nullptr;
-    if (cudaFuncGetName(&name, func) == cudaSuccess && name) calls_[index].name = demangled(name);
+    if (cudaFuncGetName(&name, func) == cudaSuccess && name) calls_[index].name = kernel_name(name);
     else (void)cudaGetLastError();
   }
   unnamed_.clear();
@@ -417,7 +406,7 @@ void CallTracer::on_call(int domain, unsigned cbid, const void* data) {
       // symbolName is valid for driver launch callbacks).
       if (is_driver_launch(cbid) && !calls_.empty() && calls_.back().kind == TraceCall::Kind::work &&
           calls_.back().name.empty())
-        calls_.back().name = demangled(d->symbolName);
+        calls_.back().name = kernel_name(d->symbolName);
       return;
     }
     if (!enter) return;

@@ -54,13 +54,15 @@ labrun::Setup cuda_variant(Fault fault) {
   return [fault](labrun::Launch& l) -> labrun::Step {
     auto own = std::make_shared<Own>();
     auto host = std::make_shared<float>(0.0f);
-    return [fault, own, host](labrun::Launch& l) {
+    auto calls = std::make_shared<int>(0);
+    return [fault, own, host, calls](labrun::Launch& l) {
       const std::int64_t n = l.args().i64("n");
       const float* x = l.in("x").as<const float>();
       float* y = l.out("y").as<float>();
       const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
       switch (fault) {
         case Fault::none: launch(x, y, n, l.stream()); break;
+        case Fault::late_escape: launch(x, y, n, ++*calls >= 10 ? own->stream : l.stream()); break;
         case Fault::racy_shared:
           racy_compute<<<labrun::cuda::grid_for(n, 256), 256, 0, l.stream()>>>(x, y, n);
           LABRUN_CUDA_LAUNCHED();

@@ -21,6 +21,9 @@ enum class Fault {
   malloc_free,    ///< cudaMalloc + cudaFree of a temporary inside the iteration (C18): as stream_sync, warning
                   ///< "allocation"
   malloc_host,    ///< cudaMallocHost + cudaFreeHost inside the iteration (C18): as malloc_free
+  late_escape,    ///< y = 2x + 1 on the lab's stream for its first 9 calls, then on a stream of its own, never
+                  ///< joined (C16, after timing began): eager `escaped` by the audit of an iteration after timing;
+                  ///< graph `ok` (the graph holds the call it captured)
   racy_shared,    ///< y = 2x + 1, and a block sum of x reduced in shared memory without __syncthreads between the
                   ///< steps (C22): y is right, so `ok` when timed; `sweep --sanitize racecheck` names the race
 };
@@ -43,6 +46,7 @@ inline constexpr Row kVariants[] = {
     {"sync_copy", Fault::sync_copy, "a synchronous cudaMemcpy to the host inside the iteration"},
     {"malloc_free", Fault::malloc_free, "cudaMalloc and cudaFree inside the iteration"},
     {"malloc_host", Fault::malloc_host, "cudaMallocHost and cudaFreeHost inside the iteration"},
+    {"late_escape", Fault::late_escape, "its kernel on a stream of its own, never joined, from its 10th call"},
     {"racy_shared", Fault::racy_shared, "a shared-memory reduction without __syncthreads beside y = 2x + 1"},
 };
 
