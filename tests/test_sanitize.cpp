@@ -88,7 +88,8 @@ TEST(SanitizerLog, AReportWithoutSummaryOrFindingsReadsAsNothing) {
 
 TEST(SanitizerLog, KeepsAtMostTheFindingsARecordHolds) {
   std::string text;
-  for (int i = 0; i < 50; ++i) text += "========= Invalid __global__ read of size 4 bytes\n=========     at k()+0x10 in a.cu:1\n";
+  for (int i = 0; i < 50; ++i)
+    text += "========= Invalid __global__ read of size 4 bytes\n=========     at k()+0x10 in a.cu:1\n";
   EXPECT_EQ(static_cast<std::int64_t>(parse_sanitizer_log(text).findings.size()), kMaxSanitizerFindings);
 }
 
@@ -148,8 +149,8 @@ std::string text_of(const std::string& path) {
 // Reports compute-sanitizer 2025.3.1 wrote on an H100 (tests/data/sanitizer/): memcheck of the integrity aid's
 // past_end at n = 1027 (the write, then the failed calls after the fault) and racecheck of the audit aid's racy_shared.
 TEST(SanitizerLog, C22_RealMemcheckReportNamesTheWriteAndTheArrayPastWhoseEndItLands) {
-  const SanitizerLog log = parse_sanitizer_log(text_of(std::string(LABRUN_SOURCE_DIR) +
-                                                       "/tests/data/sanitizer/memcheck-past-end.log"));
+  const SanitizerLog log = parse_sanitizer_log(
+      text_of(std::string(LABRUN_SOURCE_DIR) + "/tests/data/sanitizer/memcheck-past-end.log"));
   EXPECT_EQ(log.errors, 20);
   ASSERT_EQ(log.findings.size(), 20u);
   EXPECT_EQ(log.findings[0].kind, "Invalid __global__ write of size 4 bytes");
@@ -167,8 +168,8 @@ TEST(SanitizerLog, C22_RealMemcheckReportNamesTheWriteAndTheArrayPastWhoseEndItL
 }
 
 TEST(SanitizerLog, C22_RealRacecheckReportNamesTheRacyKernel) {
-  const SanitizerLog log = parse_sanitizer_log(text_of(std::string(LABRUN_SOURCE_DIR) +
-                                                       "/tests/data/sanitizer/racecheck-racy-shared.log"));
+  const SanitizerLog log = parse_sanitizer_log(
+      text_of(std::string(LABRUN_SOURCE_DIR) + "/tests/data/sanitizer/racecheck-racy-shared.log"));
   EXPECT_EQ(log.errors, 2);
   ASSERT_EQ(log.findings.size(), 2u);
   EXPECT_EQ(log.findings[0].kernel, "<unnamed>::racy_compute(const float *, float *, long)");
@@ -182,8 +183,8 @@ TEST(SanitizeSweep, C22_IsRefusedWithoutTheToolAndOnTheHostBackend) {
   const std::string out = dir.file("s.jsonl");
   const auto run = [&](const std::string& env) {
     const std::string command = env + " '" + std::string(LABRUN_BINARY) + "' sweep '" + LABRUN_SOURCE_DIR +
-                                "/configs/masking.yaml' --device cpu --sanitize memcheck -o '" + out + "' > '" + dir.file("log") +
-                                "' 2>&1";
+                                "/configs/masking.yaml' --device cpu --sanitize memcheck -o '" + out + "' > '" +
+                                dir.file("log") + "' 2>&1";
     const int status = std::system(command.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };

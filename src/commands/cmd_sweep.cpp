@@ -326,11 +326,12 @@ void open_worker(Worker& w, const SweepArgs& a, const SweepConfig& config, const
   // Profiler mode skips calibration: under ncu its thousands of kernels would each be replayed, and its blocked
   // launch measurement would wait on a serialized stream.
   // A sanitizer sweep's worker skips it too: the tool instruments every kernel (racecheck many times slower).
-  const Json calibration =
-      config.lab.profile ? Json{{"backend", w.backend->name()}, {"skipped", "profiler mode (lab.profile)"}}
-      : config.lab.sanitize != "none"
-          ? Json{{"backend", w.backend->name()}, {"skipped", "sanitizer sweep (lab.sanitize " + config.lab.sanitize + ")"}}
-          : w.backend->calibrate();
+  const Json calibration = config.lab.profile
+                               ? Json{{"backend", w.backend->name()}, {"skipped", "profiler mode (lab.profile)"}}
+                           : config.lab.sanitize != "none"
+                               ? Json{{"backend", w.backend->name()},
+                                      {"skipped", "sanitizer sweep (lab.sanitize " + config.lab.sanitize + ")"}}
+                               : w.backend->calibrate();
   // The header records the user's command line (the supervisor's, passed in LABRUN_ARGV), not the worker's.
   std::vector<std::string> argv = a.argv;
   if (const char* given = std::getenv("LABRUN_ARGV")) {
@@ -719,9 +720,10 @@ int run_sanitize_sweep(const SweepArgs& a, const SweepConfig& config, const std:
   };
   run.env = {"LABRUN_ARGV=" + Json(a.argv).dump()};
   run.point_timeout_s = config.lab.point_timeout_s;
-  spdlog::info("{} points, each under compute-sanitizer {} ({}): setup and the correctness iteration, untimed; "
-               "writing {}",
-               points.size(), run.tool, run.sanitizer, a.output);
+  spdlog::info(
+      "{} points, each under compute-sanitizer {} ({}): setup and the correctness iteration, untimed; "
+      "writing {}",
+      points.size(), run.tool, run.sanitizer, a.output);
   return finish(run_sanitized(run), "results: " + a.output);
 }
 
@@ -831,10 +833,11 @@ void add_sweep_options(CLI::App& sweep, SweepOptions& o) {
                    "one worker per GPU (0,1,2,3 or all), pinned with CUDA_VISIBLE_DEVICES, merged at the end");
   add_lab_option(sweep, a.lab_overrides,
                  "override a lab setting, KEY=VALUE (repeatable), checked as under lab: (e.g. --lab processes=5)");
-  sweep.add_option("--sanitize", a.sanitize,
-                   "sanitizer sweep: each point's setup and correctness iteration under NVIDIA compute-sanitizer's "
-                   "TOOL, in a worker of its own, untimed; the tool's findings in the record (= --lab sanitize=TOOL; "
-                   "docs/integrity.md)")
+  sweep
+      .add_option("--sanitize", a.sanitize,
+                  "sanitizer sweep: each point's setup and correctness iteration under NVIDIA compute-sanitizer's "
+                  "TOOL, in a worker of its own, untimed; the tool's findings in the record (= --lab sanitize=TOOL; "
+                  "docs/integrity.md)")
       ->check(CLI::IsMember({"memcheck", "racecheck", "initcheck", "synccheck"}));
   sweep.add_option("--code-rev", a.code_rev,
                    "the commit of the code under test, SHA[+dirty], for a runner built without its repository "

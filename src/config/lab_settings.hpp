@@ -49,53 +49,53 @@ inline LabRule boolean() { return LabRule{LabRule::Kind::Bool, 0, 0, true, {}}; 
 
 // X(type, name, default, rule, description): one line per setting, in the header's order. Times in seconds,
 // sizes in bytes.
-#define LABRUN_LAB_SETTINGS(X)                                                                                     \
-  X(std::int64_t, warmup_iterations, 5, integer_at_least(0, 1e6, " (warmup only has to reach steady state)"),      \
-    "minimum warmup iterations before any timed sample")                                                           \
-  X(double, warmup_time_s, 0.02, real_at_least(0, 60, LABRUN_FINISH_),                                             \
-    "most warmup time per point (s); warmup ends earlier at steady state")                                         \
-  X(double, warmup_tolerance, 0.05, real_above(0, 1, " (a fraction)"),                                             \
-    "steady state: two consecutive warmup chunks' times per iteration agree within this fraction")                 \
-  X(std::int64_t, min_samples, 10, integer_at_least(1, 1e6, LABRUN_FINISH_), "timed samples per point, at least")  \
-  X(std::int64_t, max_samples, 200, integer_at_least(1, 1e6, LABRUN_FINISH_),                                      \
-    "timed samples per point, at most (>= min_samples)")                                                           \
-  X(double, max_time_s, 2.0, real_above(0, 3600, LABRUN_FINISH_),                                                  \
-    "stop sampling a point after this much timed time (s)")                                                        \
-  X(double, min_sample_time_s, 1e-3, real_at_least(0, 10, LABRUN_FINISH_),                                         \
-    "a sample batches iterations until it lasts this long (s)")                                                    \
-  X(std::uint64_t, seed, 20261129, integer_at_least(0), "seed of every input generator")                           \
-  X(std::optional<double>, tolerance_scale, std::nullopt, real_above(0),                                           \
-    "multiplies every derived correctness tolerance (>= 1 loosens); unset: 1")                                     \
-  X(double, host_max_bytes, 32e6, real_at_least(0),                                                                \
-    "the host backend skips points whose estimated working set is larger (bytes)")                                 \
-  X(double, host_max_time_s, 0.5, real_above(0, 3600, LABRUN_FINISH_),                                             \
-    "the host backend skips points whose iteration is estimated to take longer (s)")                               \
-  X(std::string, timing, "synchronized", one_of({"synchronized", "unsynchronized"}),                               \
-    "unsynchronized is a teaching demo of what not to do")                                                         \
-  X(double, target_rel_ci, 0.01, real_above(0, 1, " (a fraction of the median)"),                                  \
-    "stop sampling once the median's 95% CI is within +- this")                                                    \
-  X(std::string, l2, "hot", one_of({"hot", "cold"}), "default of the lab axis l2 (cold: flushed before a sample)") \
-  X(double, delay_s, 0, real_at_least(0, 1, LABRUN_FINISH_),                                                       \
-    "test aid: a spin kernel of this length added to every iteration (s)")                                         \
-  X(std::int64_t, interleave, 1, integer_at_least(1, 1e6, " (points held at once)"),                               \
-    "points whose samples are taken round-robin")                                                                  \
-  X(bool, blocking_kernel, true, boolean(), "queue sync-free samples behind a blocking kernel (CUDA)")             \
-  X(std::int64_t, processes, 1, integer_at_least(1, 16), "run the sweep in this many processes and pool them")     \
-  X(double, point_timeout_s, 600, real_at_least(0, 86400, " (one day; 0: no limit)"),                              \
-    "a point running longer is recorded as timeout and its worker replaced (s); 0: no limit")                      \
-  X(bool, profile, false, boolean(),                                                                               \
-    "profiler mode (--profile): correctness, then a few plain iterations in NVTX ranges named by the point key")   \
-  X(std::string, stopping, "noise", one_of(stopping_criterion_names()),                                            \
-    "the stopping criterion of a point's sampling (src/config/stopping.hpp; noise: the CI target and the caps)")   \
-  X(bool, fences, true, boolean(),                                                                                 \
-    "guard regions around outputs, scratch and allocate()d memory, checked after correctness and after timing")    \
-  X(bool, guard_inputs, true, boolean(),                                                                           \
-    "compare the inputs with the generated set after correctness and after timing, and restore them")              \
-  X(bool, recheck, true, boolean(),                                                                                \
-    "after timing, one iteration on a second input set (another seed), compared with its reference")               \
-  X(bool, audit, true, boolean(),                                                                                  \
+#define LABRUN_LAB_SETTINGS(X)                                                                                         \
+  X(std::int64_t, warmup_iterations, 5, integer_at_least(0, 1e6, " (warmup only has to reach steady state)"),          \
+    "minimum warmup iterations before any timed sample")                                                               \
+  X(double, warmup_time_s, 0.02, real_at_least(0, 60, LABRUN_FINISH_),                                                 \
+    "most warmup time per point (s); warmup ends earlier at steady state")                                             \
+  X(double, warmup_tolerance, 0.05, real_above(0, 1, " (a fraction)"),                                                 \
+    "steady state: two consecutive warmup chunks' times per iteration agree within this fraction")                     \
+  X(std::int64_t, min_samples, 10, integer_at_least(1, 1e6, LABRUN_FINISH_), "timed samples per point, at least")      \
+  X(std::int64_t, max_samples, 200, integer_at_least(1, 1e6, LABRUN_FINISH_),                                          \
+    "timed samples per point, at most (>= min_samples)")                                                               \
+  X(double, max_time_s, 2.0, real_above(0, 3600, LABRUN_FINISH_),                                                      \
+    "stop sampling a point after this much timed time (s)")                                                            \
+  X(double, min_sample_time_s, 1e-3, real_at_least(0, 10, LABRUN_FINISH_),                                             \
+    "a sample batches iterations until it lasts this long (s)")                                                        \
+  X(std::uint64_t, seed, 20261129, integer_at_least(0), "seed of every input generator")                               \
+  X(std::optional<double>, tolerance_scale, std::nullopt, real_above(0),                                               \
+    "multiplies every derived correctness tolerance (>= 1 loosens); unset: 1")                                         \
+  X(double, host_max_bytes, 32e6, real_at_least(0),                                                                    \
+    "the host backend skips points whose estimated working set is larger (bytes)")                                     \
+  X(double, host_max_time_s, 0.5, real_above(0, 3600, LABRUN_FINISH_),                                                 \
+    "the host backend skips points whose iteration is estimated to take longer (s)")                                   \
+  X(std::string, timing, "synchronized", one_of({"synchronized", "unsynchronized"}),                                   \
+    "unsynchronized is a teaching demo of what not to do")                                                             \
+  X(double, target_rel_ci, 0.01, real_above(0, 1, " (a fraction of the median)"),                                      \
+    "stop sampling once the median's 95% CI is within +- this")                                                        \
+  X(std::string, l2, "hot", one_of({"hot", "cold"}), "default of the lab axis l2 (cold: flushed before a sample)")     \
+  X(double, delay_s, 0, real_at_least(0, 1, LABRUN_FINISH_),                                                           \
+    "test aid: a spin kernel of this length added to every iteration (s)")                                             \
+  X(std::int64_t, interleave, 1, integer_at_least(1, 1e6, " (points held at once)"),                                   \
+    "points whose samples are taken round-robin")                                                                      \
+  X(bool, blocking_kernel, true, boolean(), "queue sync-free samples behind a blocking kernel (CUDA)")                 \
+  X(std::int64_t, processes, 1, integer_at_least(1, 16), "run the sweep in this many processes and pool them")         \
+  X(double, point_timeout_s, 600, real_at_least(0, 86400, " (one day; 0: no limit)"),                                  \
+    "a point running longer is recorded as timeout and its worker replaced (s); 0: no limit")                          \
+  X(bool, profile, false, boolean(),                                                                                   \
+    "profiler mode (--profile): correctness, then a few plain iterations in NVTX ranges named by the point key")       \
+  X(std::string, stopping, "noise", one_of(stopping_criterion_names()),                                                \
+    "the stopping criterion of a point's sampling (src/config/stopping.hpp; noise: the CI target and the caps)")       \
+  X(bool, fences, true, boolean(),                                                                                     \
+    "guard regions around outputs, scratch and allocate()d memory, checked after correctness and after timing")        \
+  X(bool, guard_inputs, true, boolean(),                                                                               \
+    "compare the inputs with the generated set after correctness and after timing, and restore them")                  \
+  X(bool, recheck, true, boolean(),                                                                                    \
+    "after timing, one iteration on a second input set (another seed), compared with its reference")                   \
+  X(bool, audit, true, boolean(),                                                                                      \
     "record the CUDA API calls of a point's first iteration (CUPTI) and judge them: streams, host waits, allocations") \
-  X(std::string, sanitize, "none", one_of(sanitizer_tool_names()),                                                 \
+  X(std::string, sanitize, "none", one_of(sanitizer_tool_names()),                                                     \
     "sanitizer sweep (--sanitize): setup and correctness iteration under this compute-sanitizer tool; untimed")
 
 /// Settings of the lab pass. Every field comes from LABRUN_LAB_SETTINGS (defaults there).

@@ -72,7 +72,7 @@ class IntegrityChecks {
  private:
   Integrity record_;
   bool fences_ = false, inputs_ = false, recheck_ = false;  // which run
-  std::optional<IterationAudit> first_audit_;                 // the first iteration's, for audit_again
+  std::optional<IterationAudit> first_audit_;               // the first iteration's, for audit_again
 };
 
 }  // namespace labrun

@@ -396,7 +396,8 @@ void begin_point(PointRun& run, const Point& point, const RegisteredExperiment& 
     if (!check_correctness(run, backend)) return;
     if (lab.sanitize != "none")  // untimed: the tool's findings are the point's result (src/run/sanitize.hpp)
       return end_with(run, Status::sanitized,
-                      "setup and the correctness iteration ran under compute-sanitizer " + lab.sanitize + "; not timed");
+                      "setup and the correctness iteration ran under compute-sanitizer " + lab.sanitize +
+                          "; not timed");
     // Batches of back-to-back iterations lasting min_sample_time_s; one iteration per sample with a cold L2.
     run.batch = run.opts.cold_l2 ? 1 : choose_batch(steady_s, lab.min_sample_time_s);
   } catch (const PointOutcome& o) {
@@ -517,7 +518,8 @@ void verify_and_interpret(PointRun& run, Backend& backend, const LabSettings& la
     end_with(run, Status::ok, "");
   } catch (const PointOutcome& o) {  // the audit of an iteration after timing saw work escape the lab's stream
     run.rec.failed_phase = to_string(phase);
-    const std::string reason = std::string(o.what()) + ", in an iteration after timing; timed, but its time is not used";
+    const std::string reason = std::string(o.what()) +
+                               ", in an iteration after timing; timed, but its time is not used";
     if (o.status() == Status::escaped) run.integrity->audit_failed(reason);
     end_with(run, o.status(), reason);
   } catch (const std::exception& e) {

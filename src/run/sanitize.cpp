@@ -145,8 +145,15 @@ std::vector<PointRecord> run_sanitized(const SanitizeRun& run) {
     const Point& point = run.points[i];
     std::error_code ec;
     for (const auto& f : {file, log_file, out}) fs::remove(f, ec);
-    std::vector<std::string> argv{run.sanitizer, "--tool",         run.tool, "--log-file", log_file, "--print-limit",
-                                  std::to_string(kMaxSanitizerFindings),     "--show-backtrace", "no"};
+    std::vector<std::string> argv{run.sanitizer,
+                                  "--tool",
+                                  run.tool,
+                                  "--log-file",
+                                  log_file,
+                                  "--print-limit",
+                                  std::to_string(kMaxSanitizerFindings),
+                                  "--show-backtrace",
+                                  "no"};
     const auto worker = run.worker_argv(point, file);
     argv.insert(argv.end(), worker.begin(), worker.end());
     SpawnOptions options;

@@ -153,8 +153,7 @@ std::string sanitizer_failure_reason(const SanitizerReport& report) {
                                   [](const SanitizerFinding& f) { return !starts_with(f.kind, "Warning"); });
   if (first == report.findings.end()) return reason;
   reason += ": " + first->kind;
-  if (!first->kernel.empty() && first->kind.find(first->kernel) == std::string::npos)
-    reason += " in " + first->kernel;
+  if (!first->kernel.empty() && first->kind.find(first->kernel) == std::string::npos) reason += " in " + first->kernel;
   if (first->array) reason += " at " + *first->array;
   return reason;
 }

@@ -252,8 +252,19 @@ class GraphExecutor : public Executor {
       throw PointOutcome(Status::capture_unsupported, std::string(e.name()) +
                                                           ": the variant cannot be captured into a CUDA graph (" +
                                                           e.what() + ")");
-    } catch (...) {
+    } catch (const std::exception& e) {
+      // A variant's own checked call that the capture refused (a host wait or an allocation, with the audit off:
+      // lab.audit false, or a sanitizer sweep) invalidates the capture: the variant cannot be captured, not an error.
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      const bool invalidated = cudaStreamIsCapturing(ctx.stream(), &status) == cudaSuccess &&
+                               status == cudaStreamCaptureStatusInvalidated;
       abandon_capture();  // never leave the shared stream capturing for the next point
+      if (invalidated)
+        throw PointOutcome(Status::capture_unsupported,
+                           std::string("the variant cannot be captured into a CUDA graph (") + e.what() + ")");
+      throw;
+    } catch (...) {
+      abandon_capture();
       throw;
     }
     const cudaError_t end = cudaStreamEndCapture(ctx.stream(), &graph_);

@@ -40,7 +40,6 @@ thread_local int declared_depth = 0;  // DeclaredCalls alive on this thread
 // are its own and not recorded again).
 thread_local std::vector<bool> runtime_handled;
 
-
 TraceStream as_stream(const void* s) { return static_cast<TraceStream>(reinterpret_cast<std::uintptr_t>(s)); }
 
 // Whether the call is a per-thread-default-stream form (_ptsz, _ptds): stream 0 there is the per-thread default

@@ -139,7 +139,7 @@ class CudaLaunch : public Launch {
   }
   void returns(const std::string& name, const void* data) override { returned.set(name, data); }
   ReturnedOutputs returned;
-  std::vector<DeviceFence> fences;      ///< Launch::allocate's blocks, fenced with lab.fences
+  std::vector<DeviceFence> fences;     ///< Launch::allocate's blocks, fenced with lab.fences
   std::vector<ArrayExtent> allocated;  ///< Launch::allocate's blocks, where they lie
 
  private:
