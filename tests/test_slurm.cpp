@@ -32,6 +32,13 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// `word` single-quoted for sh (a ' written '\'').
+std::string test_quote(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 int sh(const std::string& command) {
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -84,6 +91,84 @@ TEST(Slurm, JobArrayAndMergeJobEqualASerialRun) {
   EXPECT_EQ(statuses(merged), statuses(d + "/serial.jsonl"));
   const Json header = read_jsonl(merged).front();
   EXPECT_EQ(header["shards"].size(), 4u);
+}
+
+// H11: a value written into a script can never end its line or word. Values sbatch reads from #SBATCH lines are
+// checked (exit 2 naming the flag, nothing created); values bash reads are single-quoted, so the array script, run
+// with a config under a folder whose name holds a command substitution and quotes, runs no command of theirs.
+TEST(Slurm, H11_ValuesThatCouldEndAnSbatchLineAreRefusedNamingTheFlag) {
+  test::TempDir dir;
+  const std::string d = dir.path().string(), config = kSource + "/configs/smoke.yaml";
+  const auto slurm = [&](const std::string& args) {  // bash: the hostile values are written $'...'
+    return sh("bash -c " + test_quote("cd '" + d + "' && '" + kBinary + "' slurm '" + config + "' --shards 2 " + args +
+                                      " > out.txt 2>&1"));
+  };
+  const std::vector<std::pair<std::string, std::string>> hostile = {
+      {"-o s --partition $'gpu\\ntouch PWNED'", "--partition"},
+      {"-o s --partition 'gpu;touch PWNED'", "--partition"},
+      {"-o s --account 'a b'", "--account"},
+      {"-o s --time garbage", "--time"},
+      {"-o s --time $'1:00\\ntouch PWNED'", "--time"},
+      {"-o $'s\\ntouch PWNED'", "-o"},
+      {"-o 's p'", "-o"},
+      {"-o 's%A'", "-o"}};
+  for (const auto& [args, flag] : hostile) {
+    EXPECT_EQ(slurm(args), 2) << args;
+    const std::string said = slurp(d + "/out.txt");
+    EXPECT_NE(said.find(flag + ": "), std::string::npos) << args << ": " << said;
+    EXPECT_EQ(said.find("\ntouch PWNED"), std::string::npos) << "the value's newline is shown escaped: " << said;
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(d))
+      if (e.path().filename() != "out.txt") left.push_back(e.path().filename().string());
+    EXPECT_TRUE(left.empty()) << args << ": nothing is created, but " << left.front();
+  }
+  for (const std::string time : {"30", "30:00", "1:00:00", "2-12", "2-12:30", "2-12:30:00", "UNLIMITED"}) {
+    EXPECT_EQ(slurm("-o ok --force --time " + time + " --partition gpu,gpu-long --account lab_1.x"), 0)
+        << time << ": " << slurp(d + "/out.txt");
+    for (const auto& e : fs::directory_iterator(d + "/ok"))
+      if (e.path().string().ends_with("-array.sbatch"))
+        EXPECT_NE(slurp(e.path().string()).find("#SBATCH --time=" + time + "\n"), std::string::npos) << time;
+  }
+}
+
+TEST(Slurm, H11_TheArrayScriptRunsNoCommandAHostileConfigPathHolds) {
+  test::TempDir dir;
+  const std::string d = dir.path().string();
+  // A config under a folder whose name is a command substitution with quotes (no whitespace: -o could not hold it,
+  // but the config's path is only ever a quoted word).
+  const std::string hostile = d + "/c$(touch${IFS}PWNED)'q\"`touch${IFS}PWNED2`";
+  fs::create_directories(hostile);
+  fs::copy_file(kSource + "/configs/smoke.yaml", hostile + "/smoke.yaml");
+  ASSERT_EQ(sh("cd '" + d + "' && '" + kBinary + "' slurm " + test_quote(hostile + "/smoke.yaml") +
+               " --shards 2 -o s > out.txt 2>&1"),
+            0)
+      << slurp(d + "/out.txt");
+  std::string array;
+  for (const auto& e : fs::directory_iterator(d + "/s"))
+    if (e.path().string().ends_with("-array.sbatch")) array = e.path().string();
+  ASSERT_FALSE(array.empty());
+  // The task's labrun replaced by a recorder of its arguments (the one line of the script that names the binary).
+  std::string script = slurp(array);
+  const std::string recorder = d + "/record.sh";
+  {
+    std::ofstream r(recorder);
+    r << "#!/bin/bash\nprintf '%s\\n' \"$@\" > '" << d << "/args.txt'\n";
+  }
+  fs::permissions(recorder, fs::perms::owner_all);
+  const auto at = script.find("exec '");
+  ASSERT_NE(at, std::string::npos);
+  const auto end = script.find("' sweep ", at);
+  script.replace(at + 5, end + 1 - (at + 5), "'" + recorder + "'");
+  {
+    std::ofstream out(d + "/task.sh");
+    out << script;
+  }
+  EXPECT_EQ(sh("cd '" + d + "' && SLURM_ARRAY_TASK_ID=0 bash task.sh > task.out 2>&1"), 0) << slurp(d + "/task.out");
+  EXPECT_FALSE(fs::exists(d + "/PWNED"));
+  EXPECT_FALSE(fs::exists(d + "/PWNED2"));
+  const std::string args = slurp(d + "/args.txt");
+  EXPECT_NE(args.find("sweep\n" + hostile + "/smoke.yaml\n"), std::string::npos) << args;
+  EXPECT_NE(args.find("--shard\n1/2\n"), std::string::npos) << args;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include "slurm.hpp"
 
 #include <filesystem>
+#include <regex>
+#include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
@@ -31,7 +33,38 @@ std::string common_header(const SlurmPlan& p, const std::string& name) {
   return s;
 }
 
+// `value` with its control characters shown as escapes (\n, \x1b), for a message.
+std::string shown(const std::string& value) {
+  std::string out;
+  for (unsigned char c : value) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  return out;
+}
+
+void require(const std::string& value, const std::regex& rule, const char* flag, const char* expected) {
+  if (!value.empty() && !std::regex_match(value, rule))
+    throw std::invalid_argument(std::string(flag) + ": \"" + shown(value) + "\" is not " + expected);
+}
+
 }  // namespace
+
+void check_plan(const SlurmPlan& p) {
+  static const std::regex name(R"([A-Za-z0-9_.-]+)"), names(R"([A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*)");
+  static const std::regex time(
+      R"((\d+|\d+:\d+|\d+:\d+:\d+|\d+-\d+|\d+-\d+:\d+|\d+-\d+:\d+:\d+|UNLIMITED|INFINITE|unlimited|infinite))");
+  static const std::regex word(R"([^\s%\x00-\x1f\x7f]+)");
+  require(p.partition, names, "--partition", "a Slurm partition name or comma-separated list (letters, digits, _ . -)");
+  require(p.account, name, "--account", "a Slurm account name (letters, digits, _ . -)");
+  require(p.time, time, "--time", "a time sbatch takes: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or UNLIMITED");
+  require(p.dir, word, "-o",
+          "a folder path an #SBATCH line can hold: no whitespace, control character or '%' (Slurm splits and "
+          "expands them there)");
+  require(p.experiment, name, "experiment", "a job name (letters, digits, _ . -)");
+}
 
 std::string shard_file(const SlurmPlan& p, const std::string& index) {
   return (fs::path(p.dir) / (base(p) + "-shard-" + index + "-of-" + std::to_string(p.shards) + ".jsonl")).string();

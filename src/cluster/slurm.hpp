@@ -23,6 +23,14 @@ struct SlurmPlan {
   std::vector<std::string> extra;        ///< --only / --lab arguments passed to every task
 };
 
+/// Refuses a plan whose values could end a line or a word of a script (case H19: shell injection through an #SBATCH
+/// line, which sbatch reads but bash runs the next line of): --partition a comma-separated list of names
+/// ([A-Za-z0-9_.-]), --account one name, --time one of sbatch's forms (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or
+/// UNLIMITED / INFINITE), the -o folder's absolute path and the experiment's name without whitespace, control
+/// characters or '%' (an #SBATCH --output path is split at whitespace and expands '%'). Values written in a bash
+/// word are single-quoted instead (single_quoted). @throws std::invalid_argument naming the flag and the rule.
+void check_plan(const SlurmPlan& plan);
+
 /// The file names of a plan, under plan.dir: <experiment>-<sha12>-shard-<I>-of-<N>.jsonl, ...-merged.jsonl.
 std::string shard_file(const SlurmPlan& plan, const std::string& index);
 std::string merged_file(const SlurmPlan& plan);

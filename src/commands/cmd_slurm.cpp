@@ -40,6 +40,7 @@ std::string capture(const std::string& command) {
 }  // namespace
 
 int cmd_slurm(const SlurmPlan& p, bool submit, bool force) {
+  check_plan(p);  // before anything is created
   std::error_code ec;
   fs::create_directories(p.dir, ec);
   if (!fs::is_directory(p.dir, ec)) throw OutputError("cannot create " + p.dir + ": " + ec.message());
