@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "format.hpp"
+
 namespace labrun {
 
 namespace {
@@ -33,21 +35,9 @@ std::string common_header(const SlurmPlan& p, const std::string& name) {
   return s;
 }
 
-// `value` with its control characters shown as escapes (\n, \x1b), for a message.
-std::string shown(const std::string& value) {
-  std::string out;
-  for (unsigned char c : value) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
-  }
-  return out;
-}
-
 void require(const std::string& value, const std::regex& rule, const char* flag, const char* expected) {
   if (!value.empty() && !std::regex_match(value, rule))
-    throw std::invalid_argument(std::string(flag) + ": \"" + shown(value) + "\" is not " + expected);
+    throw std::invalid_argument(std::string(flag) + ": \"" + printable(value) + "\" is not " + expected);
 }
 
 }  // namespace
