@@ -2,6 +2,8 @@
 // stream), C17 (an undeclared host synchronisation) and C18 (an allocation inside the iteration).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "audit.hpp"
 #include "integrity.hpp"
 #include "lab_settings.hpp"
@@ -232,6 +234,79 @@ TEST(Audit, KernelNamesLoseTheirParametersButKeepTheirNamespace) {
   EXPECT_EQ(kernel_name("plain_c_kernel"), "plain_c_kernel");
   EXPECT_EQ(kernel_name(nullptr), "");
   EXPECT_EQ(kernel_name(""), "");
+}
+
+// The traced breakdown (launches[]): the activity records of an iteration in GPU order, each on the stream of the call
+// that launched it, a library's kernel (launched by a driver call inside cuBLAS) named and shaped as the variant's.
+TEST(Audit, TheTracedBreakdownNamesEveryKernelItsStreamShapeAndTime) {
+  TraceCall lab_launch = work(kLab, "scale");
+  lab_launch.correlation = 11;
+  TraceCall library = work(kLab, "");
+  library.api = "cuLaunchKernel";
+  library.correlation = 12;
+  TraceCall copy = work(kOwn, "memcpy DtoH");
+  copy.correlation = 20;
+  copy.driver_correlation = 21;  // the driver call inside the runtime copy carries the activity's id
+  TraceActivity gemm;
+  gemm.kind = TraceActivity::Kind::kernel;
+  gemm.name = "_Z5scaleIfEvPT_l";
+  gemm.correlation = 12;
+  gemm.start_ns = 5000;
+  gemm.end_ns = 7500;
+  gemm.grid[0] = 128, gemm.grid[1] = 2, gemm.grid[2] = 1;
+  gemm.block[0] = 256, gemm.block[1] = 1, gemm.block[2] = 1;
+  TraceActivity first = gemm;
+  first.name = "_ZN12_GLOBAL__N_17computeEPKfPfl";
+  first.correlation = 11;
+  first.start_ns = 1000;
+  first.end_ns = 3000;
+  TraceActivity d2h;
+  d2h.kind = TraceActivity::Kind::memcpy;
+  d2h.name = "memcpy DtoH";
+  d2h.correlation = 21;
+  d2h.start_ns = 8000;
+  d2h.end_ns = 8400;
+  d2h.bytes = 4096;
+  TraceActivity stray = d2h;  // launched by no recorded call (another API the audit does not read)
+  stray.kind = TraceActivity::Kind::memset;
+  stray.correlation = 99;
+  stray.start_ns = 9000;
+  stray.end_ns = 8000;  // a clock that went backwards reads as no time, never negative
+  const auto t = launch_times({lab_launch, library, copy}, {gemm, d2h, first, stray}, kLab);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0].name, "(anonymous namespace)::compute");
+  EXPECT_EQ(t[0].kind, "kernel");
+  EXPECT_EQ(t[0].stream, "lab");
+  EXPECT_EQ(t[0].grid, "128x2x1");
+  EXPECT_EQ(t[0].block, "256x1x1");
+  EXPECT_DOUBLE_EQ(t[0].time_s, 2e-6);
+  EXPECT_TRUE(std::isnan(t[0].bytes));
+  EXPECT_EQ(t[1].name, "scale<float>");
+  EXPECT_DOUBLE_EQ(t[1].time_s, 2.5e-6);
+  EXPECT_EQ(t[2].name, "memcpy DtoH");
+  EXPECT_EQ(t[2].stream, "0x6000");
+  EXPECT_EQ(t[2].grid, "");
+  EXPECT_DOUBLE_EQ(t[2].bytes, 4096);
+  EXPECT_DOUBLE_EQ(t[2].time_s, 4e-7);
+  EXPECT_EQ(t[3].kind, "memset");
+  EXPECT_EQ(t[3].stream, "");
+  EXPECT_EQ(t[3].time_s, 0.0);
+}
+
+TEST(Audit, TheTracedBreakdownNamesTheDefaultStreams) {
+  TraceCall legacy = work(kLegacyStreamHandle, "k");
+  legacy.correlation = 1;
+  TraceCall per_thread = work(kPerThreadStream, "k");
+  per_thread.correlation = 2;
+  TraceActivity a;
+  a.correlation = 1;
+  TraceActivity b;
+  b.correlation = 2;
+  b.start_ns = 1;
+  const auto t = launch_times({legacy, per_thread}, {a, b}, kLab);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].stream, "legacy default");
+  EXPECT_EQ(t[1].stream, "per-thread default");
 }
 
 }  // namespace

@@ -425,6 +425,42 @@ TEST(PointRecord, H06_TimesMustNotBeNegative) {
   EXPECT_EQ(load_message(dir, header_line("h") + line_of(p)), "(no error)");
 }
 
+// The traced breakdown (launches[]) round-trips, and its times are checked as every time is.
+TEST(PointRecord, LaunchesRoundTripAndTheirTimesAreChecked) {
+  Json j = Json{{"type", "point"},   {"id", "0123456789abcdef"}, {"key", "e/v/n=1"},
+                {"experiment", "e"}, {"variant", "v"},           {"status", "ok"}};
+  j["launches"] = Json::array({Json{{"name", "cutlass::Kernel2<sm90_gemm>"},
+                                    {"kind", "kernel"},
+                                    {"stream", "lab"},
+                                    {"grid", "132x1x1"},
+                                    {"block", "384x1x1"},
+                                    {"bytes", nullptr},
+                                    {"time_s", 1.5e-5}},
+                               Json{{"name", "memcpy DtoH"},
+                                    {"kind", "memcpy"},
+                                    {"stream", "0x6000"},
+                                    {"grid", ""},
+                                    {"block", ""},
+                                    {"bytes", 8.0},
+                                    {"time_s", 2e-6}}});
+  const PointRecord p = point_from_json(j);
+  ASSERT_TRUE(p.launches);
+  ASSERT_EQ(p.launches->size(), 2u);
+  EXPECT_EQ((*p.launches)[0].name, "cutlass::Kernel2<sm90_gemm>");
+  EXPECT_EQ((*p.launches)[0].block, "384x1x1");
+  EXPECT_TRUE(std::isnan((*p.launches)[0].bytes));
+  EXPECT_DOUBLE_EQ((*p.launches)[1].bytes, 8.0);
+  EXPECT_EQ(to_json(p)["launches"], j["launches"]);
+
+  TempDir dir("labrun_rec");
+  const std::string f = dir.file("r.jsonl");
+  Json bad = point_json();
+  bad["launches"] = Json::array({Json{{"name", "k"}, {"kind", "kernel"}, {"time_s", -1e-6}}});
+  EXPECT_EQ(load_message(dir, header_line("h") + line_of(bad)).find(f + ":2: launches[0].time_s: -1e-06 is negative"),
+            0u)
+      << load_message(dir, header_line("h") + line_of(bad));
+}
+
 // H06: counts in a header are counts: point_count >= 0, lab.processes >= 1 (each lab setting by its rule).
 TEST(PointRecord, H06_HeaderCountsMustBeCounts) {
   TempDir dir("labrun_rec");

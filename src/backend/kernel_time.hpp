@@ -16,4 +16,19 @@ struct KernelTime {
   double bandwidth_Bps = std::numeric_limits<double>::quiet_NaN();
 };
 
+/// One kernel, copy or memset that an audited eager iteration put on the GPU, as CUPTI's activity records time it
+/// (`launches[]`, docs/integrity.md "The audit"): the variant's own work and a library's (cuBLAS, CUB) alike, whether
+/// or not the variant marked it with Launch::mark.
+struct LaunchTime {
+  std::string name;  ///< a kernel's demangled name without its parameters; "memcpy DtoH", "memset", ...
+  std::string kind;  ///< "kernel", "memcpy" or "memset"
+  /// "lab" (the lab's stream), "legacy default", "per-thread default", a stream of the variant's in hex ("0x5581c0"),
+  /// or "" when no recorded call launched it.
+  std::string stream;
+  std::string grid;   ///< a kernel's grid, "X x Y x Z" written "128x1x1"; "" for copies and memsets
+  std::string block;  ///< a kernel's block, as grid
+  double bytes = std::numeric_limits<double>::quiet_NaN();   ///< a copy's or memset's bytes; NaN for kernels
+  double time_s = std::numeric_limits<double>::quiet_NaN();  ///< GPU time, end minus start, seconds
+};
+
 }  // namespace labrun

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kernel_time.hpp"
+
 namespace labrun {
 
 /// A stream as the trace names it: the handle's value (cudaStream_t as an integer). Two handles are special: the
@@ -40,6 +42,24 @@ struct TraceCall {
   /// Made by labrun's own API on the variant's behalf (Launch::read_to_host's copy and wait, stream_alloc's pool),
   /// so declared: never a finding.
   bool declared = false;
+  /// CUPTI's correlation ids of the call (the runtime call's and the driver call's inside it; 0: none): an activity
+  /// record of the work it launched carries one of them.
+  std::uint32_t correlation = 0;
+  std::uint32_t driver_correlation = 0;
+};
+
+/// One piece of GPU work as CUPTI's activity API records it (a kernel, a copy or a memset): what the launching call
+/// does not know, its GPU time and, for a library's kernels, its shape.
+struct TraceActivity {
+  enum class Kind { kernel, memcpy, memset };
+  Kind kind = Kind::kernel;
+  std::string name;  ///< kernels: the name as CUDA reports it (mangled); copies: "memcpy DtoH", ...; "memset"
+  std::uint32_t correlation = 0;  ///< the launching API call's correlation id
+  std::uint64_t start_ns = 0;     ///< GPU timestamps, ns
+  std::uint64_t end_ns = 0;
+  int grid[3] = {0, 0, 0};  ///< kernels only
+  int block[3] = {0, 0, 0};
+  std::uint64_t bytes = 0;  ///< copies and memsets only
 };
 
 /// What the audit found in one iteration. Empty lists and no `escaped`: nothing.
@@ -67,6 +87,9 @@ struct AuditFindings {
 struct IterationAudit {
   std::optional<AuditFindings> findings;
   std::string not_run;
+  /// The GPU work of the iteration in start order, timed (launch_times(), src/lab/audit.hpp); empty where CUPTI's
+  /// activity API did not record.
+  std::vector<LaunchTime> launches;
 };
 
 /// A kernel's name as a reader wants it from its symbol (mangled, as CUDA reports it, or already demangled): the

@@ -126,4 +126,60 @@ AuditFindings audit_iteration(const std::vector<TraceCall>& calls, TraceStream l
   return f;
 }
 
+namespace {
+
+std::string shape(const int (&d)[3]) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+std::string stream_name(TraceStream stream, TraceStream lab_stream) {
+  stream = canonical(stream);
+  if (stream == kLegacyStream) return "legacy default";
+  if (stream == kPerThreadStream) return "per-thread default";
+  if (stream == canonical(lab_stream)) return "lab";
+  return hex(stream);
+}
+
+}  // namespace
+
+std::vector<LaunchTime> launch_times(const std::vector<TraceCall>& calls, std::vector<TraceActivity> activity,
+                                     TraceStream lab_stream) {
+  std::map<std::uint32_t, TraceStream> stream_of;
+  for (const TraceCall& c : calls) {
+    if (c.kind != TraceCall::Kind::work) continue;
+    if (c.correlation) stream_of.emplace(c.correlation, c.stream);
+    if (c.driver_correlation) stream_of.emplace(c.driver_correlation, c.stream);
+  }
+  std::stable_sort(activity.begin(), activity.end(),
+                   [](const TraceActivity& a, const TraceActivity& b) { return a.start_ns < b.start_ns; });
+  std::vector<LaunchTime> out;
+  out.reserve(activity.size());
+  for (const TraceActivity& a : activity) {
+    LaunchTime t;
+    switch (a.kind) {
+      case TraceActivity::Kind::kernel:
+        t.kind = "kernel";
+        t.name = kernel_name(a.name.c_str());
+        t.grid = shape(a.grid);
+        t.block = shape(a.block);
+        break;
+      case TraceActivity::Kind::memcpy:
+        t.kind = "memcpy";
+        t.name = a.name.empty() ? "memcpy" : a.name;
+        t.bytes = static_cast<double>(a.bytes);
+        break;
+      case TraceActivity::Kind::memset:
+        t.kind = "memset";
+        t.name = "memset";
+        t.bytes = static_cast<double>(a.bytes);
+        break;
+    }
+    if (const auto it = stream_of.find(a.correlation); it != stream_of.end())
+      t.stream = stream_name(it->second, lab_stream);
+    t.time_s = a.end_ns >= a.start_ns ? static_cast<double>(a.end_ns - a.start_ns) * 1e-9 : 0.0;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace labrun

@@ -28,4 +28,11 @@ std::string stream_words(TraceStream stream, TraceStream lab_stream);
 /// waiting on it) is not an escape. Syncs and allocations: every undeclared call of that kind, in order.
 AuditFindings audit_iteration(const std::vector<TraceCall>& calls, TraceStream lab_stream);
 
+/// The iteration's GPU work as the kernel breakdown lists it (`launches[]`): `activity` (CUPTI's records of the
+/// iteration, any order) in GPU start order, each named (kernels demangled by kernel_name()), shaped, timed (end minus
+/// start, ns to s) and placed on the stream of the call in `calls` whose correlation id it carries ("lab" for
+/// `lab_stream`, "legacy default", "per-thread default", the handle in hex; "" when no call carries it).
+std::vector<LaunchTime> launch_times(const std::vector<TraceCall>& calls, std::vector<TraceActivity> activity,
+                                     TraceStream lab_stream);
+
 }  // namespace labrun

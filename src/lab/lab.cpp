@@ -315,7 +315,9 @@ double warm_up(PointRun& run, Backend& backend, const LabSettings& lab) {
   run.exec->wait();
   const double first_s = seconds_since(t1);
   // The audit of the first iteration (eager: that one; graph: the eager pre-run of the capture).
-  run.audit_warnings = run.integrity->audit(run.exec->audit());
+  const auto first_audit = run.exec->audit();
+  run.audit_warnings = run.integrity->audit(first_audit);
+  if (first_audit && !first_audit->launches.empty()) run.rec.launches = first_audit->launches;
   const auto memory = backend.memory_since_mark();
   run.rec.memory = memory ? to_json(*memory) : Json(nullptr);
   if (run.rec.memory.is_object() && std::isfinite(run.rec.cost.peak_work_bytes))
@@ -454,7 +456,12 @@ std::optional<std::string> verify_after_timing(PointRun& run) {
   IntegrityChecks& checks = *run.integrity;
   // One more iteration audited (eager): what the variant calls after some calls (throws escaped).
   std::optional<std::string> finding;
-  if (checks.audits()) finding = checks.audit_again(run.exec->audit_again());
+  if (checks.audits()) {
+    const auto again = run.exec->audit_again();
+    // The breakdown of a warm iteration, where one ran, in place of the first iteration's.
+    if (again && !again->launches.empty()) run.rec.launches = again->launches;
+    finding = checks.audit_again(again);
+  }
   if (!finding) finding = checks.inputs(*run.workload, "after timing");
   if (!finding) finding = checks.recheck(*run.workload, [&] { run.exec->iterate(); });
   const auto memory = checks.rechecks() ? checks.memory(*run.workload, "after timing")

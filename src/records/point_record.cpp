@@ -220,6 +220,13 @@ constexpr Field<KernelTime> kKernelTimeFields[] = {
     always<&KernelTime::bandwidth_Bps, FiniteReal>("bandwidth_Bps"),
 };
 
+constexpr Field<LaunchTime> kLaunchTimeFields[] = {
+    always<&LaunchTime::name, Text>("name"),     always<&LaunchTime::kind, Text>("kind"),
+    always<&LaunchTime::stream, Text>("stream"), always<&LaunchTime::grid, Text>("grid"),
+    always<&LaunchTime::block, Text>("block"),   always<&LaunchTime::bytes, FiniteReal>("bytes"),
+    always<&LaunchTime::time_s, Real>("time_s"),
+};
+
 constexpr Field<Warning> kWarningFields[] = {
     always<&Warning::kind, Text>("kind"),
     always<&Warning::message, Text>("message"),
@@ -323,6 +330,7 @@ constexpr Field<PointRecord> kPointFields[] = {
     if_set<&PointRecord::integrity, Maybe<Object<kIntegrityFields>>>("integrity", 2),
     if_set<&PointRecord::timing, Maybe<Object<kTimingFields>>>("timing", 2),
     if_set<&PointRecord::kernels, Maybe<List<kKernelTimeFields>>>("kernels", 2),
+    if_set<&PointRecord::launches, Maybe<List<kLaunchTimeFields>>>("launches", 2),
     if_set<&PointRecord::sanitizer, Maybe<Object<kSanitizerFields>>>("sanitizer", 2),
     if_set<&PointRecord::interpretation, Maybe<Object<kInterpretationFields>>>("interpretation", 2),
     if_set<&PointRecord::failed_phase, OptText>("failed_phase", 1),
@@ -870,6 +878,9 @@ void check_point(const PointRecord& p) {
   if (p.kernels)
     for (std::size_t i = 0; i < p.kernels->size(); ++i)
       check_time((*p.kernels)[i].time_s, "kernels[" + std::to_string(i) + "].time_s");
+  if (p.launches)
+    for (std::size_t i = 0; i < p.launches->size(); ++i)
+      check_time((*p.launches)[i].time_s, "launches[" + std::to_string(i) + "].time_s");
 }
 
 void check_point_of_run(const PointRecord& p, const RunHeader& header) {
@@ -1032,6 +1043,7 @@ namespace {
 /// state, the raw submit and host-probe samples, and the raw wall samples of a point that has device samples.
 void trim_unread(PointRecord& p) {
   p.phases = Json();
+  p.launches.reset();
   if (p.correctness) {
     p.correctness->outcome.comparisons.clear();
     p.correctness->as_written = Json();

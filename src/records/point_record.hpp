@@ -217,7 +217,8 @@ Json to_json(const SanitizerReport& s);
 /// @throws ResultError if `j` is not an object or a field has the wrong type.
 SanitizerReport sanitizer_report_from_json(const Json& j);
 
-// KernelTime (one op of the eager per-kernel breakdown, `kernels[]`) is the backend's struct (kernel_time.hpp).
+// KernelTime (one op of the eager per-kernel breakdown, `kernels[]`) and LaunchTime (one kernel, copy or memset of the
+// traced breakdown, `launches[]`) are the backend's structs (kernel_time.hpp).
 
 /// {op, bytes, time_s, bandwidth_Bps}; a NaN bandwidth_Bps is written as null.
 Json to_json(const KernelTime& k);
@@ -349,6 +350,9 @@ struct PointRecord {
   Boxed<Integrity> integrity;  ///< the integrity checks (docs/integrity.md); absent in records before them
   Boxed<Timing> timing;
   std::optional<std::vector<KernelTime>> kernels;
+  /// The GPU work of one audited eager iteration after timing (the first iteration's where that one did not run),
+  /// from CUPTI's trace (docs/integrity.md "The audit"); absent where the audit did not record GPU work.
+  std::optional<std::vector<LaunchTime>> launches;
   Boxed<SanitizerReport> sanitizer;  ///< a sanitizer sweep's findings (sweep --sanitize); absent otherwise
   Boxed<Interpretation> interpretation;
   Json phases;  ///< per phase {time_s, ...} (opaque); null Json: no key

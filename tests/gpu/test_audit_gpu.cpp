@@ -71,6 +71,20 @@ TEST_F(AuditGpu, EveryPlantedCallIsNamedInEagerAndGraphMode) {
     } else if (f == Fault::none || f == Fault::fork_join || f == Fault::racy_shared) {
       EXPECT_EQ(p["status"], "ok") << where << ": " << reason;
       EXPECT_EQ(p["integrity"]["audit"]["state"], "passed") << where;
+      // The traced breakdown: the variant's kernel with its GPU time, on the lab's stream, or, forked, on its own.
+      ASSERT_TRUE(p.contains("launches")) << where;
+      const std::string kernel = f == Fault::racy_shared ? "(anonymous namespace)::racy_compute"
+                                                         : "(anonymous namespace)::compute";
+      bool compute = false;
+      for (const Json& l : p["launches"])
+        if (l["name"] == kernel) {
+          compute = true;
+          EXPECT_GT(real_from_json(l["time_s"]), 0.0) << where;
+          EXPECT_NE(l["grid"], "") << where;
+          if (f == Fault::fork_join) EXPECT_EQ(l["stream"].get<std::string>().rfind("0x", 0), 0u) << where;
+          else EXPECT_EQ(l["stream"], "lab") << where;
+        }
+      EXPECT_TRUE(compute) << where << ": " << p["launches"].dump();
     } else if (f == Fault::own_stream || f == Fault::legacy_stream) {
       EXPECT_EQ(p["status"], "escaped") << where << ": " << reason;
       EXPECT_NE(reason.find("kernel (anonymous namespace)::compute on "), std::string::npos) << reason;

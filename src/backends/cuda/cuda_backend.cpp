@@ -173,7 +173,9 @@ IterationAudit audited_eager(Workload& w, LaunchContext& ctx, const Timing& how)
     throw;
   }
   const auto stream = static_cast<TraceStream>(reinterpret_cast<std::uintptr_t>(ctx.stream()));
-  a.findings = audit_iteration(tracer->stop(), stream);
+  const std::vector<TraceCall> calls = tracer->stop();
+  a.findings = audit_iteration(calls, stream);
+  a.launches = launch_times(calls, tracer->activity(), stream);
   if (a.findings->escaped) throw PointOutcome(Status::escaped, *a.findings->escaped + " (found by the audit)");
   return a;
 }

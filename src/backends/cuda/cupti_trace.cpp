@@ -10,6 +10,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 namespace labrun {
@@ -20,6 +21,10 @@ using SubscribeFn = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc,
 using EnableDomainFn = CUptiResult (*)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
 using ResultStringFn = CUptiResult (*)(CUptiResult, const char**);
 using UnsubscribeFn = CUptiResult (*)(CUpti_SubscriberHandle);
+using RegisterBuffersFn = CUptiResult (*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+using ActivityKindFn = CUptiResult (*)(CUpti_ActivityKind);
+using FlushAllFn = CUptiResult (*)(uint32_t);
+using NextRecordFn = CUptiResult (*)(uint8_t*, size_t, CUpti_Activity**);
 
 struct Cupti {
   void* lib = nullptr;
@@ -28,11 +33,85 @@ struct Cupti {
   ResultStringFn result_string = nullptr;
   UnsubscribeFn unsubscribe = nullptr;
   CUpti_SubscriberHandle subscriber = nullptr;
+  // The activity API (GPU times of the iteration's work); all null where the library lacks any of them.
+  RegisterBuffersFn register_buffers = nullptr;
+  ActivityKindFn activity_enable = nullptr;
+  ActivityKindFn activity_disable = nullptr;
+  FlushAllFn flush_all = nullptr;
+  NextRecordFn next_record = nullptr;
+  bool buffers_registered = false;
 };
 
 Cupti& cupti() {
   static Cupti c;
   return c;
+}
+
+constexpr CUpti_ActivityKind kActivityKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                                 CUPTI_ACTIVITY_KIND_MEMSET};
+
+// The activity records delivered since the last take (CUPTI may deliver a buffer on a thread of its own).
+std::mutex activity_mutex;
+std::vector<TraceActivity> delivered;
+
+const char* copy_kind_name(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
+    default: return "memcpy";
+  }
+}
+
+constexpr std::size_t kActivityBufferBytes = 1 << 20;
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kActivityBufferBytes));
+  *size = *buffer ? kActivityBufferBytes : 0;
+  *max_records = 0;  // as many as fit
+}
+
+// Reads a delivered buffer. The record structs are the toolkit header's; a newer CUPTI appends fields to a record,
+// never moves the ones read here.
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  std::vector<TraceActivity> got;
+  CUpti_Activity* r = nullptr;
+  while (buffer && cupti().next_record && cupti().next_record(buffer, valid, &r) == CUPTI_SUCCESS) {
+    TraceActivity a;
+    if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || r->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
+      a.kind = TraceActivity::Kind::kernel;
+      a.name = k->name ? k->name : "";
+      a.correlation = k->correlationId;
+      a.start_ns = k->start;
+      a.end_ns = k->end;
+      a.grid[0] = k->gridX, a.grid[1] = k->gridY, a.grid[2] = k->gridZ;
+      a.block[0] = k->blockX, a.block[1] = k->blockY, a.block[2] = k->blockZ;
+    } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r);
+      a.kind = TraceActivity::Kind::memcpy;
+      a.name = copy_kind_name(m->copyKind);
+      a.correlation = m->correlationId;
+      a.start_ns = m->start;
+      a.end_ns = m->end;
+      a.bytes = m->bytes;
+    } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(r);
+      a.kind = TraceActivity::Kind::memset;
+      a.correlation = m->correlationId;
+      a.start_ns = m->start;
+      a.end_ns = m->end;
+      a.bytes = m->bytes;
+    } else {
+      continue;
+    }
+    got.push_back(std::move(a));
+  }
+  std::free(buffer);
+  std::lock_guard lock(activity_mutex);
+  for (auto& a : got) delivered.push_back(std::move(a));
 }
 
 thread_local int declared_depth = 0;  // DeclaredCalls alive on this thread
@@ -313,6 +392,11 @@ CallTracer::CallTracer() {
     unavailable_ = "CUPTI was loaded but lacks cuptiSubscribe or cuptiEnableDomain";
     return;
   }
+  c.register_buffers = reinterpret_cast<RegisterBuffersFn>(dlsym(c.lib, "cuptiActivityRegisterCallbacks"));
+  c.activity_enable = reinterpret_cast<ActivityKindFn>(dlsym(c.lib, "cuptiActivityEnable"));
+  c.activity_disable = reinterpret_cast<ActivityKindFn>(dlsym(c.lib, "cuptiActivityDisable"));
+  c.flush_all = reinterpret_cast<FlushAllFn>(dlsym(c.lib, "cuptiActivityFlushAll"));
+  c.next_record = reinterpret_cast<NextRecordFn>(dlsym(c.lib, "cuptiActivityGetNextRecord"));
   c.unsubscribe = reinterpret_cast<UnsubscribeFn>(dlsym(c.lib, "cuptiUnsubscribe"));
   if (!c.unsubscribe) unavailable_ = "CUPTI was loaded but lacks cuptiUnsubscribe";
   // Subscribed only while recording: a subscriber left in place put about 4 us on every eager iteration of a point
@@ -348,7 +432,43 @@ void CallTracer::start() {
       (void)c.unsubscribe(c.subscriber);
       return;
     }
+  activity_on_ = start_activity();
   recording_.store(true, std::memory_order_release);
+}
+
+bool CallTracer::start_activity() {
+  Cupti& c = cupti();
+  activity_.clear();
+  if (!c.register_buffers || !c.activity_enable || !c.activity_disable || !c.flush_all || !c.next_record) return false;
+  if (!c.buffers_registered) {
+    if (c.register_buffers(buffer_requested, buffer_completed) != CUPTI_SUCCESS) return false;
+    c.buffers_registered = true;
+  }
+  {
+    std::lock_guard lock(activity_mutex);
+    delivered.clear();
+  }
+  for (auto kind : kActivityKinds)
+    if (c.activity_enable(kind) != CUPTI_SUCCESS) {  // a profiler may hold the activity API: no GPU times
+      for (auto k : kActivityKinds) (void)c.activity_disable(k);
+      return false;
+    }
+  return true;
+}
+
+void CallTracer::stop_activity() {
+  if (!activity_on_) return;
+  activity_on_ = false;
+  Cupti& c = cupti();
+  // The iteration's work done (a fault stays sticky for the lab to find), its records delivered, then no more
+  // records: nothing is traced while a sample is timed.
+  if (cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
+  (void)c.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  for (auto kind : kActivityKinds) (void)c.activity_disable(kind);
+  (void)c.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard lock(activity_mutex);
+  activity_ = std::move(delivered);
+  delivered.clear();
 }
 
 std::vector<TraceCall> CallTracer::stop() {
@@ -358,6 +478,7 @@ std::vector<TraceCall> CallTracer::stop() {
   for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
     (void)c.enable_domain(0, c.subscriber, domain);
   (void)c.unsubscribe(c.subscriber);
+  stop_activity();
   for (const auto& [index, func] : unnamed_) {
     if (!calls_[index].name.empty()) continue;  // named by the driver launch inside it
     const char* name = nullptr;
@@ -403,6 +524,8 @@ void CallTracer::on_call(int domain, unsigned cbid, const void* data) {
     if (enter && !runtime_handled.empty() && runtime_handled.back()) {
       // The driver launch inside a runtime launch names its kernel where the runtime's callback did not (its
       // symbolName is valid for driver launch callbacks).
+      if (!calls_.empty() && calls_.back().kind == TraceCall::Kind::work && !calls_.back().driver_correlation)
+        calls_.back().driver_correlation = d->correlationId;
       if (is_driver_launch(cbid) && !calls_.empty() && calls_.back().kind == TraceCall::Kind::work &&
           calls_.back().name.empty())
         calls_.back().name = kernel_name(d->symbolName);
@@ -414,6 +537,7 @@ void CallTracer::on_call(int domain, unsigned cbid, const void* data) {
   if (!got) return;
   for (TraceCall& c : *got) {
     c.declared = declared_depth > 0;
+    c.correlation = d->correlationId;
     if (c.kind == TraceCall::Kind::work && c.name.empty() && launched_func)
       unnamed_.emplace_back(calls_.size(), launched_func);
     calls_.push_back(std::move(c));

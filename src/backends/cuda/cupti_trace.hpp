@@ -1,8 +1,9 @@
 // The audit's recorder (docs/integrity.md "The audit"): the CUDA API calls the lab's thread makes while an iteration
 // runs, taken with CUPTI's callback API, runtime and driver domains (a driver call made inside a runtime call is that
 // runtime call's, so each call is seen once; a library's own launches, cuBLAS's or CUB's, are seen as whichever API
-// it called). libcupti is loaded at run time, as NVML and cuBLAS are: a runner starts where it is absent, and the
-// audit then says it did not run.
+// it called), and the GPU work they launched with CUPTI's activity API (kernels, copies, memsets, with GPU times).
+// libcupti is loaded at run time, as NVML and cuBLAS are: a runner starts where it is absent, and the audit then says
+// it did not run.
 #pragma once
 
 #include <atomic>
@@ -29,15 +30,24 @@ class CallTracer {
   const std::optional<std::string>& unavailable() const { return unavailable_; }
   /// Starts recording the calls of the calling thread. No effect where unavailable.
   void start();
-  /// Stops and returns the calls recorded since start(), in host order.
+  /// Stops and returns the calls recorded since start(), in host order. Where CUPTI's activity API records, it also
+  /// waits for the device (cudaDeviceSynchronize: the iteration's work on every stream) and keeps the activity records
+  /// of the work the iteration put on the GPU, for activity().
   std::vector<TraceCall> stop();
+  /// The activity records (kernels, copies, memsets) of the last recording, any order; empty where the activity API
+  /// did not record (a profiler holds it, or the library lacks it).
+  const std::vector<TraceActivity>& activity() const { return activity_; }
 
   /// Called from CUPTI (internal).
   void on_call(int domain, unsigned cbid, const void* data);
 
  private:
   CallTracer();
-  bool subscribe();  // false (unavailable_ set) when CUPTI refuses
+  bool subscribe();       // false (unavailable_ set) when CUPTI refuses
+  bool start_activity();  // false where the activity API does not record
+  void stop_activity();
+  bool activity_on_ = false;
+  std::vector<TraceActivity> activity_;
   std::optional<std::string> unavailable_;
   std::vector<TraceCall> calls_;
   std::vector<std::pair<std::size_t, const void*>> unnamed_;  // runtime launches to name at stop(): index, stub
