@@ -26,6 +26,7 @@
 #include "record.hpp"
 #include "registry.hpp"
 #include "sha256.hpp"
+#include "test_util.hpp"
 
 namespace labrun {
 namespace {
@@ -707,9 +708,12 @@ TEST(Cli, H06_ResumeRefusesADuplicatedOrForeignPoint) {
   EXPECT_NE(r.err.find("cannot resume " + file + ": " + twice), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("is also at line 2 of the same run"), std::string::npos) << r.err;
 
+  // Another point (its own key, and that key's id: no duplicate, no edited id) of another experiment.
   Json foreign = Json::parse(lines[1]);
+  const std::string key = foreign["key"].get<std::string>();
   foreign["experiment"] = "rank";
-  foreign["id"] = "0000000000000001";
+  foreign["key"] = "rank" + key.substr(key.find('/'));
+  foreign["id"] = test::id_of(foreign["key"].get<std::string>());
   write_file(file, run.bytes + foreign.dump() + "\n");
   r = labrun(dir, resume);
   EXPECT_EQ(r.code, 2) << r.err;

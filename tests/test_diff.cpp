@@ -21,6 +21,7 @@
 #include "commands.hpp"
 #include "diff.hpp"
 #include "point_record.hpp"
+#include "test_util.hpp"
 
 namespace labrun {
 namespace {
@@ -47,14 +48,16 @@ Json header(const std::string& gpu = "NVIDIA H200", double copy_bandwidth_Bps = 
               {"calibration", {{"copy", {{"bandwidth_Bps", copy_bandwidth_Bps}}}}}};
 }
 
-Json point(const std::string& id, const std::vector<double>& samples_s, const std::string& status = "ok",
+/// Point `name` of experiment "exp": key "exp/v/i=NAME", and the id of that key (test::id_of).
+Json point(const std::string& name, const std::vector<double>& samples_s, const std::string& status = "ok",
            double sm_clock_hz = 1.98e9) {
+  const std::string key = "exp/v/i=" + name;
   Json p{{"type", "point"},
-         {"id", id},
-         {"key", "exp/v/i=" + id},
+         {"id", test::id_of(key)},
+         {"key", key},
          {"experiment", "exp"},
          {"variant", "v"},
-         {"axes", {{"i", id}}},
+         {"axes", {{"i", name}}},
          {"status", status},
          {"device_state", {{"before", {{"sm_clock_hz", sm_clock_hz}}}, {"after", {{"sm_clock_hz", sm_clock_hz}}}}}};
   if (status == "ok") {
@@ -583,10 +586,10 @@ TEST(DiffVerdict, NewMissingAndNotComparedPoints) {
   ASSERT_EQ(d["points"].size(), 2u);
   EXPECT_EQ(verdict_of(d, 1), "not_compared");
   ASSERT_EQ(d["new"].size(), 1u);
-  EXPECT_EQ(d["new"][0]["id"], "added");
+  EXPECT_EQ(d["new"][0]["id"], test::id_of("exp/v/i=added"));
   EXPECT_EQ(d["new"][0]["key"], "exp/v/i=added");
   ASSERT_EQ(d["missing"].size(), 1u);
-  EXPECT_EQ(d["missing"][0]["id"], "gone");
+  EXPECT_EQ(d["missing"][0]["id"], test::id_of("exp/v/i=gone"));
   EXPECT_EQ(d["summary"]["new"], 1);
   EXPECT_EQ(d["summary"]["missing"], 1);
   EXPECT_EQ(d["summary"]["compared"], 1);

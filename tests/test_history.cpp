@@ -111,8 +111,8 @@ Run synthetic_run(std::mt19937_64& rng, std::size_t commit, const std::vector<Po
   Run run{"synthetic.jsonl", header_from_json(header), true, {}, {}};
   for (std::size_t i = 0; i < truth.size(); ++i) {
     PointRecord p;
-    p.id = fmt::format("{:016x}", 0x1000 + i);
     p.key = fmt::format("synthetic/v/i={}", i);
+    p.id = test::id_of(p.key);
     p.experiment = "synthetic";
     p.variant = "v";
     p.axes = Json{{"i", static_cast<std::int64_t>(i)}};

@@ -316,9 +316,12 @@ TEST(Hostile, H10_MessagesShowControlCharactersEscaped) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("other.jsonl:2: experiment: rank"), std::string::npos) << r.err;
   expect_escaped(r.err, "experiment mismatch");
+  // The point with the hostile text in its key (and that key's id), at line 2 and again at the end.
   std::vector<std::string> twice = lines;
   point = Json::parse(lines[1]);
   point["key"] = point["key"].get<std::string>() + kHostile;
+  point["id"] = test::id_of(point["key"].get<std::string>());
+  twice[1] = point.dump();
   twice.push_back(point.dump());
   write_file(dir.file("twice.jsonl"), joined(twice));
   r = labrun(dir, "report twice.jsonl -o rep2 --no-plots");
@@ -620,10 +623,8 @@ void large_shards(const TempDir& dir, int copies) {
     for (int c = 0; c < copies; ++c)
       for (std::size_t i = 1; i < lines.size(); ++i) {
         Json point = Json::parse(lines[i]);
-        char id[17];
-        std::snprintf(id, sizeof id, "%s%015x", shard.c_str(), static_cast<unsigned>(c * 1000 + i));
-        point["id"] = id;
         point["key"] = point["key"].get<std::string>() + ",copy=" + std::to_string(c);
+        point["id"] = test::id_of(point["key"].get<std::string>());
         out << point.dump() << "\n";
       }
   }

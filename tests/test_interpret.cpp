@@ -66,11 +66,10 @@ struct Spec {
 };
 
 Json point(const Spec& s) {
-  static int counter = 0;
   Json p;
   p["type"] = "point";
-  p["id"] = "p" + std::to_string(++counter);
   p["key"] = "synthetic/" + s.variant + "/" + s.axes.dump();
+  p["id"] = test::id_of(p["key"].get<std::string>());
   p["experiment"] = "synthetic";
   p["variant"] = s.variant;
   p["axes"] = s.axes;

@@ -242,11 +242,12 @@ std::string header_line(const std::string& name) {
          "\n";
 }
 
-std::string point_line(const std::string& id) {
-  return Json{{"type", "point"},          {"id", id},       {"key", "e/v/n=" + id},
-              {"experiment", "e"},        {"variant", "v"}, {"axes", {{"n", 1}}},
-              {"backend", "host"},        {"status", "ok"}, {"reason", nullptr},
-              {"warnings", Json::array()}}
+// A point of experiment "e" named `name`: key "e/v/n=NAME", and the id of that key (test::id_of).
+std::string point_line(const std::string& name) {
+  const std::string key = "e/v/n=" + name;
+  return Json{{"type", "point"},   {"id", test::id_of(key)},   {"key", key},        {"experiment", "e"},
+              {"variant", "v"},    {"axes", {{"n", 1}}},       {"backend", "host"}, {"status", "ok"},
+              {"reason", nullptr}, {"warnings", Json::array()}}
              .dump() +
          "\n";
 }
@@ -273,7 +274,7 @@ TEST(PointRecord, LoadsAFolderSortedAndOnlyJsonl) {
   EXPECT_EQ(set.runs[0].header.description(), "a");
   EXPECT_EQ(set.runs[0].points.size(), 2u);
   EXPECT_EQ(set.runs[1].header.description(), "b");
-  EXPECT_EQ(set.runs[1].points[0].id, "b1");
+  EXPECT_EQ(set.runs[1].points[0].key, "e/v/n=b1");
 }
 
 TEST(PointRecord, LoadsACommaList) {
@@ -283,7 +284,7 @@ TEST(PointRecord, LoadsACommaList) {
   const ResultSet set = load_results({dir.file("s2.jsonl") + "," + dir.file("s1.jsonl")});
   ASSERT_EQ(set.runs.size(), 2u);
   EXPECT_EQ(set.runs[0].header.description(), "s2");  // the list's order
-  EXPECT_EQ(set.runs[1].points.at(0).id, "p1");
+  EXPECT_EQ(set.runs[1].points.at(0).key, "e/v/n=p1");
   EXPECT_NE(message_of({dir.file("s1.jsonl") + ",," + dir.file("s2.jsonl")}).find("empty file name"),
             std::string::npos);
 }
@@ -362,7 +363,7 @@ std::string load_message(const TempDir& dir, const std::string& text, const std:
 }
 
 Json header_json() { return Json::parse(header_line("h")); }
-Json point_json(const std::string& id = "p") { return Json::parse(point_line(id)); }
+Json point_json(const std::string& name = "p") { return Json::parse(point_line(name)); }
 std::string line_of(const Json& j) { return j.dump() + "\n"; }
 
 // H06: schema_version an integer this build reads (1..kRecordSchemaVersion); anything else is refused, naming it.
@@ -521,10 +522,28 @@ TEST(PointRecord, H06_DuplicatePointIsNamedWithBothLines) {
   const std::string f = dir.file("r.jsonl");
   write_file(f, header_line("h") + point_line("p") + point_line("q") + point_line("p"));
   const ResultSet set = load_results({f});
-  EXPECT_EQ(set.first_duplicate,
-            f + ":4: point p (e/v/n=p) is also at line 2 of the same run (two writers on one file?)");
+  EXPECT_EQ(set.first_duplicate, f + ":4: point " + test::id_of("e/v/n=p") +
+                                     " (e/v/n=p) is also at line 2 of the same run (two writers on one file?)");
   ASSERT_EQ(set.warnings.size(), 1u);
   EXPECT_EQ(set.warnings[0], set.first_duplicate);
+}
+
+// H12: a point's id is its key's (FNV-1a 64 of the key, as Point::id() computes it); an id that is not, however
+// well formed, is refused at its line, naming the id, the key and the id the key has.
+TEST(PointRecord, H12_AnIdThatIsNotItsKeysIsRefused) {
+  TempDir dir("labrun_rec");
+  const std::string f = dir.file("r.jsonl");
+  Json zzzz = point_json("p");
+  zzzz["id"] = "zzzz";
+  Json zeros = point_json("q");
+  zeros["id"] = "0000000000000000";
+  const std::string tail = ", the FNV-1a 64 of the key): the line was edited, or written by another tool";
+  EXPECT_EQ(load_message(dir, header_line("h") + line_of(zzzz) + line_of(zeros)),
+            f + ":2: id: \"zzzz\" is not the id of key \"e/v/n=p\" (" + test::id_of("e/v/n=p") + tail);
+  // Sixteen hex digits are not enough: the id must be the key's.
+  EXPECT_EQ(load_message(dir, header_line("h") + point_line("p") + line_of(zeros)),
+            f + ":3: id: \"0000000000000000\" is not the id of key \"e/v/n=q\" (" + test::id_of("e/v/n=q") + tail);
+  EXPECT_EQ(load_message(dir, header_line("h") + point_line("p") + point_line("q")), "(no error)");
 }
 
 // H03: a signal (with src/base/interrupt's handlers installed, as in a sweep) stops the loader between lines with

@@ -64,13 +64,12 @@ Json host_header(Json hypothesis) {
 
 // A host point of the toy experiment, as the lab writes it (without the interpretation of older files).
 PointRecord toy_point(const std::string& variant, std::int64_t size) {
-  static int counter = 0;
   PointRecord p;
-  p.id = fmt::format("{:016x}", ++counter);
   p.experiment = "toy";
   p.variant = variant;
   p.axes = Json{{"size", size}, {kModeAxis, "eager"}, {kL2Axis, "hot"}};
   p.key = "toy/" + variant + "/l2=hot,mode=eager,size=" + std::to_string(size);
+  p.id = test::id_of(p.key);
   p.backend = "host";
   p.status = Status::ok;
   const double n = static_cast<double>(size);
@@ -327,7 +326,8 @@ TEST(ReportPlots, FiguresFollowTheExperimentsPlots) {
   for (const char* w : {"narrow", "wide"})
     for (auto p : toy_points()) {
       p.axes["width"] = w;
-      p.id += w;
+      p.key += std::string(",width=") + w;
+      p.id = test::id_of(p.key);
       points.push_back(std::move(p));
     }
   TempDir dir;

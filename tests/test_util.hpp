@@ -12,8 +12,10 @@
 #include <stdexcept>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <labrun/experiment.hpp>
+#include <labrun/point.hpp>
 
 #include "host_backend.hpp"
 #include "lab.hpp"
@@ -54,6 +56,10 @@ inline std::string schema1_masking_run(const TempDir& dir) {
   if (std::system(("gzip -dc '" + src + "' > '" + dst + "'").c_str()) != 0) return "";
   return dst;
 }
+
+/// The id a point record of `key` carries (Point::id(): FNV-1a 64 of the key, 16 hex digits); the reader refuses a
+/// point whose id is not its key's, so fixtures that write point records by hand take their ids from here.
+inline std::string id_of(const std::string& key) { return fmt::format("{:016x}", fnv1a64(key)); }
 
 /// The registry of every built-in experiment (host implementations), built once.
 inline const Registry& builtin() {

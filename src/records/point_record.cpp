@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <labrun/axis.hpp>
+#include <labrun/point.hpp>
 #include <labrun/status.hpp>
 
 #include "interrupt.hpp"
@@ -872,6 +873,11 @@ void check_header(const RunHeader& header) {
 }
 
 void check_point(const PointRecord& p) {
+  // The id is the key's (Point::id(): FNV-1a 64 of the key, 16 hex digits): an id that is not names another point,
+  // and resume, report and diff, which match points by id, would count this one twice or not at all.
+  if (const std::string id = fmt::format("{:016x}", fnv1a64(p.key)); p.id != id)
+    throw ResultError("id: " + shown(Json(p.id)) + " is not the id of key " + shown(Json(p.key)) + " (" + id +
+                      ", the FNV-1a 64 of the key): the line was edited, or written by another tool");
   if (p.timing) check_timing(*p.timing);
   if (p.interpretation) check_interpretation(*p.interpretation);
   check_phases(p.phases);
