@@ -147,6 +147,8 @@ struct ExecOptions {
   bool blocking = true;
   /// lab.audit: record the CUDA API calls of the first iteration and judge them (docs/integrity.md "The audit").
   bool audit = true;
+  /// lab.launches: with the audit, also time the audited iterations' GPU work with CUPTI's activity API (launches[]).
+  bool launches = false;
 };
 
 /// A device that runs points.

@@ -95,6 +95,8 @@ inline LabRule boolean() { return LabRule{LabRule::Kind::Bool, 0, 0, true, {}}; 
     "after timing, one iteration on a second input set (another seed), compared with its reference")                   \
   X(bool, audit, true, boolean(),                                                                                      \
     "record the CUDA API calls of a point's first iteration (CUPTI) and judge them: streams, host waits, allocations") \
+  X(bool, launches, false, boolean(),                                                                                  \
+    "with the audit, time every kernel, copy and memset of the audited iterations (CUPTI activity API): launches[]")   \
   X(std::string, sanitize, "none", one_of(sanitizer_tool_names()),                                                     \
     "sanitizer sweep (--sanitize): setup and correctness iteration under this compute-sanitizer tool; untimed")
 

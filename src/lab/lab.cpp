@@ -379,6 +379,7 @@ void begin_point(PointRun& run, const Point& point, const RegisteredExperiment& 
   run.opts.delay_s = lab.delay_s;
   run.opts.blocking = lab.blocking_kernel;
   run.opts.audit = lab.audit;
+  run.opts.launches = lab.audit && lab.launches;
   // Profiler mode names the point's ranges by its key alone, for `ncu --nvtx --nvtx-include` (docs/profiling.md).
   Range point_range(backend, lab.profile ? profile_range_name(point.key()) : point.variant + " " + point.label());
   Phase phase = Phase::environment;

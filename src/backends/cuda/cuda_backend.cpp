@@ -41,7 +41,8 @@ struct Timing {
   std::int64_t* queue_launches = nullptr;    // launches queued behind it at most (learned, shared by the backend)
   const DeviceBuffer* probe_word = nullptr;  // set to probe the host's speed after every live sample
   const PinnedBuffer* probe_host = nullptr;
-  bool audit = true;  // lab.audit
+  bool audit = true;      // lab.audit
+  bool launches = false;  // lab.launches
 };
 
 // Longest a blocking kernel holds the stream. Queuing a capped batch takes milliseconds; a timeout means the
@@ -160,7 +161,7 @@ IterationAudit audited_eager(Workload& w, LaunchContext& ctx, const Timing& how)
     issue_eager(w, ctx, how.delay_s);
     return a;
   }
-  tracer->start();
+  tracer->start(how.launches);
   if (tracer->unavailable()) {  // enabling the callbacks failed: the iteration runs unrecorded
     a.not_run = *tracer->unavailable();
     issue_eager(w, ctx, how.delay_s);
@@ -551,6 +552,7 @@ std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOp
   how.probe_word = &probe_word_;
   how.probe_host = &probe_host_;
   how.audit = options.audit;
+  how.launches = options.launches;
   if (options.blocking) {
     how.blocker = &blocker_;
     how.queue_launches = &queue_launches_;

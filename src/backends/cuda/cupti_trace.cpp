@@ -416,7 +416,7 @@ bool CallTracer::subscribe() {
   return true;
 }
 
-void CallTracer::start() {
+void CallTracer::start(bool activity) {
   if (unavailable_) return;
   calls_.clear();
   unnamed_.clear();
@@ -432,7 +432,8 @@ void CallTracer::start() {
       (void)c.unsubscribe(c.subscriber);
       return;
     }
-  activity_on_ = start_activity();
+  activity_.clear();
+  activity_on_ = activity && start_activity();
   recording_.store(true, std::memory_order_release);
 }
 

@@ -29,7 +29,9 @@ class CallTracer {
   /// profiler holds CUPTI"), or nullopt when it can.
   const std::optional<std::string>& unavailable() const { return unavailable_; }
   /// Starts recording the calls of the calling thread. No effect where unavailable.
-  void start();
+  /// `activity`: also record the GPU work with CUPTI's activity API (lab.launches). Once enabled, CUPTI's activity
+  /// layer stays attached to the process: each later API call costs more on the host (docs/integrity.md).
+  void start(bool activity = false);
   /// Stops and returns the calls recorded since start(), in host order. Where CUPTI's activity API records, it also
   /// waits for the device (cudaDeviceSynchronize: the iteration's work on every stream) and keeps the activity records
   /// of the work the iteration put on the GPU, for activity().
