@@ -48,7 +48,8 @@ TEST_F(AuditGpu, EveryPlantedCallIsNamedInEagerAndGraphMode) {
   test::TempDir dir("labrun_audit_gpu");
   const std::string out = dir.file("audit.jsonl");
   const std::string command = "'" + testaid() + "' sweep '" + source_file("tests/aids/audit.yaml") +
-                              "' --device cuda -q --lab launches=true -o '" + out + "' > '" + dir.file("log") + "' 2>&1";
+                              "' --device cuda -q --lab launches=true -o '" + out + "' > '" + dir.file("log") +
+                              "' 2>&1";
   const int status = std::system(command.c_str());
   EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1);  // the escaped points fail the sweep
   const auto points = points_of(out);
