@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "cmd_sweep.hpp"  // resume_command
 #include "format.hpp"
+#include "record.hpp"
 #include "test_util.hpp"
 
 namespace labrun {
@@ -682,6 +684,141 @@ TEST(Hostile, H07_InterruptedMergeWritePhaseWritesNothing) {
   EXPECT_NE(slurp(err).find("labrun merge: interrupted by SIGINT; nothing written"), std::string::npos) << slurp(err);
   EXPECT_FALSE(std::filesystem::exists(dir.file("m.jsonl")));
   EXPECT_FALSE(std::filesystem::exists(dir.file(partial)));
+}
+
+// ---- Hostile inputs, round three (docs/cases.md H12-H16) ---------------------------------------------------------
+
+// Case H13: a record of a type no labrun writes, a segment that makes no sense, a header whose created_utc is not a
+// timestamp: refused by every reader with FILE:LINE and the key, never skipped.
+TEST(Hostile, H13_UnknownTypesAndSenselessSegmentsAndHeadersAreRefused) {
+  TempDir dir;
+  const std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  ASSERT_GT(lines.size(), 2u);
+  struct Case {
+    std::size_t line;  // 0: the header
+    Json record;       // replaces that line (or is inserted after the header, for a segment)
+    bool insert;
+    std::string message;
+  };
+  Json header = Json::parse(lines[0]);
+  header["created_utc"] = 12345;
+  const Case cases[] = {
+      {1, Json{{"type", "evil"}}, false,
+       "bad.jsonl:2: type: \"evil\" is not a record type of a labrun result file (header, point, segment)"},
+      {1, Json{{"type", "segment"}, {"index", -1}, {"environment", 5}}, true,
+       "bad.jsonl:2: index: -1 is not a segment's index (an integer >= 2"},
+      {1, Json{{"type", "segment"}, {"index", 2}, {"environment", 5}}, true,
+       "bad.jsonl:2: environment: 5 is not an object"},
+      {1, Json{{"type", "segment"}, {"index", 2}, {"created_utc", "yesterday"}}, true,
+       "bad.jsonl:2: created_utc: \"yesterday\" is not a UTC timestamp"},
+      {0, header, false, "bad.jsonl:1: created_utc: 12345 is not a UTC timestamp"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> changed = lines;
+    if (c.insert) changed.insert(changed.begin() + static_cast<long>(c.line), c.record.dump());
+    else changed[c.line] = c.record.dump();
+    write_file(dir.file("bad.jsonl"), joined(changed));
+    for (const std::string command :
+         {"report bad.jsonl -o rep --no-plots", "diff good.jsonl bad.jsonl", "history bad.jsonl"}) {
+      const Outcome r = labrun(dir, command);
+      EXPECT_EQ(r.code, 2) << command << "\n" << c.record.dump() << "\n" << r.err;
+      EXPECT_NE(r.err.find(c.message), std::string::npos) << command << "\n" << r.err;
+    }
+  }
+  // A well-formed segment reads as before.
+  std::vector<std::string> with_segment = lines;
+  with_segment.insert(with_segment.begin() + 2, Json{{"type", "segment"},
+                                                     {"index", 2},
+                                                     {"created_utc", "2026-12-06T07:20:02.123Z"},
+                                                     {"environment", Json::object()},
+                                                     {"points_held", 1}}
+                                                    .dump());
+  write_file(dir.file("segment.jsonl"), joined(with_segment));
+  const Outcome ok = labrun(dir, "report segment.jsonl -o rep2 --no-plots");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
+// Case H14: diff's comparison of the lab settings is linear in their count (a header's `lab` indexed once; it was
+// quadratic: 80,000 unknown settings took 31 s) and its warnings about them are bounded (4.4 MB before). Bounded by
+// counts, not by wall time: the warnings about 80,000 differing settings are 21 lines.
+TEST(Hostile, H14_ManyLabSettingsAreComparedWithBoundedWarnings) {
+  TempDir dir;
+  const std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  ASSERT_GT(lines.size(), 1u);
+  Json base = Json::parse(lines[0]), other = base;
+  for (int i = 0; i < 80'000; ++i) {
+    base["lab"]["unknown_" + std::to_string(i)] = i;
+    other["lab"]["unknown_" + std::to_string(i)] = i + 1;
+  }
+  std::vector<std::string> a = lines, b = lines;
+  a[0] = base.dump();
+  b[0] = other.dump();
+  write_file(dir.file("a.jsonl"), joined(a));
+  write_file(dir.file("b.jsonl"), joined(b));
+  const Outcome r = labrun(dir, "diff a.jsonl b.jsonl");
+  EXPECT_EQ(r.code, 0) << r.err.substr(0, 2000);
+  std::size_t named = 0, pos = 0;
+  const std::string all = r.out + r.err;
+  while ((pos = all.find("lab setting unknown_", pos)) != std::string::npos) ++named, ++pos;
+  EXPECT_EQ(named, 20u);
+  EXPECT_NE(all.find("79980 more lab settings differ (the first 20 are named above)"), std::string::npos)
+      << all.substr(0, 3000);
+  EXPECT_LT(all.size(), 20'000u);
+}
+
+// Case H15: aliases expand under a bound. 1 MB of aliases of one claim made `report` take 37 s and 4.95 GB; a
+// config whose aliases stand for more than 10 MB of YAML, or whose hypothesis holds more than 1000 claims, is refused
+// (exit 3) naming the alias, before anything runs.
+TEST(Hostile, H15_AliasExpansionIsBoundedAndNamed) {
+  expect_config_error(
+      "experiment: masking\naxes:\n  n: [1000]\nvariants: &blob [" + std::string(200'000, 'v') + "]\nexclude:\n" +
+          [&] {
+    std::string s;
+    for (int i = 0; i < 60; ++i) s += "  - {variant: *blob}\n";
+    return s;
+      }(),
+      "expands to more than 10 MB of YAML through its aliases (alias *blob, used 60 times)");
+  std::string claims = "experiment: masking\naxes:\n  n: [1000]\nhypothesis:\n  - &c {faster: index, than: where}\n";
+  for (int i = 0; i < 1000; ++i) claims += "  - *c\n";
+  expect_config_error(claims, "key 'hypothesis': holds 1001 claims; at most 1000");
+}
+
+// Case H16: a name's control characters never reach the terminal raw (a newline in a config's name forged a log
+// line), and the command printed to resume an interrupted sweep names the same file when pasted into bash.
+TEST(Hostile, H16_NamesAreEscapedAndTheResumeCommandPastesBack) {
+  TempDir dir;
+  // (in single quotes, a real newline: the shell is sh)
+  const Outcome r = labrun(dir, "validate 'no\n[2026-01-01] [labrun] [info] all good.yaml'");
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("no\\x0a[2026-01-01]"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("\n[2026-01-01]"), std::string::npos) << r.err;
+  const std::string command = resume_command({"labrun", "sweep", "c.yaml", "-o", "first.jsonl"},
+                                             std::string("int\x1b[31m\nx's.jsonl"));
+  EXPECT_EQ(command, "labrun sweep c.yaml -o $'int\\x1b[31m\\x0ax\\'s.jsonl' --resume");
+  // Pasted into bash, the quoted word is the file's name, byte for byte.
+  const std::string echo = "bash -c \"printf %s " +
+                           command.substr(command.find("$'"), command.rfind(" --resume") - command.find("$'")) +
+                           "\" > '" + dir.file("name.txt") + "'";
+  ASSERT_EQ(std::system(echo.c_str()), 0);
+  EXPECT_EQ(slurp(dir.file("name.txt")), std::string("int\x1b[31m\nx's.jsonl"));
+}
+
+// Case H17: --lab values are read by the file's rules (no YAML tags), and an empty --only or --devices is refused
+// (--only '' ran every point, --devices '' ran on the host and exited 0).
+TEST(Hostile, H17_LabTagsAndEmptyFiltersAreRefused) {
+  TempDir dir;
+  write_file(dir.file("c.yaml"), "experiment: masking\naxes:\n  n: [1000]\n");
+  for (const std::string lab : {"'seed=!!python/object 1'", "'timing=!custom synchronized'"}) {
+    const Outcome r = labrun(dir, "sweep c.yaml --device cpu --dry-run --lab " + lab);
+    EXPECT_EQ(r.code, 3) << lab << "\n" << r.err;
+    EXPECT_NE(r.err.find("is not supported"), std::string::npos) << r.err;
+  }
+  for (const std::string option : {"--only ''", "--devices ''"}) {
+    const Outcome r = labrun(dir, "sweep c.yaml --device cpu -o out.jsonl " + option);
+    EXPECT_EQ(r.code, 2) << option << "\n" << r.err;
+    EXPECT_NE(r.err.find("must not be empty"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("out.jsonl")));
+  }
 }
 
 }  // namespace

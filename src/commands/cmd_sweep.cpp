@@ -253,6 +253,17 @@ std::string shell_word(const std::string& w) {
     return std::isalnum(c) || std::strchr("@%+=:,./-_", c);
   });
   if (safe) return w;
+  // A control character (a newline, ESC) in single quotes would reach the terminal raw, or escaped by the log as
+  // text that names another file when pasted: bash's $'...' spells it \xHH, which names the same bytes.
+  if (std::any_of(w.begin(), w.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+    std::string out = "$'";
+    for (unsigned char c : w) {
+      if (c == '\'' || c == '\\') out += std::string("\\") + static_cast<char>(c);
+      else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+      else out += static_cast<char>(c);
+    }
+    return out + "'";
+  }
   std::string out = "'";
   for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
@@ -823,14 +834,17 @@ void add_sweep_options(CLI::App& sweep, SweepOptions& o) {
   sweep.add_flag("--profile", o.profile,
                  "profiler mode, for ncu/nsys: correctness, then 3 plain iterations per point in NVTX ranges named by "
                  "its key (= --lab profile=true; on by itself under a profiler; docs/profiling.md)");
-  sweep.add_option("--only", a.only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"");
+  sweep.add_option("--only", a.only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"")
+      ->check(non_empty("a filter such as variant=index,n=1e7; leave --only out to run every point"));
   sweep.add_flag("-q,--quiet", a.quiet, "no per-point progress on stderr, and only warnings and errors in the log");
   sweep.add_flag("-v,--verbose", o.verbose, "debug messages in the log too");
   sweep.add_option("--log-level", o.log_level, "trace, debug, info (default), warn, error or off");
   sweep.add_option("--shard", a.shard,
                    "run shard I of N: a balanced, deterministic subset of the points (docs/cluster.md)");
-  sweep.add_option("--devices", a.devices,
-                   "one worker per GPU (0,1,2,3 or all), pinned with CUDA_VISIBLE_DEVICES, merged at the end");
+  sweep
+      .add_option("--devices", a.devices,
+                  "one worker per GPU (0,1,2,3 or all), pinned with CUDA_VISIBLE_DEVICES, merged at the end")
+      ->check(non_empty("a list of GPUs such as 0,1 or all; leave --devices out to run on one device"));
   add_lab_option(sweep, a.lab_overrides,
                  "override a lab setting, KEY=VALUE (repeatable), checked as under lab: (e.g. --lab processes=5)");
   sweep

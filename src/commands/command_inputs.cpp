@@ -45,6 +45,12 @@ CLI::Validator count_validator() {
       "COUNT");
 }
 
+CLI::Validator non_empty(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& value) { return value.empty() ? "must not be empty: it takes " + what : std::string(); },
+      "NONEMPTY");
+}
+
 void add_lab_option(CLI::App& command, std::vector<std::string>& overrides, const std::string& help) {
   command.add_option("--lab", overrides, help)
       ->expected(1)

@@ -29,6 +29,10 @@ std::vector<std::string> result_paths(const std::vector<std::string>& args);
 /// A count on the command line (--max-plots): digits only.
 CLI::Validator count_validator();
 
+/// An option's value that must not be empty (--only, --devices: an empty one read as "not given", and ran every
+/// point or the host backend); `what` says what it takes, after "must not be empty: it takes ".
+CLI::Validator non_empty(const std::string& what);
+
 /// Adds --lab to `command`: one KEY=VALUE per occurrence, repeatable, so it never swallows the config path after it.
 void add_lab_option(CLI::App& command, std::vector<std::string>& overrides, const std::string& help);
 

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "format.hpp"       // printable
 #include "output_file.hpp"  // describe_file_type
 #include "registry.hpp"
 #include "sha256.hpp"
@@ -30,9 +31,11 @@ namespace labrun {
 namespace {
 
 std::string format_what(const SourceLoc& loc, const std::string& key, const std::string& message) {
-  std::string out = loc.file + ":" + std::to_string(loc.line) + ": ";
+  // The file's name and the key as the user wrote them, their control characters escaped (a newline in a name
+  // would start a line of its own: case H10).
+  std::string out = printable(loc.file) + ":" + std::to_string(loc.line) + ": ";
   // Errors that belong to no key (unreadable file, YAML syntax) have nothing to quote.
-  if (!key.empty()) out += "key '" + key + "': ";
+  if (!key.empty()) out += "key '" + printable(key) + "': ";
   return out + message;
 }
 
@@ -46,6 +49,31 @@ namespace {
 
 constexpr int kMaxDepth = 64;                 // deeper nesting only arises from recursive aliases
 constexpr std::size_t kMaxNodes = 1'000'000;  // bounds alias expansion ("billion laughs")
+// Bounds the text a document stands for once its aliases are expanded (its scalars and keys), so that no small file
+// makes a command do work far beyond its size (case H13: 1 MB of aliases expanded to a 121 MB report).
+constexpr std::size_t kMaxExpandedBytes = 10'000'000;
+constexpr std::size_t kMaxHypotheses = 1000;  // claims a report judges one by one
+
+// The alias `text` uses most ("*name, used N times"), to name in an expansion error; "" when it uses none.
+std::string most_used_alias(const std::string& text) {
+  std::map<std::string, std::size_t> uses;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '*' || (i > 0 && !std::isspace(static_cast<unsigned char>(text[i - 1])) && text[i - 1] != '[' &&
+                           text[i - 1] != ',' && text[i - 1] != ':' && text[i - 1] != '-'))
+      continue;
+    std::size_t j = i + 1;
+    while (j < text.size() && !std::isspace(static_cast<unsigned char>(text[j])) && text[j] != ',' && text[j] != ']' &&
+           text[j] != '}')
+      ++j;
+    if (j > i + 1) ++uses[text.substr(i + 1, j - i - 1)];
+    i = j - 1;
+  }
+  const auto top = std::max_element(uses.begin(), uses.end(),
+                                    [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (top == uses.end()) return "";
+  return "*" + printable(top->first) + ", used " + std::to_string(top->second) + " time" +
+         (top->second == 1 ? "" : "s");
+}
 constexpr std::size_t kMaxRangeValues = 100'000;
 
 const std::vector<std::string> kTopKeys = {"experiment", "description", "axes",      "variants",
@@ -183,8 +211,15 @@ class Parser {
     if (!root.IsMap())
       fail(loc(root, start), "", "the config must be a map of keys (" + join(kTopKeys) + "), got " + describe(root));
 
-    std::size_t visited = 0;
-    check_structure(root, "", 0, visited);
+    std::size_t visited = 0, bytes = 0;
+    try {
+      check_structure(root, "", 0, visited, bytes);
+    } catch (const ConfigError& e) {
+      // An expansion past the bounds names the alias that did it.
+      if (e.message().find("expands to more than") == std::string::npos) throw;
+      const std::string alias = most_used_alias(text);
+      throw ConfigError(e.loc(), e.key(), e.message() + (alias.empty() ? "" : " (alias " + alias + ")"));
+    }
 
     std::map<std::string, Entry> top;
     for (auto& entry : entries(Item{root, loc(root, start)}, "")) {
@@ -281,6 +316,9 @@ class Parser {
       throw ConfigError({file_, e.mark.is_null() ? 0 : e.mark.line + 1, 0}, "lab", "YAML syntax error: " + e.msg);
     }
     const SourceLoc start{file_, 1, 1};
+    // The same rules as the file's: no YAML tags (case H10), bounded aliases.
+    std::size_t visited = 0, bytes = 0;
+    check_structure(root, "", 0, visited, bytes);
     for (auto& entry : entries(Item{root, loc(root, start)}, ""))
       if (entry.key == "lab") return parse_lab(entry, lab, "from the config");
     return lab;
@@ -296,6 +334,10 @@ class Parser {
     if (!entry.value.node.IsSequence())
       fail(entry.value.loc, entry.path,
            "expected a list of {faster, than, when, by_at_least}, got " + describe(entry.value.node));
+    if (entry.value.node.size() > kMaxHypotheses)
+      fail(entry.value.loc, entry.path,
+           "holds " + std::to_string(entry.value.node.size()) + " claims; at most " + std::to_string(kMaxHypotheses) +
+               " (each is judged one by one in the report)");
     std::vector<std::string> variants;
     for (const auto& v : experiment.variants()) variants.push_back(v.name());
     std::size_t i = 0;
@@ -354,17 +396,23 @@ class Parser {
 
   /// Rejects what yaml-cpp lets through: duplicate keys at any depth (C01), keys that are not plain scalars,
   /// and recursive or exploding aliases. Runs over the whole document before any key is interpreted.
-  void check_structure(const YAML::Node& node, const std::string& path, int depth, std::size_t& visited) const {
+  void check_structure(const YAML::Node& node, const std::string& path, int depth, std::size_t& visited,
+                       std::size_t& bytes) const {
     const SourceLoc here = loc(node, {file_, 0, 0});
     if (depth > kMaxDepth)
       fail(here, path, "nested deeper than " + std::to_string(kMaxDepth) + " levels (a recursive alias?)");
     if (++visited > kMaxNodes)
       fail(here, path, "the document expands to more than " + std::to_string(kMaxNodes) + " nodes (aliases?)");
+    bytes += 2 + (node.IsScalar() ? node.Scalar().size() : 0);
+    if (bytes > kMaxExpandedBytes)
+      fail(here, path,
+           "the document expands to more than " + std::to_string(kMaxExpandedBytes / 1'000'000) +
+               " MB of YAML through its aliases");
     check_tag(node, here, path);
     if (node.IsSequence()) {
       std::size_t index = 0;
       for (const auto& element : node)
-        check_structure(element, path + "[" + std::to_string(index++) + "]", depth + 1, visited);
+        check_structure(element, path + "[" + std::to_string(index++) + "]", depth + 1, visited, bytes);
     } else if (node.IsMap()) {
       std::map<std::string, int> first_line;
       for (const auto& pair : node) {
@@ -378,7 +426,8 @@ class Parser {
           fail(key_loc, key_path,
                "duplicate key '" + key + "' (first at line " + std::to_string(it->second) + ", again at line " +
                    std::to_string(key_loc.line) + ")");
-        check_structure(pair.second, key_path, depth + 1, visited);
+        bytes += key.size();
+        check_structure(pair.second, key_path, depth + 1, visited, bytes);
       }
     }
   }

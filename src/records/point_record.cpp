@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <regex>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include <labrun/point.hpp>
 #include <labrun/status.hpp>
 
+#include "format.hpp"  // printable
 #include "interrupt.hpp"
 #include "lab_settings.hpp"
 #include "name_table.hpp"
@@ -859,11 +861,51 @@ void check_phases(const Json& phases) {
   }
 }
 
+// A timestamp as labrun writes it (utc_timestamp(): "2026-12-06T07:20:02.123Z", the fraction optional), when
+// present and not null.
+void check_timestamp(const Json& r, const char* key) {
+  const auto it = r.find(key);
+  if (it == r.end() || it->is_null()) return;
+  static const std::regex form(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z)");
+  if (!it->is_string() || it->get_ref<const std::string&>().size() > 40 ||
+      !std::regex_match(it->get_ref<const std::string&>(), form))
+    throw ResultError(std::string(key) + ": " + shown(*it) +
+                      " is not a UTC timestamp as labrun writes one (YYYY-MM-DDTHH:MM:SS.mmmZ)");
+}
+
+// An object, when present and not null.
+void check_object(const Json& r, const char* key) {
+  if (const auto it = r.find(key); it != r.end() && !it->is_null() && !it->is_object())
+    throw ResultError(std::string(key) + ": " + shown(*it) + " is not an object");
+}
+
 }  // namespace
+
+void check_segment(const Json& s) {
+  static const std::string kIndexKey{"index", 5};  // the schema's word for a segment's number
+  const auto index = s.find(kIndexKey);
+  if (index == s.end() || !is_count(*index) || index->get<double>() < 2)
+    throw ResultError("index: " + (index == s.end() ? std::string("missing") : shown(*index)) +
+                      " is not a segment's index (an integer >= 2: the header is segment 1)");
+  check_timestamp(s, "created_utc");
+  for (const char* key : {"environment", "calibration", "lab"}) check_object(s, key);
+  if (const auto it = s.find("points_held"); it != s.end() && !it->is_null() && !is_count(*it))
+    throw ResultError("points_held: " + shown(*it) + " is not a count (an integer >= 0)");
+  if (const auto it = s.find("argv"); it != s.end() && !it->is_null()) {
+    bool words = it->is_array();
+    if (words)
+      for (const Json& a : *it) words = words && a.is_string();
+    if (!words) throw ResultError("argv: " + shown(*it) + " is not an array of strings");
+  }
+  if (const auto it = s.find("lab"); it != s.end() && it->is_object())
+    for (const auto& [key, value] : it->items()) check_lab_value(key, value);
+}
 
 void check_header(const RunHeader& header) {
   const Json& h = header.json;
   check_schema_version(h);
+  check_timestamp(h, "created_utc");
+  for (const char* key : {"environment", "calibration"}) check_object(h, key);
   if (const auto it = h.find("point_count"); it != h.end() && !it->is_null() && !is_count(*it))
     throw ResultError("point_count: " + shown(*it) + " is not a count (an integer >= 0)");
   if (const auto it = h.find("lab"); it != h.end() && !it->is_null() && !it->is_object())
@@ -952,7 +994,7 @@ class FileLoader {
   void record(Json& r);
   void header(const Json& r);
   void point(const Json& r);
-  std::string where() const { return path_ + ":" + std::to_string(in_.line_number()); }
+  std::string where() const { return printable(path_) + ":" + std::to_string(in_.line_number()); }
 
   RecordLines in_;
   std::string path_;
@@ -994,7 +1036,12 @@ void FileLoader::record(Json& r) {
     point(r);
   } else if (*type == "segment") {
     if (!run_) throw ResultError("a segment before any header: a labrun result file starts with its header line");
+    check_segment(r);
     run_->segments.push_back(std::move(r));
+  } else {
+    throw ResultError("type: " + shown(*type) +
+                      " is not a record type of a labrun result file (header, point, segment): a line of another "
+                      "tool, or an edited one");
   }
 }
 

@@ -511,6 +511,10 @@ void check_header(const RunHeader& header);
 /// and timing.batch and interleaved_points at least 1. A time of no value (NaN, "NaN", null) passes. @throws
 /// ResultError naming the key, e.g. "timing.time_s: -1.0 is negative; a time is at least 0 s".
 void check_point(const PointRecord& point);
+/// Checks a `segment` record (docs/records.md): `index` an integer >= 2; `created_utc` a UTC timestamp as labrun
+/// writes one; `environment`, `calibration`, `lab` objects (each lab setting checked as a header's); `points_held` a
+/// count; `argv` an array of strings. Absent or null keys pass. @throws ResultError naming the key.
+void check_segment(const Json& segment);
 
 /// Checks that `point` belongs to the run of `header`: the same experiment (when the header names one).
 /// @throws ResultError "experiment: B, but the header of this run is of experiment A (...)".
