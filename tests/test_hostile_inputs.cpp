@@ -781,6 +781,22 @@ TEST(Hostile, H15_AliasExpansionIsBoundedAndNamed) {
   std::string claims = "experiment: masking\naxes:\n  n: [1000]\nhypothesis:\n  - &c {faster: index, than: where}\n";
   for (int i = 0; i < 1000; ++i) claims += "  - *c\n";
   expect_config_error(claims, "key 'hypothesis': holds 1001 claims; at most 1000");
+  // A result whose header holds more (an older labrun's, an edited one): the report judges the first 1000 and says so;
+  // its size is bounded by that, not by the header (145,000 claims made a 93 MB report).
+  TempDir dir;
+  const std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  Json header = Json::parse(lines[0]);
+  header["config"]["hypothesis"] = Json::array();
+  for (int i = 0; i < 20'000; ++i)
+    header["config"]["hypothesis"].push_back(Json{{"faster", "where"}, {"than", "index"}});
+  std::vector<std::string> changed = lines;
+  changed[0] = header.dump();
+  write_file(dir.file("many.jsonl"), joined(changed));
+  const Outcome r = labrun(dir, "report many.jsonl -o rep --no-plots");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(dir.file("rep/report.md"));
+  EXPECT_NE(md.find("19000 more claims in the run's header were not judged"), std::string::npos);
+  EXPECT_LT(md.size(), 2'000'000u);
 }
 
 // Case H16: a name's control characters never reach the terminal raw (a newline in a config's name forged a log
