@@ -738,6 +738,42 @@ TEST(Hostile, H13_UnknownTypesAndSenselessSegmentsAndHeadersAreRefused) {
   EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
+// Case H13: a result of an experiment this runner does not have (a user's runner, an imported file) is read by
+// report, diff and history; only --resume, which must run it, refuses it, and --force does not override that (it
+// appended this config's points to the other experiment's run, and every reader then refused the file).
+TEST(Hostile, H13_AResultOfAnotherExperimentIsReadButNeverResumed) {
+  TempDir dir;
+  const std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  std::vector<std::string> foreign;
+  for (const auto& line : lines) {
+    Json r = Json::parse(line);
+    r["experiment"] = "mykernel";
+    if (r["type"] == "header" && r.contains("config")) r["config"]["experiment"] = "mykernel";
+    if (r["type"] == "point") {
+      std::string key = r["key"];
+      key = "mykernel" + key.substr(key.find('/'));
+      r["key"] = key;
+      r["id"] = test::id_of(key);
+    }
+    foreign.push_back(r.dump());
+  }
+  write_file(dir.file("foreign.jsonl"), joined(foreign));
+  for (const std::string command :
+       {"report foreign.jsonl -o rep --no-plots", "diff foreign.jsonl foreign.jsonl", "history foreign.jsonl"}) {
+    const Outcome r = labrun(dir, command);
+    EXPECT_EQ(r.code, 0) << command << "\n" << r.err;
+  }
+  for (const std::string force : {"", " --force"}) {
+    const Outcome r = labrun(dir, "sweep '" + kSmokeConfig + "' --device cpu -q -o foreign.jsonl --resume" + force +
+                                      kFewPoints);
+    EXPECT_EQ(r.code, 4) << r.err;
+    EXPECT_NE(r.err.find("it holds a run of experiment mykernel and the config is of experiment masking"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(slurp(dir.file("foreign.jsonl")), joined(foreign)) << "the file is left as it was";
+  }
+}
+
 // Case H14: diff's comparison of the lab settings is linear in their count (a header's `lab` indexed once; it was
 // quadratic: 80,000 unknown settings took 31 s) and its warnings about them are bounded (4.4 MB before). Bounded by
 // counts, not by wall time: the warnings about 80,000 differing settings are 21 lines.

@@ -230,6 +230,13 @@ void refuse_mismatch(const std::string& file, const std::vector<std::string>& mi
 // commit, dirty flag) and labrun version.
 void check_resumable(const std::string& file, const SweepConfig& config, bool force) {
   const RunHeader h = header_to_continue(file);
+  // Not a mismatch --force may accept: the points of another experiment cannot join this file's run (a reader then
+  // refuses the file: "experiment: B, but the header of this run is of experiment A").
+  if (!h.experiment().empty() && h.experiment() != config.experiment)
+    throw OutputError("cannot resume " + printable(file) + ": it holds a run of experiment " +
+                      printable(h.experiment()) + " and the config is of experiment " + config.experiment +
+                      " (a result of a runner with other experiments, or of another config?); even --force cannot "
+                      "put two experiments in one run: -o another file starts afresh");
   std::vector<std::string> m;
   check_same(m, "config sha256", h.config_sha256(), config.sha256);
   // The settings that differ, by name, rather than both objects.
