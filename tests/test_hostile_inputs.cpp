@@ -433,9 +433,39 @@ TEST(Hostile, H07_SlurmWritesBothScriptsOrNeither) {
   const std::string err = slurp(dir.file("err.txt"));
   EXPECT_EQ(WEXITSTATUS(status), 4) << err;
   EXPECT_NE(err.find("-merge.sbatch: File too large"), std::string::npos) << err;
-  std::vector<std::string> left;
-  for (const auto& e : std::filesystem::directory_iterator(dir.file("jobs"))) left.push_back(e.path().string());
-  EXPECT_TRUE(left.empty()) << left.front();
+  // Neither script, and not the folder either: this call made it, and nothing is left behind on failure (case H18).
+  EXPECT_FALSE(std::filesystem::exists(dir.file("jobs")));
+  // A folder that was there before stays, empty.
+  std::filesystem::create_directory(dir.file("kept"));
+  const std::string again = "cd '" + dir.path().string() + "' && (trap '' XFSZ; ulimit -f 8; exec '" +
+                            std::string(LABRUN_BINARY) + "' slurm '" + kSmokeConfig +
+                            "' --shards 300 -o kept) >out.txt 2>err.txt";
+  ASSERT_EQ(WEXITSTATUS(std::system(again.c_str())), 4);
+  EXPECT_TRUE(std::filesystem::is_directory(dir.file("kept")));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.file("kept")));
+}
+
+// Case H18: `labrun slurm -o PATH` where PATH is not a folder said "cannot create PATH: Success"; it now says what
+// PATH is, and touches nothing.
+TEST(Hostile, H18_SlurmNamesWhatItsOutputIsWhenNotAFolder) {
+  TempDir dir;
+  write_file(dir.file("regular"), "kept");
+  ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  std::filesystem::create_symlink(dir.file("regular"), dir.file("link"));
+  const std::pair<std::string, std::string> cases[] = {
+      {"regular", "it is a regular file, not a folder"},
+      {"fifo", "it is a named pipe (FIFO), not a folder"},
+      {"link", "it is a regular file, not a folder"},
+      {"/dev/null", "it is a character device, not a folder"},
+  };
+  for (const auto& [target, words] : cases) {
+    const Outcome r = labrun(dir, "slurm '" + kSmokeConfig + "' --shards 2 -o " + target);
+    EXPECT_EQ(r.code, 4) << target << "\n" << r.err;
+    EXPECT_NE(r.err.find("cannot write the scripts into "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("Success"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(slurp(dir.file("regular")), "kept");
 }
 
 // Case H04: the reason of a failed write to standard output is the system's ("No space left on device"), not "a

@@ -2,6 +2,8 @@
 // job-array and merge scripts of src/cluster/slurm.hpp into the -o folder and, with --submit, submits them.
 #include "slurm.hpp"
 
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -14,6 +16,7 @@
 #include "command_inputs.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
+#include "format.hpp"
 #include "output_file.hpp"
 #include "record.hpp"
 #include "shard.hpp"
@@ -41,9 +44,29 @@ std::string capture(const std::string& command) {
 
 int cmd_slurm(const SlurmPlan& p, bool submit, bool force) {
   check_plan(p);  // before anything is created
+  // -o names a folder: an existing path that is not one (a regular file, a FIFO, a device, a symlink to a file) is
+  // named as what it is (std::filesystem said "cannot create f: Success").
+  struct stat st {};
+  const bool existed = ::stat(p.dir.c_str(), &st) == 0;
+  if (existed && !S_ISDIR(st.st_mode))
+    throw OutputError("cannot write the scripts into " + printable(p.dir) + ": it is " +
+                      describe_file_type(st.st_mode) + ", not a folder (-o names the folder for the job scripts)");
   std::error_code ec;
   fs::create_directories(p.dir, ec);
-  if (!fs::is_directory(p.dir, ec)) throw OutputError("cannot create " + p.dir + ": " + ec.message());
+  if (ec || !fs::is_directory(p.dir))
+    throw OutputError("cannot create the folder " + printable(p.dir) + ": " +
+                      (ec ? ec.message() : std::string("it is not a folder")));
+  // A folder this call made is removed again when the scripts cannot be written (a full disk): nothing is left
+  // behind on failure.
+  struct RemoveIfMade {
+    const std::string& dir;
+    bool made;
+    bool keep = false;
+    ~RemoveIfMade() {
+      std::error_code ignored;
+      if (made && !keep) fs::remove(dir, ignored);  // only when empty
+    }
+  } made{p.dir, !existed};
   const fs::path array = array_script_file(p);
   const fs::path merge = merge_script_file(p);
   // Both scripts as one writer of regular files (src/base/output_file.hpp): claimed, refused when they exist without
@@ -53,6 +76,7 @@ int cmd_slurm(const SlurmPlan& p, bool submit, bool force) {
   write_texts_whole({{array.string(), array_script(p), force || array_claim.replace_empty()},
                      {merge.string(), merge_script(p), force || merge_claim.replace_empty()}},
                     0755);
+  made.keep = true;
   std::printf("labrun slurm: %d shards of %s\n  %s\n  %s\n", p.shards, p.config.c_str(), array.c_str(), merge.c_str());
   if (!submit) {
     std::printf("submit with:\n  ARRAY=$(sbatch --parsable %s)\n  sbatch --dependency=afterok:${ARRAY%%%%;*} %s\n",
