@@ -63,9 +63,23 @@ function(labrun_add_runner NAME)
     endif()
   endforeach()
   if(left_out)
-    # No CUDA language in this project, or a host-only labrun package (LABRUN_WITH_CUDA is OFF).
     list(JOIN left_out " " names)
-    message(STATUS "labrun_add_runner(${NAME}): no CUDA compiler; leaving out ${names} (host backend only)")
+    if(NOT package_cuda)
+      # A host-only labrun package (built with LABRUN_WITH_CUDA OFF): nothing this project can change.
+      message(WARNING "labrun_add_runner(${NAME}): this labrun package was built without CUDA; leaving out "
+                      "${names} (host backend only)")
+    else()
+      # The package has CUDA but this project did not enable the language: say the fix and where nvcc is.
+      find_program(labrun_nvcc nvcc HINTS "$ENV{CUDA_HOME}/bin" /usr/local/cuda/bin)
+      if(labrun_nvcc)
+        set(where "nvcc is at ${labrun_nvcc}")
+      else()
+        set(where "no nvcc found on PATH or in /usr/local/cuda/bin: set CMAKE_CUDA_COMPILER")
+      endif()
+      message(WARNING "labrun_add_runner(${NAME}): CUDA is not enabled in this project, so ${names} "
+                      "will not be built and the runner has the host backend only. Add enable_language(CUDA) "
+                      "before labrun_add_runner (or LANGUAGES CXX CUDA in project()); ${where}.")
+    endif()
   endif()
 
   add_executable(${NAME} ${sources})

@@ -903,5 +903,77 @@ TEST(Hostile, H17_LabTagsAndEmptyFiltersAreRefused) {
   }
 }
 
+// Case H19, a new user's first hour: --only suggests the nearest axis and value; validate says how it read each
+// claim's `when` and warns of one that holds no swept point; -q says "no usable CUDA device" once per sweep, not once
+// per process.
+TEST(Hostile, H19_FirstHourHintsOnlyValidateAndQuiet) {
+  TempDir dir;
+  write_file(dir.file("c.yaml"),
+             "experiment: masking\naxes:\n  n: [1000, 4096]\n  density: [0.5]\n  mode: [eager]\n"
+             "  downstream: [0]\nhypothesis:\n  - {faster: where, than: index, when: {n: [512, 4096]}}\n"
+             "  - {faster: where, than: index, when: {n: 7}}\n");
+  const Outcome axis = labrun(dir, "sweep c.yaml --device cpu --dry-run --only varient=fused");
+  EXPECT_EQ(axis.code, 2) << axis.err;
+  EXPECT_NE(axis.err.find("--only: unknown axis 'varient'; did you mean 'variant'?"), std::string::npos) << axis.err;
+  const Outcome value = labrun(dir, "sweep c.yaml --device cpu --dry-run --only variant=fusd");
+  EXPECT_EQ(value.code, 2) << value.err;
+  EXPECT_NE(value.err.find("no point of the config has variant=fusd; did you mean 'variant=fused'?"), std::string::npos)
+      << value.err;
+  const Outcome number = labrun(dir, "sweep c.yaml --device cpu --dry-run --only n=4095");
+  EXPECT_NE(number.err.find("did you mean 'n=4096'?"), std::string::npos) << number.err;
+
+  const Outcome v = labrun(dir, "validate c.yaml");
+  EXPECT_EQ(v.code, 0) << v.err;
+  EXPECT_NE(v.out.find("hypothesis[0]: where faster than index when n in [512, 4096] (a range: a list of two numbers "
+                       "is one): 2 swept points of where"),
+            std::string::npos)
+      << v.out;
+  EXPECT_NE(v.out.find("hypothesis[1]: where faster than index when n = 7: 0 swept points of where"), std::string::npos)
+      << v.out;
+  EXPECT_NE(v.err.find("hypothesis[1]: its `when` (n = 7) holds no swept point of where"), std::string::npos) << v.err;
+  EXPECT_EQ(v.err.find("hypothesis[0]"), std::string::npos) << v.err;
+
+  // --device auto on a machine without a GPU (CI), three processes: one line, from the sweep itself.
+  const Outcome q = labrun(dir, "sweep c.yaml -q -o q.jsonl --only variant=where --lab processes=3");
+  EXPECT_EQ(q.code, 0) << q.err;
+  std::size_t lines = 0;
+  for (std::size_t at = q.err.find("no usable CUDA device"); at != std::string::npos;
+       at = q.err.find("no usable CUDA device", at + 1))
+    ++lines;
+  EXPECT_LE(lines, 1u) << q.err;
+}
+
+// Case H19: report.md shows each failed point's mismatch line, and says so when every variant of a point agrees with
+// the others but not with the reference (the reference may be what is wrong).
+TEST(Hostile, H19_ReportShowsMismatchesAndSuspectsTheReference) {
+  TempDir dir;
+  const std::vector<std::string> lines = small_run(dir, "good.jsonl");
+  ASSERT_GT(lines.size(), 2u);
+  std::vector<std::string> changed = {lines[0]};
+  std::size_t variants = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    Json p = Json::parse(lines[i]);
+    if (p["type"] == "point" && p["status"] == "ok") {
+      p["status"] = "incorrect";
+      p["reason"] =
+          "y[16384] = nan vs reference 1.5 (error inf > tolerance 1e-06 = bound x 1); 16384 of 32768 "
+          "elements wrong";
+      ++variants;
+    }
+    changed.push_back(p.dump());
+  }
+  ASSERT_GE(variants, 2u);
+  write_file(dir.file("bad.jsonl"), joined(changed));
+  const Outcome r = labrun(dir, "report bad.jsonl -o rep --no-plots");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(dir.file("rep/report.md"));
+  EXPECT_NE(md.find("## Failed points"), std::string::npos) << md;
+  EXPECT_NE(md.find("| incorrect | y[16384] = nan vs reference 1.5"), std::string::npos) << md;
+  EXPECT_NE(md.find("variants agree with each other (y[16384] = nan) but not with the reference: the reference may "
+                    "be the one that is wrong"),
+            std::string::npos)
+      << md;
+}
+
 }  // namespace
 }  // namespace labrun

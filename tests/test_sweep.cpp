@@ -139,10 +139,13 @@ TEST(Sweep, FilterPointsComparesNumbersByValue) {
   EXPECT_EQ(filter_points(points, "density=0.50").size(), 6u);
   EXPECT_EQ(filter_points(points, "n=2.0").size(), 2u);
   EXPECT_EQ(filter_points(points, "dtype=f16").size(), 2u);
-  EXPECT_EQ(filter_points(points, "n=3").size(), 0u);
-  EXPECT_EQ(filter_points(points, "variant=fused").size(), 0u);
-  EXPECT_EQ(filter_points(points, "n=0x2").size(), 0u);  // decimal only: strtod would read hex as 2
-  EXPECT_EQ(filter_points(points, "n= 2").size(), 0u);
+  // A value no point has is refused with the nearest one (case H19), not an empty filter.
+  EXPECT_THROW(filter_points(points, "n=3"), std::invalid_argument);
+  EXPECT_THROW(filter_points(points, "variant=fused"), std::invalid_argument);
+  EXPECT_THROW(filter_points(points, "n=0x2"), std::invalid_argument);  // decimal only: strtod would read hex as 2
+  EXPECT_THROW(filter_points(points, "n= 2"), std::invalid_argument);
+  // Terms that each match some point but no point together: an empty filter (load_sweep says so).
+  EXPECT_EQ(filter_points(points, "n=2,dtype=f16").size(), 0u);
 }
 
 // An unknown axis or a term that is not axis=value is std::invalid_argument.

@@ -51,13 +51,21 @@ namespace labrun {
 
 namespace fs = std::filesystem;
 
+namespace {
+// Set by a sweep that said it runs on the host for want of a CUDA device, for the workers and processes it starts,
+// so that -q prints that line once per sweep, not once per process.
+constexpr const char* kToldHostFallback = "LABRUN_TOLD_HOST_FALLBACK";
+}  // namespace
+
 std::unique_ptr<Backend> open_backend(const std::string& device, const DeviceHooks& hooks) {
   if (device == "cpu" || device == "host") return std::make_unique<HostBackend>();
   if (device == "auto") {
     std::string why = "labrun was built without CUDA";
     if (hooks.open_cuda)
       if (auto b = hooks.open_cuda(0, &why)) return b;
-    spdlog::warn("no usable CUDA device ({}); running on the host backend", why.c_str());
+    // Said once per sweep: the command that started the workers and processes said it already (kToldHostFallback).
+    if (std::getenv(kToldHostFallback)) spdlog::debug("no usable CUDA device ({}); the host backend", why.c_str());
+    else spdlog::warn("no usable CUDA device ({}); running on the host backend", why.c_str());
     return std::make_unique<HostBackend>();
   }
   if (device.rfind("cuda", 0) == 0) {
@@ -928,6 +936,12 @@ int run_sweep_command(SweepOptions& o, const CommandContext& context) {
   Registry registry = make_registry(context.hooks);
   SweepInput in = load_sweep(o.args.config_path, o.args.lab_overrides, o.args.only, o.args.device, registry,
                              context.hooks);
+  if (o.args.worker.empty() && o.args.process.empty() && o.args.device == "auto" && in.kind == BackendKind::host &&
+      !std::getenv(kToldHostFallback)) {
+    spdlog::warn("no usable CUDA device ({}); running on the host backend",
+                 context.hooks.open_cuda ? "none is visible" : "labrun was built without CUDA");
+    ::setenv(kToldHostFallback, "1", 1);
+  }
   if (in.config.lab.sanitize != "none") check_sanitize_sweep(o, in);
   else choose_profiler_mode(o, in.config);
   in.config.lab = sanitize_settings(profile_settings(in.config.lab));

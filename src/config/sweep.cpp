@@ -6,6 +6,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "config.hpp"  // nearest
+#include "format.hpp"  // printable
 #include "lab_axes.hpp"
 
 namespace labrun {
@@ -261,6 +263,36 @@ std::vector<Point> filter_points(const std::vector<Point>& points, const std::st
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
+  // Each term names an axis of the points and a value one of them has; else the nearest axis or value is suggested,
+  // as a config's misspelt key is ("--only: unknown axis 'varient'; did you mean 'variant'?").
+  if (!points.empty()) {
+    std::vector<std::string> axis_names = {"variant"};
+    for (const auto& a : points.front().axes) axis_names.push_back(a.first);
+    for (const auto& [axis, text] : terms) {
+      if (std::find(axis_names.begin(), axis_names.end(), axis) == axis_names.end()) {
+        const auto best = nearest(axis, axis_names);
+        std::string names;
+        for (const auto& n : axis_names) names += (names.empty() ? "" : ", ") + n;
+        throw std::invalid_argument("--only: unknown axis '" + printable(axis) + "'" +
+                                    (best ? "; did you mean '" + *best + "'?" : "") + " (axes: " + names + ")");
+      }
+      std::vector<std::string> values;
+      bool found = false;
+      for (const auto& p : points) {
+        const std::string v = axis == "variant" ? p.variant : to_string(p.at(axis));
+        found = found || (axis == "variant" ? v == text : value_equals(p.at(axis), text));
+        if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+      }
+      if (found) continue;
+      const auto best = nearest(text, values);
+      std::string shown;
+      for (std::size_t i = 0; i < values.size() && i < 12; ++i) shown += (i ? ", " : "") + values[i];
+      if (values.size() > 12) shown += ", ...";
+      throw std::invalid_argument("--only: no point of the config has " + axis + "=" + printable(text) +
+                                  (best ? "; did you mean '" + axis + "=" + *best + "'?" : "") +
+                                  " (its values: " + shown + ")");
+    }
+  }
   std::vector<Point> out;
   for (const auto& p : points) {
     bool keep = true;
@@ -269,9 +301,6 @@ std::vector<Point> filter_points(const std::vector<Point>& points, const std::st
         keep = keep && p.variant == text;
         continue;
       }
-      bool known = false;
-      for (const auto& a : p.axes) known = known || a.first == axis;
-      if (!known) throw std::invalid_argument("--only: unknown axis '" + axis + "'");
       keep = keep && value_equals(p.at(axis), text);
     }
     if (keep) out.push_back(p);

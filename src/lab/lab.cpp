@@ -18,12 +18,6 @@
 
 namespace labrun {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
 Json axes_json(const Point& p) {
   Json axes = Json::object();
   for (const auto& [name, value] : p.axes) {
@@ -33,6 +27,12 @@ Json axes_json(const Point& p) {
   }
   return axes;
 }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 Json fmt_warning(const std::string& kind, const std::string& message) {
   return Json{{"kind", kind}, {"message", message}};

@@ -22,6 +22,9 @@ namespace labrun {
 /// supervisor writes for a point whose worker crashed or hung (status crashed/timeout).
 PointRecord new_point_record(const Point& point, const std::string& backend_name);
 
+/// A point's axes as a record writes them (`axes`): {name: value}, integers as integers, reals as json_real().
+Json axes_json(const Point& point);
+
 /// Runs one point's lab pass on `backend` and returns its record (docs/records.md). `header` is the run's
 /// record header (make_header), whose calibration the interpretation reads; without one the bound is
 /// `unknown`; a header with `process` (a process of a pooled lab.processes run) leaves the interpretation to

@@ -381,13 +381,7 @@ double fraction_passed(const HypothesisTally& t) {
 }
 
 // Does the point lie inside the hypothesis's `when` (every condition met by an axis it has)?
-bool inside_when(const Pt& p, const Json& when) {
-  for (const auto& [axis, cond] : when.items()) {
-    const Json& x = axis_value(p.axes(), axis);
-    if (x.is_null() || !matches(x, cond)) return false;
-  }
-  return true;
-}
+bool inside_when(const Pt& p, const Json& when) { return labrun::inside_when(p.axes(), when); }
 
 // Counts a pair of points one of whose sides is not usable, by variant and status.
 void tally_skipped(const Pt* A, const Pt* B, HypothesisTally& t) {
@@ -556,6 +550,34 @@ Json analyze(const std::vector<Json>& records, const std::map<std::string, std::
     }
   }
   return analyze(results, size_axes);
+}
+
+bool inside_when(const Json& axes, const Json& when) {
+  if (!when.is_object()) return true;
+  for (const auto& [axis, cond] : when.items()) {
+    const Json& x = axis_value(axes, axis);
+    if (x.is_null() || !matches(x, cond)) return false;
+  }
+  return true;
+}
+
+std::string describe_when(const Json& when) {
+  if (!when.is_object() || when.empty()) return "every point";
+  const auto value = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  std::string out;
+  for (const auto& [axis, cond] : when.items()) {
+    std::string phrase;
+    if (cond.is_array() && cond.size() == 2 && cond[0].is_number() && cond[1].is_number())
+      phrase = axis + " in [" + value(cond[0]) + ", " + value(cond[1]) + "] (a range: a list of two numbers is one)";
+    else if (cond.is_array()) {
+      phrase = axis + " one of ";
+      for (std::size_t i = 0; i < cond.size(); ++i) phrase += (i ? ", " : "") + value(cond[i]);
+    } else {
+      phrase = axis + " = " + value(cond);
+    }
+    out += (out.empty() ? "" : ", ") + phrase;
+  }
+  return out;
 }
 
 }  // namespace labrun

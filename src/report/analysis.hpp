@@ -56,4 +56,13 @@ Json analyze(const ResultSet& results, const std::map<std::string, std::string>&
 /// point_from_json_tolerant() (interpret.hpp), so a malformed record never throws.
 Json analyze(const std::vector<Json>& records, const std::map<std::string, std::string>& size_axes = {});
 
+/// Whether a point whose axes are `axes` ({axis: value}, as a record's `axes`) lies inside a hypothesis's `when`
+/// ({axis: condition}; docs/config.md "hypothesis"): a list of two numbers [lo, hi] is the inclusive range, another
+/// list any of its values, a scalar that value; every condition holds for an axis the point has. No `when`: true.
+bool inside_when(const Json& axes, const Json& when);
+
+/// How `when` reads, one phrase per axis, for validate: "density in [0.1, 0.9] (a range: a list of two numbers is
+/// one), dtype = f32, n one of 100000, 1000000, 10000000"; "every point" for none.
+std::string describe_when(const Json& when);
+
 }  // namespace labrun

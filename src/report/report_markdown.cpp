@@ -611,6 +611,44 @@ void integrity_section(const ReportContext& c, std::ostream& md) {
     md << retimed << " points were timed again alone: their interleaved group's inputs changed during its timing.\n\n";
 }
 
+// The first mismatch a correctness reason names without the reference's side: "y[16384] = nan" of "y[16384] = nan vs
+// reference 1.5 (...)"; "" when the reason has no such line.
+std::string own_side(const std::string& reason) {
+  const std::size_t vs = reason.find(" vs reference");
+  return vs == std::string::npos ? "" : reason.substr(0, vs);
+}
+
+// Every point that failed (incorrect, device_fault, error, escaped, ...) with its reason, the mismatch line
+// included; and where every variant of one point is incorrect with the same first mismatch, a hint that the
+// reference may be what is wrong.
+void failed_section(const ReportContext& c, std::ostream& md) {
+  std::size_t failed = 0;
+  for (const auto& run : c.runs()) {
+    std::map<std::string, std::vector<const PointRecord*>> by_point;  // the point's other axes -> its variants
+    for (const auto& p : run.points) {
+      if (p.status != Status::skipped && p.status != Status::not_supported)  // the variants that ran
+        by_point[format_axes(p.axes, run.varying)].push_back(&p);
+      if (p.status == Status::ok || p.status == Status::skipped || p.status == Status::not_supported ||
+          p.status == Status::sanitized)
+        continue;
+      if (failed++ == 0) md << "## Failed points\n\n| variant | point | status | reason |\n|---|---|---|---|\n";
+      md << "| " << cell(p.variant) << " | " << cell(format_axes(p.axes, run.varying)) << " | " << to_string(p.status)
+         << " | " << cell(p.reason.value_or("")) << " |\n";
+    }
+    for (const auto& [axes, variants] : by_point) {
+      if (variants.size() < 2) continue;
+      const std::string first = variants.front()->reason ? own_side(*variants.front()->reason) : "";
+      bool agree = !first.empty();
+      for (const PointRecord* v : variants)
+        agree = agree && v->status == Status::incorrect && v->reason && own_side(*v->reason) == first;
+      if (agree)
+        md << "\nAt " << cell(axes) << " all " << variants.size() << " variants agree with each other (" << cell(first)
+           << ") but not with the reference: the reference may be the one that is wrong.\n";
+    }
+  }
+  if (failed > 0) md << "\n";
+}
+
 void tables_section(const ReportContext& c, std::ostream& md) {
   md << "## Time and bandwidth by variant\n\n";
   for (const auto& run : c.runs()) {
@@ -680,6 +718,7 @@ std::string render_report(const ReportContext& c, const std::vector<std::string>
   md << ": " << c.runs().size() << (c.runs().size() == 1 ? " run, " : " runs, ") << c.point_count() << " points.\n\n";
   summary_section(c, md);
   integrity_section(c, md);
+  failed_section(c, md);
   hypotheses_section(c, md);
   experiment_sections(c, md);
   plots_section(plots, not_drawn, max_plots, md);

@@ -81,9 +81,21 @@ endif()
 run("configure consumer" "${CMAKE_COMMAND}" -S "${consumer}" -B "${consumer}/build" -G "${GENERATOR}"
     "-DCMAKE_PREFIX_PATH=${prefix}")
 set(configure_out "${last_out}")
-string(FIND "${configure_out}" "labrun_add_runner(consumer_bench): no CUDA compiler; leaving out consumer.cu (host backend only)" left_out)
+string(FIND "${configure_out}" "this labrun package was built without CUDA; leaving out consumer.cu" left_out)
 if(NOT EXPECT_CUDA AND left_out EQUAL -1)
   message(FATAL_ERROR "configure consumer: a host-only package must leave consumer.cu out and say so:\n${configure_out}")
+endif()
+# A user who forgot enable_language(CUDA) against a package with CUDA: a WARNING that names the fix and nvcc (it was
+# a STATUS line saying "no CUDA compiler" though nvcc was on PATH; case H19). Configured only.
+if(EXPECT_CUDA)
+  run("configure consumer without enable_language(CUDA)" "${CMAKE_COMMAND}" -S "${consumer}" -B
+      "${consumer}/build-nocuda" -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" -DCONSUMER_NO_CUDA=ON)
+  foreach(want "CMake Warning" "Add enable_language(CUDA)" "nvcc is at")
+    string(FIND "${last_out}" "${want}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "configure consumer without CUDA: labrun_add_runner must warn (${want}):\n${last_out}")
+    endif()
+  endforeach()
 endif()
 run("build consumer" "${CMAKE_COMMAND}" --build "${consumer}/build")
 
