@@ -342,6 +342,16 @@ TEST(HistorySynthetic, StepsOfManyPointsAtOneCommitAreOneGroupWithTheirBoundClas
     if (s.after == kEnvCommit && s.environment)
       said = s.environment_reason.find("GPU uuid GPU-aaaa -> GPU-bbbb") != std::string::npos;
   EXPECT_TRUE(said);
+  // Case H19: the table and the markdown name a group's points (four, then how many more), not just their count.
+  const std::string table = history_table(h), md = history_markdown(h);
+  for (const HistoryGroup& g : h.groups) {
+    if (g.steps.size() < 5) continue;
+    const std::string first = h.series[h.steps[g.steps.front()].series].key;
+    EXPECT_NE(table.find("    " + first), std::string::npos) << table.substr(0, 2000);
+    EXPECT_NE(table.find(fmt::format(" and {} more", g.steps.size() - 4)), std::string::npos);
+    EXPECT_NE(md.find("points (" + first), std::string::npos);
+    break;
+  }
 }
 
 // Three commits, one pooled run each (five processes), the run-to-run noise (5% between commits) well above the

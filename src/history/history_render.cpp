@@ -52,11 +52,21 @@ std::string group_bound(const HistoryGroup& g) {
   return out;
 }
 
+/// A group's points by key, at most four, then how many more ("4 points, bound unknown" named none).
+std::string group_points(const HistoryResult& h, const HistoryGroup& g) {
+  std::string named;
+  for (std::size_t i = 0; i < g.steps.size() && i < 4; ++i)
+    named += (i ? ", " : "") + h.series[h.steps[g.steps[i]].series].key;
+  if (g.steps.size() > 4) named += fmt::format(" and {} more", g.steps.size() - 4);
+  return named;
+}
+
 /// One line of a group: "all 60 launch-bound points +10.1% at a1b2c3d4e5 (last before 0f1e2d3c4b)".
 std::string group_sentence(const HistoryResult& h, const HistoryGroup& g) {
   const std::size_t n = g.steps.size();
   const std::string who = n == 1 ? "point " + h.series[h.steps[g.steps.front()].series].key
-                                 : fmt::format("{} {}points", n, g.bounds.size() == 1 ? g.bound + "-bound " : "");
+                                 : fmt::format("{} {}points ({})", n, g.bounds.size() == 1 ? g.bound + "-bound " : "",
+                                               group_points(h, g));
   std::string what = g.kind == StepKind::drift
                          ? fmt::format("drifted {} over {}..{}, complete by {}", group_size(g),
                                        short_sha(h.commits[g.start].sha), short_sha(h.commits[g.after].sha),
@@ -245,8 +255,8 @@ std::string history_table_unescaped(const HistoryResult& h) {
     out << fmt::format("{:<46} {:>6}  {:<18} {:<28} {}\n", "commits (last before..first after)", "points", "bound",
                        "change (median, range)", "label");
     for (const HistoryGroup& g : h.groups)
-      out << fmt::format("{:<46} {:>6}  {:<18} {:<28} {}\n", where(h, g.before, g.start, g.after), g.steps.size(),
-                         group_bound(g), group_size(g), label(g));
+      out << fmt::format("{:<46} {:>6}  {:<18} {:<28} {}\n    {}\n", where(h, g.before, g.start, g.after),
+                         g.steps.size(), group_bound(g), group_size(g), label(g), group_points(h, g));
   }
   for (const auto& c : h.status_changes)
     out << fmt::format("status: {} {} -> {} at {}\n", h.series[c.series].key, to_string(c.from), to_string(c.to),
