@@ -82,6 +82,13 @@ function(labrun_add_runner NAME)
     endif()
   endif()
 
+  if(left_out)
+    # The runner says which CUDA sources it was built without (`list`, `sweep`): src/main.cpp reads this symbol.
+    set(left_out_source "${CMAKE_CURRENT_BINARY_DIR}/${NAME}_left_out_cuda.cpp")
+    file(GENERATE OUTPUT "${left_out_source}"
+         CONTENT "extern \"C\" const char* const labrun_runner_left_out_cuda = \"${names}\";\n")
+    list(APPEND sources "${left_out_source}")
+  endif()
   add_executable(${NAME} ${sources})
   set_target_properties(${NAME} PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
   target_link_libraries(${NAME} PRIVATE labrun::main)

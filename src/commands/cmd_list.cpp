@@ -15,7 +15,12 @@ namespace labrun {
 namespace {
 
 // Prints each experiment of `registry`: its description, axes and variants.
-int cmd_list(const Registry& registry) {
+int cmd_list(const Registry& registry, const std::string& left_out_cuda) {
+  if (!left_out_cuda.empty())
+    std::printf(
+        "this runner was built without its CUDA sources %s (its project did not enable CUDA: add "
+        "enable_language(CUDA); docs/your-kernel.md): their variants have the host backend only\n\n",
+        left_out_cuda.c_str());
   for (const auto& e : registry.experiments()) {
     std::printf("%s: %s\n  axes:\n", e.name().c_str(), e.def->description().c_str());
     for (const auto& a : e.axes) {
@@ -51,7 +56,7 @@ int cmd_list(const Registry& registry) {
 
 Command add_list_command(CLI::App& app, const CommandContext& context) {
   CLI::App* list = app.add_subcommand("list", "list experiments, their axes and variants");
-  return {list, [&context] { return cmd_list(make_registry(context.hooks)); }, {}};
+  return {list, [&context] { return cmd_list(make_registry(context.hooks), context.hooks.left_out_cuda); }, {}};
 }
 
 }  // namespace labrun

@@ -936,6 +936,11 @@ int run_sweep_command(SweepOptions& o, const CommandContext& context) {
   Registry registry = make_registry(context.hooks);
   SweepInput in = load_sweep(o.args.config_path, o.args.lab_overrides, o.args.only, o.args.device, registry,
                              context.hooks);
+  if (o.args.worker.empty() && o.args.process.empty() && !context.hooks.left_out_cuda.empty())
+    spdlog::warn(
+        "this runner was built without its CUDA sources {} (its project did not enable CUDA: add "
+        "enable_language(CUDA); docs/your-kernel.md): their variants run on the host backend only",
+        context.hooks.left_out_cuda);
   if (o.args.worker.empty() && o.args.process.empty() && o.args.device == "auto" && in.kind == BackendKind::host &&
       !std::getenv(kToldHostFallback)) {
     spdlog::warn("no usable CUDA device ({}); running on the host backend",

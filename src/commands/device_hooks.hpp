@@ -22,6 +22,9 @@ struct DeviceHooks {
   /// Adds experiments beyond the linked ones (LABRUN_EXPERIMENT): the test aids of the labrun_testaid binary
   /// (tests/aids/), never labrun's own.
   std::function<void(Registry&)> register_extra;
+  /// The CUDA sources a runner was built without ("rownorm.cu"; labrun_add_runner in a project that did not enable
+  /// CUDA), for `list` and `sweep` to say; empty when none was left out.
+  std::string left_out_cuda;
 };
 
 }  // namespace labrun

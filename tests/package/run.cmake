@@ -96,6 +96,13 @@ if(EXPECT_CUDA)
       message(FATAL_ERROR "configure consumer without CUDA: labrun_add_runner must warn (${want}):\n${last_out}")
     endif()
   endforeach()
+  # ... and the runner says so itself: `list` names the CUDA sources it was built without.
+  run("build consumer without CUDA" "${CMAKE_COMMAND}" --build "${consumer}/build-nocuda")
+  run("runner without CUDA: list" "${consumer}/build-nocuda/consumer_bench" list)
+  string(FIND "${last_out}" "this runner was built without its CUDA sources" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "runner without CUDA: list must name the CUDA sources left out:\n${last_out}")
+  endif()
 endif()
 run("build consumer" "${CMAKE_COMMAND}" --build "${consumer}/build")
 
