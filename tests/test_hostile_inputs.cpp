@@ -874,6 +874,11 @@ TEST(Hostile, H16_NamesAreEscapedAndTheResumeCommandPastesBack) {
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("no\\x0a[2026-01-01]"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("\n[2026-01-01]"), std::string::npos) << r.err;
+  for (const std::string command : {"report", "history"}) {
+    const Outcome m = labrun(dir, command + " 'no\n[2026-01-01] forged.jsonl'");
+    EXPECT_EQ(m.code, 2) << m.err;
+    EXPECT_NE(m.err.find("cannot read no\\x0a[2026-01-01] forged.jsonl"), std::string::npos) << command << m.err;
+  }
   const std::string command = resume_command({"labrun", "sweep", "c.yaml", "-o", "first.jsonl"},
                                              std::string("int\x1b[31m\nx's.jsonl"));
   EXPECT_EQ(command, "labrun sweep c.yaml -o $'int\\x1b[31m\\x0ax\\'s.jsonl' --resume");

@@ -79,7 +79,8 @@ ShardFile scan(const std::string& path, ShardView& view, std::vector<std::string
   f.path = path;
   view.file = path;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) throw ResultError("cannot read " + path + ": a folder in a list of shards");
+  if (fs::is_directory(path, ec))
+    throw ResultError("cannot read " + printable(path) + ": a folder in a list of shards");
   RecordLines in(path);
   for (std::string line; in.next(line);) {
     throw_if_interrupted();
@@ -167,7 +168,7 @@ int merge_files(const std::vector<std::string>& shards, const std::string& outpu
       buffer.resize(line.length);
       if (!f.seekg(static_cast<std::streamoff>(line.offset)) ||
           !f.read(buffer.data(), static_cast<std::streamsize>(line.length)))
-        throw OutputError("cannot read " + files[e.shard].path + " again (did it change during the merge?)");
+        throw OutputError("cannot read " + printable(files[e.shard].path) + " again (did it change during the merge?)");
       w.write_line(buffer);
     }
     w.sync();

@@ -1084,7 +1084,8 @@ void FileLoader::point(const Json& r) {
 
 void load_file(const std::string& path, ResultSet& set, LoadDepth depth) {
   std::error_code ec;
-  if (fs::is_directory(path, ec)) throw ResultError("cannot read " + path + ": a folder in a list of result files");
+  if (fs::is_directory(path, ec))
+    throw ResultError("cannot read " + printable(path) + ": a folder in a list of result files");
   FileLoader(path, set, depth).load();
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "format.hpp"       // printable
 #include "output_file.hpp"  // describe_file_type
 #include "record.hpp"
 
@@ -164,12 +165,12 @@ Json parse_record_line(const std::string& line) {
 
 RecordLines::RecordLines(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // O_NONBLOCK: a FIFO must not hang the open
-  if (fd_ < 0) throw ResultError("cannot read " + path + ": " + std::strerror(errno));
+  if (fd_ < 0) throw ResultError("cannot read " + printable(path) + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     const int err = errno;
     ::close(fd_);
-    throw ResultError("cannot read " + path + ": " + std::strerror(err));
+    throw ResultError("cannot read " + printable(path) + ": " + std::strerror(err));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
@@ -206,7 +207,7 @@ bool RecordLines::fill() {
   while (true) {
     const ssize_t n = ::read(fd_, block_.data(), block_.size());
     if (n < 0 && errno == EINTR) continue;  // a signal handler without SA_RESTART (src/base/interrupt.hpp)
-    if (n < 0) throw ResultError("cannot read " + path_ + ": " + std::strerror(errno));
+    if (n < 0) throw ResultError("cannot read " + printable(path_) + ": " + std::strerror(errno));
     if (n == 0) {
       eof_ = true;
       return false;
