@@ -743,6 +743,25 @@ TEST(Hostile, H13_UnknownTypesAndSenselessSegmentsAndHeadersAreRefused) {
        "bad.jsonl:2: created_utc: \"yesterday\" is not a UTC timestamp"},
       {0, header, false, "bad.jsonl:1: created_utc: 12345 is not a UTC timestamp"},
   };
+  for (const std::string t : {"2026-13-45T99:99:99.000Z", "2026-02-30T00:00:00.000Z", "0000-01-01T00:00:00.000Z",
+                              "2025-02-29T00:00:00.000Z", "2026-01-01T24:00:00.000Z"}) {
+    Json h = Json::parse(lines[0]);
+    h["created_utc"] = t;
+    std::vector<std::string> changed = lines;
+    changed[0] = h.dump();
+    write_file(dir.file("date.jsonl"), joined(changed));
+    const Outcome r = labrun(dir, "report date.jsonl -o rep --no-plots");
+    EXPECT_EQ(r.code, 2) << t << "\n" << r.err;
+    EXPECT_NE(r.err.find("is not a time that exists"), std::string::npos) << t << "\n" << r.err;
+  }
+  {
+    Json h = Json::parse(lines[0]);
+    h["created_utc"] = "2024-02-29T23:59:60.5Z";  // a leap day and a leap second exist
+    std::vector<std::string> changed = lines;
+    changed[0] = h.dump();
+    write_file(dir.file("leap.jsonl"), joined(changed));
+    EXPECT_EQ(labrun(dir, "report leap.jsonl -o rep-leap --no-plots").code, 0);
+  }
   for (const Case& c : cases) {
     std::vector<std::string> changed = lines;
     if (c.insert) changed.insert(changed.begin() + static_cast<long>(c.line), c.record.dump());

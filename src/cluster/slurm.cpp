@@ -46,13 +46,14 @@ void check_plan(const SlurmPlan& p) {
   static const std::regex name(R"([A-Za-z0-9_.-]+)"), names(R"([A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*)");
   static const std::regex time(
       R"((\d+|\d+:\d+|\d+:\d+:\d+|\d+-\d+|\d+-\d+:\d+|\d+-\d+:\d+:\d+|UNLIMITED|INFINITE|unlimited|infinite))");
-  static const std::regex word(R"([^\s%\x00-\x1f\x7f]+)");
+  static const std::regex word(R"([^\s%,\x00-\x1f\x7f]+)");
   require(p.partition, names, "--partition", "a Slurm partition name or comma-separated list (letters, digits, _ . -)");
   require(p.account, name, "--account", "a Slurm account name (letters, digits, _ . -)");
   require(p.time, time, "--time", "a time sbatch takes: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or UNLIMITED");
+  if (p.dir.empty()) throw std::invalid_argument("-o: must not be empty: it takes the folder for the job scripts");
   require(p.dir, word, "-o",
-          "a folder path an #SBATCH line can hold: no whitespace, control character or '%' (Slurm splits and "
-          "expands them there)");
+          "a folder path an #SBATCH line can hold and a shard's file name can carry: no whitespace, control "
+          "character, '%' (Slurm splits and expands them there) or ',' (labrun reads a comma as a list of files)");
   require(p.experiment, name, "experiment", "a job name (letters, digits, _ . -)");
 }
 

@@ -124,7 +124,8 @@ void add_slurm_options(CLI::App& slurm, SlurmOptions& o) {
   slurm.add_option("--array-limit", plan.array_limit, "at most K tasks at once (--array=...%K)")
       ->check(CLI::Range(0, 100000));
   slurm.add_option("--device", plan.device, "the tasks' --device (default auto)");
-  slurm.add_option("-o,--output", o.dir, "folder for the scripts, shards, logs and merged file (default ./slurm)");
+  slurm.add_option("-o,--output", o.dir, "folder for the scripts, shards, logs and merged file (default ./slurm)")
+      ->check(non_empty("the folder for the job scripts; leave -o out for ./slurm"));
   slurm.add_option("--only", o.only, "as for sweep: every task runs only the matching points")
       ->check(non_empty("a filter such as variant=index,n=1e7; leave --only out to run every point"));
   add_lab_option(slurm, o.lab_overrides, "as for sweep, KEY=VALUE, passed to every task");

@@ -871,6 +871,16 @@ void check_timestamp(const Json& r, const char* key) {
       !std::regex_match(it->get_ref<const std::string&>(), form))
     throw ResultError(std::string(key) + ": " + shown(*it) +
                       " is not a UTC timestamp as labrun writes one (YYYY-MM-DDTHH:MM:SS.mmmZ)");
+  // A time that exists (history orders runs by it): a year from 1970, a month's own days, hours, minutes, seconds.
+  const std::string& t = it->get_ref<const std::string&>();
+  const auto field = [&](std::size_t at, std::size_t n) { return std::stoi(t.substr(at, n)); };
+  const int year = field(0, 4), month = field(5, 2), day = field(8, 2);
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool date = year >= 1970 && month >= 1 && month <= 12 && day >= 1 &&
+                    day <= kDays[std::max(1, std::min(month, 12)) - 1] + (month == 2 && leap ? 1 : 0);
+  if (!date || field(11, 2) > 23 || field(14, 2) > 59 || field(17, 2) > 60)
+    throw ResultError(std::string(key) + ": " + shown(*it) + " is not a time that exists (a date from 1970 on)");
 }
 
 // An object, when present and not null.
