@@ -212,14 +212,9 @@ class Parser {
       fail(loc(root, start), "", "the config must be a map of keys (" + join(kTopKeys) + "), got " + describe(root));
 
     std::size_t visited = 0, bytes = 0;
-    try {
-      check_structure(root, "", 0, visited, bytes);
-    } catch (const ConfigError& e) {
-      // An expansion past the bounds names the alias that did it.
-      if (e.message().find("expands to more than") == std::string::npos) throw;
-      const std::string alias = most_used_alias(text);
-      throw ConfigError(e.loc(), e.key(), e.message() + (alias.empty() ? "" : " (alias " + alias + ")"));
-    }
+    text_ = &text;
+    check_structure(root, "", 0, visited, bytes);
+    text_ = nullptr;
 
     std::map<std::string, Entry> top;
     for (auto& entry : entries(Item{root, loc(root, start)}, "")) {
@@ -402,12 +397,13 @@ class Parser {
     if (depth > kMaxDepth)
       fail(here, path, "nested deeper than " + std::to_string(kMaxDepth) + " levels (a recursive alias?)");
     if (++visited > kMaxNodes)
-      fail(here, path, "the document expands to more than " + std::to_string(kMaxNodes) + " nodes (aliases?)");
+      fail(here, path,
+           "the document expands to more than " + std::to_string(kMaxNodes) + " nodes (aliases?)" + alias_named());
     bytes += 2 + (node.IsScalar() ? node.Scalar().size() : 0);
     if (bytes > kMaxExpandedBytes)
       fail(here, path,
            "the document expands to more than " + std::to_string(kMaxExpandedBytes / 1'000'000) +
-               " MB of YAML through its aliases");
+               " MB of YAML through its aliases" + alias_named());
     check_tag(node, here, path);
     if (node.IsSequence()) {
       std::size_t index = 0;
@@ -918,6 +914,13 @@ class Parser {
   }
 
   std::string file_;
+  const std::string* text_ = nullptr;  // the text being parsed, for naming the alias of an expansion past a bound
+
+  // " (alias *NAME, used N times)": the alias the text uses most, for an expansion past a bound; "" for none.
+  std::string alias_named() const {
+    const std::string alias = text_ ? most_used_alias(*text_) : "";
+    return alias.empty() ? "" : " (alias " + alias + ")";
+  }
   const Registry& registry_;
 };
 

@@ -628,9 +628,7 @@ void failed_section(const ReportContext& c, std::ostream& md) {
     for (const auto& p : run.points) {
       if (p.status != Status::skipped && p.status != Status::not_supported)  // the variants that ran
         by_point[format_axes(p.axes, run.varying)].push_back(&p);
-      if (p.status == Status::ok || p.status == Status::skipped || p.status == Status::not_supported ||
-          p.status == Status::sanitized)
-        continue;
+      if (!is_failure(p.status)) continue;
       if (failed++ == 0) md << "## Failed points\n\n| variant | point | status | reason |\n|---|---|---|---|\n";
       md << "| " << cell(p.variant) << " | " << cell(format_axes(p.axes, run.varying)) << " | " << to_string(p.status)
          << " | " << cell(p.reason.value_or("")) << " |\n";

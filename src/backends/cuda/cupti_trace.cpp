@@ -439,7 +439,6 @@ void CallTracer::start(bool activity) {
 
 bool CallTracer::start_activity() {
   Cupti& c = cupti();
-  activity_.clear();
   if (!c.register_buffers || !c.activity_enable || !c.activity_disable || !c.flush_all || !c.next_record) return false;
   if (!c.buffers_registered) {
     if (c.register_buffers(buffer_requested, buffer_completed) != CUPTI_SUCCESS) return false;
