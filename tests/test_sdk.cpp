@@ -3,17 +3,20 @@
 // of an output that does not exist names the outputs there are; a returned output (Role::returned) and its same_buffer
 // check; a comparison of chosen elements (Compare::elementwise_at) that still requires every other element to be
 // finite; an output's poison byte (Layout::poison) and the chunked exact comparison (Layout::chunked,
-// Compare::exact_chunks).
+// Compare::exact_chunks); the re-check's set made ahead (SdkExperiment::prefetch).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -342,6 +345,91 @@ TEST(Sdk, ExactChunksComparesChunkByChunkInOrder) {
       Args(p), [&]() -> const Arrays& { return in; }, none, r, 1.0);
   EXPECT_TRUE(e.exact_chunks("y", expect).passed);
   EXPECT_TRUE(asked.empty());
+}
+
+}  // namespace
+}  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// What SdkExperiment::prefetch is tested with: x[i] = seed + i over n elements, a reference sum(x) * k (k a
+// reference axis), counting the calls of each and noting the generator's thread; a seed of 99's set fails.
+struct PrefetchProbe {
+  std::atomic<int> sets{0}, references{0};
+  std::thread::id generated_on;
+  std::mutex m;
+  std::shared_ptr<ExperimentDef> def() {
+    auto e = std::make_shared<ExperimentDef>(complete());
+    e->int_axis("k", "scale", 1, 10, 1);
+    e->inputs_depend_on({"n"}).reference_depends_on({"k"});
+    e->seed_text([](const Args&) { return std::string("probe"); });
+    e->generate([this](const Args& a, std::uint64_t seed, Arrays& in) {
+      ++sets;
+      {
+        std::lock_guard<std::mutex> lock(m);
+        generated_on = std::this_thread::get_id();
+      }
+      if (seed == bad_seed) throw std::runtime_error("the generator refused this seed");
+      float* x = in["x"].as<float>();
+      for (std::int64_t i = 0; i < a.i64("n"); ++i)
+        x[i] = static_cast<float>(seed % 1000 + static_cast<std::uint64_t>(i));
+    });
+    e->reference([this](const Args& a, const Arrays& in, Reference& r) {
+      ++references;
+      double s = 0;
+      for (std::int64_t i = 0; i < in["x"].count; ++i) s += in["x"].as<const float>()[i];
+      r.set("sum", s * static_cast<double>(a.i64("k")));
+    });
+    return e;
+  }
+  std::uint64_t bad_seed = 0;
+};
+
+// The re-check's second set made ahead on a thread of its own (SdkExperiment::prefetch, used by the CUDA workload
+// while the GPU times): inputs() and reference() take what it made (one set, each reference axis value once though
+// asked for three times) and give exactly what making them on demand gives; a prefetch of another input key is
+// dropped when the key moves on; an error of the thread is thrown where the result is taken.
+TEST(Sdk, APrefetchedSetAndReferenceAreTheOnesMadeOnDemand) {
+  const Point k1{"probe", "copy", {{"n", std::int64_t{64}}, {"k", std::int64_t{1}}}};
+  const Point k3{"probe", "copy", {{"n", std::int64_t{64}}, {"k", std::int64_t{3}}}};
+  const std::uint64_t lab_seed = 7;
+  PrefetchProbe ahead_probe, demand_probe;
+  SdkExperiment ahead(ahead_probe.def()), demand(demand_probe.def());
+  ahead.prefetch(Args(k1), lab_seed);
+  ahead.prefetch(Args(k3), lab_seed);
+  ahead.prefetch(Args(k1), lab_seed);
+  const auto r1 = ahead.reference(Args(k1), lab_seed);
+  const auto r3 = ahead.reference(Args(k3), lab_seed);
+  EXPECT_NE(ahead_probe.generated_on, std::this_thread::get_id()) << "the set was made on the issuing thread";
+  EXPECT_EQ(ahead_probe.sets.load(), 1);
+  EXPECT_EQ(ahead_probe.references.load(), 2) << "k=1 asked twice is made once";
+  EXPECT_EQ(r1->value("sum"), demand.reference(Args(k1), lab_seed)->value("sum"));
+  EXPECT_EQ(r3->value("sum"), demand.reference(Args(k3), lab_seed)->value("sum"));
+  EXPECT_EQ(r3->value("sum"), 3 * r1->value("sum"));
+  const View& x = ahead.inputs(Args(k1), lab_seed)->arrays()["x"];
+  const View& y = demand.inputs(Args(k1), lab_seed)->arrays()["x"];
+  EXPECT_EQ(std::memcmp(x.data, y.data, x.bytes()), 0);
+  EXPECT_EQ(ahead_probe.sets.load(), 1) << "the prefetched set is held: not made again";
+  EXPECT_EQ(ahead.input_hashes(Args(k1), lab_seed), demand.input_hashes(Args(k1), lab_seed));
+
+  // Another input key: the running prefetch is dropped, and the new key's reference is made on demand.
+  const Point other{"probe", "copy", {{"n", std::int64_t{32}}, {"k", std::int64_t{1}}}};
+  ahead.prefetch(Args(k1), lab_seed + 1);
+  EXPECT_EQ(ahead.reference(Args(other), lab_seed)->value("sum"),
+            demand.reference(Args(other), lab_seed)->value("sum"));
+
+  // An error of the thread, where the result is taken.
+  PrefetchProbe failing;
+  SdkExperiment broken(failing.def());
+  failing.bad_seed = broken.input_seed(Args(k1), lab_seed);
+  broken.prefetch(Args(k1), lab_seed);
+  try {
+    broken.reference(Args(k1), lab_seed);
+    FAIL() << "the prefetch's error was lost";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "the generator refused this seed");
+  }
 }
 
 }  // namespace

@@ -67,6 +67,10 @@ class Workload {
     (void)iterate;
     return std::nullopt;
   }
+  /// Starts, off the issuing thread and at idle priority, the host work recheck() will need (its second input set
+  /// and that set's reference), so that it overlaps the timing instead of following it. The lab calls it before
+  /// timing where the re-check runs in this process. Default: nothing (the host backend's timing is the CPU's).
+  virtual void prepare_recheck() {}
   /// The point's device arrays: inputs, outputs, scratch and Launch::allocate memory, in that order; empty on a
   /// backend without device memory.
   virtual std::vector<ArrayExtent> extents() const { return {}; }

@@ -449,6 +449,15 @@ TimingMethod timing_method_of(const PointRun& run) {
   return run.submit.empty() ? TimingMethod::cuda_events : TimingMethod::cuda_events_blocked;
 }
 
+// Before timing: where the re-check runs in this process, its host work (the second set and its reference) starts
+// on an idle-priority thread of its own, to overlap the samples instead of following them (Workload::prepare_recheck).
+void prepare_recheck(PointRun& run) {
+  if (!run.finished && run.workload && run.integrity && run.integrity->rechecks()) try {
+      run.workload->prepare_recheck();
+    } catch (const std::exception&) {  // the re-check makes them itself then, and reports what failed
+    }
+}
+
 // After timing, outside every sample (docs/integrity.md): one more iteration audited (eager), the inputs as generated,
 // then the re-check on fresh inputs, then the fences (the re-check's iteration included), and the inputs again where
 // the re-check ran (it wrote its second set into them). The first finding, or nullopt.
@@ -622,6 +631,7 @@ PointRecord lab_pass(const Point& point, const RegisteredExperiment& experiment,
   begin_point(run, point, experiment, backend, lab);
   if (!run.finished) {
     try {
+      prepare_recheck(run);
       while (!sample_point(run, backend, lab, false)) {
       }
       finish_point(run, backend, lab, 1, run_header(header));
@@ -701,8 +711,10 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Regis
     std::size_t timing = 0;
     for (const auto& r : runs) timing += !r.finished;
     bool active = true;
-    for (auto& run : runs)
+    for (auto& run : runs) {
       if (!run.finished && listener) listener(run.rec.id, Phase::timing);
+      prepare_recheck(run);
+    }
     while (active) {
       active = false;
       for (std::size_t j = 0; j < runs.size(); ++j) {

@@ -6,9 +6,15 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
+
+#include <pthread.h>
+#include <sched.h>
 
 #include <labrun/counter_rng.hpp>
 
@@ -140,9 +146,126 @@ std::uint64_t SdkExperiment::input_seed(const Args& args, std::uint64_t lab_seed
   return splitmix64(lab_seed ^ fnv1a64(text));
 }
 
+// ---- SdkExperiment -----------------------------------------------------------------------------------------
+
+// A set and references being made on a thread of its own (SdkExperiment::prefetch). The thread reads `this`'s
+// const parts only (the definition's generator and reference); everything it hands back goes through `m`.
+struct SdkExperiment::Prefetch {
+  std::string key;  ///< the set's set_key
+  std::mutex m;
+  std::deque<std::pair<std::string, Point>> wanted;  ///< references still to make: their key, the point at
+  bool cancelled = false;                            ///< dropped: make nothing more
+  bool closed = false;                               ///< the thread takes no more requests
+  std::shared_ptr<HostArrays> set;
+  std::vector<std::uint64_t> hashes;
+  std::vector<std::pair<std::string, std::shared_ptr<const Reference>>> refs;
+  std::exception_ptr error;
+  std::thread worker;
+  ~Prefetch() {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      cancelled = true;
+    }
+    if (worker.joinable()) worker.join();
+  }
+};
+
+SdkExperiment::SdkExperiment(std::shared_ptr<const ExperimentDef> def) : def_(std::move(def)) {}
+SdkExperiment::~SdkExperiment() = default;
+
+std::string SdkExperiment::set_key(const Args& args, std::uint64_t lab_seed) const {
+  return input_key(args) + "/" + std::to_string(input_seed(args, lab_seed));
+}
+
+std::string SdkExperiment::reference_key(const Args& args, std::uint64_t lab_seed) const {
+  std::string key = set_key(args, lab_seed);
+  if (!def_->reference_axes().empty()) key += "/" + axes_text(*def_, args, def_->reference_axes());
+  return key;
+}
+
+void SdkExperiment::prefetch(const Args& args, std::uint64_t lab_seed) {
+  if (!def_->generate_fn() || !def_->reference_fn()) return;
+  enter_input_key(args);  // a set of another key held now is released (as inputs() would)
+  const std::string key = set_key(args, lab_seed);
+  const std::string ref_key = reference_key(args, lab_seed);
+  for (const auto& [k, r] : ref_slots_)
+    if (k == ref_key) return;  // held already
+  if (prefetch_ && prefetch_->key == key) {
+    Prefetch& p = *prefetch_;
+    std::lock_guard<std::mutex> lock(p.m);
+    const auto same = [&](const auto& e) { return e.first == ref_key; };
+    if (!p.closed && std::none_of(p.wanted.begin(), p.wanted.end(), same) &&
+        std::none_of(p.refs.begin(), p.refs.end(), same))
+      p.wanted.emplace_back(ref_key, args.point());
+    return;  // closed: reference() makes it when asked
+  }
+  prefetch_.reset();  // another set: drop the running one
+  auto p = std::make_unique<Prefetch>();
+  p->key = key;
+  p->wanted.emplace_back(ref_key, args.point());
+  Prefetch* raw = p.get();
+  p->worker = std::thread([this, raw, layout = layout(args), point = args.point(), lab_seed] {
+    // Idle priority, best effort; the generator's and the reference's own threads inherit it.
+    sched_param none{};
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);
+    try {
+      auto set = std::make_shared<HostArrays>(layout, Role::input, false);
+      generate_into(Args(point), lab_seed, set->arrays());
+      std::vector<std::uint64_t> hashes = set->hashes();
+      {
+        std::lock_guard<std::mutex> lock(raw->m);
+        raw->set = set;
+        raw->hashes = std::move(hashes);
+      }
+      for (;;) {
+        std::pair<std::string, Point> next;
+        {
+          std::lock_guard<std::mutex> lock(raw->m);
+          if (raw->cancelled || raw->wanted.empty()) {
+            raw->closed = true;
+            return;
+          }
+          next = std::move(raw->wanted.front());
+          raw->wanted.pop_front();
+        }
+        auto r = std::make_shared<Reference>();
+        def_->reference_fn()(Args(next.second), set->arrays(), *r);
+        std::lock_guard<std::mutex> lock(raw->m);
+        raw->refs.emplace_back(std::move(next.first), std::move(r));
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(raw->m);
+      raw->error = std::current_exception();
+      raw->closed = true;
+    }
+  });
+  prefetch_ = std::move(p);
+}
+
+void SdkExperiment::take_prefetch(const std::string& key) {
+  if (!prefetch_) return;
+  std::unique_ptr<Prefetch> p = std::move(prefetch_);
+  if (key.empty() || p->key != key) return;  // dropped (its destructor waits for the thread)
+  p->worker.join();                          // it ends once every queued reference is made
+  if (p->error) std::rethrow_exception(p->error);
+  const bool held = std::any_of(input_slots_.begin(), input_slots_.end(),
+                                [&](const InputSlot& s) { return s.key == key; });
+  if (p->set && !held) {
+    if (input_slots_.size() >= kInputSlots) input_slots_.erase(input_slots_.begin());
+    input_slots_.push_back(InputSlot{key, p->set, p->hashes});
+  }
+  for (auto& [k, r] : p->refs) {
+    const bool have = std::any_of(ref_slots_.begin(), ref_slots_.end(), [&](const auto& s) { return s.first == k; });
+    if (have) continue;
+    if (ref_slots_.size() >= kReferenceSlots) ref_slots_.erase(ref_slots_.begin());
+    ref_slots_.emplace_back(k, r);
+  }
+}
+
 void SdkExperiment::enter_input_key(const Args& args) {
   const std::string key = input_key(args);
   if (key == input_key_) return;
+  take_prefetch("");     // made for another key: dropped
   input_slots_.clear();  // release the old sets first: large sets are gigabytes
   ref_slots_.clear();
   input_key_ = key;
@@ -150,8 +273,8 @@ void SdkExperiment::enter_input_key(const Args& args) {
 
 SdkExperiment::InputSlot& SdkExperiment::input_slot(const Args& args, std::uint64_t lab_seed) {
   enter_input_key(args);
-  const std::uint64_t seed = input_seed(args, lab_seed);
-  const std::string key = input_key_ + "/" + std::to_string(seed);
+  const std::string key = set_key(args, lab_seed);
+  if (prefetch_ && prefetch_->key == key) take_prefetch(key);
   for (std::size_t k = 0; k < input_slots_.size(); ++k)
     if (input_slots_[k].key == key) {
       std::rotate(input_slots_.begin() + static_cast<std::ptrdiff_t>(k),
@@ -202,11 +325,14 @@ std::optional<std::string> SdkExperiment::restore_inputs(const Args& args, std::
 
 std::shared_ptr<const Reference> SdkExperiment::reference(const Args& args, std::uint64_t lab_seed) {
   enter_input_key(args);
-  const std::uint64_t seed = input_seed(args, lab_seed);
-  std::string key = input_key(args) + "/" + std::to_string(seed);
-  if (!def_->reference_axes().empty()) key += "/" + axes_text(*def_, args, def_->reference_axes());
+  const std::string key = reference_key(args, lab_seed);
   for (const auto& [k, r] : ref_slots_)
     if (k == key) return r;
+  if (const std::string set = set_key(args, lab_seed); prefetch_ && prefetch_->key == set) {
+    take_prefetch(set);
+    for (const auto& [k, r] : ref_slots_)
+      if (k == key) return r;
+  }
   if (ref_slots_.size() >= kReferenceSlots) ref_slots_.erase(ref_slots_.begin());
   // Another process of a pooled sweep may have computed it (reference_cache.hpp): then no host inputs are made.
   const ReferenceCache disk = ReferenceCache::from_env();

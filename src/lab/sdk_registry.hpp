@@ -86,7 +86,10 @@ class ReturnedOutputs {
 /// slot for the CUDA side's device copy of the inputs.
 class SdkExperiment {
  public:
-  explicit SdkExperiment(std::shared_ptr<const ExperimentDef> def) : def_(std::move(def)) {}
+  explicit SdkExperiment(std::shared_ptr<const ExperimentDef> def);
+  ~SdkExperiment();  // waits for a prefetch still running
+  SdkExperiment(const SdkExperiment&) = delete;
+  SdkExperiment& operator=(const SdkExperiment&) = delete;
   const ExperimentDef& def() const { return *def_; }
   std::shared_ptr<const CudaDef> cuda;  ///< set when a LABRUN_CUDA_VARIANTS of this experiment was linked
 
@@ -114,6 +117,13 @@ class SdkExperiment {
   /// The reference of the point: from memory, else the sweep's disk cache (scalar references), else computed
   /// from inputs() and stored there. A few are kept per input key (both seeds, the reference axes' values).
   std::shared_ptr<const Reference> reference(const Args& args, std::uint64_t lab_seed);
+  /// Starts making the host set of (args, lab_seed) and its reference at `args`' reference axes on a thread of its
+  /// own at idle priority (SCHED_IDLE: it runs only on CPUs no other thread of the machine wants), for inputs() and
+  /// reference() to take when they are asked for them: the re-check's second set and reference are made while the
+  /// GPU times the point (or its interleaved group) instead of after. Further calls for the same set add their
+  /// reference axes while the thread still runs; a call for another set, or another input key asked of inputs() or
+  /// reference(), drops the running one (waiting for it). An error of the thread is thrown where the result is taken.
+  void prefetch(const Args& args, std::uint64_t lab_seed);
   /// The cost model at the point with `ref`, its peak work bytes filled from the Layout when the model leaves it NaN.
   Cost cost(const Args& args, const Reference& ref) const;
   /// Runs the experiment's check: its comparisons, typed, as the outcome (an error outcome when it compared nothing).
@@ -145,6 +155,15 @@ class SdkExperiment {
   InputSlot& input_slot(const Args& args, std::uint64_t lab_seed);
   // Releases every held set and reference when `args` has another input key than the held ones.
   void enter_input_key(const Args& args);
+  // The key of a held set ("input_key/seed") and of a held reference (that, then "/" and the reference axes).
+  std::string set_key(const Args& args, std::uint64_t lab_seed) const;
+  std::string reference_key(const Args& args, std::uint64_t lab_seed) const;
+  // The running prefetch (sdk_registry.cpp); taken into the slots when its set is asked for, dropped otherwise.
+  struct Prefetch;
+  std::unique_ptr<Prefetch> prefetch_;
+  // Waits for the prefetch and moves its set and references into the slots when it made the set `key`; drops it
+  // otherwise (or with `key` empty). Rethrows the thread's error.
+  void take_prefetch(const std::string& key);
 };
 
 /// Makes the CUDA workload of one SDK variant (src/backends/cuda/sdk_cuda.cpp, linked into CUDA builds).

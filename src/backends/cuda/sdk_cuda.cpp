@@ -229,6 +229,9 @@ class SdkCudaWorkload : public Workload {
     return first;
   }
 
+  // The second set's host inputs and reference, made on a thread of its own while the GPU times the point.
+  void prepare_recheck() override { exp_->prefetch(args_, recheck_lab_seed(seed_)); }
+
   // The second set stays loaded after the re-check: the variants of an interleaved group are re-checked one after
   // another on it, and whatever needs the point's own set next (a correctness iteration, the next point's setup)
   // loads it back first (ensure_loaded).
