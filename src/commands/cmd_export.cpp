@@ -1,0 +1,110 @@
+// `labrun export FORMAT RESULTS... [-o FILE]`: result files (as report reads them: files, comma-separated lists of
+// shards, folders) written in another tool's format, chosen from src/export/'s table (docs/formats.md). A point that
+// may not leave as a number is left out and listed on stderr.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "command_inputs.hpp"
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "exporter.hpp"
+#include "merge.hpp"
+#include "output_file.hpp"
+#include "point_record.hpp"
+#include "record.hpp"
+
+namespace labrun {
+
+int cmd_export(const std::string& format, const std::vector<std::string>& paths, const std::string& output,
+               bool force, std::ostream& out, std::ostream& err) {
+  const Exporter* exporter = find_exporter(format);
+  if (!exporter) {
+    std::string names;
+    for (const auto& e : exporters()) names += (names.empty() ? "" : ", ") + e->name();
+    err << "labrun export: unknown format '" << format << "' (expected " << names << ")\n";
+    return kExitUsage;
+  }
+  if (paths.empty()) {
+    err << "labrun export: no result files given\n";
+    return kExitUsage;
+  }
+  std::vector<Run> runs;
+  try {
+    ResultSet set = load_results(paths, LoadDepth::analysis);
+    for (const auto& w : set.warnings) err << "labrun export: note: " << w << "\n";
+    if (!set.first_duplicate.empty()) throw ResultError(set.first_duplicate);
+    merge_shard_runs(set.runs);  // shards of one sweep read as one run, by the rules of `labrun merge`
+    runs = std::move(set.runs);
+  } catch (const ResultError& e) {
+    err << "labrun export: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  // One number per point: two runs holding one key would read as repetitions of one benchmark.
+  std::map<std::string, std::string> seen;  // key -> file
+  for (const Run& run : runs)
+    for (const PointRecord& p : run.points)
+      if (const auto [it, fresh] = seen.emplace(p.key, run.file); !fresh) {
+        err << "labrun export: point " << p.key << " is in " << it->second << " and in " << run.file
+            << ": export one run at a time (or the shards of one sweep)\n";
+        return kExitUsage;
+      }
+  const Exported exported = exporter->write(runs);
+  const std::string text = exported.document.dump(2) + "\n";
+  if (output.empty() || output == "-") {
+    out << text;
+  } else {
+    try {
+      write_texts_whole({TextFile{output, text, force}});
+    } catch (const OutputError& e) {
+      err << "labrun export: " << e.what() << "\n";
+      return kExitOutput;
+    }
+  }
+  for (const LeftOut& l : exported.left_out) err << "labrun export: left out " << l.key << " (" << l.why << ")\n";
+  err << "labrun export: " << exported.written << (exported.written == 1 ? " point" : " points") << " as "
+      << exporter->name();
+  if (!exported.left_out.empty()) err << ", " << exported.left_out.size() << " left out (not ok, flagged or untimed)";
+  err << (output.empty() || output == "-" ? "" : " -> " + output) << "\n";
+  return kExitOk;
+}
+
+namespace {
+
+struct ExportCommandOptions {
+  std::string format;
+  std::vector<std::string> paths;  ///< as given: files, comma-separated lists or folders
+  std::string output;
+  bool force = false;
+};
+
+}  // namespace
+
+Command add_export_command(CLI::App& app, const CommandContext&) {
+  auto o = std::make_shared<ExportCommandOptions>();
+  CLI::App* command =
+      app.add_subcommand("export", "result files in another tool's format: Google Benchmark JSON, Bencher, "
+                                   "github-action-benchmark (docs/formats.md)");
+  std::string formats;
+  std::vector<std::string> names;
+  for (const auto& e : exporters()) {
+    formats += "\n  " + e->name() + ": " + e->summary();
+    names.push_back(e->name());
+  }
+  command->add_option("format", o->format, "the format:" + formats)->required()->check(CLI::IsMember(names));
+  command->add_option("results", o->paths, "result files: .jsonl files, comma-separated lists or folders")
+      ->required();
+  command->add_option("-o,--output", o->output, "write to FILE (whole or not at all) instead of standard output");
+  command->add_flag("--force", o->force, "replace FILE if it exists");
+  return {command, [o] {
+            return cmd_export(o->format, result_paths(o->paths), o->output, o->force, std::cout, std::cerr);
+          },
+          {}};
+}
+
+}  // namespace labrun

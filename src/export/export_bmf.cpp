@@ -1,0 +1,66 @@
+// `labrun export bmf`: Bencher Metric Format (bencher.dev/docs/reference/bencher-metric-format), the JSON `bencher
+// run --adapter json` reads: {BENCHMARK: {MEASURE: {value, lower_value, upper_value}}}. Mapping (docs/formats.md):
+// one benchmark per ok point named by its key; `latency` (Bencher's built-in measure, nanoseconds) = time_s with the
+// 95% confidence interval of its median as the bounds; `bandwidth` (a measure of labrun's own, bytes per second)
+// = the achieved bandwidth of the interpretation, where the cost model knows the bytes, its bounds the bytes over
+// the interval's ends. BMF has no error entry: a point that may not leave as a number is left out.
+#include <cmath>
+
+#include "exporter.hpp"
+
+namespace labrun {
+
+namespace {
+
+class BmfExporter final : public Exporter {
+ public:
+  std::string name() const override { return "bmf"; }
+  std::string summary() const override { return "Bencher Metric Format (bencher run --adapter json)"; }
+
+  Exported write(const std::vector<Run>& runs) const override {
+    Exported out;
+    out.document = Json::object();
+    for (const Run& run : runs)
+      for (const PointRecord& p : run.points) {
+        if (const auto why = not_exportable(p)) {
+          out.left_out.push_back({p.key, *why});
+          continue;
+        }
+        out.document[p.key] = measures(p);
+        ++out.written;
+      }
+    return out;
+  }
+
+ private:
+  static Json measures(const PointRecord& p) {
+    const double time_s = p.timing->time_s;
+    const TimeSummary* s = primary_summary(p);
+    const double low_s = s ? s->ci95_low_time_s : kNoValue, high_s = s ? s->ci95_high_time_s : kNoValue;
+    Json m = Json::object();
+    Json latency = {{"value", to_ns(time_s)}};
+    if (std::isfinite(low_s) && std::isfinite(high_s)) {
+      latency["lower_value"] = to_ns(low_s);
+      latency["upper_value"] = to_ns(high_s);
+    }
+    m["latency"] = latency;
+    const double bw = p.interpretation ? p.interpretation->achieved_bandwidth_Bps : kNoValue;
+    if (std::isfinite(bw) && bw > 0) {
+      Json bandwidth = {{"value", bw}};
+      // The bytes the interpretation divided by time_s, over the interval's ends (a longer time: a lower rate).
+      const double bytes = bw * time_s;
+      if (std::isfinite(low_s) && std::isfinite(high_s) && low_s > 0) {
+        bandwidth["lower_value"] = bytes / high_s;
+        bandwidth["upper_value"] = bytes / low_s;
+      }
+      m["bandwidth"] = bandwidth;
+    }
+    return m;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Exporter> make_bmf_exporter() { return std::make_unique<BmfExporter>(); }
+
+}  // namespace labrun
