@@ -14,7 +14,8 @@ MEASURED = {("timing", "stop_reason"), ("interpretation", "bound"), ("interpreta
 
 
 def mask(value, path=()):
-    if path[-2:] in MEASURED or (len(path) >= 1 and path[0] == "warnings"):
+    """`value` with what was measured replaced by "#"; `path`: the keys leading to it."""
+    if path[-2:] in MEASURED or (len(path) >= 1 and path[0] == "warnings") or path[-1:] in (("git_sha",), ("git_dirty",)):
         return "#"
     if isinstance(value, bool) or value is None:
         return value

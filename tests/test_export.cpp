@@ -163,7 +163,9 @@ TEST(Export, GithubActionBenchmarkIsCustomSmallerIsBetter) {
   EXPECT_DOUBLE_EQ(a["value"].get<double>(), 2000.0);
   EXPECT_EQ(a["range"], "± 100");  // half of (2100 - 1900) ns
   EXPECT_EQ(a["extra"], "cuda_events+synchronized_wall; 50 samples; NVIDIA H200; labrun@abc1234 labrun 0.3.0");
-  EXPECT_EQ(e.document[1]["extra"], "cuda_events+synchronized_wall; 50 samples pooled from 3 processes; NVIDIA H200; labrun@abc1234 labrun 0.3.0");
+  EXPECT_EQ(
+      e.document[1]["extra"],
+      "cuda_events+synchronized_wall; 50 samples pooled from 3 processes; NVIDIA H200; labrun@abc1234 labrun 0.3.0");
 }
 
 // The command: a result file of a host sweep, to a file that is then refused without --force; bad input.

@@ -65,8 +65,9 @@ std::vector<Run> load_side(const std::vector<std::string>& paths, std::ostream& 
 
 int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::string>& new_paths,
              const DiffOptions& options, const std::string& format, std::ostream& out, std::ostream& err) {
-  if (format != "table" && format != "markdown" && format != "json") {
-    err << "labrun diff: unknown format '" << format << "' (expected table, markdown or json)\n";
+  const Rendering<DiffResult>* rendering = diff_renderings().find(format);
+  if (!rendering) {
+    err << "labrun diff: unknown format '" << format << "' (expected " << diff_renderings().names() << ")\n";
     return kDiffBadInput;
   }
   if (base_paths.empty() || new_paths.empty()) {
@@ -85,9 +86,7 @@ int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::
     err << "labrun diff: " << e.what() << "\n";
     return kDiffBadInput;
   }
-  if (format == "json") out << to_json(diff).dump(2) << "\n";
-  else if (format == "markdown") out << diff_markdown(diff);
-  else out << diff_table(diff);
+  out << rendering->render(diff);
   return diff.regression ? kDiffRegression : kDiffNoRegression;
 }
 
@@ -95,7 +94,8 @@ namespace {
 
 /// The diff command's options as parsed, as given on the command line.
 struct DiffCommandOptions {
-  std::string base_arg, new_arg, min_effect = "5%", format = "table", fail_on = "slower", alpha = "0.05";
+  std::string base_arg, new_arg, min_effect = "5%", format = diff_renderings().default_name(), fail_on = "slower",
+                                 alpha = "0.05";
   bool normalize = false;
 };
 
@@ -120,7 +120,7 @@ Command add_diff_command(CLI::App& app, const CommandContext&) {
   diff->add_option("--min-effect", o->min_effect, "smallest change that counts, e.g. 5% (default) or 0.05");
   diff->add_option("--alpha", o->alpha,
                    "false discovery rate over the whole diff (Benjamini-Hochberg): 0.05 (default) or 5%");
-  diff->add_option("--format", o->format, "table (default), markdown or json");
+  diff->add_option("--format", o->format, diff_renderings().help());
   diff->add_option("--fail-on", o->fail_on, "slower (default) or any (also status changes)");
   diff->add_flag("--normalize", o->normalize, "compare times scaled by each run's calibrated copy bandwidth");
   return {diff, [o] { return run_diff(*o); }, {}};

@@ -21,8 +21,8 @@
 
 namespace labrun {
 
-int cmd_export(const std::string& format, const std::vector<std::string>& paths, const std::string& output,
-               bool force, std::ostream& out, std::ostream& err) {
+int cmd_export(const std::string& format, const std::vector<std::string>& paths, const std::string& output, bool force,
+               std::ostream& out, std::ostream& err) {
   const Exporter* exporter = find_exporter(format);
   if (!exporter) {
     std::string names;
@@ -87,9 +87,9 @@ struct ExportCommandOptions {
 
 Command add_export_command(CLI::App& app, const CommandContext&) {
   auto o = std::make_shared<ExportCommandOptions>();
-  CLI::App* command =
-      app.add_subcommand("export", "result files in another tool's format: Google Benchmark JSON, Bencher, "
-                                   "github-action-benchmark (docs/formats.md)");
+  CLI::App* command = app.add_subcommand("export",
+                                         "result files in another tool's format: Google Benchmark JSON, Bencher, "
+                                         "github-action-benchmark (docs/formats.md)");
   std::string formats;
   std::vector<std::string> names;
   for (const auto& e : exporters()) {
@@ -97,13 +97,11 @@ Command add_export_command(CLI::App& app, const CommandContext&) {
     names.push_back(e->name());
   }
   command->add_option("format", o->format, "the format:" + formats)->required()->check(CLI::IsMember(names));
-  command->add_option("results", o->paths, "result files: .jsonl files, comma-separated lists or folders")
-      ->required();
+  command->add_option("results", o->paths, "result files: .jsonl files, comma-separated lists or folders")->required();
   command->add_option("-o,--output", o->output, "write to FILE (whole or not at all) instead of standard output");
   command->add_flag("--force", o->force, "replace FILE if it exists");
-  return {command, [o] {
-            return cmd_export(o->format, result_paths(o->paths), o->output, o->force, std::cout, std::cerr);
-          },
+  return {command,
+          [o] { return cmd_export(o->format, result_paths(o->paths), o->output, o->force, std::cout, std::cerr); },
           {}};
 }
 

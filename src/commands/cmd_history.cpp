@@ -91,8 +91,9 @@ namespace {
 
 /// cmd_history without its handling of signals.
 int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
-  if (args.format != "table" && args.format != "markdown" && args.format != "json") {
-    err << "labrun history: unknown format '" << args.format << "' (expected table, markdown or json)\n";
+  const Rendering<HistoryResult>* rendering = history_renderings().find(args.format);
+  if (!rendering) {
+    err << "labrun history: unknown format '" << args.format << "' (expected " << history_renderings().names() << ")\n";
     return kHistoryBadInput;
   }
   if (args.paths.empty()) {
@@ -133,9 +134,7 @@ int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
     err << "labrun history: " << e.what() << "\n";
     return kHistoryBadInput;
   }
-  if (args.format == "json") out << to_json(history).dump(2) << "\n";
-  else if (args.format == "markdown") out << history_markdown(history);
-  else out << history_table(history);
+  out << rendering->render(history);
   if (folder) {
     try {
       write_history_report(history, folder->begin().string(), args.plot_script, args.max_plots, err);
@@ -188,7 +187,7 @@ Command add_history_command(CLI::App& app, const CommandContext&) {
       ->add_option("results", o->paths, "result files of many commits: .jsonl files, comma-separated lists or folders")
       ->required();
   history->add_option("--repo", a.repo, "order the commits as git rev-list --topo-order HEAD in this repository");
-  history->add_option("--format", a.format, "table (default), markdown or json");
+  history->add_option("--format", a.format, history_renderings().help());
   history->add_option("--fail-on-newest", o->fail_on, "exit 1 on a step at the newest commit: slower (default) or any");
   history->add_option("--bisect", a.bisect, "print the commits still to test for this point (id or key)");
   history->add_option("-o,--output", a.report_dir, "also write a report folder: history.md, history.json, plots");

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "rendering.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "stats.hpp"
@@ -275,6 +276,10 @@ std::string diff_table(const DiffResult& diff, bool all_rows = false);
 /// status-change / slower / faster rows (change and interval in %, BH-adjusted p), the inconclusive rows folded
 /// in a <details> block, and the new / missing points.
 std::string diff_markdown(const DiffResult& diff);
+
+/// diff's --format renderings, in one table (src/export/rendering.hpp): "table" (diff_table, the default),
+/// "markdown" (diff_markdown), "json" (to_json, indented by 2, then a newline).
+const Renderings<DiffResult>& diff_renderings();
 
 // ---- The command's exit codes (the command: cmd_diff in src/commands/commands.hpp) ---------------------------
 

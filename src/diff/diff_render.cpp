@@ -368,4 +368,13 @@ std::string diff_markdown_unescaped(const DiffResult& diff) {
 // Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
 std::string diff_markdown(const DiffResult& diff) { return printable(diff_markdown_unescaped(diff), true); }
 
+const Renderings<DiffResult>& diff_renderings() {
+  static const Renderings<DiffResult> table({
+      {"table", [](const DiffResult& d) { return diff_table(d); }},
+      {"markdown", [](const DiffResult& d) { return diff_markdown(d); }},
+      {"json", [](const DiffResult& d) { return to_json(d).dump(2) + "\n"; }},
+  });
+  return table;
+}
+
 }  // namespace labrun

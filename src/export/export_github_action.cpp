@@ -17,7 +17,9 @@ namespace {
 class GithubActionExporter final : public Exporter {
  public:
   std::string name() const override { return "github-action-benchmark"; }
-  std::string summary() const override { return "github-action-benchmark's customSmallerIsBetter (tool: 'customSmallerIsBetter')"; }
+  std::string summary() const override {
+    return "github-action-benchmark's customSmallerIsBetter (tool: 'customSmallerIsBetter')";
+  }
 
   Exported write(const std::vector<Run>& runs) const override {
     Exported out;

@@ -35,7 +35,8 @@ class Exporter {
   /// One line for --help: the tool that reads it.
   virtual std::string summary() const = 0;
   /// The format's document for every point of `runs` (load_results(), LoadDepth::analysis or fuller), in file order.
-  /// A point that not_exportable() refuses is left out and listed in `left_out`. Never throws for a record load_results() accepted.
+  /// A point that not_exportable() refuses is left out and listed in `left_out`. Never throws for a record
+  /// load_results() accepted.
   virtual Exported write(const std::vector<Run>& runs) const = 0;
 };
 

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "rendering.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 
@@ -219,6 +220,10 @@ std::string history_table(const HistoryResult& history);
 /// per group, in group order; empty strings for none) under their group.
 std::string history_markdown(const HistoryResult& history, const std::vector<std::string>& plots = {});
 
+/// history's --format renderings, in one table (src/export/rendering.hpp): "table" (history_table, the default),
+/// "markdown" (history_markdown without plots), "json" (to_json without series, indented by 2, then a newline).
+const Renderings<HistoryResult>& history_renderings();
+
 /// What `--bisect POINT` prints: for each step of the point, the commits still untested between the last commit
 /// before and the first after (from `rev_list`, newest first; none without it), `git bisect start` for them and
 /// the `labrun sweep CONFIG --only ...` command that runs just that point. @throws std::invalid_argument if no
@@ -248,11 +253,11 @@ enum HistoryExit : int {
 struct HistoryArgs {
   std::vector<std::string> paths;  ///< files, comma-separated lists or folders (each a result_paths argument)
   std::string repo;                ///< --repo DIR; empty: order by header time
-  std::string format = "table";    ///< table, markdown or json
-  std::string bisect;              ///< --bisect POINT (id or key); empty: none
-  std::string report_dir;          ///< -o REPORT_DIR; empty: none
-  bool force = false;              ///< --force: replace an earlier history report in report_dir
-  std::string plot_script;         ///< empty: scripts/plot_history.py looked up
+  std::string format = history_renderings().default_name();  ///< one of history_renderings()
+  std::string bisect;                                        ///< --bisect POINT (id or key); empty: none
+  std::string report_dir;                                    ///< -o REPORT_DIR; empty: none
+  bool force = false;       ///< --force: replace an earlier history report in report_dir
+  std::string plot_script;  ///< empty: scripts/plot_history.py looked up
   std::size_t max_plots = 16;
   HistoryOptions options;
 };

@@ -456,4 +456,13 @@ void write_history_report(const HistoryResult& h, const std::string& dir, const 
   close_or_throw(f, md);
 }
 
+const Renderings<HistoryResult>& history_renderings() {
+  static const Renderings<HistoryResult> table({
+      {"table", [](const HistoryResult& h) { return history_table(h); }},
+      {"markdown", [](const HistoryResult& h) { return history_markdown(h); }},
+      {"json", [](const HistoryResult& h) { return to_json(h).dump(2) + "\n"; }},
+  });
+  return table;
+}
+
 }  // namespace labrun
