@@ -28,6 +28,7 @@
 #include "command_inputs.hpp"
 #include "commands.hpp"
 #include "env.hpp"
+#include "console.hpp"
 #include "exit_codes.hpp"
 #include "format.hpp"
 #include "host_backend.hpp"
@@ -37,6 +38,7 @@
 #include "output_file.hpp"
 #include "profiler.hpp"
 #include "point_record.hpp"
+#include "record_sink.hpp"
 #include "processes.hpp"
 #include "record.hpp"
 #include "reference_cache.hpp"
@@ -90,83 +92,8 @@ std::unique_ptr<Backend> open_backend(const std::string& device, const DeviceHoo
 
 namespace {
 
-// A time from a record as "114 µs" (format_time, shared with the report), "-" when absent.
-std::string fmt_time(double t) { return std::isfinite(t) ? format_time(t) : "-"; }
-
-std::string short_axes(const Json& axes) {
-  std::string out;
-  for (const auto& [k, v] : axes.items()) {
-    if (!out.empty()) out += ' ';
-    out += k + "=" + format_axis_value(v);  // as the report and --dry-run write it: density=0, not 0.0
-  }
-  return out;
-}
-
-// `text` padded on the left to `width` terminal columns (µ is two bytes but one column).
-std::string right_aligned(const std::string& text, std::size_t width) {
-  const std::size_t columns = display_width(text);
-  return std::string(width > columns ? width - columns : 0, ' ') + text;
-}
-
-bool shows_row(Status status) { return status == Status::ok || is_failure(status); }
-
-// One row per point that ran (ok or failed); skipped and not-supported points only counted, by reason.
 /// When cmd_sweep began (the summary line's sweep wall time).
 std::chrono::steady_clock::time_point g_sweep_started = std::chrono::steady_clock::now();
-
-void print_summary(const std::vector<PointRecord>& records) {
-  std::printf("\n%-20s %-12s %11s %11s %9s %8s %-8s %s\n", "variant", "status", "time", "wall", "GB/s", "syncs/it",
-              "bound", "axes");
-  std::map<std::string, int> counts, not_run;
-  for (const auto& r : records) {
-    const std::string status = to_string(r.status);
-    counts[status]++;
-    if (!shows_row(r.status)) {
-      // One line per kind of reason: the part before "; this point" (the limit, not each point's own size).
-      const std::string reason = r.reason.value_or("");
-      not_run[status + ": " + reason.substr(0, std::min<std::size_t>(reason.find("; this point"), 110))]++;
-      continue;
-    }
-    std::string time = "-", wall = "-", bw = "-", syncs = "-", bound = "-";
-    if (r.timing) {
-      time = fmt_time(r.timing->time_s);
-      wall = fmt_time(r.timing->wall ? r.timing->wall->median_time_s : std::nan(""));
-      syncs = fmt::format("{:.2f}", r.timing->host_syncs_per_iteration);
-    }
-    if (r.interpretation) {
-      const Interpretation& in = *r.interpretation;
-      if (std::isfinite(in.achieved_bandwidth_Bps)) bw = fmt::format("{:.1f}", in.achieved_bandwidth_Bps / 1e9);
-      bound = in.suspect ? "SUSPECT" : in.bound.empty() ? "-" : in.bound;
-    }
-    std::printf("%-20s %-12s %s %s %9s %8s %-8s %s\n", printable(r.variant).c_str(), printable(status).c_str(),
-                right_aligned(time, 11).c_str(), right_aligned(wall, 11).c_str(), bw.c_str(), syncs.c_str(),
-                bound.c_str(), short_axes(r.axes).c_str());
-    if (r.status != Status::ok && r.reason) std::printf("    %s\n", printable(*r.reason).c_str());
-  }
-  for (const auto& [why, n] : not_run) std::printf("%6d x %s\n", n, why.c_str());
-  // Where the sweep's time went: each phase summed over the points (and over the processes of a pooled record).
-  std::vector<std::pair<std::string, double>> phase_s;
-  for (const auto& r : records) {
-    if (!r.phases.is_object()) continue;
-    for (const auto& item : r.phases.items()) {
-      const std::string& name = item.key();  // not a structured binding: a lambda may not capture one (C++17)
-      const Json& phase = item.value();
-      if (!phase.is_object() || !phase.contains("time_s") || !phase["time_s"].is_number()) continue;
-      auto it = std::find_if(phase_s.begin(), phase_s.end(), [&](const auto& p) { return p.first == name; });
-      if (it == phase_s.end()) it = phase_s.insert(phase_s.end(), {name, 0.0});
-      it->second += phase["time_s"].get<double>();
-    }
-  }
-  if (!phase_s.empty()) {
-    std::string where;
-    for (const auto& [name, s] : phase_s) where += fmt::format("{}{} {:.1f} s", where.empty() ? "" : ", ", name, s);
-    std::printf("\ntime in phases (summed over points and processes): %s; sweep wall time %.1f s\n", where.c_str(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - g_sweep_started).count());
-  }
-  std::string line;
-  for (const auto& [s, c] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", c, s);
-  std::printf("\n%zu points: %s\n", records.size(), line.c_str());
-}
 
 bool any_failed(const std::vector<PointRecord>& records) {
   return std::any_of(records.begin(), records.end(), [](const PointRecord& r) { return is_failure(r.status); });
@@ -375,11 +302,12 @@ void open_worker(Worker& w, const SweepArgs& a, const SweepConfig& config, const
 }
 
 // Writes the header of a fresh file, or the segment line of a continued one (after checking its device).
-void begin_worker_file(Worker& w, const SweepArgs& a, const SweepConfig& config, const std::vector<Point>& points) {
+void begin_worker_file(Worker& w, const SweepArgs& a, const SweepConfig& config, const std::vector<Point>& points,
+                       FanOut& out) {
   const Json& header = w.header;
   if (w.fresh) {
     spdlog::info("{} points on {}; writing {}", points.size(), w.backend->name().c_str(), a.output.c_str());
-    w.writer->write(header);
+    out.line(header);
     return;
   }
   // The device may differ from the one the file was begun on (another node of the cluster): the same model
@@ -393,65 +321,30 @@ void begin_worker_file(Worker& w, const SweepArgs& a, const SweepConfig& config,
   }
   spdlog::info("{} holds {} of {} points; {} to run on {}", a.output.c_str(), w.held, points.size(), w.todo.size(),
                w.backend->name().c_str());
-  w.writer->write(Json{{"type", "segment"},
-                       {"index", w.segment},
-                       {"created_utc", header["created_utc"]},
-                       {"argv", header["argv"]},
-                       {"environment", header["environment"]},
-                       {"calibration", header["calibration"]},
-                       {"config_sha256", config.sha256},
-                       {"lab", header["lab"]},
-                       {"points_held", w.held}});
+  out.line(Json{{"type", "segment"},
+                {"index", w.segment},
+                {"created_utc", header["created_utc"]},
+                {"argv", header["argv"]},
+                {"environment", header["environment"]},
+                {"calibration", header["calibration"]},
+                {"config_sha256", config.sha256},
+                {"lab", header["lab"]},
+                {"points_held", w.held}});
 }
-
-// Progress: one line per point that ran (a skipped or not-supported point is counted, not listed), numbered
-// across the processes of a lab.processes sweep, with the elapsed time and an ETA from the points done so far.
-struct WorkerProgress {
-  const Worker& w;
-  bool quiet = false;
-  std::size_t sweep_points = 0;  ///< the points of one process's sweep
-  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-  std::size_t not_run = 0;
-
-  // Counts point `i` (1-based, of w.todo) and, unless quiet or not run, says so on stderr or in the log.
-  void point_done(std::size_t i, const PointRecord& rec) {
-    const bool ran = rec.status != Status::not_supported && rec.status != Status::skipped;
-    not_run += !ran;
-    if (quiet || !ran) return;
-    const std::size_t processes = w.process_count > 0 ? static_cast<std::size_t>(w.process_count) : 1;
-    const std::size_t before = w.process_count > 0 ? static_cast<std::size_t>(w.process_index - 1) * sweep_points : 0;
-    std::string t = rec.timing ? fmt_time(rec.timing->time_s) : "";
-    std::string reason = rec.reason.value_or("");
-    if (reason.size() > 100) reason = reason.substr(0, 100) + "...";
-    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    const double eta_s = elapsed_s / static_cast<double>(i) * static_cast<double>(w.todo.size() - i);
-    const std::string line = fmt::format("[{}/{}] {} elapsed, ETA {}{} {:<20} {:<40} {:<19} {} {}", before + w.held + i,
-                                         processes * sweep_points, format_duration(elapsed_s), format_duration(eta_s),
-                                         not_run > 0 ? fmt::format(" ({} not run)", not_run) : std::string(),
-                                         rec.variant, short_axes(rec.axes), to_string(rec.status), t, reason);
-    if (stderr_is_terminal()) std::cerr << line << "\n";  // on a terminal
-    else spdlog::info("{}", line);                        // timestamped in a batch log
-  }
-};
 
 // Runs the points still to run, appending each to the file and reporting its phases on the status pipe.
 int run_worker_points(Worker& w, const SweepArgs& a, const SweepConfig& config, const RegisteredExperiment& experiment,
-                      const std::vector<Point>& points) {
+                      FanOut& out) {
   const PhaseListener listener = [&](const std::string& id, Phase phase) {
     if (a.status_fd < 0) return;
     const std::string line = id + " " + to_string(phase) + "\n";
     (void)!::write(a.status_fd, line.data(), line.size());  // one write under PIPE_BUF: never interleaved
   };
-  WorkerProgress progress{w, a.quiet, points.size()};
   try {
     const auto records = run_sweep(
-        w.todo, experiment, *w.backend, config.lab, w.header,
-        [&](const PointRecord& rec) { w.writer->write(to_json(rec)); },
-        [&](std::size_t i, std::size_t, const PointRecord& rec) { progress.point_done(i, rec); }, listener);
-    if (!a.quiet && progress.not_run > 0)
-      spdlog::info("{} of {} points not run (not supported or skipped; in the file with the reason)", progress.not_run,
-                   w.todo.size());
-    w.writer->commit();  // a shard with no points is a header alone, and still replaces the old file
+        w.todo, experiment, *w.backend, config.lab, w.header, [&](const PointRecord& rec) { out.add(rec); }, {},
+        listener);
+    out.finish();  // the file commits: a shard with no points is a header alone, and still replaces the old file
     return any_failed(records) ? kExitPointsFailed : kExitOk;
   } catch (const DeviceFault& e) {
     spdlog::warn("device fault: {}", e.what());
@@ -468,8 +361,15 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const RegisteredEx
                const std::vector<Point>& points, const DeviceHooks& hooks) {
   Worker w = plan_worker(a, points);
   open_worker(w, a, config, points, hooks);
-  begin_worker_file(w, a, config, points);
-  return run_worker_points(w, a, config, experiment, points);
+  // Where the records go: the result file, then the progress lines (numbered across the processes of a
+  // lab.processes sweep).
+  JsonlSink file(*w.writer);
+  const std::size_t processes = w.process_count > 0 ? static_cast<std::size_t>(w.process_count) : 1;
+  const std::size_t before = w.process_count > 0 ? static_cast<std::size_t>(w.process_index - 1) * points.size() : 0;
+  ProgressSink progress({before + w.held, processes * points.size(), w.todo.size()}, a.quiet);
+  FanOut out({&file, &progress});
+  begin_worker_file(w, a, config, points, out);
+  return run_worker_points(w, a, config, experiment, out);
 }
 
 // The worker command line for `output` (a lane's file).
@@ -490,7 +390,7 @@ std::vector<std::string> worker_argv(const SweepArgs& a, const std::string& outp
 }
 
 int finish(const std::vector<PointRecord>& points, const std::string& line) {
-  print_summary(points);
+  print_sweep_summary(points, g_sweep_started);
   std::printf("%s\n", line.c_str());
   return any_failed(points) ? kExitPointsFailed : kExitOk;
 }

@@ -1,0 +1,125 @@
+// The sweep's console output (console.hpp): the progress lines and the summary table.
+#include "console.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <utility>
+
+#include <labrun/status.hpp>
+
+#include "format.hpp"
+#include "log.hpp"
+
+namespace labrun {
+
+namespace {
+
+// A time from a record as "114 µs" (format_time, shared with the report), "-" when absent.
+std::string fmt_time(double t) { return std::isfinite(t) ? format_time(t) : "-"; }
+
+std::string short_axes(const Json& axes) {
+  std::string out;
+  for (const auto& [k, v] : axes.items()) {
+    if (!out.empty()) out += ' ';
+    out += k + "=" + format_axis_value(v);  // as the report and --dry-run write it: density=0, not 0.0
+  }
+  return out;
+}
+
+// `text` padded on the left to `width` terminal columns (µ is two bytes but one column).
+std::string right_aligned(const std::string& text, std::size_t width) {
+  const std::size_t columns = display_width(text);
+  return std::string(width > columns ? width - columns : 0, ' ') + text;
+}
+
+bool shows_row(Status status) { return status == Status::ok || is_failure(status); }
+
+}  // namespace
+
+void print_sweep_summary(const std::vector<PointRecord>& records, std::chrono::steady_clock::time_point started) {
+  std::printf("\n%-20s %-12s %11s %11s %9s %8s %-8s %s\n", "variant", "status", "time", "wall", "GB/s", "syncs/it",
+              "bound", "axes");
+  std::map<std::string, int> counts, not_run;
+  for (const auto& r : records) {
+    const std::string status = to_string(r.status);
+    counts[status]++;
+    if (!shows_row(r.status)) {
+      // One line per kind of reason: the part before "; this point" (the limit, not each point's own size).
+      const std::string reason = r.reason.value_or("");
+      not_run[status + ": " + reason.substr(0, std::min<std::size_t>(reason.find("; this point"), 110))]++;
+      continue;
+    }
+    std::string time = "-", wall = "-", bw = "-", syncs = "-", bound = "-";
+    if (r.timing) {
+      time = fmt_time(r.timing->time_s);
+      wall = fmt_time(r.timing->wall ? r.timing->wall->median_time_s : std::nan(""));
+      syncs = fmt::format("{:.2f}", r.timing->host_syncs_per_iteration);
+    }
+    if (r.interpretation) {
+      const Interpretation& in = *r.interpretation;
+      if (std::isfinite(in.achieved_bandwidth_Bps)) bw = fmt::format("{:.1f}", in.achieved_bandwidth_Bps / 1e9);
+      bound = in.suspect ? "SUSPECT" : in.bound.empty() ? "-" : in.bound;
+    }
+    std::printf("%-20s %-12s %s %s %9s %8s %-8s %s\n", printable(r.variant).c_str(), printable(status).c_str(),
+                right_aligned(time, 11).c_str(), right_aligned(wall, 11).c_str(), bw.c_str(), syncs.c_str(),
+                bound.c_str(), short_axes(r.axes).c_str());
+    if (r.status != Status::ok && r.reason) std::printf("    %s\n", printable(*r.reason).c_str());
+  }
+  for (const auto& [why, n] : not_run) std::printf("%6d x %s\n", n, why.c_str());
+  // Where the sweep's time went: each phase summed over the points (and over the processes of a pooled record).
+  std::vector<std::pair<std::string, double>> phase_s;
+  for (const auto& r : records) {
+    if (!r.phases.is_object()) continue;
+    for (const auto& item : r.phases.items()) {
+      const std::string& name = item.key();  // not a structured binding: a lambda may not capture one (C++17)
+      const Json& phase = item.value();
+      if (!phase.is_object() || !phase.contains("time_s") || !phase["time_s"].is_number()) continue;
+      auto it = std::find_if(phase_s.begin(), phase_s.end(), [&](const auto& p) { return p.first == name; });
+      if (it == phase_s.end()) it = phase_s.insert(phase_s.end(), {name, 0.0});
+      it->second += phase["time_s"].get<double>();
+    }
+  }
+  if (!phase_s.empty()) {
+    std::string where;
+    for (const auto& [name, s] : phase_s) where += fmt::format("{}{} {:.1f} s", where.empty() ? "" : ", ", name, s);
+    std::printf("\ntime in phases (summed over points and processes): %s; sweep wall time %.1f s\n", where.c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+  std::string line;
+  for (const auto& [s, c] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", c, s);
+  std::printf("\n%zu points: %s\n", records.size(), line.c_str());
+}
+
+
+void ProgressSink::point(std::size_t i, const PointRecord& rec) {
+  const bool ran = rec.status != Status::not_supported && rec.status != Status::skipped;
+  not_run_ += !ran;
+  if (quiet_ || !ran) return;
+  std::string t = rec.timing ? fmt_time(rec.timing->time_s) : "";
+  std::string reason = rec.reason.value_or("");
+  if (reason.size() > 100) reason = reason.substr(0, 100) + "...";
+  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  const double eta_s = elapsed_s / static_cast<double>(i) * static_cast<double>(numbers_.todo - i);
+  const std::string line =
+      fmt::format("[{}/{}] {} elapsed, ETA {}{} {:<20} {:<40} {:<19} {} {}", numbers_.before + i, numbers_.total,
+                  format_duration(elapsed_s), format_duration(eta_s),
+                  not_run_ > 0 ? fmt::format(" ({} not run)", not_run_) : std::string(), rec.variant,
+                  short_axes(rec.axes), to_string(rec.status), t, reason);
+  if (stderr_is_terminal()) std::cerr << line << "\n";  // on a terminal
+  else spdlog::info("{}", line);                         // timestamped in a batch log
+}
+
+void ProgressSink::finish() {
+  if (!quiet_ && not_run_ > 0)
+    spdlog::info("{} of {} points not run (not supported or skipped; in the file with the reason)", not_run_,
+                 numbers_.todo);
+}
+
+}  // namespace labrun

@@ -1,0 +1,44 @@
+// What a sweep writes to the console: a progress line per point as it finishes (ProgressSink, one of the sweep's
+// record sinks, record_sink.hpp) and the summary table at the end (print_sweep_summary).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+#include "point_record.hpp"
+#include "record_sink.hpp"
+
+namespace labrun {
+
+/// How a run's progress lines are numbered: "[N/TOTAL]" with N = before + the run's point number.
+struct ProgressNumbers {
+  std::size_t before = 0;  ///< points of the sweep done before this run's first (earlier processes, held points)
+  std::size_t total = 0;   ///< the points of the whole sweep (every process of a lab.processes sweep)
+  std::size_t todo = 0;    ///< the points this run runs (the ETA's denominator)
+};
+
+/// One line per point that ran (a skipped or not-supported point is counted, not listed), numbered across the
+/// processes of a lab.processes sweep, with the elapsed time and an ETA from the points done so far: on stderr when it
+/// is a terminal, else in the log (timestamped, for batch logs). At finish, how many points did not run. Quiet: none.
+class ProgressSink final : public RecordSink {
+ public:
+  ProgressSink(ProgressNumbers numbers, bool quiet) : numbers_(numbers), quiet_(quiet) {}
+  void point(std::size_t index, const PointRecord& record) override;
+  void finish() override;
+  /// Points counted as not run (not supported or skipped) so far.
+  std::size_t not_run() const { return not_run_; }
+
+ private:
+  ProgressNumbers numbers_;
+  bool quiet_ = false;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::size_t not_run_ = 0;
+};
+
+/// The table a sweep prints on stdout at its end: one row per point that ran (ok or failed; a failed one with its
+/// reason), the skipped and not-supported points counted by reason, the time in each phase summed over the points,
+/// the sweep's wall time since `started`, and the count of each status.
+void print_sweep_summary(const std::vector<PointRecord>& records, std::chrono::steady_clock::time_point started);
+
+}  // namespace labrun

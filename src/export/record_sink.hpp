@@ -1,0 +1,59 @@
+// Where a sweep's records go as they are made: one RecordSink per destination (the result file: JsonlSink; the
+// progress lines: ProgressSink, console.hpp), and the sweep's worker writes through one FanOut of them. A new
+// destination is one class here and one line where the worker builds its FanOut (src/commands/cmd_sweep.cpp).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "point_record.hpp"
+#include "record.hpp"
+
+namespace labrun {
+
+/// One destination of a sweep's records. Every member does nothing by default.
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  /// A line that is not a point: the header of a fresh file, the `segment` line of a continued one.
+  virtual void line(const Json& record) { (void)record; }
+  /// The run's point number `index` (1-based, in the order the points finish) is final.
+  virtual void point(std::size_t index, const PointRecord& record) {
+    (void)index;
+    (void)record;
+  }
+  /// Every point of the run is in. @throws what the destination throws (OutputError for a file).
+  virtual void finish() {}
+};
+
+/// The sinks of one run, fed in the order given: each line, point and finish goes to every sink in turn.
+class FanOut final : public RecordSink {
+ public:
+  explicit FanOut(std::vector<RecordSink*> sinks) : sinks_(std::move(sinks)) {}
+  void line(const Json& record) override;
+  /// Numbers the points itself (1, 2, ...): call it with any index, e.g. point(0, rec), or through add().
+  void point(std::size_t index, const PointRecord& record) override;
+  /// point() with the next number.
+  void add(const PointRecord& record) { point(0, record); }
+  void finish() override;
+
+ private:
+  std::vector<RecordSink*> sinks_;
+  std::size_t points_ = 0;
+};
+
+/// The run's JSON Lines result file (docs/records.md): each line as written, each point as to_json(PointRecord); at
+/// finish, a pending replacement is renamed into place (JsonlWriter::commit: a shard with no points is a header
+/// alone and still replaces the old file). @throws OutputError from the writer.
+class JsonlSink final : public RecordSink {
+ public:
+  explicit JsonlSink(JsonlWriter& writer) : writer_(writer) {}
+  void line(const Json& record) override;
+  void point(std::size_t index, const PointRecord& record) override;
+  void finish() override;
+
+ private:
+  JsonlWriter& writer_;
+};
+
+}  // namespace labrun
