@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -35,7 +38,9 @@ PointRecord ok_point(const std::string& key, double time_s) {
   t.batch = 10;
   t.time_s = time_s;
   t.device = summary(time_s, 0.95 * time_s, 1.05 * time_s, 50);
+  t.device->ci95_rel_halfwidth = 0.05;
   t.wall = summary(1.5 * time_s, 1.4 * time_s, 1.6 * time_s, 50);
+  t.wall->ci95_rel_halfwidth = 0.07;
   p.timing = t;
   p.cost.bytes = 1e6;
   Interpretation i;
@@ -122,6 +127,8 @@ TEST(Export, GbenchMapsTimesRepetitionsAndErrors) {
     EXPECT_EQ((*r)["repetitions"], 3);
     const double medians[] = {1e-6, 1.2e-6, 1.1e-6};
     EXPECT_DOUBLE_EQ((*r)["real_time"].get<double>(), medians[i] * 1e9);
+    EXPECT_DOUBLE_EQ((*r)["cpu_time"].get<double>(), medians[i] * 1e9) << "no per-process wall: its own time";
+    EXPECT_DOUBLE_EQ((*r)["bytes_per_second"].get<double>(), 1e6 / medians[i]);
   }
   const Json* mean = find_named(b, "e/b/n=1_mean");
   const Json* median = find_named(b, "e/b/n=1_median");
@@ -133,6 +140,17 @@ TEST(Export, GbenchMapsTimesRepetitionsAndErrors) {
   EXPECT_NEAR((*mean)["real_time"].get<double>(), 1100.0, 1e-9);
   EXPECT_DOUBLE_EQ((*median)["real_time"].get<double>(), 1.1e-6 * 1e9);
   EXPECT_NEAR((*stddev)["real_time"].get<double>(), 100.0, 1e-9);  // sample stddev of 1000, 1200, 1100 ns
+  EXPECT_FALSE(stddev->contains("bytes_per_second"));
+  EXPECT_DOUBLE_EQ((*median)["cpu_time"].get<double>(), 1.5 * 1.1e-6 * 1e9) << "the pooled wall median";
+  EXPECT_EQ(c["caches"], Json::array()) << "Bencher's cpp_google adapter requires it";
+
+  // --one-per-point: the pooled point as its pooled time alone.
+  ExportOptions one;
+  one.one_per_point = true;
+  const Json single = find_exporter("gbench")->write({sample_run()}, one).document["benchmarks"];
+  EXPECT_EQ(single.size(), 2u);
+  EXPECT_EQ(find_named(single, "e/b/n=1_median"), nullptr);
+  EXPECT_DOUBLE_EQ((*find_named(single, "e/b/n=1"))["real_time"].get<double>(), 1.1e-6 * 1e9);
   EXPECT_EQ(find_named(b, "e/c/n=1"), nullptr) << "left out, not an error entry (compare.py reads its real_time)";
   EXPECT_EQ(find_named(b, "e/d/n=1"), nullptr);
 }
@@ -174,21 +192,93 @@ TEST(Export, TheCommandWritesWholeAndRefusesBadInput) {
   const std::string run = test::schema1_masking_run(dir);
   if (run.empty()) GTEST_SKIP() << "gzip unavailable";
   std::ostringstream out, err;
-  EXPECT_EQ(cmd_export("gbench", {run}, "", false, out, err), kExitOk) << err.str();
+  EXPECT_EQ(cmd_export("gbench", {run}, "-", false, {}, out, err), kExitOk) << err.str();
   const Json doc = Json::parse(out.str());
   EXPECT_TRUE(doc["benchmarks"].is_array());
   EXPECT_NE(err.str().find(" as gbench"), std::string::npos) << err.str();
   const std::string target = dir.file("a.json");
   std::ostringstream out2, err2, out3, err3, out4, err4;
-  EXPECT_EQ(cmd_export("bmf", {run}, target, false, out2, err2), kExitOk) << err2.str();
-  EXPECT_EQ(cmd_export("bmf", {run}, target, false, out3, err3), kExitOutput);
+  EXPECT_EQ(cmd_export("bmf", {run}, target, false, {}, out2, err2), kExitOk) << err2.str();
+  EXPECT_EQ(cmd_export("bmf", {run}, target, false, {}, out3, err3), kExitOutput);
   EXPECT_NE(err3.str().find("exists"), std::string::npos) << err3.str();
-  EXPECT_EQ(cmd_export("bmf", {run}, target, true, out3, err3), kExitOk);
-  EXPECT_EQ(cmd_export("csv", {run}, "", false, out4, err4), kExitUsage);
+  EXPECT_EQ(cmd_export("bmf", {run}, target, true, {}, out3, err3), kExitOk);
+  EXPECT_EQ(cmd_export("csv", {run}, "-", false, {}, out4, err4), kExitUsage);
   EXPECT_NE(err4.str().find("unknown format 'csv' (expected gbench, bmf, github-action-benchmark)"), std::string::npos);
   std::ostringstream out5, err5;
-  EXPECT_EQ(cmd_export("gbench", {run, run}, "", false, out5, err5), kExitUsage) << "one key in two runs";
+  EXPECT_EQ(cmd_export("gbench", {run, run}, "-", false, {}, out5, err5), kExitUsage) << "one key in two runs";
   EXPECT_NE(err5.str().find("export one run at a time"), std::string::npos) << err5.str();
+  std::ostringstream out6, err6;
+  EXPECT_EQ(cmd_export("bmf", {run}, run, true, {}, out6, err6), kExitUsage) << "the output is the input";
+  EXPECT_NE(err6.str().find("never overwrites its input"), std::string::npos) << err6.str();
+  std::ostringstream out7, err7;
+  EXPECT_EQ(cmd_export("bmf", {run}, "", false, {}, out7, err7), kExitUsage);
+}
+
+// What is not a measurement never leaves: a profiler-mode, unsynchronized or delayed run, a point whose check failed,
+// a time that is no finite positive number of nanoseconds; and an interval is written only where it is one.
+TEST(Export, RunsAndPointsThatAreNoMeasurementStayOut) {
+  labrun::Run run = sample_run();
+  EXPECT_FALSE(run_not_exportable(run.header));
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, Json>>{{"profile", true}, {"timing", "unsynchronized"}, {"delay_s", 2e-5}}) {
+    labrun::Run r = sample_run();
+    r.header.json["lab"] = {{key, value}};
+    ASSERT_TRUE(run_not_exportable(r.header)) << key;
+    for (const auto& e : exporters()) {
+      const Exported x = e->write({r});
+      EXPECT_EQ(x.written, 0u) << e->name() << " " << key;
+      EXPECT_EQ(x.left_out.size(), 4u);
+    }
+  }
+  PointRecord failed = ok_point("e/f/n=1", 1e-6);
+  CheckResult wrong;
+  wrong.passed = false;
+  failed.correctness = Correctness{};
+  failed.correctness->outcome.comparisons.push_back(wrong);
+  EXPECT_EQ(*not_exportable(failed), "correctness: the check did not pass");
+  PointRecord huge = ok_point("e/g/n=1", 1e300);
+  EXPECT_EQ(*not_exportable(huge), "no time") << "1e300 s is no finite number of ns";
+  PointRecord zero = ok_point("e/h/n=1", 0.0);
+  EXPECT_EQ(*not_exportable(zero), "no time");
+
+  PointRecord few = ok_point("e/i/n=1", 1e-6);
+  few.timing->device->ci95_rel_halfwidth = std::numeric_limits<double>::infinity();  // fewer than 6 samples
+  EXPECT_FALSE(time_interval(few));
+  PointRecord inverted = ok_point("e/j/n=1", 1e-6);
+  inverted.timing->device->ci95_low_time_s = 2e-6;
+  EXPECT_FALSE(time_interval(inverted)) << "an interval that does not hold time_s";
+  PointRecord other = ok_point("e/k/n=1", 1e-6);
+  other.timing->device.reset();  // time_s is not the wall median either: no interval of another summary
+  EXPECT_FALSE(time_interval(other));
+  const Exported bmf = find_exporter("bmf")->write({labrun::Run{"x", run.header, true, {few}, {}}});
+  EXPECT_FALSE(bmf.document["e/i/n=1"]["latency"].contains("lower_value"));
+  const Exported gab = find_exporter("github-action-benchmark")->write({labrun::Run{"x", run.header, true, {few}, {}}});
+  EXPECT_FALSE(gab.document[0].contains("range"));
+
+  PointRecord nan_process = ok_point("e/l/n=1", 1e-6);
+  nan_process.timing->processes = ProcessStats{3, {1e-6, std::nan(""), 1e-6}, 0.1, std::nullopt};
+  EXPECT_TRUE(process_medians(nan_process).empty()) << "written as one entry, not with a null repetition";
+  const Json b = find_exporter("gbench")->write({labrun::Run{"x", run.header, true, {nan_process}, {}}}).document;
+  ASSERT_EQ(b["benchmarks"].size(), 1u);
+  EXPECT_DOUBLE_EQ(b["benchmarks"][0]["real_time"].get<double>(), 1000.0);
+}
+
+// No point to export: exit 1, nothing written, rather than an empty document a dashboard rejects later.
+TEST(Export, NothingToExportIsAnErrorAndWritesNothing) {
+  const test::TempDir dir;
+  const std::string path = dir.file("bad.jsonl");
+  {
+    labrun::Run run = sample_run();
+    std::ofstream f(path);
+    Json header = run.header.json;
+    header["schema_version"] = 1;
+    f << header.dump() << "\n";
+  }
+  std::ostringstream out, err;
+  const std::string target = dir.file("out.json");
+  EXPECT_EQ(cmd_export("bmf", {path}, target, false, {}, out, err), kExitPointsFailed) << err.str();
+  EXPECT_NE(err.str().find("no point to export"), std::string::npos) << err.str();
+  EXPECT_FALSE(std::filesystem::exists(target));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // may not leave as a number is left out and listed on stderr.
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -22,7 +23,7 @@
 namespace labrun {
 
 int cmd_export(const std::string& format, const std::vector<std::string>& paths, const std::string& output, bool force,
-               std::ostream& out, std::ostream& err) {
+               const ExportOptions& options, std::ostream& out, std::ostream& err) {
   const Exporter* exporter = find_exporter(format);
   if (!exporter) {
     std::string names;
@@ -34,9 +35,23 @@ int cmd_export(const std::string& format, const std::vector<std::string>& paths,
     err << "labrun export: no result files given\n";
     return kExitUsage;
   }
+  const bool to_stdout = output == "-";
+  if (output.empty()) {
+    err << "labrun export: -o must not be empty: it takes a file, or - for standard output\n";
+    return kExitUsage;
+  }
+  // The document never replaces a result file it was made from.
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (!to_stdout && std::filesystem::equivalent(output, path, ec)) {
+      err << "labrun export: -o " << output << " is the result file " << path
+          << " it reads; labrun never overwrites its input (choose another -o)\n";
+      return kExitUsage;
+    }
+  }
   std::vector<Run> runs;
   try {
-    ResultSet set = load_results(paths, LoadDepth::analysis);
+    ResultSet set = load_results(paths, LoadDepth::full);  // full: correctness is read too
     for (const auto& w : set.warnings) err << "labrun export: note: " << w << "\n";
     if (!set.first_duplicate.empty()) throw ResultError(set.first_duplicate);
     merge_shard_runs(set.runs);  // shards of one sweep read as one run, by the rules of `labrun merge`
@@ -54,10 +69,18 @@ int cmd_export(const std::string& format, const std::vector<std::string>& paths,
             << ": export one run at a time (or the shards of one sweep)\n";
         return kExitUsage;
       }
-  const Exported exported = exporter->write(runs);
+  const Exported exported = exporter->write(runs, options);
+  for (const LeftOut& l : exported.left_out) err << "labrun export: left out " << l.key << " (" << l.why << ")\n";
+  if (exported.written == 0) {
+    // An empty document is an error dashboards report far from here ("No benchmark result was found").
+    err << "labrun export: no point to export (" << exported.left_out.size()
+        << " left out: not ok, flagged or untimed); nothing written\n";
+    return kExitPointsFailed;
+  }
   const std::string text = exported.document.dump(2) + "\n";
-  if (output.empty() || output == "-") {
-    out << text;
+  if (to_stdout) {
+    out << text << std::flush;
+    if (!out) return kExitOutput;  // the reason is said once, at exit (src/base/standard_output.hpp)
   } else {
     try {
       write_texts_whole({TextFile{output, text, force}});
@@ -66,11 +89,10 @@ int cmd_export(const std::string& format, const std::vector<std::string>& paths,
       return kExitOutput;
     }
   }
-  for (const LeftOut& l : exported.left_out) err << "labrun export: left out " << l.key << " (" << l.why << ")\n";
   err << "labrun export: " << exported.written << (exported.written == 1 ? " point" : " points") << " as "
       << exporter->name();
   if (!exported.left_out.empty()) err << ", " << exported.left_out.size() << " left out (not ok, flagged or untimed)";
-  err << (output.empty() || output == "-" ? "" : " -> " + output) << "\n";
+  err << (to_stdout ? "" : " -> " + output) << "\n";
   return kExitOk;
 }
 
@@ -79,8 +101,9 @@ namespace {
 struct ExportCommandOptions {
   std::string format;
   std::vector<std::string> paths;  ///< as given: files, comma-separated lists or folders
-  std::string output;
+  std::string output = "-";
   bool force = false;
+  ExportOptions options;
 };
 
 }  // namespace
@@ -98,10 +121,23 @@ Command add_export_command(CLI::App& app, const CommandContext&) {
   }
   command->add_option("format", o->format, "the format:" + formats)->required()->check(CLI::IsMember(names));
   command->add_option("results", o->paths, "result files: .jsonl files, comma-separated lists or folders")->required();
-  command->add_option("-o,--output", o->output, "write to FILE (whole or not at all) instead of standard output");
+  command
+      ->add_option("-o,--output", o->output,
+                   "write to FILE (whole or not at all; never one of the result files) instead of standard output (-)")
+      ->type_name("FILE");
   command->add_flag("--force", o->force, "replace FILE if it exists");
+  command->add_flag("--one-per-point", o->options.one_per_point,
+                    "gbench: a pooled point as its pooled time alone, not one repetition per process and their "
+                    "aggregates (for dashboards that take every entry as a benchmark)");
+  command->footer(
+      "Only points that are ok, passed their checks and were not flagged by an integrity check leave as numbers; the "
+      "others are listed on stderr. A profiler-mode, unsynchronized or delayed (lab.delay_s) run exports nothing.\n"
+      "Exit status: 0 written; 1 no point to export (nothing written); 2 bad input; 4 FILE cannot be written.");
   return {command,
-          [o] { return cmd_export(o->format, result_paths(o->paths), o->output, o->force, std::cout, std::cerr); },
+          [o] {
+            return cmd_export(o->format, result_paths(o->paths), o->output, o->force, o->options, std::cout,
+                              std::cerr);
+          },
           {}};
 }
 

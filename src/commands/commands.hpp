@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "device_hooks.hpp"
+#include "exporter.hpp"
 #include "diff.hpp"
 #include "history.hpp"
 #include "report.hpp"
@@ -53,12 +54,14 @@ Command add_export_command(CLI::App& app, const CommandContext& context);
 // ---- The entry points the tests call too (each defined in its cmd_<name>.cpp) ---------------------------------
 
 /// `labrun export`: the points of `paths` (load_results, shards of one sweep merged) in the export format `format`
-/// (src/export/exporter.hpp's table), to `out` or, with `output` ("" or "-": `out`), written whole to that file
-/// (refused if it exists without `force`). Every point left out is listed on `err`, then one summary line.
-/// @return kExitOk; kExitUsage for an unknown format, no files, a result file that cannot be read or a point in two
+/// (src/export/exporter.hpp's table) with `options`, to `out` when `output` is "-", else written whole to that file
+/// (refused if it exists without `force`, and if it is one of `paths`). Every point left out is listed on `err`, then
+/// one summary line.
+/// @return kExitOk; kExitPointsFailed when no point could be exported (nothing written); kExitUsage for an unknown
+/// format, no files, an empty `output` or one that is an input, a result file that cannot be read or a point in two
 /// runs; kExitOutput when `output` cannot be written. Never throws for bad input.
 int cmd_export(const std::string& format, const std::vector<std::string>& paths, const std::string& output, bool force,
-               std::ostream& out, std::ostream& err);
+               const ExportOptions& options, std::ostream& out, std::ostream& err);
 
 /// `labrun diff`: reads every file of each side (load_results), checks that each is a labrun result (a header
 /// line first, at least one point; load_results checks JSON and the records' fields), runs diff_results() and

@@ -97,7 +97,6 @@ void print_sweep_summary(const std::vector<PointRecord>& records, std::chrono::s
   std::printf("\n%zu points: %s\n", records.size(), line.c_str());
 }
 
-
 void ProgressSink::point(std::size_t i, const PointRecord& rec) {
   const bool ran = rec.status != Status::not_supported && rec.status != Status::skipped;
   not_run_ += !ran;
@@ -107,13 +106,12 @@ void ProgressSink::point(std::size_t i, const PointRecord& rec) {
   if (reason.size() > 100) reason = reason.substr(0, 100) + "...";
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   const double eta_s = elapsed_s / static_cast<double>(i) * static_cast<double>(numbers_.todo - i);
-  const std::string line =
-      fmt::format("[{}/{}] {} elapsed, ETA {}{} {:<20} {:<40} {:<19} {} {}", numbers_.before + i, numbers_.total,
-                  format_duration(elapsed_s), format_duration(eta_s),
-                  not_run_ > 0 ? fmt::format(" ({} not run)", not_run_) : std::string(), rec.variant,
-                  short_axes(rec.axes), to_string(rec.status), t, reason);
+  const std::string line = fmt::format("[{}/{}] {} elapsed, ETA {}{} {:<20} {:<40} {:<19} {} {}", numbers_.before + i,
+                                       numbers_.total, format_duration(elapsed_s), format_duration(eta_s),
+                                       not_run_ > 0 ? fmt::format(" ({} not run)", not_run_) : std::string(),
+                                       rec.variant, short_axes(rec.axes), to_string(rec.status), t, reason);
   if (stderr_is_terminal()) std::cerr << line << "\n";  // on a terminal
-  else spdlog::info("{}", line);                         // timestamped in a batch log
+  else spdlog::info("{}", line);                        // timestamped in a batch log
 }
 
 void ProgressSink::finish() {

@@ -17,31 +17,32 @@ class BmfExporter final : public Exporter {
   std::string name() const override { return "bmf"; }
   std::string summary() const override { return "Bencher Metric Format (bencher run --adapter json)"; }
 
-  Exported write(const std::vector<Run>& runs) const override {
+  Exported write(const std::vector<Run>& runs, const ExportOptions&) const override {
     Exported out;
     out.document = Json::object();
-    for (const Run& run : runs)
+    for (const Run& run : runs) {
+      const auto run_why = run_not_exportable(run.header);
       for (const PointRecord& p : run.points) {
-        if (const auto why = not_exportable(p)) {
+        if (const auto why = run_why ? run_why : not_exportable(p)) {
           out.left_out.push_back({p.key, *why});
           continue;
         }
         out.document[p.key] = measures(p);
         ++out.written;
       }
+    }
     return out;
   }
 
  private:
   static Json measures(const PointRecord& p) {
     const double time_s = p.timing->time_s;
-    const TimeSummary* s = primary_summary(p);
-    const double low_s = s ? s->ci95_low_time_s : kNoValue, high_s = s ? s->ci95_high_time_s : kNoValue;
+    const auto interval = time_interval(p);
     Json m = Json::object();
     Json latency = {{"value", to_ns(time_s)}};
-    if (std::isfinite(low_s) && std::isfinite(high_s)) {
-      latency["lower_value"] = to_ns(low_s);
-      latency["upper_value"] = to_ns(high_s);
+    if (interval) {
+      latency["lower_value"] = to_ns(interval->first);
+      latency["upper_value"] = to_ns(interval->second);
     }
     m["latency"] = latency;
     const double bw = p.interpretation ? p.interpretation->achieved_bandwidth_Bps : kNoValue;
@@ -49,9 +50,9 @@ class BmfExporter final : public Exporter {
       Json bandwidth = {{"value", bw}};
       // The bytes the interpretation divided by time_s, over the interval's ends (a longer time: a lower rate).
       const double bytes = bw * time_s;
-      if (std::isfinite(low_s) && std::isfinite(high_s) && low_s > 0) {
-        bandwidth["lower_value"] = bytes / high_s;
-        bandwidth["upper_value"] = bytes / low_s;
+      if (interval && std::isfinite(bytes)) {
+        bandwidth["lower_value"] = bytes / interval->second;
+        bandwidth["upper_value"] = bytes / interval->first;
       }
       m["bandwidth"] = bandwidth;
     }

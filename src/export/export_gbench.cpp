@@ -3,7 +3,9 @@
 // Mapping (docs/formats.md): one benchmark per ok point named by its key; real_time = time_s (the time `labrun diff`
 // compares), cpu_time = the wall time per iteration (timing.wall's median), both in time_unit "ns"; a pooled point
 // (lab.processes) is one repetition per process (real_time = that process's median) and the aggregates mean and
-// stddev over them, and median = the pooled time_s. A point that may not leave as a number is left out.
+// stddev over them, and median = the pooled time_s (with --one-per-point, the pooled time alone). A point that may
+// not leave as a number is left out.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -13,14 +15,17 @@ namespace labrun {
 
 namespace {
 
-// The run's context: Google Benchmark's keys where labrun has them, then labrun's own as strings (its custom
-// context, benchmark::AddCustomContext).
+// The run's context: Google Benchmark's keys where labrun has them (`caches` and `load_avg` empty: Bencher's
+// cpp_google adapter requires `caches`), then labrun's own as strings (its custom context,
+// benchmark::AddCustomContext).
 Json context_of(const std::vector<Run>& runs) {
   Json c = Json::object();
   const RunHeader h = runs.empty() ? RunHeader{} : runs.front().header;
   c["date"] = h.created_utc();
   c["host_name"] = h.host_name();
   c["executable"] = "labrun";
+  c["caches"] = Json::array();
+  c["load_avg"] = Json::array();
   c["library_build_type"] = h.build_type() == "Release" ? "release" : "debug";
   c["labrun_version"] = h.labrun_version();
   c["labrun_code"] = h.code_key();
@@ -32,7 +37,7 @@ Json context_of(const std::vector<Run>& runs) {
 
 // The keys every benchmark entry of Google Benchmark's JSON starts with.
 Json entry(const std::string& name, const std::string& run_name, std::size_t family, const char* run_type,
-           std::int64_t repetitions, std::int64_t repetition_index) {
+           std::int64_t repetitions) {
   Json b = Json::object();
   b["name"] = name;
   b["family_index"] = family;
@@ -40,16 +45,18 @@ Json entry(const std::string& name, const std::string& run_name, std::size_t fam
   b["run_name"] = run_name;
   b["run_type"] = run_type;
   b["repetitions"] = repetitions;
-  b["repetition_index"] = repetition_index;
-  b["threads"] = 1;
   return b;
 }
 
-void times(Json& b, std::int64_t iterations, double real_s, double cpu_s) {
+// iterations, real_time, cpu_time and time_unit, and Google Benchmark's SetBytesProcessed counter where the cost
+// model knows the bytes: cost.bytes / real_s.
+void times(Json& b, std::int64_t iterations, double real_s, double cpu_s, const PointRecord& p) {
+  b["threads"] = 1;
   b["iterations"] = iterations;
   b["real_time"] = to_ns(real_s);
   b["cpu_time"] = to_ns(cpu_s);
   b["time_unit"] = "ns";
+  if (std::isfinite(p.cost.bytes) && p.cost.bytes > 0) b["bytes_per_second"] = p.cost.bytes / real_s;
 }
 
 class GbenchExporter final : public Exporter {
@@ -59,21 +66,23 @@ class GbenchExporter final : public Exporter {
     return "Google Benchmark JSON (compare.py, github-action-benchmark tool 'googlecpp', Bencher cpp_google)";
   }
 
-  Exported write(const std::vector<Run>& runs) const override {
+  Exported write(const std::vector<Run>& runs, const ExportOptions& options) const override {
     Exported out;
     Json benchmarks = Json::array();
     std::size_t family = 0;
-    for (const Run& run : runs)
+    for (const Run& run : runs) {
+      const auto run_why = run_not_exportable(run.header);
       for (const PointRecord& p : run.points) {
         // Left out, not written as Google Benchmark's error entry: compare.py (v1.7) reads real_time of every
         // entry for its geometric mean and fails on one without it, and a zero time would be a number.
-        if (const auto why = not_exportable(p)) {
+        if (const auto why = run_why ? run_why : not_exportable(p)) {
           out.left_out.push_back({p.key, *why});
           continue;
         }
-        write_point(p, family++, benchmarks);
+        write_point(p, family++, options, benchmarks);
         ++out.written;
       }
+    }
     out.document = Json::object();
     out.document["context"] = context_of(runs);
     out.document["benchmarks"] = benchmarks;
@@ -81,25 +90,27 @@ class GbenchExporter final : public Exporter {
   }
 
  private:
-  static void write_point(const PointRecord& p, std::size_t family, Json& benchmarks) {
+  static void write_point(const PointRecord& p, std::size_t family, const ExportOptions& options, Json& benchmarks) {
     const Timing& t = *p.timing;
-    const double wall_s = t.wall ? t.wall->median_time_s : t.time_s;
-    const std::int64_t samples = primary_summary(p) ? primary_summary(p)->count : 0;
-    const std::int64_t iterations = std::max<std::int64_t>(1, samples * std::max<std::int64_t>(1, t.batch));
-    const bool pooled = t.processes && t.processes->count > 1 &&
-                        t.processes->time_s.size() == static_cast<std::size_t>(t.processes->count);
-    if (!pooled) {
-      Json b = entry(p.key, p.key, family, "iteration", 1, 0);
-      times(b, iterations, t.time_s, wall_s);
-      bytes_per_second(b, p, t.time_s);
+    const double wall_s = t.wall && std::isfinite(t.wall->median_time_s) ? t.wall->median_time_s : t.time_s;
+    const std::int64_t iterations = std::max<std::int64_t>(1, sample_count(p) * std::max<std::int64_t>(1, t.batch));
+    const std::vector<double> medians = options.one_per_point ? std::vector<double>{} : process_medians(p);
+    if (medians.empty()) {
+      Json b = entry(p.key, p.key, family, "iteration", 1);
+      b["repetition_index"] = 0;
+      times(b, iterations, t.time_s, wall_s, p);
       benchmarks.push_back(b);
       return;
     }
-    const std::vector<double>& medians = t.processes->time_s;
+    // One repetition per process. labrun keeps neither a wall median nor an iteration count per process: a
+    // repetition's cpu_time repeats its real_time (five equal cpu_times would read to compare.py's U test as a
+    // certain change), and its iterations are the point's spread evenly over the processes.
     const auto n = static_cast<std::int64_t>(medians.size());
     for (std::int64_t i = 0; i < n; ++i) {
-      Json b = entry(p.key, p.key, family, "iteration", n, i);
-      times(b, std::max<std::int64_t>(1, iterations / n), medians[static_cast<std::size_t>(i)], wall_s);
+      const double m = medians[static_cast<std::size_t>(i)];
+      Json b = entry(p.key, p.key, family, "iteration", n);
+      b["repetition_index"] = i;
+      times(b, std::max<std::int64_t>(1, iterations / n), m, m, p);
       benchmarks.push_back(b);
     }
     double mean = 0;
@@ -108,21 +119,19 @@ class GbenchExporter final : public Exporter {
     double squares = 0;
     for (double m : medians) squares += (m - mean) * (m - mean);
     const double stddev = std::sqrt(squares / static_cast<double>(n - 1));  // as Google Benchmark: n - 1
-    const std::pair<const char*, double> aggregates[] = {{"mean", mean}, {"median", t.time_s}, {"stddev", stddev}};
-    for (const auto& [aggregate, value] : aggregates) {
-      Json b = entry(p.key + "_" + aggregate, p.key, family, "aggregate", n, 0);
-      b.erase("repetition_index");  // aggregates have none
-      b["aggregate_name"] = aggregate;
+    for (const char* aggregate : {"mean", "median", "stddev"}) {
+      const std::string a = aggregate;
+      Json b = entry(p.key + "_" + a, p.key, family, "aggregate", n);
+      b["aggregate_name"] = a;
       b["aggregate_unit"] = "time";
-      times(b, n, value, std::string(aggregate) == "stddev" ? 0.0 : wall_s);
-      if (std::string(aggregate) == "median") bytes_per_second(b, p, t.time_s);
+      if (a == "mean") times(b, n, mean, mean, p);
+      if (a == "median") times(b, n, t.time_s, wall_s, p);  // labrun's pooled median, the number diff compares
+      if (a == "stddev") {
+        times(b, n, stddev, stddev, p);
+        b.erase("bytes_per_second");  // a spread is no rate
+      }
       benchmarks.push_back(b);
     }
-  }
-
-  // Google Benchmark's counter for SetBytesProcessed: the cost model's bytes over `time_s`, where it knows them.
-  static void bytes_per_second(Json& b, const PointRecord& p, double time_s) {
-    if (std::isfinite(p.cost.bytes) && time_s > 0) b["bytes_per_second"] = p.cost.bytes / time_s;
   }
 };
 

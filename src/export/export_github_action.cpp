@@ -1,7 +1,8 @@
 // `labrun export github-action-benchmark`: the `customSmallerIsBetter` input of github-action-benchmark
 // (github.com/benchmark-action/github-action-benchmark, "Examples" > custom): a JSON array of {name, unit, value,
 // range, extra}. Mapping (docs/formats.md): one entry per ok point named by its key; value = time_s in "ns"; range
-// = "± H" with H the half-width of the 95% confidence interval of the median, in ns; extra = the timing method, the
+// = "± H" with H the half-width of the 95% confidence interval of the median, in ns (left out without a finite
+// interval); extra = the timing method, the
 // samples and processes, the device and the code, one line. The format has no error entry: a point that may not
 // leave as a number is left out.
 #include <cmath>
@@ -21,33 +22,36 @@ class GithubActionExporter final : public Exporter {
     return "github-action-benchmark's customSmallerIsBetter (tool: 'customSmallerIsBetter')";
   }
 
-  Exported write(const std::vector<Run>& runs) const override {
+  Exported write(const std::vector<Run>& runs, const ExportOptions&) const override {
     Exported out;
     out.document = Json::array();
-    for (const Run& run : runs)
+    for (const Run& run : runs) {
+      const auto run_why = run_not_exportable(run.header);
       for (const PointRecord& p : run.points) {
-        if (const auto why = not_exportable(p)) {
+        if (const auto why = run_why ? run_why : not_exportable(p)) {
           out.left_out.push_back({p.key, *why});
           continue;
         }
         out.document.push_back(entry(p, run.header));
         ++out.written;
       }
+    }
     return out;
   }
 
  private:
   static Json entry(const PointRecord& p, const RunHeader& h) {
     const Timing& t = *p.timing;
-    const TimeSummary* s = primary_summary(p);
     Json e = Json::object();
     e["name"] = p.key;
     e["unit"] = "ns";
     e["value"] = to_ns(t.time_s);
-    if (s && std::isfinite(s->ci95_low_time_s) && std::isfinite(s->ci95_high_time_s))
-      e["range"] = fmt::format("± {:.4g}", to_ns((s->ci95_high_time_s - s->ci95_low_time_s) / 2));
-    std::string extra = fmt::format("{}; {} samples", t.method_name(), s ? s->count : 0);
-    if (t.processes && t.processes->count > 1) extra += fmt::format(" pooled from {} processes", t.processes->count);
+    // Half the interval's width, in full (fmt's shortest text that reads back as the same double).
+    if (const auto interval = time_interval(p))
+      e["range"] = fmt::format("± {}", to_ns((interval->second - interval->first) / 2));
+    std::string extra = fmt::format("{}; {} samples", t.method_name(), sample_count(p));
+    if (const auto medians = process_medians(p); !medians.empty())
+      extra += fmt::format(" pooled from {} processes", medians.size());
     if (!h.device_name().empty()) extra += "; " + h.device_name();
     if (!h.code_key().empty()) extra += "; " + h.code_key();
     e["extra"] = extra;

@@ -6,6 +6,8 @@
 
 #include <labrun/status.hpp>
 
+#include "record.hpp"
+
 namespace labrun {
 
 // Each format's factory, in its own file.
@@ -43,21 +45,69 @@ std::optional<std::string> integrity_finding(const Integrity& i) {
   return std::nullopt;
 }
 
+// Whether the record's correctness check passed: its `passed` as written for a record of an older labrun (kept as
+// written), else the typed outcome's.
+bool correctness_passed(const Correctness& c) {
+  if (!c.as_written.is_null()) {
+    const auto it = c.as_written.find("passed");
+    return it == c.as_written.end() || !it->is_boolean() || it->get<bool>();
+  }
+  return c.outcome.passed();
+}
+
 }  // namespace
 
-std::optional<std::string> not_exportable(const PointRecord& point) {
-  if (point.status != Status::ok) return std::string(to_string(point.status)) + ": " + point.reason.value_or("");
-  if (point.integrity)
-    if (auto finding = integrity_finding(*point.integrity)) return finding;
-  if (!point.timing || !std::isfinite(point.timing->time_s)) return std::string("no time");
+std::optional<std::string> run_not_exportable(const RunHeader& header) {
+  const Json& lab = header.lab();
+  if (lab.value("profile", false))
+    return std::string("profiler mode (lab.profile): the times are the profiler's, not a measurement");
+  if (header.lab_timing() == "unsynchronized")
+    return std::string("lab.timing: unsynchronized: the times are the enqueue's, not the work's");
+  if (const double delay_s = json_number(lab, {"delay_s"}); std::isfinite(delay_s) && delay_s > 0)
+    return std::string("lab.delay_s: a test aid's delay kernel is in every time");
   return std::nullopt;
 }
 
-const TimeSummary* primary_summary(const PointRecord& point) {
-  if (!point.timing) return nullptr;
-  if (point.timing->device) return &*point.timing->device;
-  if (point.timing->wall) return &*point.timing->wall;
-  return nullptr;
+std::optional<std::string> not_exportable(const PointRecord& point) {
+  if (point.status != Status::ok) return std::string(to_string(point.status)) + ": " + point.reason.value_or("");
+  if (point.correctness && !correctness_passed(*point.correctness))
+    return std::string("correctness: the check did not pass");
+  if (point.integrity)
+    if (auto finding = integrity_finding(*point.integrity)) return finding;
+  const double t = point.timing ? point.timing->time_s : kNoValue;
+  if (!(std::isfinite(t) && t > 0 && std::isfinite(to_ns(t)))) return std::string("no time");
+  return std::nullopt;
+}
+
+std::optional<std::pair<double, double>> time_interval(const PointRecord& point) {
+  if (!point.timing) return std::nullopt;
+  const Timing& t = *point.timing;
+  for (const OptionalSummary* s : {&t.device, &t.wall}) {
+    if (!*s || (*s)->median_time_s != t.time_s) continue;
+    const TimeSummary& m = **s;
+    if (!std::isfinite(m.ci95_rel_halfwidth) || !std::isfinite(m.ci95_low_time_s) ||
+        !std::isfinite(m.ci95_high_time_s) || m.ci95_low_time_s <= 0 || m.ci95_low_time_s > t.time_s ||
+        m.ci95_high_time_s < t.time_s)
+      return std::nullopt;
+    return std::pair{m.ci95_low_time_s, m.ci95_high_time_s};
+  }
+  return std::nullopt;
+}
+
+std::vector<double> process_medians(const PointRecord& point) {
+  if (!point.timing || !point.timing->processes) return {};
+  const ProcessStats& p = *point.timing->processes;
+  if (p.count < 2 || p.time_s.size() != static_cast<std::size_t>(p.count)) return {};
+  for (const double m : p.time_s)
+    if (!(std::isfinite(m) && m > 0 && std::isfinite(to_ns(m)))) return {};
+  return p.time_s;
+}
+
+std::int64_t sample_count(const PointRecord& point) {
+  if (!point.timing) return 0;
+  if (point.timing->device) return point.timing->device->count;
+  if (point.timing->wall) return point.timing->wall->count;
+  return 0;
 }
 
 double to_ns(double seconds) { return seconds * 1e9; }

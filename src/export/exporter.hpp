@@ -26,6 +26,14 @@ struct Exported {
   std::vector<LeftOut> left_out;  ///< every point not written as a number, in file order
 };
 
+/// What `labrun export`'s options ask of a format.
+struct ExportOptions {
+  /// One entry per point: a pooled point is written as its pooled time alone, not as one repetition per process
+  /// and their aggregates (gbench; the other formats write one entry per point anyway). For dashboards that take
+  /// every entry as a benchmark of its own (github-action-benchmark `googlecpp`, Bencher `cpp_google`).
+  bool one_per_point = false;
+};
+
 /// One export format. Implementations are stateless; the table owns one of each.
 class Exporter {
  public:
@@ -37,7 +45,7 @@ class Exporter {
   /// The format's document for every point of `runs` (load_results(), LoadDepth::analysis or fuller), in file order.
   /// A point that not_exportable() refuses is left out and listed in `left_out`. Never throws for a record
   /// load_results() accepted.
-  virtual Exported write(const std::vector<Run>& runs) const = 0;
+  virtual Exported write(const std::vector<Run>& runs, const ExportOptions& options = {}) const = 0;
 };
 
 /// Every export format, in the order `labrun export --help` lists them.
@@ -45,13 +53,28 @@ const std::vector<std::unique_ptr<Exporter>>& exporters();
 /// The format named `name`, or nullptr.
 const Exporter* find_exporter(const std::string& name);
 
+/// Why no point of the run with header `header` may leave labrun as a number, or nullopt when its points may: a
+/// profiler-mode run ("profiler mode: the times are the profiler's, not a measurement"), an unsynchronized one
+/// (lab.timing: it times the enqueue, not the work), or one with a test aid's delay kernel (lab.delay_s > 0).
+std::optional<std::string> run_not_exportable(const RunHeader& header);
+
 /// Why `point` may not leave labrun as a number, or nullopt when it may: its status is not `ok` ("incorrect:
-/// REASON"), an integrity check found something (failed, or warned: "integrity: audit warned: ..."), or it has no
-/// finite time_s ("no time").
+/// REASON"), its correctness check did not pass, an integrity check found something (failed, or warned:
+/// "integrity: audit warned: ..."), or it has no time that is finite and positive in seconds and in nanoseconds
+/// ("no time").
 std::optional<std::string> not_exportable(const PointRecord& point);
 
-/// The timing summary behind a point's time_s: timing.device when recorded, else timing.wall; nullptr without timing.
-const TimeSummary* primary_summary(const PointRecord& point);
+/// The 95% confidence interval of the median behind a point's time_s, seconds: from timing.device when its median is
+/// time_s, else from timing.wall when its median is; nullopt when neither is, the interval is not finite (fewer than 6
+/// samples: ci95_rel_halfwidth is +inf), its low end is not positive, or it does not hold time_s.
+std::optional<std::pair<double, double>> time_interval(const PointRecord& point);
+
+/// The per-process medians of a pooled point (timing.processes with more than one process, as many medians as
+/// processes, each finite and positive), seconds; empty otherwise.
+std::vector<double> process_medians(const PointRecord& point);
+
+/// The samples behind time_s (timing.device's count, else timing.wall's); 0 without timing.
+std::int64_t sample_count(const PointRecord& point);
 
 /// Seconds to nanoseconds (the unit Google Benchmark's JSON, Bencher's `latency` and the github-action-benchmark
 /// export use): s * 1e9.
