@@ -135,8 +135,7 @@ Command add_export_command(CLI::App& app, const CommandContext&) {
       "Exit status: 0 written; 1 no point to export (nothing written); 2 bad input; 4 FILE cannot be written.");
   return {command,
           [o] {
-            return cmd_export(o->format, result_paths(o->paths), o->output, o->force, o->options, std::cout,
-                              std::cerr);
+    return cmd_export(o->format, result_paths(o->paths), o->output, o->force, o->options, std::cout, std::cerr);
           },
           {}};
 }

@@ -22,7 +22,7 @@
 #include "record.hpp"
 #include "registry.hpp"
 #include "report_context.hpp"
-#include "report_csv.hpp"
+#include "report_files.hpp"
 #include "report_markdown.hpp"
 #include "report_plots.hpp"
 
@@ -75,9 +75,7 @@ int make_report(const std::vector<std::string>& paths, const std::string& out_di
   // and nothing else in the folder is touched. The sibling goes on any failure.
   try {
     const fs::path& staging = folder->begin();
-    write_points_csv(context, staging / "points.csv");
-    write_ceilings_json(context, staging / "ceilings.json");
-    write_plot_specs(context, staging / "plots.json", options.max_plots);
+    for (const ReportFile& file : report_data_files()) file.write(context, staging / file.name, options);
     std::size_t not_drawn = 0;
     const Json plots =  // null: not asked
         options.plots ? draw_plots(staging, options.plot_script, err, &not_drawn) : Json(nullptr);
