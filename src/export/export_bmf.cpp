@@ -20,17 +20,7 @@ class BmfExporter final : public Exporter {
   Exported write(const std::vector<Run>& runs, const ExportOptions&) const override {
     Exported out;
     out.document = Json::object();
-    for (const Run& run : runs) {
-      const auto run_why = run_not_exportable(run.header);
-      for (const PointRecord& p : run.points) {
-        if (const auto why = run_why ? run_why : not_exportable(p)) {
-          out.left_out.push_back({p.key, *why});
-          continue;
-        }
-        out.document[p.key] = measures(p);
-        ++out.written;
-      }
-    }
+    for_each_exportable(runs, out, [&](const PointRecord& p, const RunHeader&) { out.document[p.key] = measures(p); });
     return out;
   }
 

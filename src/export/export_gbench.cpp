@@ -70,19 +70,10 @@ class GbenchExporter final : public Exporter {
     Exported out;
     Json benchmarks = Json::array();
     std::size_t family = 0;
-    for (const Run& run : runs) {
-      const auto run_why = run_not_exportable(run.header);
-      for (const PointRecord& p : run.points) {
-        // Left out, not written as Google Benchmark's error entry: compare.py (v1.7) reads real_time of every
-        // entry for its geometric mean and fails on one without it, and a zero time would be a number.
-        if (const auto why = run_why ? run_why : not_exportable(p)) {
-          out.left_out.push_back({p.key, *why});
-          continue;
-        }
-        write_point(p, family++, options, benchmarks);
-        ++out.written;
-      }
-    }
+    // A point that may not leave is left out, not written as Google Benchmark's error entry: compare.py (v1.7) reads
+    // real_time of every entry for its geometric mean and fails on one without it, and a zero time would be a number.
+    for_each_exportable(runs, out,
+                        [&](const PointRecord& p, const RunHeader&) { write_point(p, family++, options, benchmarks); });
     out.document = Json::object();
     out.document["context"] = context_of(runs);
     out.document["benchmarks"] = benchmarks;

@@ -25,17 +25,8 @@ class GithubActionExporter final : public Exporter {
   Exported write(const std::vector<Run>& runs, const ExportOptions&) const override {
     Exported out;
     out.document = Json::array();
-    for (const Run& run : runs) {
-      const auto run_why = run_not_exportable(run.header);
-      for (const PointRecord& p : run.points) {
-        if (const auto why = run_why ? run_why : not_exportable(p)) {
-          out.left_out.push_back({p.key, *why});
-          continue;
-        }
-        out.document.push_back(entry(p, run.header));
-        ++out.written;
-      }
-    }
+    for_each_exportable(runs, out,
+                        [&](const PointRecord& p, const RunHeader& h) { out.document.push_back(entry(p, h)); });
     return out;
   }
 

@@ -79,6 +79,21 @@ std::optional<std::string> not_exportable(const PointRecord& point) {
   return std::nullopt;
 }
 
+void for_each_exportable(const std::vector<Run>& runs, Exported& out,
+                         const std::function<void(const PointRecord&, const RunHeader&)>& write) {
+  for (const Run& run : runs) {
+    const auto run_why = run_not_exportable(run.header);
+    for (const PointRecord& p : run.points) {
+      if (const auto why = run_why ? run_why : not_exportable(p)) {
+        out.left_out.push_back({p.key, *why});
+        continue;
+      }
+      write(p, run.header);
+      ++out.written;
+    }
+  }
+}
+
 std::optional<std::pair<double, double>> time_interval(const PointRecord& point) {
   if (!point.timing) return std::nullopt;
   const Timing& t = *point.timing;

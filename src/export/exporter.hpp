@@ -3,6 +3,7 @@
 // its row; the command, its --help and the tests read the table.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +64,11 @@ std::optional<std::string> run_not_exportable(const RunHeader& header);
 /// "integrity: audit warned: ..."), or it has no time that is finite and positive in seconds and in nanoseconds
 /// ("no time").
 std::optional<std::string> not_exportable(const PointRecord& point);
+
+/// Calls `write(point, header)` for every point of `runs` that may leave as a number (run_not_exportable of its run's
+/// header, then not_exportable), in file order, counting them in `out.written`; lists every other in `out.left_out`.
+void for_each_exportable(const std::vector<Run>& runs, Exported& out,
+                         const std::function<void(const PointRecord&, const RunHeader&)>& write);
 
 /// The 95% confidence interval of the median behind a point's time_s, seconds: from timing.device when its median is
 /// time_s, else from timing.wall when its median is; nullopt when neither is, the interval is not finite (fewer than 6

@@ -8,10 +8,10 @@ namespace labrun {
 
 const std::vector<ReportFile>& report_data_files() {
   static const std::vector<ReportFile> table{
-      {"points.csv", [](const ReportContext& c, const std::filesystem::path& p,
-                        const ReportOptions&) { write_points_csv(c, p); }},
-      {"ceilings.json", [](const ReportContext& c, const std::filesystem::path& p,
-                           const ReportOptions&) { write_ceilings_json(c, p); }},
+      {"points.csv",
+       [](const ReportContext& c, const std::filesystem::path& p, const ReportOptions&) { write_points_csv(c, p); }},
+      {"ceilings.json",
+       [](const ReportContext& c, const std::filesystem::path& p, const ReportOptions&) { write_ceilings_json(c, p); }},
       {"plots.json", [](const ReportContext& c, const std::filesystem::path& p,
                         const ReportOptions& o) { write_plot_specs(c, p, o.max_plots); }},
   };
