@@ -505,7 +505,7 @@ int run_pooled(const SweepArgs& a, const SweepConfig& config, const std::vector<
     throw std::runtime_error(std::string("pooling the processes failed: ") + e.what() + " (their files are kept in " +
                              dir.string() + ")");
   }
-  write_run_whole(a.output, pooled, true);
+  write_run_file(a.output, pooled, true);
   fs::remove_all(dir, ec);
   return finish(pooled.points, fmt::format("results: {} ({} processes pooled)", a.output, k));
 }
@@ -592,7 +592,7 @@ int run_devices(const SweepArgs& a, const std::vector<int>& devices, std::size_t
     for (auto& r : load_results({f}).runs) shards.push_back(std::move(r));
   Run merged = merge_shards(std::move(shards));
   merged.header.json["argv"] = a.argv;  // the user's command, not the first child's
-  write_run_whole(a.output, merged, true);
+  write_run_file(a.output, merged, true);
   fs::remove_all(dir, ec);
   return finish(merged.points, fmt::format("results: {} ({} devices, merged)", a.output, n));
 }

@@ -1,9 +1,12 @@
-// Where a sweep's records go as they are made: one RecordSink per destination (the result file: JsonlSink; the
-// progress lines: ProgressSink, console.hpp), and the sweep's worker writes through one FanOut of them. A new
-// destination is one class here and one line where the worker builds its FanOut (src/commands/cmd_sweep.cpp).
+// Where records go as they are made: one RecordSink per destination (a JSON Lines result file: JsonlSink; the
+// progress lines: ProgressSink, console.hpp), and the sweep's worker writes through one FanOut of them. Every record
+// line labrun writes (a sweep's worker, the supervisor's record of a crashed point, a sanitizer sweep, merge, a pooled
+// run's whole file) leaves through a JsonlSink. A new destination is one class here and one line where the worker
+// builds its FanOut (src/commands/cmd_sweep.cpp).
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "point_record.hpp"
@@ -17,6 +20,8 @@ class RecordSink {
   virtual ~RecordSink() = default;
   /// A line that is not a point: the header of a fresh file, the `segment` line of a continued one.
   virtual void line(const Json& record) { (void)record; }
+  /// A record already written once, as its JSON text without the newline (merge copies shards' lines byte for byte).
+  virtual void text_line(const std::string& text) { (void)text; }
   /// The run's point number `index` (1-based, in the order the points finish) is final.
   virtual void point(std::size_t index, const PointRecord& record) {
     (void)index;
@@ -31,6 +36,7 @@ class FanOut final : public RecordSink {
  public:
   explicit FanOut(std::vector<RecordSink*> sinks) : sinks_(std::move(sinks)) {}
   void line(const Json& record) override;
+  void text_line(const std::string& text) override;
   /// Numbers the points itself (1, 2, ...): call it with any index, e.g. point(0, rec), or through add().
   void point(std::size_t index, const PointRecord& record) override;
   /// point() with the next number.
@@ -49,11 +55,17 @@ class JsonlSink final : public RecordSink {
  public:
   explicit JsonlSink(JsonlWriter& writer) : writer_(writer) {}
   void line(const Json& record) override;
+  void text_line(const std::string& text) override;
   void point(std::size_t index, const PointRecord& record) override;
   void finish() override;
 
  private:
   JsonlWriter& writer_;
 };
+
+/// Writes `run` (its header, its segments, its points) to `path` whole or not at all through a JsonlSink (write_whole,
+/// src/records/point_record.hpp: a full disk or a kill never leaves a partial file at `path`).
+/// @throws OutputError as write_whole.
+void write_run_file(const std::string& path, const Run& run, bool replace);
 
 }  // namespace labrun

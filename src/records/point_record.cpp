@@ -1195,14 +1195,6 @@ void write_whole(const std::string& path, bool replace, const std::function<void
   });
 }
 
-void write_run_whole(const std::string& path, const Run& run, bool replace) {
-  write_whole(path, replace, [&](JsonlWriter& w) {
-    w.write(to_json(run.header));
-    for (const Json& seg : run.segments) w.write(seg);
-    for (const auto& r : run.points) w.write(to_json(r));
-  });
-}
-
 bool RunHeader::pooled_process() const { return json.is_object() && json.contains("process"); }
 std::optional<std::pair<std::int64_t, std::int64_t>> RunHeader::pool_process() const {
   const char* keys[] = {"index", "count"};  // the schema's words (process.index, process.count)

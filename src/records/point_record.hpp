@@ -566,9 +566,6 @@ std::optional<Json> parse_line_or_torn(const std::string& line, bool at_eof, con
 /// `path` is an OutputError, left untouched; so is a `path` that is not a regular file.
 /// @throws OutputError when it cannot be written (the sibling is removed), and whatever `lines` throws.
 void write_whole(const std::string& path, bool replace, const std::function<void(JsonlWriter&)>& lines);
-
-/// write_whole() of `run`: its header, its segments, its points (a full disk or a kill never leaves a partial file
-/// at `path`). @throws OutputError as write_whole.
-void write_run_whole(const std::string& path, const Run& run, bool replace);
+// A run written whole (write_run_file) goes through the record sinks: src/export/record_sink.hpp.
 
 }  // namespace labrun

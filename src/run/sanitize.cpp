@@ -19,6 +19,7 @@
 #include "interrupt.hpp"
 #include "lab.hpp"
 #include "record.hpp"
+#include "record_sink.hpp"
 #include "sanitizer_log.hpp"
 #include "spawn.hpp"
 
@@ -138,6 +139,7 @@ std::vector<PointRecord> run_sanitized(const SanitizeRun& run) {
   } cleanup{dir};
   const std::string file = dir + "/point.jsonl", log_file = dir + "/sanitizer.log", out = dir + "/worker.out";
   std::unique_ptr<JsonlWriter> writer;
+  std::unique_ptr<JsonlSink> sink;            // the result file, once a worker gave the header
   std::vector<PointRecord> records, pending;  // pending: points finished before any worker wrote a header
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < run.points.size(); ++i) {
@@ -175,11 +177,12 @@ std::vector<PointRecord> run_sanitized(const SanitizeRun& run) {
     if (!writer && header) {
       (*header)["sanitizer"] = {{"tool", run.tool}, {"path", run.sanitizer}};
       writer = std::make_unique<JsonlWriter>(run.output, run.force);
-      writer->write(*header);
-      for (const auto& p : pending) writer->write(to_json(p));
+      sink = std::make_unique<JsonlSink>(*writer);
+      sink->line(*header);
+      for (const auto& p : pending) sink->point(0, p);
       pending.clear();
     }
-    if (writer) writer->write(to_json(*rec));
+    if (sink) sink->point(0, *rec);
     else pending.push_back(*rec);
     records.push_back(*rec);
     if (!run.quiet)
@@ -189,7 +192,7 @@ std::vector<PointRecord> run_sanitized(const SanitizeRun& run) {
   if (!writer)
     throw OutputError("no worker under compute-sanitizer started: " + run.output +
                       " not written (the last worker's output: " + last_lines(read_text(out), 3) + ")");
-  writer->commit();
+  sink->finish();  // the file commits
   return records;
 }
 

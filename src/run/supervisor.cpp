@@ -22,6 +22,7 @@
 #include "phase.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
+#include "record_sink.hpp"
 #include "spawn.hpp"
 #include <labrun/status.hpp>
 
@@ -117,7 +118,7 @@ void write_lost_point(const Lane& lane, int worker_pid, const WorkerPosition& at
   rec.failed_phase = to_string(at.phase);
   {
     JsonlWriter writer(target, JsonlWriter::Append{});
-    writer.write(to_json(rec));
+    JsonlSink(writer).point(0, rec);
   }
   if (pending && std::rename(sibling.c_str(), lane.file.c_str()) != 0)
     throw OutputError("cannot replace " + lane.file + " with " + sibling + ": " + std::strerror(errno));
