@@ -254,11 +254,12 @@ void SdkExperiment::take_prefetch(const std::string& key) {
     if (input_slots_.size() >= kInputSlots) input_slots_.erase(input_slots_.begin());
     input_slots_.push_back(InputSlot{key, p->set, p->hashes});
   }
-  for (auto& [k, r] : p->refs) {
-    const bool have = std::any_of(ref_slots_.begin(), ref_slots_.end(), [&](const auto& s) { return s.first == k; });
+  for (const auto& made : p->refs) {  // not a structured binding: clang 14 lets no lambda capture one
+    const bool have = std::any_of(ref_slots_.begin(), ref_slots_.end(),
+                                  [&](const auto& s) { return s.first == made.first; });
     if (have) continue;
     if (ref_slots_.size() >= kReferenceSlots) ref_slots_.erase(ref_slots_.begin());
-    ref_slots_.emplace_back(k, r);
+    ref_slots_.emplace_back(made.first, made.second);
   }
 }
 
