@@ -31,21 +31,21 @@ class Renderings {
   /// The default's name ("table").
   const std::string& default_name() const { return rows_.front().name; }
   /// The names as a list for a message: "table, markdown or json".
-  std::string names() const {
-    std::string text;
-    for (std::size_t i = 0; i < rows_.size(); ++i)
-      text += (i == 0 ? "" : i + 1 == rows_.size() ? " or " : ", ") + rows_[i].name;
-    return text;
-  }
+  std::string names() const { return listed(false); }
   /// The --format option's help: "table (default), markdown or json".
-  std::string help() const {
-    std::string text;
-    for (std::size_t i = 0; i < rows_.size(); ++i)
-      text += (i == 0 ? "" : i + 1 == rows_.size() ? " or " : ", ") + rows_[i].name + (i == 0 ? " (default)" : "");
-    return text;
-  }
+  std::string help() const { return listed(true); }
 
  private:
+  // "a, b or c", the first marked " (default)" when `mark_default`.
+  std::string listed(bool mark_default) const {
+    std::string text;
+    for (std::size_t i = 0; i < rows_.size(); ++i)
+      text += (i == 0                  ? ""
+               : i + 1 == rows_.size() ? " or "
+                                       : ", ") +
+              rows_[i].name + (i == 0 && mark_default ? " (default)" : "");
+    return text;
+  }
   std::vector<Rendering<T>> rows_;
 };
 
