@@ -1,12 +1,12 @@
 // `labrun report RESULTS...` (cmd_report, report.hpp): its options (add_report_command), and the report folder
-// made from the result files: loaded, analysed and rendered by src/report/ (report_context, report_csv,
-// report_markdown, report_plots), then moved into place whole.
+// made from the result files: loaded and analysed by src/report/ (report_context), its files made in a staging
+// folder by the rows of one table (report_files.hpp: the data files, the plots, report.md), then moved into place
+// whole.
 #include "report.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -23,8 +23,6 @@
 #include "registry.hpp"
 #include "report_context.hpp"
 #include "report_files.hpp"
-#include "report_markdown.hpp"
-#include "report_plots.hpp"
 
 namespace labrun {
 
@@ -74,26 +72,15 @@ int make_report(const std::vector<std::string>& paths, const std::string& out_di
   // one or the new one, never a partial one): an earlier report is never destroyed before the new one exists,
   // and nothing else in the folder is touched. The sibling goes on any failure.
   try {
-    const fs::path& staging = folder->begin();
-    for (const ReportFile& file : report_data_files()) file.write(context, staging / file.name, options);
-    std::size_t not_drawn = 0;
-    const Json plots =  // null: not asked
-        options.plots ? draw_plots(staging, options.plot_script, err, &not_drawn) : Json(nullptr);
-    if (not_drawn > 0)
-      err << "labrun report: note: " << not_drawn << " more time plot(s) not drawn (over --max-plots "
-          << options.max_plots << ")\n";
-    {
-      std::ofstream md = open_for_write(staging / "report.md");
-      md << render_report(context, paths, plots, not_drawn, options.max_plots);
-      close_or_throw(md, staging / "report.md");
-    }
+    ReportBuild build{context, options, paths, folder->begin(), err};
+    for (const ReportFile& file : report_files()) file.write(build, build.staging / file.name);
     throw_if_interrupted();  // a plot script stopped by the same Ctrl-C is not a finished report
     folder->commit();
     const fs::path md_path = fs::path(out_dir) / "report.md";
     const std::size_t points = context.point_count();
     out << "labrun report: " << points << " points from " << paths.size() << (paths.size() == 1 ? " file" : " files")
-        << " -> " << md_path.string() << ", " << (fs::path(out_dir) / "points.csv").string() << ", " << plots.size()
-        << (plots.size() == 1 ? " plot" : " plots") << "\n";
+        << " -> " << md_path.string() << ", " << (fs::path(out_dir) / "points.csv").string() << ", "
+        << build.plots.size() << (build.plots.size() == 1 ? " plot" : " plots") << "\n";
   } catch (const OutputError& e) {
     err << "labrun report: " << e.what() << "\n";
     return kExitOutput;

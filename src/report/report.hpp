@@ -2,7 +2,8 @@
 // interpretation (computed by interpret() only for records without one), the cross-point analysis, and its
 // renderings: report.md (src/report/report_markdown.hpp), points.csv and ceilings.json (src/report/report_csv.hpp),
 // and, where python3 with matplotlib is present, PNG plots drawn by scripts/plot_report.py from plots.json
-// (src/report/report_plots.hpp). What sections read is a ReportContext (src/report/report_context.hpp).
+// (src/report/report_plots.hpp); each file of the report folder is one row of one table (src/report/report_files.hpp).
+// What sections read is a ReportContext (src/report/report_context.hpp).
 #pragma once
 
 #include <iosfwd>

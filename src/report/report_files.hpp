@@ -1,10 +1,15 @@
-// The data files of a report folder, in one table: each file's name and its writer. report.md and the PNG plots
-// are made from them (the plots from plots.json, report.md naming the plots drawn), so cmd_report writes this table
-// first, then draws, then renders report.md. A new data file is one row here.
+// Every file of a report folder, in one table of rows in the order they are made: the data files (points.csv,
+// ceilings.json, plots.json), then the PNG plots drawn from them (scripts/plot_report.py reads the three), then
+// report.md, which links the plots drawn. Each row's writer takes one shared ReportBuild: what every row reads
+// (the context, the options, the staging folder, the error stream) and what earlier rows produced for later ones
+// (the plots drawn, the count not drawn). cmd_report runs the table into its staging folder; a new file of the
+// report folder is one row here.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -13,17 +18,30 @@
 
 namespace labrun {
 
-/// One data file of a report folder: its name in the folder, and what writes it from the report's context.
-struct ReportFile {
-  std::string name;
-  /// Writes the file at `path` from `context` (and the options it reads: max_plots for plots.json).
-  /// @throws OutputError when the file cannot be written.
-  std::function<void(const ReportContext& context, const std::filesystem::path& path, const ReportOptions& options)>
-      write;
+/// The state the rows of report_files() share while one report folder is made.
+struct ReportBuild {
+  const ReportContext& context;
+  const ReportOptions& options;
+  const std::vector<std::string>& paths;  ///< the result files as given (report.md names them)
+  std::filesystem::path staging;          ///< the folder the rows write into (ReportFolder::begin)
+  std::ostream& err;                      ///< warnings and notes
+  /// Produced by the plots row: the plots drawn ([{file, title}], draw_plots); null when plots were not asked.
+  Json plots = nullptr;
+  std::size_t not_drawn = 0;  ///< produced by the plots row: time plots left out for ReportOptions::max_plots
 };
 
-/// points.csv (write_points_csv), ceilings.json (write_ceilings_json), plots.json (write_plot_specs), in that order:
-/// the files scripts/plot_report.py reads.
-const std::vector<ReportFile>& report_data_files();
+/// One row of a report folder: its file's name in the folder ("*.png" for the plots, which are many, named by
+/// plots.json), and what makes it from the build state.
+struct ReportFile {
+  std::string name;
+  /// Writes the row's file at `path` (build.staging / name; the plots row writes into build.staging instead),
+  /// reading `build` and recording there what later rows read. @throws OutputError when a file cannot be written.
+  std::function<void(ReportBuild& build, const std::filesystem::path& path)> write;
+};
+
+/// In order: points.csv (write_points_csv), ceilings.json (write_ceilings_json), plots.json (write_plot_specs with
+/// max_plots); the PNG plots (draw_plots when options.plots, setting build.plots and build.not_drawn, with a note on
+/// err when some were not drawn); report.md (render_report, linking build.plots).
+const std::vector<ReportFile>& report_files();
 
 }  // namespace labrun
