@@ -1,6 +1,8 @@
 // `labrun sweep CONFIG`: its options (add_sweep_command), the config's points cut by --only and --shard or listed
 // by --dry-run, and the sweep itself (cmd_sweep): the supervisor that owns the result file (lock, resume, pooling,
-// interrupts) and the worker that runs points (src/run/supervisor.hpp explains the model).
+// interrupts) and the worker that runs points (src/run/supervisor.hpp explains the model). Every record and every
+// console line of a sweep goes through a record sink (src/export/record_sink.hpp): the worker's FanOut of the result
+// file and the progress lines, and the summary table that finish() feeds the sweep's records.
 #include "cmd_sweep.hpp"
 
 #include <CLI/CLI.hpp>
@@ -389,8 +391,12 @@ std::vector<std::string> worker_argv(const SweepArgs& a, const std::string& outp
   return w;
 }
 
+// The end of a sweep: the summary table of `points` (a SummarySink), then `line` (where the results are); the exit
+// code from the points' statuses.
 int finish(const std::vector<PointRecord>& points, const std::string& line) {
-  print_sweep_summary(points, g_sweep_started);
+  SummarySink summary(g_sweep_started);
+  for (const PointRecord& r : points) summary.point(0, r);
+  summary.finish();
   std::printf("%s\n", line.c_str());
   return any_failed(points) ? kExitPointsFailed : kExitOk;
 }

@@ -1,4 +1,4 @@
-// The sweep's console output (console.hpp): the progress lines and the summary table.
+// The sweep's console sinks (console.hpp): the progress lines (ProgressSink) and the summary table (SummarySink).
 #include "console.hpp"
 
 #include <fmt/format.h>
@@ -43,58 +43,61 @@ bool shows_row(Status status) { return status == Status::ok || is_failure(status
 
 }  // namespace
 
-void print_sweep_summary(const std::vector<PointRecord>& records, std::chrono::steady_clock::time_point started) {
-  std::printf("\n%-20s %-12s %11s %11s %9s %8s %-8s %s\n", "variant", "status", "time", "wall", "GB/s", "syncs/it",
-              "bound", "axes");
-  std::map<std::string, int> counts, not_run;
-  for (const auto& r : records) {
-    const std::string status = to_string(r.status);
-    counts[status]++;
-    if (!shows_row(r.status)) {
-      // One line per kind of reason: the part before "; this point" (the limit, not each point's own size).
-      const std::string reason = r.reason.value_or("");
-      not_run[status + ": " + reason.substr(0, std::min<std::size_t>(reason.find("; this point"), 110))]++;
-      continue;
-    }
-    std::string time = "-", wall = "-", bw = "-", syncs = "-", bound = "-";
+void SummarySink::point(std::size_t, const PointRecord& r) {
+  ++points_;
+  const std::string status = to_string(r.status);
+  counts_[status]++;
+  if (shows_row(r.status)) {
+    Row row{printable(r.variant), printable(status), "-", "-", "-", "-", "-", short_axes(r.axes), std::nullopt};
     if (r.timing) {
-      time = fmt_time(r.timing->time_s);
-      wall = fmt_time(r.timing->wall ? r.timing->wall->median_time_s : std::nan(""));
-      syncs = fmt::format("{:.2f}", r.timing->host_syncs_per_iteration);
+      row.time = fmt_time(r.timing->time_s);
+      row.wall = fmt_time(r.timing->wall ? r.timing->wall->median_time_s : std::nan(""));
+      row.syncs = fmt::format("{:.2f}", r.timing->host_syncs_per_iteration);
     }
     if (r.interpretation) {
       const Interpretation& in = *r.interpretation;
-      if (std::isfinite(in.achieved_bandwidth_Bps)) bw = fmt::format("{:.1f}", in.achieved_bandwidth_Bps / 1e9);
-      bound = in.suspect ? "SUSPECT" : in.bound.empty() ? "-" : in.bound;
+      if (std::isfinite(in.achieved_bandwidth_Bps))
+        row.bandwidth = fmt::format("{:.1f}", in.achieved_bandwidth_Bps / 1e9);
+      row.bound = in.suspect ? "SUSPECT" : in.bound.empty() ? "-" : in.bound;
     }
-    std::printf("%-20s %-12s %s %s %9s %8s %-8s %s\n", printable(r.variant).c_str(), printable(status).c_str(),
-                right_aligned(time, 11).c_str(), right_aligned(wall, 11).c_str(), bw.c_str(), syncs.c_str(),
-                bound.c_str(), short_axes(r.axes).c_str());
-    if (r.status != Status::ok && r.reason) std::printf("    %s\n", printable(*r.reason).c_str());
+    if (r.status != Status::ok && r.reason) row.reason = printable(*r.reason);
+    rows_.push_back(std::move(row));
+  } else {
+    // One line per kind of reason: the part before "; this point" (the limit, not each point's own size).
+    const std::string reason = r.reason.value_or("");
+    not_run_[status + ": " + reason.substr(0, std::min<std::size_t>(reason.find("; this point"), 110))]++;
   }
-  for (const auto& [why, n] : not_run) std::printf("%6d x %s\n", n, why.c_str());
   // Where the sweep's time went: each phase summed over the points (and over the processes of a pooled record).
-  std::vector<std::pair<std::string, double>> phase_s;
-  for (const auto& r : records) {
-    if (!r.phases.is_object()) continue;
-    for (const auto& item : r.phases.items()) {
-      const std::string& name = item.key();  // not a structured binding: a lambda may not capture one (C++17)
-      const Json& phase = item.value();
-      if (!phase.is_object() || !phase.contains("time_s") || !phase["time_s"].is_number()) continue;
-      auto it = std::find_if(phase_s.begin(), phase_s.end(), [&](const auto& p) { return p.first == name; });
-      if (it == phase_s.end()) it = phase_s.insert(phase_s.end(), {name, 0.0});
-      it->second += phase["time_s"].get<double>();
-    }
+  if (!r.phases.is_object()) return;
+  for (const auto& item : r.phases.items()) {
+    const std::string& name = item.key();  // not a structured binding: a lambda may not capture one (C++17)
+    const Json& phase = item.value();
+    if (!phase.is_object() || !phase.contains("time_s") || !phase["time_s"].is_number()) continue;
+    auto it = std::find_if(phase_s_.begin(), phase_s_.end(), [&](const auto& p) { return p.first == name; });
+    if (it == phase_s_.end()) it = phase_s_.insert(phase_s_.end(), {name, 0.0});
+    it->second += phase["time_s"].get<double>();
   }
-  if (!phase_s.empty()) {
+}
+
+void SummarySink::finish() {
+  std::printf("\n%-20s %-12s %11s %11s %9s %8s %-8s %s\n", "variant", "status", "time", "wall", "GB/s", "syncs/it",
+              "bound", "axes");
+  for (const Row& row : rows_) {
+    std::printf("%-20s %-12s %s %s %9s %8s %-8s %s\n", row.variant.c_str(), row.status.c_str(),
+                right_aligned(row.time, 11).c_str(), right_aligned(row.wall, 11).c_str(), row.bandwidth.c_str(),
+                row.syncs.c_str(), row.bound.c_str(), row.axes.c_str());
+    if (row.reason) std::printf("    %s\n", row.reason->c_str());
+  }
+  for (const auto& [why, n] : not_run_) std::printf("%6d x %s\n", n, why.c_str());
+  if (!phase_s_.empty()) {
     std::string where;
-    for (const auto& [name, s] : phase_s) where += fmt::format("{}{} {:.1f} s", where.empty() ? "" : ", ", name, s);
+    for (const auto& [name, s] : phase_s_) where += fmt::format("{}{} {:.1f} s", where.empty() ? "" : ", ", name, s);
     std::printf("\ntime in phases (summed over points and processes): %s; sweep wall time %.1f s\n", where.c_str(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
   }
   std::string line;
-  for (const auto& [s, c] : counts) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", c, s);
-  std::printf("\n%zu points: %s\n", records.size(), line.c_str());
+  for (const auto& [s, c] : counts_) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", c, s);
+  std::printf("\n%zu points: %s\n", points_, line.c_str());
 }
 
 void ProgressSink::point(std::size_t i, const PointRecord& rec) {

@@ -1,9 +1,14 @@
-// What a sweep writes to the console: a progress line per point as it finishes (ProgressSink, one of the sweep's
-// record sinks, record_sink.hpp) and the summary table at the end (print_sweep_summary).
+// What a sweep writes to the console, each a record sink (record_sink.hpp): a progress line per point as it finishes
+// (ProgressSink, in the worker's FanOut) and the summary table at the end (SummarySink, fed the sweep's records by
+// cmd_sweep's finish()).
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "point_record.hpp"
@@ -36,9 +41,28 @@ class ProgressSink final : public RecordSink {
   std::size_t not_run_ = 0;
 };
 
-/// The table a sweep prints on stdout at its end: one row per point that ran (ok or failed; a failed one with its
-/// reason), the skipped and not-supported points counted by reason, the time in each phase summed over the points,
-/// the sweep's wall time since `started`, and the count of each status.
-void print_sweep_summary(const std::vector<PointRecord>& records, std::chrono::steady_clock::time_point started);
+/// The table a sweep prints on stdout at its end, from the points fed to it: one row per point that ran (ok or failed;
+/// a failed one with its reason), the skipped and not-supported points counted by reason, the time in each phase
+/// summed over the points, the sweep's wall time since `started`, and the count of each status. It keeps each row's
+/// text and the counts, not the records; nothing is printed before finish.
+class SummarySink final : public RecordSink {
+ public:
+  explicit SummarySink(std::chrono::steady_clock::time_point started) : started_(started) {}
+  void point(std::size_t index, const PointRecord& record) override;
+  void finish() override;
+
+ private:
+  /// One row of the table, its columns as printed (a failed point's reason on a line below it).
+  struct Row {
+    std::string variant, status, time, wall, bandwidth, syncs, bound, axes;
+    std::optional<std::string> reason;
+  };
+  std::chrono::steady_clock::time_point started_;
+  std::vector<Row> rows_;
+  std::size_t points_ = 0;
+  std::map<std::string, int> counts_;                    ///< points by status
+  std::map<std::string, int> not_run_;                   ///< the points without a row, by status and the kind of reason
+  std::vector<std::pair<std::string, double>> phase_s_;  ///< each phase's time summed, in first-seen order
+};
 
 }  // namespace labrun

@@ -1,8 +1,12 @@
-// Where records go as they are made: one RecordSink per destination (a JSON Lines result file: JsonlSink; the
-// progress lines: ProgressSink, console.hpp), and the sweep's worker writes through one FanOut of them. Every record
-// line labrun writes (a sweep's worker, the supervisor's record of a crashed point, a sanitizer sweep, merge, a pooled
-// run's whole file) leaves through a JsonlSink. A new destination is one class here and one line where the worker
-// builds its FanOut (src/commands/cmd_sweep.cpp).
+// Where records go as they are made: one RecordSink per destination, and the sweep's worker writes through one FanOut
+// of them. The sinks:
+// - JsonlSink: a JSON Lines result file. Every record line labrun writes (a sweep's worker, the supervisor's record
+//   of a crashed point, a sanitizer sweep, merge, a pooled run's whole file) leaves through one;
+// - ProgressSink (console.hpp): a sweep's progress lines, one per point as it finishes, in the worker's FanOut;
+// - SummarySink (console.hpp): a sweep's summary table, printed at finish from the points fed to it (cmd_sweep's
+//   finish() feeds it the sweep's records).
+// A new destination is one class here (or beside its kin) and one line where its records are fed: the worker's FanOut
+// (src/commands/cmd_sweep.cpp) for a sink that follows the points as they finish.
 #pragma once
 
 #include <cstddef>
