@@ -1,5 +1,7 @@
-// `labrun diff BASE NEW` (cmd_diff, diff.hpp): its options (add_diff_command); loads each side with
-// load_results(), checks that every file is a labrun result, runs diff_results() and writes the chosen rendering.
+// `labrun diff BASE NEW` (cmd_diff, diff.hpp): its options (add_diff_command, --min-effect and --alpha through
+// command_inputs.hpp's add_effect_options); loads each side's files with load_result_file (command_inputs.hpp: a
+// labrun result with points, or a lone empty shard), merges a side's shards, runs diff_results() and writes the
+// chosen rendering.
 #include "diff.hpp"
 
 #include <CLI/CLI.hpp>
@@ -20,37 +22,11 @@
 namespace labrun {
 namespace {
 
-/// A result file that cannot be diffed; the message names the file.
-class BadInput : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// The runs of one result file (or of what load_results() reads for one argument), after checking that it holds
-/// at least one point (load_results checks JSON, record types and fields, and refuses a file without a header
-/// first). A torn last line (a killed run) is dropped with a note on `err`: the complete records before it are
-/// still a valid result.
-std::vector<Run> load_result_file(const std::string& path, std::ostream& err) {
-  ResultSet set;
-  try {
-    set = load_results({path}, LoadDepth::comparison);
-  } catch (const ResultError& e) {
-    throw BadInput(e.what());
-  }
-  for (const auto& warning : set.warnings) err << "labrun diff: note: " << warning << "\n";
-  std::size_t points = 0;
-  for (const Run& run : set.runs) points += run.points.size();
-  // A shard may hold no points (more shards than groups of points); the side as a whole must hold some.
-  if (points == 0 && !(set.runs.size() == 1 && is_shard(set.runs.front().header)))
-    throw BadInput(path + ": no point records (did the run stop after its header?)");
-  return std::move(set.runs);
-}
-
 // One side: its files' runs, the shards of one sweep merged into one run as `labrun merge` does.
 std::vector<Run> load_side(const std::vector<std::string>& paths, std::ostream& err) {
   std::vector<Run> all;
   for (const auto& path : paths) {
-    std::vector<Run> runs = load_result_file(path, err);
+    std::vector<Run> runs = load_result_file(path, "diff", err, EmptyShard::allow);
     all.insert(all.end(), std::make_move_iterator(runs.begin()), std::make_move_iterator(runs.end()));
   }
   try {
@@ -117,9 +93,8 @@ Command add_diff_command(CLI::App& app, const CommandContext&) {
   diff->add_option("base", o->base_arg, "base results: a .jsonl file, a comma-separated list (shards) or a folder")
       ->required();
   diff->add_option("new", o->new_arg, "new results, same forms")->required();
-  diff->add_option("--min-effect", o->min_effect, "smallest change that counts, e.g. 5% (default) or 0.05");
-  diff->add_option("--alpha", o->alpha,
-                   "false discovery rate over the whole diff (Benjamini-Hochberg): 0.05 (default) or 5%");
+  add_effect_options(*diff, o->min_effect, "smallest change that counts, e.g. 5% (default) or 0.05", o->alpha,
+                     "false discovery rate over the whole diff (Benjamini-Hochberg): 0.05 (default) or 5%");
   diff->add_option("--format", o->format, diff_renderings().help());
   diff->add_option("--fail-on", o->fail_on, "slower (default) or any (also status changes)");
   diff->add_flag("--normalize", o->normalize, "compare times scaled by each run's calibrated copy bandwidth");

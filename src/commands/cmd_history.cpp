@@ -1,6 +1,7 @@
-// `labrun history RESULTS...` (cmd_history, history.hpp): its options (add_history_command); loads every result
-// file, orders the commits (git rev-list when --repo is given), runs history_results() and writes the chosen
-// rendering, the --bisect text or the report folder.
+// `labrun history RESULTS...` (cmd_history, history.hpp): its options (add_history_command, --min-effect and
+// --alpha through command_inputs.hpp's add_effect_options); loads every result file with load_result_file
+// (command_inputs.hpp: a labrun result with points), orders the commits (git rev-list when --repo is given), runs
+// history_results() and writes the chosen rendering, the --bisect text or the report folder.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -30,28 +31,6 @@
 
 namespace labrun {
 namespace {
-
-/// A result file that cannot be used; the message names the file.
-class BadInput : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// The runs of one file: at least one point (load_results checks JSON and the fields, and refuses a file without
-/// a header first).
-std::vector<Run> load_file(const std::string& path, std::ostream& err) {
-  ResultSet set;
-  try {
-    set = load_results({path}, LoadDepth::comparison);
-  } catch (const ResultError& e) {
-    throw BadInput(e.what());
-  }
-  for (const auto& warning : set.warnings) err << "labrun history: note: " << warning << "\n";
-  std::size_t points = 0;
-  for (const Run& run : set.runs) points += run.points.size();
-  if (points == 0) throw BadInput(path + ": no point records (did the run stop after its header?)");
-  return std::move(set.runs);
-}
 
 bool is_full_sha(const std::string& s) {
   if (s.size() != 40) return false;
@@ -114,7 +93,7 @@ int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
   try {
     std::vector<Run> runs;
     for (const auto& path : args.paths)
-      for (Run& run : load_file(path, err)) runs.push_back(std::move(run));
+      for (Run& run : load_result_file(path, "history", err, EmptyShard::refuse)) runs.push_back(std::move(run));
     if (!args.repo.empty()) revs = rev_list(args.repo);
     std::vector<CommitRuns> commits;
     try {
@@ -192,8 +171,8 @@ Command add_history_command(CLI::App& app, const CommandContext&) {
   history->add_option("--bisect", a.bisect, "print the commits still to test for this point (id or key)");
   history->add_option("-o,--output", a.report_dir, "also write a report folder: history.md, history.json, plots");
   history->add_flag("--force", a.force, "replace an earlier history report in the -o folder");
-  history->add_option("--min-effect", o->min_effect, "smallest step reported, e.g. 2% (default) or 0.02");
-  history->add_option("--alpha", o->alpha, "false discovery rate over the points' steps: 0.05 (default)");
+  add_effect_options(*history, o->min_effect, "smallest step reported, e.g. 2% (default) or 0.02", o->alpha,
+                     "false discovery rate over the points' steps: 0.05 (default)");
   history->add_option("--max-plots", a.max_plots, "draw at most this many group plots (default 16)")
       ->check(count_validator());
   return {history, [o] { return run_history_command(*o); }, {}};

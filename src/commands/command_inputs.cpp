@@ -1,16 +1,18 @@
-// What several commands read alike (command_inputs.hpp): result paths, the registry, a sweep config's points and
-// the options sweep, validate, slurm and env share.
+// What several commands read alike (command_inputs.hpp): result paths, one result file for diff or history, the
+// registry, a sweep config's points and the options the commands share.
 #include "command_inputs.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <filesystem>
+#include <ostream>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
 
 #include "code_rev.hpp"
+#include "merge.hpp"
 #include "output_file.hpp"
 #include "record.hpp"
 #include "result_paths.hpp"
@@ -32,6 +34,29 @@ std::vector<std::string> result_paths(const std::vector<std::string>& args) {
   for (const auto& arg : args)
     for (auto& f : result_paths(arg)) files.push_back(std::move(f));
   return files;
+}
+
+std::vector<Run> load_result_file(const std::string& path, const std::string& command, std::ostream& err,
+                                  EmptyShard empty_shard) {
+  ResultSet set;
+  try {
+    set = load_results({path}, LoadDepth::comparison);
+  } catch (const ResultError& e) {
+    throw BadInput(e.what());
+  }
+  for (const auto& warning : set.warnings) err << "labrun " << command << ": note: " << warning << "\n";
+  std::size_t points = 0;
+  for (const Run& run : set.runs) points += run.points.size();
+  const bool lone_shard = set.runs.size() == 1 && is_shard(set.runs.front().header);
+  if (points == 0 && !(empty_shard == EmptyShard::allow && lone_shard))
+    throw BadInput(path + ": no point records (did the run stop after its header?)");
+  return std::move(set.runs);
+}
+
+void add_effect_options(CLI::App& command, std::string& min_effect, const std::string& min_effect_help,
+                        std::string& alpha, const std::string& alpha_help) {
+  command.add_option("--min-effect", min_effect, min_effect_help);
+  command.add_option("--alpha", alpha, alpha_help);
 }
 
 // CLI11's NonNegativeNumber said "not in range [0 - 1.79769e+308]" in 309 digits, and "-1" must not wrap to the

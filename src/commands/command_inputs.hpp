@@ -1,8 +1,11 @@
 // What several commands of src/commands/ read alike: result files named on the command line (diff, history,
-// report, merge), the registry of experiments, the sweep a config describes (sweep, validate, slurm), and the
-// options they share (--lab, --code-rev, a count).
+// report, merge), one result file loaded for diff or history (load_result_file, refusing a file with no points as
+// BadInput), the registry of experiments, the sweep a config describes (sweep, validate, slurm), and the options
+// they share (--lab, --code-rev, a count, diff's and history's --min-effect and --alpha).
 #pragma once
 
+#include <iosfwd>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -10,6 +13,7 @@
 #include "config.hpp"
 #include "device_hooks.hpp"
 #include <labrun/point.hpp>
+#include "point_record.hpp"
 #include "registry.hpp"
 
 namespace CLI {
@@ -25,6 +29,32 @@ std::vector<std::string> result_paths(const std::string& arg);
 
 /// result_paths() of each argument in turn, all in one list.
 std::vector<std::string> result_paths(const std::vector<std::string>& args);
+
+/// An input diff or history cannot use (a result file unreadable, not a result or without points; history's --repo
+/// or commits that cannot be ordered): the command's bad-input exit. The message names the file.
+class BadInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Whether load_result_file accepts a file that is one shard with no points.
+enum class EmptyShard {
+  refuse,
+  allow,  ///< diff: a shard may hold no points (more shards than groups of points); the side as a whole must hold some
+};
+
+/// The runs of one result file (or of what load_results() reads for one argument), at LoadDepth::comparison, after
+/// checking that it holds at least one point (load_results checks JSON, record types and fields, and refuses a file
+/// without a header first). What load_results notes (a torn last line of a killed run, dropped: the complete records
+/// before it are still a valid result) goes to `err` as "labrun <command>: note: ...". A file without points is
+/// refused, unless it is one shard and `empty_shard` allows it. @throws BadInput naming the file.
+std::vector<Run> load_result_file(const std::string& path, const std::string& command, std::ostream& err,
+                                  EmptyShard empty_shard);
+
+/// Adds --min-effect and --alpha to `command` (diff, history), in that order, each read as text into `min_effect` and
+/// `alpha` (parse_percent when the command runs), with the command's own help texts.
+void add_effect_options(CLI::App& command, std::string& min_effect, const std::string& min_effect_help,
+                        std::string& alpha, const std::string& alpha_help);
 
 /// A count on the command line (--max-plots): digits only.
 CLI::Validator count_validator();
