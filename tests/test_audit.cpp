@@ -6,6 +6,8 @@
 
 #include "audit.hpp"
 #include "integrity.hpp"
+#include "lab.hpp"
+#include "point_record.hpp"
 #include "lab_settings.hpp"
 
 namespace labrun {
@@ -225,6 +227,71 @@ TEST(Audit, C17_TheFirstIterationsOwnWaitsAreNoFindingAfterTiming) {
   LabSettings off;
   off.audit = false;
   EXPECT_FALSE(IntegrityChecks(w, off).audits());
+}
+
+// The audit's findings are kept in the record as data (integrity.audit_found), read back as written: the later
+// processes of a lab.processes pool take their first process's instead of attaching CUPTI themselves.
+TEST(Audit, TheFindingsAreKeptInTheRecordAndReadBackAsWritten) {
+  NoWorkload w;
+  IntegrityChecks checks(w, LabSettings{});
+  IterationAudit a = audited({"cudaStreamSynchronize"}, {"cudaMalloc", "cudaFree"});
+  a.findings->stream_ordered = {"cudaMallocAsync"};
+  EXPECT_EQ(checks.audit(a).size(), 3u);
+  ASSERT_TRUE(checks.record().audit_found);
+  const Json j = to_json(checks.record());
+  ASSERT_TRUE(j.contains("audit_found")) << j.dump();
+  EXPECT_EQ(j["audit_found"]["syncs"], Json::array({"cudaStreamSynchronize"}));
+  EXPECT_EQ(j["audit_found"]["allocations"], Json::array({"cudaMalloc", "cudaFree"}));
+  EXPECT_FALSE(j["audit_found"].contains("escaped"));
+  const Integrity back = integrity_from_json(j);
+  ASSERT_TRUE(back.audit_found);
+  EXPECT_EQ(back.audit_found->syncs, a.findings->syncs);
+  EXPECT_EQ(back.audit_found->allocations, a.findings->allocations);
+  EXPECT_EQ(back.audit_found->stream_ordered, a.findings->stream_ordered);
+  EXPECT_EQ(to_json(back), j);
+  // Nothing found is kept too (empty lists): "audited, clean" is not "not audited".
+  IntegrityChecks clean(w, LabSettings{});
+  EXPECT_TRUE(clean.audit(audited({})).empty());
+  ASSERT_TRUE(clean.record().audit_found);
+  EXPECT_EQ(to_json(clean.record())["audit_found"]["syncs"], Json::array());
+  Json bad = j;
+  bad["audit_found"]["syncs"] = Json::array({1});
+  EXPECT_THROW(integrity_from_json(bad), ResultError);
+}
+
+TEST(Audit, APoolsLaterProcessTakesTheFirstProcesssFindingsAndSaysSo) {
+  std::vector<PointRecord> first(3);
+  first[0].key = "a";
+  first[0].integrity.emplace();
+  first[0].integrity->audit_found = AuditFindings{};
+  first[0].integrity->audit_found->syncs = {"cudaDeviceSynchronize"};
+  first[1].key = "b";  // not audited there (an escaped point, a crashed one): audited where it runs
+  first[1].integrity.emplace();
+  first[2].key = "c";
+  const PoolAudits pool = pool_audits(first, 5);
+  EXPECT_EQ(pool.from, "process 1 of 5 of the pool");
+  ASSERT_EQ(pool.by_key.size(), 1u);
+  EXPECT_EQ(pool.by_key.at("a").syncs, std::vector<std::string>{"cudaDeviceSynchronize"});
+  // The later process's record: the same warnings, the state the findings give, where they come from, and no
+  // audit_found of its own.
+  NoWorkload w;
+  IntegrityChecks checks(w, LabSettings{});
+  IterationAudit taken;
+  taken.findings = pool.by_key.at("a");
+  taken.elsewhere = pool.from;
+  const auto warnings = checks.audit(taken);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].kind, "undeclared_sync");
+  EXPECT_EQ(checks.record().audit->state, CheckState::warned);
+  EXPECT_NE(checks.record().audit->reason->find("audited in process 1 of 5 of the pool"), std::string::npos);
+  EXPECT_FALSE(checks.record().audit_found);
+  IntegrityChecks clean(w, LabSettings{});
+  IterationAudit nothing;
+  nothing.findings = AuditFindings{};
+  nothing.elsewhere = pool.from;
+  EXPECT_TRUE(clean.audit(nothing).empty());
+  EXPECT_EQ(clean.record().audit->state, CheckState::passed);
+  EXPECT_EQ(clean.record().audit->reason, "audited in process 1 of 5 of the pool");
 }
 
 TEST(Audit, KernelNamesLoseTheirParametersButKeepTheirNamespace) {

@@ -153,6 +153,13 @@ struct ExecOptions {
   bool audit = true;
   /// lab.launches: with the audit, also time the audited iterations' GPU work with CUPTI's activity API (launches[]).
   bool launches = false;
+  /// Where set, this point was audited in another process (the first of a lab.processes pool), which found this: the
+  /// executor takes it as its first iteration's audit instead of recording with CUPTI, which once attached stays in
+  /// the process and slows its later graph launches and host waits (docs/integrity.md "The audit"), and does not
+  /// audit again after timing.
+  std::optional<AuditFindings> audited_elsewhere;
+  /// Where audited_elsewhere comes from: "process 1 of 5 of the pool".
+  std::string audited_where;
 };
 
 /// A device that runs points.

@@ -87,6 +87,8 @@ struct AuditFindings {
 struct IterationAudit {
   std::optional<AuditFindings> findings;
   std::string not_run;
+  /// Set where the findings are another process's (ExecOptions::audited_elsewhere): "process 1 of 5 of the pool".
+  std::string elsewhere;
   /// The GPU work of the iteration in start order, timed (launch_times(), src/lab/audit.hpp); empty where CUPTI's
   /// activity API did not record.
   std::vector<LaunchTime> launches;

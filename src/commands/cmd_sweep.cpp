@@ -334,6 +334,23 @@ void begin_worker_file(Worker& w, const SweepArgs& a, const SweepConfig& config,
                 {"points_held", w.held}});
 }
 
+// A later process of a lab.processes pool takes each point's audit from the first process's file, written before it
+// ran (the processes run one after another), instead of attaching CUPTI itself (PoolAudits, src/lab/lab.hpp). The
+// first process, a sweep outside a pool, and a file that cannot be read: none (each point is audited where it runs).
+PoolAudits first_process_audits(const Worker& w, const SweepArgs& a) {
+  if (w.process_count < 2 || w.process_index < 2) return {};
+  const fs::path first = fs::path(a.output).parent_path() / fmt::format("process-1-of-{}.jsonl", w.process_count);
+  try {
+    std::vector<PointRecord> points;
+    for (Run& run : load_results({first.string()}, LoadDepth::full).runs)
+      for (PointRecord& p : run.points) points.push_back(std::move(p));
+    return pool_audits(points, w.process_count);
+  } catch (const ResultError& e) {
+    spdlog::warn("every point is audited in this process: the first process's audits cannot be read ({})", e.what());
+    return {};
+  }
+}
+
 // Runs the points still to run, appending each to the file and reporting its phases on the status pipe.
 int run_worker_points(Worker& w, const SweepArgs& a, const SweepConfig& config, const RegisteredExperiment& experiment,
                       FanOut& out) {
@@ -342,10 +359,11 @@ int run_worker_points(Worker& w, const SweepArgs& a, const SweepConfig& config, 
     const std::string line = id + " " + to_string(phase) + "\n";
     (void)!::write(a.status_fd, line.data(), line.size());  // one write under PIPE_BUF: never interleaved
   };
+  const PoolAudits audits = config.lab.audit ? first_process_audits(w, a) : PoolAudits{};
   try {
     const auto records = run_sweep(
         w.todo, experiment, *w.backend, config.lab, w.header, [&](const PointRecord& rec) { out.add(rec); }, {},
-        listener);
+        listener, audits);
     out.finish();  // the file commits: a shard with no points is a header alone, and still replaces the old file
     return any_failed(records) ? kExitPointsFailed : kExitOk;
   } catch (const DeviceFault& e) {

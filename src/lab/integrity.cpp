@@ -83,7 +83,10 @@ std::vector<Warning> IntegrityChecks::audit(const std::optional<IterationAudit>&
     warnings.push_back({"allocation", words});
     reason += (reason.empty() ? "" : "; ") + words;
   }
-  record_.audit = warnings.empty() ? IntegrityCheck{CheckState::passed, std::nullopt}
+  if (audit->elsewhere.empty()) record_.audit_found = f;
+  else reason += (reason.empty() ? "" : "; ") + ("audited in " + audit->elsewhere);
+  record_.audit = warnings.empty() ? IntegrityCheck{CheckState::passed,
+                                                    reason.empty() ? std::nullopt : std::optional<std::string>(reason)}
                                    : IntegrityCheck{CheckState::warned, reason};
   return warnings;
 }

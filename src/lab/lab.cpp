@@ -682,11 +682,19 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
   return h;
 }
 
+PoolAudits pool_audits(const std::vector<PointRecord>& first, int count) {
+  PoolAudits pool;
+  pool.from = "process 1 of " + std::to_string(count) + " of the pool";
+  for (const PointRecord& p : first)
+    if (p.integrity && p.integrity->audit_found) pool.by_key.emplace(p.key, *p.integrity->audit_found);
+  return pool;
+}
+
 std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const RegisteredExperiment& experiment,
                                    Backend& backend, const LabSettings& lab, const Json& header,
                                    const std::function<void(const PointRecord&)>& sink,
                                    const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress,
-                                   const PhaseListener& listener) {
+                                   const PhaseListener& listener, const PoolAudits& pool) {
   const RunHeader typed_header = run_header(header);  // once per sweep, not per point: the header is large
   std::vector<PointRecord> records;
   const auto group = static_cast<std::size_t>(std::max<std::int64_t>(1, lab.interleave));
@@ -704,6 +712,10 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Regis
     std::vector<PointRun> runs(last - first);
     for (std::size_t i = first; i < last; ++i) {
       runs[i - first].recheck_elsewhere = recheck_elsewhere(typed_header);
+      if (const auto it = pool.by_key.find(points[i].key()); it != pool.by_key.end()) {
+        runs[i - first].opts.audited_elsewhere = it->second;
+        runs[i - first].opts.audited_where = pool.from;
+      }
       begin_point(runs[i - first], points[i], experiment, backend, lab, listener);
       if (mark_device_fault(runs[i - first], backend)) fault(runs[i - first], i);
       throw_if_interrupted();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,18 @@ class DeviceFault : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The audits of a lab.processes pool's first process, for its later processes: they take a point's findings from
+/// here (ExecOptions::audited_elsewhere) instead of attaching CUPTI, which once attached stays in the process and
+/// slows its later graph launches and host waits (docs/integrity.md "The audit"). A point not here is audited.
+struct PoolAudits {
+  std::string from;                             ///< "process 1 of 5 of the pool"
+  std::map<std::string, AuditFindings> by_key;  ///< Integrity::audit_found of each point that has it, by key
+};
+
+/// The PoolAudits of `first`, the records of a pool's first process (`count` processes): every point whose
+/// integrity has audit_found.
+PoolAudits pool_audits(const std::vector<PointRecord>& first, int count);
+
 /// Runs every point, writing each record through `sink` as soon as it finishes (a group of lab.interleave
 /// points finishes together); `progress` is told after each, `listener` at each phase. Returns the records
 /// without their raw wall samples (for the summary table).
@@ -84,7 +97,7 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Regis
                                    Backend& backend, const LabSettings& lab, const Json& header,
                                    const std::function<void(const PointRecord&)>& sink,
                                    const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress,
-                                   const PhaseListener& listener = {});
+                                   const PhaseListener& listener = {}, const PoolAudits& pool = {});
 
 /// Number of iterations per sample so that one sample lasts about `min_sample_time_s`, from the time of one
 /// iteration; at least 1, at most 100000.

@@ -187,11 +187,19 @@ constexpr Field<IntegrityCheck> kIntegrityCheckFields[] = {
     always<&IntegrityCheck::reason, OptText>("reason"),
 };
 
+constexpr Field<AuditFindings> kAuditFoundFields[] = {
+    if_set<&AuditFindings::escaped, OptText>("escaped"),
+    always<&AuditFindings::syncs, Texts>("syncs"),
+    always<&AuditFindings::allocations, Texts>("allocations"),
+    always<&AuditFindings::stream_ordered, Texts>("stream_ordered"),
+};
+
 constexpr Field<Integrity> kIntegrityFields[] = {
     always<&Integrity::fences, Object<kIntegrityCheckFields>>("fences"),
     always<&Integrity::inputs, Object<kIntegrityCheckFields>>("inputs"),
     always<&Integrity::recheck, Object<kIntegrityCheckFields>>("recheck"),
     if_set<&Integrity::audit, Maybe<Object<kIntegrityCheckFields>>>("audit"),
+    if_set<&Integrity::audit_found, Maybe<Object<kAuditFoundFields>>>("audit_found"),
     if_set<&Integrity::retimed, OptText>("retimed"),
 };
 

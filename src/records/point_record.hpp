@@ -30,6 +30,7 @@
 #include <labrun/status.hpp>
 #include "record.hpp"
 #include "stats.hpp"
+#include "trace_call.hpp"
 #include "timing_method.hpp"
 
 namespace labrun {
@@ -174,6 +175,10 @@ struct Integrity {
   /// lab.audit: the CUDA API calls of the first iteration (docs/integrity.md "The audit"); absent in records of
   /// labrun before the audit and of the host backend's points written before it.
   std::optional<IntegrityCheck> audit;
+  /// What the audit of the first iteration found, as data (the calls as AuditFindings lists them; empty lists: none),
+  /// where the audit ran in this process; absent where it did not run. The later processes of a lab.processes pool
+  /// take their first process's instead of auditing (CUPTI, once attached, stays in a process; docs/integrity.md).
+  std::optional<AuditFindings> audit_found;
   /// Set when the inputs of this point's interleaved group changed during the group's timing: the group's samples
   /// were dropped and this point was timed again on its own ("the inputs changed during the interleaved timing of
   /// 6 points; timed again alone").

@@ -74,4 +74,12 @@ void Reals::read(const Json& v, const std::string& where, std::vector<double>& o
   for (std::size_t i = 0; i < v.size(); ++i) out.push_back(real_of(v[i], where + "[" + std::to_string(i) + "]"));
 }
 
+void Texts::read(const Json& v, const std::string& where, std::vector<std::string>& out) {
+  if (!v.is_array()) bad(where, "an array of strings", v);
+  out.clear();
+  out.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    Text::read(v[i], where + "[" + std::to_string(i) + "]", out.emplace_back());
+}
+
 }  // namespace labrun::fields

@@ -209,6 +209,12 @@ struct Reals : Codec {
   static void read(const Json& v, const std::string& where, std::vector<double>& out);
 };
 
+/// An array of strings (empty: []).
+struct Texts : Codec {
+  static Json write(const std::vector<std::string>& v) { return v; }
+  static void read(const Json& v, const std::string& where, std::vector<std::string>& out);
+};
+
 /// lab.cpp's raw sample arrays: as Reals, but null when there are none.
 struct RealsOrNull : Reals {
   static Json write(const std::vector<double>& v) { return v.empty() ? Json(nullptr) : json_reals(v); }

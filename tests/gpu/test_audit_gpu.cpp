@@ -44,12 +44,13 @@ std::string named_call(Fault f) {
   }
 }
 
-TEST_F(AuditGpu, EveryPlantedCallIsNamedInEagerAndGraphMode) {
+// Sweeps the audit aid with `processes` processes (lab.processes) and holds every point to what labrun must say.
+void expect_every_planted_call_named(int processes) {
   test::TempDir dir("labrun_audit_gpu");
   const std::string out = dir.file("audit.jsonl");
   const std::string command = "'" + testaid() + "' sweep '" + source_file("tests/aids/audit.yaml") +
-                              "' --device cuda -q --lab launches=true -o '" + out + "' > '" + dir.file("log") +
-                              "' 2>&1";
+                              "' --device cuda -q --lab launches=true --lab processes=" + std::to_string(processes) +
+                              " -o '" + out + "' > '" + dir.file("log") + "' 2>&1";
   const int status = std::system(command.c_str());
   EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1);  // the escaped points fail the sweep
   const auto points = points_of(out);
@@ -109,8 +110,18 @@ TEST_F(AuditGpu, EveryPlantedCallIsNamedInEagerAndGraphMode) {
           << where;  // live, not queued behind the blocking kernel
       EXPECT_GE(p["timing"]["host_syncs_per_iteration"].get<double>(), 1.0) << where;
     }
+    // Pooled: every process timed the point, the later ones with the first's findings (no CUPTI of their own), so
+    // none of them queued an iteration that waits on the host behind the blocking kernel.
+    if (processes > 1 && p["status"] == "ok")
+      EXPECT_EQ(p["timing"]["processes"]["count"], processes) << where << ": " << p["timing"].dump();
   }
 }
+
+TEST_F(AuditGpu, EveryPlantedCallIsNamedInEagerAndGraphMode) { expect_every_planted_call_named(1); }
+
+// A pool's later processes take the first process's audit (PoolAudits) instead of attaching CUPTI: every point says
+// what it says in one process, and every process timed the points with host waits live.
+TEST_F(AuditGpu, APoolsLaterProcessesTimeWithTheFirstProcesssFindings) { expect_every_planted_call_named(2); }
 
 }  // namespace
 }  // namespace labrun

@@ -41,8 +41,10 @@ struct Timing {
   std::int64_t* queue_launches = nullptr;    // launches queued behind it at most (learned, shared by the backend)
   const DeviceBuffer* probe_word = nullptr;  // set to probe the host's speed after every live sample
   const PinnedBuffer* probe_host = nullptr;
-  bool audit = true;      // lab.audit
-  bool launches = false;  // lab.launches
+  bool audit = true;                               // lab.audit
+  bool launches = false;                           // lab.launches
+  std::optional<AuditFindings> audited_elsewhere;  // ExecOptions::audited_elsewhere
+  std::string audited_where;
 };
 
 // Longest a blocking kernel holds the stream. Queuing a capped batch takes milliseconds; a timeout means the
@@ -149,6 +151,14 @@ std::int64_t eager_launches(const Cost& cost, double delay_s) {
 // `escaped` (the time would not measure it).
 IterationAudit audited_eager(Workload& w, LaunchContext& ctx, const Timing& how) {
   IterationAudit a;
+  if (how.audit && how.audited_elsewhere) {  // the pool's first process audited it
+    a.findings = *how.audited_elsewhere;
+    a.elsewhere = how.audited_where;
+    issue_eager(w, ctx, how.delay_s);
+    if (a.findings->escaped)
+      throw PointOutcome(Status::escaped, *a.findings->escaped + " (found by the audit, in " + a.elsewhere + ")");
+    return a;
+  }
   CallTracer* tracer = how.audit ? &CallTracer::instance() : nullptr;
   if (!how.audit) a.not_run = "lab.audit: false";
   else if (tracer->unavailable()) a.not_run = *tracer->unavailable();
@@ -215,6 +225,7 @@ class EagerExecutor : public Executor {
   }
   std::optional<IterationAudit> audit() const override { return audit_; }
   std::optional<IterationAudit> audit_again() override {
+    if (how_.audited_elsewhere) return std::nullopt;  // audited again there
     auto again = audited_eager(w_, ctx_, how_);
     wait();
     return again;
@@ -553,6 +564,8 @@ std::unique_ptr<Executor> CudaBackend::executor(Workload& workload, const ExecOp
   how.probe_host = &probe_host_;
   how.audit = options.audit;
   how.launches = options.launches;
+  how.audited_elsewhere = options.audited_elsewhere;
+  how.audited_where = options.audited_where;
   if (options.blocking) {
     how.blocker = &blocker_;
     how.queue_launches = &queue_launches_;

@@ -25,7 +25,6 @@ using RegisterBuffersFn = CUptiResult (*)(CUpti_BuffersCallbackRequestFunc, CUpt
 using ActivityKindFn = CUptiResult (*)(CUpti_ActivityKind);
 using FlushAllFn = CUptiResult (*)(uint32_t);
 using NextRecordFn = CUptiResult (*)(uint8_t*, size_t, CUpti_Activity**);
-using FinalizeFn = CUptiResult (*)();
 
 struct Cupti {
   void* lib = nullptr;
@@ -41,9 +40,6 @@ struct Cupti {
   FlushAllFn flush_all = nullptr;
   NextRecordFn next_record = nullptr;
   bool buffers_registered = false;
-  // Detaches CUPTI from the process after each recording (null where the library lacks it): the next CUPTI call
-  // attaches it again.
-  FinalizeFn finalize = nullptr;
 };
 
 Cupti& cupti() {
@@ -402,25 +398,10 @@ CallTracer::CallTracer() {
   c.flush_all = reinterpret_cast<FlushAllFn>(dlsym(c.lib, "cuptiActivityFlushAll"));
   c.next_record = reinterpret_cast<NextRecordFn>(dlsym(c.lib, "cuptiActivityGetNextRecord"));
   c.unsubscribe = reinterpret_cast<UnsubscribeFn>(dlsym(c.lib, "cuptiUnsubscribe"));
-  c.finalize = reinterpret_cast<FinalizeFn>(dlsym(c.lib, "cuptiFinalize"));
   if (!c.unsubscribe) unavailable_ = "CUPTI was loaded but lacks cuptiUnsubscribe";
   // Subscribed only while recording: a subscriber left in place put about 4 us on every eager iteration of a point
   // with a host wait and eight launches (an H100), its API calls passing through CUPTI.
-  else if (subscribe()) {
-    c.unsubscribe(c.subscriber);
-    detach();
-  }
-}
-
-void CallTracer::detach() {
-  Cupti& c = cupti();
-  if (!c.finalize) return;
-  // cuptiFinalize wants the device idle and the activity buffers flushed (stop_activity flushed them): the work
-  // recorded is done (a fault stays sticky for the lab to find).
-  if (cudaDeviceSynchronize() != cudaSuccess) (void)cudaGetLastError();
-  if (c.finalize() != CUPTI_SUCCESS) return;
-  c.subscriber = nullptr;
-  c.buffers_registered = false;  // the next attach starts with none
+  else if (subscribe()) c.unsubscribe(c.subscriber);
 }
 
 bool CallTracer::subscribe() {
@@ -515,7 +496,6 @@ std::vector<TraceCall> CallTracer::stop() {
       call.blocking = (flags & cudaStreamNonBlocking) == 0;
     else (void)cudaGetLastError();
   }
-  detach();
   return std::move(calls_);
 }
 

@@ -29,12 +29,12 @@ class CallTracer {
   /// profiler holds CUPTI"), or nullopt when it can.
   const std::optional<std::string>& unavailable() const { return unavailable_; }
   /// Starts recording the calls of the calling thread. No effect where unavailable.
-  /// `activity`: also record the GPU work with CUPTI's activity API (lab.launches).
+  /// `activity`: also record the GPU work with CUPTI's activity API (lab.launches). Once enabled, CUPTI's activity
+  /// layer stays attached to the process: each later API call costs more on the host (docs/integrity.md).
   void start(bool activity = false);
-  /// Stops and returns the calls recorded since start(), in host order. It waits for the device (cudaDeviceSynchronize:
-  /// the iteration's work on every stream), keeps the activity records of the work the iteration put on the GPU for
-  /// activity() where CUPTI's activity API recorded, and detaches CUPTI from the process (cuptiFinalize) so that
-  /// nothing of it is left while samples are timed.
+  /// Stops and returns the calls recorded since start(), in host order. Where CUPTI's activity API records, it also
+  /// waits for the device (cudaDeviceSynchronize: the iteration's work on every stream) and keeps the activity records
+  /// of the work the iteration put on the GPU, for activity().
   std::vector<TraceCall> stop();
   /// The activity records (kernels, copies, memsets) of the last recording, any order; empty where the activity API
   /// did not record (a profiler holds it, or the library lacks it).
@@ -48,10 +48,6 @@ class CallTracer {
   bool subscribe();       // false (unavailable_ set) when CUPTI refuses
   bool start_activity();  // false where the activity API does not record
   void stop_activity();
-  // Detaches CUPTI from the process (cuptiFinalize) once it has stopped recording: CUPTI left attached, even with no
-  // subscriber and no activity kind enabled, slowed every later graph launch by about 0.1 us a node and every host
-  // wait by about 1 us (an H100; docs/integrity.md "The audit"). The next start() attaches it again.
-  void detach();
   bool activity_on_ = false;
   std::vector<TraceActivity> activity_;
   std::optional<std::string> unavailable_;
