@@ -119,6 +119,23 @@ TEST(Processes, SamplesArePooledAndTheSpreadIsReported) {
   EXPECT_FALSE(b["timing"]["processes"].contains("host_probe_time_s"));  // no process probed the host
 }
 
+// The audit's warnings are findings about the code, not statistics of the samples: the pooled record keeps the first
+// process's (which audited the point); the statistical warnings are recomputed from the pooled samples.
+TEST(Processes, TheFirstProcesssAuditWarningsAreKept) {
+  Json first = ok_point("a", {1e-3, 1e-3, 1e-3});
+  first["warnings"] = Json::array({Json{{"kind", "undeclared_sync"}, {"message", "waits in cudaStreamSynchronize"}},
+                                   Json{{"kind", "allocation"}, {"message", "cudaMalloc"}},
+                                   Json{{"kind", "process_spread"}, {"message", "stale"}}});
+  const std::vector<Json> out = pool({{header(4e12, 4e-6), first}, {header(4e12, 4e-6), ok_point("a", {1e-3})}},
+                                     Json::array({"labrun"}), LabSettings{});
+  ASSERT_EQ(out.size(), 2u);
+  std::vector<std::string> kinds;
+  for (const Json& w : out[1]["warnings"]) kinds.push_back(w["kind"]);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "undeclared_sync"), 1) << out[1]["warnings"];
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "allocation"), 1) << out[1]["warnings"];
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "process_spread"), 0) << out[1]["warnings"];  // recomputed
+}
+
 // Each process's host probe median is kept in process order beside its time; the probe samples are pooled.
 // Where one process has no probe, there is no per-process probe list (nothing to pair with).
 TEST(Processes, HostProbesArePooledAndKeptPerProcess) {

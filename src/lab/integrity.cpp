@@ -50,6 +50,8 @@ IntegrityChecks::IntegrityChecks(const Workload& workload, const LabSettings& la
                             : IntegrityCheck{CheckState::off, std::string("lab.audit: false")};
 }
 
+bool is_audit_warning(const Warning& w) { return w.kind == "undeclared_sync" || w.kind == "allocation"; }
+
 std::vector<Warning> IntegrityChecks::audit(const std::optional<IterationAudit>& audit) {
   if (record_.audit->state == CheckState::off) return {};
   first_audit_ = audit;

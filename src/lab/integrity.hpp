@@ -75,4 +75,9 @@ class IntegrityChecks {
   std::optional<IterationAudit> first_audit_;               // the first iteration's, for audit_again
 };
 
+/// Whether `w` is one of the audit's warnings (IntegrityChecks::audit: "undeclared_sync", "allocation"): a finding
+/// about the code, not a statistic of the samples, so a pooled record keeps its first process's
+/// (src/run/processes.cpp).
+bool is_audit_warning(const Warning& w);
+
 }  // namespace labrun

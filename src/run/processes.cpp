@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "integrity.hpp"
 #include "interpret.hpp"
 #include "lab.hpp"
 #include "record.hpp"
@@ -93,6 +94,9 @@ PointRecord pooled_point(const std::vector<const PointRecord*>& recs, const RunH
   // The warnings of the pooled record, from its pooled statistics and first/last device state.
   const double l2 = header.l2_bytes();
   merged.warnings = point_warnings(merged, lab, std::isfinite(l2) ? std::optional<double>(l2) : std::nullopt);
+  // The audit's warnings are findings about the code, not statistics: the first process's, which audited the point.
+  for (const Warning& w : recs.front()->warnings)
+    if (is_audit_warning(w)) merged.warnings.push_back(w);
   if (spread > spread_warning)
     merged.warnings.push_back({"process_spread", fmt::format("the {} processes' medians differ by {:.1f}% ({:.4g} to "
                                                              "{:.4g} s): variation between processes, inside the "
