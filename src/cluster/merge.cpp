@@ -81,10 +81,11 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
     // The code under test (project, commit, dirty flag) and labrun's version: for the labrun binary the code is
     // labrun itself (and a header of schema <= 2 has only labrun's commit, RunHeader::code_sha).
     if (!options.allow_mixed_builds && h.code_key() != first.header->code_key())
-      throw ResultError(
-          fmt::format("{} was built from {}, {} from {}: shards of different builds "
-                      "(--allow-mixed-builds merges them, and report and diff then warn)",
-                      v.file, build_label(h), first.file, build_label(*first.header)));
+      throw ResultError(fmt::format(
+          "{} was built from {}, {} from {}: shards of different builds "
+          "(`labrun merge --allow-mixed-builds` merges them into one file, which report and diff read with a "
+          "warning)",
+          v.file, build_label(h), first.file, build_label(*first.header)));
     const double announced = h.point_count();
     if (std::isfinite(announced) && static_cast<double>(v.points.size()) != announced)
       throw ResultError(
@@ -202,6 +203,14 @@ void merge_shard_runs(std::vector<Run>& runs, const MergeOptions& options) {
       groups[key].push_back(i);
     }
   if (groups.empty()) return;
+  // A file merged from shards, given together with shards of the same sweep: the same points twice.
+  for (const Run& run : runs)
+    if (run.has_header && !is_shard(run.header) && json_find(run.header.json, {"shards"}))
+      if (const auto it = groups.find(run.header.config_sha256()); it != groups.end())
+        throw ResultError(
+            fmt::format("{} is a shard of the sweep merged in {}: give the merged file or the shards, "
+                        "not both",
+                        runs[it->second.front()].file, run.file));
   std::vector<Run> out;
   std::set<std::size_t> consumed;
   std::map<std::size_t, Run> merged_at;
