@@ -105,9 +105,9 @@ int run_cli(int argc, char** argv, const DeviceHooks& hooks) {
   // Each command adds its subcommand and options, in the order --help lists them.
   const CommandContext context{hooks, std::vector<std::string>(argv, argv + argc)};
   std::vector<Command> commands;
-  for (const AddCommand add :
-       {add_sweep_command, add_validate_command, add_list_command, add_merge_command, add_slurm_command,
-        add_diff_command, add_history_command, add_report_command, add_export_command, add_env_command})
+  for (const AddCommand add : {add_sweep_command, add_validate_command, add_list_command, add_merge_command,
+                               add_slurm_command, add_diff_command, add_history_command, add_report_command,
+                               add_export_command, add_import_command, add_env_command})
     commands.push_back(add(app, context));
   try {
     app.parse(argc, argv);

@@ -50,6 +50,27 @@ Command add_history_command(CLI::App& app, const CommandContext& context);
 Command add_report_command(CLI::App& app, const CommandContext& context);
 Command add_env_command(CLI::App& app, const CommandContext& context);
 Command add_export_command(CLI::App& app, const CommandContext& context);
+/// `labrun import TOOL FILE -o OUT`: another tool's results (nvbench's JSON) as a labrun result file
+/// (src/import/, docs/formats.md "Import"). Exit 0 written, 2 bad input (nothing written), 4 output not writable.
+Command add_import_command(CLI::App& app, const CommandContext& context);
+
+/// What `labrun import` is given (its options, as typed).
+struct ImportArgs {
+  std::string tool;                  ///< "nvbench"
+  std::string input;                 ///< the tool's file
+  std::string output;                ///< the labrun result file to write
+  std::string code_rev;              ///< --code-rev SHA[+dirty]; "" for none
+  std::string project = "imported";  ///< --project
+  std::string created;               ///< --created; "" for the input's modification time
+  bool force = false;                ///< --force: replace the output
+};
+
+/// `labrun import`: `input` read (at most 1 GiB, JSON), turned into a run (import_nvbench), written beside `output`,
+/// read back with load_results' checks and moved into place; messages on `err`.
+/// @return kExitOk; kExitUsage for bad input (unknown tool, unreadable or malformed file, FILE:LINE:COLUMN for JSON
+/// that does not parse, FILE: PATH for a value that makes no sense; nothing written); kExitOutput when the output
+/// exists without `force` or cannot be written.
+int cmd_import(const ImportArgs& args, std::ostream& err);
 
 // ---- The entry points the tests call too (each defined in its cmd_<name>.cpp) ---------------------------------
 

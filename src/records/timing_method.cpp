@@ -12,6 +12,8 @@ constexpr Named<TimingMethod> kTimingMethodNames[] = {
     {TimingMethod::host_clock_unsynchronized, "host_clock_unsynchronized"},
     {TimingMethod::cuda_events, "cuda_events+synchronized_wall"},
     {TimingMethod::cuda_events_blocked, "cuda_events_blocked+synchronized_wall"},
+    {TimingMethod::nvbench_cold, "nvbench_cold"},
+    {TimingMethod::nvbench_batch, "nvbench_batch"},
 };
 
 }  // namespace

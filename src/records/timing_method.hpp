@@ -15,7 +15,10 @@ enum class TimingMethod {
   cuda_events,                ///< "cuda_events+synchronized_wall": CUDA events around live work, and the wall clock
   cuda_events_blocked,        ///< "cuda_events_blocked+synchronized_wall": CUDA events around work queued behind
                               ///< a blocking kernel (GPU time; the host's enqueue time as `submit`)
-  other,                      ///< a spelling this build does not know (a record of another version), kept as read
+  nvbench_cold,   ///< "nvbench_cold": imported from nvbench, each sample one launch with L2 flushed (CUDA events)
+  nvbench_batch,  ///< "nvbench_batch": imported from nvbench, the mean of launches back to back behind a blocking
+                  ///< kernel
+  other,          ///< a spelling this build does not know (a record of another version), kept as read
 };
 
 /// The method's spelling in records; "" for `other` (whose spelling the record keeps: Timing::other_method).

@@ -1,0 +1,149 @@
+// `labrun import nvbench FILE -o OUT.jsonl`: another tool's results as a labrun result file (src/import/,
+// docs/formats.md "Import"), which report, diff and history then read as they read a sweep's. The file is read
+// whole (at most kMaxImportBytes), turned into a run, written to a sibling temporary file, read back with every check
+// labrun applies to a result file, and only then moved to OUT: a refused import writes nothing.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "command_inputs.hpp"
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "import_nvbench.hpp"
+#include "point_record.hpp"
+#include "record.hpp"
+#include "record_sink.hpp"
+
+namespace labrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The largest file import reads (nvbench's JSON of thousands of states is a few MB).
+constexpr std::uintmax_t kMaxImportBytes = std::uintmax_t{1} << 30;
+
+// "LINE:COLUMN" of byte offset `byte` (1-based, as nlohmann's parse errors count it) in `text`.
+std::string line_and_column(const std::string& text, std::size_t byte) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("{}:{}", line, column);
+}
+
+// The file's modification time as labrun writes a timestamp (UTC, "YYYY-MM-DDTHH:MM:SS.000Z").
+std::string modified_utc(const fs::path& path) {
+  const auto t = fs::last_write_time(path);
+  const auto sys = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::file_clock::to_sys(t));
+  const std::time_t secs = std::chrono::system_clock::to_time_t(sys);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+  return buf;
+}
+
+}  // namespace
+
+int cmd_import(const ImportArgs& o, std::ostream& err) {
+  const auto fail = [&](const std::string& what, int code) {
+    err << "labrun import: " << what << "; nothing written\n";
+    return code;
+  };
+  if (o.tool != "nvbench") return fail("unknown tool '" + o.tool + "' (expected nvbench)", kExitUsage);
+  std::error_code ec;
+  if (!fs::is_regular_file(o.input, ec)) return fail(o.input + ": not a readable file", kExitUsage);
+  if (fs::file_size(o.input, ec) > kMaxImportBytes)
+    return fail(fmt::format("{}: larger than {} bytes: not an nvbench JSON file this command reads", o.input,
+                            kMaxImportBytes),
+                kExitUsage);
+  if (fs::exists(o.output, ec) && fs::equivalent(o.input, o.output, ec))
+    return fail("-o " + o.output + " is the file it imports; labrun never overwrites its input", kExitUsage);
+  if (fs::exists(fs::symlink_status(o.output, ec)) && !o.force)
+    return fail(o.output + " exists (--force replaces it)", kExitOutput);
+  std::string text;
+  {
+    std::ifstream in(o.input, std::ios::binary);
+    std::ostringstream all;
+    all << in.rdbuf();
+    text = all.str();
+  }
+  ImportOptions options;
+  options.file = o.input;
+  options.code_rev = o.code_rev;
+  options.project = o.project;
+  options.created_utc = o.created.empty() ? modified_utc(o.input) : o.created;
+  Run run;
+  try {
+    Json doc;
+    try {
+      doc = Json::parse(text);
+    } catch (const Json::parse_error& e) {
+      throw ResultError(o.input + ":" + line_and_column(text, e.byte) + ": not JSON (" + e.what() + ")");
+    }
+    run = import_nvbench(doc, options);
+  } catch (const ResultError& e) {
+    return fail(e.what(), kExitUsage);
+  }
+  // Written beside OUT, read back with every check of a result file, then moved into place.
+  const fs::path staging = fs::path(o.output).parent_path() /
+                           fmt::format(".{}.import-{}", fs::path(o.output).filename().string(), ::getpid());
+  try {
+    write_run_file(staging.string(), run, true);
+    (void)load_results({staging.string()}, LoadDepth::full);
+  } catch (const ResultError& e) {
+    fs::remove(staging, ec);
+    return fail(std::string("the imported records do not read back: ") + e.what(), kExitUsage);
+  } catch (const OutputError& e) {
+    fs::remove(staging, ec);
+    return fail(e.what(), kExitOutput);
+  }
+  fs::rename(staging, o.output, ec);
+  if (ec) {
+    fs::remove(staging, ec);
+    return fail(o.output + ": " + ec.message(), kExitOutput);
+  }
+  std::size_t skipped = 0;
+  for (const PointRecord& p : run.points) skipped += p.status == Status::skipped;
+  err << "labrun import: " << run.points.size() << " points (" << skipped << " skipped) from " << o.input << " -> "
+      << o.output << (o.created.empty() ? " (created_utc: the file's modification time, " + options.created_utc + ")"
+                                        : std::string())
+      << "\n";
+  return kExitOk;
+}
+
+Command add_import_command(CLI::App& app, const CommandContext&) {
+  auto o = std::make_shared<ImportArgs>();
+  CLI::App* command = app.add_subcommand(
+      "import", "another tool's results as a labrun result file, for report, diff and history (docs/formats.md)");
+  command->add_option("tool", o->tool, "the tool that wrote FILE: nvbench (its --json output)")
+      ->required()
+      ->check(CLI::IsMember({"nvbench"}));
+  command->add_option("file", o->input, "the tool's results file")->required();
+  command->add_option("-o,--output", o->output, "the labrun result file to write (.jsonl)")->required();
+  command->add_option("--code-rev", o->code_rev,
+                      "the commit of the code that was measured, SHA or SHA+dirty (history --repo orders by it)");
+  command->add_option("--project", o->project, "the measured code's project name (default: imported)");
+  command->add_option("--created", o->created,
+                      "when it was measured, UTC as YYYY-MM-DDTHH:MM:SS.mmmZ (default: FILE's modification time)");
+  command->add_flag("--force", o->force, "replace the output file if it exists");
+  command->footer("Exit status: 0 written; 2 bad input (nothing written); 4 the output cannot be written.");
+  return {command, [o] { return cmd_import(*o, std::cerr); }, {}};
+}
+
+}  // namespace labrun

@@ -1,0 +1,158 @@
+// `labrun import nvbench` (src/import/, docs/formats.md "Import"): a real nvbench file (tests/data/nvbench/, 28 states
+// on an H200) imported and read by report, its numbers equal to the file's, and every kind of bad input refused with
+// its file and place, nothing written.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "import_nvbench.hpp"
+#include "point_record.hpp"
+#include "test_util.hpp"
+
+namespace labrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kNvbench = std::string(LABRUN_SOURCE_DIR) + "/tests/data/nvbench/fused_masked_sumsq.json";
+
+Json fixture() {
+  std::ifstream in(kNvbench);
+  return Json::parse(in);
+}
+
+ImportOptions options() {
+  ImportOptions o;
+  o.file = "nv.json";
+  o.created_utc = "2026-12-01T10:00:00.000Z";
+  return o;
+}
+
+// The value nvbench wrote for `tag` in state `s` of benchmark 0, as a number.
+double summary(const Json& doc, std::size_t s, const std::string& tag) {
+  for (const Json& x : doc["benchmarks"][0]["states"][s]["summaries"])
+    if (x["tag"] == tag) return std::stod(x["data"][0]["value"].get<std::string>());
+  return kNoValue;
+}
+
+TEST(Import, NvbenchStatesBecomeAColdAndAHotPointEachWithTheFilesNumbers) {
+  const Json doc = fixture();
+  const labrun::Run run = import_nvbench(doc, options());
+  ASSERT_EQ(run.points.size(), 56u);  // 28 states, each cold and batch
+  EXPECT_EQ(run.header.json["environment"]["device"]["name"], "NVIDIA H200");
+  EXPECT_EQ(run.header.json["environment"]["device"]["sm_count"], 132);
+  EXPECT_EQ(run.header.json["environment"]["device"]["arch"], "sm_90");
+  EXPECT_EQ(run.header.json["environment"]["tool"]["git_sha"], "66212f1da71cc9afb2894a46fa8f234cbdd6c0d8");
+  EXPECT_EQ(run.header.created_utc(), "2026-12-01T10:00:00.000Z");
+  EXPECT_EQ(run.header.point_count(), 56);
+  const PointRecord& cold = run.points[0];
+  EXPECT_EQ(cold.key, "nvbench/fused_masked_sumsq_f32/Density=0.001,N=100000,l2=cold");
+  EXPECT_EQ(cold.id, test::id_of(cold.key));
+  EXPECT_EQ(cold.status, Status::ok);
+  ASSERT_TRUE(cold.timing);
+  EXPECT_EQ(cold.timing->method, TimingMethod::nvbench_cold);
+  EXPECT_DOUBLE_EQ(cold.timing->time_s, summary(doc, 0, "nv/cold/time/gpu/median"));
+  ASSERT_TRUE(cold.timing->device);
+  EXPECT_EQ(cold.timing->device->count, 65936);
+  EXPECT_DOUBLE_EQ(cold.timing->device->mean_time_s, summary(doc, 0, "nv/cold/time/gpu/mean"));
+  EXPECT_DOUBLE_EQ(cold.timing->device->stddev_time_s, summary(doc, 0, "nv/cold/time/gpu/stdev/absolute"));
+  EXPECT_DOUBLE_EQ(cold.timing->device->p25_time_s, summary(doc, 0, "nv/cold/time/gpu/q1"));
+  EXPECT_DOUBLE_EQ(cold.cost.bytes, 500000.0);  // DataBytes 400000 + MaskBytes 100000
+  const PointRecord& hot = run.points[1];
+  EXPECT_EQ(hot.key, "nvbench/fused_masked_sumsq_f32/Density=0.001,N=100000,l2=hot");
+  EXPECT_EQ(hot.timing->method, TimingMethod::nvbench_batch);
+  EXPECT_DOUBLE_EQ(hot.timing->time_s, summary(doc, 0, "nv/batch/time/gpu/mean"));
+  EXPECT_EQ(hot.axes["N"], 100000);
+  EXPECT_DOUBLE_EQ(hot.axes["Density"].get<double>(), 0.001);
+  // Every point round-trips through the record reader.
+  for (const PointRecord& p : run.points) EXPECT_EQ(to_json(point_from_json(to_json(p))), to_json(p)) << p.key;
+}
+
+TEST(Import, TheCommandWritesAResultFileThatReportReads) {
+  const test::TempDir dir;
+  ImportArgs a;
+  a.tool = "nvbench";
+  a.input = kNvbench;
+  a.output = dir.file("nv.jsonl");
+  a.code_rev = "66212f1+dirty";
+  std::ostringstream err;
+  ASSERT_EQ(cmd_import(a, err), kExitOk) << err.str();
+  EXPECT_NE(err.str().find("56 points (0 skipped)"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("the file's modification time"), std::string::npos) << err.str();
+  const ResultSet set = load_results({a.output}, LoadDepth::full);
+  ASSERT_EQ(set.runs.size(), 1u);
+  EXPECT_EQ(set.runs[0].header.code_sha(), "66212f1");
+  EXPECT_EQ(set.runs[0].header.code_dirty(), true);
+  EXPECT_EQ(set.runs[0].header.code_source(), "--code-rev");
+  std::ostringstream out, rerr;
+  ReportOptions ro;
+  ro.plots = false;
+  EXPECT_EQ(cmd_report({a.output}, dir.file("rep"), out, rerr, ro), kExitOk) << rerr.str();
+  EXPECT_NE(out.str().find("56 points"), std::string::npos) << out.str();
+  // Without --force, an existing output is kept.
+  std::ostringstream again;
+  EXPECT_EQ(cmd_import(a, again), kExitOutput);
+  EXPECT_NE(again.str().find("exists (--force replaces it)"), std::string::npos) << again.str();
+}
+
+// Each bad input: exit 2, the file and the place named, nothing written.
+TEST(Import, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
+  const test::TempDir dir;
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir.file(name)) << text;
+    return dir.file(name);
+  };
+  Json negative = fixture();
+  for (Json& s : negative["benchmarks"][0]["states"][2]["summaries"])
+    if (s["tag"] == "nv/cold/time/gpu/median") s["data"][0]["value"] = "-1e-6";
+  Json word = fixture();
+  word["benchmarks"][0]["states"][0]["summaries"][2]["data"][0]["value"] = "many";
+  Json outside = fixture();
+  for (Json& s : outside["benchmarks"][0]["states"][1]["summaries"])
+    if (s["tag"] == "nv/cold/time/gpu/median") s["data"][0]["value"] = "1.0";
+  Json reserved = fixture();
+  reserved["benchmarks"][0]["states"][0]["axis_values"][0]["name"] = "l2";
+  const std::pair<std::string, std::string> cases[] = {
+      {write("torn.json", "{\n  \"meta\": {\n  \"devices\": [\n"), "torn.json:4:1: not JSON"},
+      {write("other.json", "{\"benchmarks\": []}"), "other.json: has no \"meta\" (is this nvbench's --json output?)"},
+      {write("negative.json", negative.dump()), "negative.json: benchmarks[0].states[2].summaries["},
+      {write("word.json", word.dump()), "word.json: benchmarks[0].states[0].summaries[2].data[0].value: not a number: "
+                                        "\"many\""},
+      {write("outside.json", outside.dump()), "lies outside its own min"},
+      {write("reserved.json", reserved.dump()), "one labrun reserves (l2, mode)"},
+  };
+  for (const auto& [path, message] : cases) {
+    ImportArgs a;
+    a.tool = "nvbench";
+    a.input = path;
+    a.output = dir.file("out.jsonl");
+    std::ostringstream err;
+    EXPECT_EQ(cmd_import(a, err), kExitUsage) << path << ": " << err.str();
+    EXPECT_NE(err.str().find(message), std::string::npos) << path << ": " << err.str();
+    EXPECT_NE(err.str().find("nothing written"), std::string::npos) << err.str();
+    EXPECT_FALSE(fs::exists(a.output)) << path;
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 6);  // no staging left
+  ImportArgs a;
+  a.tool = "nvbench";
+  a.input = kNvbench;
+  a.output = dir.file("out.jsonl");
+  a.code_rev = "not-a-sha";
+  std::ostringstream err;
+  EXPECT_EQ(cmd_import(a, err), kExitUsage);
+  EXPECT_NE(err.str().find("--code-rev not-a-sha"), std::string::npos) << err.str();
+  a.code_rev.clear();
+  a.created = "yesterday";
+  std::ostringstream err2;
+  EXPECT_EQ(cmd_import(a, err2), kExitUsage);
+  EXPECT_NE(err2.str().find("created_utc"), std::string::npos) << err2.str();
+  EXPECT_FALSE(fs::exists(a.output));
+}
+
+}  // namespace
+}  // namespace labrun
