@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "import_nvbench.hpp"
@@ -100,6 +102,49 @@ TEST(Import, TheCommandWritesAResultFileThatReportReads) {
   EXPECT_NE(again.str().find("exists (--force replaces it)"), std::string::npos) << again.str();
 }
 
+// diff on imported summaries (no samples): the file against itself is clean (exit 0); a copy with one state's times
+// scaled by 1.5 is a regression naming that state alone. nvbench's batch measurement (a mean, no spread) cannot be
+// tested and says so.
+TEST(Import, DiffComparesImportedSummariesAndNamesTheOneStateMadeSlower) {
+  const test::TempDir dir;
+  Json scaled = fixture();
+  for (Json& s : scaled["benchmarks"][0]["states"][5]["summaries"]) {
+    const std::string tag = s["tag"];
+    if ((tag.rfind("nv/cold/time/gpu/", 0) == 0 && tag.find("relative") == std::string::npos) ||
+        tag == "nv/batch/time/gpu/mean")
+      s["data"][0]["value"] = fmt::format("{:.17g}", 1.5 * std::stod(s["data"][0]["value"].get<std::string>()));
+  }
+  std::ofstream(dir.file("scaled.json")) << scaled.dump();
+  for (const auto& [in, out] : {std::pair{kNvbench, "a.jsonl"}, std::pair{dir.file("scaled.json"), "b.jsonl"}}) {
+    ImportArgs a;
+    a.tool = "nvbench";
+    a.input = in;
+    a.output = dir.file(out);
+    a.created = "2026-12-01T10:00:00.000Z";
+    std::ostringstream err;
+    ASSERT_EQ(cmd_import(a, err), kExitOk) << err.str();
+  }
+  std::ostringstream out, err;
+  EXPECT_EQ(cmd_diff({dir.file("a.jsonl")}, {dir.file("a.jsonl")}, DiffOptions{}, "json", out, err), 0) << err.str();
+  const Json self = Json::parse(out.str());
+  EXPECT_EQ(self["summary"]["same"], 28) << self["summary"];  // every cold point
+  EXPECT_EQ(self["summary"]["inconclusive"], 28);             // every batch point: a mean alone
+  std::ostringstream out2, err2;
+  EXPECT_EQ(cmd_diff({dir.file("a.jsonl")}, {dir.file("b.jsonl")}, DiffOptions{}, "json", out2, err2), 1);
+  const Json d = Json::parse(out2.str());
+  std::vector<std::string> slower;
+  for (const Json& p : d["points"]) {
+    if (p["verdict"] == "slower") slower.push_back(p["key"]);
+    if (p["key"] == "nvbench/fused_masked_sumsq_f32/Density=0.01,N=1000000,l2=cold") {
+      EXPECT_EQ(p["gate"], "summaries") << p;
+      EXPECT_NEAR(p["ratio"].get<double>(), 1.5, 1e-6) << p;
+    }
+    if (p["key"] == "nvbench/fused_masked_sumsq_f32/Density=0.01,N=1000000,l2=hot")
+      EXPECT_NE(p["reason"].get<std::string>().find("holds no spread"), std::string::npos) << p;
+  }
+  EXPECT_EQ(slower, std::vector<std::string>{"nvbench/fused_masked_sumsq_f32/Density=0.01,N=1000000,l2=cold"});
+}
+
 // Each bad input: exit 2, the file and the place named, nothing written.
 TEST(Import, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
   const test::TempDir dir;
@@ -121,8 +166,9 @@ TEST(Import, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
       {write("torn.json", "{\n  \"meta\": {\n  \"devices\": [\n"), "torn.json:4:1: not JSON"},
       {write("other.json", "{\"benchmarks\": []}"), "other.json: has no \"meta\" (is this nvbench's --json output?)"},
       {write("negative.json", negative.dump()), "negative.json: benchmarks[0].states[2].summaries["},
-      {write("word.json", word.dump()), "word.json: benchmarks[0].states[0].summaries[2].data[0].value: not a number: "
-                                        "\"many\""},
+      {write("word.json", word.dump()),
+       "word.json: benchmarks[0].states[0].summaries[2].data[0].value: not a number: "
+       "\"many\""},
       {write("outside.json", outside.dump()), "lies outside its own min"},
       {write("reserved.json", reserved.dump()), "one labrun reserves (l2, mode)"},
   };

@@ -415,3 +415,34 @@ TEST(StatsMedianInterval, ExactCoverageIsAtLeastNinetyFivePercent) {
 
 }  // namespace
 }  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// summary_test: the delta-method z-test on log means, against values worked by hand.
+TEST(Stats, SummaryTestOfTwoMeansByHand) {
+  // base mean 10, sd 1, n 100; new mean 11, sd 1.1, n 100: log ratio ln 1.1 = 0.0953102; se = sqrt(2 * 0.01 / 100)
+  // = 0.0141421; z = 6.739447; 95%: exp(0.0953102 -+ 1.959964 * 0.0141421) = [1.069929, 1.130916].
+  const SummaryTest t = summary_test(10, 1, 100, 11, 1.1, 100, 0.95);
+  EXPECT_NEAR(t.ratio.ratio, 1.1, 1e-12);
+  EXPECT_NEAR(t.ratio.ci_low, 1.069929, 1e-6);
+  EXPECT_NEAR(t.ratio.ci_high, 1.130916, 1e-6);
+  EXPECT_NEAR(t.p_value, std::erfc(6.739447 / std::sqrt(2.0)), 1e-12);
+  // The same summaries: ratio 1, p 1, an interval about 1.
+  const SummaryTest same = summary_test(10, 1, 100, 10, 1, 100, 0.95);
+  EXPECT_DOUBLE_EQ(same.ratio.ratio, 1.0);
+  EXPECT_DOUBLE_EQ(same.p_value, 1.0);
+  EXPECT_LT(same.ratio.ci_low, 1.0);
+  EXPECT_GT(same.ratio.ci_high, 1.0);
+  // No spread on either side: the means are the times.
+  const SummaryTest exact = summary_test(2, 0, 10, 3, 0, 10, 0.95);
+  EXPECT_DOUBLE_EQ(exact.ratio.ci_low, 1.5);
+  EXPECT_DOUBLE_EQ(exact.p_value, 0.0);
+  EXPECT_THROW(summary_test(0, 1, 10, 1, 1, 10, 0.95), std::invalid_argument);
+  EXPECT_THROW(summary_test(1, -1, 10, 1, 1, 10, 0.95), std::invalid_argument);
+  EXPECT_THROW(summary_test(1, 1, 1, 1, 1, 10, 0.95), std::invalid_argument);
+  EXPECT_THROW(summary_test(1, 1, 10, 1, 1, 10, 1.0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace labrun

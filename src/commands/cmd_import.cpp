@@ -121,8 +121,9 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
   std::size_t skipped = 0;
   for (const PointRecord& p : run.points) skipped += p.status == Status::skipped;
   err << "labrun import: " << run.points.size() << " points (" << skipped << " skipped) from " << o.input << " -> "
-      << o.output << (o.created.empty() ? " (created_utc: the file's modification time, " + options.created_utc + ")"
-                                        : std::string())
+      << o.output
+      << (o.created.empty() ? " (created_utc: the file's modification time, " + options.created_utc + ")"
+                            : std::string())
       << "\n";
   return kExitOk;
 }

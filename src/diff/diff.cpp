@@ -578,6 +578,7 @@ struct Caveats {
   /// run to the next by more than one run's samples show (results/host/diff-smoke: 20 of 20 A/A diffs exit 1).
   std::size_t cpu_unpooled = 0;
   std::map<std::pair<std::string, std::string>, std::size_t> mixed_methods;  ///< (base, new) timing.method -> points
+  std::size_t summaries_only = 0;  ///< points compared from their summaries (imported results without samples)
 };
 
 }  // namespace
@@ -622,6 +623,46 @@ void normalize_by_ceiling(const PointRef& b, const PointRef& n, DiffPoint& row) 
   row.normalized_by = std::string(cb->ceiling) + "." + cb->key;
 }
 
+/// Why a record without samples cannot be compared from its summary (timing.device: a mean, a standard deviation and
+/// at least kMinSamples samples counted), or nullopt when it can.
+std::optional<std::string> summary_problem(const PointRecord& r) {
+  const TimeSummary* d = r.timing && r.timing->device ? &*r.timing->device : nullptr;
+  if (!d || !std::isfinite(d->mean_time_s) || d->mean_time_s <= 0)
+    return std::string("no timing samples, and no summary to compare (a mean, a standard deviation, a count)");
+  if (!std::isfinite(d->stddev_time_s) || d->stddev_time_s < 0)
+    return std::string(
+        "no timing samples, and its summary holds no spread (a mean alone, as nvbench's batch "
+        "measurement records): the diff cannot test it");
+  if (d->count < static_cast<std::int64_t>(kMinSamples))
+    return fmt::format("no timing samples, and its summary counts {} (fewer than {})", d->count, kMinSamples);
+  return std::nullopt;
+}
+
+/// Compares two ok points that have no samples from their summaries (imported results; summary_test): fills row and
+/// returns the p-value, or sets the verdict and reason and returns nullopt.
+std::optional<double> compare_summaries(const PointRef& b, const PointRef& n, const DiffOptions& options,
+                                        DiffPoint& row, Caveats& caveats) {
+  const auto bp = summary_problem(*b.record), np = summary_problem(*n.record);
+  if (bp || np) {
+    row.verdict = Verdict::inconclusive;
+    row.reason = bp ? "base: " + *bp : "new: " + *np;
+    return std::nullopt;
+  }
+  const TimeSummary &bd = *b.record->timing->device, &nd = *n.record->timing->device;
+  const double b_scale = time_scale(b, options, "base"), n_scale = time_scale(n, options, "new");
+  const SummaryTest t = summary_test(bd.mean_time_s * b_scale, bd.stddev_time_s * b_scale, bd.count,
+                                     nd.mean_time_s * n_scale, nd.stddev_time_s * n_scale, nd.count, 1 - options.alpha);
+  row.base_samples = static_cast<std::size_t>(bd.count);
+  row.new_samples = static_cast<std::size_t>(nd.count);
+  row.base_median_s = b.record->timing->time_s;
+  row.new_median_s = n.record->timing->time_s;
+  row.ratio = t.ratio;
+  row.p_value = t.p_value;
+  row.gate = Gate::summaries;
+  ++caveats.summaries_only;
+  return row.p_value;
+}
+
 /// Compares the samples of an ok/ok point: fills row's statistics and gate, and returns its Mann-Whitney p for
 /// the correction; or sets row's verdict and reason and returns nullopt when the samples cannot be compared.
 std::optional<double> compare_samples(const PointRef& b, const PointRef& n, const DiffOptions& options, DiffPoint& row,
@@ -630,6 +671,9 @@ std::optional<double> compare_samples(const PointRef& b, const PointRef& n, cons
   const ProcessData bpd = read_processes(*b.record), npd = read_processes(*n.record);
   row.base_samples = bs.seconds.size();
   row.new_samples = ns.seconds.size();
+  // Imported results without samples on both sides (another tool's summaries): compared from the summaries.
+  if (bs.seconds.empty() && ns.seconds.empty() && bs.problem == "no timing samples" && ns.problem == bs.problem)
+    return compare_summaries(b, n, options, row, caveats);
   if (!bs.problem.empty() || !ns.problem.empty() || !bpd.problem.empty() || !npd.problem.empty()) {
     row.verdict = Verdict::inconclusive;
     row.reason = !bs.problem.empty()    ? "base: " + bs.problem
@@ -766,6 +810,12 @@ void say_host_difference(DiffResult& result) {
 }
 
 void warn_caveats(const Caveats& c, std::vector<std::string>& warnings) {
+  if (c.summaries_only > 0)
+    warnings.push_back(fmt::format(
+        "{} point(s) compared from summaries alone (imported results without samples: mean, standard deviation, "
+        "count; a z-test on log means that takes the samples as independent, so its intervals may be too narrow): "
+        "no process-level test, no host adjustment (docs/diff.md \"Imported results\")",
+        c.summaries_only));
   if (c.mixed_sources > 0)
     warnings.push_back(
         fmt::format("{} point(s) compare device-timed samples with wall-clock samples", c.mixed_sources));
@@ -819,6 +869,7 @@ const char* to_string(Gate gate) {
     case Gate::processes: return "processes";
     case Gate::host_adjusted: return "host_adjusted";
     case Gate::normalized: return "normalized";
+    case Gate::summaries: return "summaries";
   }
   return "samples";
 }

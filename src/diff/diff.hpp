@@ -109,9 +109,10 @@ const char* to_string(Verdict verdict);
 /// The test that had the last word on a compared point: "samples" (Mann-Whitney and Hodges-Lehmann on the
 /// samples alone), "processes" (also Welch's t on the per-process medians of lab.processes runs) or
 /// "host_adjusted" (also the host-adjusted tests of a host-sensitive point whose processes probed the host).
-enum class Gate { samples, processes, host_adjusted, normalized };
+enum class Gate { samples, processes, host_adjusted, normalized, summaries };
 
-/// "samples", "processes", "host_adjusted", "normalized" (the bound-normalised process medians decided `same`).
+/// "samples", "processes", "host_adjusted", "normalized" (the bound-normalised process medians decided `same`),
+/// "summaries" (imported results without samples: their means, standard deviations and counts, summary_test).
 const char* to_string(Gate gate);
 
 /// One matched point of a diff: what was compared and what was decided. Times in seconds; ratios new / base,

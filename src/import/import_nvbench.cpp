@@ -230,7 +230,8 @@ Json code_json(const ImportOptions& o) {
     dirty = true;
     sha.resize(plus);
   }
-  if (sha.empty() || !std::all_of(sha.begin(), sha.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+  if (sha.empty() ||
+      !std::all_of(sha.begin(), sha.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
     throw ResultError("--code-rev " + o.code_rev + ": expected a commit sha (hex digits), optionally +dirty");
   return {{"project", o.project}, {"git_sha", sha}, {"git_dirty", dirty}, {"source", "--code-rev"}};
 }
@@ -289,7 +290,8 @@ Run import_nvbench(const Json& doc, const ImportOptions& o) {
       };
       const bool cold = sums.has("nv/cold/time/gpu/mean") || sums.has("nv/cold/time/gpu/median");
       const bool batch = sums.has("nv/batch/time/gpu/mean");
-      if (!cold && !batch) refuse(o, spath, "a state with no cold or batch GPU time (nv/cold/time/gpu/*, nv/batch/time/gpu/mean)");
+      if (!cold && !batch)
+        refuse(o, spath, "a state with no cold or batch GPU time (nv/cold/time/gpu/*, nv/batch/time/gpu/mean)");
       if (cold) add("cold", cold_timing(sums, where));
       if (batch) add("hot", batch_timing(sums, where));
     }

@@ -1158,9 +1158,11 @@ void trim_for_comparison(PointRecord& p) {
   p.correctness.reset();
   p.memory = Json();
   p.kernels.reset();
-  if (p.timing) {  // diff reads the raw samples and the process medians, not the summaries
+  if (p.timing) {  // diff reads the raw samples and the process medians, not the summaries; a record without samples
+    // (another tool's, imported) is compared from its device summary, which it keeps
+    const bool summary_only = p.timing->device_samples_s.empty() && p.timing->wall_samples_s.empty();
     for (OptionalSummary* s : {&p.timing->wall, &p.timing->device, &p.timing->submit, &p.timing->host_probe})
-      s->reset();
+      if (!(summary_only && s == &p.timing->device)) s->reset();
   }
   if (p.interpretation) {  // diff reads the bound class alone (a host-bound point is compared host-aware)
     std::string bound = std::move(p.interpretation->bound);

@@ -536,7 +536,8 @@ enum class LoadDepth {
 /// (it reads the summaries), and device_state but the clocks and throttle state device_state_of() reads.
 void trim_for_analysis(PointRecord& point);
 
-/// Drops what diff does not read: `phases`, correctness, kernels, the timing summaries and the raw samples but the
+/// Drops what diff does not read: `phases`, correctness, kernels, the timing summaries (but the device summary of a
+/// record without samples: imported results are compared from it) and the raw samples but the
 /// primary ones (device samples, else wall samples), device_state but the clocks and throttle state, and the
 /// interpretation but its bound class and memory ceiling source.
 void trim_for_comparison(PointRecord& point);

@@ -114,6 +114,21 @@ struct RatioEstimate {
   double ci_high = 0;  ///< exp(D_(nm-k+1)); +infinity when k < 1
 };
 
+/// Two times compared from their summaries alone (another tool's results imported without samples: a mean, a standard
+/// deviation and a count per side, seconds): the ratio of the means new / base with its `confidence` interval, and the
+/// two-sided p-value of no change. On log scale, by the delta method (Casella & Berger, Statistical Inference, 2nd
+/// ed., 5.5.4): var(log mean) = (sd / mean)^2 / n; the difference of the logs is taken as normal (a large-sample
+/// z-test). It assumes independent samples: where the tool's samples drift or correlate, the interval is narrower
+/// than the truth (docs/diff.md "Imported results").
+struct SummaryTest {
+  RatioEstimate ratio;  ///< new mean / base mean, [low, high]
+  double p_value = 1;
+};
+/// @throws std::invalid_argument unless both means are finite and positive, both sds finite and >= 0, both counts
+/// >= 2, and 0 < confidence < 1.
+SummaryTest summary_test(double base_mean_s, double base_sd_s, std::int64_t base_count, double new_mean_s,
+                         double new_sd_s, std::int64_t new_count, double confidence);
+
 /// Hodges-Lehmann shift estimate on log times, i.e. a ratio (J. L. Hodges & E. L. Lehmann, Ann. Math. Statist.
 /// 34, 1963; Hollander & Wolfe, 2nd ed., sections 4.2-4.3). D_(1) <= ... <= D_(nm) are the sorted pairwise
 /// differences log(current_j) - log(base_i). The interval is [D_(k), D_(nm-k+1)] (1-based) with

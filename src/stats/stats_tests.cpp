@@ -428,4 +428,29 @@ RatioEstimate hodges_lehmann_ratio(const std::vector<double>& base, const std::v
   return r;
 }
 
+SummaryTest summary_test(double base_mean_s, double base_sd_s, std::int64_t base_count, double new_mean_s,
+                         double new_sd_s, std::int64_t new_count, double confidence) {
+  const auto usable = [](double mean, double sd, std::int64_t n) {
+    return std::isfinite(mean) && mean > 0 && std::isfinite(sd) && sd >= 0 && n >= 2;
+  };
+  if (!usable(base_mean_s, base_sd_s, base_count) || !usable(new_mean_s, new_sd_s, new_count) ||
+      !(confidence > 0 && confidence < 1))
+    throw std::invalid_argument("summary_test: means > 0, sds >= 0, counts >= 2 and 0 < confidence < 1 are required");
+  const double log_ratio = std::log(new_mean_s / base_mean_s);
+  const double se = std::sqrt(std::pow(base_sd_s / base_mean_s, 2) / static_cast<double>(base_count) +
+                              std::pow(new_sd_s / new_mean_s, 2) / static_cast<double>(new_count));
+  SummaryTest t;
+  t.ratio.ratio = std::exp(log_ratio);
+  if (se == 0) {  // no spread on either side: the means are the times
+    t.ratio.ci_low = t.ratio.ci_high = t.ratio.ratio;
+    t.p_value = log_ratio == 0 ? 1.0 : 0.0;
+    return t;
+  }
+  const double z = normal_quantile(0.5 + confidence / 2);
+  t.ratio.ci_low = std::exp(log_ratio - z * se);
+  t.ratio.ci_high = std::exp(log_ratio + z * se);
+  t.p_value = std::erfc(std::abs(log_ratio / se) / std::sqrt(2.0));
+  return t;
+}
+
 }  // namespace labrun
