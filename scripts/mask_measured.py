@@ -1,16 +1,18 @@
 """Masks what a run measured in a labrun JSONL file, for comparing what two builds write byte for byte
 (scripts/behaviour_snapshot.sh): every JSON number becomes "#", every run of digits inside a string becomes "#", and
-the words chosen from measured numbers (timing.stop_reason; interpretation.bound, confidence, suspect; warnings'
-messages) become "#". Keys, their order, statuses, reasons' words and the record's shape stay.
+the words chosen from measured numbers (timing.stop_reason, the warmup's; interpretation.bound, confidence, suspect;
+warnings' messages) become "#"; a number in a string is masked with its fraction and the SI prefix of its unit. Keys, their order, statuses, reasons' words and the record's shape stay.
 Usage: python3 scripts/mask_measured.py RUN.jsonl > MASKED.jsonl
 """
 import json
 import re
 import sys
 
-DIGITS = re.compile(r"[0-9]+")
+# A number inside a string, with its fraction (a measured 1.5 ms and 15 ms read alike) and the unit prefix it chose
+# (ms, µs; MB/s, GB/s).
+DIGITS = re.compile(r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?( ?[kMGTµmn](?=[A-Za-z/]))?")
 MEASURED = {("timing", "stop_reason"), ("interpretation", "bound"), ("interpretation", "confidence"),
-            ("interpretation", "suspect"), ("interpretation", "reason")}
+            ("interpretation", "suspect"), ("interpretation", "reason"), ("warmup", "stop_reason")}
 
 
 def mask(value, path=()):
