@@ -162,6 +162,24 @@ TEST(Import, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
     if (s["tag"] == "nv/cold/time/gpu/median") s["data"][0]["value"] = "1.0";
   Json reserved = fixture();
   reserved["benchmarks"][0]["states"][0]["axis_values"][0]["name"] = "l2";
+  Json twice = fixture();
+  twice["benchmarks"][0]["states"].push_back(twice["benchmarks"][0]["states"][3]);
+  Json skipped_word = fixture();
+  skipped_word["benchmarks"][0]["states"][0]["is_skipped"] = "true";
+  Json mean_outside = fixture();
+  for (Json& s : mean_outside["benchmarks"][0]["states"][0]["summaries"])
+    if (s["tag"] == "nv/cold/time/gpu/mean") s["data"][0]["value"] = "1.0";
+  Json overflow = fixture();
+  overflow["benchmarks"][0]["states"][0]["axis_values"][0]["value"] = "99999999999999999999";
+  Json version2 = fixture();
+  version2["meta"]["version"]["json"]["major"] = 2;
+  Json meta_word = fixture();
+  meta_word["meta"] = "x";
+  Json zero = fixture();
+  for (Json& s : zero["benchmarks"][0]["states"][0]["summaries"])
+    if (s["tag"].get<std::string>().rfind("nv/cold/time/gpu/", 0) == 0) s["data"][0]["value"] = "0";
+  Json no_device = fixture();
+  no_device["benchmarks"][0]["states"][0]["device"] = 3;
   const std::pair<std::string, std::string> cases[] = {
       {write("torn.json", "{\n  \"meta\": {\n  \"devices\": [\n"), "torn.json:4:1: not JSON"},
       {write("other.json", "{\"benchmarks\": []}"), "other.json: has no \"meta\" (is this nvbench's --json output?)"},
@@ -171,6 +189,16 @@ TEST(Import, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
        "\"many\""},
       {write("outside.json", outside.dump()), "lies outside its own min"},
       {write("reserved.json", reserved.dump()), "one labrun reserves (l2, mode)"},
+      {write("twice.json", twice.dump()),
+       "twice.json: benchmarks[0].states[28]: the same point as "
+       "benchmarks[0].states[3]"},
+      {write("skipped_word.json", skipped_word.dump()), "benchmarks[0].states[0].is_skipped: not true or false"},
+      {write("mean_outside.json", mean_outside.dump()), "lies outside its own min and max"},
+      {write("overflow.json", overflow.dump()), "benchmarks[0].states[0].axis_values[0].value: not an int64"},
+      {write("version2.json", version2.dump()), "meta.version.json.major: not 1"},
+      {write("meta_word.json", meta_word.dump()), "meta_word.json: meta: not an object"},
+      {write("zero.json", zero.dump()), "a GPU median or mean above 0 s"},
+      {write("no_device.json", no_device.dump()), "benchmarks[0].states[0].device: device 3 is not one of devices[]"},
   };
   for (const auto& [path, message] : cases) {
     ImportArgs a;
@@ -183,7 +211,7 @@ TEST(Import, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
     EXPECT_NE(err.str().find("nothing written"), std::string::npos) << err.str();
     EXPECT_FALSE(fs::exists(a.output)) << path;
   }
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 6);  // no staging left
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 14);  // no staging left
   ImportArgs a;
   a.tool = "nvbench";
   a.input = kNvbench;
@@ -196,8 +224,40 @@ TEST(Import, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
   a.created = "yesterday";
   std::ostringstream err2;
   EXPECT_EQ(cmd_import(a, err2), kExitUsage);
-  EXPECT_NE(err2.str().find("created_utc"), std::string::npos) << err2.str();
+  EXPECT_NE(err2.str().find("--created yesterday: not a UTC time"), std::string::npos) << err2.str();
   EXPECT_FALSE(fs::exists(a.output));
+  // A device, a FIFO or a folder is never replaced, --force or not (case H01).
+  a.created.clear();
+  a.force = true;
+  for (const std::string target : {std::string("/dev/null"), dir.path().string()}) {
+    a.output = target;
+    std::ostringstream err3;
+    EXPECT_EQ(cmd_import(a, err3), kExitOutput) << target << ": " << err3.str();
+    EXPECT_NE(err3.str().find("not a regular file"), std::string::npos) << err3.str();
+  }
+  EXPECT_FALSE(fs::is_regular_file("/dev/null"));
+}
+
+// Several devices: each state's device (state.device) is an axis, so the states of two GPUs are two points.
+TEST(Import, EachDeviceOfAFileWithSeveralIsAnAxis) {
+  Json doc = fixture();
+  Json second = doc["devices"][0];
+  second["id"] = 1;
+  second["name"] = "NVIDIA H100 80GB HBM3";
+  doc["devices"].push_back(second);
+  Json& states = doc["benchmarks"][0]["states"];
+  const std::size_t n = states.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    Json copy = states[i];
+    copy["device"] = 1;
+    states.push_back(copy);
+  }
+  const labrun::Run run = import_nvbench(doc, options());
+  ASSERT_EQ(run.points.size(), 4 * n);
+  EXPECT_EQ(run.points.front().axes["Device"], 0);
+  EXPECT_EQ(run.points.back().axes["Device"], 1);
+  EXPECT_NE(run.points.front().key, run.points[2 * n].key);
+  EXPECT_EQ(run.header.json["environment"]["devices"], Json::array({"NVIDIA H200", "NVIDIA H100 80GB HBM3"}));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // `labrun import nvbench FILE -o OUT.jsonl`: another tool's results as a labrun result file (src/import/,
-// docs/formats.md "Import"), which report, diff and history then read as they read a sweep's. The file is read
+// docs/formats.md "Import"), which report and diff then read as they read a sweep's. The file is read
 // whole (at most kMaxImportBytes), turned into a run, written to a sibling temporary file, read back with every check
 // labrun applies to a result file, and only then moved to OUT: a refused import writes nothing.
 #include <CLI/CLI.hpp>
@@ -22,6 +22,7 @@
 #include "import_nvbench.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
+#include "output_file.hpp"
 #include "record_sink.hpp"
 
 namespace labrun {
@@ -74,8 +75,18 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
                 kExitUsage);
   if (fs::exists(o.output, ec) && fs::equivalent(o.input, o.output, ec))
     return fail("-o " + o.output + " is the file it imports; labrun never overwrites its input", kExitUsage);
+  if (o.output.empty()) return fail("-o must name the labrun result file to write", kExitUsage);
+  try {  // a device, a FIFO, a folder or a dangling link is never replaced, --force or not
+    require_regular_target(o.output);
+  } catch (const OutputError& e) {
+    return fail(e.what(), kExitOutput);
+  }
   if (fs::exists(fs::symlink_status(o.output, ec)) && !o.force)
     return fail(o.output + " exists (--force replaces it)", kExitOutput);
+  if (!o.created.empty() && !is_utc_timestamp(o.created))
+    return fail("--created " + o.created + ": not a UTC time as labrun writes one (YYYY-MM-DDTHH:MM:SS.mmmZ, e.g. " +
+                    "2026-12-01T10:00:00.000Z)",
+                kExitUsage);
   std::string text;
   {
     std::ifstream in(o.input, std::ios::binary);
@@ -131,14 +142,14 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
 Command add_import_command(CLI::App& app, const CommandContext&) {
   auto o = std::make_shared<ImportArgs>();
   CLI::App* command = app.add_subcommand(
-      "import", "another tool's results as a labrun result file, for report, diff and history (docs/formats.md)");
+      "import", "another tool's results as a labrun result file, for report and diff (docs/formats.md)");
   command->add_option("tool", o->tool, "the tool that wrote FILE: nvbench (its --json output)")
       ->required()
       ->check(CLI::IsMember({"nvbench"}));
   command->add_option("file", o->input, "the tool's results file")->required();
   command->add_option("-o,--output", o->output, "the labrun result file to write (.jsonl)")->required();
   command->add_option("--code-rev", o->code_rev,
-                      "the commit of the code that was measured, SHA or SHA+dirty (history --repo orders by it)");
+                      "the commit of the code that was measured, SHA or SHA+dirty (the record's environment.code)");
   command->add_option("--project", o->project, "the measured code's project name (default: imported)");
   command->add_option("--created", o->created,
                       "when it was measured, UTC as YYYY-MM-DDTHH:MM:SS.mmmZ (default: FILE's modification time)");

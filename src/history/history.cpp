@@ -501,7 +501,8 @@ std::vector<std::string> gather_series(const std::vector<CommitRuns>& commits, H
   if (unusable > 0)
     h.warnings.push_back(
         fmt::format("{} ok record(s) had no usable time (a timing.processes block that cannot be "
-                    "used, or samples that are not finite positive times) and are left out",
+                    "used, samples that are not finite positive times, or no samples at all: results imported from "
+                    "another tool hold summaries, which history does not read yet) and are left out",
                     unusable));
   return ceiling_by;
 }

@@ -57,6 +57,26 @@ double number_of(const Json& v, const std::string& path, const ImportOptions& o)
   return x;
 }
 
+// An int64 written as nvbench writes it (a string of digits, or a JSON integer), exactly: no detour through a double.
+std::int64_t integer_of(const Json& v, const std::string& path, const ImportOptions& o) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (!v.is_string()) refuse(o, path, "not an integer");
+  const std::string s = v.get<std::string>();
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE) refuse(o, path, "not an int64: \"" + s + "\"");
+  return x;
+}
+
+// A boolean where the document has one, else `fallback` when absent.
+bool flag_member(const Json& j, const char* key, bool fallback, const std::string& path, const ImportOptions& o) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (!it->is_boolean()) refuse(o, path + "." + key, "not true or false");
+  return it->get<bool>();
+}
+
 // A state's summaries by tag: the value of each one's data entry "value", with its JSON path.
 struct Summaries {
   std::map<std::string, std::pair<const Json*, std::string>> by_tag;
@@ -94,10 +114,12 @@ Summaries summaries_of(const Json& state, const std::string& path, const ImportO
     const std::string at = fmt::format("{}.summaries[{}]", path, i);
     const std::string tag = text_member(list[i], "tag", at, o);
     const Json& data = array_member(list[i], "data", at, o);
+    if (s.by_tag.count(tag)) refuse(o, at, "a second summary tagged " + tag);
     for (std::size_t k = 0; k < data.size(); ++k)
       if (text_member(data[k], "name", fmt::format("{}.data[{}]", at, k), o) == "value")
         s.by_tag[tag] = {&member(data[k], "value", fmt::format("{}.data[{}]", at, k), o),
                          fmt::format("{}.data[{}].value", at, k)};
+    if (!s.by_tag.count(tag) && tag.rfind("nv/", 0) == 0) refuse(o, at, "a summary of nvbench's without a value");
   }
   return s;
 }
@@ -115,11 +137,11 @@ std::vector<std::pair<std::string, AxisValue>> axes_of(const Json& state, const 
       refuse(o, at + ".name", "axis name \"" + name + "\" is empty or one labrun reserves (l2, mode)");
     const Json& value = member(list[i], "value", at, o);
     if (type == "int64") {
-      const double x = number_of(value, at + ".value", o);
-      if (x != std::floor(x) || !std::isfinite(x)) refuse(o, at + ".value", "an int64 axis value that is no integer");
-      axes.emplace_back(name, static_cast<std::int64_t>(x));
+      axes.emplace_back(name, integer_of(value, at + ".value", o));
     } else if (type == "float64") {
-      axes.emplace_back(name, number_of(value, at + ".value", o));
+      const double x = number_of(value, at + ".value", o);
+      if (!std::isfinite(x)) refuse(o, at + ".value", "a float64 axis value that is not finite");
+      axes.emplace_back(name, x);
     } else {
       axes.emplace_back(name, value.is_string() ? value.get<std::string>() : value.dump());
     }
@@ -145,13 +167,31 @@ Timing cold_timing(const Summaries& s, const std::string& where) {
   d.p25_time_s = s.seconds(p + "q1").value_or(kNoValue);
   d.p75_time_s = s.seconds(p + "q3").value_or(kNoValue);
   d.rel_iqr = s.number(p + "iqr/relative").value_or(kNoValue);
+  if (!s.has("nv/cold/sample_size")) throw ResultError(where + ": a cold measurement without nv/cold/sample_size");
   // The median where nvbench wrote one (newer nvbench), else the mean.
   t.time_s = std::isfinite(d.median_time_s) ? d.median_time_s : d.mean_time_s;
-  if (!std::isfinite(t.time_s)) throw ResultError(where + ": a cold measurement without a GPU median or mean");
-  if (std::isfinite(d.min_time_s) && std::isfinite(d.max_time_s) &&
-      !(d.min_time_s <= t.time_s && t.time_s <= d.max_time_s))
-    throw ResultError(fmt::format("{}: the cold GPU time {} s lies outside its own min {} s and max {} s", where,
-                                  t.time_s, d.min_time_s, d.max_time_s));
+  if (!(t.time_s > 0)) throw ResultError(where + ": a cold measurement without a GPU median or mean above 0 s");
+  // What a summary of one set of samples must be: min <= q1 <= median <= q3 <= max, the mean within [min, max], the
+  // standard deviation at most max - min.
+  const auto ordered = [](std::initializer_list<double> xs) {
+    double last = -1;
+    for (double x : xs) {
+      if (!std::isfinite(x)) continue;
+      if (x < last) return false;
+      last = x;
+    }
+    return true;
+  };
+  if (!ordered({d.min_time_s, d.p25_time_s, d.median_time_s, d.p75_time_s, d.max_time_s}) ||
+      !ordered({d.min_time_s, d.mean_time_s, d.max_time_s}))
+    throw ResultError(
+        fmt::format("{}: the cold GPU times are not ordered as one set of samples' are (min {} s, q1 {} s, "
+                    "median {} s, mean {} s, q3 {} s, max {} s): it lies outside its own min and max",
+                    where, d.min_time_s, d.p25_time_s, d.median_time_s, d.mean_time_s, d.p75_time_s, d.max_time_s));
+  if (std::isfinite(d.stddev_time_s) && std::isfinite(d.min_time_s) && std::isfinite(d.max_time_s) &&
+      d.stddev_time_s > d.max_time_s - d.min_time_s)
+    throw ResultError(fmt::format("{}: the cold GPU standard deviation {} s exceeds max - min ({} s)", where,
+                                  d.stddev_time_s, d.max_time_s - d.min_time_s));
   t.device = d;
   return t;
 }
@@ -163,9 +203,10 @@ Timing batch_timing(const Summaries& s, const std::string& where) {
   t.method = TimingMethod::nvbench_batch;
   t.stop_reason = "imported";
   TimeSummary d;
+  if (!s.has("nv/batch/sample_size")) throw ResultError(where + ": a batch measurement without nv/batch/sample_size");
   d.count = s.count("nv/batch/sample_size").value_or(0);
   d.mean_time_s = s.seconds("nv/batch/time/gpu/mean").value_or(kNoValue);
-  if (!std::isfinite(d.mean_time_s)) throw ResultError(where + ": a batch measurement without a GPU mean");
+  if (!(d.mean_time_s > 0)) throw ResultError(where + ": a batch measurement without a GPU mean above 0 s");
   t.time_s = d.mean_time_s;
   t.device = d;
   return t;
@@ -209,7 +250,7 @@ Json device_json(const Json& d, const std::string& path, const ImportOptions& o)
     const auto it = d.find(key);
     return it == d.end() ? kNoValue : number_of(*it, path + "." + key, o);
   };
-  if (const double sm = num("sm_version"); std::isfinite(sm))
+  if (const double sm = num("sm_version"); std::isfinite(sm) && sm >= 10)
     out["arch"] = fmt::format("sm_{}", static_cast<long long>(sm) / 10);
   const std::pair<const char*, const char*> keys[] = {{"number_of_sms", "sm_count"},
                                                       {"l2_cache_size", "l2_bytes"},
@@ -240,15 +281,30 @@ Json code_json(const ImportOptions& o) {
 
 Run import_nvbench(const Json& doc, const ImportOptions& o) {
   const Json& meta = member(doc, "meta", "", o);
+  if (!meta.is_object()) refuse(o, "meta", "not an object");
   const Json& devices = array_member(doc, "devices", "", o);
   const Json& benchmarks = array_member(doc, "benchmarks", "", o);
-  Json tool = {{"name", "nvbench"}};
+  if (devices.empty()) refuse(o, "devices", "no device (nvbench lists the devices it ran on)");
+  // nvbench's JSON printer's format version: 1.x is the shape read here.
+  const Json* json_major = json_find(meta, {"version", "json", "major"});
+  if (!json_major || !json_major->is_number_integer() || json_major->get<std::int64_t>() != 1)
+    refuse(o, "meta.version.json.major",
+           "not 1: this labrun reads version 1 of nvbench's JSON (" + (json_major ? json_major->dump() : "absent") +
+               ")");
+  Json tool = {{"name", "nvbench"},
+               {"json_version", text_member(meta["version"]["json"], "string", "meta.version.json", o)}};
   if (const Json* v = json_find(meta, {"version", "nvbench"}); v && v->is_object()) {
-    tool["version"] = v->value("string", "");
-    tool["git_sha"] = v->value("git_sha", "");
-    tool["git_dirty"] = v->value("git_is_dirty", false);
+    tool["version"] = text_member(*v, "string", "meta.version.nvbench", o);
+    if (v->contains("git_sha")) tool["git_sha"] = text_member(*v, "git_sha", "meta.version.nvbench", o);
+    tool["git_dirty"] = flag_member(*v, "git_is_dirty", false, "meta.version.nvbench", o);
   }
-  if (const Json* v = json_find(meta, {"version", "json", "string"}); v && v->is_string()) tool["json_version"] = *v;
+  Json argv = Json::array();
+  if (meta.contains("argv")) {
+    const Json& a = array_member(meta, "argv", "meta", o);
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!a[i].is_string()) refuse(o, fmt::format("meta.argv[{}]", i), "not a string");
+    argv = a;
+  }
   Run run;
   run.file = o.file;
   run.has_header = true;
@@ -256,10 +312,19 @@ Run import_nvbench(const Json& doc, const ImportOptions& o) {
   Json device = nullptr;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     Json d = device_json(devices[i], fmt::format("devices[{}]", i), o);
+    (void)integer_of(member(devices[i], "id", fmt::format("devices[{}]", i), o), fmt::format("devices[{}].id", i), o);
     device_names.push_back(d["name"]);
     if (i == 0) device = d;
   }
   const bool several_devices = devices.size() > 1;
+  std::map<std::string, std::string> seen;  // key -> the JSON path of the state that made it
+  const auto unique = [&](const PointRecord& rec, const std::string& path) {
+    if (const auto [it, fresh] = seen.emplace(rec.key, path); !fresh)
+      refuse(o, path,
+             "the same point as " + it->second + " (" + rec.key +
+                 "): a state given twice, or axis values "
+                 "that read alike");
+  };
   for (std::size_t b = 0; b < benchmarks.size(); ++b) {
     const std::string bpath = fmt::format("benchmarks[{}]", b);
     const std::string name = text_member(benchmarks[b], "name", bpath, o);
@@ -268,14 +333,22 @@ Run import_nvbench(const Json& doc, const ImportOptions& o) {
       const std::string spath = fmt::format("{}.states[{}]", bpath, s);
       const std::string where = o.file + ": " + spath;
       auto axes = axes_of(states[s], spath, o);
-      if (!several_devices)
-        axes.erase(std::remove_if(axes.begin(), axes.end(), [](const auto& a) { return a.first == "Device"; }),
-                   axes.end());
-      if (states[s].value("is_skipped", false)) {
+      axes.erase(std::remove_if(axes.begin(), axes.end(), [](const auto& a) { return a.first == "Device"; }),
+                 axes.end());
+      // The device a state ran on is state.device (an id of devices[]); an axis where the file has several.
+      const std::int64_t device_id = integer_of(member(states[s], "device", spath, o), spath + ".device", o);
+      bool known = false;
+      for (const Json& d : devices) known = known || (d.contains("id") && d["id"] == device_id);
+      if (!known) refuse(o, spath + ".device", fmt::format("device {} is not one of devices[]", device_id));
+      if (several_devices) axes.emplace_back("Device", device_id);
+      if (flag_member(states[s], "is_skipped", false, spath, o)) {
         PointRecord rec = point_of(name, axes, "cold");
         rec.status = Status::skipped;
-        rec.reason = "skipped by nvbench: " + states[s].value("skip_reason", std::string("no reason given"));
+        rec.reason = "skipped by nvbench: " + (states[s].contains("skip_reason")
+                                                   ? text_member(states[s], "skip_reason", spath, o)
+                                                   : std::string("no reason given"));
         rec.cost_recorded = false;
+        unique(rec, spath);
         run.points.push_back(std::move(rec));
         continue;
       }
@@ -286,6 +359,7 @@ Run import_nvbench(const Json& doc, const ImportOptions& o) {
         rec.status = Status::ok;
         rec.cost.bytes = bytes;
         rec.timing = std::move(timing);
+        unique(rec, spath);
         run.points.push_back(std::move(rec));
       };
       const bool cold = sums.has("nv/cold/time/gpu/mean") || sums.has("nv/cold/time/gpu/median");
@@ -305,14 +379,18 @@ Run import_nvbench(const Json& doc, const ImportOptions& o) {
   if (!o.code_rev.empty()) env["code"] = code_json(o);
   // The suite's identity (its benchmarks and their axes, not the numbers): two runs of one nvbench binary share it,
   // as two runs of one labrun config do.
+  // config.path names the suite, not the file (history keys a config by it, and each commit's file may be named
+  // differently): "nvbench:" and the benchmarks' names; the file is header.import.file.
+  std::string suite_name;
+  for (const Json& b : benchmarks) suite_name += (suite_name.empty() ? "" : "+") + b.value("name", std::string());
   Json suite = Json::array();
   for (const Json& b : benchmarks) suite.push_back({{"name", b.value("name", "")}, {"axes", b.value("axes", Json())}});
   run.header.json = {{"type", "header"},
                      {"schema_version", kRecordSchemaVersion},
                      {"created_utc", o.created_utc},
-                     {"argv", meta.value("argv", Json::array())},
+                     {"argv", argv},
                      {"config",
-                      {{"path", o.file},
+                      {{"path", "nvbench:" + suite_name},
                        {"sha256", sha256_hex(suite.dump())},
                        {"experiment", "nvbench"},
                        {"description", "imported from nvbench's JSON (" + o.file + ")"}}},

@@ -18,7 +18,7 @@ struct ImportOptions {
   /// When the results were measured, ISO 8601 UTC (--created): the header's created_utc. Required: neither format
   /// records it.
   std::string created_utc;
-  std::string file;  ///< the file as given, for messages and config.path
+  std::string file;  ///< the file as given, for messages and the header's import.file
 };
 
 /// The run an nvbench JSON document (nvbench's JSON printer, json version 1.x) holds: a header (the tool, its

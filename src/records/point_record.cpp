@@ -1259,4 +1259,13 @@ PointRecord point_from_json_tolerant(const Json& j) {
   return p;
 }
 
+bool is_utc_timestamp(const std::string& text) {
+  try {
+    check_timestamp(Json{{"t", text}}, "t");
+    return true;
+  } catch (const ResultError&) {
+    return false;
+  }
+}
+
 }  // namespace labrun

@@ -574,4 +574,8 @@ std::optional<Json> parse_line_or_torn(const std::string& line, bool at_eof, con
 void write_whole(const std::string& path, bool replace, const std::function<void(JsonlWriter&)>& lines);
 // A run written whole (write_run_file) goes through the record sinks: src/export/record_sink.hpp.
 
+/// Whether `text` is a UTC timestamp as labrun writes one and reads back (utc_timestamp(): "2026-12-06T07:20:02.123Z",
+/// the fraction optional) of a time that exists, from 1970 on: what a header's created_utc must be.
+bool is_utc_timestamp(const std::string& text);
+
 }  // namespace labrun
