@@ -672,8 +672,10 @@ std::optional<double> compare_samples(const PointRef& b, const PointRef& n, cons
   row.base_samples = bs.seconds.size();
   row.new_samples = ns.seconds.size();
   // Imported results without samples on both sides (another tool's summaries): compared from the summaries.
-  if (bs.seconds.empty() && ns.seconds.empty() && bs.problem == "no timing samples" && ns.problem == bs.problem)
-    return compare_summaries(b, n, options, row, caveats);
+  const auto sampleless = [](const PointRecord& r) {
+    return r.timing && r.timing->device_samples_s.empty() && r.timing->wall_samples_s.empty();
+  };
+  if (sampleless(*b.record) && sampleless(*n.record)) return compare_summaries(b, n, options, row, caveats);
   if (!bs.problem.empty() || !ns.problem.empty() || !bpd.problem.empty() || !npd.problem.empty()) {
     row.verdict = Verdict::inconclusive;
     row.reason = !bs.problem.empty()    ? "base: " + bs.problem

@@ -149,13 +149,20 @@ std::vector<std::pair<std::string, AxisValue>> axes_of(const Json& state, const 
   return axes;
 }
 
-// timing for one measurement: the GPU-time summary under `prefix` ("nv/cold/time/gpu/").
-Timing cold_timing(const Summaries& s, const std::string& where) {
+// What every imported measurement's timing shares: eager launches, L2 `l2`, timed by `method`, no stopping rule.
+Timing imported_timing(const char* l2, TimingMethod method) {
   Timing t;
   t.mode = "eager";
-  t.l2 = "cold";
-  t.method = TimingMethod::nvbench_cold;
+  t.l2 = l2;
+  t.method = method;
   t.stop_reason = "imported";
+  return t;
+}
+
+// The cold measurement's timing: its GPU-time summary (nv/cold/time/gpu/*), checked as one set of samples' summary.
+Timing cold_timing(const Summaries& s, const std::string& where) {
+  if (!s.has("nv/cold/sample_size")) throw ResultError(where + ": a cold measurement without nv/cold/sample_size");
+  Timing t = imported_timing("cold", TimingMethod::nvbench_cold);
   TimeSummary d;
   const std::string p = "nv/cold/time/gpu/";
   d.count = s.count("nv/cold/sample_size").value_or(0);
@@ -167,7 +174,6 @@ Timing cold_timing(const Summaries& s, const std::string& where) {
   d.p25_time_s = s.seconds(p + "q1").value_or(kNoValue);
   d.p75_time_s = s.seconds(p + "q3").value_or(kNoValue);
   d.rel_iqr = s.number(p + "iqr/relative").value_or(kNoValue);
-  if (!s.has("nv/cold/sample_size")) throw ResultError(where + ": a cold measurement without nv/cold/sample_size");
   // The median where nvbench wrote one (newer nvbench), else the mean.
   t.time_s = std::isfinite(d.median_time_s) ? d.median_time_s : d.mean_time_s;
   if (!(t.time_s > 0)) throw ResultError(where + ": a cold measurement without a GPU median or mean above 0 s");
@@ -196,14 +202,11 @@ Timing cold_timing(const Summaries& s, const std::string& where) {
   return t;
 }
 
+// The batch measurement's timing: its count and GPU mean (nv/batch/*), the only summary nvbench writes of it.
 Timing batch_timing(const Summaries& s, const std::string& where) {
-  Timing t;
-  t.mode = "eager";
-  t.l2 = "hot";
-  t.method = TimingMethod::nvbench_batch;
-  t.stop_reason = "imported";
-  TimeSummary d;
   if (!s.has("nv/batch/sample_size")) throw ResultError(where + ": a batch measurement without nv/batch/sample_size");
+  Timing t = imported_timing("hot", TimingMethod::nvbench_batch);
+  TimeSummary d;
   d.count = s.count("nv/batch/sample_size").value_or(0);
   d.mean_time_s = s.seconds("nv/batch/time/gpu/mean").value_or(kNoValue);
   if (!(d.mean_time_s > 0)) throw ResultError(where + ": a batch measurement without a GPU mean above 0 s");
