@@ -49,7 +49,7 @@ xz -dc results/h200/history/masking-delay.jsonl.xz > "$tmp/b.jsonl"
 s="$out/sweep"
 mkdir -p "$s"
 (cd "$tmp" && "$labrun" sweep "$OLDPWD/configs/masking.yaml" --device cpu -o sweep.jsonl --only "n=1e5,density=0.1" \
-   --lab max_time_s=0.02 --lab min_samples=3 2>&1 | sed -E 's/[0-9]+/#/g; s/ +/ /g' > "$s/sweep.console"
+   --lab max_time_s=0.02 --lab min_samples=3 2>&1 | sed -E 's/[0-9]+(\.[0-9]+)? ?(ns|µs|ms|s)( |$)/#T\3/g; s/[0-9]+/#/g; s/ +/ /g' > "$s/sweep.console"
  python3 "$OLDPWD/scripts/mask_measured.py" sweep.jsonl > "$s/sweep.masked.jsonl"
  for i in 1 2; do
    "$labrun" sweep "$OLDPWD/configs/masking.yaml" --device cpu -q -o shard$i.jsonl --only "n=1e5,density=0.1" \

@@ -1,5 +1,6 @@
 """Masks what a run measured in a labrun JSONL file, for comparing what two builds write byte for byte
-(scripts/behaviour_snapshot.sh): every JSON number becomes "#", every run of digits inside a string becomes "#", and
+(scripts/behaviour_snapshot.sh): every JSON number becomes "#", every run of digits inside a string becomes "#" (and a
+non-finite number written as a string, "Infinity", is a number), and
 the words chosen from measured numbers (timing.stop_reason, the warmup's; interpretation.bound, confidence, suspect;
 warnings' messages) become "#"; a number in a string is masked with its fraction and the SI prefix of its unit. Keys, their order, statuses, reasons' words and the record's shape stay.
 Usage: python3 scripts/mask_measured.py RUN.jsonl > MASKED.jsonl
@@ -24,6 +25,8 @@ def mask(value, path=()):
     if isinstance(value, (int, float)):
         return "#"
     if isinstance(value, str):
+        if value in ("Infinity", "-Infinity", "NaN"):  # a number labrun writes as a string (json_real)
+            return "#"
         return DIGITS.sub("#", value)
     if isinstance(value, list):
         if value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):

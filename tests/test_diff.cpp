@@ -1,6 +1,6 @@
 // Tests of labrun diff: the verdicts on seeded synthetic samples (lognormal noise), the process and host gates,
 // the A/A false-slower rate (C15), non-finite samples (C14), environment warnings, the JSON / table / markdown
-// renderings, and cmd_diff's exit codes on files. The statistics themselves are tested in test_stats.cpp.
+// outputs, and cmd_diff's exit codes on files. The statistics themselves are tested in test_stats.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>

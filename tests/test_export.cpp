@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "exporter.hpp"
+#include "output_table.hpp"
 #include "point_record.hpp"
 #include "test_util.hpp"
 
@@ -84,10 +87,30 @@ const Json* find_named(const Json& benchmarks, const std::string& name, std::int
 
 TEST(Export, TheTableListsEachFormatOnce) {
   std::vector<std::string> names;
-  for (const auto& e : exporters()) names.push_back(e->name());
+  for (const labrun::OutputRow* row : labrun::outputs_of(labrun::Product::exported)) names.push_back(row->name);
   EXPECT_EQ(names, (std::vector<std::string>{"gbench", "bmf", "github-action-benchmark"}));
-  EXPECT_EQ(find_exporter("bmf")->name(), "bmf");
-  EXPECT_EQ(find_exporter("csv"), nullptr);
+  EXPECT_EQ(labrun::find_output(labrun::Product::exported, "bmf")->name, "bmf");
+  EXPECT_EQ(labrun::find_output(labrun::Product::exported, "csv"), nullptr);
+  EXPECT_THROW(labrun::export_runs("csv", {}), std::invalid_argument);
+}
+
+// Every output is one row of one table: each product's names are distinct, and each row makes its Output.
+TEST(Outputs, EveryRowMakesItsOutputAndNamesAreUniqueWithinAProduct) {
+  std::set<std::pair<int, std::string>> seen;
+  labrun::JsonlWriter* no_file = nullptr;
+  for (const labrun::OutputRow& row : labrun::outputs()) {
+    EXPECT_TRUE(seen.insert({static_cast<int>(row.product), row.name}).second) << row.name;
+    if (row.product == labrun::Product::records) continue;  // needs a writer (args.file)
+    labrun::OutputArgs args;
+    args.file = no_file;
+    EXPECT_NE(row.make(args), nullptr) << row.name;
+  }
+  EXPECT_EQ(labrun::output_names(labrun::Product::diff, true), "table (default), markdown or json");
+  EXPECT_EQ(labrun::output_names(labrun::Product::history), "table, markdown or json");
+  EXPECT_EQ(labrun::find_output(labrun::Product::history, "")->name, "table");
+  std::vector<std::string> report;
+  for (const labrun::OutputRow* row : labrun::outputs_of(labrun::Product::report)) report.push_back(row->name);
+  EXPECT_EQ(report, (std::vector<std::string>{"points.csv", "ceilings.json", "plots.json", "*.png", "report.md"}));
 }
 
 TEST(Export, OnlyOkUnflaggedTimedPointsLeaveAsNumbers) {
@@ -103,7 +126,7 @@ TEST(Export, OnlyOkUnflaggedTimedPointsLeaveAsNumbers) {
 // Google Benchmark JSON: real_time = time_s and cpu_time = the wall median, in ns; a pooled point one repetition per
 // process and the mean, median (= time_s) and stddev aggregates; the others left out.
 TEST(Export, GbenchMapsTimesRepetitionsAndErrors) {
-  const Exported e = find_exporter("gbench")->write({sample_run()});
+  const Exported e = labrun::export_runs("gbench", {sample_run()});
   EXPECT_EQ(e.written, 2u);
   ASSERT_EQ(e.left_out.size(), 2u);
   EXPECT_EQ(e.left_out[0].key, "e/c/n=1");
@@ -147,7 +170,7 @@ TEST(Export, GbenchMapsTimesRepetitionsAndErrors) {
   // --one-per-point: the pooled point as its pooled time alone.
   ExportOptions one;
   one.one_per_point = true;
-  const Json single = find_exporter("gbench")->write({sample_run()}, one).document["benchmarks"];
+  const Json single = labrun::export_runs("gbench", {sample_run()}, one).document["benchmarks"];
   EXPECT_EQ(single.size(), 2u);
   EXPECT_EQ(find_named(single, "e/b/n=1_median"), nullptr);
   EXPECT_DOUBLE_EQ((*find_named(single, "e/b/n=1"))["real_time"].get<double>(), 1.1e-6 * 1e9);
@@ -157,7 +180,7 @@ TEST(Export, GbenchMapsTimesRepetitionsAndErrors) {
 
 // BMF: latency in ns with the 95% interval as its bounds; bandwidth in B/s, bounded by the bytes over the interval.
 TEST(Export, BmfCarriesTheIntervalAsBounds) {
-  const Exported e = find_exporter("bmf")->write({sample_run()});
+  const Exported e = labrun::export_runs("bmf", {sample_run()});
   EXPECT_EQ(e.written, 2u);
   EXPECT_EQ(e.left_out.size(), 2u);
   EXPECT_FALSE(e.document.contains("e/c/n=1"));
@@ -172,7 +195,7 @@ TEST(Export, BmfCarriesTheIntervalAsBounds) {
 }
 
 TEST(Export, GithubActionBenchmarkIsCustomSmallerIsBetter) {
-  const Exported e = find_exporter("github-action-benchmark")->write({sample_run()});
+  const Exported e = labrun::export_runs("github-action-benchmark", {sample_run()});
   ASSERT_TRUE(e.document.is_array());
   ASSERT_EQ(e.document.size(), 2u);
   const Json& a = e.document[0];
@@ -224,9 +247,9 @@ TEST(Export, RunsAndPointsThatAreNoMeasurementStayOut) {
     labrun::Run r = sample_run();
     r.header.json["lab"] = {{key, value}};
     ASSERT_TRUE(run_not_exportable(r.header)) << key;
-    for (const auto& e : exporters()) {
-      const Exported x = e->write({r});
-      EXPECT_EQ(x.written, 0u) << e->name() << " " << key;
+    for (const labrun::OutputRow* row : labrun::outputs_of(labrun::Product::exported)) {
+      const Exported x = labrun::export_runs(row->name, {r});
+      EXPECT_EQ(x.written, 0u) << row->name << " " << key;
       EXPECT_EQ(x.left_out.size(), 4u);
     }
   }
@@ -250,15 +273,15 @@ TEST(Export, RunsAndPointsThatAreNoMeasurementStayOut) {
   PointRecord other = ok_point("e/k/n=1", 1e-6);
   other.timing->device.reset();  // time_s is not the wall median either: no interval of another summary
   EXPECT_FALSE(time_interval(other));
-  const Exported bmf = find_exporter("bmf")->write({labrun::Run{"x", run.header, true, {few}, {}}});
+  const Exported bmf = labrun::export_runs("bmf", {labrun::Run{"x", run.header, true, {few}, {}}});
   EXPECT_FALSE(bmf.document["e/i/n=1"]["latency"].contains("lower_value"));
-  const Exported gab = find_exporter("github-action-benchmark")->write({labrun::Run{"x", run.header, true, {few}, {}}});
+  const Exported gab = labrun::export_runs("github-action-benchmark", {labrun::Run{"x", run.header, true, {few}, {}}});
   EXPECT_FALSE(gab.document[0].contains("range"));
 
   PointRecord nan_process = ok_point("e/l/n=1", 1e-6);
   nan_process.timing->processes = ProcessStats{3, {1e-6, std::nan(""), 1e-6}, 0.1, std::nullopt};
   EXPECT_TRUE(process_medians(nan_process).empty()) << "written as one entry, not with a null repetition";
-  const Json b = find_exporter("gbench")->write({labrun::Run{"x", run.header, true, {nan_process}, {}}}).document;
+  const Json b = labrun::export_runs("gbench", {labrun::Run{"x", run.header, true, {nan_process}, {}}}).document;
   ASSERT_EQ(b["benchmarks"].size(), 1u);
   EXPECT_DOUBLE_EQ(b["benchmarks"][0]["real_time"].get<double>(), 1000.0);
 }

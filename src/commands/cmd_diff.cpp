@@ -1,7 +1,7 @@
 // `labrun diff BASE NEW` (cmd_diff, diff.hpp): its options (add_diff_command, --min-effect and --alpha through
 // command_inputs.hpp's add_effect_options); loads each side's files with load_result_file (command_inputs.hpp: a
 // labrun result with points, or a lone empty shard), merges a side's shards, runs diff_results() and writes the
-// chosen rendering.
+// chosen output (output_table.hpp).
 #include "diff.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,6 +17,7 @@
 #include "command_inputs.hpp"
 #include "commands.hpp"
 #include "merge.hpp"
+#include "output_table.hpp"
 #include "point_record.hpp"
 
 namespace labrun {
@@ -41,9 +42,9 @@ std::vector<Run> load_side(const std::vector<std::string>& paths, std::ostream& 
 
 int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::string>& new_paths,
              const DiffOptions& options, const std::string& format, std::ostream& out, std::ostream& err) {
-  const Rendering<DiffResult>* rendering = diff_renderings().find(format);
-  if (!rendering) {
-    err << "labrun diff: unknown format '" << format << "' (expected " << diff_renderings().names() << ")\n";
+  const OutputRow* output = find_output(Product::diff, format);
+  if (!output || format.empty()) {
+    err << "labrun diff: unknown format '" << format << "' (expected " << output_names(Product::diff) << ")\n";
     return kDiffBadInput;
   }
   if (base_paths.empty() || new_paths.empty()) {
@@ -62,7 +63,7 @@ int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::
     err << "labrun diff: " << e.what() << "\n";
     return kDiffBadInput;
   }
-  out << rendering->render(diff);
+  output->make({})->diff(diff, out);
   return diff.regression ? kDiffRegression : kDiffNoRegression;
 }
 
@@ -70,7 +71,7 @@ namespace {
 
 /// The diff command's options as parsed, as given on the command line.
 struct DiffCommandOptions {
-  std::string base_arg, new_arg, min_effect = "5%", format = diff_renderings().default_name(), fail_on = "slower",
+  std::string base_arg, new_arg, min_effect = "5%", format = find_output(Product::diff, "")->name, fail_on = "slower",
                                  alpha = "0.05";
   bool normalize = false;
 };
@@ -95,7 +96,7 @@ Command add_diff_command(CLI::App& app, const CommandContext&) {
   diff->add_option("new", o->new_arg, "new results, same forms")->required();
   add_effect_options(*diff, o->min_effect, "smallest change that counts, e.g. 5% (default) or 0.05", o->alpha,
                      "false discovery rate over the whole diff (Benjamini-Hochberg): 0.05 (default) or 5%");
-  diff->add_option("--format", o->format, diff_renderings().help());
+  diff->add_option("--format", o->format, output_names(Product::diff, true));
   diff->add_option("--fail-on", o->fail_on, "slower (default) or any (also status changes)");
   diff->add_flag("--normalize", o->normalize, "compare times scaled by each run's calibrated copy bandwidth");
   return {diff, [o] { return run_diff(*o); }, {}};

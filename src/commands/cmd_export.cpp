@@ -1,6 +1,6 @@
 // `labrun export FORMAT RESULTS... [-o FILE]`: result files (as report reads them: files, comma-separated lists of
-// shards, folders) written in another tool's format, chosen from src/export/'s table (docs/formats.md). A point that
-// may not leave as a number is left out and listed on stderr.
+// shards, folders) written in another tool's format, chosen from outputs() (output_table.hpp; docs/formats.md). A point
+// that may not leave as a number is left out and listed on stderr.
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "exit_codes.hpp"
 #include "exporter.hpp"
+#include "output_table.hpp"
 #include "merge.hpp"
 #include "output_file.hpp"
 #include "point_record.hpp"
@@ -24,10 +25,10 @@ namespace labrun {
 
 int cmd_export(const std::string& format, const std::vector<std::string>& paths, const std::string& output, bool force,
                const ExportOptions& options, std::ostream& out, std::ostream& err) {
-  const Exporter* exporter = find_exporter(format);
-  if (!exporter) {
+  const OutputRow* row = find_output(Product::exported, format);
+  if (!row || format.empty()) {
     std::string names;
-    for (const auto& e : exporters()) names += (names.empty() ? "" : ", ") + e->name();
+    for (const OutputRow* r : outputs_of(Product::exported)) names += (names.empty() ? "" : ", ") + r->name;
     err << "labrun export: unknown format '" << format << "' (expected " << names << ")\n";
     return kExitUsage;
   }
@@ -69,7 +70,7 @@ int cmd_export(const std::string& format, const std::vector<std::string>& paths,
             << ": export one run at a time (or the shards of one sweep)\n";
         return kExitUsage;
       }
-  const Exported exported = exporter->write(runs, options);
+  const Exported exported = export_runs(row->name, runs, options);
   for (const LeftOut& l : exported.left_out) err << "labrun export: left out " << l.key << " (" << l.why << ")\n";
   if (exported.written == 0) {
     // An empty document is an error dashboards report far from here ("No benchmark result was found").
@@ -89,8 +90,7 @@ int cmd_export(const std::string& format, const std::vector<std::string>& paths,
       return kExitOutput;
     }
   }
-  err << "labrun export: " << exported.written << (exported.written == 1 ? " point" : " points") << " as "
-      << exporter->name();
+  err << "labrun export: " << exported.written << (exported.written == 1 ? " point" : " points") << " as " << row->name;
   if (!exported.left_out.empty()) err << ", " << exported.left_out.size() << " left out (not ok, flagged or untimed)";
   err << (to_stdout ? "" : " -> " + output) << "\n";
   return kExitOk;
@@ -115,9 +115,9 @@ Command add_export_command(CLI::App& app, const CommandContext&) {
                                          "github-action-benchmark (docs/formats.md)");
   std::string formats;
   std::vector<std::string> names;
-  for (const auto& e : exporters()) {
-    formats += "\n  " + e->name() + ": " + e->summary();
-    names.push_back(e->name());
+  for (const OutputRow* row : outputs_of(Product::exported)) {
+    formats += "\n  " + row->name + ": " + row->summary;
+    names.push_back(row->name);
   }
   command->add_option("format", o->format, "the format:" + formats)->required()->check(CLI::IsMember(names));
   command->add_option("results", o->paths, "result files: .jsonl files, comma-separated lists or folders")->required();

@@ -1,7 +1,7 @@
 // `labrun history RESULTS...` (cmd_history, history.hpp): its options (add_history_command, --min-effect and
 // --alpha through command_inputs.hpp's add_effect_options); loads every result file with load_result_file
 // (command_inputs.hpp: a labrun result with points), orders the commits (git rev-list when --repo is given), runs
-// history_results() and writes the chosen rendering, the --bisect text or the report folder.
+// history_results() and writes the chosen output (output_table.hpp), the --bisect text or the report folder.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +26,7 @@
 #include "history.hpp"
 #include "interrupt.hpp"
 #include "output_file.hpp"
+#include "output_table.hpp"
 #include "point_record.hpp"
 #include "spawn.hpp"
 
@@ -70,9 +71,10 @@ namespace {
 
 /// cmd_history without its handling of signals.
 int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
-  const Rendering<HistoryResult>* rendering = history_renderings().find(args.format);
-  if (!rendering) {
-    err << "labrun history: unknown format '" << args.format << "' (expected " << history_renderings().names() << ")\n";
+  const OutputRow* output = find_output(Product::history, args.format);  // empty: the default
+  if (!output) {
+    err << "labrun history: unknown format '" << args.format << "' (expected " << output_names(Product::history)
+        << ")\n";
     return kHistoryBadInput;
   }
   if (args.paths.empty()) {
@@ -113,7 +115,7 @@ int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
     err << "labrun history: " << e.what() << "\n";
     return kHistoryBadInput;
   }
-  out << rendering->render(history);
+  output->make({})->history(history, out);
   if (folder) {
     try {
       write_history_report(history, folder->begin().string(), args.plot_script, args.max_plots, err);
@@ -166,7 +168,7 @@ Command add_history_command(CLI::App& app, const CommandContext&) {
       ->add_option("results", o->paths, "result files of many commits: .jsonl files, comma-separated lists or folders")
       ->required();
   history->add_option("--repo", a.repo, "order the commits as git rev-list --topo-order HEAD in this repository");
-  history->add_option("--format", a.format, history_renderings().help());
+  history->add_option("--format", a.format, output_names(Product::history, true));
   history->add_option("--fail-on-newest", o->fail_on, "exit 1 on a step at the newest commit: slower (default) or any");
   history->add_option("--bisect", a.bisect, "print the commits still to test for this point (id or key)");
   history->add_option("-o,--output", a.report_dir, "also write a report folder: history.md, history.json, plots");

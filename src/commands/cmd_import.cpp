@@ -23,7 +23,7 @@
 #include "point_record.hpp"
 #include "record.hpp"
 #include "output_file.hpp"
-#include "record_sink.hpp"
+#include "output.hpp"
 
 namespace labrun {
 namespace {

@@ -28,7 +28,8 @@
 #include "output_file.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
-#include "record_sink.hpp"
+#include "output.hpp"
+#include "output_table.hpp"
 #include "sweep.hpp"
 
 namespace labrun {
@@ -156,10 +157,12 @@ int merge_files(const std::vector<std::string>& shards, const std::string& outpu
 
   write_beside_then_rename(output, force || claim.replace_empty(), [&](const std::string& sibling) {
     JsonlWriter w(sibling, false);
-    JsonlSink out(w);
-    out.line(plan.header);
+    OutputArgs args;
+    args.file = &w;
+    const std::unique_ptr<Output> out = find_output(Product::records, "jsonl")->make(args);
+    out->line(plan.header);
     for (const std::size_t k : plan.order)
-      for (const Json& seg : files[k].segments) out.line(seg);
+      for (const Json& seg : files[k].segments) out->line(seg);
     std::vector<std::ifstream> in(files.size());
     std::string buffer;
     for (const Entry& e : entries) {
@@ -171,7 +174,7 @@ int merge_files(const std::vector<std::string>& shards, const std::string& outpu
       if (!f.seekg(static_cast<std::streamoff>(line.offset)) ||
           !f.read(buffer.data(), static_cast<std::streamsize>(line.length)))
         throw OutputError("cannot read " + printable(files[e.shard].path) + " again (did it change during the merge?)");
-      out.text_line(buffer);  // the shard's line, byte for byte
+      out->text_line(buffer);  // the shard's line, byte for byte
     }
     w.sync();
     throw_if_interrupted();  // a Ctrl-C during the last lines or the fsync: the sibling goes, nothing is written

@@ -1,7 +1,7 @@
 // `labrun report RESULTS...` (cmd_report, report.hpp): its options (add_report_command), and the report folder
 // made from the result files: loaded and analysed by src/report/ (report_context), its files made in a staging
-// folder by the rows of one table (report_files.hpp: the data files, the plots, report.md), then moved into place
-// whole.
+// folder by the report rows of outputs() (output_table.hpp: the data files, the plots, report.md), then moved into
+// place whole.
 #include "report.hpp"
 
 #include <CLI/CLI.hpp>
@@ -18,6 +18,7 @@
 #include "interrupt.hpp"
 #include "merge.hpp"
 #include "output_file.hpp"
+#include "output_table.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "registry.hpp"
@@ -73,7 +74,7 @@ int make_report(const std::vector<std::string>& paths, const std::string& out_di
   // and nothing else in the folder is touched. The sibling goes on any failure.
   try {
     ReportBuild build{context, options, paths, folder->begin(), err};
-    for (const ReportFile& file : report_files()) file.write(build, build.staging / file.name);
+    for (const OutputRow* row : outputs_of(Product::report)) row->make({})->report(build, build.staging / row->name);
     throw_if_interrupted();  // a plot script stopped by the same Ctrl-C is not a finished report
     folder->commit();
     const fs::path md_path = fs::path(out_dir) / "report.md";

@@ -1,7 +1,7 @@
 // `labrun sweep CONFIG`: its options (add_sweep_command), the config's points cut by --only and --shard or listed
 // by --dry-run, and the sweep itself (cmd_sweep): the supervisor that owns the result file (lock, resume, pooling,
 // interrupts) and the worker that runs points (src/run/supervisor.hpp explains the model). Every record and every
-// console line of a sweep goes through a record sink (src/export/record_sink.hpp): the worker's FanOut of the result
+// console line of a sweep goes through a record sink (src/export/output.hpp): the worker's FanOut of the result
 // file and the progress lines, and the summary table that finish() feeds the sweep's records.
 #include "cmd_sweep.hpp"
 
@@ -30,7 +30,6 @@
 #include "command_inputs.hpp"
 #include "commands.hpp"
 #include "env.hpp"
-#include "console.hpp"
 #include "exit_codes.hpp"
 #include "format.hpp"
 #include "host_backend.hpp"
@@ -40,7 +39,8 @@
 #include "output_file.hpp"
 #include "profiler.hpp"
 #include "point_record.hpp"
-#include "record_sink.hpp"
+#include "output.hpp"
+#include "output_table.hpp"
 #include "processes.hpp"
 #include "record.hpp"
 #include "reference_cache.hpp"
@@ -381,13 +381,17 @@ int run_worker(const SweepArgs& a, const SweepConfig& config, const RegisteredEx
                const std::vector<Point>& points, const DeviceHooks& hooks) {
   Worker w = plan_worker(a, points);
   open_worker(w, a, config, points, hooks);
-  // Where the records go: the result file, then the progress lines (numbered across the processes of a
-  // lab.processes sweep).
-  JsonlSink file(*w.writer);
+  // Where the records go (outputs(), output_table.hpp): the result file, then the progress lines (numbered across
+  // the processes of a lab.processes sweep).
   const std::size_t processes = w.process_count > 0 ? static_cast<std::size_t>(w.process_count) : 1;
   const std::size_t before = w.process_count > 0 ? static_cast<std::size_t>(w.process_index - 1) * points.size() : 0;
-  ProgressSink progress({before + w.held, processes * points.size(), w.todo.size()}, a.quiet);
-  FanOut out({&file, &progress});
+  OutputArgs args;
+  args.file = w.writer.get();
+  args.progress = {before + w.held, processes * points.size(), w.todo.size()};
+  args.quiet = a.quiet;
+  const std::unique_ptr<Output> file = find_output(Product::records, "jsonl")->make(args);
+  const std::unique_ptr<Output> progress = find_output(Product::console, "progress")->make(args);
+  FanOut out({file.get(), progress.get()});
   begin_worker_file(w, a, config, points, out);
   return run_worker_points(w, a, config, experiment, out);
 }
@@ -409,12 +413,14 @@ std::vector<std::string> worker_argv(const SweepArgs& a, const std::string& outp
   return w;
 }
 
-// The end of a sweep: the summary table of `points` (a SummarySink), then `line` (where the results are); the exit
-// code from the points' statuses.
+// The end of a sweep: the summary table of `points` (the "summary" output), then `line` (where the results are); the
+// exit code from the points' statuses.
 int finish(const std::vector<PointRecord>& points, const std::string& line) {
-  SummarySink summary(g_sweep_started);
-  for (const PointRecord& r : points) summary.point(0, r);
-  summary.finish();
+  OutputArgs args;
+  args.started = g_sweep_started;
+  const std::unique_ptr<Output> summary = find_output(Product::console, "summary")->make(args);
+  for (const PointRecord& r : points) summary->point(0, r);
+  summary->finish();
   std::printf("%s\n", line.c_str());
   return any_failed(points) ? kExitPointsFailed : kExitOk;
 }

@@ -75,9 +75,9 @@ int cmd_import(const ImportArgs& args, std::ostream& err);
 // ---- The entry points the tests call too (each defined in its cmd_<name>.cpp) ---------------------------------
 
 /// `labrun export`: the points of `paths` (load_results, shards of one sweep merged) in the export format `format`
-/// (src/export/exporter.hpp's table) with `options`, to `out` when `output` is "-", else written whole to that file
-/// (refused if it exists without `force`, and if it is one of `paths`). Every point left out is listed on `err`, then
-/// one summary line.
+/// (a Product::exported row of outputs(), output_table.hpp) with `options`, to `out` when `output` is "-", else written
+/// whole to that file (refused if it exists without `force`, and if it is one of `paths`). Every point left out is
+/// listed on `err`, then one summary line.
 /// @return kExitOk; kExitPointsFailed when no point could be exported (nothing written); kExitUsage for an unknown
 /// format, no files, an empty `output` or one that is an input, a result file that cannot be read or a point in two
 /// runs; kExitOutput when `output` cannot be written. Never throws for bad input.

@@ -1,6 +1,6 @@
 // labrun diff, the comparison: matches the points of two sets of runs, compares the environments, applies the
 // statistics (stats.hpp) and the gates, and decides each point's verdict (docs/diff.md). Records are read only
-// through the typed records of point_record.hpp; rendering is in diff_render.cpp.
+// through the typed records of point_record.hpp; its outputs are diff_{table,markdown,json}.cpp.
 #include "diff.hpp"
 
 #include <algorithm>

@@ -4,17 +4,19 @@
 #pragma once
 
 // Three parts: src/diff/diff.cpp compares (matches points, applies the gates, decides verdicts) and produces a
-// DiffResult; src/diff/diff_render.cpp renders one (JSON, aligned table, markdown); src/commands/cmd_diff.cpp is
-// cmd_diff, which loads the files (load_results), checks them and picks the renderer. The statistics are in stats.hpp.
+// DiffResult; its outputs write one (src/diff/diff_json.cpp, diff_table.cpp, diff_markdown.cpp, sharing diff_text.hpp's
+// cells); src/commands/cmd_diff.cpp is cmd_diff, which loads the files (load_results), checks them and picks the
+// output from outputs(). The statistics are in stats.hpp.
 #include <cstddef>
 #include <iosfwd>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "rendering.hpp"
+#include "output.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "stats.hpp"
@@ -254,7 +256,8 @@ struct DiffResult {
 /// `normalize` with a point whose header has no finite positive calibration.copy.bandwidth_Bps.
 DiffResult diff_results(const std::vector<Run>& base, const std::vector<Run>& current, const DiffOptions& options);
 
-// ---- Rendering (src/diff/diff_render.cpp) --------------------------------------------------------------------------
+// ---- Outputs (src/diff/diff_{json,table,markdown}.cpp)
+// --------------------------------------------------------------------------
 
 /// The `--format json` object (ordered): {"type": "diff", "schema_version", "options", "environment":
 /// {"warnings": [...], "base": {...}, "new": {...}}, "points": [{id, key, variant, axes, base_status,
@@ -278,9 +281,12 @@ std::string diff_table(const DiffResult& diff, bool all_rows = false);
 /// in a <details> block, and the new / missing points.
 std::string diff_markdown(const DiffResult& diff);
 
-/// diff's --format renderings, in one table (src/export/rendering.hpp): "table" (diff_table, the default),
-/// "markdown" (diff_markdown), "json" (to_json, indented by 2, then a newline).
-const Renderings<DiffResult>& diff_renderings();
+/// diff's outputs (output.hpp), one file each, listed in outputs() (src/commands/output_table.hpp) as `--format`
+/// table (diff_table, the default; diff_table.cpp), markdown (diff_markdown; diff_markdown.cpp) and json (to_json,
+/// indented by 2, then a newline; diff_json.cpp).
+std::unique_ptr<Output> make_diff_table_output();
+std::unique_ptr<Output> make_diff_markdown_output();
+std::unique_ptr<Output> make_diff_json_output();
 
 // ---- The command's exit codes (the command: cmd_diff in src/commands/commands.hpp) ---------------------------
 

@@ -1,6 +1,6 @@
-// What a sweep writes to the console, each a record sink (record_sink.hpp): a progress line per point as it finishes
-// (ProgressSink, in the worker's FanOut) and the summary table at the end (SummarySink, fed the sweep's records by
-// cmd_sweep's finish()).
+// What a sweep writes to the console, each an Output (output.hpp; one file each: progress.cpp, summary.cpp): a progress
+// line per point as it finishes (ProgressSink, in the worker's FanOut) and the summary table at the end (SummarySink,
+// fed the sweep's records by cmd_sweep's finish()).
 #pragma once
 
 #include <chrono>
@@ -12,9 +12,17 @@
 #include <vector>
 
 #include "point_record.hpp"
-#include "record_sink.hpp"
+#include "output.hpp"
 
 namespace labrun {
+
+/// The cells both console outputs write (src/export/console.cpp).
+namespace console_text {
+/// A time in seconds as "114 µs" (format_time, shared with the report); "-" when not finite.
+std::string fmt_time(double time_s);
+/// A point's axes as "n=1024 density=0" (format_axis_value, as the report and --dry-run write them).
+std::string short_axes(const Json& axes);
+}  // namespace console_text
 
 /// How a run's progress lines are numbered: "[N/TOTAL]" with N = before + the run's point number.
 struct ProgressNumbers {
@@ -26,7 +34,7 @@ struct ProgressNumbers {
 /// One line per point that ran (a skipped or not-supported point is counted, not listed), numbered across the
 /// processes of a lab.processes sweep, with the elapsed time and an ETA from the points done so far: on stderr when it
 /// is a terminal, else in the log (timestamped, for batch logs). At finish, how many points did not run. Quiet: none.
-class ProgressSink final : public RecordSink {
+class ProgressSink final : public Output {
  public:
   ProgressSink(ProgressNumbers numbers, bool quiet) : numbers_(numbers), quiet_(quiet) {}
   void point(std::size_t index, const PointRecord& record) override;
@@ -45,7 +53,7 @@ class ProgressSink final : public RecordSink {
 /// a failed one with its reason), the skipped and not-supported points counted by reason, the time in each phase
 /// summed over the points, the sweep's wall time since `started`, and the count of each status. It keeps each row's
 /// text and the counts, not the records; nothing is printed before finish.
-class SummarySink final : public RecordSink {
+class SummarySink final : public Output {
  public:
   explicit SummarySink(std::chrono::steady_clock::time_point started) : started_(started) {}
   void point(std::size_t index, const PointRecord& record) override;

@@ -12,16 +12,11 @@ namespace labrun {
 
 namespace {
 
-class BmfExporter final : public Exporter {
+class BmfOutput final : public Output {
  public:
-  std::string name() const override { return "bmf"; }
-  std::string summary() const override { return "Bencher Metric Format (bencher run --adapter json)"; }
-
-  Exported write(const std::vector<Run>& runs, const ExportOptions&) const override {
-    Exported out;
+  void runs(const std::vector<Run>& runs, Exported& out) override {
     out.document = Json::object();
     for_each_exportable(runs, out, [&](const PointRecord& p, const RunHeader&) { out.document[p.key] = measures(p); });
-    return out;
   }
 
  private:
@@ -52,6 +47,6 @@ class BmfExporter final : public Exporter {
 
 }  // namespace
 
-std::unique_ptr<Exporter> make_bmf_exporter() { return std::make_unique<BmfExporter>(); }
+std::unique_ptr<Output> make_bmf_output() { return std::make_unique<BmfOutput>(); }
 
 }  // namespace labrun

@@ -59,25 +59,21 @@ void times(Json& b, std::int64_t iterations, double real_s, double cpu_s, const 
   if (std::isfinite(p.cost.bytes) && p.cost.bytes > 0) b["bytes_per_second"] = p.cost.bytes / real_s;
 }
 
-class GbenchExporter final : public Exporter {
+class GbenchOutput final : public Output {
  public:
-  std::string name() const override { return "gbench"; }
-  std::string summary() const override {
-    return "Google Benchmark JSON (compare.py, github-action-benchmark tool 'googlecpp', Bencher cpp_google)";
-  }
+  explicit GbenchOutput(ExportOptions options) : options_(options) {}
 
-  Exported write(const std::vector<Run>& runs, const ExportOptions& options) const override {
-    Exported out;
+  void runs(const std::vector<Run>& runs, Exported& out) override {
     Json benchmarks = Json::array();
     std::size_t family = 0;
     // A point that may not leave is left out, not written as Google Benchmark's error entry: compare.py (v1.7) reads
     // real_time of every entry for its geometric mean and fails on one without it, and a zero time would be a number.
-    for_each_exportable(runs, out,
-                        [&](const PointRecord& p, const RunHeader&) { write_point(p, family++, options, benchmarks); });
+    for_each_exportable(runs, out, [&](const PointRecord& p, const RunHeader&) {
+      write_point(p, family++, options_, benchmarks);
+    });
     out.document = Json::object();
     out.document["context"] = context_of(runs);
     out.document["benchmarks"] = benchmarks;
-    return out;
   }
 
  private:
@@ -124,10 +120,14 @@ class GbenchExporter final : public Exporter {
       benchmarks.push_back(b);
     }
   }
+
+  ExportOptions options_;
 };
 
 }  // namespace
 
-std::unique_ptr<Exporter> make_gbench_exporter() { return std::make_unique<GbenchExporter>(); }
+std::unique_ptr<Output> make_gbench_output(const ExportOptions& options) {
+  return std::make_unique<GbenchOutput>(options);
+}
 
 }  // namespace labrun

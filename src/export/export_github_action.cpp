@@ -15,19 +15,12 @@ namespace labrun {
 
 namespace {
 
-class GithubActionExporter final : public Exporter {
+class GithubActionOutput final : public Output {
  public:
-  std::string name() const override { return "github-action-benchmark"; }
-  std::string summary() const override {
-    return "github-action-benchmark's customSmallerIsBetter (tool: 'customSmallerIsBetter')";
-  }
-
-  Exported write(const std::vector<Run>& runs, const ExportOptions&) const override {
-    Exported out;
+  void runs(const std::vector<Run>& runs, Exported& out) override {
     out.document = Json::array();
     for_each_exportable(runs, out,
                         [&](const PointRecord& p, const RunHeader& h) { out.document.push_back(entry(p, h)); });
-    return out;
   }
 
  private:
@@ -52,6 +45,6 @@ class GithubActionExporter final : public Exporter {
 
 }  // namespace
 
-std::unique_ptr<Exporter> make_github_action_exporter() { return std::make_unique<GithubActionExporter>(); }
+std::unique_ptr<Output> make_github_action_output() { return std::make_unique<GithubActionOutput>(); }
 
 }  // namespace labrun

@@ -1,4 +1,4 @@
-// The table of export formats (exporter.hpp) and what every format shares: which points may leave as numbers, the
+// What every export format shares (exporter.hpp): which points may leave as numbers, the
 // summary behind time_s, the unit conversion.
 #include "exporter.hpp"
 
@@ -9,28 +9,6 @@
 #include "record.hpp"
 
 namespace labrun {
-
-// Each format's factory, in its own file.
-std::unique_ptr<Exporter> make_gbench_exporter();
-std::unique_ptr<Exporter> make_bmf_exporter();
-std::unique_ptr<Exporter> make_github_action_exporter();
-
-const std::vector<std::unique_ptr<Exporter>>& exporters() {
-  static const std::vector<std::unique_ptr<Exporter>> table = [] {
-    std::vector<std::unique_ptr<Exporter>> t;
-    t.push_back(make_gbench_exporter());
-    t.push_back(make_bmf_exporter());
-    t.push_back(make_github_action_exporter());
-    return t;
-  }();
-  return table;
-}
-
-const Exporter* find_exporter(const std::string& name) {
-  for (const auto& e : exporters())
-    if (e->name() == name) return e.get();
-  return nullptr;
-}
 
 namespace {
 

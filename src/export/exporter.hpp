@@ -1,6 +1,6 @@
-// The way result records leave labrun in another tool's format (`labrun export`, docs/formats.md): one Exporter per
-// format, one file each (export_<format>.cpp), all listed in one table (exporters()). Adding a format is its file and
-// its row; the command, its --help and the tests read the table.
+// Result records in another tool's format (`labrun export`, docs/formats.md): one Output (output.hpp) per format, one
+// file each (export_<format>.cpp), listed in outputs() (src/commands/output_table.hpp) with the rest of labrun's
+// outputs; and what the formats share (which points may leave as numbers, the interval behind time_s, the units).
 #pragma once
 
 #include <functional>
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "output.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 
@@ -35,24 +36,13 @@ struct ExportOptions {
   bool one_per_point = false;
 };
 
-/// One export format. Implementations are stateless; the table owns one of each.
-class Exporter {
- public:
-  virtual ~Exporter() = default;
-  /// The format's name on the command line ("gbench").
-  virtual std::string name() const = 0;
-  /// One line for --help: the tool that reads it.
-  virtual std::string summary() const = 0;
-  /// The format's document for every point of `runs` (load_results(), LoadDepth::analysis or fuller), in file order.
-  /// A point that not_exportable() refuses is left out and listed in `left_out`. Never throws for a record
-  /// load_results() accepted.
-  virtual Exported write(const std::vector<Run>& runs, const ExportOptions& options = {}) const = 0;
-};
-
-/// Every export format, in the order `labrun export --help` lists them.
-const std::vector<std::unique_ptr<Exporter>>& exporters();
-/// The format named `name`, or nullptr.
-const Exporter* find_exporter(const std::string& name);
+/// The export formats, each an Output (output.hpp) writing the `runs` hook, in its own file, listed in outputs()
+/// (src/commands/output_table.hpp): Google Benchmark's JSON (export_gbench.cpp; `options` say how a pooled point is
+/// written), Bencher Metric Format (export_bmf.cpp), github-action-benchmark's customSmallerIsBetter
+/// (export_github_action.cpp).
+std::unique_ptr<Output> make_gbench_output(const ExportOptions& options);
+std::unique_ptr<Output> make_bmf_output();
+std::unique_ptr<Output> make_github_action_output();
 
 /// Why no point of the run with header `header` may leave labrun as a number, or nullopt when its points may: a
 /// profiler-mode run ("profiler mode: the times are the profiler's, not a measurement"), an unsynchronized one

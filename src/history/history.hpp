@@ -6,18 +6,20 @@
 #pragma once
 
 // Three parts: src/history/history.cpp builds the series and finds the steps (HistoryResult), with one point's
-// model (its segmentation, the shape of a change) in src/history/history_fit.cpp; src/history/history_render.cpp
-// renders one (JSON, aligned table, markdown, the report folder with its plots); src/commands/cmd_history.cpp is
-// cmd_history, which loads the files, orders the commits (git rev-list) and picks the renderer. The per-point
-// process medians and the bound's calibrated ceiling are read as labrun diff reads them (diff.hpp).
+// model (its segmentation, the shape of a change) in src/history/history_fit.cpp; its outputs write one
+// (src/history/history_{json,table,markdown}.cpp, the --bisect text in history_bisect.cpp, the report folder with its
+// plots in history_report.cpp; their shared cells in history_text.hpp); src/commands/cmd_history.cpp is
+// cmd_history, which loads the files, orders the commits (git rev-list) and picks the output from outputs(). The
+// per-point process medians and the bound's calibrated ceiling are read as labrun diff reads them (diff.hpp).
 #include <cstddef>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "rendering.hpp"
+#include "output.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 
@@ -198,7 +200,8 @@ HistoryResult history_results(const std::vector<CommitRuns>& commits, const Hist
 /// The series of `point` (its id, or its key), or nullptr.
 const HistorySeries* find_series(const HistoryResult& history, const std::string& point);
 
-// ---- Rendering (src/history/history_render.cpp) --------------------------------------------------------------
+// ---- Outputs (src/history/history_{json,table,markdown,bisect,report}.cpp)
+// --------------------------------------------------------------
 
 /// The `--format json` object: {"type": "history", "schema_version": 1, "options", "commits": [{index, sha,
 /// created_utc, files, environment, test_aids, dirty, segment, project, tool}], "notes", "warnings", "noise_floor",
@@ -220,9 +223,12 @@ std::string history_table(const HistoryResult& history);
 /// per group, in group order; empty strings for none) under their group.
 std::string history_markdown(const HistoryResult& history, const std::vector<std::string>& plots = {});
 
-/// history's --format renderings, in one table (src/export/rendering.hpp): "table" (history_table, the default),
-/// "markdown" (history_markdown without plots), "json" (to_json without series, indented by 2, then a newline).
-const Renderings<HistoryResult>& history_renderings();
+/// history's outputs (output.hpp), one file each, listed in outputs() (src/commands/output_table.hpp) as `--format`
+/// table (history_table, the default; history_table.cpp), markdown (history_markdown without plots;
+/// history_markdown.cpp) and json (to_json without series, indented by 2, then a newline; history_json.cpp).
+std::unique_ptr<Output> make_history_table_output();
+std::unique_ptr<Output> make_history_markdown_output();
+std::unique_ptr<Output> make_history_json_output();
 
 /// What `--bisect POINT` prints: for each step of the point, the commits still untested between the last commit
 /// before and the first after (from `rev_list`, newest first; none without it), `git bisect start` for them and
@@ -253,11 +259,11 @@ enum HistoryExit : int {
 struct HistoryArgs {
   std::vector<std::string> paths;  ///< files, comma-separated lists or folders (each a result_paths argument)
   std::string repo;                ///< --repo DIR; empty: order by header time
-  std::string format = history_renderings().default_name();  ///< one of history_renderings()
-  std::string bisect;                                        ///< --bisect POINT (id or key); empty: none
-  std::string report_dir;                                    ///< -o REPORT_DIR; empty: none
-  bool force = false;       ///< --force: replace an earlier history report in report_dir
-  std::string plot_script;  ///< empty: scripts/plot_history.py looked up
+  std::string format;              ///< a history output of outputs() by name; empty: the default (table)
+  std::string bisect;              ///< --bisect POINT (id or key); empty: none
+  std::string report_dir;          ///< -o REPORT_DIR; empty: none
+  bool force = false;              ///< --force: replace an earlier history report in report_dir
+  std::string plot_script;         ///< empty: scripts/plot_history.py looked up
   std::size_t max_plots = 16;
   HistoryOptions options;
 };

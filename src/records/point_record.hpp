@@ -572,7 +572,7 @@ std::optional<Json> parse_line_or_torn(const std::string& line, bool at_eof, con
 /// `path` is an OutputError, left untouched; so is a `path` that is not a regular file.
 /// @throws OutputError when it cannot be written (the sibling is removed), and whatever `lines` throws.
 void write_whole(const std::string& path, bool replace, const std::function<void(JsonlWriter&)>& lines);
-// A run written whole (write_run_file) goes through the record sinks: src/export/record_sink.hpp.
+// A run written whole (write_run_file) goes through the JSON Lines output: src/export/output.hpp.
 
 /// Whether `text` is a UTC timestamp as labrun writes one and reads back (utc_timestamp(): "2026-12-06T07:20:02.123Z",
 /// the fraction optional) of a time that exists, from 1970 on: what a header's created_utc must be.

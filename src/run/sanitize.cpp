@@ -19,7 +19,7 @@
 #include "interrupt.hpp"
 #include "lab.hpp"
 #include "record.hpp"
-#include "record_sink.hpp"
+#include "output.hpp"
 #include "sanitizer_log.hpp"
 #include "spawn.hpp"
 

@@ -22,7 +22,7 @@
 #include "phase.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
-#include "record_sink.hpp"
+#include "output.hpp"
 #include "spawn.hpp"
 #include <labrun/status.hpp>
 

@@ -1,24 +1,7 @@
-// The fan-out of a sweep's records and the result-file sink (record_sink.hpp).
-#include "record_sink.hpp"
+// The JSON Lines result file as an Output (JsonlSink, output.hpp), and a run written whole through one.
+#include "output.hpp"
 
 namespace labrun {
-
-void FanOut::line(const Json& record) {
-  for (RecordSink* s : sinks_) s->line(record);
-}
-
-void FanOut::text_line(const std::string& text) {
-  for (RecordSink* s : sinks_) s->text_line(text);
-}
-
-void FanOut::point(std::size_t, const PointRecord& record) {
-  ++points_;
-  for (RecordSink* s : sinks_) s->point(points_, record);
-}
-
-void FanOut::finish() {
-  for (RecordSink* s : sinks_) s->finish();
-}
 
 void JsonlSink::line(const Json& record) { writer_.write(record); }
 
