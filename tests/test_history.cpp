@@ -526,28 +526,10 @@ TEST(HistoryOrder, CommitsAreOrderedByTheRepositoryOrElseByTime) {
 
 // ---- Through the binary ----------------------------------------------------------------------------------------
 
-const std::string kBinary = LABRUN_BINARY;
+using test::Cli;
+using test::slurp;
 
-struct Cli {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-Cli labrun(const test::TempDir& dir, const std::string& args) {
-  const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
-  const int status = std::system(
-      ("cd '" + dir.path().string() + "' && '" + kBinary + "' " + args + " >'" + out + "' 2>'" + err + "'").c_str());
-  Cli r;
-  if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+Cli labrun(const test::TempDir& dir, const std::string& args) { return test::run_cli(dir, LABRUN_BINARY, args); }
 
 /// Writes `run` as a result file: its header line, then its points (to_json of the typed records).
 void write_run(const Run& run, const std::string& path) {
@@ -556,20 +538,7 @@ void write_run(const Run& run, const std::string& path) {
   for (const PointRecord& p : run.points) f << to_json(p).dump() << "\n";
 }
 
-/// A git repository of `n` empty commits in `dir`/repo; their shas oldest first, or empty without git.
-std::vector<std::string> make_repo(const test::TempDir& dir, std::size_t n) {
-  const std::string repo = dir.file("repo");
-  std::string cmd = "git init -q '" + repo + "' >/dev/null 2>&1";
-  for (std::size_t i = 0; i < n; ++i)
-    cmd += " && git -C '" + repo + "' -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m c" +
-           std::to_string(i) + " >/dev/null 2>&1";
-  cmd += " && git -C '" + repo + "' rev-list --reverse HEAD > '" + dir.file("shas.txt") + "'";
-  if (std::system(cmd.c_str()) != 0) return {};
-  std::vector<std::string> shas;
-  std::ifstream in(dir.file("shas.txt"));
-  for (std::string line; std::getline(in, line);) shas.push_back(line);
-  return shas;
-}
+using test::make_repo;
 
 /// Writes a small history with the repo's shas (run c at commit c), created_utc in reverse order so that header
 /// time and commit order disagree; a +25% step on point 0 at commit `at`.

@@ -12,7 +12,7 @@
 
 #include "commands.hpp"
 #include "exit_codes.hpp"
-#include "import_nvbench.hpp"
+#include "import.hpp"
 #include "point_record.hpp"
 #include "test_util.hpp"
 
@@ -220,6 +220,10 @@ TEST(Import, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
   std::ostringstream err;
   EXPECT_EQ(cmd_import(a, err), kExitUsage);
   EXPECT_NE(err.str().find("--code-rev not-a-sha"), std::string::npos) << err.str();
+  a.code_rev = "abc";  // hex, but shorter than any sha git prints
+  std::ostringstream err_short;
+  EXPECT_EQ(cmd_import(a, err_short), kExitUsage);
+  EXPECT_NE(err_short.str().find("7 to 64 hex digits"), std::string::npos) << err_short.str();
   a.code_rev.clear();
   a.created = "yesterday";
   std::ostringstream err2;
@@ -258,6 +262,134 @@ TEST(Import, EachDeviceOfAFileWithSeveralIsAnAxis) {
   EXPECT_EQ(run.points.back().axes["Device"], 1);
   EXPECT_NE(run.points.front().key, run.points[2 * n].key);
   EXPECT_EQ(run.header.json["environment"]["devices"], Json::array({"NVIDIA H200", "NVIDIA H100 80GB HBM3"}));
+}
+
+// nvbench's per-sample files (--jsonbin, read with --samples DIR): a file of the fixture's first two states, each
+// naming its float32 sample file as nvbench does (FILE.json-bin/N.bin, relative to the JSON's folder), imports with
+// the samples as the cold points' device samples; diff tests the samples (gate samples), names the one state whose
+// samples were scaled by 1.5, and a missing, short or miscounted sample file is refused with its place.
+struct JsonbinCase {
+  Json doc;                                 // the fixture's first two states, each naming its sample file
+  std::vector<std::vector<float>> samples;  // each state's samples, as written
+};
+
+JsonbinCase jsonbin_case(std::size_t count) {
+  JsonbinCase c{fixture(), {}};
+  Json& states = c.doc["benchmarks"][0]["states"];
+  states = Json::array({states[0], states[1]});
+  for (std::size_t s = 0; s < 2; ++s) {
+    const double lo = summary(c.doc, s, "nv/cold/time/gpu/min"), hi = summary(c.doc, s, "nv/cold/time/gpu/max");
+    std::vector<float> x(count);
+    for (std::size_t i = 0; i < count; ++i)  // a fixed spread of times between the state's min and max
+      x[i] = static_cast<float>(lo + (hi - lo) * static_cast<double>((i * 7919) % count) / static_cast<double>(count));
+    c.samples.push_back(x);
+    for (Json& sum : states[s]["summaries"])
+      if (sum["tag"] == "nv/cold/sample_size") sum["data"][0]["value"] = std::to_string(count);
+    states[s]["summaries"].push_back(
+        {{"tag", "nv/json/bin:nv/cold/sample_times"},
+         {"data",
+          Json::array({{{"name", "filename"}, {"type", "string"}, {"value", fmt::format("nv.json-bin/{}.bin", s)}},
+                       {{"name", "size"}, {"type", "int64"}, {"value", std::to_string(count)}}})}});
+  }
+  return c;
+}
+
+// Writes the case's JSON at dir/NAME.json and its sample files under dir/NAME-bin/nv.json-bin/ (samples scaled by
+// `scale` in state `scaled`); returns the --samples folder.
+std::string write_jsonbin(const test::TempDir& dir, const JsonbinCase& c, const std::string& name, double scale = 1,
+                          std::size_t scaled = 99) {
+  std::ofstream(dir.file(name + ".json")) << c.doc.dump();
+  const fs::path bins = fs::path(dir.file(name + "-bin")) / "nv.json-bin";
+  fs::create_directories(bins);
+  for (std::size_t s = 0; s < c.samples.size(); ++s) {
+    std::ofstream f(bins / fmt::format("{}.bin", s), std::ios::binary);
+    for (float x : c.samples[s]) {
+      const float y = s == scaled ? static_cast<float>(x * scale) : x;
+      f.write(reinterpret_cast<const char*>(&y), sizeof y);  // little-endian on the machines labrun builds for
+    }
+  }
+  return dir.file(name + "-bin");
+}
+
+int import_with_samples(const test::TempDir& dir, const std::string& name, const std::string& samples,
+                        std::string& err) {
+  ImportArgs a;
+  a.tool = "nvbench";
+  a.input = dir.file(name + ".json");
+  a.output = dir.file(name + ".jsonl");
+  a.samples = samples;
+  a.created = "2026-12-01T10:00:00.000Z";
+  std::ostringstream e;
+  const int rc = cmd_import(a, e);
+  err = e.str();
+  return rc;
+}
+
+TEST(Import, NvbenchSampleFilesBecomeTheColdPointsSamplesAndDiffTestsThem) {
+  const test::TempDir dir;
+  const JsonbinCase c = jsonbin_case(400);
+  const std::string a_bins = write_jsonbin(dir, c, "a");
+  const std::string b_bins = write_jsonbin(dir, c, "b", 1.5, 1);
+  std::string err;
+  ASSERT_EQ(import_with_samples(dir, "a", a_bins, err), kExitOk) << err;
+  ASSERT_EQ(import_with_samples(dir, "b", b_bins, err), kExitOk) << err;
+  const ResultSet set = load_results({dir.file("a.jsonl")}, LoadDepth::full);
+  const PointRecord& cold = set.runs[0].points[0];
+  ASSERT_EQ(cold.key, "nvbench/fused_masked_sumsq_f32/Density=0.001,N=100000,l2=cold");
+  ASSERT_EQ(cold.timing->device_samples_s.size(), 400u);
+  for (std::size_t i = 0; i < 400; ++i)
+    EXPECT_EQ(cold.timing->device_samples_s[i], static_cast<double>(c.samples[0][i])) << i;
+  EXPECT_EQ(set.runs[0].header.json["import"]["samples"], a_bins);
+  std::ostringstream out, derr;
+  EXPECT_EQ(cmd_diff({dir.file("a.jsonl")}, {dir.file("a.jsonl")}, DiffOptions{}, "json", out, derr), 0) << derr.str();
+  const Json parsed1 = Json::parse(out.str());
+  for (const Json& p : parsed1["points"])
+    if (p["axes"]["l2"] == "cold") EXPECT_EQ(p["gate"], "samples") << p;
+  std::ostringstream out2, derr2;
+  EXPECT_EQ(cmd_diff({dir.file("a.jsonl")}, {dir.file("b.jsonl")}, DiffOptions{}, "json", out2, derr2), 1);
+  std::vector<std::string> slower;
+  const Json parsed2 = Json::parse(out2.str());
+  for (const Json& p : parsed2["points"])
+    if (p["verdict"] == "slower") slower.push_back(p["key"]);
+  EXPECT_EQ(slower, std::vector<std::string>{"nvbench/fused_masked_sumsq_f32/Density=0.001,N=1000000,l2=cold"});
+}
+
+TEST(Import, NvbenchSampleFilesThatDoNotFitAreRefusedWithTheirPlace) {
+  const test::TempDir dir;
+  const JsonbinCase c = jsonbin_case(50);
+  const std::string bins = write_jsonbin(dir, c, "nv");
+  std::string err;
+  // A file missing from --samples.
+  fs::remove(fs::path(bins) / "nv.json-bin" / "1.bin");
+  EXPECT_EQ(import_with_samples(dir, "nv", bins, err), kExitUsage);
+  EXPECT_NE(err.find("benchmarks[0].states[1].summaries["), std::string::npos) << err;
+  EXPECT_NE(err.find("is not in --samples"), std::string::npos) << err;
+  // A short file.
+  std::ofstream(fs::path(bins) / "nv.json-bin" / "1.bin", std::ios::binary) << "abcd";
+  EXPECT_EQ(import_with_samples(dir, "nv", bins, err), kExitUsage);
+  EXPECT_NE(err.find("4 bytes, expected 200 (50 float32 samples)"), std::string::npos) << err;
+  // A count other than nv/cold/sample_size.
+  JsonbinCase miscounted = c;
+  for (Json& sum : miscounted.doc["benchmarks"][0]["states"][0]["summaries"])
+    if (sum["tag"] == "nv/cold/sample_size") sum["data"][0]["value"] = "49";
+  write_jsonbin(dir, miscounted, "nv");
+  EXPECT_EQ(import_with_samples(dir, "nv", bins, err), kExitUsage);
+  EXPECT_NE(err.find("50 samples in nv.json-bin/0.bin, but nv/cold/sample_size says 49"), std::string::npos) << err;
+  // --samples for a file whose states name no sample file.
+  std::ofstream(dir.file("plain.json")) << fixture().dump();
+  EXPECT_EQ(import_with_samples(dir, "plain", bins, err), kExitUsage);
+  EXPECT_NE(err.find("was it run with --jsonbin?"), std::string::npos) << err;
+  // --samples for Google Benchmark, which has none.
+  ImportArgs g;
+  g.tool = "gbench";
+  g.input = dir.file("plain.json");
+  g.output = dir.file("g.jsonl");
+  g.samples = bins;
+  std::ostringstream e;
+  EXPECT_EQ(cmd_import(g, e), kExitUsage);
+  EXPECT_NE(e.str().find("--samples reads nvbench's per-sample files"), std::string::npos) << e.str();
+  EXPECT_FALSE(fs::exists(dir.file("nv.jsonl")));
+  EXPECT_FALSE(fs::exists(dir.file("plain.jsonl")));
 }
 
 }  // namespace

@@ -3,14 +3,18 @@
 #pragma once
 
 #include <stdlib.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -46,6 +50,45 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// What a command line printed and returned.
+struct Cli {
+  int code = -1;  ///< exit status; -1 when it did not exit
+  std::string out, err;
+};
+
+/// The whole file at `path` ("" when unreadable).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// Runs `binary args` (args as a shell would split them) in `dir`, its stdout and stderr captured.
+inline Cli run_cli(const TempDir& dir, const std::string& binary, const std::string& args) {
+  const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
+  const int status = std::system(
+      ("cd '" + dir.path().string() + "' && '" + binary + "' " + args + " >'" + out + "' 2>'" + err + "'").c_str());
+  Cli r;
+  if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+/// A git repository of `n` empty commits in `dir`/repo; their shas oldest first, or empty without git.
+inline std::vector<std::string> make_repo(const TempDir& dir, std::size_t n) {
+  const std::string repo = dir.file("repo");
+  std::string cmd = "git init -q '" + repo + "' >/dev/null 2>&1";
+  for (std::size_t i = 0; i < n; ++i)
+    cmd += " && git -C '" + repo + "' -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m c" +
+           std::to_string(i) + " >/dev/null 2>&1";
+  cmd += " && git -C '" + repo + "' rev-list --reverse HEAD > '" + dir.file("shas.txt") + "'";
+  if (std::system(cmd.c_str()) != 0) return {};
+  std::vector<std::string> shas;
+  std::ifstream in(dir.file("shas.txt"));
+  for (std::string line; std::getline(in, line);) shas.push_back(line);
+  return shas;
+}
 
 /// The schema-1 GPU run kept as a fixture (configs/masking.yaml on the H200, build 4770c85, before the
 /// experiment-package redesign), unpacked into `dir`: the path of the .jsonl, or "" when gzip is missing.

@@ -1,4 +1,4 @@
-// `labrun import nvbench FILE -o OUT.jsonl`: another tool's results as a labrun result file (src/import/,
+// `labrun import nvbench|gbench FILE -o OUT.jsonl`: another tool's results as a labrun result file (src/import/,
 // docs/formats.md "Import"), which report and diff then read as they read a sweep's. The file is read
 // whole (at most kMaxImportBytes), turned into a run, written to a sibling temporary file, read back with every check
 // labrun applies to a result file, and only then moved to OUT: a refused import writes nothing.
@@ -19,7 +19,7 @@
 #include "command_inputs.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
-#include "import_nvbench.hpp"
+#include "import.hpp"
 #include "point_record.hpp"
 #include "record.hpp"
 #include "output_file.hpp"
@@ -66,11 +66,12 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
     err << "labrun import: " << what << "; nothing written\n";
     return code;
   };
-  if (o.tool != "nvbench") return fail("unknown tool '" + o.tool + "' (expected nvbench)", kExitUsage);
+  if (o.tool != "nvbench" && o.tool != "gbench")
+    return fail("unknown tool '" + o.tool + "' (expected nvbench or gbench)", kExitUsage);
   std::error_code ec;
   if (!fs::is_regular_file(o.input, ec)) return fail(o.input + ": not a readable file", kExitUsage);
   if (fs::file_size(o.input, ec) > kMaxImportBytes)
-    return fail(fmt::format("{}: larger than {} bytes: not an nvbench JSON file this command reads", o.input,
+    return fail(fmt::format("{}: larger than {} bytes: not a results file this command reads", o.input,
                             kMaxImportBytes),
                 kExitUsage);
   if (fs::exists(o.output, ec) && fs::equivalent(o.input, o.output, ec))
@@ -83,6 +84,10 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
   }
   if (fs::exists(fs::symlink_status(o.output, ec)) && !o.force)
     return fail(o.output + " exists (--force replaces it)", kExitOutput);
+  if (!o.samples.empty() && o.tool != "nvbench")
+    return fail("--samples reads nvbench's per-sample files (--jsonbin); " + o.tool + " has none", kExitUsage);
+  if (!o.samples.empty() && !fs::is_directory(o.samples, ec))
+    return fail("--samples " + o.samples + ": not a folder", kExitUsage);
   if (!o.created.empty() && !is_utc_timestamp(o.created))
     return fail("--created " + o.created + ": not a UTC time as labrun writes one (YYYY-MM-DDTHH:MM:SS.mmmZ, e.g. " +
                     "2026-12-01T10:00:00.000Z)",
@@ -98,8 +103,10 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
   options.file = o.input;
   options.code_rev = o.code_rev;
   options.project = o.project;
-  options.created_utc = o.created.empty() ? modified_utc(o.input) : o.created;
+  options.created_utc = o.created;
+  options.samples_dir = o.samples;  // empty: the file's own date (gbench's context.date), else its modification time
   Run run;
+  std::string created_from = "the file's context.date";  // where created_utc came from when --created was not given
   try {
     Json doc;
     try {
@@ -107,7 +114,11 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
     } catch (const Json::parse_error& e) {
       throw ResultError(o.input + ":" + line_and_column(text, e.byte) + ": not JSON (" + e.what() + ")");
     }
-    run = import_nvbench(doc, options);
+    run = o.tool == "nvbench" ? import_nvbench(doc, options) : import_gbench(doc, options);
+    if (run.header.json.value("created_utc", std::string()).empty()) {
+      run.header.json["created_utc"] = modified_utc(o.input);
+      created_from = "the file's modification time";
+    }
   } catch (const ResultError& e) {
     return fail(e.what(), kExitUsage);
   }
@@ -133,8 +144,9 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
   for (const PointRecord& p : run.points) skipped += p.status == Status::skipped;
   err << "labrun import: " << run.points.size() << " points (" << skipped << " skipped) from " << o.input << " -> "
       << o.output
-      << (o.created.empty() ? " (created_utc: the file's modification time, " + options.created_utc + ")"
-                            : std::string())
+      << (o.created.empty()
+              ? " (created_utc " + run.header.json.value("created_utc", std::string()) + ": " + created_from + ")"
+              : std::string())
       << "\n";
   return kExitOk;
 }
@@ -143,16 +155,26 @@ Command add_import_command(CLI::App& app, const CommandContext&) {
   auto o = std::make_shared<ImportArgs>();
   CLI::App* command = app.add_subcommand(
       "import", "another tool's results as a labrun result file, for report and diff (docs/formats.md)");
-  command->add_option("tool", o->tool, "the tool that wrote FILE: nvbench (its --json output)")
+  command
+      ->add_option("tool", o->tool,
+                   "the tool that wrote FILE: nvbench (its --json output) or gbench (Google Benchmark's "
+                   "--benchmark_format=json or --benchmark_out)")
       ->required()
-      ->check(CLI::IsMember({"nvbench"}));
+      ->check(CLI::IsMember({"nvbench", "gbench"}));
   command->add_option("file", o->input, "the tool's results file")->required();
   command->add_option("-o,--output", o->output, "the labrun result file to write (.jsonl)")->required();
   command->add_option("--code-rev", o->code_rev,
                       "the commit of the code that was measured, SHA or SHA+dirty (the record's environment.code)");
   command->add_option("--project", o->project, "the measured code's project name (default: imported)");
-  command->add_option("--created", o->created,
-                      "when it was measured, UTC as YYYY-MM-DDTHH:MM:SS.mmmZ (default: FILE's modification time)");
+  command->add_option(
+      "--created", o->created,
+      "when it was measured, UTC as YYYY-MM-DDTHH:MM:SS.mmmZ (default: gbench's context.date, else FILE's "
+      "modification time)");
+  command
+      ->add_option("--samples", o->samples,
+                   "nvbench: the folder of the per-sample files its --jsonbin wrote (FILE.json-bin/), so diff "
+                   "and history test the samples themselves")
+      ->type_name("DIR");
   command->add_flag("--force", o->force, "replace the output file if it exists");
   command->footer("Exit status: 0 written; 2 bad input (nothing written); 4 the output cannot be written.");
   return {command, [o] { return cmd_import(*o, std::cerr); }, {}};

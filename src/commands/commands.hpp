@@ -56,17 +56,18 @@ Command add_import_command(CLI::App& app, const CommandContext& context);
 
 /// What `labrun import` is given (its options, as typed).
 struct ImportArgs {
-  std::string tool;                  ///< "nvbench"
+  std::string tool;                  ///< "nvbench" or "gbench"
   std::string input;                 ///< the tool's file
   std::string output;                ///< the labrun result file to write
   std::string code_rev;              ///< --code-rev SHA[+dirty]; "" for none
   std::string project = "imported";  ///< --project
-  std::string created;               ///< --created; "" for the input's modification time
+  std::string created;               ///< --created; "" for the file's own date, else its modification time
+  std::string samples;               ///< --samples DIR (nvbench's --jsonbin files); "" for none
   bool force = false;                ///< --force: replace the output
 };
 
-/// `labrun import`: `input` read (at most 1 GiB, JSON), turned into a run (import_nvbench), written beside `output`,
-/// read back with load_results' checks and moved into place; messages on `err`.
+/// `labrun import`: `input` read (at most 1 GiB, JSON), turned into a run (import_nvbench or import_gbench), written
+/// beside `output`, read back with load_results' checks and moved into place; messages on `err`.
 /// @return kExitOk; kExitUsage for bad input (unknown tool, unreadable or malformed file, FILE:LINE:COLUMN for JSON
 /// that does not parse, FILE: PATH for a value that makes no sense; nothing written); kExitOutput when the output
 /// exists without `force` or cannot be written.

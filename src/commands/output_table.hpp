@@ -24,7 +24,7 @@ struct OutputArgs {
   ProgressNumbers progress;     ///< "progress": how its lines are numbered
   bool quiet = false;           ///< "progress": no lines
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();  ///< "summary": the sweep's start
-  ExportOptions export_options;  ///< Product::exported ("gbench")
+  ExportOptions export_options;                                                      ///< Product::exported ("gbench")
 };
 
 /// One row of outputs().

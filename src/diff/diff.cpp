@@ -623,10 +623,18 @@ void normalize_by_ceiling(const PointRef& b, const PointRef& n, DiffPoint& row) 
   row.normalized_by = std::string(cb->ceiling) + "." + cb->key;
 }
 
-/// Why a record without samples cannot be compared from its summary (timing.device: a mean, a standard deviation and
+/// The summary behind a sampleless record's time: timing.device (nvbench's GPU time), else timing.wall (Google
+/// Benchmark's aggregates); nullptr without either.
+const TimeSummary* summary_of(const PointRecord& r) {
+  if (!r.timing) return nullptr;
+  if (r.timing->device) return &*r.timing->device;
+  return r.timing->wall ? &*r.timing->wall : nullptr;
+}
+
+/// Why a record without samples cannot be compared from its summary (summary_of: a mean, a standard deviation and
 /// at least kMinSamples samples counted), or nullopt when it can.
 std::optional<std::string> summary_problem(const PointRecord& r) {
-  const TimeSummary* d = r.timing && r.timing->device ? &*r.timing->device : nullptr;
+  const TimeSummary* d = summary_of(r);
   if (!d || !std::isfinite(d->mean_time_s) || d->mean_time_s <= 0)
     return std::string("no timing samples, and no summary to compare (a mean, a standard deviation, a count)");
   if (!std::isfinite(d->stddev_time_s) || d->stddev_time_s < 0)
@@ -648,7 +656,7 @@ std::optional<double> compare_summaries(const PointRef& b, const PointRef& n, co
     row.reason = bp ? "base: " + *bp : "new: " + *np;
     return std::nullopt;
   }
-  const TimeSummary &bd = *b.record->timing->device, &nd = *n.record->timing->device;
+  const TimeSummary &bd = *summary_of(*b.record), &nd = *summary_of(*n.record);
   const double b_scale = time_scale(b, options, "base"), n_scale = time_scale(n, options, "new");
   const SummaryTest t = summary_test(bd.mean_time_s * b_scale, bd.stddev_time_s * b_scale, bd.count,
                                      nd.mean_time_s * n_scale, nd.stddev_time_s * n_scale, nd.count, 1 - options.alpha);

@@ -17,7 +17,6 @@
 #include "interpret.hpp"  // format_time, display_width
 #include "record.hpp"
 
-
 namespace labrun::diff_text {
 namespace {
 

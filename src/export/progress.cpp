@@ -17,7 +17,6 @@
 #include "format.hpp"
 #include "log.hpp"
 
-
 namespace labrun {
 
 using console_text::fmt_time;

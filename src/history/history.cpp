@@ -499,11 +499,12 @@ std::vector<std::string> gather_series(const std::vector<CommitRuns>& commits, H
         add_record(s.runs.back(), rec, &run.header, unusable);
       }
   if (unusable > 0)
-    h.warnings.push_back(
-        fmt::format("{} ok record(s) had no usable time (a timing.processes block that cannot be "
-                    "used, samples that are not finite positive times, or no samples at all: results imported from "
-                    "another tool hold summaries, which history does not read yet) and are left out",
-                    unusable));
+    h.warnings.push_back(fmt::format(
+        "{} ok record(s) had no usable time (a timing.processes block that cannot be "
+        "used, samples that are not finite positive times, or no samples at all: nvbench's imported results "
+        "and Google Benchmark's aggregates alone hold summaries, which history does not read) and are "
+        "left out",
+        unusable));
   return ceiling_by;
 }
 

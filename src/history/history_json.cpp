@@ -1,4 +1,5 @@
-// labrun history's JSON (`--format json`; to_json(HistoryResult), history.hpp) as an Output; the report folder's history.json too.
+// labrun history's JSON (`--format json`; to_json(HistoryResult), history.hpp) as an Output; the report folder's
+// history.json too.
 #include "history.hpp"
 
 #include <algorithm>

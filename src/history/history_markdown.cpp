@@ -1,4 +1,5 @@
-// labrun history's markdown for an issue (`--format markdown`; history_markdown, history.hpp) as an Output; the report folder's history.md too.
+// labrun history's markdown for an issue (`--format markdown`; history_markdown, history.hpp) as an Output; the report
+// folder's history.md too.
 #include "history.hpp"
 
 #include <algorithm>

@@ -18,7 +18,6 @@
 #include "output_file.hpp"
 #include "spawn.hpp"
 
-
 namespace labrun {
 namespace {
 namespace fs = std::filesystem;

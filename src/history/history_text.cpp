@@ -17,7 +17,6 @@
 #include "output_file.hpp"
 #include "spawn.hpp"
 
-
 namespace labrun::history_text {
 
 std::string short_sha(const std::string& sha) { return sha.substr(0, 10); }

@@ -1,13 +1,16 @@
-// import_nvbench (import_nvbench.hpp): nvbench's JSON printer's document read into a labrun run. The shape read is
+// import_nvbench (import.hpp): nvbench's JSON printer's document read into a labrun run. The shape read is
 // nvbench's (nvbench/json_printer.cu, json version 1): meta {argv, version}, devices [...], benchmarks [{name, axes,
 // states [{name, device, axis_values [{name, type, value}], summaries [{tag, data [{name, type, value}]}],
 // is_skipped, skip_reason}]}]; every number of a summary or an axis value is a string there.
-#include "import_nvbench.hpp"
+#include "import.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 
@@ -15,35 +18,12 @@
 
 #include <labrun/point.hpp>
 
-#include "build_info.hpp"
-#include "sha256.hpp"
+#include "import_common.hpp"
 
 namespace labrun {
 namespace {
 
-// One place a document is found wanting: "FILE: PATH: WHAT".
-[[noreturn]] void refuse(const ImportOptions& o, const std::string& path, const std::string& what) {
-  throw ResultError(o.file + ": " + (path.empty() ? "" : path + ": ") + what);
-}
-
-const Json& member(const Json& j, const char* key, const std::string& path, const ImportOptions& o) {
-  if (!j.is_object()) refuse(o, path, "not an object");
-  const auto it = j.find(key);
-  if (it == j.end()) refuse(o, path, std::string("has no \"") + key + "\" (is this nvbench's --json output?)");
-  return *it;
-}
-
-const Json& array_member(const Json& j, const char* key, const std::string& path, const ImportOptions& o) {
-  const Json& a = member(j, key, path, o);
-  if (!a.is_array()) refuse(o, path + "." + key, "not an array");
-  return a;
-}
-
-std::string text_member(const Json& j, const char* key, const std::string& path, const ImportOptions& o) {
-  const Json& t = member(j, key, path, o);
-  if (!t.is_string()) refuse(o, path + "." + key, "not a string");
-  return t.get<std::string>();
-}
+using namespace import_detail;
 
 // nvbench writes numbers as strings ("7.77e-06", "65936"); a JSON number is taken too.
 double number_of(const Json& v, const std::string& path, const ImportOptions& o) {
@@ -80,6 +60,8 @@ bool flag_member(const Json& j, const char* key, bool fallback, const std::strin
 // A state's summaries by tag: the value of each one's data entry "value", with its JSON path.
 struct Summaries {
   std::map<std::string, std::pair<const Json*, std::string>> by_tag;
+  /// The per-sample files --jsonbin names (tag "nv/json/bin:nv/cold/sample_times"): {filename, size} with its path.
+  std::map<std::string, std::pair<const Json*, std::string>> files;
   const ImportOptions* o = nullptr;
 
   bool has(const std::string& tag) const { return by_tag.count(tag) > 0; }
@@ -114,7 +96,11 @@ Summaries summaries_of(const Json& state, const std::string& path, const ImportO
     const std::string at = fmt::format("{}.summaries[{}]", path, i);
     const std::string tag = text_member(list[i], "tag", at, o);
     const Json& data = array_member(list[i], "data", at, o);
-    if (s.by_tag.count(tag)) refuse(o, at, "a second summary tagged " + tag);
+    if (s.by_tag.count(tag) || s.files.count(tag)) refuse(o, at, "a second summary tagged " + tag);
+    if (tag.rfind("nv/json/", 0) == 0) {  // a sample file (--jsonbin): data {filename, size}, no value
+      s.files[tag] = {&list[i], at};
+      continue;
+    }
     for (std::size_t k = 0; k < data.size(); ++k)
       if (text_member(data[k], "name", fmt::format("{}.data[{}]", at, k), o) == "value")
         s.by_tag[tag] = {&member(data[k], "value", fmt::format("{}.data[{}]", at, k), o),
@@ -160,6 +146,59 @@ Timing imported_timing(const char* l2, TimingMethod method) {
 }
 
 // The cold measurement's timing: its GPU-time summary (nv/cold/time/gpu/*), checked as one set of samples' summary.
+// The cold samples of a state from the file --jsonbin wrote (summary "nv/json/bin:nv/cold/sample_times": data
+// filename, relative to the JSON file's folder, and size; the file: `size` little-endian float32 seconds), looked up
+// in o.samples_dir (the filename as written under it, else its last two parts, else its name). Empty when the
+// state names no sample file. @throws ResultError naming the file for a missing or short file, a count other than
+// nv/cold/sample_size, or a sample that is not a finite positive time.
+std::vector<double> cold_samples(const Summaries& s, const ImportOptions& o) {
+  namespace fs = std::filesystem;
+  const auto it = s.files.find("nv/json/bin:nv/cold/sample_times");
+  if (it == s.files.end()) return {};
+  const std::string at = it->second.second;
+  std::string filename;
+  std::int64_t size = -1;
+  const Json& data = array_member(*it->second.first, "data", at, o);
+  for (std::size_t k = 0; k < data.size(); ++k) {
+    const std::string dat = fmt::format("{}.data[{}]", at, k);
+    const std::string name = text_member(data[k], "name", dat, o);
+    if (name == "filename") filename = text_member(data[k], "value", dat, o);
+    if (name == "size") size = integer_of(member(data[k], "value", dat, o), dat + ".value", o);
+  }
+  if (filename.empty() || size < 1) refuse(o, at, "a sample file without a filename or a positive size");
+  const fs::path written(filename);
+  std::vector<fs::path> tries{fs::path(o.samples_dir) / written.relative_path()};
+  if (written.has_parent_path())
+    tries.push_back(fs::path(o.samples_dir) / written.parent_path().filename() / written.filename());
+  tries.push_back(fs::path(o.samples_dir) / written.filename());
+  std::error_code ec;
+  const auto found = std::find_if(tries.begin(), tries.end(),
+                                  [&](const fs::path& p) { return fs::is_regular_file(p, ec); });
+  if (found == tries.end()) refuse(o, at, "its sample file " + filename + " is not in --samples " + o.samples_dir);
+  const std::uintmax_t bytes = fs::file_size(*found, ec);
+  if (ec || bytes != static_cast<std::uintmax_t>(size) * 4)
+    refuse(o, at,
+           fmt::format("{}: {} bytes, expected {} ({} float32 samples)", found->string(), bytes, size * 4, size));
+  const std::optional<std::int64_t> counted = s.count("nv/cold/sample_size");
+  if (counted && *counted != size)
+    refuse(o, at, fmt::format("{} samples in {}, but nv/cold/sample_size says {}", size, filename, *counted));
+  std::ifstream in(*found, std::ios::binary);
+  std::vector<unsigned char> raw(static_cast<std::size_t>(bytes));
+  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(bytes));
+  if (!in) refuse(o, at, "cannot read " + found->string());
+  std::vector<double> samples(static_cast<std::size_t>(size));
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    std::uint32_t bits = 0;
+    for (int b = 3; b >= 0; --b) bits = (bits << 8) | raw[i * 4 + static_cast<std::size_t>(b)];  // little-endian
+    float x;
+    std::memcpy(&x, &bits, sizeof x);
+    if (!(std::isfinite(x) && x > 0))
+      refuse(o, at, fmt::format("{}: sample {} is {} s (must be a finite time above 0)", found->string(), i, x));
+    samples[i] = x;
+  }
+  return samples;
+}
+
 Timing cold_timing(const Summaries& s, const std::string& where) {
   if (!s.has("nv/cold/sample_size")) throw ResultError(where + ": a cold measurement without nv/cold/sample_size");
   Timing t = imported_timing("cold", TimingMethod::nvbench_cold);
@@ -231,20 +270,8 @@ double declared_bytes(const Summaries& s) {
 
 PointRecord point_of(const std::string& benchmark, std::vector<std::pair<std::string, AxisValue>> axes,
                      const std::string& l2) {
-  Point p{"nvbench", benchmark, std::move(axes)};
-  p.axes.emplace_back("l2", l2);
-  PointRecord rec;
-  rec.id = p.id();
-  rec.key = p.key();
-  rec.experiment = p.experiment;
-  rec.variant = p.variant;
-  for (const auto& [name, value] : p.axes) {
-    if (const auto* i = std::get_if<std::int64_t>(&value)) rec.axes[name] = *i;
-    else if (const auto* d = std::get_if<double>(&value)) rec.axes[name] = json_real(*d);
-    else rec.axes[name] = std::get<std::string>(value);
-  }
-  rec.backend = "cuda:0";
-  return rec;
+  axes.emplace_back("l2", l2);
+  return imported_point("nvbench", benchmark, std::move(axes), "cuda:0");
 }
 
 Json device_json(const Json& d, const std::string& path, const ImportOptions& o) {
@@ -265,24 +292,11 @@ Json device_json(const Json& d, const std::string& path, const ImportOptions& o)
   return out;
 }
 
-// "SHA" or "SHA+dirty" as environment.code.
-Json code_json(const ImportOptions& o) {
-  std::string sha = o.code_rev;
-  bool dirty = false;
-  if (const auto plus = sha.find('+'); plus != std::string::npos) {
-    if (sha.substr(plus) != "+dirty") throw ResultError("--code-rev " + o.code_rev + ": expected SHA or SHA+dirty");
-    dirty = true;
-    sha.resize(plus);
-  }
-  if (sha.empty() ||
-      !std::all_of(sha.begin(), sha.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
-    throw ResultError("--code-rev " + o.code_rev + ": expected a commit sha (hex digits), optionally +dirty");
-  return {{"project", o.project}, {"git_sha", sha}, {"git_dirty", dirty}, {"source", "--code-rev"}};
-}
-
 }  // namespace
 
-Run import_nvbench(const Json& doc, const ImportOptions& o) {
+Run import_nvbench(const Json& doc, const ImportOptions& given) {
+  ImportOptions o = given;
+  o.expected = "nvbench's --json output";
   const Json& meta = member(doc, "meta", "", o);
   if (!meta.is_object()) refuse(o, "meta", "not an object");
   const Json& devices = array_member(doc, "devices", "", o);
@@ -369,39 +383,38 @@ Run import_nvbench(const Json& doc, const ImportOptions& o) {
       const bool batch = sums.has("nv/batch/time/gpu/mean");
       if (!cold && !batch)
         refuse(o, spath, "a state with no cold or batch GPU time (nv/cold/time/gpu/*, nv/batch/time/gpu/mean)");
-      if (cold) add("cold", cold_timing(sums, where));
+      if (cold) {
+        Timing t = cold_timing(sums, where);
+        if (!o.samples_dir.empty()) {  // --samples: the samples themselves, which the diff then tests
+          t.device_samples_s = cold_samples(sums, o);
+          if (t.device_samples_s.empty())
+            refuse(o, spath,
+                   "names no sample file (nv/json/bin:nv/cold/sample_times), but --samples was given: was it run "
+                   "with --jsonbin?");
+        }
+        add("cold", std::move(t));
+      }
       if (batch) add("hot", batch_timing(sums, where));
     }
   }
   if (run.points.empty()) refuse(o, "benchmarks", "no benchmark state to import");
-  Json env = {{"tool", tool},
-              {"labrun", {{"version", build_info().version}, {"git_sha", build_info().git_sha}}},
-              {"backend", "cuda:0"},
-              {"device", device}};
-  if (several_devices) env["devices"] = device_names;
-  if (!o.code_rev.empty()) env["code"] = code_json(o);
+  ImportedHeader h;
+  h.tool = "nvbench";
+  h.argv = argv;
+  h.environment = {{"tool", tool}, {"backend", "cuda:0"}, {"device", device}};
+  if (several_devices) h.environment["devices"] = device_names;
   // The suite's identity (its benchmarks and their axes, not the numbers): two runs of one nvbench binary share it,
-  // as two runs of one labrun config do.
-  // config.path names the suite, not the file (history keys a config by it, and each commit's file may be named
-  // differently): "nvbench:" and the benchmarks' names; the file is header.import.file.
+  // as two runs of one labrun config do. config.path names the suite, not the file (history keys a config by it, and
+  // each commit's file may be named differently): "nvbench:" and the benchmarks' names; the file is header.import.file.
   std::string suite_name;
   for (const Json& b : benchmarks) suite_name += (suite_name.empty() ? "" : "+") + b.value("name", std::string());
   Json suite = Json::array();
   for (const Json& b : benchmarks) suite.push_back({{"name", b.value("name", "")}, {"axes", b.value("axes", Json())}});
-  run.header.json = {{"type", "header"},
-                     {"schema_version", kRecordSchemaVersion},
-                     {"created_utc", o.created_utc},
-                     {"argv", argv},
-                     {"config",
-                      {{"path", "nvbench:" + suite_name},
-                       {"sha256", sha256_hex(suite.dump())},
-                       {"experiment", "nvbench"},
-                       {"description", "imported from nvbench's JSON (" + o.file + ")"}}},
-                     {"lab", Json::object()},
-                     {"environment", env},
-                     {"import", {{"tool", "nvbench"}, {"file", o.file}}},
-                     {"warnings", Json::array()},
-                     {"point_count", run.points.size()}};
+  h.suite = "nvbench:" + suite_name;
+  h.identity = suite.dump();
+  h.description = "imported from nvbench's JSON (" + o.file + ")";
+  run.header.json = imported_header(h, o, run.points.size());
+  if (!o.samples_dir.empty()) run.header.json["import"]["samples"] = o.samples_dir;
   return run;
 }
 

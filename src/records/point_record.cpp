@@ -1159,10 +1159,11 @@ void trim_for_comparison(PointRecord& p) {
   p.memory = Json();
   p.kernels.reset();
   if (p.timing) {  // diff reads the raw samples and the process medians, not the summaries; a record without samples
-    // (another tool's, imported) is compared from its device summary, which it keeps
+    // (another tool's, imported) is compared from its device summary, else its wall summary, which it keeps
     const bool summary_only = p.timing->device_samples_s.empty() && p.timing->wall_samples_s.empty();
+    OptionalSummary* kept = !summary_only ? nullptr : p.timing->device ? &p.timing->device : &p.timing->wall;
     for (OptionalSummary* s : {&p.timing->wall, &p.timing->device, &p.timing->submit, &p.timing->host_probe})
-      if (!(summary_only && s == &p.timing->device)) s->reset();
+      if (s != kept) s->reset();
   }
   if (p.interpretation) {  // diff reads the bound class alone (a host-bound point is compared host-aware)
     std::string bound = std::move(p.interpretation->bound);

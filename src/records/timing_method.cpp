@@ -14,6 +14,7 @@ constexpr Named<TimingMethod> kTimingMethodNames[] = {
     {TimingMethod::cuda_events_blocked, "cuda_events_blocked+synchronized_wall"},
     {TimingMethod::nvbench_cold, "nvbench_cold"},
     {TimingMethod::nvbench_batch, "nvbench_batch"},
+    {TimingMethod::gbench, "gbench"},
 };
 
 }  // namespace

@@ -18,6 +18,8 @@ enum class TimingMethod {
   nvbench_cold,   ///< "nvbench_cold": imported from nvbench, each sample one launch with L2 flushed (CUDA events)
   nvbench_batch,  ///< "nvbench_batch": imported from nvbench, the mean of launches back to back behind a blocking
                   ///< kernel
+  gbench,         ///< "gbench": imported from Google Benchmark, each sample one repetition's mean real time over its
+                  ///< iterations (the host's wall clock)
   other,          ///< a spelling this build does not know (a record of another version), kept as read
 };
 

@@ -59,6 +59,15 @@ std::string device_text(const RunHeader& h) {
 }
 
 std::string build_text(const RunHeader& h) {
+  if (const Json* tool = json_find(h.json, {"import", "tool"}); tool && tool->is_string()) {  // labrun import
+    std::string code = h.code_sha();
+    if (code.size() > 10) code = code.substr(0, 10);
+    const std::optional<bool> dirty = h.code_dirty();
+    return code.empty()
+               ? "imported from " + tool->get<std::string>() + " (code under test not given: --code-rev)"
+               : h.code_project() + " @ " + code + (dirty ? (*dirty ? " (dirty)" : " (clean)") : "") +
+                     ", measured by " + tool->get<std::string>() + ", imported by labrun " + h.labrun_version();
+  }
   if (!h.build().is_object()) return "not recorded";
   std::string sha = h.git_sha();
   if (sha.size() > 10) sha = sha.substr(0, 10);
@@ -146,6 +155,8 @@ void summary_section(const ReportContext& c, std::ostream& md) {
   row("device", [](const ReportRun& r) { return device_text(r.header); });
   row("build", [](const ReportRun& r) { return build_text(r.header); });
   row("timing", [](const ReportRun& r) {
+    if (const Json* tool = json_find(r.header.json, {"import", "tool"}); tool && tool->is_string())
+      return "by " + tool->get<std::string>() + " (each point's timing.method; docs/formats.md \"Import\")";
     std::string s = "lab.timing " + r.header.lab_timing() + ", L2 " + r.header.lab_l2();
     const double ci = r.header.lab_target_rel_ci();
     if (std::isfinite(ci)) s += ", median CI target ±" + format_percent(ci);
@@ -598,7 +609,11 @@ void integrity_section(const ReportContext& c, std::ostream& md) {
       }
     }
   if (checked == 0) {
-    md << "No point records them (results from before the integrity checks).\n\n";
+    const bool imported = std::all_of(c.runs().begin(), c.runs().end(),
+                                      [](const ReportRun& r) { return r.header.json.contains("import"); });
+    md << (imported ? "No point records them: the results were imported from another tool, which measured them "
+                      "without labrun's integrity checks.\n\n"
+                    : "No point records them (results from before the integrity checks).\n\n");
     return;
   }
   if (failed == 0)
