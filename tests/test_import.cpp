@@ -280,8 +280,9 @@ JsonbinCase jsonbin_case(std::size_t count) {
   for (std::size_t s = 0; s < 2; ++s) {
     const double lo = summary(c.doc, s, "nv/cold/time/gpu/min"), hi = summary(c.doc, s, "nv/cold/time/gpu/max");
     std::vector<float> x(count);
-    for (std::size_t i = 0; i < count; ++i)  // a fixed spread of times between the state's min and max
-      x[i] = static_cast<float>(lo + (hi - lo) * static_cast<double>((i * 7919) % count) / static_cast<double>(count));
+    for (std::size_t i = 0; i < count; ++i)  // a fixed spread of times from the state's min to its max
+      x[i] = static_cast<float>(lo +
+                                (hi - lo) * static_cast<double>((i * 7919) % count) / static_cast<double>(count - 1));
     c.samples.push_back(x);
     for (Json& sum : states[s]["summaries"])
       if (sum["tag"] == "nv/cold/sample_size") sum["data"][0]["value"] = std::to_string(count);
@@ -294,11 +295,18 @@ JsonbinCase jsonbin_case(std::size_t count) {
   return c;
 }
 
-// Writes the case's JSON at dir/NAME.json and its sample files under dir/NAME-bin/nv.json-bin/ (samples scaled by
-// `scale` in state `scaled`); returns the --samples folder.
+// Writes the case's JSON at dir/NAME.json and its sample files under dir/NAME-bin/nv.json-bin/ (state `scaled`'s
+// samples and GPU-time summaries scaled by `scale`); returns the --samples folder.
 std::string write_jsonbin(const test::TempDir& dir, const JsonbinCase& c, const std::string& name, double scale = 1,
                           std::size_t scaled = 99) {
-  std::ofstream(dir.file(name + ".json")) << c.doc.dump();
+  Json doc = c.doc;
+  if (scaled < 2)
+    for (Json& s : doc["benchmarks"][0]["states"][scaled]["summaries"]) {
+      const std::string tag = s["tag"];
+      if (tag.rfind("nv/cold/time/gpu/", 0) == 0 && tag.find("relative") == std::string::npos)
+        s["data"][0]["value"] = fmt::format("{:.17g}", scale * std::stod(s["data"][0]["value"].get<std::string>()));
+    }
+  std::ofstream(dir.file(name + ".json")) << doc.dump();
   const fs::path bins = fs::path(dir.file(name + "-bin")) / "nv.json-bin";
   fs::create_directories(bins);
   for (std::size_t s = 0; s < c.samples.size(); ++s) {
@@ -375,6 +383,19 @@ TEST(Import, NvbenchSampleFilesThatDoNotFitAreRefusedWithTheirPlace) {
   write_jsonbin(dir, miscounted, "nv");
   EXPECT_EQ(import_with_samples(dir, "nv", bins, err), kExitUsage);
   EXPECT_NE(err.find("50 samples in nv.json-bin/0.bin, but nv/cold/sample_size says 49"), std::string::npos) << err;
+  // Samples of another run: the count fits, the values do not.
+  JsonbinCase other = c;
+  for (float& x : other.samples[1]) x = 1.0f;
+  write_jsonbin(dir, other, "nv");
+  EXPECT_EQ(import_with_samples(dir, "nv", bins, err), kExitUsage);
+  EXPECT_NE(err.find("are not the ones its summary was made from"), std::string::npos) << err;
+  // Two states naming one file.
+  JsonbinCase twice = c;
+  twice.doc["benchmarks"][0]["states"][1]["summaries"].back()["data"][0]["value"] = "nv.json-bin/0.bin";
+  twice.samples[1] = twice.samples[0];
+  write_jsonbin(dir, twice, "nv");
+  EXPECT_EQ(import_with_samples(dir, "nv", bins, err), kExitUsage);
+  EXPECT_NE(err.find("is another state's too"), std::string::npos) << err;
   // --samples for a file whose states name no sample file.
   std::ofstream(dir.file("plain.json")) << fixture().dump();
   EXPECT_EQ(import_with_samples(dir, "plain", bins, err), kExitUsage);
@@ -390,6 +411,23 @@ TEST(Import, NvbenchSampleFilesThatDoNotFitAreRefusedWithTheirPlace) {
   EXPECT_NE(e.str().find("--samples reads nvbench's per-sample files"), std::string::npos) << e.str();
   EXPECT_FALSE(fs::exists(dir.file("nv.jsonl")));
   EXPECT_FALSE(fs::exists(dir.file("plain.jsonl")));
+  // A file that names sample files, imported without --samples: the summaries, and a warning that says so.
+  write_jsonbin(dir, c, "named");
+  ImportArgs n;
+  n.tool = "nvbench";
+  n.input = dir.file("named.json");
+  n.output = dir.file("named.jsonl");
+  n.created = "2026-12-01T10:00:00.000Z";
+  std::ostringstream ne;
+  EXPECT_EQ(cmd_import(n, ne), kExitOk) << ne.str();
+  EXPECT_NE(ne.str().find("warning: the file names per-sample files (nvbench --jsonbin) that were not read"),
+            std::string::npos)
+      << ne.str();
+  // -o - (import writes a file, never standard output).
+  n.output = "-";
+  std::ostringstream dash;
+  EXPECT_EQ(cmd_import(n, dash), kExitUsage);
+  EXPECT_NE(dash.str().find("not standard output"), std::string::npos) << dash.str();
 }
 
 }  // namespace

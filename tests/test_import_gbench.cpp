@@ -42,9 +42,10 @@ std::vector<double> repetitions_s(const Json& doc, const std::string& run_name) 
   std::vector<double> out;
   for (const Json& b : doc["benchmarks"])
     if (b["run_name"] == run_name && b["run_type"] == "iteration" && !b.value("error_occurred", false))
-      out.push_back(b["real_time"].get<double>() * (b["time_unit"] == "ns" ? 1e-9 : b["time_unit"] == "us" ? 1e-6
-                                                                                  : b["time_unit"] == "ms" ? 1e-3
-                                                                                                           : 1.0));
+      out.push_back(b["real_time"].get<double>() * (b["time_unit"] == "ns"   ? 1e-9
+                                                    : b["time_unit"] == "us" ? 1e-6
+                                                    : b["time_unit"] == "ms" ? 1e-3
+                                                                             : 1.0));
   return out;
 }
 
@@ -77,6 +78,9 @@ TEST(ImportGbench, ACommittedFileBecomesAPointPerBenchmarkWithItsRepetitionsAsSa
   EXPECT_EQ(run.header.json["environment"]["backend"], "host");
   EXPECT_EQ(run.header.json["environment"]["host"]["logical_cpus"], doc["context"]["num_cpus"]);
   EXPECT_EQ(run.header.json["config"]["path"], "gbench:labrun_gbench_fixture");
+  // Without --code-rev the code under test is unknown, never labrun's own commit.
+  EXPECT_EQ(run.header.code_sha(), "");
+  EXPECT_EQ(run.header.code_project(), "imported");
   // created_utc from context.date, the zone's offset taken out.
   EXPECT_TRUE(is_utc_timestamp(run.header.created_utc())) << run.header.created_utc();
   EXPECT_EQ(run.header.created_utc().substr(0, 10), doc["context"]["date"].get<std::string>().substr(0, 10));
@@ -154,9 +158,11 @@ TEST(ImportGbench, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
   };
   const std::vector<std::pair<Json, std::string>> cases{
       {Json::object({{"benchmarks", Json::array()}}), "has no \"context\" (is this Google Benchmark's JSON output"},
-      {with([](Json& d) { d["benchmarks"][0]["time_unit"] = "weeks"; }), "benchmarks[0].time_unit: time_unit \"weeks\""},
+      {with([](Json& d) { d["benchmarks"][0]["time_unit"] = "weeks"; }),
+       "benchmarks[0].time_unit: time_unit \"weeks\""},
       {with([](Json& d) { d["benchmarks"][0]["real_time"] = -1.0; }), "benchmarks[0].real_time: a time of"},
-      {with([](Json& d) { d["benchmarks"][1]["repetition_index"] = 0; }), "benchmarks[1]: repetition 0 of BM_Sum/1024 given twice"},
+      {with([](Json& d) { d["benchmarks"][1]["repetition_index"] = 0; }),
+       "benchmarks[1]: repetition 0 of BM_Sum/1024 given twice"},
       {with([](Json& d) { d["benchmarks"][0]["run_type"] = "warmup"; }), "benchmarks[0].run_type: \"warmup\""},
       {with([](Json& d) { d["context"]["date"] = "yesterday"; }), "context.date: \"yesterday\" is not a date"},
       {with([](Json& d) { d["benchmarks"][0]["iterations"] = 0; }), "benchmarks[0].iterations: not a positive integer"},

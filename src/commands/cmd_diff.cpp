@@ -74,6 +74,7 @@ struct DiffCommandOptions {
   std::string base_arg, new_arg, min_effect = "5%", format = find_output(Product::diff, "")->name, fail_on = "slower",
                                  alpha = "0.05";
   bool normalize = false;
+  bool allow_shared = false;
 };
 
 // The diff command once parsed: its options checked, then cmd_diff on the two sides' files.
@@ -82,6 +83,7 @@ int run_diff(const DiffCommandOptions& o) {
   options.min_effect = parse_percent(o.min_effect);
   options.alpha = parse_percent(o.alpha);
   options.normalize = o.normalize;
+  options.allow_shared = o.allow_shared;
   options.fail_on = parse_fail_on(o.fail_on);
   return cmd_diff(result_paths(o.base_arg), result_paths(o.new_arg), options, o.format, std::cout, std::cerr);
 }
@@ -99,6 +101,8 @@ Command add_diff_command(CLI::App& app, const CommandContext&) {
   diff->add_option("--format", o->format, output_names(Product::diff, true));
   diff->add_option("--fail-on", o->fail_on, "slower (default) or any (also status changes)");
   diff->add_flag("--normalize", o->normalize, "compare times scaled by each run's calibrated copy bandwidth");
+  diff->add_flag("--allow-shared", o->allow_shared,
+                 "do not fail on points measured while another process held the GPU (never compared either way)");
   return {diff, [o] { return run_diff(*o); }, {}};
 }
 

@@ -76,7 +76,8 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
                 kExitUsage);
   if (fs::exists(o.output, ec) && fs::equivalent(o.input, o.output, ec))
     return fail("-o " + o.output + " is the file it imports; labrun never overwrites its input", kExitUsage);
-  if (o.output.empty()) return fail("-o must name the labrun result file to write", kExitUsage);
+  if (o.output.empty() || o.output == "-")
+    return fail("-o must name the labrun result file to write (import writes a file, not standard output)", kExitUsage);
   try {  // a device, a FIFO, a folder or a dangling link is never replaced, --force or not
     require_regular_target(o.output);
   } catch (const OutputError& e) {
@@ -142,8 +143,11 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
   }
   std::size_t skipped = 0;
   for (const PointRecord& p : run.points) skipped += p.status == Status::skipped;
-  err << "labrun import: " << run.points.size() << " points (" << skipped << " skipped) from " << o.input << " -> "
-      << o.output
+  for (const Json& w : run.header.json.value("warnings", Json::array()))
+    if (w.is_object() && w.contains("message"))
+      err << "labrun import: warning: " << w["message"].get<std::string>() << "\n";
+  err << "labrun import: " << run.points.size() << (run.points.size() == 1 ? " point (" : " points (") << skipped
+      << " skipped) from " << o.input << " -> " << o.output
       << (o.created.empty()
               ? " (created_utc " + run.header.json.value("created_utc", std::string()) + ": " + created_from + ")"
               : std::string())

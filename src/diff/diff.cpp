@@ -631,6 +631,20 @@ const TimeSummary* summary_of(const PointRecord& r) {
   return r.timing->wall ? &*r.timing->wall : nullptr;
 }
 
+/// Why two ok records cannot be compared because another process held the device while one was timed (case C23):
+/// "another process held the device: base pid 4242 (python3, 2.1 GB)"; nullopt when neither side had a tenant.
+std::optional<std::string> shared_device(const PointRecord& base, const PointRecord& current) {
+  std::string sides;
+  for (const auto& [side, rec] : {std::pair{"base", &base}, std::pair{"new", &current}}) {
+    const DeviceState before = device_state_of(*rec, "before"), after = device_state_of(*rec, "after");
+    if (before.tenant_count == 0 && after.tenant_count == 0) continue;
+    sides += (sides.empty() ? "" : "; ") + std::string(side) + " " +
+             (before.tenant_count > 0 ? before.tenants : after.tenants);
+  }
+  if (sides.empty()) return std::nullopt;
+  return "another process held the device: " + sides;
+}
+
 /// Why a record without samples cannot be compared from its summary (summary_of: a mean, a standard deviation and
 /// at least kMinSamples samples counted), or nullopt when it can.
 std::optional<std::string> summary_problem(const PointRecord& r) {
@@ -994,6 +1008,10 @@ PendingTests match_points(const Side& base, const Side& current, const DiffOptio
     } else if (row.base_status != Status::ok) {
       row.verdict = Verdict::not_compared;
       row.reason = std::string("not timed: ") + to_string(row.base_status) + " on both sides";
+    } else if (const auto shared = shared_device(*b.record, *n.record)) {
+      row.verdict = Verdict::not_compared;  // case C23: the time measured another process too
+      row.reason = *shared;
+      row.shared = true;
     } else if (const auto p = compare_samples(b, n, options, row, caveats)) {
       pending.emplace_back(result.points.size(), *p);
     }
@@ -1111,6 +1129,8 @@ void summarize(const DiffOptions& options, bool incomplete, DiffResult& result) 
       case Verdict::status_changed: ++s.status_changed; break;
       case Verdict::not_compared: ++s.not_compared; break;
     }
+    s.shared += row.shared;
+    if (row.shared && !options.allow_shared) regression = true;
     const bool changed = row.verdict == Verdict::slower || row.verdict == Verdict::faster;
     s.host_sensitive_changes += row.host_sensitive && changed;
     if (row.verdict == Verdict::slower) regression = true;

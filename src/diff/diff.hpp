@@ -81,6 +81,10 @@ struct DiffOptions {
     any,     ///< also any change of status (either direction), any missing point, or an incomplete new run
   };
   FailOn fail_on = FailOn::slower;
+  /// --allow-shared: points measured while another process held the device (case C23) do not make a regression.
+  /// They are never compared either way; without it, any such point on either side is a regression, so a tenant
+  /// cannot hide one.
+  bool allow_shared = false;
 };
 
 /// "slower" or "any".
@@ -131,7 +135,8 @@ struct DiffPoint {
   std::optional<double> base_median_s, new_median_s;     ///< of the raw samples, even with normalize
   std::optional<std::size_t> base_samples, new_samples;  ///< sample counts (set whenever both are ok)
   bool host_sensitive = false;                           ///< either record is timed live and sync- or launch-bound
-  std::optional<WelchLog> process;                       ///< Welch's t on the per-process medians (both sides pooled)
+  bool shared = false;  ///< not compared: another process held the device on a side (case C23; `reason` names it)
+  std::optional<WelchLog> process;  ///< Welch's t on the per-process medians (both sides pooled)
   /// process's ratio with its (1 - alpha) Welch interval (welch_log_interval): the process-level evidence.
   std::optional<RatioEstimate> process_interval;
   /// The process-level p of this point's family: process->p_value, or for a host-adjusted point the smallest of
@@ -180,6 +185,7 @@ struct DiffSummary {
   std::size_t matched = 0, compared = 0, same = 0, slower = 0, faster = 0, inconclusive = 0, status_changed = 0,
               not_compared = 0, added = 0, missing = 0;
   std::size_t host_sensitive_changes = 0;  ///< slower / faster verdicts on host-sensitive points
+  std::size_t shared = 0;  ///< not compared: another process held the device on one side or both (case C23)
 };
 
 /// How much a comparison can be trusted: the noise floor it assumed (the minimum effect) and, from the points pooled

@@ -75,6 +75,7 @@ Json to_json(const DiffPoint& p) {
               {"base_n", count(p.base_samples)},
               {"new_n", count(p.new_samples)},
               {"host_sensitive", p.host_sensitive},
+              {"shared", p.shared},
               {"process_p", p.process ? json_real(p.process->p_value) : Json()},
               {"process_ratio", p.process ? json_real(p.process->ratio) : Json()},
               {"process_ratio_ci_low", p.process_interval ? json_real(p.process_interval->ci_low) : Json()},
@@ -125,7 +126,8 @@ Json to_json(const DiffResult& diff) {
                      {"not_compared", s.not_compared},
                      {"new", s.added},
                      {"missing", s.missing},
-                     {"host_sensitive_changes", s.host_sensitive_changes}};
+                     {"host_sensitive_changes", s.host_sensitive_changes},
+                     {"shared", s.shared}};
   const Json noise{{"assumed_rel", json_real(diff.noise.assumed_rel)},
                    {"measured_points", diff.noise.measured_points},
                    {"median_rel", json_real(diff.noise.median_rel)},
@@ -138,6 +140,7 @@ Json to_json(const DiffResult& diff) {
                 {"alpha", o.alpha},
                 {"confidence", 1 - o.alpha},
                 {"normalize", o.normalize},
+                {"allow_shared", o.allow_shared},
                 {"fail_on", to_string(o.fail_on)}}},
               {"environment",
                {{"warnings", std::move(warnings)},

@@ -106,15 +106,18 @@ std::string key_or_dash(const std::string& key) { return key.empty() ? "-" : pri
 /// "N matched: a same, b slower, ...; c new, d missing" from the summary.
 std::string summary_counts(const DiffSummary& s) {
   return fmt::format(
-      "{} matched: {} same, {} slower, {} faster, {} inconclusive, {} status changed, {} not compared; "
-      "{} new, {} missing",
-      s.matched, s.same, s.slower, s.faster, s.inconclusive, s.status_changed, s.not_compared, s.added, s.missing);
+             "{} matched: {} same, {} slower, {} faster, {} inconclusive, {} status changed, {} not compared; "
+             "{} new, {} missing",
+             s.matched, s.same, s.slower, s.faster, s.inconclusive, s.status_changed, s.not_compared, s.added,
+             s.missing) +
+         (s.shared > 0 ? fmt::format(" ({} not compared: another process held the device)", s.shared) : "");
 }
 
 std::string options_line(const DiffOptions& o) {
-  return fmt::format("min effect {:g}%, {:g}% intervals, Benjamini-Hochberg FDR {:g}%, fail on {}{}",
+  return fmt::format("min effect {:g}%, {:g}% intervals, Benjamini-Hochberg FDR {:g}%, fail on {}{}{}",
                      100 * o.min_effect, 100 * (1 - o.alpha), 100 * o.alpha, to_string(o.fail_on),
-                     o.normalize ? ", times normalized by calibrated copy bandwidth" : "");
+                     o.normalize ? ", times normalized by calibrated copy bandwidth" : "",
+                     o.allow_shared ? ", points measured beside another process allowed" : "");
 }
 
 /// Escapes a cell of a GitHub-flavoured markdown table.

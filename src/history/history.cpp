@@ -334,8 +334,11 @@ std::vector<CommitRuns> order_commits(std::vector<Run> runs, const std::vector<s
     const std::string field = code_sha_field(run.header);
     if (sha.empty() || sha == "unknown")
       throw std::invalid_argument(run.file + ": " + field + " is " + (sha.empty() ? "missing" : "unknown") +
-                                  ": the build's commit is not known, so the run has no place in a history "
-                                  "(a runner built without its repository: labrun sweep --code-rev SHA)");
+                                  ": the build's commit is not known, so the run has no place in a history " +
+                                  (run.header.json.contains("import")
+                                       ? std::string("(an imported run: labrun import ... --code-rev SHA)")
+                                       : std::string("(a runner built without its repository: labrun sweep "
+                                                     "--code-rev SHA)")));
     if (rev_list != nullptr) {
       std::string full;
       for (const auto& c : *rev_list)

@@ -71,21 +71,25 @@ PointRecord imported_point(const std::string& experiment, const std::string& var
 Json imported_header(const ImportedHeader& h, const ImportOptions& o, std::size_t points) {
   Json env = h.environment;
   env["labrun"] = {{"version", build_info().version}, {"git_sha", build_info().git_sha}};
-  if (!o.code_rev.empty()) env["code"] = code_json(o);
-  return {{"type", "header"},
-          {"schema_version", kRecordSchemaVersion},
-          {"created_utc", o.created_utc},
-          {"argv", h.argv},
-          {"config",
-           {{"path", h.suite},
-            {"sha256", sha256_hex(h.identity)},
-            {"experiment", h.tool},
-            {"description", h.description}}},
-          {"lab", Json::object()},
-          {"environment", env},
-          {"import", {{"tool", h.tool}, {"file", o.file}}},
-          {"warnings", Json::array()},
-          {"point_count", points}};
+  // The code under test: --code-rev's commit, else unknown (never labrun's own commit, which a header without
+  // environment.code would stand for).
+  env["code"] = o.code_rev.empty() ? Json{{"project", o.project},
+                                          {"git_sha", nullptr},
+                                          {"git_dirty", nullptr},
+                                          {"source", "not given (labrun import without --code-rev)"}}
+                                   : code_json(o);
+  return {
+      {"type", "header"},
+      {"schema_version", kRecordSchemaVersion},
+      {"created_utc", o.created_utc},
+      {"argv", h.argv},
+      {"config",
+       {{"path", h.suite}, {"sha256", sha256_hex(h.identity)}, {"experiment", h.tool}, {"description", h.description}}},
+      {"lab", Json::object()},
+      {"environment", env},
+      {"import", {{"tool", h.tool}, {"file", o.file}}},
+      {"warnings", Json::array()},
+      {"point_count", points}};
 }
 
 }  // namespace labrun::import_detail

@@ -52,10 +52,11 @@ std::string utc_of_date(const std::string& date, const ImportOptions& o) {
   int off_h = 0, off_m = 0;
   char sign = '+';
   int used = 0;
-  if (std::sscanf(date.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &sign, &off_h, &off_m, &used) != 9 ||
+  if (std::sscanf(date.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &sign, &off_h, &off_m, &used) != 9 ||
       static_cast<std::size_t>(used) != date.size() || (sign != '+' && sign != '-'))
-    refuse(o, "context.date", "\"" + date + "\" is not a date as Google Benchmark writes one (2026-12-06T17:29:05+00:00)");
+    refuse(o, "context.date",
+           "\"" + date + "\" is not a date as Google Benchmark writes one (2026-12-06T17:29:05+00:00)");
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   const std::time_t local = timegm(&tm);
@@ -101,8 +102,9 @@ ParsedName parse_name(const std::string& run_name, const std::string& path, cons
   std::set<std::string> names;
   const auto add = [&](const std::string& name, AxisValue value, bool ours = false) {
     if (name.empty() || name == "l2" || name == "mode" || (name == "options" && !ours) || !names.insert(name).second)
-      refuse(o, path, "argument \"" + name + "\" of \"" + run_name + "\" is empty, given twice or a name labrun " +
-                          "reserves (l2, mode, options)");
+      refuse(o, path,
+             "argument \"" + name + "\" of \"" + run_name + "\" is empty, given twice or a name labrun " +
+                 "reserves (l2, mode, options)");
     p.axes.emplace_back(name, std::move(value));
   };
   for (std::size_t i = 1; i < parts.size(); ++i) {
@@ -125,13 +127,14 @@ ParsedName parse_name(const std::string& run_name, const std::string& path, cons
 
 /// What one run_name's entries say: each repetition's time, its aggregates, or its error.
 struct Group {
-  std::string run_name, path;           ///< path: the first entry's JSON path
-  std::vector<double> times_s;          ///< each repetition's real time per iteration
-  std::vector<std::int64_t> iterations; ///< each repetition's iterations
+  std::string run_name, path;            ///< path: the first entry's JSON path
+  std::vector<double> times_s;           ///< each repetition's real time per iteration
+  std::vector<std::int64_t> iterations;  ///< each repetition's iterations
   std::set<std::int64_t> repetitions_seen;
   std::map<std::string, double> aggregates_s;  ///< aggregate_name -> real time (aggregate_unit "time" only)
   std::int64_t repetitions = 0;
-  std::vector<double> bytes;  ///< bytes per iteration where it reported bytes_per_second
+  std::vector<double> bytes;              ///< bytes per iteration where it reported bytes_per_second
+  std::optional<double> aggregate_bytes;  ///< the same from the mean aggregate (aggregates alone)
   std::optional<std::string> error;
 };
 
@@ -178,6 +181,13 @@ void read_entry(const Json& b, const std::string& path, Group& g, const ImportOp
       refuse(o, path + ".real_time", fmt::format("an aggregate time of {} s (must be finite and not negative)", real));
     if (!g.aggregates_s.emplace(name, real).second)
       refuse(o, path, "a second \"" + name + "\" aggregate of " + g.run_name);
+    if (name == "mean" && b.contains("bytes_per_second") && g.times_s.empty()) {  // aggregates alone: the mean's
+      const bool real_based = g.run_name.find("/real_time") != std::string::npos ||
+                              g.run_name.find("/manual_time") != std::string::npos;
+      const double per = real_based ? real : number_member(b, "cpu_time", path, o) * scale;
+      const double bps = number_member(b, "bytes_per_second", path, o);
+      if (std::isfinite(bps) && bps > 0 && std::isfinite(per) && per > 0) g.aggregate_bytes = bps * per;
+    }
   } else {
     refuse(o, path + ".run_type", "\"" + type + "\" is neither iteration nor aggregate");
   }
@@ -225,8 +235,7 @@ Timing timing_of(const Group& g, const ImportOptions& o) {
   s.min_time_s = agg("min");
   s.max_time_s = agg("max");
   t.time_s = std::isfinite(s.median_time_s) ? s.median_time_s : s.mean_time_s;
-  if (!(t.time_s > 0))
-    refuse(o, g.path, "no repetition and no mean or median aggregate above 0 s for " + g.run_name);
+  if (!(t.time_s > 0)) refuse(o, g.path, "no repetition and no mean or median aggregate above 0 s for " + g.run_name);
   t.wall = s;
   return t;
 }
@@ -247,9 +256,13 @@ Run import_gbench(const Json& doc, const ImportOptions& given) {
     const std::string path = fmt::format("benchmarks[{}]", i);
     const std::string name = text_member(benchmarks[i], "name", path, o);
     const std::string run_name = benchmarks[i].contains("run_name") ? text_member(benchmarks[i], "run_name", path, o)
-                                                                     : name;
+                                                                    : name;
     auto [it, fresh] = index.emplace(run_name, groups.size());
-    if (fresh) groups.push_back(Group{run_name, path, {}, {}, {}, {}, 0, {}, std::nullopt});
+    if (fresh) {
+      groups.emplace_back();
+      groups.back().run_name = run_name;
+      groups.back().path = path;
+    }
     read_entry(benchmarks[i], path, groups[it->second], o);
   }
   if (groups.empty()) refuse(o, "benchmarks", "no benchmark to import");
@@ -272,6 +285,7 @@ Run import_gbench(const Json& doc, const ImportOptions& given) {
       rec.status = Status::ok;
       rec.timing = timing_of(g, o);
       if (!g.bytes.empty()) rec.cost.bytes = median(g.bytes);
+      else if (g.aggregate_bytes) rec.cost.bytes = *g.aggregate_bytes;
     }
     run.points.push_back(std::move(rec));
   }
@@ -300,12 +314,13 @@ Run import_gbench(const Json& doc, const ImportOptions& given) {
   run.header.json = imported_header(h, o, run.points.size());
   // What Google Benchmark itself warns of when it runs, as header warnings ({kind, message}, as a sweep's).
   if (context.value("cpu_scaling_enabled", false))
-    run.header.json["warnings"].push_back(to_json(Warning{
-        "cpu_scaling", "Google Benchmark: CPU scaling was enabled when it ran: its times may move with the CPU's "
-                       "frequency"}));
+    run.header.json["warnings"].push_back(
+        to_json(Warning{"cpu_scaling",
+                        "Google Benchmark: CPU scaling was enabled when it ran: its times may move with the CPU's "
+                        "frequency"}));
   if (tool.value("library_build_type", std::string()) == "debug")
-    run.header.json["warnings"].push_back(to_json(Warning{
-        "debug_build", "Google Benchmark: the library was a debug build (context.library_build_type)"}));
+    run.header.json["warnings"].push_back(to_json(
+        Warning{"debug_build", "Google Benchmark: the library was a debug build (context.library_build_type)"}));
   return run;
 }
 

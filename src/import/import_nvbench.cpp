@@ -13,6 +13,8 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -151,7 +153,7 @@ Timing imported_timing(const char* l2, TimingMethod method) {
 // in o.samples_dir (the filename as written under it, else its last two parts, else its name). Empty when the
 // state names no sample file. @throws ResultError naming the file for a missing or short file, a count other than
 // nv/cold/sample_size, or a sample that is not a finite positive time.
-std::vector<double> cold_samples(const Summaries& s, const ImportOptions& o) {
+std::vector<double> cold_samples(const Summaries& s, const ImportOptions& o, std::set<std::string>& files_read) {
   namespace fs = std::filesystem;
   const auto it = s.files.find("nv/json/bin:nv/cold/sample_times");
   if (it == s.files.end()) return {};
@@ -175,6 +177,8 @@ std::vector<double> cold_samples(const Summaries& s, const ImportOptions& o) {
   const auto found = std::find_if(tries.begin(), tries.end(),
                                   [&](const fs::path& p) { return fs::is_regular_file(p, ec); });
   if (found == tries.end()) refuse(o, at, "its sample file " + filename + " is not in --samples " + o.samples_dir);
+  if (!files_read.insert(fs::weakly_canonical(*found, ec).string()).second)
+    refuse(o, at, "its sample file " + filename + " is another state's too");
   const std::uintmax_t bytes = fs::file_size(*found, ec);
   if (ec || bytes != static_cast<std::uintmax_t>(size) * 4)
     refuse(o, at,
@@ -196,6 +200,16 @@ std::vector<double> cold_samples(const Summaries& s, const ImportOptions& o) {
       refuse(o, at, fmt::format("{}: sample {} is {} s (must be a finite time above 0)", found->string(), i, x));
     samples[i] = x;
   }
+  // The samples must be the ones the summary was made from: nvbench's min and max are the samples' own (float32,
+  // so within a part in a million). A file of another run, of the same count, is refused rather than compared.
+  const auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
+  for (const auto& [tag, value] : {std::pair{"nv/cold/time/gpu/min", *lo}, std::pair{"nv/cold/time/gpu/max", *hi}})
+    if (const std::optional<double> summary = s.seconds(tag);
+        summary && std::fabs(value - *summary) > 1e-6 * std::max(value, *summary) + 1e-12)
+      refuse(o, at,
+             fmt::format("the samples in {} are not the ones its summary was made from: their {} is {} s, {} says "
+                         "{} s (a sample file of another run?)",
+                         filename, tag + std::string_view("nv/cold/time/gpu/").size(), value, tag, *summary));
   return samples;
 }
 
@@ -334,6 +348,8 @@ Run import_nvbench(const Json& doc, const ImportOptions& given) {
     if (i == 0) device = d;
   }
   const bool several_devices = devices.size() > 1;
+  std::set<std::string> files_read;  // the sample files read so far: two states never share one
+  bool names_samples = false;        // a state names a sample file (--jsonbin) that --samples did not ask to read
   std::map<std::string, std::string> seen;  // key -> the JSON path of the state that made it
   const auto unique = [&](const PointRecord& rec, const std::string& path) {
     if (const auto [it, fresh] = seen.emplace(rec.key, path); !fresh)
@@ -386,12 +402,14 @@ Run import_nvbench(const Json& doc, const ImportOptions& given) {
       if (cold) {
         Timing t = cold_timing(sums, where);
         if (!o.samples_dir.empty()) {  // --samples: the samples themselves, which the diff then tests
-          t.device_samples_s = cold_samples(sums, o);
+          t.device_samples_s = cold_samples(sums, o, files_read);
           if (t.device_samples_s.empty())
             refuse(o, spath,
                    "names no sample file (nv/json/bin:nv/cold/sample_times), but --samples was given: was it run "
                    "with --jsonbin?");
         }
+        names_samples = names_samples ||
+                        (o.samples_dir.empty() && sums.files.count("nv/json/bin:nv/cold/sample_times"));
         add("cold", std::move(t));
       }
       if (batch) add("hot", batch_timing(sums, where));
@@ -415,6 +433,11 @@ Run import_nvbench(const Json& doc, const ImportOptions& given) {
   h.description = "imported from nvbench's JSON (" + o.file + ")";
   run.header.json = imported_header(h, o, run.points.size());
   if (!o.samples_dir.empty()) run.header.json["import"]["samples"] = o.samples_dir;
+  if (names_samples)
+    run.header.json["warnings"].push_back(
+        to_json(Warning{"samples_not_read",
+                        "the file names per-sample files (nvbench --jsonbin) that were not read: import "
+                        "with --samples DIR so that diff and history test the samples"}));
   return run;
 }
 

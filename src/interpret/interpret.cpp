@@ -402,7 +402,13 @@ Assessment assess(const PointRecord& point, const RunHeader& header) {
   a.q = read_point(point);
   read_calibration(header, a.q);
   derive(a.q);
-  for (const auto& s : suspect_findings(a.q)) a.suspect_reason += (a.suspect_reason.empty() ? "" : "; and ") + s;
+  std::vector<std::string> findings = suspect_findings(a.q);
+  // Another process held the device (case C23): the time measures the sharing as well as the code.
+  const DeviceState before = device_state_of(point, "before"), after = device_state_of(point, "after");
+  if (before.tenant_count > 0 || after.tenant_count > 0)
+    findings.push_back("another process held the device during timing (" +
+                       (before.tenant_count > 0 ? before.tenants : after.tenants) + ")");
+  for (const auto& s : findings) a.suspect_reason += (a.suspect_reason.empty() ? "" : "; and ") + s;
   a.suspect = !a.suspect_reason.empty();
   a.verdict = decide(a, point, header);
   a.iteration = iteration_time(point);

@@ -141,6 +141,16 @@ std::vector<Warning> point_warnings(const PointRecord& rec, const LabSettings& l
     if (st->throttled)
       w.push_back(
           {"throttle", "clock-event reasons " + st->reasons + " " + (st == &before ? "before" : "after") + " timing"});
+  // Another process on the device (case C23): the time is not this code's alone.
+  if (before.tenant_count > 0 || after.tenant_count > 0)
+    w.push_back(
+        {"shared_device", "another process held a context on the device " +
+                              (before.tenant_count > 0 && after.tenant_count > 0 ? std::string("before and after")
+                               : before.tenant_count > 0                         ? std::string("before")
+                                                                                 : std::string("after")) +
+                              " timing: " + (before.tenant_count > 0 ? before.tenants : after.tenants) +
+                              "; the point is kept out of winners, crossovers and hypotheses, and diff does "
+                              "not compare it (docs/cases.md C23)"});
   const double b = before.sm_clock_hz, a = after.sm_clock_hz;
   if (std::isfinite(a) && std::isfinite(b) && std::fabs(a - b) > 0.02 * std::max(a, b))
     w.push_back({"clocks_changed", "SM clock " + std::to_string(static_cast<long>(b / 1e6)) + " MHz before, " +

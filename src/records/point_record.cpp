@@ -1,5 +1,7 @@
 #include "point_record.hpp"
 
+#include "tenants.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -628,8 +630,9 @@ std::optional<bool> RunHeader::code_dirty() const {
 }
 std::string RunHeader::code_source() const { return header_word(json, {"environment", "code", "source"}); }
 std::string RunHeader::code_key() const {
-  return code_project() + "@" + code_sha() + (code_dirty().value_or(false) ? "+dirty" : "") + " labrun " +
-         labrun_version();
+  const std::string sha = code_sha();
+  return code_project() + "@" + (sha.empty() ? std::string("unknown") : sha) +
+         (code_dirty().value_or(false) ? "+dirty" : "") + " labrun " + labrun_version();
 }
 std::string RunHeader::device_name() const { return header_word(json, {"environment", "device", "name"}); }
 std::string RunHeader::device_uuid() const { return header_word(json, {"environment", "device", "uuid"}); }
@@ -1120,7 +1123,8 @@ void trim_unread(PointRecord& p) {
     p.correctness->outcome.comparisons.clear();
     p.correctness->as_written = Json();
   }
-  // device_state keeps what device_state_of() reads (clocks, throttle flag and reasons), not temperature or power.
+  // device_state keeps what device_state_of() reads (clocks, throttle flag and reasons, the tenants), not temperature
+  // or power.
   if (p.device_state.is_object()) {
     Json kept = Json::object();
     for (const char* when : {"before", "after"}) {
@@ -1131,7 +1135,7 @@ void trim_unread(PointRecord& p) {
         continue;
       }
       Json& k = kept[when] = Json::object();
-      for (const char* name : {"sm_clock_hz", "memory_clock_hz", "throttled", "clocks_event_reasons"})
+      for (const char* name : {"sm_clock_hz", "memory_clock_hz", "throttled", "clocks_event_reasons", "tenants"})
         if (const auto f = it->find(name); f != it->end()) k[name] = *f;
     }
     p.device_state = std::move(kept);
@@ -1225,6 +1229,11 @@ DeviceState device_state_of(const PointRecord& point, const char* when) {
   st.memory_clock_hz = json_number(j, {"memory_clock_hz"});
   st.throttled = j.contains("throttled") && j["throttled"] == true;
   if (j.contains("clocks_event_reasons")) st.reasons = j["clocks_event_reasons"].dump();
+  if (const auto t = j.find("tenants"); t != j.end() && t->is_array()) {
+    st.tenants_recorded = true;
+    st.tenant_count = t->size();
+    st.tenants = tenants_text(*t);
+  }
   return st;
 }
 

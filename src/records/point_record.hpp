@@ -380,6 +380,10 @@ struct DeviceState {
   double memory_clock_hz = kNoValue;
   bool throttled = false;  ///< any clock-event reason that lowers the clock
   std::string reasons;     ///< clocks_event_reasons as JSON text ("" when none recorded)
+  /// Whether the other processes on the device were listed (NVML's process queries; false: "unavailable", absent).
+  bool tenants_recorded = false;
+  std::size_t tenant_count = 0;  ///< the other processes that held a context on the device (case C23)
+  std::string tenants;           ///< them as a phrase (tenants_text: "pid 4242 (python3, 2.1 GB)"); "" for none
 };
 /// device_state.<when> of `point`, `when` = "before" or "after". Never throws.
 DeviceState device_state_of(const PointRecord& point, const char* when);

@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <utility>
+
 namespace labrun {
 
 namespace {
@@ -17,6 +20,22 @@ using TempFn = int (*)(NvmlDevice, int, unsigned int*);
 using PowerFn = int (*)(NvmlDevice, unsigned int*);
 using ReasonsFn = int (*)(NvmlDevice, unsigned long long*);
 using DriverFn = int (*)(char*, unsigned int);
+// nvmlProcessInfo_t (nvml.h r525 and later, the _v3 process queries): pid, usedGpuMemory, gpuInstanceId,
+// computeInstanceId.
+struct NvmlProcessInfo {
+  unsigned int pid;
+  unsigned long long used_gpu_memory;
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+using ProcessesFn = int (*)(NvmlDevice, unsigned int*, NvmlProcessInfo*);
+struct NvmlUtilization {
+  unsigned int gpu;     // percent of the last sample period in which a kernel ran
+  unsigned int memory;  // percent of it in which device memory was read or written
+};
+using UtilizationFn = int (*)(NvmlDevice, NvmlUtilization*);
+constexpr int kInsufficientSize = 7;                      // NVML_ERROR_INSUFFICIENT_SIZE
+constexpr unsigned long long kValueNotAvailable = ~0ull;  // NVML_VALUE_NOT_AVAILABLE
 
 constexpr int kClockSm = 1;   // NVML_CLOCK_SM
 constexpr int kClockMem = 2;  // NVML_CLOCK_MEM
@@ -83,6 +102,38 @@ Json Nvml::reason_names(unsigned long long mask) {
 
 bool Nvml::is_throttle(unsigned long long mask) { return (mask & ~0x103ull) != 0; }
 
+std::optional<std::vector<DeviceProcess>> Nvml::processes() const {
+  if (!device_) return std::nullopt;
+  std::vector<DeviceProcess> out;
+  for (const auto& [name, kind] : {std::pair{"nvmlDeviceGetComputeRunningProcesses_v3", "compute"},
+                                   std::pair{"nvmlDeviceGetGraphicsRunningProcesses_v3", "graphics"}}) {
+    auto fn = sym<ProcessesFn>(lib_, name);
+    if (!fn) return std::nullopt;  // a driver older than r525: the tenants cannot be listed
+    std::vector<NvmlProcessInfo> infos(16);
+    unsigned int count = 0;
+    int rc = kInsufficientSize;
+    for (int attempt = 0; attempt < 4 && rc == kInsufficientSize; ++attempt) {
+      count = static_cast<unsigned int>(infos.size());
+      rc = fn(device_, &count, infos.data());
+      if (rc == kInsufficientSize) infos.resize(std::max<std::size_t>(count + 16, infos.size() * 2));
+    }
+    if (rc != 0) return std::nullopt;
+    for (unsigned int i = 0; i < count && i < infos.size(); ++i)
+      out.push_back({static_cast<std::int64_t>(infos[i].pid),
+                     infos[i].used_gpu_memory == kValueNotAvailable
+                         ? std::nullopt
+                         : std::optional<double>(static_cast<double>(infos[i].used_gpu_memory)),
+                     kind});
+  }
+  return out;
+}
+
+Json Nvml::tenants() const {
+  const auto listed = processes();
+  if (!listed) return "unavailable";
+  return tenants_json(*listed, ProcessTable::host());
+}
+
 Json Nvml::state() const {
   const Json na = "unavailable";
   Json s = {{"sm_clock_hz", na}, {"memory_clock_hz", na},           {"temperature_celsius", na},
@@ -106,6 +157,11 @@ Json Nvml::state() const {
     s["clocks_event_reasons"] = reason_names(mask);
     s["throttled"] = is_throttle(mask);
   }
+  s["tenants"] = tenants();
+  NvmlUtilization u{};
+  if (auto util = sym<UtilizationFn>(lib_, "nvmlDeviceGetUtilizationRates"); util && util(device_, &u) == 0)
+    s["utilization"] = {{"gpu", u.gpu / 100.0}, {"memory", u.memory / 100.0}};
+  else s["utilization"] = na;
   return s;
 }
 

@@ -1,11 +1,15 @@
-// NVML (clocks, temperature, power, clock-event reasons), loaded at run time with dlopen: the toolkit has no
-// NVML header or library, and linking libnvidia-ml would stop labrun from starting on machines without a
-// driver (seen on the project's machines: exit 127). Every reading degrades to "unavailable" when NVML is absent.
+// NVML (clocks, temperature, power, clock-event reasons, the other processes on the device, utilization), loaded at run
+// time with dlopen: the toolkit has no NVML header or library, and linking libnvidia-ml would stop labrun from starting
+// on machines without a driver (seen on the project's machines: exit 127). Every reading degrades to "unavailable" when
+// NVML is absent.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "record.hpp"
+#include "tenants.hpp"
 
 namespace labrun {
 
@@ -23,8 +27,15 @@ class Nvml {
   /// The kernel driver's version, e.g. "580.95.05", or "unavailable".
   std::string driver_version() const;
   /// Current sm_clock_hz, memory_clock_hz, temperature_celsius (NVML reports degrees Celsius; kept as read),
-  /// power_W, clocks_event_reasons_mask and their names, throttled; each field "unavailable" without NVML.
+  /// power_W, clocks_event_reasons_mask and their names, throttled, tenants (tenants()) and utilization {gpu,
+  /// memory} (fractions of NVML's last sample period, nvmlDeviceGetUtilizationRates); each field "unavailable"
+  /// without NVML.
   Json state() const;
+  /// The processes NVML lists on the device (compute and graphics, the _v3 queries); nullopt without NVML or
+  /// with a driver that lacks the queries.
+  std::optional<std::vector<DeviceProcess>> processes() const;
+  /// The other processes on the device (tenants_json of processes(), labrun's own left out), or "unavailable".
+  Json tenants() const;
 
   /// Names of the bits of an NVML clocks-event-reasons mask (nvml.h, nvmlClocksEventReason*).
   static Json reason_names(unsigned long long mask);
