@@ -132,6 +132,9 @@ TEST(Tenants, C23_DiffNeverComparesASharedPointAndFailsOnItUnlessAllowed) {
   EXPECT_FALSE(allowed.regression);
   EXPECT_NE(diff_table(allowed).find("1 not compared: another process held the device"), std::string::npos)
       << diff_table(allowed);
+  // The table shows the point and why, though it was not compared.
+  EXPECT_NE(diff_table(d).find("another process held the device: new pid 4242 (python3, 2.1 GB)"), std::string::npos)
+      << diff_table(d);
   // The shared side may be the base: the same.
   EXPECT_TRUE(diff_results({run_of({shared})}, {run_of({alone})}, DiffOptions{}).regression);
 }

@@ -88,7 +88,9 @@ std::string fmt_change_cell(const DiffPoint& row) {
 std::vector<const DiffPoint*> rows_by_severity(const DiffResult& diff, bool all_rows) {
   std::vector<const DiffPoint*> rows;
   for (const auto& row : diff.points)
-    if (all_rows || (row.verdict != Verdict::same && row.verdict != Verdict::not_compared)) rows.push_back(&row);
+    // A shared point (case C23) is shown although not compared: it makes the regression unless --allow-shared.
+    if (all_rows || row.shared || (row.verdict != Verdict::same && row.verdict != Verdict::not_compared))
+      rows.push_back(&row);
   // Within a verdict, the biggest change first (|log ratio|); rows without a ratio keep the sweep order.
   const auto size_of_change = [](const DiffPoint* row) {
     const double r = row->ratio ? row->ratio->ratio : kNoValue;

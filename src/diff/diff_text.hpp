@@ -26,8 +26,8 @@ std::string fmt_p(std::optional<double> p);
 std::string fmt_samples(const DiffPoint& row);
 /// The change column: the status change "ok -> failed", else fmt_change of the ratio.
 std::string fmt_change_cell(const DiffPoint& row);
-/// The rows shown (all, or those neither same nor not_compared), worst first: status change, slower, faster,
-/// inconclusive; the biggest change first within each.
+/// The rows shown (all, or those neither same nor not_compared, and the shared ones), worst first: status change,
+/// slower, faster, inconclusive; the biggest change first within each.
 std::vector<const DiffPoint*> rows_by_severity(const DiffResult& diff, bool all_rows);
 /// The key as printable text, "-" when empty.
 std::string key_or_dash(const std::string& key);
