@@ -134,9 +134,23 @@ struct Group {
   std::map<std::string, double> aggregates_s;  ///< aggregate_name -> real time (aggregate_unit "time" only)
   std::int64_t repetitions = 0;
   std::vector<double> bytes;              ///< bytes per iteration where it reported bytes_per_second
-  std::optional<double> aggregate_bytes;  ///< the same from the mean aggregate (aggregates alone)
+  std::optional<double> aggregate_bytes;  ///< the same from the mean aggregate (used where no repetition has it)
   std::optional<std::string> error;
 };
+
+// The bytes per iteration entry `b` (real time `real_s`, its unit's seconds `scale`) says the benchmark moves:
+// bytes_per_second times the time Google Benchmark divided by, which is the real time for a run with UseRealTime or
+// UseManualTime (its name says /real_time, /manual_time), else the CPU time. nullopt without a positive rate.
+std::optional<double> bytes_per_iteration(const Json& b, const std::string& run_name, double real_s, double scale,
+                                          const std::string& path, const ImportOptions& o) {
+  if (!b.contains("bytes_per_second")) return std::nullopt;
+  const bool real_based = run_name.find("/real_time") != std::string::npos ||
+                          run_name.find("/manual_time") != std::string::npos;
+  const double per = real_based ? real_s : number_member(b, "cpu_time", path, o) * scale;
+  const double bps = number_member(b, "bytes_per_second", path, o);
+  if (!(std::isfinite(bps) && bps > 0 && std::isfinite(per) && per > 0)) return std::nullopt;
+  return bps * per;
+}
 
 // Reads entry `b` into its group.
 void read_entry(const Json& b, const std::string& path, Group& g, const ImportOptions& o) {
@@ -164,15 +178,7 @@ void read_entry(const Json& b, const std::string& path, Group& g, const ImportOp
       refuse(o, path, fmt::format("repetition {} of {} given twice", rep, g.run_name));
     g.times_s.push_back(real);
     g.iterations.push_back(count_member(b, "iterations", path, o));
-    if (b.contains("bytes_per_second")) {
-      // Google Benchmark divides the bytes by the time it reports: the real time for a run with UseRealTime or
-      // UseManualTime (its name says /real_time, /manual_time), else the CPU time.
-      const bool real_based = g.run_name.find("/real_time") != std::string::npos ||
-                              g.run_name.find("/manual_time") != std::string::npos;
-      const double per = real_based ? real : number_member(b, "cpu_time", path, o) * scale;
-      const double bps = number_member(b, "bytes_per_second", path, o);
-      if (std::isfinite(bps) && bps > 0 && std::isfinite(per) && per > 0) g.bytes.push_back(bps * per);
-    }
+    if (const auto bytes = bytes_per_iteration(b, g.run_name, real, scale, path, o)) g.bytes.push_back(*bytes);
   } else if (type == "aggregate") {
     const std::string name = text_member(b, "aggregate_name", path, o);
     const std::string aunit = b.contains("aggregate_unit") ? text_member(b, "aggregate_unit", path, o) : "time";
@@ -181,13 +187,7 @@ void read_entry(const Json& b, const std::string& path, Group& g, const ImportOp
       refuse(o, path + ".real_time", fmt::format("an aggregate time of {} s (must be finite and not negative)", real));
     if (!g.aggregates_s.emplace(name, real).second)
       refuse(o, path, "a second \"" + name + "\" aggregate of " + g.run_name);
-    if (name == "mean" && b.contains("bytes_per_second") && g.times_s.empty()) {  // aggregates alone: the mean's
-      const bool real_based = g.run_name.find("/real_time") != std::string::npos ||
-                              g.run_name.find("/manual_time") != std::string::npos;
-      const double per = real_based ? real : number_member(b, "cpu_time", path, o) * scale;
-      const double bps = number_member(b, "bytes_per_second", path, o);
-      if (std::isfinite(bps) && bps > 0 && std::isfinite(per) && per > 0) g.aggregate_bytes = bps * per;
-    }
+    if (name == "mean") g.aggregate_bytes = bytes_per_iteration(b, g.run_name, real, scale, path, o);
   } else {
     refuse(o, path + ".run_type", "\"" + type + "\" is neither iteration nor aggregate");
   }
