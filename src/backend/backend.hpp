@@ -127,6 +127,13 @@ class Executor {
   virtual void wait() = 0;
   /// Times `batch` iterations as one sample. Synchronized unless the lab asked for the unsynchronized demo.
   virtual Sample sample(std::int64_t batch) = 0;
+  /// Test aid (LABRUN_TESTAID_SLOWER, docs/diff.md "Across GPUs"): from now on every iteration the executor issues,
+  /// sampled or not, ends with a spin kernel of `delay_s` seconds besides ExecOptions::delay_s. Eager mode only (a
+  /// graph replays what it captured): returns false where the executor cannot add it.
+  virtual bool add_delay(double delay_s) {
+    (void)delay_s;
+    return false;
+  }
   /// What setting up the mode cost (e.g. capture_time_s); nothing by default.
   virtual ExecutorSetup setup_record() const { return ExecutorSetup{}; }
   /// The audit of the point's first iteration (docs/integrity.md "The audit"), once it ran: its findings, or why it

@@ -777,7 +777,7 @@ void add_sweep_options(CLI::App& sweep, SweepOptions& o) {
                  "driver; --force accepts a mismatch)");
   sweep.add_flag("--dry-run", o.dry_run, "print the expanded points and their count; run nothing");
   sweep.add_flag("--profile", o.profile,
-                 "profiler mode, for ncu/nsys: correctness, then 3 plain iterations per point in NVTX ranges named by "
+                 "profiler mode, for ncu/nsys: correctness, then 5 plain iterations per point in NVTX ranges named by "
                  "its key (= --lab profile=true; on by itself under a profiler; docs/profiling.md)");
   sweep.add_option("--only", a.only, "run only points matching e.g. \"variant=index,n=1e7,density=0.7\"")
       ->check(non_empty("a filter such as variant=index,n=1e7; leave --only out to run every point"));

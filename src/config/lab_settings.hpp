@@ -108,7 +108,7 @@ struct LabSettings {
 };
 
 /// Iterations a point runs in profiler mode after its correctness check (each one sample of one iteration).
-inline constexpr std::int64_t kProfileIterations = 3;
+inline constexpr std::int64_t kProfileIterations = 5;
 
 /// The settings of profiler mode (lab.profile; docs/profiling.md), from `lab`: under Nsight Compute, which
 /// serializes kernels and replays each one, the blocking kernel would wait for launches that never come, and

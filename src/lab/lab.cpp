@@ -4,7 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "env.hpp"
 #include "integrity.hpp"
@@ -40,6 +44,23 @@ Json fmt_warning(const std::string& kind, const std::string& message) {
 
 }  // namespace
 
+std::optional<SlowerAid> slower_aid() {
+  const char* v = std::getenv("LABRUN_TESTAID_SLOWER");
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  const std::string text(v);
+  const std::size_t colon = text.rfind(':');
+  SlowerAid aid;
+  char* end = nullptr;
+  if (colon != std::string::npos && colon > 0) {
+    aid.variant = text.substr(0, colon);
+    const std::string share = text.substr(colon + 1);
+    aid.share = std::strtod(share.c_str(), &end);
+    if (!share.empty() && end == share.c_str() + share.size() && aid.share > 0 && aid.share <= 1) return aid;
+  }
+  throw std::invalid_argument("LABRUN_TESTAID_SLOWER=" + text +
+                              ": takes VARIANT:SHARE with SHARE in (0, 1], e.g. where:0.1");
+}
+
 std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s) {
   if (!(iteration_time_s > 0)) return 1;
   // The relative nudge keeps 1e-3 / 1e-6 (= 1000.0000000000001 in binary) from rounding up to 1001.
@@ -64,6 +85,24 @@ void set_timing_samples(Timing& timing, const std::vector<double>& wall, const s
   timing.host_probe_samples_s = host_probe;
   timing.host_probe_recorded = true;
   timing.time_s = primary.median;
+}
+
+double kernel_floor_s(const RunHeader& header, const std::string& mode, double launches, std::int64_t batch) {
+  const double one = header.calibration("launch", "one_queued_time_s");
+  const double queued = header.calibration("launch", "eager_queued_time_s");
+  const double graph = header.calibration("launch", "graph_time_s");
+  if (!(launches >= 1) || batch < 1 || !(one > 0) || !(queued > 0)) return std::numeric_limits<double>::quiet_NaN();
+  const double pair = (one - queued) / static_cast<double>(batch);  // the event pair's share of one iteration
+  if (mode != "graph") return pair + launches * queued;
+  if (!(graph > 0)) return std::numeric_limits<double>::quiet_NaN();
+  return pair + queued + (launches - 1) * graph;  // the replay's launch, then each further node
+}
+
+void set_kernel_time(Timing& timing, double floor_s) {
+  timing.floor_time_s = floor_s;
+  const double device = timing.device ? timing.device->median_time_s : std::numeric_limits<double>::quiet_NaN();
+  timing.kernel_time_s = device - floor_s > 0 ? device - floor_s : std::numeric_limits<double>::quiet_NaN();
+  if (!std::isfinite(floor_s)) timing.floor_time_s = std::numeric_limits<double>::quiet_NaN();
 }
 
 double median_ci_rel_halfwidth(std::vector<double> v) {
@@ -120,7 +159,8 @@ struct Range {
 
 }  // namespace
 
-std::vector<Warning> point_warnings(const PointRecord& rec, const LabSettings& lab, std::optional<double> cache_bytes) {
+std::vector<Warning> point_warnings(const PointRecord& rec, const LabSettings& lab, std::optional<double> cache_bytes,
+                                    double calibrated_sync_s) {
   std::vector<Warning> w;
   if (rec.timing) {
     const Timing& timing = *rec.timing;
@@ -151,6 +191,18 @@ std::vector<Warning> point_warnings(const PointRecord& rec, const LabSettings& l
                               " timing: " + (before.tenant_count > 0 ? before.tenants : after.tenants) +
                               "; the point is kept out of winners, crossovers and hypotheses, and diff does "
                               "not compare it (docs/cases.md C23)"});
+  // A host sync round trip far above the run's own calibration: something else holds the GPU or the host (a process
+  // left on the device made every round trip take milliseconds, and nothing else said so).
+  if (calibrated_sync_s > 0) {
+    const double slowest = std::fmax(before.sync_round_trip_time_s, after.sync_round_trip_time_s);
+    if (slowest >= kSlowSyncFactor * calibrated_sync_s)
+      w.push_back(
+          {"slow_sync", "a host sync round trip took " + format_time(slowest) + " " +
+                            (before.sync_round_trip_time_s >= after.sync_round_trip_time_s ? "before" : "after") +
+                            " timing, " + fmt::format("{:.1f}x", slowest / calibrated_sync_s) +
+                            " the run's calibrated " + format_time(calibrated_sync_s) +
+                            ": something else holds the GPU or the host (docs/cases.md C23)"});
+  }
   const double b = before.sm_clock_hz, a = after.sm_clock_hz;
   if (std::isfinite(a) && std::isfinite(b) && std::fabs(a - b) > 0.02 * std::max(a, b))
     w.push_back({"clocks_changed", "SM clock " + std::to_string(static_cast<long>(b / 1e6)) + " MHz before, " +
@@ -379,6 +431,21 @@ void record_extents(PointRun& run, const std::string& tool) {
   run.rec.sanitizer = std::move(report);
 }
 
+// The test aid LABRUN_TESTAID_SLOWER=VARIANT:SHARE: an eager point of VARIANT gets a spin kernel of SHARE of its own
+// device time per iteration (one untimed sample) added to every later iteration, so it is slower by SHARE and one
+// launch; the spin's length goes to phases.warmup.slower_aid_delay_s.
+void slow_down_for_aid(PointRun& run) {
+  const std::optional<SlowerAid> aid = slower_aid();
+  if (!aid || aid->variant != run.rec.variant || run.opts.mode != "eager" || !run.exec) return;
+  const Sample s = run.exec->sample(run.batch);
+  if (!s.device_time_s) return;
+  const double delay_s = aid->share * *s.device_time_s / static_cast<double>(s.iterations);
+  if (run.exec->add_delay(delay_s)) {
+    run.opts.delay_s += delay_s;
+    run.phases[to_string(Phase::warmup)]["slower_aid_delay_s"] = delay_s;
+  }
+}
+
 // environment -> setup -> warmup -> correctness. Leaves `run` ready for timing, or finished with a status.
 void begin_point(PointRun& run, const Point& point, const RegisteredExperiment& experiment, Backend& backend,
                  const LabSettings& lab, const PhaseListener& listener = {}) {
@@ -413,6 +480,7 @@ void begin_point(PointRun& run, const Point& point, const RegisteredExperiment& 
                           "; not timed");
     // Batches of back-to-back iterations lasting min_sample_time_s; one iteration per sample with a cold L2.
     run.batch = run.opts.cold_l2 ? 1 : choose_batch(steady_s, lab.min_sample_time_s);
+    slow_down_for_aid(run);
   } catch (const PointOutcome& o) {
     run.rec.failed_phase = to_string(phase);
     if (o.status() == Status::escaped && run.integrity) run.integrity->audit_failed(o.what());
@@ -495,7 +563,8 @@ std::optional<std::string> verify_after_timing(PointRun& run) {
 RunHeader run_header(const Json& header) { return header_from_json(header.is_object() ? header : Json::object()); }
 // timing's record, the device state after, and the kernel breakdown: what the samples say, taken before any
 // integrity check changes what the device holds (the re-check's second input set). False when the point ended.
-bool record_timing(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved) {
+bool record_timing(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved,
+                   const RunHeader& header) {
   try {
     Timing timing;
     timing.mode = run.opts.mode;
@@ -507,6 +576,13 @@ bool record_timing(PointRun& run, Backend& backend, const LabSettings& lab, std:
     timing.target_rel_ci = lab.target_rel_ci;
     timing.host_syncs_per_iteration = static_cast<double>(run.syncs) / static_cast<double>(run.iterations);
     set_timing_samples(timing, run.wall, run.device, run.submit, run.host_probe);
+    if (timing.method == TimingMethod::cuda_events_blocked) {
+      const ExecutorSetup setup = run.exec ? run.exec->setup_record() : ExecutorSetup{};
+      const double launches = run.opts.mode == "graph" && setup.graph_nodes
+                                  ? static_cast<double>(*setup.graph_nodes)
+                                  : run.rec.cost.launches + (run.opts.delay_s > 0 ? 1 : 0);
+      set_kernel_time(timing, kernel_floor_s(header, run.opts.mode, launches, run.batch));
+    }
     run.rec.timing = timing;
     run.phases[to_string(Phase::timing)] = {{"time_s", run.timed_s}};
     run.rec.device_state["after"] = backend.device_state();
@@ -535,7 +611,10 @@ void verify_and_interpret(PointRun& run, Backend& backend, const LabSettings& la
     phase = Phase::interpretation;
     if (listener) listener(run.rec.id, phase);
     const auto t0 = Clock::now();
-    run.rec.warnings = point_warnings(run.rec, lab, backend.cache_bytes());
+    run.rec.warnings = point_warnings(run.rec, lab, backend.cache_bytes(),
+                                      header.calibration("sync", "round_trip_time_s"));
+    for (const Warning& w : run.rec.warnings)
+      if (w.kind == "slow_sync") spdlog::warn("{}: {}", run.rec.key, w.message);
     run.rec.warnings.insert(run.rec.warnings.end(), run.audit_warnings.begin(), run.audit_warnings.end());
     run.rec.status = Status::ok;  // the interpretation reads the status
     if (!header.pooled_process()) {
@@ -557,7 +636,7 @@ void verify_and_interpret(PointRun& run, Backend& backend, const LabSettings& la
 // A point's record once its sampling is over: timing, integrity, interpretation.
 void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved,
                   const RunHeader& header, const PhaseListener& listener = {}) {
-  if (record_timing(run, backend, lab, interleaved)) verify_and_interpret(run, backend, lab, header, listener);
+  if (record_timing(run, backend, lab, interleaved, header)) verify_and_interpret(run, backend, lab, header, listener);
 }
 
 }  // namespace
@@ -684,6 +763,11 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
                                                           ", not Release: timings include unoptimised host code"));
   if (l.delay_s > 0)
     h["warnings"].push_back(fmt_warning("delay", "lab.delay_s adds a spin kernel to every iteration (test aid)"));
+  if (const auto aid = slower_aid())
+    h["warnings"].push_back(
+        fmt_warning("slower_aid", "LABRUN_TESTAID_SLOWER adds a spin kernel of " + fmt::format("{:g}", aid->share) +
+                                      " of its own device time to every eager iteration of variant '" + aid->variant +
+                                      "' (test aid)"));
   if (l.timing == "unsynchronized")
     h["warnings"].push_back(fmt_warning("unsynchronized",
                                         "lab.timing: unsynchronized measures the enqueue, not the "
@@ -755,7 +839,7 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Regis
     // Every point's timing recorded (and its kernel breakdown taken) before any re-check loads a second input set.
     for (std::size_t i = first; i < last; ++i) {
       PointRun& run = runs[i - first];
-      if (!run.finished) record_timing(run, backend, lab, timing);
+      if (!run.finished) record_timing(run, backend, lab, timing, typed_header);
       if (mark_device_fault(run, backend)) fault(run, i);
     }
     for (std::size_t i = first; i < last; ++i) {

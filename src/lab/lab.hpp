@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,9 +55,17 @@ std::optional<std::string> over_budget(const PointEstimate& e, const Backend& ba
 std::optional<std::string> over_free_memory(const PointEstimate& e, double extra_bytes, const Backend& backend);
 
 /// Warnings of a finished point (docs/records.md): noise above target when sampling stopped, fewer samples
-/// than asked, an L2-resident working set in hot mode, throttle reasons, clocks changed during timing.
+/// than asked, an L2-resident working set in hot mode, throttle reasons, another process on the device
+/// (`shared_device`), clocks changed during timing, and `slow_sync`: a host sync round trip before or after timing
+/// (device_state.*.sync_round_trip_time_s) at kSlowSyncFactor times `calibrated_sync_s` or more (the run's
+/// calibration.sync.round_trip_time_s, seconds; NaN: not checked).
 std::vector<Warning> point_warnings(const PointRecord& record, const LabSettings& lab,
-                                    std::optional<double> cache_bytes);
+                                    std::optional<double> cache_bytes,
+                                    double calibrated_sync_s = std::numeric_limits<double>::quiet_NaN());
+
+/// How many times the calibrated sync round trip a point's round trip may take before it is `slow_sync` (issue of
+/// case C23: a process left on the GPU made round trips of 1.2-2.4 ms against 10-12 us calibrated).
+inline constexpr double kSlowSyncFactor = 3.0;
 
 /// The record header: schema version, argv, config (path, sha256, text), build, host and device environment,
 /// calibration, lab settings.
@@ -99,6 +108,16 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Regis
                                    const std::function<void(std::size_t, std::size_t, const PointRecord&)>& progress,
                                    const PhaseListener& listener = {}, const PoolAudits& pool = {});
 
+/// The test aid LABRUN_TESTAID_SLOWER=VARIANT:SHARE (docs/diff.md "Across GPUs"): every eager point of VARIANT is made
+/// slower by SHARE of its own device time per iteration (a spin kernel, plus that kernel's launch).
+struct SlowerAid {
+  std::string variant;
+  double share = 0;  ///< in (0, 1]
+};
+/// The aid as LABRUN_TESTAID_SLOWER sets it; nullopt when unset or empty. @throws std::invalid_argument for a value
+/// that is not VARIANT:SHARE with SHARE in (0, 1].
+std::optional<SlowerAid> slower_aid();
+
 /// Number of iterations per sample so that one sample lasts about `min_sample_time_s`, from the time of one
 /// iteration; at least 1, at most 100000.
 std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s);
@@ -110,6 +129,18 @@ std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s);
 /// pass and by pool_processes (src/run/processes.hpp). @throws std::invalid_argument if `wall` is empty.
 void set_timing_samples(Timing& timing, const std::vector<double>& wall, const std::vector<double>& device,
                         const std::vector<double>& submit, const std::vector<double>& host_probe = {});
+
+/// What one iteration of a blocked sample (timing.method cuda_events_blocked+synchronized_wall) holds besides its
+/// kernels' own GPU time, in seconds (docs/metrics.md "Kernel time"), from `header`'s calibration.launch, measured
+/// by this process at start: the event pair's share of the sample, (one_queued_time_s - eager_queued_time_s) /
+/// `batch`, plus each launch's GPU side: eager `launches` x eager_queued_time_s; graph eager_queued_time_s for the
+/// replay and graph_time_s for each node after the first (`launches` = the graph's nodes). NaN where a calibration
+/// is missing, `launches` < 1 or `batch` < 1.
+double kernel_floor_s(const RunHeader& header, const std::string& mode, double launches, std::int64_t batch);
+
+/// Sets timing.floor_time_s to `floor_s` and timing.kernel_time_s to the device median less it; each NaN (no key)
+/// where `floor_s` is not finite, there is no device summary, or the floor is not below the median.
+void set_kernel_time(Timing& timing, double floor_s);
 
 /// Relative half-width of the distribution-free 95% confidence interval of the median of `values`
 /// (Summary::ci_rel_halfwidth); +inf when there are fewer than 6 values.

@@ -121,6 +121,8 @@ constexpr Field<Timing> kTimingFields[] = {
     if_flag<&Timing::host_probe, Maybe<Object<kTimeSummaryFields>>>("host_probe", &Timing::host_probe_recorded),
     if_flag<&Timing::host_probe_samples_s, RealsOrNull>("host_probe_samples_s", &Timing::host_probe_recorded),
     always<&Timing::time_s, Real>("time_s"),
+    if_set<&Timing::kernel_time_s, Real>("kernel_time_s"),
+    if_set<&Timing::floor_time_s, Real>("floor_time_s"),
     if_set<&Timing::processes, Maybe<Object<kProcessStatsFields>>>("processes"),
 };
 
@@ -1135,7 +1137,8 @@ void trim_unread(PointRecord& p) {
         continue;
       }
       Json& k = kept[when] = Json::object();
-      for (const char* name : {"sm_clock_hz", "memory_clock_hz", "throttled", "clocks_event_reasons", "tenants"})
+      for (const char* name :
+           {"sm_clock_hz", "memory_clock_hz", "throttled", "clocks_event_reasons", "tenants", "sync_round_trip_time_s"})
         if (const auto f = it->find(name); f != it->end()) k[name] = *f;
     }
     p.device_state = std::move(kept);
@@ -1227,6 +1230,7 @@ DeviceState device_state_of(const PointRecord& point, const char* when) {
   st.recorded = true;
   st.sm_clock_hz = json_number(j, {"sm_clock_hz"});
   st.memory_clock_hz = json_number(j, {"memory_clock_hz"});
+  st.sync_round_trip_time_s = json_number(j, {"sync_round_trip_time_s"});
   st.throttled = j.contains("throttled") && j["throttled"] == true;
   if (j.contains("clocks_event_reasons")) st.reasons = j["clocks_event_reasons"].dump();
   if (const auto t = j.find("tenants"); t != j.end() && t->is_array()) {

@@ -277,6 +277,32 @@ TEST_F(Gpu, EnvironmentAndCalibration) {
   EXPECT_GT(cal["read"]["bandwidth_Bps"].get<double>(), 1e11);
   EXPECT_GT(cal["launch"]["eager_time_s"].get<double>(), 0.0);
   EXPECT_GT(cal["launch"]["eager_queued_time_s"].get<double>(), 0.0);
+  // The floors of kernel time (docs/metrics.md "Kernel time"): one queued empty kernel between the events costs more
+  // than the events alone, and both are microseconds.
+  EXPECT_GT(cal["launch"]["one_queued_time_s"].get<double>(), cal["launch"]["event_pair_time_s"].get<double>());
+  EXPECT_LT(cal["launch"]["one_queued_time_s"].get<double>(), 50e-6);
+  // The host sync round trip at start, and as every point's device state reads it (case C23's slow_sync).
+  const double sync = cal["sync"]["round_trip_time_s"].get<double>();
+  EXPECT_GT(sync, 1e-6);
+  EXPECT_LT(sync, 1e-3);
+  const Json state = backend_->device_state();
+  EXPECT_GT(state["sync_round_trip_time_s"].get<double>(), 1e-6);
+  EXPECT_LT(state["sync_round_trip_time_s"].get<double>(), 1e-3);
+}
+
+// The test aid LABRUN_TESTAID_SLOWER's hook: a delay added to an eager executor lengthens every later iteration's GPU
+// time by at least the delay (a spin kernel, plus its launch).
+TEST_F(Gpu, AddedDelayLengthensEveryIteration) {
+  HostPacedWorkload w(cuda().context());
+  ExecOptions o;
+  auto exec = backend_->executor(w, o);
+  exec->iterate();
+  exec->wait();
+  const double before = *exec->sample(8).device_time_s / 8;
+  ASSERT_TRUE(exec->add_delay(10e-6));
+  const double after = *exec->sample(8).device_time_s / 8;
+  EXPECT_GT(after - before, 10e-6) << before << " s then " << after << " s";
+  EXPECT_LT(after - before, 20e-6) << before << " s then " << after << " s";
 }
 
 }  // namespace

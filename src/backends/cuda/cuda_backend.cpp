@@ -54,6 +54,9 @@ constexpr double kBlockTimeout_s = 1.0;
 // Sync round trips per host probe; the probe is their median.
 constexpr int kProbeTrips = 5;
 
+// Samples of each floor the calibration measures (the event pair, one queued launch, the host sync round trip).
+constexpr int kFloorReps = 21;
+
 // The host's speed now: the median wall time of kProbeTrips sync round trips, each an empty kernel, a 4-byte
 // device-to-host copy into pinned memory and a stream synchronize: the pattern of a variant that reads a count
 // back, with no work of its own. The host's share of a live point's time moves with it.
@@ -203,6 +206,7 @@ class EagerExecutor : public Executor {
   // `cost`: the workload's cost model, read for its launches and host syncs per iteration.
   EagerExecutor(Workload& w, LaunchContext& ctx, Timing how, const Cost& cost)
       : w_(w), ctx_(ctx), how_(how), launches_(eager_launches(cost, how.delay_s)),
+        eager_launches_without_delay_(eager_launches(cost, 0)),
         syncs_seen_(std::isfinite(cost.host_syncs) && cost.host_syncs > 0) {}
   void iterate() override {
     const std::int64_t s0 = ctx_.host_syncs();
@@ -216,6 +220,11 @@ class EagerExecutor : public Executor {
     syncs_seen_ += ctx_.host_syncs() - s0;
   }
   void wait() override { LABRUN_CUDA(cudaStreamSynchronize(ctx_.stream())); }
+  bool add_delay(double delay_s) override {
+    how_.delay_s += delay_s;
+    if (how_.delay_s > 0 && launches_ == eager_launches_without_delay_) ++launches_;  // the spin is one more launch
+    return true;
+  }
   // An iteration that synchronizes with the host would wait on the blocked stream: such variants (by their
   // cost model, by a sync seen in any earlier iteration, or by the audit's undeclared syncs) are timed live.
   Sample sample(std::int64_t batch) override {
@@ -236,6 +245,7 @@ class EagerExecutor : public Executor {
   LaunchContext& ctx_;
   Timing how_;
   std::int64_t launches_;
+  std::int64_t eager_launches_without_delay_;
   std::int64_t syncs_seen_ = 0;
   std::int64_t undeclared_ = 0;  // the audit's host waits per iteration
   std::optional<IterationAudit> audit_;
@@ -402,7 +412,16 @@ CudaBackend::CudaBackend(int index) : index_(index), ctx_((LABRUN_CUDA(cudaSetDe
 
 CudaBackend::~CudaBackend() = default;
 
-Json CudaBackend::device_state() { return nvml_->state(); }
+Json CudaBackend::device_state() {
+  Json s = nvml_->state();
+  // The host sync round trip now (case C23's other face: a process left on the GPU made every round trip take
+  // milliseconds); held to the run's calibration.sync by point_warnings.
+  Timing probe;
+  probe.probe_word = &probe_word_;
+  probe.probe_host = &probe_host_;
+  s["sync_round_trip_time_s"] = host_probe(ctx_, probe);
+  return s;
+}
 
 void CudaBackend::range_push(const std::string& name) { nvtxRangePushA(name.c_str()); }
 
@@ -509,6 +528,22 @@ Json CudaBackend::calibrate() {
     per_launch.push_back(*q.device_time_s / static_cast<double>(q.iterations));
   }
   const double queued_s = summarize(per_launch).median;
+  // The event pair's own floor, and one launch with it: blocked samples of nothing and of one empty kernel. A point's
+  // blocked sample pays the pair once and a launch per kernel besides its kernels' GPU time (docs/metrics.md
+  // "Kernel time").
+  std::vector<double> pair, one;
+  for (int i = 0; i < kFloorReps; ++i) {
+    pair.push_back(*timed(ctx_, 1, queue, 1, true, [] {}).device_time_s);
+    one.push_back(*timed(ctx_, 1, queue, 1, true, [&] { lab_kernels::empty(ctx_.stream()); }).device_time_s);
+  }
+  const double pair_s = summarize(pair).median, one_s = summarize(one).median;
+  // The host sync round trip as this process finds it at start: the reference a point's round trips are held to.
+  Timing probe;
+  probe.probe_word = &probe_word_;
+  probe.probe_host = &probe_host_;
+  std::vector<double> trips;
+  for (int i = 0; i < kFloorReps; ++i) trips.push_back(host_probe(ctx_, probe));
+  const double sync_s = summarize(trips).median;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   LABRUN_CUDA(cudaStreamBeginCapture(ctx_.stream(), cudaStreamCaptureModeThreadLocal));
@@ -548,6 +583,17 @@ Json CudaBackend::calibrate() {
                       std::to_string(queued) +
                       " empty kernels queued behind a blocking "
                       "kernel (GPU side only); median of 5"}};
+  c["launch"]["event_pair_time_s"] = pair_s;
+  c["launch"]["one_queued_time_s"] = one_s;
+  c["launch"]["floor_method"] =
+      "event_pair: two events queued behind a blocking kernel with nothing between; one_queued: the same with one "
+      "empty kernel between; device time; median of " +
+      std::to_string(kFloorReps);
+  c["sync"] = {{"round_trip_time_s", sync_s},
+               {"method",
+                "an empty kernel, a 4-byte device-to-host copy into pinned memory and a stream "
+                "synchronize, host wall time; median of " +
+                    std::to_string(kFloorReps) + " probes of " + std::to_string(kProbeTrips) + " round trips each"}};
   return c;
 }
 
