@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "lab_settings.hpp"
 #include "record.hpp"
 #include "registry.hpp"
 #include "sha256.hpp"
@@ -234,9 +235,9 @@ TEST(Cli, LabOverridesAreCheckedAndRecorded) {
 }
 
 // Profiler mode (docs/profiling.md): --profile, or a profiler's variable in the environment (said on stderr), runs
-// each point's correctness check and then exactly 3 one-iteration samples, in one process with no calibration, and
+// each point's correctness check and then exactly kProfileIterations (5: ncu's five readings) one-iteration samples, in one process with no calibration, and
 // records lab.profile with the settings it forced.
-TEST(Cli, ProfileModeRunsCorrectnessThenThreePlainIterations) {
+TEST(Cli, ProfileModeRunsCorrectnessThenFivePlainIterations) {
   TempDir dir;
   const std::string only = " --only variant=fused,n=1000,density=0.5,dtype=f32,mode=eager,downstream=0";
   const std::string out = dir.path("p.jsonl");
@@ -254,7 +255,7 @@ TEST(Cli, ProfileModeRunsCorrectnessThenThreePlainIterations) {
   EXPECT_EQ(records[0]["calibration"]["skipped"], "profiler mode (lab.profile)");
   EXPECT_EQ(records[1]["status"], "ok");
   EXPECT_EQ(records[1]["correctness"]["passed"], true);
-  EXPECT_EQ(records[1]["timing"]["wall"]["count"], 3);
+  EXPECT_EQ(records[1]["timing"]["wall"]["count"], kProfileIterations);
   EXPECT_EQ(records[1]["timing"]["batch"], 1);
 
   // Started under Nsight Compute (its variable set), without --profile: switches to it and says so.
@@ -271,7 +272,7 @@ TEST(Cli, ProfileModeRunsCorrectnessThenThreePlainIterations) {
   EXPECT_NE(err.find("running under Nsight Compute: profiler mode (--profile)"), std::string::npos) << err;
   records = read_jsonl(out3);
   EXPECT_EQ(records[0]["lab"]["profile"], true);
-  EXPECT_EQ(records[1]["timing"]["wall"]["count"], 3);
+  EXPECT_EQ(records[1]["timing"]["wall"]["count"], kProfileIterations);
 }
 
 // A pooled sweep that cannot run (here: no GPU for --device cuda) exits with the child's status and writes
