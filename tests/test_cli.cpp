@@ -235,8 +235,8 @@ TEST(Cli, LabOverridesAreCheckedAndRecorded) {
 }
 
 // Profiler mode (docs/profiling.md): --profile, or a profiler's variable in the environment (said on stderr), runs
-// each point's correctness check and then exactly kProfileIterations (5: ncu's five readings) one-iteration samples, in one process with no calibration, and
-// records lab.profile with the settings it forced.
+// each point's correctness check and then exactly kProfileIterations (5: ncu's five readings) one-iteration samples, in
+// one process with no calibration, and records lab.profile with the settings it forced.
 TEST(Cli, ProfileModeRunsCorrectnessThenFivePlainIterations) {
   TempDir dir;
   const std::string only = " --only variant=fused,n=1000,density=0.5,dtype=f32,mode=eager,downstream=0";

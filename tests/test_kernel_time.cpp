@@ -23,13 +23,14 @@ namespace {
 // A header whose calibration.launch has the floors (seconds): one queued empty kernel between the events, the GPU
 // side of one launch in a long queue, a graph node.
 Json calibrated(double one_s, double queued_s, double graph_s, double sync_s = 1e-5) {
-  return Json{{"type", "header"},
-              {"created_utc", "t"},
-              {"lab", Json::object()},
-              {"environment", {{"device", {{"l2_bytes", 50e6}}}}},
-              {"calibration",
-               {{"launch", {{"one_queued_time_s", one_s}, {"eager_queued_time_s", queued_s}, {"graph_time_s", graph_s}}},
-                {"sync", {{"round_trip_time_s", sync_s}}}}}};
+  return Json{
+      {"type", "header"},
+      {"created_utc", "t"},
+      {"lab", Json::object()},
+      {"environment", {{"device", {{"l2_bytes", 50e6}}}}},
+      {"calibration",
+       {{"launch", {{"one_queued_time_s", one_s}, {"eager_queued_time_s", queued_s}, {"graph_time_s", graph_s}}},
+        {"sync", {{"round_trip_time_s", sync_s}}}}}};
 }
 
 TEST(KernelTime, TheFloorIsTheEventPairsShareAndEachLaunchsGpuSide) {
@@ -79,8 +80,9 @@ Json blocked_point(const std::vector<double>& samples, double floor_s) {
                  {"device_samples_s", s},
                  {"submit_samples_s", s},
                  {"floor_time_s", floor_s}};
-  return Json{{"type", "point"},  {"id", "a"},   {"key", "e/v/a"},
-              {"experiment", "e"}, {"variant", "v"}, {"status", "ok"},
+  return Json{{"type", "point"},   {"id", "a"},
+              {"key", "e/v/a"},    {"experiment", "e"},
+              {"variant", "v"},    {"status", "ok"},
               {"reason", nullptr}, {"cost", {{"bytes", 1e6}, {"launches", 1}}},
               {"timing", timing},  {"warnings", Json::array()}};
 }
@@ -144,6 +146,30 @@ TEST(SlowerAid, ParsesVariantAndShareAndRefusesAnythingElse) {
     EXPECT_THROW(slower_aid(), std::invalid_argument) << bad;
   }
   ::unsetenv("LABRUN_TESTAID_SLOWER");
+}
+
+}  // namespace
+}  // namespace labrun
+
+namespace labrun {
+namespace {
+
+// Without NVML (or with one that cannot list processes) the header says which device checks do not run.
+TEST(UncheckedDevice, C23_TheHeaderSaysWhichChecksDidNotRun) {
+  const Json host = {{"kind", "host"}};
+  EXPECT_TRUE(unchecked_device(host).empty());
+  const Json full = {{"kind", "cuda"}, {"nvml", "available"}, {"state_at_start", {{"tenants", Json::array()}}}};
+  EXPECT_TRUE(unchecked_device(full).empty());
+  const std::vector<Warning> none = unchecked_device({{"kind", "cuda"}, {"nvml", "libnvidia-ml.so.1 not found"}});
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].kind, "nvml");
+  EXPECT_NE(none[0].message.find("libnvidia-ml.so.1 not found"), std::string::npos);
+  EXPECT_NE(none[0].message.find("another process on the device (case C23)"), std::string::npos);
+  EXPECT_NE(none[0].message.find("sync round-trip check does"), std::string::npos);
+  const std::vector<Warning> unlisted = unchecked_device(
+      {{"kind", "cuda"}, {"nvml", "available"}, {"state_at_start", {{"tenants", "unavailable"}}}});
+  ASSERT_EQ(unlisted.size(), 1u);
+  EXPECT_NE(unlisted[0].message.find("cannot list the processes"), std::string::npos);
 }
 
 }  // namespace

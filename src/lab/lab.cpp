@@ -737,6 +737,25 @@ Json run_point(const Point& point, const RegisteredExperiment& experiment, Backe
   return to_json(lab_pass(point, experiment, backend, lab, header));
 }
 
+std::vector<Warning> unchecked_device(const Json& device) {
+  std::vector<Warning> w;
+  if (!device.is_object() || device.value("kind", "") != "cuda") return w;
+  const Json nvml = device.value("nvml", Json());
+  if (nvml != "available") {
+    w.push_back({"nvml", "NVML is unavailable (" +
+                             (nvml.is_string() ? nvml.get<std::string>() : std::string("not said")) +
+                             "): the checks for another process on the device (case C23), for throttling and for "
+                             "clock changes do not run; the host sync round-trip check does"});
+    return w;
+  }
+  const Json state = device.value("state_at_start", Json());
+  if (state.is_object() && state.value("tenants", Json()) == "unavailable")
+    w.push_back({"nvml",
+                 "NVML cannot list the processes on the device (a driver older than r525, or refused): the "
+                 "check for another process on the device (case C23) does not run"});
+  return w;
+}
+
 Json make_header(const SweepConfig& config, const std::vector<std::string>& argv, Backend& backend,
                  const Json& calibration, std::size_t point_count) {
   Json h;
@@ -763,6 +782,10 @@ Json make_header(const SweepConfig& config, const std::vector<std::string>& argv
                                                           ", not Release: timings include unoptimised host code"));
   if (l.delay_s > 0)
     h["warnings"].push_back(fmt_warning("delay", "lab.delay_s adds a spin kernel to every iteration (test aid)"));
+  for (const Warning& w : unchecked_device(h["environment"]["device"])) {
+    spdlog::warn("{}", w.message);
+    h["warnings"].push_back(fmt_warning(w.kind, w.message));
+  }
   if (const auto aid = slower_aid())
     h["warnings"].push_back(
         fmt_warning("slower_aid", "LABRUN_TESTAID_SLOWER adds a spin kernel of " + fmt::format("{:g}", aid->share) +

@@ -67,6 +67,11 @@ std::vector<Warning> point_warnings(const PointRecord& record, const LabSettings
 /// case C23: a process left on the GPU made round trips of 1.2-2.4 ms against 10-12 us calibrated).
 inline constexpr double kSlowSyncFactor = 3.0;
 
+/// What the lab cannot check on the device `device` (a header's environment.device) describes, as header warnings of
+/// kind `nvml`: without NVML, the tenant, throttle and clock checks; with NVML that cannot list processes, the tenant
+/// check (case C23). Empty for a device that allows every check, and for the host backend.
+std::vector<Warning> unchecked_device(const Json& device);
+
 /// The record header: schema version, argv, config (path, sha256, text), build, host and device environment,
 /// calibration, lab settings.
 Json make_header(const SweepConfig& config, const std::vector<std::string>& argv, Backend& backend,
