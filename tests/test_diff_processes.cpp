@@ -167,6 +167,69 @@ TEST(DiffProcesses, LaunchBoundPointsAreComparedWithEachProcesssLaunchTimeTakenO
   EXPECT_EQ(change.summary.same + change.summary.faster, 0u);
 }
 
+// Case C24, launch-bound points across the GPUs of a fleet: each side on its own GPU, whose GPU-side launch time sits
+// 8% apart (1.28 against 1.38 us, each process +-3% about its GPU's level: the sides' ranges do not overlap), and
+// every launch-bound point's process levels follow its process's launch time. Raw, every point reads 8% slower; with
+// each process's calibration taken out, none is slower or faster and at least 95% are `same`; a real +10% on a tenth of
+// the points (one variant of a sweep) is still `slower` on the other GPU, and nothing else is.
+TEST(DiffProcesses, C24_LaunchBoundPointsAcrossGpusAreJudgedWithEachGpusLaunchTimeTakenOut) {
+  std::mt19937_64 rng(24);
+  std::normal_distribution<double> z(0.0, 1.0);
+  constexpr std::size_t kFleetPoints = 200;
+  auto run = [&](double gpu_launch_s, double changed_ratio) {
+    std::vector<double> launch(kProcesses);
+    Json runs = Json::array();
+    for (std::size_t k = 0; k < kProcesses; ++k) {
+      launch[k] = gpu_launch_s * std::exp(0.03 * z(rng));
+      runs.push_back({{"index", k + 1}, {"calibration", {{"launch", {{"eager_queued_time_s", launch[k]}}}}}});
+    }
+    labrun::Run r{
+        "fleet.jsonl",
+        header_from_json(Json{{"type", "header"},
+                              {"schema_version", 1},
+                              {"environment", {{"device", {{"uuid", gpu_launch_s < 1.3e-6 ? "GPU-a" : "GPU-b"}}}}},
+                              {"processes", {{"count", kProcesses}, {"runs", runs}}}}),
+        true,
+        {},
+        {}};
+    for (std::size_t i = 0; i < kFleetPoints; ++i) {
+      const double ratio = i % 10 == 0 ? changed_ratio : 1.0;
+      PointRecord p = pooled_point(rng, "p" + std::to_string(i), 1e-5 * (1 + 0.01 * static_cast<double>(i)) * ratio,
+                                   0.0, 0.01);
+      p.axes["mode"] = "eager";
+      p.interpretation.emplace().bound = "launch";
+      for (std::size_t k = 0; k < kProcesses; ++k) {  // process k's level moves with its launch time
+        const double f = launch[k] / 1.28e-6;
+        p.timing->processes->time_s[k] *= f;
+        for (std::size_t s = 0; s < kSamplesPerProcess; ++s)
+          p.timing->device_samples_s[k * kSamplesPerProcess + s] *= f;
+      }
+      r.points.push_back(std::move(p));
+    }
+    return r;
+  };
+  const labrun::Run gpu_a = run(1.28e-6, 1.0), gpu_b = run(1.38e-6, 1.0), gpu_b_changed = run(1.38e-6, 1.10);
+  for (const auto& [base, current] : {std::pair{&gpu_a, &gpu_b}, std::pair{&gpu_b, &gpu_a}}) {
+    const DiffResult aa = diff_results({*base}, {*current}, DiffOptions{});
+    EXPECT_EQ(aa.summary.slower + aa.summary.faster, 0u);
+    EXPECT_GE(aa.summary.same, kFleetPoints * 95 / 100);
+  }
+  // Power both ways: +10% on a GPU whose launches are 8% slower (raw +19%), and on one whose launches are 8% faster
+  // (raw +2%, which the raw medians alone would call `same`).
+  const labrun::Run gpu_a_changed = run(1.28e-6, 1.10);
+  for (const auto& [base, current] : {std::pair{&gpu_a, &gpu_b_changed}, std::pair{&gpu_b, &gpu_a_changed}}) {
+    const DiffResult change = diff_results({*base}, {*current}, DiffOptions{});
+    for (const DiffPoint& row : change.points) {
+      const bool changed = std::stoul(row.id.substr(1)) % 10 == 0;
+      EXPECT_EQ(row.verdict == Verdict::slower, changed) << row.id << " " << to_string(row.verdict);
+      EXPECT_TRUE(row.across_gpus);
+      EXPECT_EQ(row.gate, Gate::normalized);
+    }
+  }
+  // The same GPU on both sides: the raw comparison as before (not across GPUs).
+  EXPECT_FALSE(diff_results({gpu_a}, {gpu_a}, DiffOptions{}).points.front().across_gpus);
+}
+
 // A cluster run merged from shards on two nodes (docs/diff.md "Across hosts"; merge keeps each shard's host and
 // calibration): each point is taken with its own shard's per-process calibrations, so the merged diff gives what
 // the shard files give when each point keeps its own header, and every point is normalised; before, a merge kept

@@ -458,6 +458,28 @@ std::pair<Verdict, std::string> decide_across_hosts(const HostAdjusted& h, const
 /// sample statistics (ratio, p_adjusted: BH over the diff's points) and, for a point pooled from lab.processes on
 /// both sides, the process-level ones (process, process_interval, process_p_adjusted: BH over the pooled points),
 /// and host_adjusted for a host-sensitive point probed in every process.
+/// Case C24 (docs/diff.md "Across GPUs"): a point whose sides ran on two physical GPUs, judged on its process medians
+/// with each process's calibrated ceiling taken out, alone: the raw samples and medians moved with the GPU (eager
+/// launch-bound points 6-8% between H200s, no code change) and are not asked. `same` when the normalised interval lies
+/// inside the bounds; `slower` (`faster`) when the normalised test passes Benjamini-Hochberg over the pooled points
+/// and its selection-adjusted interval lies wholly beyond; else `inconclusive`, saying the change and its interval.
+std::pair<Verdict, std::string> decide_across_gpus(const DiffPoint& row, const DiffOptions& o) {
+  const double up = 1 + o.min_effect, down = 1 / up;
+  const RatioEstimate& ni = *row.normalized_interval;
+  if (ni.ci_low >= down && ni.ci_high <= up) return {Verdict::same, ""};
+  const bool significant = row.process_p_adjusted && *row.process_p_adjusted <= o.alpha;
+  const RatioEstimate& sel = *row.process_selected_interval;
+  if (significant && sel.ci_low > up) return {Verdict::slower, ""};
+  if (significant && sel.ci_high < down) return {Verdict::faster, ""};
+  return {
+      Verdict::inconclusive,
+      fmt::format("on two GPUs, with each process's calibrated {} taken out (elasticity {:.2f}), the change is "
+                  "{:+.1f}% [{:+.1f}%, {:+.1f}%] (BH-adjusted p {:.3g}): neither inside the {:g}% bounds nor surely "
+                  "beyond them",
+                  row.normalized_by, row.normalized_elasticity, 100 * (ni.ratio - 1), 100 * (ni.ci_low - 1),
+                  100 * (ni.ci_high - 1), row.process_p_adjusted.value_or(1.0), 100 * o.min_effect)};
+}
+
 std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& o) {
   const RatioEstimate& r = *row.ratio;
   const double up = 1 + o.min_effect, down = 1 / up;
@@ -470,6 +492,7 @@ std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& 
   const bool within = r.ci_low >= down && r.ci_high <= up;
   if (row.process) {
     if (const auto& host = row.host_adjusted; host && hosts_differ(*host)) return decide_across_hosts(*host, o);
+    if (row.across_gpus && row.normalized) return decide_across_gpus(row, o);
     // Pooled on both sides: the process is the unit of replication. A change must hold between the processes
     // (Welch on their medians' logs, BH over the pooled points, the geometric-mean ratio beyond the minimum effect
     // in the samples' direction) and in the samples; `same` needs the process-level interval inside the bounds.
@@ -621,6 +644,8 @@ void normalize_by_ceiling(const PointRef& b, const PointRef& n, DiffPoint& row) 
   row.new_normalized = c.current;
   row.normalized_elasticity = c.elasticity;
   row.normalized_by = std::string(cb->ceiling) + "." + cb->key;
+  const std::string gb = b.header->device_uuid(), gn = n.header->device_uuid();
+  row.across_gpus = !gb.empty() && !gn.empty() && gb != gn;
 }
 
 /// The summary behind a sampleless record's time: timing.device (nvbench's GPU time), else timing.wall (Google
@@ -1045,6 +1070,10 @@ void test_processes(const DiffOptions& options, DiffResult& result) {
       row.normalized = welch_log_test(row.base_normalized, row.new_normalized, normalized_floor);
       row.normalized_interval = welch_log_interval(*row.normalized, 1 - options.alpha);
     }
+    if (row.across_gpus && row.normalized) {  // the raw medians moved with the GPU: the normalised test stands for it
+      row.process_family_p = row.normalized->p_value;
+      continue;
+    }
     row.process_family_p = row.host_adjusted
                                ? std::min(1.0, 3 * std::min({row.process->p_value, row.host_adjusted->per_probe.p_value,
                                                              row.host_adjusted->covariate.p_value}))
@@ -1073,7 +1102,8 @@ void correct_process_family(const PendingTests& pending, const DiffOptions& opti
   for (std::size_t i = 0; i < pooled.size(); ++i) {
     DiffPoint& row = result.points[pooled[i]];
     row.process_p_adjusted = process_adjusted[i];
-    row.process_selected_interval = welch_log_interval(*row.process, fcr_confidence);
+    row.process_selected_interval = welch_log_interval(
+        row.across_gpus && row.normalized ? *row.normalized : *row.process, fcr_confidence);
   }
 }
 
@@ -1087,6 +1117,10 @@ void decide_compared(const PendingTests& pending, const DiffOptions& options, Di
     row.reason = reason.empty() ? std::nullopt : std::optional(reason);
     const double up = 1 + options.min_effect;
     const bool across_hosts = row.host_adjusted && hosts_differ(*row.host_adjusted);  // gate: host_adjusted
+    if (!across_hosts && row.across_gpus && row.normalized) {
+      row.gate = Gate::normalized;  // judged on the normalised medians alone
+      continue;
+    }
     if (verdict == Verdict::same && row.process_interval && !across_hosts &&
         !(row.process_interval->ci_low >= 1 / up && row.process_interval->ci_high <= up))
       row.gate = Gate::normalized;  // only the bound-normalised medians were inside the bounds

@@ -156,7 +156,11 @@ struct DiffPoint {
   std::optional<RatioEstimate> normalized_interval;
   std::string normalized_by;                            ///< the calibration used, e.g. "launch.eager_queued_time_s"
   std::vector<double> base_normalized, new_normalized;  ///< the bound-normalised process medians
-  double normalized_elasticity = kNoValue;    ///< the fitted share of the time that moves with the ceiling, [0, 1]
+  double normalized_elasticity = kNoValue;  ///< the fitted share of the time that moves with the ceiling, [0, 1]
+  /// The two sides ran on different physical GPUs (environment.device.uuid) and the point has the normalised
+  /// comparison: it is judged on that alone (case C24, docs/diff.md "Across GPUs"), and its process family p-value and
+  /// selection-adjusted interval are the normalised test's.
+  bool across_gpus = false;
   std::optional<HostAdjusted> host_adjusted;  ///< host_adjusted_tests (host-sensitive, every process probed)
   std::optional<Gate> gate;                   ///< set when the samples were compared
 };
