@@ -5,7 +5,8 @@
 # none`, `--cache-control all` for a cold point and `none` for a hot one. Then ncu on an empty kernel (the launch
 # floor's own duration, from scripts/ncu_empty.cu built with nvcc). Writes OUT/<name>.jsonl, OUT/<name>.ncu.csv,
 # OUT/empty.ncu.csv, OUT/env.txt and OUT/summary.txt (scripts/ncu_kernel_time.py).
-# Usage: scripts/ncu_kernel_time.sh OUT [LABRUN] [EMPTY_BINARY]
+# The first five points are of five experiments; NCU_POINTS=N runs the first N only (default: all).
+# Usage: [NCU_POINTS=N] scripts/ncu_kernel_time.sh OUT [LABRUN] [EMPTY_BINARY]
 set -uo pipefail
 out=$1
 labrun=${2:-build/labrun}
@@ -21,14 +22,14 @@ ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/
 # name | config | --only | cache control
 points=(
   "softmax-two_pass-4096x4096-cold|softmax|variant=two_pass,cols=4096,elements=16777216,dtype=f32,l2=cold,mode=eager|all"
-  "softmax-two_pass-4096x4096-hot|softmax|variant=two_pass,cols=4096,elements=16777216,dtype=f32,l2=hot,mode=eager|none"
   "gemv-warp_row-8192x8192-cold|gemv|variant=warp_row,m=8192,n=8192,dtype=f16,l2=cold,mode=eager|all"
-  "gemv-warp_row-4096x4096-cold|gemv|variant=warp_row,m=4096,n=4096,dtype=f16,l2=cold,mode=eager|all"
   "layout-transpose_tiled-8192x8192-cold|layout|variant=transpose_tiled,rows=8192,cols=8192,dtype=f32,l2=cold,mode=eager|all"
   "rank-fused-1e8-hot|rank|variant=fused,n=100000000,density=0.5,mode=eager,l2=hot|none"
   "gelu-fused-2^26-hot|gelu|variant=fused,n=67108864,dtype=f32,mode=eager,l2=hot|none"
+  "softmax-two_pass-4096x4096-hot|softmax|variant=two_pass,cols=4096,elements=16777216,dtype=f32,l2=hot,mode=eager|none"
+  "gemv-warp_row-4096x4096-cold|gemv|variant=warp_row,m=4096,n=4096,dtype=f16,l2=cold,mode=eager|all"
 )
-for p in "${points[@]}"; do
+for p in "${points[@]:0:${NCU_POINTS:-${#points[@]}}}"; do
   IFS='|' read -r name config only cache <<< "$p"
   "$labrun" sweep "configs/$config.yaml" --only "$only" --lab processes=1 -q -o "$out/$name.jsonl" --force \
     > "$out/$name.log" 2>&1

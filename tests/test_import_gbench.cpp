@@ -247,11 +247,13 @@ TEST(ImportGbench, HistoryOverThreeImportedCommitsFindsThePlantedStep) {
   const test::Cli r = test::run_cli(dir, LABRUN_BINARY, "history runs --repo repo --format json");
   EXPECT_EQ(r.code, 1) << r.err << r.out;  // a step at the newest commit
   const Json j = Json::parse(r.out);
+  // The planted step is the one at the newest commit. On a loaded machine BM_Copy can also move between the first
+  // two commits (a run once read 0.68x there, with p = 8e-5): that is the machine, not the planted step, so it is
+  // neither required nor refused here.
   bool found = false;
   for (const Json& s : j["steps"])
-    if (s["key"] == "gbench/BM_Copy/n=8192,options=real_time") {
+    if (s["key"] == "gbench/BM_Copy/n=8192,options=real_time" && s["after"] == shas[2]) {
       found = true;
-      EXPECT_EQ(s["after"], shas[2]) << s;
       EXPECT_EQ(s["before"], shas[1]) << s;
       EXPECT_EQ(s["kind"], "step") << s;
       EXPECT_GT(s["ratio"].get<double>(), 5) << s;
