@@ -25,7 +25,7 @@ points=(
   "gemv-warp_row-8192x8192-cold|gemv|variant=warp_row,m=8192,n=8192,dtype=f16,l2=cold,mode=eager|all"
   "layout-transpose_tiled-8192x8192-cold|layout|variant=transpose_tiled,rows=8192,cols=8192,dtype=f32,l2=cold,mode=eager|all"
   "rank-fused-1e8-hot|rank|variant=fused,n=100000000,density=0.5,mode=eager,l2=hot|none"
-  "gelu-fused-2^26-hot|gelu|variant=fused,n=67108864,dtype=f32,mode=eager,l2=hot|none"
+  "gelu-fused-2e26-hot|gelu|variant=fused,n=67108864,dtype=f32,mode=eager,l2=hot|none"
   "softmax-two_pass-4096x4096-hot|softmax|variant=two_pass,cols=4096,elements=16777216,dtype=f32,l2=hot,mode=eager|none"
   "gemv-warp_row-4096x4096-cold|gemv|variant=warp_row,m=4096,n=4096,dtype=f16,l2=cold,mode=eager|all"
 )
