@@ -6,9 +6,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -16,7 +18,9 @@
 
 #include "command_inputs.hpp"
 #include "commands.hpp"
+#include "html_page.hpp"
 #include "merge.hpp"
+#include "output_file.hpp"
 #include "output_table.hpp"
 #include "point_record.hpp"
 
@@ -73,6 +77,8 @@ namespace {
 struct DiffCommandOptions {
   std::string base_arg, new_arg, min_effect = "5%", format = find_output(Product::diff, "")->name, fail_on = "slower",
                                  alpha = "0.05";
+  std::string output;  ///< -o FILE: the diff written there whole (beside, then renamed) instead of standard output
+  bool force = false;  ///< --force: -o may replace an existing file
   bool normalize = false;
   bool allow_shared = false;
 };
@@ -85,7 +91,26 @@ int run_diff(const DiffCommandOptions& o) {
   options.normalize = o.normalize;
   options.allow_shared = o.allow_shared;
   options.fail_on = parse_fail_on(o.fail_on);
-  return cmd_diff(result_paths(o.base_arg), result_paths(o.new_arg), options, o.format, std::cout, std::cerr);
+  if (o.format == "html") std::cerr << html_assets_warning("diff", html_assets());
+  if (o.output.empty())
+    return cmd_diff(result_paths(o.base_arg), result_paths(o.new_arg), options, o.format, std::cout, std::cerr);
+  std::error_code ec;
+  if (!o.force && std::filesystem::exists(o.output, ec)) {  // refused before any work
+    std::cerr << "labrun diff: " << o.output << " already exists (--force replaces it); nothing written\n";
+    return kDiffOutput;
+  }
+  std::ostringstream text;
+  const int rc = cmd_diff(result_paths(o.base_arg), result_paths(o.new_arg), options, o.format, text, std::cerr);
+  if (rc == kDiffBadInput) return rc;
+  try {
+    write_beside_then_rename(o.output, o.force,
+                             [&](const std::string& sibling) { write_text_file(sibling, text.str()); });
+  } catch (const OutputError& e) {
+    std::cerr << "labrun diff: " << e.what() << "; nothing written\n";
+    return kDiffOutput;
+  }
+  std::cerr << "labrun diff: wrote " << o.output << "\n";
+  return rc;
 }
 
 }  // namespace
@@ -99,6 +124,9 @@ Command add_diff_command(CLI::App& app, const CommandContext&) {
   add_effect_options(*diff, o->min_effect, "smallest change that counts, e.g. 5% (default) or 0.05", o->alpha,
                      "false discovery rate over the whole diff (Benjamini-Hochberg): 0.05 (default) or 5%");
   diff->add_option("--format", o->format, output_names(Product::diff, true));
+  diff->add_option("-o,--output", o->output,
+                   "write the diff to this file instead of standard output (html: one page that opens from disk)");
+  diff->add_flag("--force", o->force, "with -o: replace an existing file");
   diff->add_option("--fail-on", o->fail_on, "slower (default) or any (also status changes)");
   diff->add_flag("--normalize", o->normalize, "compare times scaled by each run's calibrated copy bandwidth");
   diff->add_flag("--allow-shared", o->allow_shared,

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <cctype>
@@ -65,6 +66,27 @@ std::vector<std::string> rev_list(const std::string& repo) {
   return shas;
 }
 
+/// Each commit's subject line (`git -C repo log --format=%H%x09%s HEAD`), by full sha; empty when git fails (the
+/// subjects only label the HTML view's commits).
+std::map<std::string, std::string> subjects(const std::string& repo) {
+  namespace fs = std::filesystem;
+  const fs::path out = fs::temp_directory_path() / ("labrun-history-subjects-" + std::to_string(::getpid()) + ".txt");
+  SpawnOptions options;
+  options.output = out.string();
+  const int rc = run_process({"git", "-C", repo, "log", "--format=%H%x09%s", "HEAD"}, options);
+  std::map<std::string, std::string> by_sha;
+  {
+    std::ifstream in(out);
+    for (std::string line; std::getline(in, line);)
+      if (const std::size_t tab = line.find('\t'); tab != std::string::npos && is_full_sha(line.substr(0, tab)))
+        by_sha[line.substr(0, tab)] = line.substr(tab + 1);
+  }
+  std::error_code ec;
+  fs::remove(out, ec);
+  if (rc != 0) by_sha.clear();
+  return by_sha;
+}
+
 }  // namespace
 
 namespace {
@@ -104,6 +126,11 @@ int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
       throw BadInput(e.what());
     }
     history = history_results(commits, args.options);
+    if (!args.repo.empty()) {
+      const std::map<std::string, std::string> by_sha = subjects(args.repo);
+      for (HistoryCommit& c : history.commits)
+        if (const auto it = by_sha.find(c.sha); it != by_sha.end()) c.subject = it->second;
+    }
     if (!args.bisect.empty()) {
       out << history_bisect(history, args.bisect, args.repo.empty() ? nullptr : &revs);
       return history.fail ? kHistoryStep : kHistoryNoStep;

@@ -36,10 +36,12 @@ const std::vector<OutputRow>& outputs() {
       {Product::report, "plots.json", "", plain(make_plot_specs_output)},
       {Product::report, "*.png", "", plain(make_plots_output)},
       {Product::report, "report.md", "", plain(make_report_md_output)},
+      {Product::report, "index.html", "", plain(make_report_html_output)},
       // diff --format, the default first.
       {Product::diff, "table", "", plain(make_diff_table_output)},
       {Product::diff, "markdown", "", plain(make_diff_markdown_output)},
       {Product::diff, "json", "", plain(make_diff_json_output)},
+      {Product::diff, "html", "", plain(make_diff_html_output)},
       // history --format, the default first.
       {Product::history, "table", "", plain(make_history_table_output)},
       {Product::history, "markdown", "", plain(make_history_markdown_output)},

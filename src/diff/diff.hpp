@@ -292,11 +292,13 @@ std::string diff_table(const DiffResult& diff, bool all_rows = false);
 std::string diff_markdown(const DiffResult& diff);
 
 /// diff's outputs (output.hpp), one file each, listed in outputs() (src/commands/output_table.hpp) as `--format`
-/// table (diff_table, the default; diff_table.cpp), markdown (diff_markdown; diff_markdown.cpp) and json (to_json,
-/// indented by 2, then a newline; diff_json.cpp).
+/// table (diff_table, the default; diff_table.cpp), markdown (diff_markdown; diff_markdown.cpp), json (to_json,
+/// indented by 2, then a newline; diff_json.cpp) and html (a self-contained page with a forest plot of the ratios,
+/// html_page.hpp and docs/html.md; diff_html.cpp).
 std::unique_ptr<Output> make_diff_table_output();
 std::unique_ptr<Output> make_diff_markdown_output();
 std::unique_ptr<Output> make_diff_json_output();
+std::unique_ptr<Output> make_diff_html_output();
 
 // ---- The command's exit codes (the command: cmd_diff in src/commands/commands.hpp) ---------------------------
 
@@ -305,6 +307,7 @@ enum DiffExit : int {
   kDiffNoRegression = 0,  ///< compared; no regression per fail_on
   kDiffRegression = 1,    ///< compared; a regression per fail_on
   kDiffBadInput = 2,      ///< a file unreadable, not JSONL, without a header or points; bad options or format
+  kDiffOutput = 4,        ///< -o FILE exists (no --force) or cannot be written; nothing written (kExitOutput)
 };
 
 }  // namespace labrun

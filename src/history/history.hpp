@@ -72,6 +72,7 @@ std::vector<CommitRuns> order_commits(std::vector<Run> runs, const std::vector<s
 /// One commit of the history.
 struct HistoryCommit {
   std::string sha;
+  std::string subject;             ///< the commit's subject line (git log %s) with --repo; "" without
   std::string created_utc;         ///< the earliest of its runs'
   std::vector<std::string> files;  ///< its runs' files, in order
   /// gpu, gpu_uuid, driver_version, runtime_version, build_type, host: distinct values over its runs, " | "-joined.
@@ -238,7 +239,8 @@ std::string history_bisect(const HistoryResult& history, const std::string& poin
                            const std::vector<std::string>* rev_list);
 
 /// Writes REPORT_DIR/history.md, history.json (`dir`: the staging folder of a ReportFolder, src/base/output_file.hpp)
-/// (with the series) and, when python3 with matplotlib is found, one
+/// (with the series), index.html (the HTML view of the same JSON, docs/html.md) and, when python3 with matplotlib is
+/// found, one
 /// PNG per group (at most `max_plots`) drawn by scripts/plot_history.py (`script`, or found from the working
 /// directory or above the executable). Plotting problems are warnings on `err`, never errors.
 /// @throws OutputError when the folder or a file cannot be written.

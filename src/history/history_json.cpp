@@ -40,6 +40,7 @@ Json commits_json(const HistoryResult& h) {
     for (const auto& [k, v] : c.environment) env[k] = v.empty() ? Json(nullptr) : Json(v);
     commits.push_back(Json{{"index", i},
                            {"sha", c.sha},
+                           {"subject", c.subject.empty() ? Json(nullptr) : Json(c.subject)},
                            {"created_utc", c.created_utc},
                            {"files", c.files},
                            {"environment", env},

@@ -1,5 +1,5 @@
 // The report folder of `labrun history -o DIR` (write_history_report, history.hpp): history.json, the plots drawn by
-// scripts/plot_history.py and history.md.
+// scripts/plot_history.py, index.html (the HTML view, docs/html.md) and history.md.
 #include "history.hpp"
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 
 #include "history.hpp"
 #include "format.hpp"
+#include "html_page.hpp"
 #include "output_file.hpp"
 #include "spawn.hpp"
 
@@ -63,6 +64,16 @@ void write_history_report(const HistoryResult& h, const std::string& dir, const 
         }
       }
     }
+  }
+  const fs::path html = fs::path(dir) / "index.html";
+  {
+    const HtmlAssets assets = html_assets();
+    err << html_assets_warning("history", assets);
+    std::ofstream f = open_for_write(html);
+    write_html_page(f, "labrun history", assets, [&](std::ostream& out) {
+      out << "{\"kind\":\"history\",\"title\":\"labrun history\",\"history\":" << html_json(to_json(h, true)) << "}";
+    });
+    close_or_throw(f, html);
   }
   const fs::path md = fs::path(dir) / "history.md";
   std::ofstream f = open_for_write(md);

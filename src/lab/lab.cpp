@@ -87,24 +87,6 @@ void set_timing_samples(Timing& timing, const std::vector<double>& wall, const s
   timing.time_s = primary.median;
 }
 
-double kernel_floor_s(const RunHeader& header, const std::string& mode, double launches, std::int64_t batch) {
-  const double one = header.calibration("launch", "one_queued_time_s");
-  const double queued = header.calibration("launch", "eager_queued_time_s");
-  const double graph = header.calibration("launch", "graph_time_s");
-  if (!(launches >= 1) || batch < 1 || !(one > 0) || !(queued > 0)) return std::numeric_limits<double>::quiet_NaN();
-  const double pair = (one - queued) / static_cast<double>(batch);  // the event pair's share of one iteration
-  if (mode != "graph") return pair + launches * queued;
-  if (!(graph > 0)) return std::numeric_limits<double>::quiet_NaN();
-  return pair + queued + (launches - 1) * graph;  // the replay's launch, then each further node
-}
-
-void set_kernel_time(Timing& timing, double floor_s) {
-  timing.floor_time_s = floor_s;
-  const double device = timing.device ? timing.device->median_time_s : std::numeric_limits<double>::quiet_NaN();
-  timing.kernel_time_s = device - floor_s > 0 ? device - floor_s : std::numeric_limits<double>::quiet_NaN();
-  if (!std::isfinite(floor_s)) timing.floor_time_s = std::numeric_limits<double>::quiet_NaN();
-}
-
 double median_ci_rel_halfwidth(std::vector<double> v) {
   return v.empty() ? std::numeric_limits<double>::infinity() : summarize(std::move(v)).ci_rel_halfwidth;
 }
@@ -563,8 +545,7 @@ std::optional<std::string> verify_after_timing(PointRun& run) {
 RunHeader run_header(const Json& header) { return header_from_json(header.is_object() ? header : Json::object()); }
 // timing's record, the device state after, and the kernel breakdown: what the samples say, taken before any
 // integrity check changes what the device holds (the re-check's second input set). False when the point ended.
-bool record_timing(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved,
-                   const RunHeader& header) {
+bool record_timing(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved) {
   try {
     Timing timing;
     timing.mode = run.opts.mode;
@@ -576,13 +557,6 @@ bool record_timing(PointRun& run, Backend& backend, const LabSettings& lab, std:
     timing.target_rel_ci = lab.target_rel_ci;
     timing.host_syncs_per_iteration = static_cast<double>(run.syncs) / static_cast<double>(run.iterations);
     set_timing_samples(timing, run.wall, run.device, run.submit, run.host_probe);
-    if (timing.method == TimingMethod::cuda_events_blocked) {
-      const ExecutorSetup setup = run.exec ? run.exec->setup_record() : ExecutorSetup{};
-      const double launches = run.opts.mode == "graph" && setup.graph_nodes
-                                  ? static_cast<double>(*setup.graph_nodes)
-                                  : run.rec.cost.launches + (run.opts.delay_s > 0 ? 1 : 0);
-      set_kernel_time(timing, kernel_floor_s(header, run.opts.mode, launches, run.batch));
-    }
     run.rec.timing = timing;
     run.phases[to_string(Phase::timing)] = {{"time_s", run.timed_s}};
     run.rec.device_state["after"] = backend.device_state();
@@ -636,7 +610,7 @@ void verify_and_interpret(PointRun& run, Backend& backend, const LabSettings& la
 // A point's record once its sampling is over: timing, integrity, interpretation.
 void finish_point(PointRun& run, Backend& backend, const LabSettings& lab, std::size_t interleaved,
                   const RunHeader& header, const PhaseListener& listener = {}) {
-  if (record_timing(run, backend, lab, interleaved, header)) verify_and_interpret(run, backend, lab, header, listener);
+  if (record_timing(run, backend, lab, interleaved)) verify_and_interpret(run, backend, lab, header, listener);
 }
 
 }  // namespace
@@ -862,7 +836,7 @@ std::vector<PointRecord> run_sweep(const std::vector<Point>& points, const Regis
     // Every point's timing recorded (and its kernel breakdown taken) before any re-check loads a second input set.
     for (std::size_t i = first; i < last; ++i) {
       PointRun& run = runs[i - first];
-      if (!run.finished) record_timing(run, backend, lab, timing, typed_header);
+      if (!run.finished) record_timing(run, backend, lab, timing);
       if (mark_device_fault(run, backend)) fault(run, i);
     }
     for (std::size_t i = first; i < last; ++i) {

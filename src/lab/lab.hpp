@@ -135,18 +135,6 @@ std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s);
 void set_timing_samples(Timing& timing, const std::vector<double>& wall, const std::vector<double>& device,
                         const std::vector<double>& submit, const std::vector<double>& host_probe = {});
 
-/// What one iteration of a blocked sample (timing.method cuda_events_blocked+synchronized_wall) holds besides its
-/// kernels' own GPU time, in seconds (docs/metrics.md "Kernel time"), from `header`'s calibration.launch, measured
-/// by this process at start: the event pair's share of the sample, (one_queued_time_s - eager_queued_time_s) /
-/// `batch`, plus each launch's GPU side: eager `launches` x eager_queued_time_s; graph eager_queued_time_s for the
-/// replay and graph_time_s for each node after the first (`launches` = the graph's nodes). NaN where a calibration
-/// is missing, `launches` < 1 or `batch` < 1.
-double kernel_floor_s(const RunHeader& header, const std::string& mode, double launches, std::int64_t batch);
-
-/// Sets timing.floor_time_s to `floor_s` and timing.kernel_time_s to the device median less it; each NaN (no key)
-/// where `floor_s` is not finite, there is no device summary, or the floor is not below the median.
-void set_kernel_time(Timing& timing, double floor_s);
-
 /// Relative half-width of the distribution-free 95% confidence interval of the median of `values`
 /// (Summary::ci_rel_halfwidth); +inf when there are fewer than 6 values.
 double median_ci_rel_halfwidth(std::vector<double> values);

@@ -121,8 +121,6 @@ constexpr Field<Timing> kTimingFields[] = {
     if_flag<&Timing::host_probe, Maybe<Object<kTimeSummaryFields>>>("host_probe", &Timing::host_probe_recorded),
     if_flag<&Timing::host_probe_samples_s, RealsOrNull>("host_probe_samples_s", &Timing::host_probe_recorded),
     always<&Timing::time_s, Real>("time_s"),
-    if_set<&Timing::kernel_time_s, Real>("kernel_time_s"),
-    if_set<&Timing::floor_time_s, Real>("floor_time_s"),
     if_set<&Timing::processes, Maybe<Object<kProcessStatsFields>>>("processes"),
 };
 

@@ -116,13 +116,7 @@ struct Timing {
   /// neither `host_probe` nor `host_probe_samples_s`, and to_json then writes neither. Records that have the
   /// keys (null or not) read as true.
   bool host_probe_recorded = true;
-  double time_s = kNoValue;  ///< the device median, or the wall median without device timing
-  /// The GPU time of the iteration's kernels alone, seconds: the device median less floor_time_s (docs/metrics.md
-  /// "Kernel time"); NaN (no key) where the samples were not blocked or the floor is not known.
-  double kernel_time_s = kNoValue;
-  /// What an iteration of the device samples holds besides its kernels, seconds: the event pair's share of a sample
-  /// and the GPU side of each launch, from the run's calibration (kernel_floor_s in src/lab/lab.hpp); NaN: no key.
-  double floor_time_s = kNoValue;
+  double time_s = kNoValue;               ///< the device median, or the wall median without device timing
   std::optional<ProcessStats> processes;  ///< pooled runs only; nullopt: no key
 
   /// timing.method as the record spells it: to_string(method), or other_method for `other`.
@@ -131,8 +125,7 @@ struct Timing {
 
 /// The object `timing` in lab.cpp's order: mode, l2, method, batch, interleaved_points, stop_reason,
 /// target_rel_ci, median_ci_rel_halfwidth, host_syncs_per_iteration, wall, device, submit, wall_samples_s,
-/// device_samples_s, submit_samples_s, host_probe, host_probe_samples_s, time_s, kernel_time_s, floor_time_s,
-/// processes.
+/// device_samples_s, submit_samples_s, host_probe, host_probe_samples_s, time_s, processes.
 Json to_json(const Timing& t);
 /// @throws ResultError if `j` is not an object or a field has the wrong type.
 Timing timing_from_json(const Json& j);

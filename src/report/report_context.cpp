@@ -226,6 +226,71 @@ std::string ReportContext::cell(const std::string& s) {
 
 std::string ReportContext::code(const std::string& s) { return "`" + s + "`"; }
 
+std::string ReportContext::device_text(const RunHeader& h) {
+  if (!h.device().is_object()) return h.backend();
+  std::string s = h.device_name();
+  if (s.empty()) s = h.device_kind();
+  if (!h.device_arch().empty()) s += ", " + h.device_arch();
+  if (std::isfinite(h.sm_count())) s += fmt::format(", {:.0f} SMs", h.sm_count());
+  if (std::isfinite(h.l2_bytes()) && h.l2_bytes() > 0) s += ", " + format_bytes(h.l2_bytes()) + " L2";
+  if (!h.driver_version().empty()) s += ", driver " + h.driver_version();
+  if (!h.runtime_version().empty()) s += ", CUDA runtime " + h.runtime_version();
+  return s;
+}
+
+std::string ReportContext::build_text(const RunHeader& h) {
+  if (const Json* tool = json_find(h.json, {"import", "tool"}); tool && tool->is_string()) {  // labrun import
+    std::string code = h.code_sha();
+    if (code.size() > 10) code = code.substr(0, 10);
+    const std::optional<bool> dirty = h.code_dirty();
+    return code.empty()
+               ? "imported from " + tool->get<std::string>() + " (code under test not given: --code-rev)"
+               : h.code_project() + " @ " + code + (dirty ? (*dirty ? " (dirty)" : " (clean)") : "") +
+                     ", measured by " + tool->get<std::string>() + ", imported by labrun " + h.labrun_version();
+  }
+  if (!h.build().is_object()) return "not recorded";
+  std::string sha = h.git_sha();
+  if (sha.size() > 10) sha = sha.substr(0, 10);
+  const std::optional<bool> dirty = h.git_dirty();
+  std::string s = "labrun " + h.labrun_version() + (sha.empty() ? "" : " @ " + sha) +
+                  (dirty ? (*dirty ? " (dirty)" : " (clean)") : "") + ", " + h.build_type() + ", " + h.cxx_compiler();
+  const std::string cuda = h.cuda_compiler();
+  if (!cuda.empty() && cuda != "-") s += ", " + cuda;
+  // The code under test, when it is not labrun itself (a user's runner): its project and commit first.
+  if (h.code_project() != "labrun") {
+    std::string code = h.code_sha();
+    if (code.size() > 10) code = code.substr(0, 10);
+    const std::optional<bool> code_dirty = h.code_dirty();
+    s = h.code_project() + " @ " + (code.empty() ? "unknown" : code) +
+        (code_dirty ? (*code_dirty ? " (dirty)" : " (clean)") : "") + ", measured by " + s;
+  }
+  return s;
+}
+
+std::string ReportContext::calibration_text(const RunHeader& h) {
+  if (!h.calibration_json().is_object()) return "none";
+  const double read = h.calibration("read", "bandwidth_Bps"), copy = h.calibration("copy", "bandwidth_Bps");
+  if (!std::isfinite(read) && !std::isfinite(copy)) {
+    const std::string b = h.calibration_backend();
+    return "no ceilings" + (b.empty() ? std::string() : " (backend " + b + ")") + ": bounds cannot be classified";
+  }
+  std::vector<std::string> parts;
+  auto add = [&](const std::string& label, double v, const std::string& unit) {
+    if (std::isfinite(v)) parts.push_back(label + " " + format_rate(v, unit));
+  };
+  add("read", read, "B/s");
+  add("copy", copy, "B/s");
+  add("theoretical", h.theoretical_bandwidth_Bps(), "B/s");
+  add("FP32 FMA", h.calibration("fp32_fma", "flop_per_s"), "FLOP/s");
+  add("bf16 GEMM", h.calibration("bf16_gemm", "flop_per_s"), "FLOP/s");
+  const double le = h.calibration("launch", "eager_time_s"), lg = h.calibration("launch", "graph_time_s");
+  if (std::isfinite(le) || std::isfinite(lg))
+    parts.push_back("launch " + format_time(le) + " eager, " + format_time(lg) + " from a graph");
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : " · ") + p;
+  return s;
+}
+
 std::string ReportContext::capitalized(std::string s) {
   if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
   return s;

@@ -96,6 +96,15 @@ class ReportContext {
   static std::string cell(const std::string& text);
   /// Inline code: `text`.
   static std::string code(const std::string& text);
+  /// The device a run's header names, as one line: name, architecture, SMs, L2, driver, CUDA runtime; the backend
+  /// alone when the header has no device.
+  static std::string device_text(const RunHeader& header);
+  /// The code under test and the tool that measured it, as one line: "labrun 0.9 @ 1a2b3c4d5e (clean), Release, g++
+  /// 12.2", or for a user's runner or an import, its project and commit first.
+  static std::string build_text(const RunHeader& header);
+  /// The calibrated ceilings as one line ("read 4.4 TB/s · copy 4.2 TB/s · FP32 FMA ... · launch ..."); "none" or
+  /// "no ceilings (backend host): ..." where there are none.
+  static std::string calibration_text(const RunHeader& header);
   /// The first letter upper-cased (ASCII).
   static std::string capitalized(std::string text);
   /// A time ratio as "1.23×"; "n/a" when not finite.

@@ -36,11 +36,14 @@ struct ReportBuild {
 /// - points.csv (write_points_csv), ceilings.json (write_ceilings_json), plots.json (write_plot_specs with max_plots);
 /// - "*.png", the plots (draw_plots when options.plots, setting build.plots and build.not_drawn, with a note on err
 ///   when some were not drawn; named by plots.json);
-/// - report.md (render_report, linking build.plots).
+/// - report.md (render_report, linking build.plots);
+/// - index.html, the report's HTML view (docs/html.md): every run, hypothesis, group and point as data for
+///   scripts/labrun_view.js, with it and Chart.js inline (html_page.hpp); written point by point.
 std::unique_ptr<Output> make_points_csv_output();
 std::unique_ptr<Output> make_ceilings_json_output();
 std::unique_ptr<Output> make_plot_specs_output();
 std::unique_ptr<Output> make_plots_output();
 std::unique_ptr<Output> make_report_md_output();
+std::unique_ptr<Output> make_report_html_output();
 
 }  // namespace labrun

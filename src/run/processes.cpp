@@ -47,7 +47,7 @@ Json median_merge(const std::vector<const Json*>& parts) {
 PointRecord pooled_point(const std::vector<const PointRecord*>& recs, const RunHeader& header, const LabSettings& lab) {
   const double spread_warning = 3 * lab.target_rel_ci;
   PointRecord merged = *recs.front();
-  std::vector<double> wall, device, submit, probe, medians, probe_medians, floors;
+  std::vector<double> wall, device, submit, probe, medians, probe_medians;
   double syncs = 0;
   std::string stop = recs.front()->timing ? recs.front()->timing->stop_reason : "";
   for (const PointRecord* r : recs) {
@@ -61,7 +61,6 @@ PointRecord pooled_point(const std::vector<const PointRecord*>& recs, const RunH
     if (t.host_probe && std::isfinite(t.host_probe->median_time_s))
       probe_medians.push_back(t.host_probe->median_time_s);
     syncs += t.host_syncs_per_iteration;
-    floors.push_back(t.floor_time_s);
     if (t.stop_reason != stop) stop = "mixed";
   }
   if (wall.empty()) throw std::invalid_argument("point " + merged.id + " has no raw wall samples");
@@ -69,10 +68,6 @@ PointRecord pooled_point(const std::vector<const PointRecord*>& recs, const RunH
   t.stop_reason = stop;
   t.host_syncs_per_iteration = syncs / static_cast<double>(recs.size());
   set_timing_samples(t, wall, device, submit, probe);
-  // Each process's floor is its own calibration's; the pooled samples' is their median (NaN if any lacks one).
-  set_kernel_time(t, std::all_of(floors.begin(), floors.end(), [](double f) { return std::isfinite(f); })
-                         ? summarize(floors).median
-                         : std::numeric_limits<double>::quiet_NaN());
   const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
   const double spread = *lo > 0 ? *hi / *lo - 1 : 0;
   ProcessStats ps;

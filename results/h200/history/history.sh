@@ -5,11 +5,11 @@
 # repository root, labrun built in build/:
 #   REPORT=results/h200/history/report bash results/h200/history/history.sh > results/h200/history/history.txt
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd); labrun=${LABRUN:-$root/build/labrun}
+root=$(cd "$(dirname "$0")/../../.." && pwd); labrun=${LABRUN:-$root/build/labrun}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/runs"
 for f in cluster/serial5 cluster/merged5-2 history/masking-01db259; do
-  xzcat "$root/results/$f.jsonl.xz" > "$tmp/runs/$(echo "$f" | tr / _).jsonl"
+  xzcat "$root/results/h200/$f.jsonl.xz" > "$tmp/runs/$(echo "$f" | tr / _).jsonl"
 done
 set +e
 echo "== without the delay run"

@@ -528,9 +528,8 @@ Json CudaBackend::calibrate() {
     per_launch.push_back(*q.device_time_s / static_cast<double>(q.iterations));
   }
   const double queued_s = summarize(per_launch).median;
-  // The event pair's own floor, and one launch with it: blocked samples of nothing and of one empty kernel. A point's
-  // blocked sample pays the pair once and a launch per kernel besides its kernels' GPU time (docs/metrics.md
-  // "Kernel time").
+  // Blocked samples of nothing and of one empty kernel: the launch path's own figures. They are not a floor to take
+  // out of a point's event time, which agrees with Nsight Compute as it is (docs/metrics.md "Kernel time").
   std::vector<double> pair, one;
   for (int i = 0; i < kFloorReps; ++i) {
     pair.push_back(*timed(ctx_, 1, queue, 1, true, [] {}).device_time_s);
