@@ -28,7 +28,15 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/kernels/ DESTINATION include/labrun/kernel
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
 install(FILES ${CMAKE_SOURCE_DIR}/LICENSE ${CMAKE_SOURCE_DIR}/NOTICE DESTINATION ${LABRUN_INSTALL_DOCDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/scripts/plot_report.py ${CMAKE_SOURCE_DIR}/scripts/plot_history.py
-        DESTINATION ${LABRUN_INSTALL_SHAREDIR})
+              ${CMAKE_SOURCE_DIR}/scripts/labrun_view.js DESTINATION ${LABRUN_INSTALL_SHAREDIR})
+# The HTML views' charting library (docs/html.md): Debian's libjs-chart.js, copied into the install so an installed
+# labrun writes pages that hold it wherever the package is not installed.
+find_file(LABRUN_CHART_JS chart.min.js PATHS /usr/share/javascript/chart.js NO_DEFAULT_PATH)
+if(LABRUN_CHART_JS)
+  install(FILES ${LABRUN_CHART_JS} DESTINATION ${LABRUN_INSTALL_SHAREDIR})
+else()
+  message(STATUS "chart.min.js not found (Debian: libjs-chart.js): the HTML views will have no charts")
+endif()
 
 set(LABRUN_HELPER_SCRIPTS ${CMAKE_SOURCE_DIR}/cmake/labrunRunner.cmake)
 foreach(script code_rev.cmake labrunSweepTest.cmake labrun_sweep_test.cmake)

@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# What only the tests use: headless Chromium to open the HTML views (tests/html/check_views.sh).
+scripts/install_missing.sh test chromium chromium-driver python3-selenium
 ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"

@@ -52,7 +52,8 @@ std::string html_escape(const std::string& text) {
 }
 
 /// The page's style: readable tables, charts at full width, the legend beside the data (set in the view script).
-constexpr const char* kStyle = R"(body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1400px;padding:0 1em;color:#222}
+constexpr const char* kStyle =
+    R"(body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1400px;padding:0 1em;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.8em}
 table{border-collapse:collapse;margin:.6em 0;font-size:13px}td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}.chart{position:relative;width:100%}.filters{margin:.4em 0}.filters label{margin-right:1em}

@@ -1,5 +1,6 @@
-// The report folder's index.html (report_files.hpp): the report's data for labrun's view script (scripts/labrun_view.js,
-// docs/html.md), written point by point so a report of 100,000 points never holds its page in memory.
+// The report folder's index.html (report_files.hpp): the report's data for labrun's view script
+// (scripts/labrun_view.js, docs/html.md), written point by point so a report of 100,000 points never holds its page in
+// memory.
 #include <cmath>
 #include <fstream>
 #include <map>
