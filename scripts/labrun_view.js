@@ -278,6 +278,21 @@
       });
     }
 
+    // Crossovers: where the faster of two variants changes along an axis.
+    const csec = section("Crossovers (" + (data.crossovers || []).length + ")", "crossovers");
+    csec.append(el("p", {}, "For each numeric axis, pair of variants and slice (the other axes fixed): where the faster of the two changes between " +
+      "consecutive values, at the interpolated crossing. Significant: the 95% intervals are apart at both ends. Most decisive first (the smaller of the two end margins)."));
+    const cbox = el("div");
+    csec.append(cbox);
+    function drawCrossovers() {
+      const xs = (data.crossovers || []).filter((x) => filter.variants.has(x.faster_below) && filter.variants.has(x.faster_above) &&
+        Object.entries(filter.axes).every(([a, v]) => !v || !x.fixed || !(a in x.fixed) || String(x.fixed[a]) === v))
+        .sort((a, b) => Math.min(b.ratio_below, b.ratio_above) - Math.min(a.ratio_below, a.ratio_above));
+      cbox.replaceChildren(xs.length ? table(["axis", "between", "at ≈", "faster below → above", "margin below", "margin above", "significant", "other axes"],
+        xs.slice(0, 1000).map((x) => [x.axis, x.between.join(" – "), finite(x.at) ? +x.at.toPrecision(3) : "", x.faster_below + " → " + x.faster_above,
+          ratio(x.ratio_below), ratio(x.ratio_above), x.significant ? "yes" : "no", axesText(x.fixed)])) : el("p", {}, "None under these filters."));
+    }
+
     // Roofline.
     const rsec = section("Roofline", "roofline");
     rsec.append(el("p", {}, "Achieved FLOP/s against arithmetic intensity (flop per compulsory byte) under min(memory ceiling × intensity, compute ceiling), " +
@@ -374,7 +389,7 @@
         detail.append(table(["kernel", "time", "bandwidth"], p.kernels.map((k) => [k.op, time(k.time_s), si(k.bandwidth_Bps, "B/s")])));
     }
 
-    function redraw() { drawWinners(); drawTime(); drawRoofline(); drawPoints(); }
+    function redraw() { drawWinners(); drawTime(); drawCrossovers(); drawRoofline(); drawPoints(); }
     redraw();
   }
 

@@ -88,8 +88,7 @@ TEST(ReportHtml, EmbedsEveryPointWithTheMedianAndIntervalOfItsRecord) {
       ++compared_raw;
       EXPECT_DOUBLE_EQ(number(e["time_s"]), r["timing"]["time_s"].get<double>()) << r["key"];
       EXPECT_DOUBLE_EQ(number(e["ci95_low_s"]), r["timing"]["device"]["ci95_low_time_s"].get<double>()) << r["key"];
-      EXPECT_DOUBLE_EQ(number(e["ci95_high_s"]), r["timing"]["device"]["ci95_high_time_s"].get<double>())
-          << r["key"];
+      EXPECT_DOUBLE_EQ(number(e["ci95_high_s"]), r["timing"]["device"]["ci95_high_time_s"].get<double>()) << r["key"];
     }
   }
   EXPECT_EQ(points, 840u);
@@ -155,7 +154,8 @@ TEST(DiffHtml, ThePageHoldsEveryComparedPointAndMinusOWritesItWhole) {
   EXPECT_EQ(first.code, 0) << first.err;
   EXPECT_TRUE(page_data(slurp(dir.file("d.html"))).is_object());
   { std::ofstream(dir.file("keep.html")) << "mine"; }
-  const test::Cli refused = test::run_cli(dir, LABRUN_BINARY, "diff '" + a + "' '" + b + "' --format html -o keep.html");
+  const test::Cli refused = test::run_cli(dir, LABRUN_BINARY,
+                                          "diff '" + a + "' '" + b + "' --format html -o keep.html");
   EXPECT_EQ(refused.code, kDiffOutput) << refused.err;
   EXPECT_NE(refused.err.find("already exists"), std::string::npos) << refused.err;
   EXPECT_EQ(slurp(dir.file("keep.html")), "mine");

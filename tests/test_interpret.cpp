@@ -741,9 +741,14 @@ TEST(ReportCmd, UnsynchronizedRunListsEverySuspectPoint) {
   o.plots = false;
   ASSERT_EQ(cmd_report({in}, dir.file("out"), out, err, o), 0) << err.str();
   const std::string md = slurp(dir.file("out/report.md"));
-  std::size_t suspects = 0;
-  for (auto p = md.find("- **Suspect:**"); p != std::string::npos; p = md.find("- **Suspect:**", p + 1)) ++suspects;
-  EXPECT_EQ(suspects, 3u);
+  // One row each in the suspect table, with its reason.
+  const std::size_t table = md.find("## Suspect points");
+  ASSERT_NE(table, std::string::npos);
+  const std::string section = md.substr(table, md.find("\n## ", table + 1) - table);
+  for (const char* v : {"| a |", "| b |", "| c |"}) EXPECT_NE(section.find(v), std::string::npos) << section;
+  std::size_t rows = 0;
+  for (auto p = section.find("\n| "); p != std::string::npos; p = section.find("\n| ", p + 1)) ++rows;
+  EXPECT_EQ(rows, 4u) << section;  // the heading row and three points
   EXPECT_NE(md.find("| suspect points | 3"), std::string::npos);
 }
 

@@ -150,7 +150,8 @@ class ReportHtml final : public Output {
       for (const auto& r : c.runs()) runs.push_back(run_json(r));
       out << "{\"kind\":\"report\",\"title\":" << html_json("labrun report") << ",\"sources\":" << html_json(sources)
           << ",\"runs\":" << html_json(runs) << ",\"hypotheses\":" << html_json(hypotheses_json(c))
-          << ",\"groups\":" << html_json(groups_json(c)) << ",\"points\":[";
+          << ",\"groups\":" << html_json(groups_json(c))
+          << ",\"crossovers\":" << html_json(c.analysis().value("crossovers", Json::array())) << ",\"points\":[";
       bool first = true;
       for (const auto& r : c.runs())
         for (const auto& p : r.points) {

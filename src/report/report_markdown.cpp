@@ -2,6 +2,7 @@
 #include "report_view.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <initializer_list>
 #include <map>
@@ -43,6 +44,17 @@ const Json& at(const Json& j, const char* key) {
 }
 
 bool positive(double x) { return std::isfinite(x) && x > 0; }
+
+/// The winners table's rows at most; a run with more groups shows its widest margins (index.html has them all).
+constexpr std::size_t kMaxWinnerRows = 20;
+
+/// report.md's size at most, in characters: under GitHub's 65,536 for a comment, with room for a heading around it.
+/// Sections beyond the ones a reader needs first are added while they fit; the others are named, and left to
+/// index.html and points.csv.
+constexpr std::size_t kMaxReportChars = 60000;
+
+bool has_ceilings(const ReportRun& run);
+std::string no_ceilings_text(const ReportRun& run);
 
 // ---- Summary ------------------------------------------------------------------------------------------------
 
@@ -156,11 +168,14 @@ void summary_section(const ReportContext& c, std::ostream& md) {
   });
   md << "\nBound classes, thresholds and formulas: docs/metrics.md, \"Interpretation\". A *weak* class is the "
         "nearer explanation when no threshold is met outright.\n\n";
-  for (const auto& r : runs)
+  for (const auto& r : runs) {
+    const std::string who = runs.size() > 1 ? "Run " + std::to_string(r.number) : std::string("This run");
     if (r.host_backend)
-      md << "**" << (runs.size() > 1 ? "Run " + std::to_string(r.number) : std::string("This run"))
+      md << "**" << who
          << " ran on the host backend (CPU):** its times, bound classes and hypothesis verdicts are the host "
             "CPU's; they exercise the experiment's code, and say nothing about a GPU.\n\n";
+    if (!has_ceilings(r)) md << who << ": " << no_ceilings_text(r) << " (no roofline section).\n\n";
+  }
 }
 
 // ---- Hypothesis verdicts ------------------------------------------------------------------------------------
@@ -230,7 +245,7 @@ void hypotheses_section(const ReportContext& c, std::ostream& md) {
     md << "### H" << k << ": " << code(fa) << " faster than " << code(th) << " by ≥ "
        << format_number(num(h, {"by_at_least"})) << "× when " << when_text(at(h, "when")) << " — "
        << verdict_text(h, r.host_backend) << "\n\n";
-    md << "Run " << run << " (" << code(r.file_name()) << "). " << C::capitalized(word(h, {"reason"})) << ".";
+    md << "Run " << run << " (" << code(r.file_name()) << "): " << word(h, {"reason"}) << ".";
     if (r.host_backend || word(h, {"verdict"}) == "host_only")
       md << " These are the host CPU's timings: the prediction is untested on a GPU.";
     if (num(h, {"matched"}) > 0) {
@@ -311,8 +326,17 @@ void winners_section(const ReportContext& c, std::ostream& md) {
       md << "No point has two usable variants to compare.\n\n";
       continue;
     }
-    md << "Wins: " << counts_text(wins) << " (of " << gs.size() << " points).\n\n";
-    md << "| point | winner | time | runner-up | time | margin | beyond noise |\n|---|---|---:|---|---:|---:|:---:|\n";
+    md << "Wins: " << counts_text(wins) << " (of " << gs.size() << " points).";
+    if (gs.size() > kMaxWinnerRows) {  // the widest margins; every point is in index.html's winner map
+      std::stable_sort(gs.begin(), gs.end(), [](const Json* a, const Json* b) {
+        return num(*a, {"margin_ratio"}) > num(*b, {"margin_ratio"});
+      });
+      gs.resize(kMaxWinnerRows);
+      md << " The " << kMaxWinnerRows << " widest margins below; every point in index.html (the winner map) and "
+         << code("points.csv") << ".";
+    }
+    md << "\n\n| point | winner | time | runner-up | time | margin | beyond noise "
+          "|\n|---|---|---:|---|---:|---:|:---:|\n";
     for (const Json* g : gs)
       md << "| " << cell(format_axes(at(*g, "axes"), run.varying)) << " | " << word(*g, {"winner"}) << " | "
          << format_time(num(*g, {"winner_time_s"})) << " | " << word(*g, {"runner_up"}) << " | "
@@ -322,14 +346,14 @@ void winners_section(const ReportContext& c, std::ostream& md) {
   }
 }
 
-// Significant crossovers, most decisive first (the smaller of the two end ratios, largest first): the first 25
-// in a table, all of them folded below when there are more.
+// Significant crossovers, most decisive first (the smaller of the two end ratios, largest first): the first 15
+// in a table; index.html lists them all.
 void crossover_tables(std::vector<const Json*> sig, std::ostream& md) {
   std::stable_sort(sig.begin(), sig.end(), [](const Json* a, const Json* b) {
     return std::min(num(*a, {"ratio_below"}), num(*a, {"ratio_above"})) >
            std::min(num(*b, {"ratio_below"}), num(*b, {"ratio_above"}));
   });
-  const std::size_t top = std::min<std::size_t>(25, sig.size());
+  const std::size_t top = std::min<std::size_t>(15, sig.size());
   if (sig.size() == 1) md << " It is:\n\n";
   else md << " The " << top << " most decisive (largest margin at both ends):\n\n";
   auto table = [&](std::size_t to) {
@@ -348,11 +372,7 @@ void crossover_tables(std::vector<const Json*> sig, std::ostream& md) {
     md << "\n";
   };
   table(top);
-  if (sig.size() > top) {
-    md << "<details><summary>All " << sig.size() << " significant crossovers</summary>\n\n";
-    table(sig.size());
-    md << "</details>\n\n";
-  }
+  if (sig.size() > top) md << "All " << sig.size() << " significant crossovers: index.html.\n\n";
 }
 
 void crossovers_section(const ReportContext& c, std::ostream& md) {
@@ -406,7 +426,22 @@ void crossovers_section(const ReportContext& c, std::ostream& md) {
 
 // ---- Roofline -----------------------------------------------------------------------------------------------
 
+bool has_ceilings(const ReportRun& run) {
+  const RunHeader& h = run.header;
+  return std::isfinite(std::fmax(h.calibration("copy", "bandwidth_Bps"), h.calibration("read", "bandwidth_Bps"))) ||
+         std::isfinite(h.calibration("fp32_fma", "flop_per_s"));
+}
+
+// The line a run without ceilings gets in the summary (and no roofline section).
+std::string no_ceilings_text(const ReportRun& run) {
+  const RunHeader& h = run.header;
+  const std::string b = h.calibration_backend().empty() ? h.backend() : h.calibration_backend();
+  return "No calibrated ceilings" + (b.empty() ? std::string() : " (backend " + b + ")") +
+         ": the roofs cannot be placed, and bounds are not classified";
+}
+
 void roofline_section(const ReportContext& c, const Json& plots, std::ostream& md) {
+  if (std::none_of(c.runs().begin(), c.runs().end(), has_ceilings)) return;  // all "n/a": no section
   md << "## Roofline\n\n"
         "Each point's achieved FLOP/s against its arithmetic intensity (flop per compulsory byte), under the roofs "
         "min(memory ceiling × intensity, compute ceiling) (Williams, Waterman and Patterson, \"Roofline\", CACM "
@@ -415,16 +450,11 @@ void roofline_section(const ReportContext& c, const Json& plots, std::ostream& m
         "intensity, the median (and best) fraction of the memory ceiling and of the roofline, and the bound "
         "classes.\n\n";
   for (const auto& run : c.runs()) {
-    md << c.run_heading(run.number);
     const RunHeader& h = run.header;
     const double copy = h.calibration("copy", "bandwidth_Bps"), read = h.calibration("read", "bandwidth_Bps");
     const double memory = std::fmax(copy, read), compute = h.calibration("fp32_fma", "flop_per_s");
-    if (!std::isfinite(memory) && !std::isfinite(compute)) {
-      const std::string b = h.calibration_backend().empty() ? h.backend() : h.calibration_backend();
-      md << "No calibrated ceilings" << (b.empty() ? "" : " (backend " + b + ")")
-         << ": the roofs cannot be placed, and bounds are not classified.\n\n";
-      continue;
-    }
+    if (!has_ceilings(run)) continue;  // the summary says so
+    md << c.run_heading(run.number);
     md << "Ceilings: memory " << format_rate(memory, "B/s") << " ("
        << (std::isfinite(read) && !(copy > read) ? "read" : "copy") << "), compute " << format_rate(compute, "FLOP/s")
        << " (FP32 FMA)";
@@ -498,6 +528,10 @@ void notes_section(const ReportContext& c, std::ostream& md) {
     md << c.run_heading(run.number);
     for (const PointRecord* p : c.representative_points(run.number)) note_block(*p, run.varying, md);
   }
+}
+
+// Every suspect point in one table (its note is in index.html and its record).
+void suspect_section(const ReportContext& c, std::ostream& md) {
   md << "## Suspect points\n\n";
   std::size_t n = 0;
   for (const auto& run : c.runs())
@@ -506,10 +540,12 @@ void notes_section(const ReportContext& c, std::ostream& md) {
         if (n++ == 0)
           md << "A time below the physical floor by more than " << format_percent(kInterpretThresholds.suspect_margin)
              << ", or taken with an unsynchronized host clock, is not a measurement of the work: it is left out of "
-                "winners, crossovers and hypotheses.\n\n";
-        note_block(p, run.varying, md);
+                "winners, crossovers and hypotheses.\n\n| variant | point | why |\n|---|---|---|\n";
+        md << "| " << cell(p.variant) << " | " << cell(format_axes(p.axes, run.varying)) << " | "
+           << cell(C::interpretation(p).suspect_reason.value_or("")) << " |\n";
       }
-  if (n == 0) md << "None: no point is faster than its physical floor, and every time was taken synchronized.\n\n";
+  md << (n == 0 ? "None: no point is faster than its physical floor, and every time was taken synchronized.\n\n"
+                : "\n");
 }
 
 // Every point an integrity check failed (docs/integrity.md), with the check and its finding; then what did not run.
@@ -660,22 +696,52 @@ void tables_section(const ReportContext& c, std::ostream& md) {
 
 std::string render_report(const ReportContext& c, const std::vector<std::string>& paths, const Json& plots,
                           std::size_t not_drawn, std::size_t max_plots) {
-  std::ostringstream md;
-  md << "# labrun report\n\nFrom ";
-  for (std::size_t i = 0; i < paths.size(); ++i) md << (i ? ", " : "") << code(paths[i]);
-  md << ": " << c.runs().size() << (c.runs().size() == 1 ? " run, " : " runs, ") << c.point_count() << " points.\n\n";
-  summary_section(c, md);
-  integrity_section(c, md);
-  failed_section(c, md);
-  hypotheses_section(c, md);
-  experiment_sections(c, md);
-  plots_section(plots, not_drawn, max_plots, md);
-  winners_section(c, md);
-  crossovers_section(c, md);
-  roofline_section(c, plots, md);
-  notes_section(c, md);
-  tables_section(c, md);
-  return printable(md.str(), true);  // case H10: record text shown escaped
+  std::ostringstream head;
+  head << "# labrun report\n\nFrom ";
+  for (std::size_t i = 0; i < paths.size(); ++i) head << (i ? ", " : "") << code(paths[i]);
+  head << ": " << c.runs().size() << (c.runs().size() == 1 ? " run, " : " runs, ") << c.point_count()
+       << " points. The HTML view of every point (filters, winner map, roofline, notes): `index.html` beside this "
+          "file.\n\n";
+  using Section = std::function<void(std::ostream&)>;
+  // What a reader needs first, always written.
+  const std::vector<Section> first = {
+      [&](std::ostream& md) { summary_section(c, md); },
+      [&](std::ostream& md) { failed_section(c, md); },
+      [&](std::ostream& md) { hypotheses_section(c, md); },
+      [&](std::ostream& md) { winners_section(c, md); },
+      [&](std::ostream& md) { experiment_sections(c, md); },
+      [&](std::ostream& md) { plots_section(plots, not_drawn, max_plots, md); },
+  };
+  // Then, in order, each while the report stays under kMaxReportChars; a section that would pass it is named.
+  const std::vector<std::pair<std::string, Section>> then = {
+      {"Crossovers", [&](std::ostream& md) { crossovers_section(c, md); }},
+      {"Roofline", [&](std::ostream& md) { roofline_section(c, plots, md); }},
+      {"Integrity checks", [&](std::ostream& md) { integrity_section(c, md); }},
+      {"Suspect points", [&](std::ostream& md) { suspect_section(c, md); }},
+      {"Notes on selected points", [&](std::ostream& md) { notes_section(c, md); }},
+      {"Time and bandwidth by variant", [&](std::ostream& md) { tables_section(c, md); }},
+  };
+  std::string out = head.str();
+  for (const Section& section : first) {
+    std::ostringstream md;
+    section(md);
+    out += md.str();
+  }
+  std::vector<std::string> left;
+  for (const auto& [name, section] : then) {
+    std::ostringstream md;
+    section(md);
+    if (out.size() + md.str().size() <= kMaxReportChars) out += md.str();
+    else left.push_back(name);
+  }
+  if (!left.empty()) {
+    out +=
+        "## Left to index.html\n\nSo that this file fits a pull-request comment, these sections are in "
+        "`index.html` (and every point's numbers in `points.csv`, its note in its record's \"interpretation\"): ";
+    for (std::size_t i = 0; i < left.size(); ++i) out += (i ? ", " : "") + left[i];
+    out += ".\n";
+  }
+  return printable(out, true);  // case H10: record text shown escaped
 }
 
 }  // namespace labrun
