@@ -34,12 +34,26 @@ def number(x):
     return v if math.isfinite(v) else None
 
 
+def short_key(key, members):
+    """A member's legend label: its variant and the axes whose values differ among the group's members."""
+    parts = key.split("/")
+    if len(parts) < 3:
+        return key
+    axes = [dict(a.split("=", 1) for a in m["key"].split("/")[2].split(",") if "=" in a) for m in members]
+    mine = dict(a.split("=", 1) for a in parts[2].split(",") if "=" in a)
+    differ = [k for k in mine if len({ax.get(k) for ax in axes}) > 1]
+    return parts[1] + (" " + ",".join(f"{k}={mine[k]}" for k in differ) if differ else "")
+
+
 def main(out_dir):
     with open(os.path.join(out_dir, "history.json")) as f:
         h = json.load(f)
     commits = h["commits"]
     index_of = {c["sha"]: c["index"] for c in commits}
     labels = [c["sha"][:7] for c in commits]
+    # Tick labels: the short sha and, with --repo, the subject, shortened; every k-th where there are many commits.
+    ticks = [c["sha"][:7] + (" " + (c["subject"][:28] + "…" if len(c["subject"]) > 29 else c["subject"])
+                             if c.get("subject") else "") for c in commits]
     series = {s["id"]: s for s in h.get("series", [])}
     steps = h["steps"]
     cap = h.get("max_plots", 16) or len(h["groups"])
@@ -48,7 +62,7 @@ def main(out_dir):
         before, after, start = index_of[g["before"]], index_of[g["after"]], index_of[g["start"]]
         members = [steps[k] for k in g["steps"]]
         single = len(members) == 1
-        fig, ax = plt.subplots(figsize=(9, 4.5))
+        fig, ax = plt.subplots(figsize=(13, 5))
         per_commit = {}
         for m in members[:MAX_LINES] if not single else members:
             s = series.get(m["id"])
@@ -62,7 +76,7 @@ def main(out_dir):
             lo = [max(0.0, (r["time_s"] - (number(r["ci_low_s"]) or r["time_s"])) / scale) for r in runs]
             hi = [max(0.0, ((number(r["ci_high_s"]) or r["time_s"]) - r["time_s"]) / scale) for r in runs]
             ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o-", ms=3, lw=0.8, alpha=0.6 if not single else 1.0,
-                        capsize=2, label=None if not single else s["key"])
+                        capsize=2, label=short_key(s["key"], members))
         if not single:
             for m in members:
                 s = series.get(m["id"])
@@ -81,19 +95,25 @@ def main(out_dir):
             ax.axvspan(start - 0.5, after + 0.5, color="tab:orange", alpha=0.15, label="drift")
         ax.axvline(before + 0.5 if start == after else start - 0.5, color="tab:red", ls="--", lw=1.2,
                    label=f"step: {labels[before]}..{labels[after]}")
-        ax.set_xticks(range(len(labels)))
-        ax.set_xticklabels(labels, rotation=90, fontsize=6)
+        every = max(1, math.ceil(len(ticks) / 16))
+        shown = [k for k in range(len(ticks)) if k % every == 0 or k in (before, after)]
+        ax.set_xticks(shown)
+        ax.set_xticklabels([ticks[k] for k in shown], rotation=30, ha="right", fontsize=8)
         ax.set_xlabel("commit (oldest first)")
         ax.set_ylabel("time (s)" if single else "time / median before the step")
         change = f"{100 * (g['median_ratio'] - 1):+.1f}%"
         what = "environment" if g["environment"] else ("slower" if g["slower"] else "faster")
-        title = (f"{members[0]['key']}: {change} ({what})" if single else
-                 f"{len(members)} {g['bound']}-bound points {change} at {labels[after]} ({what})")
+        variants = sorted({m["key"].split("/")[1] for m in members if m["key"].count("/") >= 2})
+        named = ", ".join(variants[:4]) + (f" and {len(variants) - 4} more" if len(variants) > 4 else "")
+        subject = commits[after].get("subject") or ""
+        title = (f"Did {named} step at {labels[after]}" + (f" (\"{subject[:40]}\")" if subject else "")
+                 + f"? {change} ({what}), "
+                 + (f"{members[0]['key']}" if single else f"{len(members)} {g['bound']}-bound points"))
         if not single and len(members) > MAX_LINES:
             title += f"; {MAX_LINES} of {len(members)} drawn"
         ax.set_title(title, fontsize=9)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
         fig.tight_layout()
         fig.savefig(os.path.join(out_dir, "plots", f"group_{gi + 1}.png"), dpi=110)
         plt.close(fig)

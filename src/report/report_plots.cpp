@@ -46,6 +46,70 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+/// An axis whose positive values span this ratio or more is drawn on a log scale: powers of two from 2^10 to 2^14
+/// already, decades always.
+constexpr double kLogSpan = 16;
+
+/// What the hypotheses' speedup plot needs of each hypothesis: its variants, threshold, verdict, and each matched
+/// point's axes and ratio time(than) / time(faster), with the run's size axis to draw them against.
+Json hypotheses_spec(const ReportContext& c) {
+  Json out = Json::array();
+  const Json& hyps = c.analysis().value("hypotheses", Json::array());
+  int k = 0;
+  for (const Json& h : hyps) {
+    ++k;
+    const std::size_t run = h.value("run", std::size_t{0});
+    if (run >= c.runs().size()) continue;
+    Json points = Json::array();
+    for (const Json& p : h.value("points", Json::array()))
+      points.push_back(Json{{"axes", p.value("axes", Json::object())},
+                            {"ratio", p.value("ratio", Json())},
+                            {"passed", p.value("passed", false)}});
+    out.push_back(Json{{"run", run},
+                       {"index", k},
+                       {"faster", h.value("faster", Json())},
+                       {"than", h.value("than", Json())},
+                       {"by_at_least", h.value("by_at_least", Json())},
+                       {"verdict", h.value("verdict", Json())},
+                       {"x", c.runs()[run].size_axis},
+                       {"points", points}});
+  }
+  return out;
+}
+
+/// The winner heatmap of each run with two varying axes besides the launch mode: its size axis (else its first
+/// varying numeric axis) across, the other varying axis with the most values down; each group's winner, margin and
+/// significance (the script shows the most frequent winner of a cell's groups).
+Json winners_spec(const ReportContext& c) {
+  Json out = Json::array();
+  for (const auto& run : c.runs()) {
+    std::string cols = contains(run.varying, run.size_axis) ? run.size_axis : "";
+    for (const auto& a : run.varying)
+      if (cols.empty() && values_of(run, a).numeric) cols = a;
+    std::string rows;
+    std::size_t most = 1;
+    for (const auto& a : run.varying) {
+      const std::size_t n = values_of(run, a).values.size();
+      if (a != cols && n > most) rows = a, most = n;
+    }
+    if (cols.empty() && rows.empty()) continue;
+    Json groups = Json::array();
+    for (const Json* g : c.groups(run.number))
+      if (g->contains("runner_up") && (*g)["runner_up"].is_string())
+        groups.push_back(Json{{"axes", g->value("axes", Json::object())},
+                              {"winner", g->value("winner", Json())},
+                              {"margin_ratio", g->value("margin_ratio", Json())},
+                              {"significant", g->value("significant", false)}});
+    if (!groups.empty())
+      out.push_back(Json{{"run", run.number},
+                         {"experiment", run.experiment_name()},
+                         {"cols", cols},
+                         {"rows", rows},
+                         {"groups", groups}});
+  }
+  return out;
+}
+
 PlotFigure figure(const ReportRun& run, const std::string& x, const std::string& series,
                   const std::vector<std::string>& facets, const std::string& title) {
   PlotFigure f;
@@ -53,7 +117,7 @@ PlotFigure figure(const ReportRun& run, const std::string& x, const std::string&
   f.experiment = run.experiment_name();
   f.x = x;
   const AxisValues xs = values_of(run, x);
-  f.x_scale = xs.numeric && xs.lo > 0 && xs.hi / xs.lo >= 100 ? "log" : "linear";
+  f.x_scale = xs.numeric && xs.lo > 0 && xs.hi / xs.lo >= kLogSpan ? "log" : "linear";
   f.series = series.empty() ? "variant" : series;
   for (const auto& a : facets)
     if (a != x && a != f.series && contains(run.varying, a) && !contains(f.facets, a)) f.facets.push_back(a);
@@ -114,6 +178,8 @@ void write_plot_specs(const ReportContext& c, const fs::path& file, std::size_t 
                   {"ceilings", "ceilings.json"},
                   {"figures", figures},
                   {"roofline", {{"marker", kModeAxis}}},
+                  {"hypotheses", hypotheses_spec(c)},
+                  {"winners", winners_spec(c)},
                   {"max_time_plots", max_time_plots}};
   std::ofstream f = open_for_write(file);
   f << spec.dump(2) << '\n';

@@ -19,7 +19,7 @@ struct PlotFigure {
   std::size_t run = 0;              ///< ReportRun::number
   std::string experiment;           ///< the run's experiment name ("" if unknown)
   std::string x;                    ///< the numeric axis on the horizontal
-  std::string x_scale = "linear";   ///< "log" when every x value is positive and they span >= 100×
+  std::string x_scale = "linear";   ///< "log" when every x value is positive and they span >= 16× (2^10..2^14)
   std::string series = "variant";   ///< one line (colour) per value of this: "variant" or an axis
   std::vector<std::string> facets;  ///< one panel per combination of these axes' values (only varying ones)
   /// One line style per value of this axis ("" for none): of the varying axes the figure does not use
@@ -37,7 +37,10 @@ struct PlotFigure {
 std::vector<PlotFigure> plot_figures(const ReportContext& context);
 
 /// Writes plots.json for the plotting script: {"points": "points.csv", "ceilings": "ceilings.json",
-/// "figures": [PlotFigure as an object with the same field names], "roofline": {"marker": kModeAxis}}. The
+/// "figures": [PlotFigure as an object with the same field names], "roofline": {"marker": kModeAxis},
+/// "hypotheses": [{run, index, faster, than, by_at_least, verdict, x (the run's size axis), points: [{axes, ratio,
+/// passed}]}] (the speedup plot), "winners": [{run, experiment, cols, rows (two varying axes), groups: [{axes, winner,
+/// margin_ratio, significant}]}] (the winner heatmap)}. The
 /// script adds "drawn": [{file, title}], the PNGs it wrote. `max_time_plots` (also written) caps the time figures the
 /// script draws (each figure of `figures` is one PNG per combination of its split axes, so a result with a replica
 /// or seed axis asks for hundreds); the script writes "not_drawn", the count it left out. 0: no cap.
