@@ -143,7 +143,7 @@
       if (haveCharts) {
         const [box, canvas] = chartBox(70 + 46 * data.hypotheses.length);
         hs.append(box);
-        const labels = data.hypotheses.map((h) => "H" + h.index + ": " + h.faster + " vs " + h.than);
+        const labels = data.hypotheses.map((h) => "H" + h.number + ": " + h.faster + " vs " + h.than);
         new Chart(canvas, {
           type: "bar",
           data: {
@@ -163,7 +163,7 @@
         });
       } else noCharts(hs);
       hs.append(table(["hypothesis", "when", "threshold", "verdict", "matched", "passed", "ratio min / median / max", "reason"],
-        data.hypotheses.map((h) => ["H" + h.index + ": " + h.faster + " faster than " + h.than, h.when_text, ratio(h.by_at_least),
+        data.hypotheses.map((h) => ["H" + h.number + ": " + h.faster + " faster than " + h.than, h.when_text, ratio(h.by_at_least),
           h.verdict + (h.host_verdict ? " (host: " + h.host_verdict + ")" : ""), h.matched, h.passed,
           ratio(h.ratio_min) + " / " + ratio(h.ratio_median) + " / " + ratio(h.ratio_max), h.reason])));
     }

@@ -360,7 +360,7 @@ def hypotheses_figure(hypotheses, out_dir, plots):
             ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}×"))
             ax.set_xlabel(x_axis)
             ax.set_ylabel(f"time({h['than']}) / time({h['faster']})")
-            ax.set_title(f"H{h['index']}: is {h['faster']} ≥ {h.get('by_at_least', 1):g}× faster than {h['than']}?\n"
+            ax.set_title(f"H{h['number']}: is {h['faster']} ≥ {h.get('by_at_least', 1):g}× faster than {h['than']}?\n"
                          f"{h.get('verdict')}: {sum(bool(p.get('passed')) for p in pts)} of {len(pts)} points reach it",
                          fontsize=10)
             ax.grid(True, which="major", alpha=0.35)

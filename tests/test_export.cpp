@@ -105,12 +105,13 @@ TEST(Outputs, EveryRowMakesItsOutputAndNamesAreUniqueWithinAProduct) {
     args.file = no_file;
     EXPECT_NE(row.make(args), nullptr) << row.name;
   }
-  EXPECT_EQ(labrun::output_names(labrun::Product::diff, true), "table (default), markdown or json");
+  EXPECT_EQ(labrun::output_names(labrun::Product::diff, true), "table (default), markdown, json or html");
   EXPECT_EQ(labrun::output_names(labrun::Product::history), "table, markdown or json");
   EXPECT_EQ(labrun::find_output(labrun::Product::history, "")->name, "table");
   std::vector<std::string> report;
   for (const labrun::OutputRow* row : labrun::outputs_of(labrun::Product::report)) report.push_back(row->name);
-  EXPECT_EQ(report, (std::vector<std::string>{"points.csv", "ceilings.json", "plots.json", "*.png", "report.md"}));
+  EXPECT_EQ(report, (std::vector<std::string>{"points.csv", "ceilings.json", "plots.json", "*.png", "report.md",
+                                              "index.html"}));
 }
 
 TEST(Export, OnlyOkUnflaggedTimedPointsLeaveAsNumbers) {

@@ -80,8 +80,10 @@ int make_report(const std::vector<std::string>& paths, const std::string& out_di
     const fs::path md_path = fs::path(out_dir) / "report.md";
     const std::size_t points = context.point_count();
     out << "labrun report: " << points << " points from " << paths.size() << (paths.size() == 1 ? " file" : " files")
-        << " -> " << md_path.string() << ", " << (fs::path(out_dir) / "points.csv").string() << ", "
-        << build.plots.size() << (build.plots.size() == 1 ? " plot" : " plots") << "\n";
+        << " -> " << md_path.string() << ", "
+        << (options.html ? (fs::path(out_dir) / "index.html").string() + ", " : std::string())
+        << (fs::path(out_dir) / "points.csv").string() << ", " << build.plots.size()
+        << (build.plots.size() == 1 ? " plot" : " plots") << "\n";
   } catch (const OutputError& e) {
     err << "labrun report: " << e.what() << "\n";
     return kExitOutput;
@@ -104,6 +106,7 @@ struct ReportCommandOptions {
   std::vector<std::string> paths;  ///< as given: files, comma-separated lists or folders
   std::string dir = "report";
   bool no_plots = false;
+  bool no_html = false;
   std::size_t max_plots = ReportOptions{}.max_plots;
   bool force = false;
 };
@@ -112,6 +115,7 @@ struct ReportCommandOptions {
 int run_report(const ReportCommandOptions& o) {
   ReportOptions options;
   options.plots = !o.no_plots;
+  options.html = !o.no_html;
   options.max_plots = o.max_plots;
   options.replace = o.force;
   return cmd_report(result_paths(o.paths), o.dir, std::cout, std::cerr, options);
@@ -125,6 +129,7 @@ Command add_report_command(CLI::App& app, const CommandContext&) {
   report->add_option("results", o->paths, "result files: .jsonl files, comma-separated lists or folders")->required();
   report->add_option("-o,--output", o->dir, "output folder (default ./report)");
   report->add_flag("--no-plots", o->no_plots, "skip the matplotlib plots");
+  report->add_flag("--no-html", o->no_html, "skip index.html, the HTML view (docs/html.md)");
   report->add_option("--max-plots", o->max_plots, "draw at most this many time plots (0: all; rooflines always)")
       ->capture_default_str()
       ->check(count_validator());

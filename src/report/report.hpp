@@ -18,6 +18,8 @@ class Registry;
 struct ReportOptions {
   /// Draw plots (needs python3 with matplotlib; failure to plot is a warning, never an error).
   bool plots = true;
+  /// Write index.html, the HTML view (docs/html.md); --no-html leaves it out.
+  bool html = true;
   /// At most this many time-vs-axis PNGs (the rooflines, one per run, are always drawn); the report says how
   /// many more there were. 0: no cap. Matplotlib takes about 1.3 s a figure of 100,000 points on one core.
   std::size_t max_plots = 16;

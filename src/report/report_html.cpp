@@ -113,7 +113,7 @@ Json hypotheses_json(const ReportContext& c) {
     Json x = h;
     x.erase("points");
     x.erase("counterexamples");
-    x["index"] = ++k;
+    x["number"] = ++k;
     x["when_text"] = describe_when(h.value("when", Json()));
     out.push_back(std::move(x));
   }
@@ -139,6 +139,7 @@ Json groups_json(const ReportContext& c) {
 class ReportHtml final : public Output {
  public:
   void report(ReportBuild& b, const std::filesystem::path& file) override {
+    if (!b.options.html) return;
     const HtmlAssets assets = html_assets();
     b.err << html_assets_warning("report", assets);
     const ReportContext& c = b.context;

@@ -66,7 +66,7 @@ Json hypotheses_spec(const ReportContext& c) {
                             {"ratio", p.value("ratio", Json())},
                             {"passed", p.value("passed", false)}});
     out.push_back(Json{{"run", run},
-                       {"index", k},
+                       {"number", k},
                        {"faster", h.value("faster", Json())},
                        {"than", h.value("than", Json())},
                        {"by_at_least", h.value("by_at_least", Json())},

@@ -38,7 +38,7 @@ std::vector<PlotFigure> plot_figures(const ReportContext& context);
 
 /// Writes plots.json for the plotting script: {"points": "points.csv", "ceilings": "ceilings.json",
 /// "figures": [PlotFigure as an object with the same field names], "roofline": {"marker": kModeAxis},
-/// "hypotheses": [{run, index, faster, than, by_at_least, verdict, x (the run's size axis), points: [{axes, ratio,
+/// "hypotheses": [{run, number, faster, than, by_at_least, verdict, x (the run's size axis), points: [{axes, ratio,
 /// passed}]}] (the speedup plot), "winners": [{run, experiment, cols, rows (two varying axes), groups: [{axes, winner,
 /// margin_ratio, significant}]}] (the winner heatmap)}. The
 /// script adds "drawn": [{file, title}], the PNGs it wrote. `max_time_plots` (also written) caps the time figures the
