@@ -4,7 +4,7 @@
 # Usage (from the repository root, labrun built in build/):
 #   bash results/h200/diff/across-gpus/run.sh > results/h200/diff/across-gpus/summary.txt
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../../.." && pwd)
+here=$(cd "$(dirname "$0")" && pwd); root=$(cd "$here/../../../.." && pwd)
 labrun=${LABRUN:-$root/build/labrun}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 declare -A file=(
