@@ -379,7 +379,7 @@
       pbody.replaceChildren(nav, t);
     }
     function showDetail(p) {
-      const n = p.note || {};
+      const n = p.note || { measured: "not in this page: a page of more than 20,000 points holds the notes of its failed, suspect and selected points only; every note is in its record's interpretation" };
       detail.replaceChildren(el("h3", {}, p.variant + ": " + axesText(p.axes)),
         envList([["status", p.status + (p.reason ? ": " + p.reason : "")], ["median time", time(p.time_s) + " [" + time(p.ci95_low_s) + ", " + time(p.ci95_high_s) + "]" + (p.host_paced ? " (host submission)" : "")],
           ["measured", n.measured], ["likely bound", n.bound], ["evidence", n.evidence], ["next change", n.next_change],

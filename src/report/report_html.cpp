@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -64,7 +65,12 @@ std::string correctness_text(const PointRecord& p) {
                      o.abs_error(), o.tolerance(), o.value(), o.reference());
 }
 
-Json point_json(const ReportRun& r, const PointRecord& p) {
+/// A page of more points than this embeds the five-part note only of its failed, suspect and representative points
+/// (ReportContext::representative_points): a note is about 2 KB, and a 100,000-point page would otherwise hold
+/// 270 MB. Every note stays in its record's interpretation.
+constexpr std::size_t kMaxNotedPoints = 20000;
+
+Json point_json(const ReportRun& r, const PointRecord& p, bool with_note) {
   const Interpretation& in = C::interpretation(p);
   const IterationTime t = C::iteration_time(p);
   Json warnings = Json::array();
@@ -93,12 +99,12 @@ Json point_json(const ReportRun& r, const PointRecord& p) {
               {"bandwidth_Bps", number(in.achieved_bandwidth_Bps)},
               {"of_memory", number(in.fraction_of.memory_ceiling)},
               {"of_roofline", number(in.fraction_of.roofline)},
-              {"note",
-               {{"measured", n.measured},
-                {"bound", n.bound},
-                {"evidence", n.evidence},
-                {"next_change", n.next_change},
-                {"other_cause_checked", n.other_cause_checked}}},
+              {"note", with_note ? Json{{"measured", n.measured},
+                                        {"bound", n.bound},
+                                        {"evidence", n.evidence},
+                                        {"next_change", n.next_change},
+                                        {"other_cause_checked", n.other_cause_checked}}
+                                  : Json(nullptr)},
               {"correctness", correctness_text(p)},
               {"warnings", warnings},
               {"kernels", kernels}};
@@ -154,11 +160,17 @@ class ReportHtml final : public Output {
           << ",\"groups\":" << html_json(groups_json(c))
           << ",\"crossovers\":" << html_json(c.analysis().value("crossovers", Json::array())) << ",\"points\":[";
       bool first = true;
-      for (const auto& r : c.runs())
+      const bool all_notes = c.point_count() <= kMaxNotedPoints;
+      for (const auto& r : c.runs()) {
+        std::set<const PointRecord*> selected;
+        if (!all_notes)
+          for (const PointRecord* p : c.representative_points(r.number)) selected.insert(p);
         for (const auto& p : r.points) {
-          out << (first ? "" : ",") << html_json(point_json(r, p));
+          const bool note = all_notes || selected.count(&p) || is_failure(p.status) || C::interpretation(p).suspect;
+          out << (first ? "" : ",") << html_json(point_json(r, p, note));
           first = false;
         }
+      }
       out << "]}";
     });
     close_or_throw(f, file);
