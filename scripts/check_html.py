@@ -40,6 +40,8 @@ def main():
     except Exception as e:  # no selenium, chromium or chromedriver
         print(f"check_html: cannot start headless Chromium: {e}", file=sys.stderr)
         return 2
+    if a.shots:
+        os.makedirs(a.shots, exist_ok=True)
     failed = 0
     try:
         for page in a.pages:

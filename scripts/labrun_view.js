@@ -10,8 +10,9 @@
   const data = JSON.parse(document.getElementById("labrun-data").textContent);
   const root = document.getElementById("labrun");
   const haveCharts = typeof Chart !== "undefined";
-  const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-                   "#7f7f7f", "#bcbd22", "#393b79", "#ad494a", "#637939", "#843c39", "#7b4173", "#3182bd"];
+  // matplotlib's default colour cycle (tab10), in the same first-seen order as the PNGs, so a variant has one colour.
+  const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                   "#bcbd22", "#17becf"];
   if (haveCharts) {
     Chart.defaults.animation = false;
     Chart.defaults.font.size = 12;
@@ -115,8 +116,16 @@
     const allAxes = [...new Set(data.runs.flatMap((r) => r.varying))];
     const variants = [...new Set(points.map((p) => p.variant))];
     variants.forEach(colorOf);
-    const filter = { variants: new Set(variants), axes: {} };
+    // Several runs are never pooled by default: the first is shown, the selector picks another or all of them.
+    const filter = { variants: new Set(variants), axes: {}, run: data.runs.length > 1 ? String(data.runs[0].run) : "" };
     const fsec = section("Filters", "filters");
+    if (data.runs.length > 1) {
+      const rsel = el("select", {}, el("option", { value: "" }, "all runs (pooled)"),
+        ...data.runs.map((r) => el("option", { value: String(r.run) }, "run " + r.run + ": " + r.file)));
+      rsel.value = filter.run;
+      rsel.addEventListener("change", () => { filter.run = rsel.value; redraw(); });
+      fsec.append(el("div", { class: "filters" }, el("label", {}, "run ", rsel)));
+    }
     const vbox = el("div", { class: "filters" }, "variants: ");
     for (const v of variants) {
       const cb = el("input", { type: "checkbox", checked: "" });
@@ -132,7 +141,8 @@
       abox.append(el("label", {}, a + " ", sel));
     }
     fsec.append(abox);
-    const shown = (p) => filter.variants.has(p.variant) &&
+    const inRun = (x) => !filter.run || String(x.run) === filter.run;
+    const shown = (p) => inRun(p) && filter.variants.has(p.variant) &&
       Object.entries(filter.axes).every(([a, v]) => !v || !(p.axes && a in p.axes) || String(p.axes[a]) === v);
 
     // Hypotheses: each one's measured ratio range against its threshold.
@@ -143,7 +153,7 @@
       if (haveCharts) {
         const [box, canvas] = chartBox(70 + 46 * data.hypotheses.length);
         hs.append(box);
-        const labels = data.hypotheses.map((h) => "H" + h.number + ": " + h.faster + " vs " + h.than);
+        const labels = data.hypotheses.map((h) => "H" + h.number + (data.runs.length > 1 ? " (run " + h.run + ")" : "") + ": " + h.faster + " vs " + h.than);
         new Chart(canvas, {
           type: "bar",
           data: {
@@ -159,7 +169,10 @@
           },
           options: { indexAxis: "y", maintainAspectRatio: false,
             plugins: { title: { display: true, text: "Does each hypothesis reach its threshold?" } },
-            scales: { x: { type: "logarithmic", title: { display: true, text: "time(than) / time(faster)" } } } },
+            scales: { x: { type: "logarithmic", title: { display: true, text: "time(than) / time(faster)" },
+              min: Math.min(...data.hypotheses.flatMap((h) => [h.ratio_min, h.by_at_least]).filter(finite)) / 1.1,
+              max: Math.max(...data.hypotheses.flatMap((h) => [h.ratio_max, h.by_at_least]).filter(finite)) * 1.1,
+              ticks: { callback: (v) => (logTicks(v) !== null ? ratio(v) : null) } } } },
         });
       } else noCharts(hs);
       hs.append(table(["hypothesis", "when", "threshold", "verdict", "matched", "passed", "ratio min / median / max", "reason"],
@@ -187,7 +200,7 @@
     }
     function drawWinners() {
       wbody.replaceChildren();
-      const groups = data.groups.filter((g) => Object.entries(filter.axes).every(([a, v]) => !v || a === pick.rows || a === pick.cols ||
+      const groups = data.groups.filter((g) => inRun(g) && Object.entries(filter.axes).every(([a, v]) => !v || a === pick.rows || a === pick.cols ||
         !(a in g.axes) || String(g.axes[a]) === v) && filter.variants.has(g.winner));
       if (!groups.length) { wbody.append(el("p", {}, "No group with a winner under these filters.")); return; }
       const sortVals = (vals) => vals.sort((a, b) => (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b))));
@@ -235,11 +248,12 @@
         Object.entries(held).every(([a, v]) => !(a in p.axes) || String(p.axes[a]) === v));
       const lines = new Map();
       for (const p of sel) {
-        const k = p.variant;
+        const k = (!filter.run && data.runs.length > 1 ? "run " + p.run + " · " : "") + p.variant;
         if (!lines.has(k)) lines.set(k, { variant: p.variant, pts: [] });
         lines.get(k).pts.push(p);
       }
       const keys = [...lines.keys()];
+      if (!keys.length) { tbox.replaceChildren(el("p", {}, "No point under these filters ran ok with a time: nothing to draw.")); return; }
       const datasets = [];
       const dashes = [[], [6, 3], [2, 2], [8, 3, 2, 3]];
       keys.slice(0, 48).forEach((k, i) => {
@@ -285,7 +299,7 @@
     const cbox = el("div");
     csec.append(cbox);
     function drawCrossovers() {
-      const xs = (data.crossovers || []).filter((x) => filter.variants.has(x.faster_below) && filter.variants.has(x.faster_above) &&
+      const xs = (data.crossovers || []).filter((x) => inRun(x) && filter.variants.has(x.faster_below) && filter.variants.has(x.faster_above) &&
         Object.entries(filter.axes).every(([a, v]) => !v || !x.fixed || !(a in x.fixed) || String(x.fixed[a]) === v))
         .sort((a, b) => Math.min(b.ratio_below, b.ratio_above) - Math.min(a.ratio_below, a.ratio_above));
       cbox.replaceChildren(xs.length ? table(["axis", "between", "at ≈", "faster below → above", "margin below", "margin above", "significant", "other axes"],
@@ -303,16 +317,20 @@
     let roofChart = null;
     function drawRoofline() {
       rbox.replaceChildren();
-      const run = data.runs.find((r) => finite(r.memory_Bps) && finite(r.compute_flop_per_s));
-      if (!run) { rbox.append(el("p", {}, "No run measured both ceilings (the host backend has none): no roofline.")); return; }
+      const roofed = data.runs.filter((r) => inRun(r) && finite(r.memory_Bps) && finite(r.compute_flop_per_s));
+      if (!roofed.length) { rbox.append(el("p", {}, "No run shown measured both ceilings (the host backend has none): no roofline.")); return; }
       if (!haveCharts) { noCharts(rbox); return; }
-      const sel = points.filter((p) => shown(p) && p.status === "ok" && finite(p.intensity_flop_per_byte) && p.intensity_flop_per_byte > 0 && finite(p.flop_per_s) && p.flop_per_s > 0);
+      const roofRuns = new Set(roofed.map((r) => r.run));
+      const sel = points.filter((p) => shown(p) && roofRuns.has(p.run) && p.status === "ok" && finite(p.intensity_flop_per_byte) && p.intensity_flop_per_byte > 0 && finite(p.flop_per_s) && p.flop_per_s > 0);
       if (!sel.length) { rbox.append(el("p", {}, "No point under these filters does floating-point work.")); return; }
       const ai = sel.map((p) => p.intensity_flop_per_byte);
-      const lo = Math.min(...ai, run.compute_flop_per_s / run.memory_Bps) / 4, hi = Math.max(...ai, run.compute_flop_per_s / run.memory_Bps) * 4;
-      const ridge = run.compute_flop_per_s / run.memory_Bps;
-      const datasets = [{ type: "line", label: "roof (run " + run.run + ")", data: [{ x: lo, y: lo * run.memory_Bps }, { x: ridge, y: run.compute_flop_per_s }, { x: hi, y: run.compute_flop_per_s }],
-        borderColor: "#000", pointRadius: 0, borderWidth: 2 }];
+      const ridges = roofed.map((r) => r.compute_flop_per_s / r.memory_Bps);
+      const lo = Math.min(...ai, ...ridges) / 4, hi = Math.max(...ai, ...ridges) * 4;
+      const datasets = roofed.map((run, i) => {
+        const ridge = run.compute_flop_per_s / run.memory_Bps;
+        return { type: "line", label: "roof of run " + run.run, data: [{ x: lo, y: lo * run.memory_Bps }, { x: ridge, y: run.compute_flop_per_s }, { x: hi, y: run.compute_flop_per_s }],
+          borderColor: "#000", borderDash: [[], [6, 3], [2, 2]][i % 3], pointRadius: 0, borderWidth: 2 };
+      });
       for (const v of variants) {
         const vp = sel.filter((p) => p.variant === v);
         if (!vp.length) continue;
@@ -367,7 +385,7 @@
       const rows = sel.slice(page * PAGE, page * PAGE + PAGE).map((p) => {
         const tr = el("tr", { class: "clickable", onclick: () => showDetail(p) },
           el("td", {}, p.variant), el("td", {}, axesText(p.axes)), el("td", {}, p.status + (p.suspect ? " (suspect)" : "")),
-          el("td", {}, time(p.time_s)), el("td", {}, "[" + time(p.ci95_low_s) + ", " + time(p.ci95_high_s) + "]"),
+          el("td", {}, time(p.time_s) + (p.host_paced ? " (submit)" : "")), el("td", {}, "[" + time(p.ci95_low_s) + ", " + time(p.ci95_high_s) + "]"),
           el("td", {}, p.bound || ""), el("td", {}, si(p.bandwidth_Bps, "B/s")), el("td", {}, pct(p.of_memory)));
         return tr;
       });
@@ -387,6 +405,9 @@
           ["warnings", p.warnings.map((w) => w.kind + ": " + w.message).join("; ")], ["id", p.id]]));
       if (p.kernels && p.kernels.length)
         detail.append(table(["kernel", "time", "bandwidth"], p.kernels.map((k) => [k.op, time(k.time_s), si(k.bandwidth_Bps, "B/s")])));
+      if (p.host_paced) detail.append(el("p", {}, "This eager loop is host-paced: what an iteration costs is the host's submission time shown above; " +
+        "the note's device time and the bandwidth are the GPU's (docs/metrics.md)."));
+      detail.scrollIntoView({ block: "nearest" });
     }
 
     function redraw() { drawWinners(); drawTime(); drawCrossovers(); drawRoofline(); drawPoints(); }
@@ -436,10 +457,12 @@
             categoryPercentage: 1, grouped: false },
         ] },
         options: { indexAxis: "y", maintainAspectRatio: false,
-          plugins: { title: { display: true, text: "Which points changed beyond the minimum effect? (" + rows.length + " of " + pts.length + ")" }, legend: { position: "top" },
+          plugins: { title: { display: true, text: "Which points moved beyond the minimum effect? (" + rows.length + " of " + pts.length + " shown" + (onlyChanged.checked ? ": those not same" : "") + ")" }, legend: { position: "top" },
             tooltip: { callbacks: { label: (ctx) => { const p = rows[ctx.dataIndex]; const v = iv(p);
               return p.verdict + ": " + ratio(v[0]) + " [" + ratio(v[1]) + ", " + ratio(v[2]) + "] " + time(p.base_median_s) + " → " + time(p.new_median_s); } } } },
-          scales: { x: { type: "logarithmic", title: { display: true, text: "new / base" } }, y: { ticks: { autoSkip: false, font: { size: 10 } } } } },
+          scales: { x: { type: "logarithmic", title: { display: true, text: "new / base" },
+            min: Math.min(1 / (1 + e), ...rows.map((p) => iv(p)[1]).filter(finite)) / 1.02, max: Math.max(1 + e, ...rows.map((p) => iv(p)[2]).filter(finite)) * 1.02,
+            ticks: { callback: (v) => (logTicks(v) !== null ? ratio(v) : null) } }, y: { ticks: { autoSkip: false, font: { size: 10 } } } } },
       });
     }
     onlyChanged.addEventListener("change", drawForest);
@@ -479,19 +502,24 @@
       const [box, canvas] = chartBox(380);
       sec.append(box, list);
       const datasets = [];
-      members.slice(0, 8).forEach((st) => {
+      const drawn = members.slice(0, 8);
+      const axesOf = (key) => Object.fromEntries((key.split("/")[2] || "").split(",").filter((a) => a.includes("=")).map((a) => a.split("=")));
+      const differ = [...new Set(drawn.flatMap((st) => Object.keys(axesOf(st.key))))].filter((a) => new Set(drawn.map((st) => axesOf(st.key)[a])).size > 1);
+      const shortKey = (key) => key.split("/")[1] + (differ.length ? " " + differ.map((a) => a + "=" + axesOf(key)[a]).join(",") : "");
+      const named = [...new Set(members.map((st) => st.key.split("/")[1]))];
+      drawn.forEach((st) => {
         const se = seriesById.get(st.id);
         if (!se) return;
         const c = colorOf(st.key);
         const rs = se.runs.filter((r) => finite(r.time_s));
-        datasets.push({ label: st.key, data: rs.map((r) => ({ x: labels[r.commit], y: r.time_s, r })), borderColor: c, backgroundColor: c, pointRadius: rs.map((r) => (h.commits[r.commit].sha === st.after ? 7 : 3)),
+        datasets.push({ label: shortKey(st.key), data: rs.map((r) => ({ x: labels[r.commit], y: r.time_s, r })), borderColor: c, backgroundColor: c, pointRadius: rs.map((r) => (h.commits[r.commit].sha === st.after ? 7 : 3)),
           pointStyle: rs.map((r) => (h.commits[r.commit].sha === st.after ? "triangle" : "circle")) });
-        datasets.push({ label: st.key + " (95%)", band: true, data: rs.map((r) => ({ x: labels[r.commit], y: r.ci_high_s })), borderWidth: 0, pointRadius: 0, backgroundColor: alpha(c, 0.18), fill: "+1" });
-        datasets.push({ label: st.key + " (low)", band: true, data: rs.map((r) => ({ x: labels[r.commit], y: r.ci_low_s })), borderWidth: 0, pointRadius: 0, fill: false });
+        datasets.push({ label: shortKey(st.key) + " (95%)", band: true, data: rs.map((r) => ({ x: labels[r.commit], y: r.ci_high_s })), borderWidth: 0, pointRadius: 0, backgroundColor: alpha(c, 0.18), fill: "+1" });
+        datasets.push({ label: shortKey(st.key) + " (low)", band: true, data: rs.map((r) => ({ x: labels[r.commit], y: r.ci_low_s })), borderWidth: 0, pointRadius: 0, fill: false });
       });
       new Chart(canvas, { type: "line", data: { labels, datasets },
         options: { maintainAspectRatio: false,
-          plugins: { title: { display: true, text: "Did " + (members[0] ? members[0].key.split("/")[1] : "these points") + " step at " + g.after.slice(0, 8) + "? (triangle: the step)" },
+          plugins: { title: { display: true, text: "Did " + named.slice(0, 4).join(", ") + (named.length > 4 ? " and " + (named.length - 4) + " more" : "") + " step at " + g.after.slice(0, 8) + "? (triangle: the step; the " + drawn.length + " largest of " + members.length + " drawn)" },
             legend: { labels: { filter: (item, d) => !d.datasets[item.datasetIndex].band } },
             tooltip: { filter: (item) => !item.dataset.band, callbacks: { title: (items) => commitLabel(h.commits[items[0].raw.r.commit]),
               label: (ctx) => ctx.dataset.label + ": " + time(ctx.raw.y) + " [" + time(ctx.raw.r.ci_low_s) + ", " + time(ctx.raw.r.ci_high_s) + "]" } } },

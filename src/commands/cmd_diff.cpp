@@ -103,6 +103,10 @@ int run_diff(const DiffCommandOptions& o) {
   const int rc = cmd_diff(result_paths(o.base_arg), result_paths(o.new_arg), options, o.format, text, std::cerr);
   if (rc == kDiffBadInput) return rc;
   try {
+    // A folder the file names that does not exist yet is made, as report -o makes its folder.
+    if (const auto parent = std::filesystem::path(o.output).parent_path(); !parent.empty())
+      if (std::filesystem::create_directories(parent, ec); ec)
+        throw OutputError("cannot create " + parent.string() + ": " + ec.message());
     write_beside_then_rename(o.output, o.force,
                              [&](const std::string& sibling) { write_text_file(sibling, text.str()); });
   } catch (const OutputError& e) {

@@ -148,7 +148,7 @@ int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
       write_history_report(history, folder->begin().string(), args.plot_script, args.max_plots, err);
       throw_if_interrupted();  // a plot script stopped by the same Ctrl-C is not a finished report
       folder->commit();
-      err << "labrun history: wrote " << args.report_dir << "/history.md\n";
+      err << "labrun history: wrote " << args.report_dir << "/history.md and " << args.report_dir << "/index.html\n";
     } catch (const OutputError& e) {
       err << "labrun history: " << e.what() << "\n";
       return kHistoryOutput;

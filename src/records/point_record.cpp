@@ -1114,13 +1114,20 @@ void load_file(const std::string& path, ResultSet& set, LoadDepth depth) {
 
 namespace {
 
-/// What neither report nor diff reads: `phases`, `correctness.detail`, device_state but the clocks and throttle
-/// state, the raw submit and host-probe samples, and the raw wall samples of a point that has device samples.
+/// What neither report nor diff reads: `phases`, `correctness.detail` but the comparison the point reports (its
+/// worst element, shown in the report's drill-down), device_state but the clocks and throttle state, the raw submit
+/// and host-probe samples, and the raw wall samples of a point that has device samples.
 void trim_unread(PointRecord& p) {
   p.phases = Json();
   p.launches.reset();
   if (p.correctness) {
-    p.correctness->outcome.comparisons.clear();
+    CheckOutcome& o = p.correctness->outcome;
+    if (const CheckResult* reported = o.reported()) {
+      CheckResult kept = *reported;  // passed() reads the same of it alone: it is a failed one if any failed
+      o.comparisons.assign(1, std::move(kept));
+    } else {
+      o.comparisons.clear();
+    }
     p.correctness->as_written = Json();
   }
   // device_state keeps what device_state_of() reads (clocks, throttle flag and reasons, the tenants), not temperature

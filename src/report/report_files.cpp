@@ -46,7 +46,7 @@ class ReportMd final : public Output {
  public:
   void report(ReportBuild& b, const std::filesystem::path& file) override {
     std::ofstream md = open_for_write(file);
-    md << render_report(b.context, b.paths, b.plots, b.not_drawn, b.options.max_plots);
+    md << render_report(b.context, b.paths, b.plots, b.not_drawn, b.options.max_plots, b.options.html);
     close_or_throw(md, file);
   }
 };

@@ -104,7 +104,7 @@ Json point_json(const ReportRun& r, const PointRecord& p, bool with_note) {
                                         {"evidence", n.evidence},
                                         {"next_change", n.next_change},
                                         {"other_cause_checked", n.other_cause_checked}}
-                                  : Json(nullptr)},
+                                 : Json(nullptr)},
               {"correctness", correctness_text(p)},
               {"warnings", warnings},
               {"kernels", kernels}};

@@ -309,7 +309,7 @@ void plots_section(const Json& plots, std::size_t not_drawn, std::size_t max_plo
   }
 }
 
-void winners_section(const ReportContext& c, std::ostream& md) {
+void winners_section(const ReportContext& c, std::ostream& md, bool html) {
   md << "## Winners\n\n"
         "The fastest variant at each point (same axes), its margin over the runner-up (time ratio), and whether the "
         "margin is beyond the noise (the medians' 95% confidence intervals do not overlap).\n\n";
@@ -332,8 +332,8 @@ void winners_section(const ReportContext& c, std::ostream& md) {
         return num(*a, {"margin_ratio"}) > num(*b, {"margin_ratio"});
       });
       gs.resize(kMaxWinnerRows);
-      md << " The " << kMaxWinnerRows << " widest margins below; every point in index.html (the winner map) and "
-         << code("points.csv") << ".";
+      md << " The " << kMaxWinnerRows << " widest margins below"
+         << (html ? "; every point in index.html's winner map." : " (index.html's winner map holds every point).");
     }
     md << "\n\n| point | winner | time | runner-up | time | margin | beyond noise "
           "|\n|---|---|---:|---|---:|---:|:---:|\n";
@@ -348,7 +348,7 @@ void winners_section(const ReportContext& c, std::ostream& md) {
 
 // Significant crossovers, most decisive first (the smaller of the two end ratios, largest first): the first 15
 // in a table; index.html lists them all.
-void crossover_tables(std::vector<const Json*> sig, std::ostream& md) {
+void crossover_tables(std::vector<const Json*> sig, std::ostream& md, bool html) {
   std::stable_sort(sig.begin(), sig.end(), [](const Json* a, const Json* b) {
     return std::min(num(*a, {"ratio_below"}), num(*a, {"ratio_above"})) >
            std::min(num(*b, {"ratio_below"}), num(*b, {"ratio_above"}));
@@ -372,10 +372,11 @@ void crossover_tables(std::vector<const Json*> sig, std::ostream& md) {
     md << "\n";
   };
   table(top);
-  if (sig.size() > top) md << "All " << sig.size() << " significant crossovers: index.html.\n\n";
+  if (sig.size() > top && html) md << "All " << sig.size() << " significant crossovers: index.html.\n\n";
+  if (sig.size() > top && !html) md << sig.size() - top << " more (index.html lists them: run without --no-html).\n\n";
 }
 
-void crossovers_section(const ReportContext& c, std::ostream& md) {
+void crossovers_section(const ReportContext& c, std::ostream& md, bool html) {
   md << "## Crossovers\n\n"
         "For each numeric axis, pair of variants and slice (all other axes fixed): where the faster of the two "
         "changes between consecutive axis values, the crossing interpolated where log(time ratio) is zero (in "
@@ -396,7 +397,7 @@ void crossovers_section(const ReportContext& c, std::ostream& md) {
         md << "\n\n";
         return;
       }
-      crossover_tables(sig, md);
+      crossover_tables(sig, md, html);
     };
     if (size.empty()) {
       part(other, other_sig);
@@ -695,26 +696,27 @@ void tables_section(const ReportContext& c, std::ostream& md) {
 }  // namespace
 
 std::string render_report(const ReportContext& c, const std::vector<std::string>& paths, const Json& plots,
-                          std::size_t not_drawn, std::size_t max_plots) {
+                          std::size_t not_drawn, std::size_t max_plots, bool html) {
   std::ostringstream head;
   head << "# labrun report\n\nFrom ";
   for (std::size_t i = 0; i < paths.size(); ++i) head << (i ? ", " : "") << code(paths[i]);
-  head << ": " << c.runs().size() << (c.runs().size() == 1 ? " run, " : " runs, ") << c.point_count()
-       << " points. The HTML view of every point (filters, winner map, roofline, notes): `index.html` beside this "
-          "file.\n\n";
+  head << ": " << c.runs().size() << (c.runs().size() == 1 ? " run, " : " runs, ") << c.point_count() << " points."
+       << (html ? " The HTML view of every point (filters, winner map, roofline, notes): `index.html` beside this file."
+                : "")
+       << "\n\n";
   using Section = std::function<void(std::ostream&)>;
   // What a reader needs first, always written.
   const std::vector<Section> first = {
       [&](std::ostream& md) { summary_section(c, md); },
       [&](std::ostream& md) { failed_section(c, md); },
       [&](std::ostream& md) { hypotheses_section(c, md); },
-      [&](std::ostream& md) { winners_section(c, md); },
+      [&](std::ostream& md) { winners_section(c, md, html); },
       [&](std::ostream& md) { experiment_sections(c, md); },
       [&](std::ostream& md) { plots_section(plots, not_drawn, max_plots, md); },
   };
   // Then, in order, each while the report stays under kMaxReportChars; a section that would pass it is named.
   const std::vector<std::pair<std::string, Section>> then = {
-      {"Crossovers", [&](std::ostream& md) { crossovers_section(c, md); }},
+      {"Crossovers", [&](std::ostream& md) { crossovers_section(c, md, html); }},
       {"Roofline", [&](std::ostream& md) { roofline_section(c, plots, md); }},
       {"Integrity checks", [&](std::ostream& md) { integrity_section(c, md); }},
       {"Suspect points", [&](std::ostream& md) { suspect_section(c, md); }},

@@ -25,7 +25,8 @@ namespace labrun {
 /// - Time and bandwidth by variant (tables over the groups).
 /// `not_drawn` time plots were left out for the cap `max_plots` (ReportOptions::max_plots); the plots section
 /// says so.
+/// `html`: whether index.html is written beside it (ReportOptions::html); report.md points to it only then.
 std::string render_report(const ReportContext& context, const std::vector<std::string>& paths, const Json& plots,
-                          std::size_t not_drawn = 0, std::size_t max_plots = 0);
+                          std::size_t not_drawn = 0, std::size_t max_plots = 0, bool html = true);
 
 }  // namespace labrun
