@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A user's workflow, end to end, from labrun's build in build/: install labrun into a temporary prefix; copy
-# examples/rownorm outside the repository; configure and build it with only that prefix (timed, cold) and run its
+# A user's workflow, end to end, from labrun's build in build/: install labrun into a temporary prefix; build and test
+# examples/scale (the first rung) against it; copy examples/rownorm outside the repository; configure and build it with only that prefix (timed, cold) and run its
 # ctest; then, in a scratch git repository of the example, three commits (the second makes the `block` variant 10x
 # slower on the host, the third changes only a comment), two host sweeps at each (5 processes), `diff` of the first
 # against the second (must exit 1 naming `block`), and `history --repo` over the three (one step, at the second).
@@ -11,6 +11,13 @@ work=${1:-$(mktemp -d /tmp/labrun-example.XXXXXX)}
 prefix=$work/prefix
 echo "example: installing labrun into $prefix"
 cmake --install "$repo/build" --prefix "$prefix" > "$work/install.log"
+# Rung 1 of the ladder (examples/README.md): the smallest experiment, built and tested against the prefix alone.
+scale=$work/scale
+rm -rf "$scale" && cp -r "$repo/examples/scale" "$scale"
+cmake -S "$scale" -B "$scale/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > "$work/scale-configure.log"
+cmake --build "$scale/build" -j"$(nproc)" > "$work/scale-build.log"
+ctest --test-dir "$scale/build" --output-on-failure
+echo "example: scale (rung 1, $(wc -l < "$scale/scale.cpp") lines) built and its sweep test passed"
 src=$work/rownorm
 rm -rf "$src" && cp -r "$repo/examples/rownorm" "$src"
 cd "$src"
