@@ -41,50 +41,42 @@ bool is_full_sha(const std::string& s) {
   return true;
 }
 
-/// `git -C repo rev-list --topo-order HEAD`: full shas, newest first. @throws BadInput when git fails.
-std::vector<std::string> rev_list(const std::string& repo) {
+/// The repository's commits as `git -C repo log --topo-order --format=%H%x09%s HEAD` lists them (the order of
+/// `git rev-list --topo-order HEAD`): full shas, newest first, and each one's subject line (for the HTML view).
+struct RevList {
+  std::vector<std::string> shas;
+  std::map<std::string, std::string> subjects;  ///< by full sha
+};
+
+/// One git call for both. @throws BadInput when git fails.
+RevList rev_list(const std::string& repo) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(repo, ec)) throw BadInput("--repo " + repo + ": not a folder");
   const fs::path out = fs::temp_directory_path() / ("labrun-history-revlist-" + std::to_string(::getpid()) + ".txt");
   SpawnOptions options;
   options.output = out.string();
-  const int rc = run_process({"git", "-C", repo, "rev-list", "--topo-order", "HEAD"}, options);
-  std::vector<std::string> shas;
+  const int rc = run_process({"git", "-C", repo, "log", "--topo-order", "--format=%H%x09%s", "HEAD"}, options);
+  RevList revs;
   std::string first_other;
   {
     std::ifstream in(out);
     for (std::string line; std::getline(in, line);) {
-      if (is_full_sha(line)) shas.push_back(line);
-      else if (first_other.empty()) first_other = line;
+      const std::size_t tab = line.find('\t');
+      const std::string sha = line.substr(0, tab);
+      if (is_full_sha(sha)) {
+        revs.shas.push_back(sha);
+        if (tab != std::string::npos) revs.subjects[sha] = line.substr(tab + 1);
+      } else if (first_other.empty()) {
+        first_other = line;
+      }
     }
   }
   fs::remove(out, ec);
-  if (rc != 0 || shas.empty())
-    throw BadInput("--repo " + repo + ": git rev-list --topo-order HEAD failed (exit status " + std::to_string(rc) +
-                   ")" + (first_other.empty() ? "" : ": " + first_other));
-  return shas;
-}
-
-/// Each commit's subject line (`git -C repo log --format=%H%x09%s HEAD`), by full sha; empty when git fails (the
-/// subjects only label the HTML view's commits).
-std::map<std::string, std::string> subjects(const std::string& repo) {
-  namespace fs = std::filesystem;
-  const fs::path out = fs::temp_directory_path() / ("labrun-history-subjects-" + std::to_string(::getpid()) + ".txt");
-  SpawnOptions options;
-  options.output = out.string();
-  const int rc = run_process({"git", "-C", repo, "log", "--format=%H%x09%s", "HEAD"}, options);
-  std::map<std::string, std::string> by_sha;
-  {
-    std::ifstream in(out);
-    for (std::string line; std::getline(in, line);)
-      if (const std::size_t tab = line.find('\t'); tab != std::string::npos && is_full_sha(line.substr(0, tab)))
-        by_sha[line.substr(0, tab)] = line.substr(tab + 1);
-  }
-  std::error_code ec;
-  fs::remove(out, ec);
-  if (rc != 0) by_sha.clear();
-  return by_sha;
+  if (rc != 0 || revs.shas.empty())
+    throw BadInput("--repo " + repo + ": git log --topo-order HEAD failed (exit status " + std::to_string(rc) + ")" +
+                   (first_other.empty() ? "" : ": " + first_other));
+  return revs;
 }
 
 }  // namespace
@@ -113,7 +105,7 @@ int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
     }
   }
   HistoryResult history;
-  std::vector<std::string> revs;
+  RevList revs;
   try {
     std::vector<Run> runs;
     for (const auto& path : args.paths)
@@ -121,18 +113,15 @@ int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
     if (!args.repo.empty()) revs = rev_list(args.repo);
     std::vector<CommitRuns> commits;
     try {
-      commits = order_commits(std::move(runs), args.repo.empty() ? nullptr : &revs);
+      commits = order_commits(std::move(runs), args.repo.empty() ? nullptr : &revs.shas);
     } catch (const ResultError& e) {
       throw BadInput(e.what());
     }
     history = history_results(commits, args.options);
-    if (!args.repo.empty()) {
-      const std::map<std::string, std::string> by_sha = subjects(args.repo);
-      for (HistoryCommit& c : history.commits)
-        if (const auto it = by_sha.find(c.sha); it != by_sha.end()) c.subject = it->second;
-    }
+    for (HistoryCommit& c : history.commits)
+      if (const auto it = revs.subjects.find(c.sha); it != revs.subjects.end()) c.subject = it->second;
     if (!args.bisect.empty()) {
-      out << history_bisect(history, args.bisect, args.repo.empty() ? nullptr : &revs);
+      out << history_bisect(history, args.bisect, args.repo.empty() ? nullptr : &revs.shas);
       return history.fail ? kHistoryStep : kHistoryNoStep;
     }
   } catch (const BadInput& e) {
