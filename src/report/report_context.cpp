@@ -291,10 +291,16 @@ std::string ReportContext::calibration_text(const RunHeader& h) {
   return s;
 }
 
-std::string ReportContext::capitalized(std::string s) {
-  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
-  return s;
+double ReportContext::memory_ceiling_Bps(const RunHeader& h) {
+  return std::fmax(h.calibration("copy", "bandwidth_Bps"), h.calibration("read", "bandwidth_Bps"));
 }
+
+std::string ReportContext::memory_ceiling_source(const RunHeader& h) {
+  const double copy = h.calibration("copy", "bandwidth_Bps"), read = h.calibration("read", "bandwidth_Bps");
+  return std::isfinite(read) && !(copy > read) ? "read" : "copy";
+}
+
+double ReportContext::compute_ceiling_flop_per_s(const RunHeader& h) { return h.calibration("fp32_fma", "flop_per_s"); }
 
 std::string ReportContext::ratio_text(double r) { return std::isfinite(r) ? fmt::format("{:.2f}×", r) : "n/a"; }
 

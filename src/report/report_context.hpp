@@ -105,8 +105,12 @@ class ReportContext {
   /// The calibrated ceilings as one line ("read 4.4 TB/s · copy 4.2 TB/s · FP32 FMA ... · launch ..."); "none" or
   /// "no ceilings (backend host): ..." where there are none.
   static std::string calibration_text(const RunHeader& header);
-  /// The first letter upper-cased (ASCII).
-  static std::string capitalized(std::string text);
+  /// A run's memory roof, bytes per second: the larger of its calibrated copy and read bandwidths (NaN when it has
+  /// neither); memory_ceiling_source() names which ("read" or "copy"). The roofline of docs/metrics.md.
+  static double memory_ceiling_Bps(const RunHeader& header);
+  static std::string memory_ceiling_source(const RunHeader& header);
+  /// A run's compute roof, FLOP/s: its calibrated FP32 FMA rate (NaN when none).
+  static double compute_ceiling_flop_per_s(const RunHeader& header);
   /// A time ratio as "1.23×"; "n/a" when not finite.
   static std::string ratio_text(double ratio);
   /// Counts as "12 ok, 3 error" (largest first, ties in key order); "none" when empty.

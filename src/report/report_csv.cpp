@@ -89,12 +89,12 @@ void write_ceilings_json(const ReportContext& c, const std::filesystem::path& fi
                         {"file", run.file_name()},
                         {"experiment", h.experiment()},
                         {"device", h.device_name()},
-                        {"memory_bandwidth_Bps", opt(std::fmax(copy, read))},
-                        {"memory_source", std::isfinite(read) && !(copy > read) ? "read" : "copy"},
+                        {"memory_bandwidth_Bps", opt(ReportContext::memory_ceiling_Bps(h))},
+                        {"memory_source", ReportContext::memory_ceiling_source(h)},
                         {"copy_bandwidth_Bps", opt(copy)},
                         {"read_bandwidth_Bps", opt(read)},
                         {"theoretical_bandwidth_Bps", opt(h.theoretical_bandwidth_Bps())},
-                        {"compute_flop_per_s", opt(h.calibration("fp32_fma", "flop_per_s"))},
+                        {"compute_flop_per_s", opt(ReportContext::compute_ceiling_flop_per_s(h))},
                         {"bf16_gemm_flop_per_s", opt(h.calibration("bf16_gemm", "flop_per_s"))}});
   }
   std::ofstream f = open_for_write(file);

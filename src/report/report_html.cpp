@@ -34,7 +34,6 @@ Json run_json(const ReportRun& r) {
     } catch (const ResultError&) {  // not a {kind, message} object: nothing to show
     }
   }
-  const double copy = h.calibration("copy", "bandwidth_Bps"), read = h.calibration("read", "bandwidth_Bps");
   return Json{{"run", r.number},
               {"file", r.file_name()},
               {"experiment", r.experiment_name()},
@@ -46,8 +45,8 @@ Json run_json(const ReportRun& r) {
               {"lab", h.lab().dump()},
               {"statuses", C::counts_text(statuses)},
               {"ceilings_text", C::calibration_text(h)},
-              {"memory_Bps", number(std::fmax(copy, read))},
-              {"compute_flop_per_s", number(h.calibration("fp32_fma", "flop_per_s"))},
+              {"memory_Bps", number(C::memory_ceiling_Bps(h))},
+              {"compute_flop_per_s", number(C::compute_ceiling_flop_per_s(h))},
               {"warnings", warnings},
               {"varying", r.varying},
               {"variants", r.variants},

@@ -428,9 +428,7 @@ void crossovers_section(const ReportContext& c, std::ostream& md, bool html) {
 // ---- Roofline -----------------------------------------------------------------------------------------------
 
 bool has_ceilings(const ReportRun& run) {
-  const RunHeader& h = run.header;
-  return std::isfinite(std::fmax(h.calibration("copy", "bandwidth_Bps"), h.calibration("read", "bandwidth_Bps"))) ||
-         std::isfinite(h.calibration("fp32_fma", "flop_per_s"));
+  return std::isfinite(C::memory_ceiling_Bps(run.header)) || std::isfinite(C::compute_ceiling_flop_per_s(run.header));
 }
 
 // The line a run without ceilings gets in the summary (and no roofline section).
@@ -451,14 +449,11 @@ void roofline_section(const ReportContext& c, const Json& plots, std::ostream& m
         "intensity, the median (and best) fraction of the memory ceiling and of the roofline, and the bound "
         "classes.\n\n";
   for (const auto& run : c.runs()) {
-    const RunHeader& h = run.header;
-    const double copy = h.calibration("copy", "bandwidth_Bps"), read = h.calibration("read", "bandwidth_Bps");
-    const double memory = std::fmax(copy, read), compute = h.calibration("fp32_fma", "flop_per_s");
     if (!has_ceilings(run)) continue;  // the summary says so
+    const double memory = C::memory_ceiling_Bps(run.header), compute = C::compute_ceiling_flop_per_s(run.header);
     md << c.run_heading(run.number);
-    md << "Ceilings: memory " << format_rate(memory, "B/s") << " ("
-       << (std::isfinite(read) && !(copy > read) ? "read" : "copy") << "), compute " << format_rate(compute, "FLOP/s")
-       << " (FP32 FMA)";
+    md << "Ceilings: memory " << format_rate(memory, "B/s") << " (" << C::memory_ceiling_source(run.header)
+       << "), compute " << format_rate(compute, "FLOP/s") << " (FP32 FMA)";
     if (positive(memory) && positive(compute))
       md << "; ridge point " << fmt::format("{:.3g}", compute / memory) << " flop/B";
     md << ".";
