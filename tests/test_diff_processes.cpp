@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -117,6 +118,37 @@ TEST(DiffProcesses, SameNeedsTheProcessLevelIntervalInsideTheBounds) {
   EXPECT_EQ(loose.summary.slower + loose.summary.faster, 0u);
 }
 
+// A pooled run of `points` launch-bound eager points whose processes' GPU-side launch times are drawn (`z` over
+// `rng`, one stream for a test's runs) about `launch_s` (log-normal, `sd`) and written in the header's per-process
+// calibrations; point i's median is `median_s(i)`, and each process's level (its median and samples) moves with its
+// launch time against `reference_s`. `uuid`: the header's environment.device.uuid ("" for none).
+labrun::Run launch_bound_run(std::mt19937_64& rng, std::normal_distribution<double>& z, const std::string& file,
+                             double launch_s, double sd, double reference_s, const std::string& uuid,
+                             std::size_t points, const std::function<double(std::size_t)>& median_s) {
+  std::vector<double> launch(kProcesses);
+  Json runs = Json::array();
+  for (std::size_t k = 0; k < kProcesses; ++k) {
+    launch[k] = launch_s * std::exp(sd * z(rng));
+    runs.push_back({{"index", k + 1}, {"calibration", {{"launch", {{"eager_queued_time_s", launch[k]}}}}}});
+  }
+  Json header{{"type", "header"}, {"schema_version", 1}};
+  if (!uuid.empty()) header["environment"] = {{"device", {{"uuid", uuid}}}};
+  header["processes"] = {{"count", kProcesses}, {"runs", runs}};
+  labrun::Run r{file, header_from_json(header), true, {}, {}};
+  for (std::size_t i = 0; i < points; ++i) {
+    PointRecord p = pooled_point(rng, "p" + std::to_string(i), median_s(i), 0.0, 0.01);
+    p.axes["mode"] = "eager";
+    p.interpretation.emplace().bound = "launch";
+    for (std::size_t k = 0; k < kProcesses; ++k) {  // process k's level moves with its launch time
+      const double f = launch[k] / reference_s;
+      p.timing->processes->time_s[k] *= f;
+      for (std::size_t s = 0; s < kSamplesPerProcess; ++s) p.timing->device_samples_s[k * kSamplesPerProcess + s] *= f;
+    }
+    r.points.push_back(std::move(p));
+  }
+  return r;
+}
+
 // The machine taken out (docs/diff.md "Bound-normalised"): launch-bound points whose process levels follow each
 // process's calibrated GPU-side launch time (spread 6%, as the H200's 1.26-1.42 us) are too spread to call `same`
 // raw, and `same` once each median is divided by its process's launch time; a true +10% still holds normalised.
@@ -124,32 +156,8 @@ TEST(DiffProcesses, LaunchBoundPointsAreComparedWithEachProcesssLaunchTimeTakenO
   std::mt19937_64 rng(8);
   std::normal_distribution<double> z(0.0, 1.0);
   auto run = [&](double ratio) {
-    std::vector<double> launch(kProcesses);
-    Json runs = Json::array();
-    for (std::size_t k = 0; k < kProcesses; ++k) {
-      launch[k] = 1.3e-6 * std::exp(0.06 * z(rng));
-      runs.push_back({{"index", k + 1}, {"calibration", {{"launch", {{"eager_queued_time_s", launch[k]}}}}}});
-    }
-    labrun::Run r{"synthetic.jsonl",
-                  header_from_json(Json{{"type", "header"},
-                                        {"schema_version", 1},
-                                        {"processes", {{"count", kProcesses}, {"runs", runs}}}}),
-                  true,
-                  {},
-                  {}};
-    for (std::size_t i = 0; i < 200; ++i) {
-      PointRecord p = pooled_point(rng, "p" + std::to_string(i), 1e-5 * ratio, 0.0, 0.01);
-      p.axes["mode"] = "eager";
-      p.interpretation.emplace().bound = "launch";
-      for (std::size_t k = 0; k < kProcesses; ++k) {  // process k's level moves with its launch time
-        const double f = launch[k] / 1.3e-6;
-        p.timing->processes->time_s[k] *= f;
-        for (std::size_t s = 0; s < kSamplesPerProcess; ++s)
-          p.timing->device_samples_s[k * kSamplesPerProcess + s] *= f;
-      }
-      r.points.push_back(std::move(p));
-    }
-    return r;
+    return launch_bound_run(rng, z, "synthetic.jsonl", 1.3e-6, 0.06, 1.3e-6, "", 200,
+                            [ratio](std::size_t) { return 1e-5 * ratio; });
   };
   const labrun::Run base = run(1.0), same = run(1.0), slower = run(1.10);
   const DiffResult aa = diff_results({base}, {same}, DiffOptions{});
@@ -177,36 +185,10 @@ TEST(DiffProcesses, C24_LaunchBoundPointsAcrossGpusAreJudgedWithEachGpusLaunchTi
   std::normal_distribution<double> z(0.0, 1.0);
   constexpr std::size_t kFleetPoints = 200;
   auto run = [&](double gpu_launch_s, double changed_ratio) {
-    std::vector<double> launch(kProcesses);
-    Json runs = Json::array();
-    for (std::size_t k = 0; k < kProcesses; ++k) {
-      launch[k] = gpu_launch_s * std::exp(0.03 * z(rng));
-      runs.push_back({{"index", k + 1}, {"calibration", {{"launch", {{"eager_queued_time_s", launch[k]}}}}}});
-    }
-    labrun::Run r{
-        "fleet.jsonl",
-        header_from_json(Json{{"type", "header"},
-                              {"schema_version", 1},
-                              {"environment", {{"device", {{"uuid", gpu_launch_s < 1.3e-6 ? "GPU-a" : "GPU-b"}}}}},
-                              {"processes", {{"count", kProcesses}, {"runs", runs}}}}),
-        true,
-        {},
-        {}};
-    for (std::size_t i = 0; i < kFleetPoints; ++i) {
-      const double ratio = i % 10 == 0 ? changed_ratio : 1.0;
-      PointRecord p = pooled_point(rng, "p" + std::to_string(i), 1e-5 * (1 + 0.01 * static_cast<double>(i)) * ratio,
-                                   0.0, 0.01);
-      p.axes["mode"] = "eager";
-      p.interpretation.emplace().bound = "launch";
-      for (std::size_t k = 0; k < kProcesses; ++k) {  // process k's level moves with its launch time
-        const double f = launch[k] / 1.28e-6;
-        p.timing->processes->time_s[k] *= f;
-        for (std::size_t s = 0; s < kSamplesPerProcess; ++s)
-          p.timing->device_samples_s[k * kSamplesPerProcess + s] *= f;
-      }
-      r.points.push_back(std::move(p));
-    }
-    return r;
+    return launch_bound_run(rng, z, "fleet.jsonl", gpu_launch_s, 0.03, 1.28e-6,
+                            gpu_launch_s < 1.3e-6 ? "GPU-a" : "GPU-b", kFleetPoints, [changed_ratio](std::size_t i) {
+                              return 1e-5 * (1 + 0.01 * static_cast<double>(i)) * (i % 10 == 0 ? changed_ratio : 1.0);
+                            });
   };
   const labrun::Run gpu_a = run(1.28e-6, 1.0), gpu_b = run(1.38e-6, 1.0), gpu_b_changed = run(1.38e-6, 1.10);
   for (const auto& [base, current] : {std::pair{&gpu_a, &gpu_b}, std::pair{&gpu_b, &gpu_a}}) {
