@@ -5,7 +5,7 @@
 # none`, `--cache-control all` for a cold point and `none` for a hot one. Then ncu on an empty kernel (the launch
 # floor's own duration, from scripts/ncu_empty.cu built with nvcc). Writes OUT/<name>.jsonl, OUT/<name>.ncu.csv,
 # OUT/empty.ncu.csv, OUT/env.txt and OUT/summary.txt (scripts/ncu_kernel_time.py).
-# The first five points are of five experiments; NCU_POINTS=N runs the first N only (default: all).
+# The first five points are of five experiments; NCU_FROM=K skips the first K, NCU_POINTS=N runs N (default: all).
 # Usage: [NCU_POINTS=N] scripts/ncu_kernel_time.sh OUT [LABRUN] [EMPTY_BINARY]
 set -uo pipefail
 out=$1
@@ -29,7 +29,7 @@ points=(
   "softmax-two_pass-4096x4096-hot|softmax|variant=two_pass,cols=4096,elements=16777216,dtype=f32,l2=hot,mode=eager|none"
   "gemv-warp_row-4096x4096-cold|gemv|variant=warp_row,m=4096,n=4096,dtype=f16,l2=cold,mode=eager|all"
 )
-for p in "${points[@]:0:${NCU_POINTS:-${#points[@]}}}"; do
+for p in "${points[@]:${NCU_FROM:-0}:${NCU_POINTS:-${#points[@]}}}"; do
   IFS='|' read -r name config only cache <<< "$p"
   "$labrun" sweep "configs/$config.yaml" --only "$only" --lab processes=1 -q -o "$out/$name.jsonl" --force \
     > "$out/$name.log" 2>&1

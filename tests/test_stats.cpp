@@ -271,6 +271,42 @@ TEST(Stats, HostAdjustedTestsRecoverTheElasticity) {
   EXPECT_THROW(host_adjusted_tests({1, 2}, {1, 0}, {1, 2}, {1, 2}), std::invalid_argument);
 }
 
+// Case C24 (docs/diff.md "Across hosts"): the numbers of eager `index` at n = 1e5, density 0.7, 8 downstream launches,
+// between two H100 hosts (results/h100/fleet/): probe +9.1%, calibrated eager launch +29.9%, slope 1.465 +- 0.052 on
+// 7 degrees of freedom, the change with the probe's slope taken out +8.1%. With the probe alone the elasticity range
+// is [0, 1.59] and the interval lies wholly beyond +5% (the point was `slower`); the launch path's ratio stretches the
+// range to log 1.299 / log 1.091 = 3.0, and the interval then holds no change.
+TEST(Stats, C24_TheLaunchPathsRatioWidensAnAcrossHostElasticity) {
+  HostAdjusted h;
+  h.probe_ratio = 1.0909;
+  h.slope = 1.4654;
+  h.slope_se = 0.05153;
+  h.adjusted_df = 7;
+  h.adjusted_ratio = 1.0809;
+  h.adjusted_log_se = 0.007387;
+  h.residual_log_se = 0.0070;
+  h.probes_overlap = false;
+  const auto [lo1, hi1] = host_elasticity_range(h, 0.95);
+  EXPECT_DOUBLE_EQ(lo1, 0.0);
+  EXPECT_NEAR(hi1, 1.4654 + 2.3646 * 0.05153, 1e-3);
+  EXPECT_GT(host_adjusted_interval(h, 0.95).ci_low, 1.05);
+  h.launch_ratio = 1.2992;
+  const auto [lo2, hi2] = host_elasticity_range(h, 0.95);
+  EXPECT_DOUBLE_EQ(lo2, 0.0);
+  EXPECT_NEAR(hi2, std::log(1.2992) / std::log(1.0909), 1e-9);
+  const RatioEstimate wide = host_adjusted_interval(h, 0.95);
+  EXPECT_LT(wide.ci_low, 1.0);
+  EXPECT_GT(wide.ci_high, 1.2);
+  // A launch path that moved the other way, or less, changes nothing; nor does it when the probes overlap.
+  h.launch_ratio = 0.9;
+  EXPECT_NEAR(host_elasticity_range(h, 0.95).second, hi1, 1e-12);
+  h.launch_ratio = 1.05;
+  EXPECT_NEAR(host_elasticity_range(h, 0.95).second, hi1, 1e-12);
+  h.launch_ratio = 1.2992;
+  h.probes_overlap = true;
+  EXPECT_NEAR(host_elasticity_range(h, 0.95).second, hi1, 1e-12);
+}
+
 // The null counts of U are the Gaussian binomial coefficients: [4 choose 2]_q = 1 + q + 2q^2 + q^3 + q^4, and
 // [6 choose 3]_q = 1 + q + 2q^2 + 3q^3 + 3q^4 + 3q^5 + 3q^6 + 2q^7 + q^8 + q^9 (Andrews, ch. 3; the U table of
 // Mann & Whitney 1947 for n = m = 3). Each list is symmetric and sums to C(n + m, n).

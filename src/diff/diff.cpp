@@ -1107,6 +1107,16 @@ void correct_process_family(const PendingTests& pending, const DiffOptions& opti
   }
 }
 
+/// Gives every host-adjusted row the sides' calibrated eager launch time ratio (HostAdjusted::launch_ratio), which
+/// widens the elasticity an across-host interval allows (host_elasticity_range).
+void set_launch_ratio(const Side& base, const Side& current, DiffResult& result) {
+  const auto b = median_calibration(base, "launch", "eager_time_s");
+  const auto n = median_calibration(current, "launch", "eager_time_s");
+  if (!b || !n || !(*b > 0) || !(*n > 0)) return;
+  for (DiffPoint& row : result.points)
+    if (row.host_adjusted) row.host_adjusted->launch_ratio = *n / *b;
+}
+
 /// Each compared point's verdict and reason (decide), and its gate when only the bound-normalised medians made it
 /// `same`.
 void decide_compared(const PendingTests& pending, const DiffOptions& options, DiffResult& result) {
@@ -1198,6 +1208,7 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
   correct_sample_family(pending, result);
   test_processes(options, result);
   correct_process_family(pending, options, result);
+  set_launch_ratio(base, current, result);
   decide_compared(pending, options, result);
   warn_caveats(caveats, result.warnings);
   say_host_difference(result);

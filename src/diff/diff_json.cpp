@@ -55,7 +55,8 @@ Json to_json(const DiffPoint& p) {
             {"adjusted_ratio", json_real(p.host_adjusted->adjusted_ratio)},
             {"adjusted_log_se", json_real(p.host_adjusted->adjusted_log_se)},
             {"adjusted_df", json_real(p.host_adjusted->adjusted_df)},
-            {"probes_overlap", p.host_adjusted->probes_overlap}};
+            {"probes_overlap", p.host_adjusted->probes_overlap},
+            {"launch_ratio", json_real(p.host_adjusted->launch_ratio)}};
   const auto count = [](std::optional<std::size_t> v) { return v ? Json(*v) : Json(); };
   return Json{{"id", p.id},
               {"key", p.key},

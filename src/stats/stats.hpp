@@ -220,11 +220,18 @@ struct HostAdjusted {
   /// sides' own, small and differently caused variation) would be extrapolated to the host difference, and
   /// host_adjusted_interval widens the elasticity to a range instead (docs/diff.md, "Across hosts").
   bool probes_overlap = true;
+  /// The sides' calibrated eager launch times, new against base (medians over each side's headers; 1 when either
+  /// side has none). An iteration that launches many kernels while the host waits on it moves with the host's
+  /// launch path, which the one-round-trip probe can under-read (measured on two H100 hosts: probe +9%, eager
+  /// launch +30%, eager `index` at n = 1e5 with 8 downstream launches +17-43%; results/h100/fleet/). When the
+  /// probes do not overlap, host_elasticity_range lets the elasticity reach log(launch_ratio) / log(probe_ratio).
+  double launch_ratio = 1;
 };
 
 /// The elasticity range an across-host interval allows, at `confidence`: [slope -+ t se] when the probes overlap;
 /// otherwise [min(0, slope - t se), max(1, slope + t se)]: a point's host part can be none of its time or all of
-/// it, moving as the probe does, and beyond that only as far as the slope itself was measured to go. Why: measured
+/// it, moving as the probe does, or as the calibrated eager launch does (launch_ratio), and beyond that only as far
+/// as the slope itself was measured to go. Why: measured
 /// on the H200 (docs/diff.md, "Across hosts"), a slope fitted within sides of 0.26 +- 0.07 against a time that
 /// moved with elasticity 0.70 between a normal and a blocking-sync host (probe x2.7).
 /// {NaN, NaN} when the slope is undetermined.

@@ -358,7 +358,10 @@ std::pair<double, double> host_elasticity_range(const HostAdjusted& h, double co
   const double t = student_t_quantile_two_sided(1 - confidence, h.adjusted_df);
   const double lo = h.slope - t * h.slope_se, hi = h.slope + t * h.slope_se;
   if (h.probes_overlap) return {lo, hi};
-  return {std::min(0.0, lo), std::max(1.0, hi)};
+  // The host part may move as the launch path did, when that moved the same way as the probe, further.
+  const double dx = std::log(h.probe_ratio), dl = std::log(h.launch_ratio);
+  const double launch = dx != 0 && std::isfinite(dl) && dl / dx > 0 ? dl / dx : 0.0;
+  return {std::min(0.0, lo), std::max({1.0, hi, launch})};
 }
 
 RatioEstimate host_adjusted_interval(const HostAdjusted& h, double confidence) {
