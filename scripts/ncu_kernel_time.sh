@@ -28,6 +28,7 @@ points=(
   "gelu-fused-2e26-hot|gelu|variant=fused,n=67108864,dtype=f32,mode=eager,l2=hot|none"
   "softmax-two_pass-4096x4096-hot|softmax|variant=two_pass,cols=4096,elements=16777216,dtype=f32,l2=hot,mode=eager|none"
   "gemv-warp_row-4096x4096-cold|gemv|variant=warp_row,m=4096,n=4096,dtype=f16,l2=cold,mode=eager|all"
+  "attention-tiled-4x32x1024x128-causal-hot|attention|variant=tiled,batch=4,heads=32,seq=1024,head_dim=128,causal=1|none"
 )
 for p in "${points[@]:${NCU_FROM:-0}:${NCU_POINTS:-${#points[@]}}}"; do
   IFS='|' read -r name config only cache <<< "$p"
