@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "cmd_sweep.hpp"  // resume_command
+#include "sweep_driver.hpp"  // resume_command
 #include "format.hpp"
 #include "record.hpp"
 #include "test_util.hpp"

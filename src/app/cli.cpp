@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "build_info.hpp"
-#include "cmd_sweep.hpp"
+#include "sweep_driver.hpp"
 #include "commands.hpp"
 #include "config.hpp"
 #include "interrupt.hpp"

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "cmd_sweep.hpp"
+#include "sweep_driver.hpp"
 #include "command_inputs.hpp"
 #include "commands.hpp"
 #include "env.hpp"
