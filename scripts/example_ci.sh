@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A user's workflow, end to end, from labrun's build in build/: install labrun into a temporary prefix; build and test
-# examples/scale (the first rung) against it; copy examples/rownorm outside the repository; configure and build it with only that prefix (timed, cold) and run its
+# examples/scale and examples/dot (the first two rungs) against it; copy examples/rownorm outside the repository; configure and build it with only that prefix (timed, cold) and run its
 # ctest; then, in a scratch git repository of the example, three commits (the second makes the `block` variant 10x
 # slower on the host, the third changes only a comment), two host sweeps at each (5 processes), `diff` of the first
 # against the second (must exit 1 naming `block`), and `history --repo` over the three (one step, at the second).
@@ -18,6 +18,13 @@ cmake -S "$scale" -B "$scale/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > "$w
 cmake --build "$scale/build" -j"$(nproc)" > "$work/scale-build.log"
 ctest --test-dir "$scale/build" --output-on-failure
 echo "example: scale (rung 1, $(wc -l < "$scale/scale.cpp") lines) built and its sweep test passed"
+# Rung 2: axes and a hypothesis on the host.
+dot=$work/dot
+rm -rf "$dot" && cp -r "$repo/examples/dot" "$dot"
+cmake -S "$dot" -B "$dot/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > "$work/dot-configure.log"
+cmake --build "$dot/build" -j"$(nproc)" > "$work/dot-build.log"
+ctest --test-dir "$dot/build" --output-on-failure
+echo "example: dot (rung 2) built and its sweep test passed"
 src=$work/rownorm
 rm -rf "$src" && cp -r "$repo/examples/rownorm" "$src"
 cd "$src"

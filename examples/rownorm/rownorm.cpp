@@ -50,7 +50,11 @@ LABRUN_EXPERIMENT(rownorm) {
   });
   e.cost([](const Args& a, const Reference&) {
     const double n = static_cast<double>(a.i64("rows") * a.i64("cols"));
-    return Cost::of(4 * n, 4 * n, 8 * n, 3 * n, 1, 0);  // x read once (the second pass hits cache), y written once
+    return Cost::of({.read = 4 * n,
+                     .written = 4 * n,
+                     .compulsory = 8 * n,
+                     .flop = 3 * n,
+                     .launches = 1});  // x read once (the second pass hits cache), y written once
   });
   // The host variants: the same f32 arithmetic (sum of squares, then each element times 1/sqrt(sum)).
   auto host = [](Launch& l) {

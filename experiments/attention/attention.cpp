@@ -28,15 +28,14 @@ constexpr VariantTable<Variant, 3> kVariants{{{
      "one fused kernel (FlashAttention-2): mma.sync bf16, online softmax, the S x S matrix never written"},
 }}};
 
-constexpr int kChunks = 64;  // fixed split of the host loops: results independent of the thread count
 constexpr float kLog2e = 1.44269504088896340736f;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // host_run's work rows, one set per chunk: made once in a host variant's setup (case C12), never in an iteration.
 struct HostWork {
   std::vector<std::vector<float>> x, y, acc;
-  HostWork(Variant variant, const Qkv& in) : x(kChunks), y(kChunks), acc(kChunks) {
-    for (int c = 0; c < kChunks; ++c) {
+  HostWork(Variant variant, const Qkv& in) : x(kDefaultChunks), y(kDefaultChunks), acc(kDefaultChunks) {
+    for (int c = 0; c < kDefaultChunks; ++c) {
       x[c].resize(static_cast<std::size_t>(std::max<std::int64_t>(in.seq, kBlockN)));
       y[c].resize(variant == Variant::naive_out_of_place ? x[c].size() : 0);
       acc[c].resize(static_cast<std::size_t>(in.head_dim));
@@ -152,9 +151,9 @@ void generate(std::uint16_t* q, std::uint16_t* k, std::uint16_t* v, std::int64_t
     std::uint16_t* out = tensors[t];
     const std::uint64_t s = splitmix64(seed ^ (0x51ed270b27ull * static_cast<std::uint64_t>(t + 1)));
     const double w = half_width[t];
-    parallel_chunks(n, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+    parallel_chunks(n, [&](int, std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i) {
-        const std::uint64_t h = splitmix64(s ^ splitmix64(static_cast<std::uint64_t>(i)));
+        const std::uint64_t h = counter_bits(s, i);
         out[i] = float_to_bf16(static_cast<float>(w * (2.0 * unit_interval(h) - 1.0)));
       }
     });
@@ -218,7 +217,7 @@ RowReference reference(const Qkv& in, bool causal, const std::vector<std::int64_
   ref.abs_pv.assign(static_cast<std::size_t>(n * d), 0.0);
   ref.logit_l1.assign(static_cast<std::size_t>(n), 0.0);
   const double scale = Params{Variant::tiled, 1, 1, 1, d, causal, "eager"}.scale();
-  parallel_rows(n, s, kChunks, [&](int, std::int64_t first, std::int64_t last) {
+  parallel_rows(n, s, [&](int, std::int64_t first, std::int64_t last) {
     std::vector<double> sc(static_cast<std::size_t>(s));
     for (std::int64_t idx = first; idx < last; ++idx) {
       const std::int64_t r = rows[static_cast<std::size_t>(idx)], bh = r / s, i = r % s;
@@ -291,7 +290,7 @@ Cost cost(const Params& p, std::size_t workspace_bytes) {
       peak = e2;
       break;
   }
-  Cost c = Cost::of(read, written, 4 * e2, flop, launches, 0);
+  Cost c = Cost::of({.read = read, .written = written, .compulsory = 4 * e2, .flop = flop, .launches = launches});
   c.peak_work_bytes = peak;
   return c;
 }
@@ -308,7 +307,7 @@ void run_rows(Variant variant, const Qkv& in, bool causal, std::uint16_t* o, Hos
   const Params p{variant, in.batch, in.heads, in.seq, d, causal, "eager"};
   const float scale = p.scale();
   const float c = scale * kLog2e;
-  parallel_rows(rows, s * d, kChunks, [&](int chunk, std::int64_t first, std::int64_t last) {
+  parallel_rows(rows, s * d, [&](int chunk, std::int64_t first, std::int64_t last) {
     std::vector<float>&x = work.x[chunk], &y = work.y[chunk], &acc = work.acc[chunk];
     for (std::int64_t r = first; r < last; ++r) {
       if (variant == Variant::tiled) tiled_row(in, causal, r, x, acc, o, c);

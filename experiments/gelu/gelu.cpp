@@ -11,8 +11,6 @@ namespace labrun::gelu {
 
 namespace {
 
-constexpr int kChunks = 64;
-
 template <DType T>
 void host_run_typed(Variant variant, const View& xv, const View& yv, const View& av, const View& bv) {
   using Tr = Stored<T>;
@@ -47,9 +45,9 @@ void host_run_typed(Variant variant, const View& xv, const View& yv, const View&
 void generate(const View& x, std::uint64_t seed) {
   const DType dtype = x.elem.dtype.value_or(DType::f64);
   if (dtype != DType::f32 && dtype != DType::bf16) throw std::invalid_argument("gelu: dtype must be f32 or bf16");
-  parallel_chunks(x.count, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(x.count, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
-      const std::uint64_t h = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
+      const std::uint64_t h = counter_bits(seed, i);
       // |x| = 6·(1 − U), U uniform in [0, 1) on a 2^-53 grid: in (0, 6], never zero; the sign from the low bit.
       const double v = 6.0 * (1.0 - unit_interval(h)) * ((h & 1) ? -1.0 : 1.0);
       if (dtype == DType::f32) x.as<float>()[i] = static_cast<float>(v);
@@ -98,11 +96,16 @@ Cost cost(Variant variant, DType dtype, std::int64_t count) {
   if (variant == Variant::unfused) {
     // pow3 (x → A), scale (A → B), add (x, B → A), scale (A → B), tanh (B → A), add one (A → B),
     // multiply (x, B → y): 9 tensor reads, 7 tensor writes; y and the two scratch tensors held.
-    Cost c = Cost::of(9 * n * s, 7 * n * s, 2 * n * s, kUnfusedFlopPerElement * n, kUnfusedKernels, 0);
+    Cost c = Cost::of({.read = 9 * n * s,
+                       .written = 7 * n * s,
+                       .compulsory = 2 * n * s,
+                       .flop = kUnfusedFlopPerElement * n,
+                       .launches = kUnfusedKernels});
     c.peak_work_bytes = 3 * n * s;
     return c;
   }
-  Cost c = Cost::of(n * s, n * s, 2 * n * s, kFusedFlopPerElement * n, 1, 0);
+  Cost c = Cost::of(
+      {.read = n * s, .written = n * s, .compulsory = 2 * n * s, .flop = kFusedFlopPerElement * n, .launches = 1});
   c.peak_work_bytes = n * s;  // y
   return c;
 }
@@ -135,7 +138,7 @@ LABRUN_EXPERIMENT(gelu) {
   e.reference([](const Args&, const Arrays& in, Reference& r) {
     const View& x = in["x"];
     std::vector<double>& y = r.array("y", x.count);
-    parallel_chunks(x.count, kChunks, [&](int, std::int64_t b, std::int64_t end) {
+    parallel_chunks(x.count, [&](int, std::int64_t b, std::int64_t end) {
       for (std::int64_t i = b; i < end; ++i) y[i] = reference_value(x.value(i));
     });
   });

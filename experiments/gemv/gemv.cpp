@@ -30,8 +30,6 @@ constexpr VariantTable<Variant, 5> kVariants{{{
      "cuBLAS GEMM with n = 1 (op T on the row-major A, lda = n), f16 in, f32 out and compute (host: f32 dot)"},
 }}};
 
-constexpr int kChunks = 64;  // fixed split of the host loops: results independent of the thread count
-
 void require_dtype(DType t) {
   if (t != DType::f16 && t != DType::bf16)
     throw std::invalid_argument(std::string("gemv: dtype must be f16 or bf16, got ") + labrun::to_string(t));
@@ -71,7 +69,7 @@ void generate(const View& a, const View& x, std::uint64_t seed) {
   require_dtype(dtype);
   if (x.elem.dtype != a.elem.dtype) throw std::invalid_argument("gemv: A and x must have one dtype");
   auto draw = [dtype](std::uint64_t s, std::int64_t i) -> std::uint16_t {
-    const std::uint64_t h = splitmix64(s ^ splitmix64(static_cast<std::uint64_t>(i)));
+    const std::uint64_t h = counter_bits(s, i);
     // |v| = (1 + 15·(1 − U))/16 in (1/16, 1]; rounding to the dtype keeps it in [1/16, 1]: never zero or subnormal.
     const double v = (1.0 + 15.0 * (1.0 - unit_interval(h))) / 16.0 * ((h & 1) ? -1.0 : 1.0);
     return dtype == DType::bf16 ? float_to_bf16(static_cast<float>(v)) : float_to_half(static_cast<float>(v));
@@ -79,7 +77,7 @@ void generate(const View& a, const View& x, std::uint64_t seed) {
   const std::uint64_t seed_x = splitmix64(seed ^ 0x78ull);
   auto* ap = a.as<std::uint16_t>();
   auto* xp = x.as<std::uint16_t>();
-  parallel_chunks(a.count, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(a.count, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) ap[i] = draw(seed, i);
   });
   for (std::int64_t j = 0; j < x.count; ++j) xp[j] = draw(seed_x, j);
@@ -90,7 +88,7 @@ void reference(const View& a, const View& xv, std::int64_t m, std::int64_t n, Re
   std::vector<double>& abs_sum = ref.array("abs_sum", m);
   std::vector<double> x(static_cast<std::size_t>(n));
   for (std::int64_t j = 0; j < n; ++j) x[static_cast<std::size_t>(j)] = xv.value(j);
-  parallel_chunks(m, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(m, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
       double s = 0, abs = 0;
       for (std::int64_t j = 0; j < n; ++j) {
@@ -133,7 +131,7 @@ Cost cost(Variant variant, std::int64_t rows, std::int64_t cols, DType dtype) {
   const double m = static_cast<double>(rows), n = static_cast<double>(cols);
   const double s = static_cast<double>(dtype_bytes(dtype));
   const double read = m * n * s + n * s, written = 4 * m;
-  Cost c = Cost::of(read, written, read + written, 2 * m * n, 1, 0);
+  Cost c = Cost::of({.read = read, .written = written, .compulsory = read + written, .flop = 2 * m * n, .launches = 1});
   c.peak_work_bytes = 4 * m + (variant == Variant::cublas ? kCublasWorkspaceBytes : 0.0);
   return c;
 }
@@ -192,7 +190,7 @@ void host_run(Variant variant, std::int64_t m, std::int64_t n, DType dtype, cons
   const Decoder decode(dtype);
   std::vector<float> x(static_cast<std::size_t>(n));
   for (std::size_t j = 0; j < x.size(); ++j) x[j] = decode(xp[j]);
-  parallel_chunks(m, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(m, [&](int, std::int64_t begin, std::int64_t end) {
     std::vector<float> a(static_cast<std::size_t>(n));
     for (std::int64_t i = begin; i < end; ++i) {
       const std::uint16_t* row = ap + i * n;

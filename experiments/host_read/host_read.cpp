@@ -14,7 +14,6 @@ namespace labrun::host_read {
 
 namespace {
 
-constexpr int kChunks = 64;
 constexpr double kU = 0x1.0p-24;  // f32 unit roundoff
 
 }  // namespace
@@ -35,21 +34,15 @@ Params params_of(const Args& a) {
 
 void generate(const View& x0, std::uint64_t seed) {
   if (x0.count < 0) throw std::invalid_argument("host_read: n must be >= 0");
-  float* x = x0.as<float>();
-  parallel_chunks(x0.count, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) {
-      const std::uint64_t h = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
-      x[i] = static_cast<float>(0.25 + 1.75 * unit_interval(h));  // [0.25, 2): rounding cannot reach 0
-    }
-  });
+  fill_uniform(x0.as<float>(), x0.count, seed, 0.25, 2.0);  // [0.25, 2]: rounding cannot reach 0
 }
 
 Losses reference(const View& x0v, std::int64_t k) {
   if (k < 0) throw std::invalid_argument("host_read: steps must be >= 0");
   const std::int64_t n = x0v.count;
   const float* x0 = x0v.as<const float>();
-  std::vector<double> parts(kChunks, 0.0);
-  parallel_chunks(n, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+  std::vector<double> parts(kDefaultChunks, 0.0);
+  parallel_chunks(n, [&](int chunk, std::int64_t begin, std::int64_t end) {
     double s = 0;
     for (std::int64_t i = begin; i < end; ++i) s += x0[i];
     parts[chunk] = s;
@@ -94,14 +87,19 @@ Cost cost(const Params& p) {
   const double n = static_cast<double>(p.n), k = static_cast<double>(p.steps);
   Cost c;
   if (p.steps == 0) {
-    c = Cost::of(0, 0, 0, 0, 0, 0);
+    c = Cost::of({.read = 0, .written = 0, .compulsory = 0});
   } else {
     const double read = k * 4 * n + 4 * k;  // x per step, and the losses' copies to the host
     const double written = k * (4 * n + 4);
     const bool item = p.variant == Variant::item_per_step;
     const double launches = item ? 3 * k : 2 * k + 1;
     const double syncs = item ? k : (p.mode == "graph" ? 0 : 1);
-    c = Cost::of(read, written, 8 * n + 4 * k, 3 * n * k, launches, syncs);
+    c = Cost::of({.read = read,
+                  .written = written,
+                  .compulsory = 8 * n + 4 * k,
+                  .flop = 3 * n * k,
+                  .launches = launches,
+                  .host_syncs = syncs});
   }
   c.peak_work_bytes = std::max(4 * n, 16.0) + std::max(4 * k, 16.0) + 4.0 * kMaxBlocks;
   return c;

@@ -13,8 +13,6 @@ namespace labrun::kv_cache {
 
 namespace {
 
-constexpr int kChunks = 64;
-
 void store_bits(void* base, std::size_t elem_bytes, std::uint64_t i, std::uint32_t bits) {
   if (elem_bytes == 4) static_cast<std::uint32_t*>(base)[i] = bits;
   else static_cast<std::uint16_t*>(base)[i] = static_cast<std::uint16_t>(bits);
@@ -76,8 +74,10 @@ Cost cost(const Params& p) {
   const double s = static_cast<double>(p.steps());
   const double c = static_cast<double>(copied_tokens(p.n0, p.n1));
   // concat: step n (n = n0..n1−1) reads the n-token old cache and the token, writes the (n + 1)-token new cache.
-  Cost cost = p.variant == Variant::concat ? Cost::of(bpt * (c + s), bpt * (c + s), 2 * bpt * s, 0, s, 0)
-                                           : Cost::of(bpt * s, bpt * s, 2 * bpt * s, 0, s, 0);
+  Cost cost = p.variant == Variant::concat
+                  ? Cost::of(
+                        {.read = bpt * (c + s), .written = bpt * (c + s), .compulsory = 2 * bpt * s, .launches = s})
+                  : Cost::of({.read = bpt * s, .written = bpt * s, .compulsory = 2 * bpt * s, .launches = s});
   // Each buffer at least 16 bytes, as the lab allocates them (a valid pointer at n1 = 0).
   const double buffer = std::max(bpt * static_cast<double>(p.n1), 16.0);
   cost.peak_work_bytes = buffer * (p.variant == Variant::concat ? 2 : 1);
@@ -92,7 +92,7 @@ void generate(const Params& p, const View& prefill, const View& tokens, std::uin
     throw std::invalid_argument("kv_cache: prefill and token table of other sizes than the point's");
   const std::size_t s = dtype_bytes(p.dtype);
   // Prefill: element (r, t, d), t < n0, at (r·n0 + t)·D + d.
-  parallel_chunks(rows, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(rows, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r)
       for (std::int64_t t = 0; t < p.n0; ++t)
         for (std::int64_t d = 0; d < D; ++d)
@@ -100,7 +100,7 @@ void generate(const Params& p, const View& prefill, const View& tokens, std::uin
                      value_bits(f, seed, final_index(p, r, t, d)));
   });
   // Token s: element (r, d) at (s·R + r)·D + d, its place in the final cache token n0 + s.
-  parallel_chunks(S, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(S, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t st = begin; st < end; ++st)
       for (std::int64_t r = 0; r < rows; ++r)
         for (std::int64_t d = 0; d < D; ++d)
@@ -120,7 +120,7 @@ void check(Compare& c) {
   const auto* pre = static_cast<const char*>(c.inputs()["prefill"].data);
   const auto* tokens = static_cast<const char*>(c.inputs()["tokens"].data);
   const bool prefill_written = p.variant == Variant::concat && S > 0;
-  parallel_chunks(rows, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(rows, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       char* row = expected + static_cast<std::size_t>(r * p.n1) * tok;
       if (prefill_written)
@@ -202,7 +202,7 @@ LABRUN_EXPERIMENT(kv_cache) {
   });
   e.check(check);
   e.cost([](const Args& a, const Reference&) {
-    if (a.i64("n1") < a.i64("n0")) return Cost::of(0, 0, 0, 0, 0, 0);
+    if (a.i64("n1") < a.i64("n0")) return Cost::of({.read = 0, .written = 0, .compulsory = 0});
     return cost(params_of(a));
   });
   auto host = [](Launch& setup) -> Step {

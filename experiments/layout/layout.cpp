@@ -29,7 +29,6 @@ constexpr VariantTable<Variant, 5> kVariants{{{
      "y = x + bias.repeat(rows, 1): writes the repeat (rows*cols) first, then the same consumer reads it"},
 }}};
 
-constexpr int kChunks = 64;  // fixed split of the host loops: results independent of the thread count
 constexpr int kHostTile = 32;
 
 // Storage traits: S is the stored element as raw bits; sums are computed in f32.
@@ -128,7 +127,7 @@ Expected transpose_of(const View& x, std::int64_t rows, std::int64_t cols) {
   const std::size_t w = x.elem.bytes;
   const auto* src = static_cast<const unsigned char*>(x.data);
   auto* dst = static_cast<unsigned char*>(want.view.data);
-  parallel_chunks(cols, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(cols, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t j = begin; j < end; ++j)
       for (std::int64_t i = 0; i < rows; ++i) std::copy_n(src + (i * cols + j) * w, w, dst + (j * rows + i) * w);
   });
@@ -140,7 +139,7 @@ Expected repeat_of(const View& bias, std::int64_t rows) {
   const std::int64_t cols = bias.count;
   Expected want(rows * cols, bias.elem);
   const std::size_t row_bytes = static_cast<std::size_t>(cols) * bias.elem.bytes;
-  parallel_chunks(rows, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(rows, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i)
       std::copy_n(static_cast<const unsigned char*>(bias.data), row_bytes,
                   static_cast<unsigned char*>(want.view.data) + i * row_bytes);
@@ -151,8 +150,8 @@ Expected repeat_of(const View& bias, std::int64_t rows) {
 // Elements of y other than the reference rounded once to the dtype (the reference is exact in double; so is its
 // f32 rounding for bf16): 0 in every test, while the bound is the documented tolerance.
 std::int64_t not_correctly_rounded(const View& y, const std::vector<double>& ref, DType t) {
-  std::vector<std::int64_t> parts(kChunks, 0);
-  parallel_chunks(y.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+  std::vector<std::int64_t> parts(kDefaultChunks, 0);
+  parallel_chunks(y.count, [&](int chunk, std::int64_t begin, std::int64_t end) {
     std::int64_t n = 0;
     for (std::int64_t i = begin; i < end; ++i) {
       const double v = y.value(i), r = ref[static_cast<std::size_t>(i)];
@@ -186,9 +185,9 @@ void generate(const View& x, const View& bias, std::uint64_t seed) {
   if ((dtype != DType::f32 && dtype != DType::bf16) || bias.elem.dtype != x.elem.dtype)
     throw std::invalid_argument(std::string("layout: dtype must be f32 or bf16, got ") + labrun::to_string(dtype));
   auto fill = [&](const View& v, std::uint64_t s) {
-    parallel_chunks(v.count, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+    parallel_chunks(v.count, [&](int, std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i) {
-        const float d = draw_value(splitmix64(s ^ splitmix64(static_cast<std::uint64_t>(i))));
+        const float d = draw_value(counter_bits(s, i));
         if (dtype == DType::f32) v.as<float>()[i] = d;
         else v.as<std::uint16_t>()[i] = float_to_bf16(d);
       }
@@ -213,22 +212,26 @@ Cost cost(Variant variant, std::int64_t rows, std::int64_t cols, DType dtype) {
   Cost c;
   switch (variant) {
     case Variant::contiguous_noop:
-      c = Cost::of(0, 0, 0, 0, 0, 0);
+      c = Cost::of({.read = 0, .written = 0, .compulsory = 0});
       c.peak_work_bytes = 0;
       break;
     case Variant::transpose_naive:
     case Variant::transpose_tiled:
-      c = Cost::of(n * s, n * s, 2 * n * s, 0, k, 0);
+      c = Cost::of({.read = n * s, .written = n * s, .compulsory = 2 * n * s, .launches = k});
       c.peak_work_bytes = n * s;
       break;
     case Variant::broadcast_view:
       // One kernel: x read once, bias once (its rows hit in cache), y written once.
-      c = Cost::of(n * s + bias, n * s, 2 * n * s + bias, n, k, 0);
+      c = Cost::of({.read = n * s + bias, .written = n * s, .compulsory = 2 * n * s + bias, .flop = n, .launches = k});
       c.peak_work_bytes = n * s;
       break;
     case Variant::repeat_materialized:
       // repeat: bias read, R (rows x cols) written; add: x and R read, y written.
-      c = Cost::of(2 * n * s + bias, 2 * n * s, 2 * n * s + bias, n, 2 * k, 0);
+      c = Cost::of({.read = 2 * n * s + bias,
+                    .written = 2 * n * s,
+                    .compulsory = 2 * n * s + bias,
+                    .flop = n,
+                    .launches = 2 * k});
       c.peak_work_bytes = 2 * n * s;
       break;
   }
@@ -275,7 +278,7 @@ LABRUN_EXPERIMENT(layout) {
     const View &x = in["x"], &bias = in["bias"];
     const std::int64_t cols = a.i64("cols");
     std::vector<double>& y = r.array("y", x.count);
-    parallel_chunks(x.count, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+    parallel_chunks(x.count, [&](int, std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i) y[i] = add_reference(x.value(i), bias.value(i % cols));
     });
   });

@@ -18,8 +18,6 @@ namespace {
 
 constexpr const char* kVariantNames[] = {"multiply", "index", "where", "sanitize", "index_device_count", "fused"};
 
-constexpr int kChunks = 64;
-
 // Storage traits: S is the stored element, C the compute type.
 template <DType T>
 struct Traits;
@@ -152,13 +150,13 @@ double host_run(Variant variant, const View& data, const View& mask, int downstr
 }
 
 std::int64_t generate(const View& data, const View& mask, double density, bool nonfinite, std::uint64_t seed) {
-  std::vector<std::int64_t> selected(kChunks, 0);
+  std::vector<std::int64_t> selected(kDefaultChunks, 0);
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  parallel_chunks(data.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(data.count, [&](int chunk, std::int64_t begin, std::int64_t end) {
     std::int64_t count = 0;
     for (std::int64_t i = begin; i < end; ++i) {
-      const std::uint64_t h1 = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
+      const std::uint64_t h1 = counter_bits(seed, i);
       const std::uint64_t h2 = splitmix64(h1);
       const bool on = unit_interval(h1) < density;
       double v = (0.25 + 1.75 * unit_interval(h2)) * ((h1 & 1) ? -1.0 : 1.0);
@@ -192,8 +190,8 @@ Sums reference(const View& data, const View& mask, int k) {
     double sum = 0, abs = 0, err = 0;
     std::int64_t sel = 0;
   };
-  std::vector<Part> parts(kChunks);
-  parallel_chunks(data.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+  std::vector<Part> parts(kDefaultChunks);
+  parallel_chunks(data.count, [&](int chunk, std::int64_t begin, std::int64_t end) {
     // The selected elements a block at a time, so each downstream step's sin runs over the block at once
     // (sin_n, vectorized); sums still run in element order.
     constexpr int kBlock = 512;
@@ -284,7 +282,12 @@ Cost cost(const Params& p, double m) {
       break;
   }
   // sin counted as one op; the square and the downstream multiply as one flop each; the sum one add.
-  return Cost::of(read, written, n * s + n, sel * (1 + 2 * k + 1), launches, syncs);
+  return Cost::of({.read = read,
+                   .written = written,
+                   .compulsory = n * s + n,
+                   .flop = sel * (1 + 2 * k + 1),
+                   .launches = launches,
+                   .host_syncs = syncs});
 }
 
 LABRUN_EXPERIMENT(masking) {

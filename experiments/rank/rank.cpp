@@ -22,7 +22,6 @@ constexpr VariantTable<Variant, 3> kVariants{{{
     {Variant::fused, "fused", "one single-pass exclusive scan writing out directly (speed of light: 9n bytes)"},
 }}};
 
-constexpr int kChunks = 64;
 /// Elements per block of the generator's parallel split (2^16).
 constexpr std::int64_t kBlock = std::int64_t{1} << 16;
 
@@ -47,12 +46,12 @@ std::int64_t generate(std::uint8_t* mask, std::int64_t n, double density, std::u
   if (n < 0) throw std::invalid_argument("rank: n must be >= 0");
   const std::int64_t blocks = (n + kBlock - 1) / kBlock;
   std::vector<std::int64_t> counts(static_cast<std::size_t>(blocks), 0);
-  parallel_chunks(blocks, kChunks, [&](int, std::int64_t b0, std::int64_t b1) {
+  parallel_chunks(blocks, [&](int, std::int64_t b0, std::int64_t b1) {
     for (std::int64_t b = b0; b < b1; ++b) {
       const std::int64_t end = std::min(n, (b + 1) * kBlock);
       std::int64_t count = 0;
       for (std::int64_t i = b * kBlock; i < end; ++i) {
-        const std::uint64_t h = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
+        const std::uint64_t h = counter_bits(seed, i);
         const std::uint8_t on = unit_interval(h) < density ? 1 : 0;
         mask[i] = on;
         count += on;
@@ -79,12 +78,12 @@ std::vector<std::int64_t> reference(const std::uint8_t* mask, std::int64_t n) {
 std::int64_t reference_slice(const std::uint8_t* mask, std::int64_t begin, std::int64_t count, std::int64_t before,
                              std::int64_t* out) {
   // Two parallel passes with the same split: the ones of each part, then each part's ranks from their prefix.
-  std::vector<std::int64_t> part(kChunks + 1, 0);
-  parallel_chunks(count, kChunks, [&](int k, std::int64_t b, std::int64_t e) {
+  std::vector<std::int64_t> part(kDefaultChunks + 1, 0);
+  parallel_chunks(count, [&](int k, std::int64_t b, std::int64_t e) {
     part[static_cast<std::size_t>(k) + 1] = ones(mask + begin, b, e);
   });
   std::partial_sum(part.begin(), part.end(), part.begin());
-  parallel_chunks(count, kChunks, [&](int k, std::int64_t b, std::int64_t e) {
+  parallel_chunks(count, [&](int k, std::int64_t b, std::int64_t e) {
     std::int64_t rank = before + part[static_cast<std::size_t>(k)];
     for (std::int64_t i = b; i < e; ++i) out[i] = mask[begin + i] ? rank++ : kMaskedOut;
   });
@@ -104,17 +103,18 @@ Cost cost(Variant v, std::int64_t n_elements, std::int64_t selected) {
       // fill (w 8n), count (r n), arange (w 8c), select indices (r n, w 8c), scatter (r 16c, w 8c).
       // Launches: fill 1 + DeviceReduce 2 + arange 1 + DeviceSelect 2 + scatter 1; the count's copy to the host
       // is the host sync.
-      k = Cost::of(n + n + 16 * c, 8 * n + 24 * c, 9 * n, 0, 7, 1);
+      k = Cost::of(
+          {.read = n + n + 16 * c, .written = 8 * n + 24 * c, .compulsory = 9 * n, .launches = 7, .host_syncs = 1});
       k.peak_work_bytes = 8 * n + 16 * c;  // out, arange and indices
       break;
     case Variant::scan_select:
       // DeviceScan (r n, w 8n; 2 launches), select (r n + 8n, w 8n; 1 launch).
-      k = Cost::of(n + n + 8 * n, 8 * n + 8 * n, 9 * n, 0, 3, 0);
+      k = Cost::of({.read = n + n + 8 * n, .written = 8 * n + 8 * n, .compulsory = 9 * n, .launches = 3});
       k.peak_work_bytes = 16 * n;  // out and the scan
       break;
     case Variant::fused:
       // One DeviceScan writing out through its output iterator (r n, w 8n; 2 launches).
-      k = Cost::of(n, 8 * n, 9 * n, 0, 2, 0);
+      k = Cost::of({.read = n, .written = 8 * n, .compulsory = 9 * n, .launches = 2});
       k.peak_work_bytes = 8 * n;  // out
       break;
   }
@@ -186,8 +186,8 @@ LABRUN_EXPERIMENT(rank) {
   e.reference([](const Args& a, const Arrays& in, Reference& r) {
     const std::int64_t n = a.i64("n");
     const auto* m = in["mask"].as<const std::uint8_t>();
-    std::vector<std::int64_t> part(kChunks, 0);
-    parallel_chunks(n, kChunks,
+    std::vector<std::int64_t> part(kDefaultChunks, 0);
+    parallel_chunks(n, kDefaultChunks,
                     [&](int k, std::int64_t b, std::int64_t e) { part[static_cast<std::size_t>(k)] = ones(m, b, e); });
     r.set("selected", static_cast<double>(std::accumulate(part.begin(), part.end(), std::int64_t{0})));
   });

@@ -25,8 +25,6 @@ constexpr VariantTable<Variant, 3> kVariants{{{
      "one kernel: running max and rescaled running sum in one pass, then write (Milakov & Gimelshein 2018)"},
 }}};
 
-constexpr int kChunks = 64;  // fixed split of the host loops: results independent of the thread count
-
 void require_supported(DType t) {
   if (t != DType::f32 && t != DType::bf16)
     throw std::invalid_argument(std::string("softmax: dtype ") + labrun::to_string(t) +
@@ -191,9 +189,9 @@ void generate(const View& x, std::int64_t cols, std::uint64_t seed) {
   if (cols < 0 || (cols == 0 && x.count > 0)) throw std::invalid_argument("softmax: rows and cols must be >= 0");
   const DType dtype = x.elem.dtype.value_or(DType::f64);
   require_supported(dtype);
-  parallel_chunks(x.count, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_chunks(x.count, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
-      const std::uint64_t h = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(i)));
+      const std::uint64_t h = counter_bits(seed, i);
       const double v = row_offset(i / cols) + (16.0 * unit_interval(h) - 8.0);
       if (dtype == DType::f32) x.as<float>()[i] = static_cast<float>(v);
       else x.as<std::uint16_t>()[i] = float_to_bf16(static_cast<float>(v));
@@ -203,7 +201,7 @@ void generate(const View& x, std::int64_t cols, std::uint64_t seed) {
 
 void reference(const View& x, std::int64_t cols, double* y, double* max, double* spread) {
   const std::int64_t rows = cols > 0 ? x.count / cols : 0;
-  parallel_rows(rows, cols, kChunks, [&](int, std::int64_t begin, std::int64_t end) {
+  parallel_rows(rows, cols, [&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       double mx = -std::numeric_limits<double>::infinity(), mn = std::numeric_limits<double>::infinity();
       double* yr = y + r * cols;
@@ -260,9 +258,9 @@ void check(Compare& c) {
     double err2 = 0, ref2 = 0, row_worst = 0, row_sum = 0, row_bound = 0;
     std::int64_t worst_row = -1;
   };
-  std::vector<Part> parts(kChunks);
+  std::vector<Part> parts(kDefaultChunks);
   const double sum_rounding = static_cast<double>(cols) * 0x1.0p-52 / c.scale();
-  parallel_rows(rows, cols, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
+  parallel_rows(rows, cols, [&](int chunk, std::int64_t begin, std::int64_t end) {
     Part q;
     for (std::int64_t r = begin; r < end; ++r) {
       double sum = 0, sum_bound = 0;
@@ -340,7 +338,7 @@ Cost cost(const Params& p) {
       launches = 1;
       break;
   }
-  return Cost::of(read, written, 2 * n * s, 5 * n, launches, 0);
+  return Cost::of({.read = read, .written = written, .compulsory = 2 * n * s, .flop = 5 * n, .launches = launches});
 }
 
 void HostScratch::size_for(std::int64_t cols) {

@@ -26,7 +26,23 @@ struct Cost {
     return std::isnan(bytes_read) && std::isnan(bytes_written) && std::isnan(bytes) && std::isnan(compulsory_bytes) &&
            std::isnan(flop) && std::isnan(launches) && std::isnan(host_syncs) && std::isnan(peak_work_bytes);
   }
-  /// A cost of `read` and `written` bytes (bytes = their sum) with the other fields as given.
+  /// One iteration's counts by name, for Cost::of: `Cost::of({.read = 4 * n, .written = 4 * n, .compulsory = 8 * n,
+  /// .flop = 2 * n, .launches = 1})`. Bytes left out are not modelled (NaN); flop, launches and host_syncs left out
+  /// are 0 (a copy kernel does no arithmetic and waits on no host).
+  struct Counts {
+    double read = kNone;        ///< bytes the iteration's kernels read (Cost::bytes_read)
+    double written = kNone;     ///< bytes they write (Cost::bytes_written)
+    double compulsory = kNone;  ///< each input read once, each output written once (Cost::compulsory_bytes)
+    double flop = 0;            ///< floating-point operations
+    double launches = 0;        ///< kernel launches (and copies)
+    double host_syncs = 0;      ///< host synchronizations
+  };
+  /// The cost of `counts` (bytes = read + written).
+  static Cost of(const Counts& counts) {
+    return of(counts.read, counts.written, counts.compulsory, counts.flop, counts.launches, counts.host_syncs);
+  }
+  /// The same, positional (kept for existing code): `read` and `written` bytes (bytes = their sum) with the other
+  /// fields as given.
   static Cost of(double read, double written, double compulsory, double flop, double launches, double syncs) {
     Cost c;
     c.bytes_read = read;

@@ -18,4 +18,15 @@ constexpr std::uint64_t splitmix64(std::uint64_t x) {
 /// The top 53 bits of `bits` as a double uniform in [0, 1).
 constexpr double unit_interval(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
+/// The 64 random bits of element `index` of the input drawn from `seed`: splitmix64(seed ^ splitmix64(index)), a pure
+/// function of (seed, index), so any split of the elements over threads draws the same bits.
+constexpr std::uint64_t counter_bits(std::uint64_t seed, std::int64_t index) {
+  return splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(index)));
+}
+
+/// Element `index`'s draw from `seed`, uniform in [lo, hi): lo + (hi - lo) * unit_interval(counter_bits(seed, index)).
+constexpr double uniform_at(std::uint64_t seed, std::int64_t index, double lo, double hi) {
+  return lo + (hi - lo) * unit_interval(counter_bits(seed, index));
+}
+
 }  // namespace labrun

@@ -248,29 +248,16 @@ struct CheckResult {
   std::vector<std::pair<std::string, double>> notes;  ///< extra named numbers (e.g. how a tolerance was derived)
 };
 
+}  // namespace labrun
+#include <labrun/detail/compare_state.hpp>  // IWYU pragma: export
+namespace labrun {
+
 /// The comparison of one correctness iteration: the point, its inputs, the variant's outputs (host copies), the
 /// reference, and lab.tolerance_scale. An experiment's check function calls elementwise() and/or scalar(); the
 /// point passes only when every comparison passes.
-class Compare {
+class Compare : public detail::CompareState {
  public:
-  /// Copies elements [begin, begin + count) of output `array` into `host` (the lab's copy back of a chunk).
-  using ChunkReader = std::function<void(const std::string& array, std::int64_t begin, std::int64_t count, void* host)>;
-  /// The most bytes of one chunk of exact_chunks (of the output, and again of the expectation).
-  static constexpr std::size_t kChunkBytes = std::size_t{32} << 20;
-
-  /// `inputs` hands out the host inputs when the check first asks for them (a set generated on the device is
-  /// generated on the host only if the check reads them).
-  /// `returned`: the returned outputs (Role::returned) by name, each with the input whose memory the variant handed
-  /// back as it ("" when none).
-  /// `read`: where exact_chunks reads outputs from (the device, chunk by chunk); empty: from `outputs`' host memory.
-  /// A chunked output (Layout::chunked) is in `outputs` with its count and elem but no data.
-  /// `sample`: 0 compares every element; N > 0 (the lab's re-check on fresh inputs, docs/integrity.md) lets
-  /// elementwise() compare at most about N evenly spaced elements of each output (sampled() is then true).
-  Compare(const Args& args, std::function<const Arrays&()> inputs, const Arrays& outputs, const Reference& ref,
-          double scale, std::map<std::string, std::string> returned = {}, ChunkReader read = {},
-          std::int64_t sample = 0)
-      : args_(args), in_(std::move(inputs)), out_(outputs), ref_(ref), scale_(scale), returned_(std::move(returned)),
-        read_(std::move(read)), sample_(sample) {}
+  using CompareState::CompareState;
   const Args& args() const { return args_; }
   const Arrays& inputs() const { return in_(); }
   const Arrays& outputs() const { return out_; }
@@ -328,19 +315,6 @@ class Compare {
   const CheckResult& scalar(const std::string& array, const std::string& ref_value, double tolerance);
   /// Attaches a named number to the last comparison (e.g. a term of the tolerance).
   void note(const std::string& name, double value);
-
-  const std::vector<CheckResult>& results() const { return results_; }
-
- private:
-  const Args& args_;
-  std::function<const Arrays&()> in_;
-  const Arrays& out_;
-  const Reference& ref_;
-  double scale_;
-  std::map<std::string, std::string> returned_;
-  ChunkReader read_;
-  std::int64_t sample_ = 0;
-  std::vector<CheckResult> results_;
 };
 
 /// What a variant's code sees while it is set up and while it runs: the point, its arrays (host memory on the
@@ -394,15 +368,18 @@ using Step = std::function<void(Launch&)>;
 /// and returns the iteration.
 using Setup = std::function<Step(Launch&)>;
 
+}  // namespace labrun
+#include <labrun/detail/variant_data.hpp>  // IWYU pragma: export
+namespace labrun {
+
 /// One variant as declared by the experiment: name, description, modes, support rule, host implementation.
-class VariantDef {
+class VariantDef : public detail::VariantData {
  public:
-  VariantDef(std::string name, std::string description)
-      : name_(std::move(name)), description_(std::move(description)) {}
+  VariantDef(std::string name, std::string description) : VariantData(std::move(name), std::move(description)) {}
   /// The host implementation: a Step (one function called every iteration) or a Setup (returns the Step).
   template <class F>
   VariantDef& host(F f) {
-    host_ = to_setup(std::move(f));
+    host_ = detail::to_setup(std::move(f));
     return *this;
   }
   /// The launch modes it runs in (default eager and graph).
@@ -415,53 +392,20 @@ class VariantDef {
     unsupported_ = std::move(f);
     return *this;
   }
-  const std::string& name() const { return name_; }
-  const std::string& description() const { return description_; }
-  const Setup& host_setup() const { return host_; }
-  const std::vector<std::string>& modes() const { return modes_; }
-  const std::function<std::optional<std::string>(const Args&)>& unsupported_fn() const { return unsupported_; }
-
-  /// A Step or a Setup as a Setup.
-  template <class F>
-  static Setup to_setup(F f) {
-    if constexpr (std::is_void_v<std::invoke_result_t<F&, Launch&>>) {
-      return [f](Launch&) -> Step { return f; };
-    } else {
-      return Setup(std::move(f));
-    }
-  }
-
- private:
-  std::string name_, description_;
-  Setup host_;
-  std::vector<std::string> modes_ = {"eager", "graph"};
-  std::function<std::optional<std::string>(const Args&)> unsupported_;
+  using VariantData::modes;
 };
-
 /// Axis kinds as a config writes them.
 enum class AxisType { integer, real, word };
 
+}  // namespace labrun
+#include <labrun/detail/experiment_data.hpp>  // IWYU pragma: export
+namespace labrun {
+
 /// An experiment as its author declares it (LABRUN_EXPERIMENT). Every function takes and returns plain values;
 /// the setters return *this for chaining.
-class ExperimentDef {
+class ExperimentDef : public detail::ExperimentData {
  public:
-  struct AxisSpec {
-    std::string name, description;
-    AxisType type = AxisType::integer;
-    double min = 0, max = 0;         ///< inclusive range of integer and real axes
-    std::vector<std::string> words;  ///< allowed values of a word axis
-    std::string default_word;
-    double default_number = 0;
-  };
-  /// A plot for the report: time against `x`, one line per `series` value, one panel per `facets` combination.
-  struct Plot {
-    std::string x, series = "variant";
-    std::vector<std::string> facets;
-    std::string title;
-  };
-
-  explicit ExperimentDef(std::string name) : name_(std::move(name)) {}
-  const std::string& name() const { return name_; }
+  explicit ExperimentDef(std::string name) : ExperimentData(std::move(name)) {}
 
   ExperimentDef& describe(std::string one_line) {
     description_ = std::move(one_line);
@@ -544,38 +488,6 @@ class ExperimentDef {
     report_ = std::move(f);
     return *this;
   }
-
-  // Read by the lab.
-  const std::string& description() const { return description_; }
-  const std::string& docs_path() const { return docs_; }
-  const std::vector<AxisSpec>& axes() const { return axes_; }
-  const std::string& size_axis_name() const { return size_axis_; }
-  const std::vector<Plot>& plots() const { return plots_; }
-  const std::string& hypotheses_yaml() const { return hypotheses_; }
-  const std::function<void(const Args&, Layout&)>& arrays_fn() const { return arrays_; }
-  const std::vector<std::string>& input_axes() const { return input_axes_; }
-  const std::vector<std::string>& reference_axes() const { return ref_axes_; }
-  const std::function<std::string(const Args&)>& seed_text_fn() const { return seed_text_; }
-  const std::function<void(const Args&, std::uint64_t, Arrays&)>& generate_fn() const { return generate_; }
-  const std::function<void(const Args&, const Arrays&, Reference&)>& reference_fn() const { return reference_; }
-  const std::function<void(Compare&)>& check_fn() const { return check_; }
-  const std::function<Cost(const Args&, const Reference&)>& cost_fn() const { return cost_; }
-  const std::vector<VariantDef>& variants() const { return variants_; }
-  const std::function<void(const ReportView&, std::ostream&)>& report_fn() const { return report_; }
-
- private:
-  std::string name_, description_, docs_, size_axis_, hypotheses_;
-  std::vector<AxisSpec> axes_;
-  std::vector<Plot> plots_;
-  std::function<void(const Args&, Layout&)> arrays_;
-  std::vector<std::string> input_axes_, ref_axes_;
-  std::function<std::string(const Args&)> seed_text_;
-  std::function<void(const Args&, std::uint64_t, Arrays&)> generate_;
-  std::function<void(const Args&, const Arrays&, Reference&)> reference_;
-  std::function<void(Compare&)> check_;
-  std::function<Cost(const Args&, const Reference&)> cost_;
-  std::vector<VariantDef> variants_;
-  std::function<void(const ReportView&, std::ostream&)> report_;
 };
 
 /// The CUDA side of an experiment (LABRUN_CUDA_VARIANTS, in a .cu file): a launcher per variant, and an optional
@@ -587,7 +499,7 @@ class CudaDef {
   /// The CUDA implementation of `variant`: a Step (enqueues one iteration on l.stream()) or a Setup.
   template <class F>
   CudaDef& cuda(const std::string& variant, F f) {
-    launchers_.emplace_back(variant, VariantDef::to_setup(std::move(f)));
+    launchers_.emplace_back(variant, detail::to_setup(std::move(f)));
     return *this;
   }
   /// Fills the input arrays on the device from the seed, as generate() would on the host (same values), and

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include <labrun/counter_rng.hpp>
 
 namespace labrun {
 
@@ -34,6 +37,10 @@ inline int pin_this_thread() {
   return sched_setaffinity(0, sizeof one, &one) == 0 ? cpu : -1;
 }
 
+/// The split of parallel_chunks and parallel_rows when none is given: 64 chunks, on any machine (enough to keep
+/// 64 threads busy; fixed, so per-chunk results combined in chunk order are the same bits everywhere).
+inline constexpr int kDefaultChunks = 64;
+
 /// Calls fn(chunk, begin, end) for `chunks` contiguous slices of [0, n), on up to hardware_concurrency
 /// threads. The split depends on n and `chunks` only, never on the thread count, so per-chunk results
 /// combined in chunk order are bit-identical on every machine.
@@ -56,6 +63,21 @@ void parallel_chunks(std::int64_t n, int chunks, Fn&& fn) {
   for (auto& th : pool) th.join();
 }
 
+/// parallel_chunks with the default split (kDefaultChunks).
+template <class Fn>
+void parallel_chunks(std::int64_t n, Fn&& fn) {
+  parallel_chunks(n, kDefaultChunks, std::forward<Fn>(fn));
+}
+
+/// Fills out[0, n) with element i = T(uniform_at(seed, i, lo, hi)), uniform in [lo, hi) (a float type T may round
+/// up to hi), in parallel: the same values on every machine and thread count. `out`: n elements of an arithmetic T.
+template <class T>
+void fill_uniform(T* out, std::int64_t n, std::uint64_t seed, double lo, double hi) {
+  parallel_chunks(n, [&](int, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) out[i] = static_cast<T>(uniform_at(seed, i, lo, hi));
+  });
+}
+
 /// Calls fn(chunk, first_row, end_row) over whole rows of `cols` elements, split by elements so that a few long
 /// rows still spread over the threads: chunk k of `chunks` takes the rows whose first element lies in its slice of
 /// [0, rows * cols) (parallel_chunks). The split depends only on the shape, so per-chunk results combined in order
@@ -69,6 +91,12 @@ void parallel_rows(std::int64_t rows, std::int64_t cols, int chunks, Fn&& fn) {
   parallel_chunks(rows * cols, chunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
     fn(chunk, std::min(rows, (begin + cols - 1) / cols), std::min(rows, (end + cols - 1) / cols));
   });
+}
+
+/// parallel_rows with the default split (kDefaultChunks).
+template <class Fn>
+void parallel_rows(std::int64_t rows, std::int64_t cols, Fn&& fn) {
+  parallel_rows(rows, cols, kDefaultChunks, std::forward<Fn>(fn));
 }
 
 }  // namespace labrun

@@ -26,6 +26,51 @@ namespace sweep_detail {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The command line of the child supervisor of shard i of n, writing `file` on the one device it sees.
+std::vector<std::string> shard_argv(const SweepArgs& a, const std::string& file, int i, int n) {
+  std::error_code ec;
+  const std::string device = a.device == "cpu" || a.device == "host" ? "cpu" : "cuda:0";
+  std::vector<std::string> child{a.argv.empty() ? "labrun" : a.argv[0],
+                                 "sweep",
+                                 a.config_path,
+                                 "--device",
+                                 device,
+                                 "-o",
+                                 file,
+                                 "--shard",
+                                 fmt::format("{}/{}", i, n),
+                                 "-q"};
+  if (a.resume && fs::exists(file, ec)) child.push_back("--resume");
+  if (a.force) child.push_back("--force");
+  if (!a.only.empty()) child.insert(child.end(), {"--only", a.only});
+  for (const auto& o : a.lab_overrides) child.insert(child.end(), {"--lab", o});
+  if (!a.code_rev.empty()) child.insert(child.end(), {"--code-rev", a.code_rev});
+  child.insert(child.end(), {"--log-level", log_level()});
+  return child;
+}
+
+// Waits for every child in `pids`, their exit codes into `codes`; on SIGINT/SIGTERM passes SIGTERM on to those still
+// running and returns the signal (0 when none came).
+int wait_children(const std::vector<int>& pids, std::vector<std::optional<int>>& codes) {
+  codes.assign(pids.size(), std::nullopt);
+  int stop_signal = 0;
+  while (std::any_of(codes.begin(), codes.end(), [](const auto& c) { return !c; })) {
+    for (std::size_t k = 0; k < pids.size(); ++k)
+      if (!codes[k]) codes[k] = wait_process(pids[k], false);
+    if (const int s = interrupt_signal(); s && !stop_signal) {
+      stop_signal = s;
+      for (std::size_t k = 0; k < pids.size(); ++k)
+        if (!codes[k]) ::kill(pids[k], SIGTERM);
+    }
+    ::usleep(50 * 1000);
+  }
+  return stop_signal;
+}
+
+}  // namespace
+
 // --devices: one child supervisor per device, each on its fixed shard i/N of the sweep (pinned by
 // CUDA_VISIBLE_DEVICES, so it sees its GPU as cuda:0) writing OUTPUT.devices/shard-i-of-N.jsonl, all at once;
 // then the shards are merged into OUTPUT (merge_shards, as `labrun merge`). Fixed shards, not a shared queue:
@@ -50,47 +95,20 @@ int run_devices(const SweepPlan& plan, const std::vector<int>& devices) {
     fs::remove_all(dir, ec);
   }
   fs::create_directories(dir, ec);
-  const std::string device = a.device == "cpu" || a.device == "host" ? "cpu" : "cuda:0";
   std::vector<int> pids;
   std::vector<std::string> files;
   for (int i = 1; i <= n; ++i) {
-    const std::string file = (dir / fmt::format("shard-{}-of-{}.jsonl", i, n)).string();
-    files.push_back(file);
-    std::vector<std::string> child{a.argv.empty() ? "labrun" : a.argv[0],
-                                   "sweep",
-                                   a.config_path,
-                                   "--device",
-                                   device,
-                                   "-o",
-                                   file,
-                                   "--shard",
-                                   fmt::format("{}/{}", i, n),
-                                   "-q"};
-    if (a.resume && fs::exists(file, ec)) child.push_back("--resume");
-    if (a.force) child.push_back("--force");
-    if (!a.only.empty()) child.insert(child.end(), {"--only", a.only});
-    for (const auto& o : a.lab_overrides) child.insert(child.end(), {"--lab", o});
-    if (!a.code_rev.empty()) child.insert(child.end(), {"--code-rev", a.code_rev});
-    child.insert(child.end(), {"--log-level", log_level()});
+    files.push_back((dir / fmt::format("shard-{}-of-{}.jsonl", i, n)).string());
+    const int gpu = devices[static_cast<std::size_t>(i - 1)];
     SpawnOptions options;
     options.program = "/proc/self/exe";
     options.parent_death_signal = SIGTERM;  // a supervisor: it stops its own worker on SIGTERM
-    options.env = {"CUDA_VISIBLE_DEVICES=" + std::to_string(devices[static_cast<std::size_t>(i - 1)])};
-    spdlog::info("shard {} of {} on device {} -> {}", i, n, devices[static_cast<std::size_t>(i - 1)], file.c_str());
-    pids.push_back(start_process(child, options));
+    options.env = {"CUDA_VISIBLE_DEVICES=" + std::to_string(gpu)};
+    spdlog::info("shard {} of {} on device {} -> {}", i, n, gpu, files.back().c_str());
+    pids.push_back(start_process(shard_argv(a, files.back(), i, n), options));
   }
-  std::vector<std::optional<int>> codes(pids.size());
-  int stop_signal = 0;
-  while (std::any_of(codes.begin(), codes.end(), [](const auto& c) { return !c; })) {
-    for (std::size_t k = 0; k < pids.size(); ++k)
-      if (!codes[k]) codes[k] = wait_process(pids[k], false);
-    if (const int s = interrupt_signal(); s && !stop_signal) {
-      stop_signal = s;
-      for (std::size_t k = 0; k < pids.size(); ++k)
-        if (!codes[k]) ::kill(pids[k], SIGTERM);
-    }
-    ::usleep(50 * 1000);
-  }
+  std::vector<std::optional<int>> codes;
+  const int stop_signal = wait_children(pids, codes);
   if (stop_signal) {
     std::size_t finished = 0;
     for (const auto& f : files) finished += read_lane(f).done.size();

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,16 +33,13 @@ int pooled_count_in(const std::string& dir) {
   return 0;
 }
 
-// lab.processes = K: K lanes, one after another, each a result file in OUTPUT.processes/ (its workers run the
-// whole sweep), then their records pooled point by point (src/run/processes.hpp) into OUTPUT, written whole. A
-// failed or killed run leaves no OUTPUT; the lanes' files stay for --resume, which keeps finished lanes,
-// continues the interrupted one and pools at the end.
-int run_pooled(const SweepPlan& plan) {
+namespace {
+
+// The output of a pooled run checked before any process runs, and its processes' folder made. Returns the exit code
+// when there is nothing to run (the output is a complete pooled run and --resume was given).
+std::optional<int> prepare_pooled_output(const SweepPlan& plan, const fs::path& dir) {
   const SweepArgs& a = plan.args;
-  const SweepConfig& config = plan.config;
-  const std::vector<Point>& points = plan.points;
-  const int k = static_cast<int>(config.lab.processes);
-  const fs::path dir = a.output + ".processes";
+  const int k = static_cast<int>(plan.config.lab.processes);
   std::error_code ec;
   const bool dir_exists = fs::exists(fs::symlink_status(dir, ec));
   if (a.resume && dir_exists)
@@ -52,7 +50,7 @@ int run_pooled(const SweepPlan& plan) {
                       a.output, dir.string(), held, k, held));
   if (fs::exists(a.output, ec)) {
     if (a.resume && !dir_exists) {
-      check_resumable(a.output, config, a.force);
+      check_resumable(a.output, plan.config, a.force);
       const RunHeader h = header_to_continue(a.output);
       if (!h.json.contains("processes") || h.process_count() != k)
         throw OutputError(
@@ -74,31 +72,67 @@ int run_pooled(const SweepPlan& plan) {
   }
   if (!fs::create_directories(dir, ec) && !fs::is_directory(dir, ec))
     throw OutputError("cannot create " + dir.string() + ": " + ec.message());
+  return std::nullopt;
+}
+
+// The lane of process i of k: its file `part` in the run's folder, continued with --resume when it is there.
+Lane process_lane(const SweepPlan& plan, const std::string& part, int i, int k) {
+  const SweepArgs& a = plan.args;
+  std::error_code ec;
+  Lane lane;
+  lane.file = part;
+  lane.points = plan.points;
+  lane.point_timeout_s = plan.config.lab.point_timeout_s;
+  lane.continue_existing = a.resume && fs::exists(part, ec);
+  if (lane.continue_existing) check_resumable(part, plan.config, a.force);
+  const std::string process = fmt::format("{}/{}", i, k);
+  lane.worker_argv = [&a, part, process](bool fresh) {
+    return worker_argv(a, part, fresh, a.force && !fresh, process);
+  };
+  lane.env = {"LABRUN_ARGV=" + Json(a.argv).dump()};
+  lane.label = fmt::format("process {} of {}: ", i, k);
+  return lane;
+}
+
+// One process's file as one run: its header, and the points and segment lines of all its segments.
+Run read_process_file(const std::string& part) {
+  Run run;
+  for (auto& r : load_results({part}).runs) {
+    if (!run.has_header) {
+      run.file = r.file;
+      run.header = r.header;
+      run.has_header = r.has_header;
+    }
+    for (auto& p : r.points) run.points.push_back(std::move(p));
+    for (auto& seg : r.segments) run.segments.push_back(std::move(seg));
+  }
+  return run;
+}
+
+}  // namespace
+
+// lab.processes = K: K lanes, one after another, each a result file in OUTPUT.processes/ (its workers run the
+// whole sweep), then their records pooled point by point (src/run/processes.hpp) into OUTPUT, written whole. A
+// failed or killed run leaves no OUTPUT; the lanes' files stay for --resume, which keeps finished lanes,
+// continues the interrupted one and pools at the end.
+int run_pooled(const SweepPlan& plan) {
+  const SweepArgs& a = plan.args;
+  const int k = static_cast<int>(plan.config.lab.processes);
+  const fs::path dir = a.output + ".processes";
+  if (const auto done = prepare_pooled_output(plan, dir)) return *done;
   // The processes share host references (reference_cache.hpp) in the run's folder, unless the caller named a cache.
   if (const char* set = std::getenv(kReferenceCacheEnv); set == nullptr || *set == '\0')
     ::setenv(kReferenceCacheEnv, (dir / "references").c_str(), 1);
+  std::error_code ec;
   std::vector<std::string> parts;
   for (int i = 1; i <= k; ++i) {
-    const std::string part = (dir / fmt::format("process-{}-of-{}.jsonl", i, k)).string();
-    parts.push_back(part);
-    const std::string process = fmt::format("{}/{}", i, k);
-    Lane lane;
-    lane.file = part;
-    lane.points = points;
-    lane.point_timeout_s = config.lab.point_timeout_s;
-    lane.continue_existing = a.resume && fs::exists(part, ec);
-    if (lane.continue_existing) check_resumable(part, config, a.force);
-    lane.worker_argv = [&, part, process](bool fresh) {
-      return worker_argv(a, part, fresh, a.force && !fresh, process);
-    };
-    lane.env = {"LABRUN_ARGV=" + Json(a.argv).dump()};
-    lane.label = fmt::format("process {} of {}: ", i, k);
+    parts.push_back((dir / fmt::format("process-{}-of-{}.jsonl", i, k)).string());
     spdlog::info("process {} of {} (lab.processes)", i, k);
-    const LaneEnd end = supervise_lane(lane);
+    const LaneEnd end = supervise_lane(process_lane(plan, parts.back(), i, k));
     if (end.kind == LaneEnd::Kind::interrupted) {
       std::size_t finished = 0;
       for (const auto& p : parts) finished += read_lane(p).done.size();
-      print_interrupted(end.signal, finished, points.size() * static_cast<std::size_t>(k), dir.string(), a.argv,
+      print_interrupted(end.signal, finished, plan.points.size() * static_cast<std::size_t>(k), dir.string(), a.argv,
                         a.output);
       return 128 + end.signal;
     }
@@ -112,22 +146,10 @@ int run_pooled(const SweepPlan& plan) {
     }
   }
   std::vector<Run> runs;
-  for (const auto& part : parts) {
-    Run run;
-    for (auto& r : load_results({part}).runs) {
-      if (!run.has_header) {
-        run.file = r.file;
-        run.header = r.header;
-        run.has_header = r.has_header;
-      }
-      for (auto& p : r.points) run.points.push_back(std::move(p));
-      for (auto& seg : r.segments) run.segments.push_back(std::move(seg));
-    }
-    runs.push_back(std::move(run));
-  }
+  for (const auto& part : parts) runs.push_back(read_process_file(part));
   Run pooled;
   try {
-    pooled = pool_processes(runs, a.argv, config.lab);
+    pooled = pool_processes(runs, a.argv, plan.config.lab);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(std::string("pooling the processes failed: ") + e.what() + " (their files are kept in " +
                              dir.string() + ")");
@@ -136,9 +158,5 @@ int run_pooled(const SweepPlan& plan) {
   fs::remove_all(dir, ec);
   return finish(plan, pooled.points, fmt::format("results: {} ({} processes pooled)", a.output, k));
 }
-
-// --devices: one child supervisor per device, each on its fixed shard i/N of the sweep (pinned by
-// CUDA_VISIBLE_DEVICES, so it sees its GPU as cuda:0) writing OUTPUT.devices/shard-i-of-N.jsonl, all at once;
-// then the shards are merged into OUTPUT (merge_shards, as `labrun merge`). Fixed shards, not a shared queue:
 
 }  // namespace labrun::sweep_detail
