@@ -36,8 +36,9 @@ LABRUN_EXPERIMENT(dot) {
   });
   e.variant("one_acc", "one accumulator: each add waits for the one before").host([](Launch& l) {
     const float *x = l.in("x").as<const float>(), *y = l.in("y").as<const float>();
+    const std::int64_t n = l.in("x").count;
     float s = 0;
-    for (std::int64_t i = 0; i < l.in("x").count; ++i) s += x[i] * y[i];
+    for (std::int64_t i = 0; i < n; ++i) s += x[i] * y[i];
     *l.out("dot").as<float>() = s;
   });
   e.variant("four_acc", "four accumulators: four chains of adds in flight").host([](Launch& l) {
