@@ -85,7 +85,6 @@ std::optional<double> parse_real(const std::string& text, std::string* why) {
   return value;
 }
 
-
 int second_document_line(const std::string& text) {
   bool content = false;
   int line = 1, marker_line = 0;
@@ -116,7 +115,7 @@ SourceLoc YamlReader::loc(const YAML::Node& node, const SourceLoc& fallback) con
 }
 
 void YamlReader::check_structure(const YAML::Node& node, const std::string& path, int depth, std::size_t& visited,
-                     std::size_t& bytes) const {
+                                 std::size_t& bytes) const {
   const SourceLoc here = loc(node, {file_, 0, 0});
   if (depth > kMaxDepth)
     fail(here, path, "nested deeper than " + std::to_string(kMaxDepth) + " levels (a recursive alias?)");
@@ -192,7 +191,7 @@ bool YamlReader::string_scalar(const YAML::Node& node) {
 }
 
 std::string YamlReader::plain_text(const Item& item, const std::string& path, const std::string& expected,
-                       const std::string& kind) const {
+                                   const std::string& kind) const {
   const std::string text = scalar(item, path, expected);
   if (string_scalar(item.node))
     fail(item.loc, path,

@@ -38,7 +38,6 @@ std::string most_used_alias(const std::string& text);
 /// a second document; 0 if there is none. A leading "---" starts the first document, a trailing "..." ends it.
 int second_document_line(const std::string& text);
 
-
 /// A YAML node with the place it was written; `loc` falls back to the enclosing key for empty values,
 /// whose yaml-cpp mark points at the next token instead.
 struct Item {

@@ -37,7 +37,6 @@ struct Side {
   std::vector<std::unique_ptr<RunHeader>> shard_headers;
 };
 
-
 /// Counts of what the matched points were compared without (warned about once, at the end).
 struct Caveats {
   std::size_t mixed_sources = 0;  ///< device samples against wall samples
@@ -67,7 +66,8 @@ void compare_environment(const Side& base, const Side& current, std::vector<std:
 /// process gate with the covariance and per-probe checks; beyond it the host-adjusted interval alone decides.
 constexpr double kHostsAlike = 0.03;
 
-/// Whether a host-sensitive point's sides ran on hosts whose probes differ by more than kHostsAlike (diff_verdicts.cpp).
+/// Whether a host-sensitive point's sides ran on hosts whose probes differ by more than kHostsAlike
+/// (diff_verdicts.cpp).
 bool hosts_differ(const HostAdjusted& h);
 
 /// The verdict of a compared point and its reason ("" when none), by the rule of docs/diff.md "Verdicts".

@@ -29,7 +29,6 @@ std::size_t processes_needed(double half, double log_ratio, double log_up, std::
   return static_cast<std::size_t>(std::ceil(static_cast<double>(n) * (half / room) * (half / room)));
 }
 
-
 bool hosts_differ(const HostAdjusted& h) { return std::fabs(std::log(h.probe_ratio)) > std::log1p(kHostsAlike); }
 
 /// A host-sensitive point whose sides' hosts differ (hosts_differ): the verdict from the host-adjusted change's

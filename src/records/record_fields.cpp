@@ -6,6 +6,11 @@
 
 namespace labrun::fields {
 
+std::string shown(const Json& v) {
+  std::string text = v.dump();
+  return text.size() > 80 ? text.substr(0, 77) + "..." : text;
+}
+
 std::string at(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
 
 void bad(const std::string& where, const char* expected, const Json& got) {

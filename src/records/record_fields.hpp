@@ -28,6 +28,9 @@
 
 namespace labrun::fields {
 
+/// "-1.0" and the like: a value as JSON text for an error message, cut at 80 characters.
+std::string shown(const Json& v);
+
 // ---- Reading values ---------------------------------------------------------------------------------------
 
 /// The dotted path of `key` inside `where` ("timing" + "wall" -> "timing.wall"; "" + "id" -> "id").
