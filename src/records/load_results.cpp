@@ -29,7 +29,6 @@
 
 #include "output_file.hpp"
 
-
 namespace labrun {
 
 using namespace fields;

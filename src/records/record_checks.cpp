@@ -30,7 +30,6 @@
 
 #include "output_file.hpp"
 
-
 namespace labrun {
 
 using namespace fields;  // shown() and the reading checks (record_fields.hpp)
