@@ -57,21 +57,6 @@ const std::vector<std::string> kTopKeys = {"experiment", "description", "axes", 
                                            "exclude",    "lab",         "hypothesis"};
 const std::vector<std::string> kRangeKeys = {"decades", "powers_of_two", "from", "to", "step"};
 const char* const kRangeForms = "{decades: [A, B]}, {powers_of_two: [A, B]} or {from: A, to: B, step: S}";
-/// A bound of an AxisDecl as people write it: integral bounds without exponent ("1000000000000").
-std::string bound_text(double bound) {
-  if (std::trunc(bound) == bound && std::fabs(bound) < 9e18) return std::to_string(static_cast<std::int64_t>(bound));
-  return to_string(AxisValue{bound});
-}
-
-/// Removes the last-place noise of A + i*S (0.30000000000000004 -> 0.3) so labels read as written.
-double tidy(double value) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.15g", value);
-  double out = value;
-  std::from_chars(buf, buf + std::strlen(buf), out);
-  return out;
-}
-
 /// The config's keys read and checked against the experiment's registration (YamlReader reads the YAML).
 class Parser : public config_yaml::YamlReader {
  public:
@@ -706,44 +691,6 @@ LabSettings apply_lab_overrides(const LabSettings& lab, const std::vector<std::s
   } catch (const ConfigError& e) {  // report the argument's position, not the line of the text built above
     throw ConfigError({"--lab", std::max(1, e.loc().line - 1), 0}, e.key(), e.message());
   }
-}
-
-SweepConfig load_config(const std::string& path, const Registry& registry) {
-  // A regular file only: a FIFO would block the open and the read (validate waited forever), a device never end.
-  // O_NONBLOCK so that opening a FIFO returns at once; it changes nothing for a regular file.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int error = errno;
-    ::close(fd);
-    throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(error));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw ConfigError({path, 0, 0}, "",
-                      "the config is " + describe_file_type(st.st_mode) +
-                          ", not a regular file; labrun reads a config from a regular file (YAML, "
-                          "docs/config.md)");
-  }
-  // stdio rather than iostreams: errno after fread is the reliable way to report why a read failed.
-  std::FILE* file = ::fdopen(fd, "rb");
-  if (!file) {
-    const int error = errno;
-    ::close(fd);
-    throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(error));
-  }
-  std::string text;
-  char buffer[65536];
-  std::size_t got = 0;
-  // A bounded read: one byte past the limit is enough to refuse a file (or /dev/zero) without reading it all.
-  while (text.size() <= kMaxConfigBytes && (got = std::fread(buffer, 1, sizeof buffer, file)) > 0)
-    text.append(buffer, got);
-  const bool failed = std::ferror(file) != 0;
-  const int error = errno;
-  std::fclose(file);
-  if (failed) throw ConfigError({path, 0, 0}, "", std::string("cannot read the config: ") + std::strerror(error));
-  return parse_config(text, path, registry);
 }
 
 }  // namespace labrun

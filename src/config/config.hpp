@@ -111,6 +111,14 @@ std::optional<double> parse_decimal(const std::string& text);
 /// (`1e20`). Exact: works on the digits, never through a double. Case C02.
 std::optional<std::int64_t> parse_exact_integer(const std::string& text, std::string* why);
 
+/// A bound of an axis as people write it: an integral bound without exponent ("1000000000000"), else as
+/// to_string(AxisValue) writes it.
+std::string bound_text(double bound);
+
+/// `value` with the last-place noise of A + i*S removed (0.30000000000000004 -> 0.3), so labels read as written:
+/// the double nearest its 15-significant-digit text.
+double tidy(double value);
+
 /// Edit distance used to suggest the nearest valid key (Levenshtein, unit costs).
 std::size_t edit_distance(const std::string& a, const std::string& b);
 

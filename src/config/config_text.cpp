@@ -1,6 +1,9 @@
 // Text as people write it in configs and on the command line: exact decimals and integers (case C02), and the
 // nearest valid word for a typo. Declared in config.hpp, which every caller already includes.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <cctype>
 #include <cstdint>
@@ -217,6 +220,19 @@ void check_config_text(const std::string& text, const std::string& path) {
     i += len;
     ++column;
   }
+}
+
+std::string bound_text(double bound) {
+  if (std::trunc(bound) == bound && std::fabs(bound) < 9e18) return std::to_string(static_cast<std::int64_t>(bound));
+  return to_string(AxisValue{bound});
+}
+
+double tidy(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", value);
+  double out = value;
+  std::from_chars(buf, buf + std::strlen(buf), out);
+  return out;
 }
 
 }  // namespace labrun

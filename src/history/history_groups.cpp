@@ -227,7 +227,6 @@ std::vector<HistoryGroup> group_steps(const HistoryResult& h, const std::vector<
   return groups;
 }
 
-
 namespace {
 
 // ---- The result: steps in order, groups summarised, the newest commit judged ----------------------------------------
