@@ -38,10 +38,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-Json fmt_warning(const std::string& kind, const std::string& message) {
-  return Json{{"kind", kind}, {"message", message}};
-}
-
 }  // namespace
 
 std::optional<SlowerAid> slower_aid() {
@@ -61,36 +57,6 @@ std::optional<SlowerAid> slower_aid() {
                               ": takes VARIANT:SHARE with SHARE in (0, 1], e.g. where:0.1");
 }
 
-std::int64_t choose_batch(double iteration_time_s, double min_sample_time_s) {
-  if (!(iteration_time_s > 0)) return 1;
-  // The relative nudge keeps 1e-3 / 1e-6 (= 1000.0000000000001 in binary) from rounding up to 1001.
-  const double b = std::ceil(min_sample_time_s / iteration_time_s * (1 - 1e-12));
-  return static_cast<std::int64_t>(std::clamp(b, 1.0, 100000.0));
-}
-
-void set_timing_samples(Timing& timing, const std::vector<double>& wall, const std::vector<double>& device,
-                        const std::vector<double>& submit, const std::vector<double>& host_probe) {
-  const Summary primary = summarize(device.empty() ? wall : device);
-  auto summary = [](const std::vector<double>& v) {
-    return v.empty() ? std::nullopt : OptionalSummary(TimeSummary::of(summarize(v)));
-  };
-  timing.median_ci_rel_halfwidth = primary.ci_rel_halfwidth;
-  timing.wall = TimeSummary::of(summarize(wall));
-  timing.device = summary(device);
-  timing.submit = summary(submit);
-  timing.wall_samples_s = wall;
-  timing.device_samples_s = device;
-  timing.submit_samples_s = submit;
-  timing.host_probe = summary(host_probe);
-  timing.host_probe_samples_s = host_probe;
-  timing.host_probe_recorded = true;
-  timing.time_s = primary.median;
-}
-
-double median_ci_rel_halfwidth(std::vector<double> v) {
-  return v.empty() ? std::numeric_limits<double>::infinity() : summarize(std::move(v)).ci_rel_halfwidth;
-}
-
 namespace {
 
 // The value of a word axis if the point has it, else `fallback` (lab-wide setting).
@@ -102,34 +68,6 @@ std::string axis_word(const Point& p, const std::string& axis, const std::string
 
 }  // namespace
 
-std::optional<std::string> over_budget(const PointEstimate& e, const Backend& backend, const LabSettings& lab) {
-  if (backend.kind() == BackendKind::host) {
-    if (e.working_set_bytes > lab.host_max_bytes)
-      return "host backend runs working sets up to " + format_bytes(lab.host_max_bytes) +
-             " (lab.host_max_bytes); this point's is " + format_bytes(e.working_set_bytes);
-    const double t = e.bytes / kHostEstimateBandwidth_Bps + e.flop / kHostEstimateFlopPerS;
-    if (t > lab.host_max_time_s)
-      return "host backend runs points estimated at up to " + format_time(lab.host_max_time_s) +
-             " per iteration (lab.host_max_time_s); this one is estimated at " + format_time(t);
-  }
-  if (const auto memory = backend.memory_bytes(); memory && e.working_set_bytes > 0.9 * *memory)
-    return "the working set " + format_bytes(e.working_set_bytes) + " exceeds 90% of the device's " +
-           format_bytes(*memory) + " of memory";
-  return std::nullopt;
-}
-
-std::optional<std::string> over_free_memory(const PointEstimate& e, double extra_bytes, const Backend& backend) {
-  const auto free = backend.free_memory_bytes();
-  const double footprint = e.working_set_bytes + extra_bytes;
-  if (!free || !(footprint > *free)) return std::nullopt;
-  const std::string where = backend.kind() == BackendKind::host ? "the host" : "the device";
-  return "the point needs " + format_bytes(footprint) + " (working set " + format_bytes(e.working_set_bytes) +
-         (extra_bytes > 0 ? " + L2 flush buffer " + format_bytes(extra_bytes) : std::string()) + ") but " + where +
-         " has " + format_bytes(*free) + " free" +
-         (backend.memory_bytes() ? " of " + format_bytes(*backend.memory_bytes()) : std::string()) +
-         "; not run, so it cannot run out of memory";
-}
-
 namespace {
 
 // Pops the profiler range on scope exit, including when a phase throws.
@@ -140,57 +78,6 @@ struct Range {
 };
 
 }  // namespace
-
-std::vector<Warning> point_warnings(const PointRecord& rec, const LabSettings& lab, std::optional<double> cache_bytes,
-                                    double calibrated_sync_s) {
-  std::vector<Warning> w;
-  if (rec.timing) {
-    const Timing& timing = *rec.timing;
-    if (timing.stop_reason != "ci_target")
-      w.push_back({"noise", "sampling stopped (" + timing.stop_reason + ") with the median's 95% CI at +-" +
-                                format_percent(timing.median_ci_rel_halfwidth) + ", above the target +-" +
-                                format_percent(lab.target_rel_ci)});
-    if (!timing.wall || timing.wall->count < lab.min_samples)
-      w.push_back({"few_samples", "fewer samples than lab.min_samples"});
-    const double bytes = rec.cost.compulsory_bytes;
-    if (timing.l2 == "hot" && cache_bytes && bytes > 0 && bytes < *cache_bytes)
-      w.push_back({"l2_resident", "hot L2 and a working set of " + std::to_string(bytes / 1e6).substr(0, 6) +
-                                      " MB under the " + std::to_string(*cache_bytes / 1e6).substr(0, 6) +
-                                      " MB L2: repeated iterations read from cache, not DRAM"});
-  }
-  const DeviceState before = device_state_of(rec, "before"), after = device_state_of(rec, "after");
-  for (const DeviceState* st : {&before, &after})
-    if (st->throttled)
-      w.push_back(
-          {"throttle", "clock-event reasons " + st->reasons + " " + (st == &before ? "before" : "after") + " timing"});
-  // Another process on the device (case C23): the time is not this code's alone.
-  if (before.tenant_count > 0 || after.tenant_count > 0)
-    w.push_back(
-        {"shared_device", "another process held a context on the device " +
-                              (before.tenant_count > 0 && after.tenant_count > 0 ? std::string("before and after")
-                               : before.tenant_count > 0                         ? std::string("before")
-                                                                                 : std::string("after")) +
-                              " timing: " + (before.tenant_count > 0 ? before.tenants : after.tenants) +
-                              "; the point is kept out of winners, crossovers and hypotheses, and diff does "
-                              "not compare it (docs/cases.md C23)"});
-  // A host sync round trip far above the run's own calibration: something else holds the GPU or the host (a process
-  // left on the device made every round trip take milliseconds, and nothing else said so).
-  if (calibrated_sync_s > 0) {
-    const double slowest = std::fmax(before.sync_round_trip_time_s, after.sync_round_trip_time_s);
-    if (slowest >= kSlowSyncFactor * calibrated_sync_s)
-      w.push_back(
-          {"slow_sync", "a host sync round trip took " + format_time(slowest) + " " +
-                            (before.sync_round_trip_time_s >= after.sync_round_trip_time_s ? "before" : "after") +
-                            " timing, " + fmt::format("{:.1f}x", slowest / calibrated_sync_s) +
-                            " the run's calibrated " + format_time(calibrated_sync_s) +
-                            ": something else holds the GPU or the host (docs/cases.md C23)"});
-  }
-  const double b = before.sm_clock_hz, a = after.sm_clock_hz;
-  if (std::isfinite(a) && std::isfinite(b) && std::fabs(a - b) > 0.02 * std::max(a, b))
-    w.push_back({"clocks_changed", "SM clock " + std::to_string(static_cast<long>(b / 1e6)) + " MHz before, " +
-                                       std::to_string(static_cast<long>(a / 1e6)) + " MHz after timing"});
-  return w;
-}
 
 namespace {
 
@@ -709,68 +596,6 @@ PointRecord lab_pass(const Point& point, const RegisteredExperiment& experiment,
 Json run_point(const Point& point, const RegisteredExperiment& experiment, Backend& backend, const LabSettings& lab,
                const Json& header) {
   return to_json(lab_pass(point, experiment, backend, lab, header));
-}
-
-std::vector<Warning> unchecked_device(const Json& device) {
-  std::vector<Warning> w;
-  if (!device.is_object() || device.value("kind", "") != "cuda") return w;
-  const Json nvml = device.value("nvml", Json());
-  if (nvml != "available") {
-    w.push_back({"nvml", "NVML is unavailable (" +
-                             (nvml.is_string() ? nvml.get<std::string>() : std::string("not said")) +
-                             "): the checks for another process on the device (case C23), for throttling and for "
-                             "clock changes do not run; the host sync round-trip check does"});
-    return w;
-  }
-  const Json state = device.value("state_at_start", Json());
-  if (state.is_object() && state.value("tenants", Json()) == "unavailable")
-    w.push_back({"nvml",
-                 "NVML cannot list the processes on the device (a driver older than r525, or refused): the "
-                 "check for another process on the device (case C23) does not run"});
-  return w;
-}
-
-Json make_header(const SweepConfig& config, const std::vector<std::string>& argv, Backend& backend,
-                 const Json& calibration, std::size_t point_count) {
-  Json h;
-  h["type"] = "header";
-  h["schema_version"] = kRecordSchemaVersion;
-  h["created_utc"] = utc_timestamp(false);
-  h["argv"] = argv;
-  h["config"] = {{"path", config.path},
-                 {"sha256", config.sha256},
-                 {"experiment", config.experiment},
-                 {"description", config.description},
-                 {"hypothesis", config.hypothesis},
-                 {"text", config.text}};
-  const LabSettings& l = config.lab;
-  h["lab"] = to_json(l);
-  h["environment"] = host_environment();
-  h["environment"]["backend"] = backend.name();
-  h["environment"]["device"] = backend.environment();
-  h["calibration"] = calibration;
-  h["warnings"] = Json::array();
-  if (h["environment"]["labrun"]["build_type"] != "Release")
-    h["warnings"].push_back(fmt_warning("build_type", "labrun was built as " +
-                                                          h["environment"]["labrun"]["build_type"].get<std::string>() +
-                                                          ", not Release: timings include unoptimised host code"));
-  if (l.delay_s > 0)
-    h["warnings"].push_back(fmt_warning("delay", "lab.delay_s adds a spin kernel to every iteration (test aid)"));
-  for (const Warning& w : unchecked_device(h["environment"]["device"])) {
-    spdlog::warn("{}", w.message);
-    h["warnings"].push_back(fmt_warning(w.kind, w.message));
-  }
-  if (const auto aid = slower_aid())
-    h["warnings"].push_back(
-        fmt_warning("slower_aid", "LABRUN_TESTAID_SLOWER adds a spin kernel of " + fmt::format("{:g}", aid->share) +
-                                      " of its own device time to every eager iteration of variant '" + aid->variant +
-                                      "' (test aid)"));
-  if (l.timing == "unsynchronized")
-    h["warnings"].push_back(fmt_warning("unsynchronized",
-                                        "lab.timing: unsynchronized measures the enqueue, not the "
-                                        "work (teaching demo)"));
-  h["point_count"] = point_count;
-  return h;
 }
 
 PoolAudits pool_audits(const std::vector<PointRecord>& first, int count) {
