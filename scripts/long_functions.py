@@ -63,7 +63,6 @@ def functions(path):
                 if not in_function and "(" in last and not CONTROL.match(last) and not SCOPE.match(last) \
                         and not re.search(r"=\s*$", last.strip()) and re.search(r"\w\s*\([^()]*(\([^()]*\)[^()]*)*\)", last):
                     kind = "f"
-                start = number - last.count("\n")
                 stack.append((kind, number, depth))
                 depth += 1
                 header = ""

@@ -6,7 +6,7 @@
 # floor's own duration, from scripts/ncu_empty.cu built with nvcc). Writes OUT/<name>.jsonl, OUT/<name>.ncu.csv,
 # OUT/empty.ncu.csv, OUT/env.txt and OUT/summary.txt (scripts/ncu_kernel_time.py).
 # The first five points are of five experiments; NCU_FROM=K skips the first K, NCU_POINTS=N runs N (default: all).
-# Usage: [NCU_POINTS=N] scripts/ncu_kernel_time.sh OUT [LABRUN] [EMPTY_BINARY]
+# Usage: [NCU_FROM=K] [NCU_POINTS=N] scripts/ncu_kernel_time.sh OUT [LABRUN] [EMPTY_BINARY]
 set -uo pipefail
 out=$1
 labrun=${2:-build/labrun}
