@@ -45,10 +45,40 @@ Json header_value(const Json& header, std::initializer_list<const char*> path) {
   return v ? *v : Json(nullptr);
 }
 
-}  // namespace
+// Throws unless shard `v` belongs to the same sweep as `first` (config, lab settings, --only filter, build unless
+// `options` allows mixed builds) and holds every point its header announces. `index` and `count` are its
+// shard.index and shard.count.
+void check_same_sweep(const ShardView& v, const ShardView& first, int index, int count, const MergeOptions& options) {
+  const RunHeader& h = *v.header;
+  if (h.config_sha256() != first.header->config_sha256())
+    throw ResultError(fmt::format("{}: points of another config (sha256 {}, not {} as in {})", v.file,
+                                  h.config_sha256().substr(0, 12), first.header->config_sha256().substr(0, 12),
+                                  first.file));
+  if (h.lab().dump() != first.header->lab().dump())
+    throw ResultError(v.file + ": run with other lab settings than " + first.file + " (--lab differs)");
+  // --only picks the points before the split: shards of two filters are parts of two different sweeps.
+  if (h.only_filter() != first.header->only_filter())
+    throw ResultError(fmt::format("{} ran {}, {} ran {}: shards of one sweep run the same --only filter", v.file,
+                                  only_text(h), first.file, only_text(*first.header)));
+  // The code under test (project, commit, dirty flag) and labrun's version: for the labrun binary the code is
+  // labrun itself (and a header of schema <= 2 has only labrun's commit, RunHeader::code_sha).
+  if (!options.allow_mixed_builds && h.code_key() != first.header->code_key())
+    throw ResultError(
+        fmt::format("{} was built from {}, {} from {}: shards of different builds "
+                    "(`labrun merge --allow-mixed-builds` merges them into one file, which report and diff read with a "
+                    "warning)",
+                    v.file, build_label(h), first.file, build_label(*first.header)));
+  const double announced = h.point_count();
+  if (std::isfinite(announced) && static_cast<double>(v.points.size()) != announced)
+    throw ResultError(
+        fmt::format("{}: shard {} of {} holds {} of its {:.0f} points (was it killed? `labrun sweep "
+                    "... --shard {}/{} --resume` finishes it)",
+                    v.file, index, count, v.points.size(), announced, index, count));
+}
 
-MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& options) {
-  if (shards.empty()) throw ResultError("no shards to merge");
+// The shards by shard.index (1..count, each once), as positions in `shards`; throws where one is not a shard, is
+// of another split, is given twice or missing, or does not belong to the first one's sweep (check_same_sweep).
+std::map<int, std::size_t> shards_by_index(const std::vector<ShardView>& shards, const MergeOptions& options) {
   for (const ShardView& v : shards)
     if (!v.header || !is_shard(*v.header))
       throw ResultError(v.file + ": not a shard (its header has no `shard`: it was not run with --shard I/N)");
@@ -57,7 +87,6 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
   std::map<int, std::size_t> by_index;
   for (std::size_t k = 0; k < shards.size(); ++k) {
     const ShardView& v = shards[k];
-    const RunHeader& h = *v.header;
     const int index = shard_field(v, false), n = shard_field(v, true);
     if (n != count)
       throw ResultError(fmt::format("{} is shard {} of {}, but {} is one of {}: shards of different splits", v.file,
@@ -68,37 +97,43 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
       throw ResultError(
           fmt::format("shard {} of {} is given twice: {} and {}", index, count, shards[it->second].file, v.file));
     by_index[index] = k;
-    if (h.config_sha256() != first.header->config_sha256())
-      throw ResultError(fmt::format("{}: points of another config (sha256 {}, not {} as in {})", v.file,
-                                    h.config_sha256().substr(0, 12), first.header->config_sha256().substr(0, 12),
-                                    first.file));
-    if (h.lab().dump() != first.header->lab().dump())
-      throw ResultError(v.file + ": run with other lab settings than " + first.file + " (--lab differs)");
-    // --only picks the points before the split: shards of two filters are parts of two different sweeps.
-    if (h.only_filter() != first.header->only_filter())
-      throw ResultError(fmt::format("{} ran {}, {} ran {}: shards of one sweep run the same --only filter", v.file,
-                                    only_text(h), first.file, only_text(*first.header)));
-    // The code under test (project, commit, dirty flag) and labrun's version: for the labrun binary the code is
-    // labrun itself (and a header of schema <= 2 has only labrun's commit, RunHeader::code_sha).
-    if (!options.allow_mixed_builds && h.code_key() != first.header->code_key())
-      throw ResultError(fmt::format(
-          "{} was built from {}, {} from {}: shards of different builds "
-          "(`labrun merge --allow-mixed-builds` merges them into one file, which report and diff read with a "
-          "warning)",
-          v.file, build_label(h), first.file, build_label(*first.header)));
-    const double announced = h.point_count();
-    if (std::isfinite(announced) && static_cast<double>(v.points.size()) != announced)
-      throw ResultError(
-          fmt::format("{}: shard {} of {} holds {} of its {:.0f} points (was it killed? `labrun sweep "
-                      "... --shard {}/{} --resume` finishes it)",
-                      v.file, index, count, v.points.size(), announced, index, count));
+    check_same_sweep(v, first, index, count, options);
   }
   for (int i = 1; i <= count; ++i)
     if (!by_index.count(i))
       throw ResultError(fmt::format("shard {} of {} is missing (given: {} shards)", i, count, shards.size()));
+  return by_index;
+}
 
+// The merged header's entry for shard `v` (number `index`): where, when, on what and from which build it ran.
+Json shard_entry(const ShardView& v, int index) {
+  const RunHeader& h = *v.header;
+  return Json{{"index", index},
+              {"file", v.file},
+              {"created_utc", h.created_utc()},
+              {"hostname", header_value(h.json, {"environment", "host", "hostname"})},
+              {"device", h.device_name()},
+              {"uuid", h.device_uuid()},
+              {"backend", h.backend()},
+              {"git_sha", h.git_sha()},
+              {"git_dirty", h.git_dirty() ? Json(*h.git_dirty()) : Json(nullptr)},
+              {"code", Json{{"project", h.code_project()},
+                            {"git_sha", h.code_sha()},
+                            {"git_dirty", h.code_dirty() ? Json(*h.code_dirty()) : Json(nullptr)}}},
+              {"calibration", h.calibration_json()},
+              {"host", header_value(h.json, {"environment", "host"})},
+              {"sync_wait", header_value(h.json, {"environment", "device", "sync_wait"})},
+              {"processes", header_value(h.json, {"processes"})},
+              {"points", v.points.size()}};
+}
+
+}  // namespace
+
+MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& options) {
+  if (shards.empty()) throw ResultError("no shards to merge");
+  const std::map<int, std::size_t> by_index = shards_by_index(shards, options);
   MergePlan plan;
-  Json header = first.header->json;
+  Json header = shards.front().header->json;
   header.erase("shard");
   Json list = Json::array();
   std::unordered_map<std::string, std::size_t> seen;  // point id -> shard
@@ -106,26 +141,9 @@ MergePlan plan_merge(const std::vector<ShardView>& shards, const MergeOptions& o
   std::size_t total = 0;
   for (const auto& [index, k] : by_index) {
     const ShardView& v = shards[k];
-    const RunHeader& h = *v.header;
     plan.order.push_back(k);
-    builds.insert(build_label(h));
-    list.push_back(Json{{"index", index},
-                        {"file", v.file},
-                        {"created_utc", h.created_utc()},
-                        {"hostname", header_value(h.json, {"environment", "host", "hostname"})},
-                        {"device", h.device_name()},
-                        {"uuid", h.device_uuid()},
-                        {"backend", h.backend()},
-                        {"git_sha", h.git_sha()},
-                        {"git_dirty", h.git_dirty() ? Json(*h.git_dirty()) : Json(nullptr)},
-                        {"code", Json{{"project", h.code_project()},
-                                      {"git_sha", h.code_sha()},
-                                      {"git_dirty", h.code_dirty() ? Json(*h.code_dirty()) : Json(nullptr)}}},
-                        {"calibration", h.calibration_json()},
-                        {"host", header_value(h.json, {"environment", "host"})},
-                        {"sync_wait", header_value(h.json, {"environment", "device", "sync_wait"})},
-                        {"processes", header_value(h.json, {"processes"})},
-                        {"points", v.points.size()}});
+    builds.insert(build_label(*v.header));
+    list.push_back(shard_entry(v, index));
     for (const auto& [id, key] : v.points)
       if (const auto [it, fresh] = seen.emplace(id, k); !fresh)
         throw ResultError(

@@ -93,6 +93,99 @@ std::pair<Verdict, std::string> decide_across_gpus(const DiffPoint& row, const D
                   100 * (ni.ci_high - 1), row.process_p_adjusted.value_or(1.0), 100 * o.min_effect)};
 }
 
+namespace {
+
+// A point pooled from lab.processes on both sides whose samples moved beyond the bounds, significantly
+// (`slower`: up): the change must hold between the processes (Welch on their medians' logs, BH over the pooled
+// points, the selection-adjusted interval beyond the minimum effect in the samples' direction), with the machine
+// taken out (normalized) and with the host's speed taken out (host_adjusted).
+std::pair<Verdict, std::string> decide_pooled_change(const DiffPoint& row, const DiffOptions& o, bool slower) {
+  const double up = 1 + o.min_effect, down = 1 / up;
+  const RatioEstimate& pr = *row.process_interval;
+  const double pp = *row.process_p_adjusted;
+  auto holds = [&](double ratio) { return slower ? ratio > up : ratio < down; };
+  if (pp > o.alpha)
+    return {Verdict::inconclusive,
+            fmt::format("the samples moved {} but the processes' medians do not differ enough (Welch p {:.3g}, "
+                        "BH-adjusted over the pooled points {:.3g} > alpha {:g}): the change is within the "
+                        "variation between processes",
+                        slower ? "up" : "down", row.process_family_p.value_or(1.0), pp, o.alpha)};
+  const RatioEstimate& sel = *row.process_selected_interval;
+  // A host-adjusted point is judged with the host's speed taken out (below), not on the raw medians.
+  if (!row.host_adjusted && !holds(slower ? sel.ci_low : sel.ci_high))
+    return {Verdict::inconclusive,
+            fmt::format("between processes the change is {:+.1f}% with the selection-adjusted interval [{:+.1f}%, "
+                        "{:+.1f}%], not wholly beyond the {:g}% minimum effect",
+                        100 * (pr.ratio - 1), 100 * (sel.ci_low - 1), 100 * (sel.ci_high - 1), 100 * o.min_effect)};
+  if (row.normalized && !holds(row.normalized->ratio))
+    return {Verdict::inconclusive,
+            fmt::format("with each process's calibrated {} taken out the change is {:+.1f}%, not beyond the {:g}% "
+                        "minimum effect: the machine, not the code, may have moved",
+                        row.normalized_by, 100 * (row.normalized->ratio - 1), 100 * o.min_effect)};
+  // The host's speed taken out: by covariance (only the part of the time that moves with the probe, at the
+  // elasticity measured) the change must be beyond the minimum effect, and per probe (as if all of it moved
+  // with the host) it must at least go the same way. Per probe alone over-corrects a point whose GPU share is
+  // large (a 20 us GPU delay on a 136 us index point reads +3% per probe, +15% by covariance).
+  if (const auto& host = row.host_adjusted;
+      host && !(holds(host->covariate.ratio) && (slower ? host->per_probe.ratio > 1 : host->per_probe.ratio < 1)))
+    return {Verdict::inconclusive,
+            fmt::format("with the host's speed taken out the change is {:+.1f}% by covariance (elasticity {:.2f}) "
+                        "and {:+.1f}% per probe: not beyond the {:g}% minimum effect by covariance with the "
+                        "per-probe change in the same direction",
+                        100 * (host->covariate.ratio - 1), host->elasticity, 100 * (host->per_probe.ratio - 1),
+                        100 * o.min_effect)};
+  return {slower ? Verdict::slower : Verdict::faster, ""};
+}
+
+// A pooled point whose samples did not move surely beyond the bounds: `same` rests on the processes (their
+// interval, raw or with the machine taken out, inside the bounds; the pooled samples' interval is narrower than the
+// variation between processes it pools); `inconclusive` with how many processes would decide it when only the
+// samples agree (`within`); nothing when the generic reasons below apply.
+std::optional<std::pair<Verdict, std::string>> decide_pooled_rest(const DiffPoint& row, const DiffOptions& o,
+                                                                  bool within) {
+  const double up = 1 + o.min_effect, down = 1 / up;
+  const RatioEstimate& pr = *row.process_interval;
+  const bool process_within = pr.ci_low >= down && pr.ci_high <= up;
+  if (process_within) return std::pair{Verdict::same, std::string()};
+  if (const auto& ni = row.normalized_interval; ni && ni->ci_low >= down && ni->ci_high <= up)
+    return std::pair{Verdict::same, std::string()};  // decided with the machine taken out: row.gate says normalized
+  if (within) {
+    const double half = std::log(pr.ci_high / pr.ratio);
+    const std::size_t n = std::min(row.process_counts.first, row.process_counts.second);
+    const std::size_t need = processes_needed(half, std::log(pr.ratio), std::log(up), n);
+    return std::pair{
+        Verdict::inconclusive,
+        fmt::format("the samples agree within {:g}%, but between processes the interval is [{:+.1f}%, {:+.1f}%]"
+                    "{}",
+                    100 * o.min_effect, 100 * (pr.ci_low - 1), 100 * (pr.ci_high - 1),
+                    need > n ? fmt::format(": about {} processes per side (now {}) would decide it", need, n)
+                             : std::string(": more processes per side would decide it"))};
+  }
+  return std::nullopt;
+}
+
+// Why a point that no rule decided stays inconclusive: too few samples for an interval, beyond the bounds but not
+// significant after correction, or an interval that crosses a bound.
+std::pair<Verdict, std::string> undecided(const DiffPoint& row, const DiffOptions& o) {
+  const RatioEstimate& r = *row.ratio;
+  const double up = 1 + o.min_effect, down = 1 / up;
+  const bool beyond = r.ci_low > up || r.ci_high < down;
+  if (!std::isfinite(r.ci_high))
+    return {Verdict::inconclusive, fmt::format("too few samples for a {:g}% interval", 100 * (1 - o.alpha))};
+  if (beyond)
+    return {Verdict::inconclusive, fmt::format("beyond the minimum effect but not significant after correction "
+                                               "(p_adjusted {:.3g} > alpha {:g})",
+                                               *row.p_adjusted, o.alpha)};
+  return {Verdict::inconclusive, fmt::format("the interval [{:.4f}, {:.4f}] crosses a minimum-effect bound "
+                                             "[{:.4f}, {:.4f}]: noise larger than the effect, or too few samples{}",
+                                             r.ci_low, r.ci_high, down, up,
+                                             row.process ? ""
+                                                         : " (one process per side: more samples, or "
+                                                           "lab.processes, would decide it)")};
+}
+
+}  // namespace
+
 std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& o) {
   const RatioEstimate& r = *row.ratio;
   const double up = 1 + o.min_effect, down = 1 / up;
@@ -106,80 +199,15 @@ std::pair<Verdict, std::string> decide(const DiffPoint& row, const DiffOptions& 
   if (row.process) {
     if (const auto& host = row.host_adjusted; host && hosts_differ(*host)) return decide_across_hosts(*host, o);
     if (row.across_gpus && row.normalized) return decide_across_gpus(row, o);
-    // Pooled on both sides: the process is the unit of replication. A change must hold between the processes
-    // (Welch on their medians' logs, BH over the pooled points, the geometric-mean ratio beyond the minimum effect
-    // in the samples' direction) and in the samples; `same` needs the process-level interval inside the bounds.
-    const RatioEstimate& pr = *row.process_interval;
-    const double pp = *row.process_p_adjusted;
-    if (significant && beyond) {
-      const bool slower = r.ci_low > up;
-      auto holds = [&](double ratio) { return slower ? ratio > up : ratio < down; };
-      if (pp > o.alpha)
-        return {Verdict::inconclusive,
-                fmt::format("the samples moved {} but the processes' medians do not differ enough (Welch p {:.3g}, "
-                            "BH-adjusted over the pooled points {:.3g} > alpha {:g}): the change is within the "
-                            "variation between processes",
-                            slower ? "up" : "down", row.process_family_p.value_or(1.0), pp, o.alpha)};
-      const RatioEstimate& sel = *row.process_selected_interval;
-      // A host-adjusted point is judged with the host's speed taken out (below), not on the raw medians.
-      if (!row.host_adjusted && !holds(slower ? sel.ci_low : sel.ci_high))
-        return {Verdict::inconclusive,
-                fmt::format("between processes the change is {:+.1f}% with the selection-adjusted interval [{:+.1f}%, "
-                            "{:+.1f}%], not wholly beyond the {:g}% minimum effect",
-                            100 * (pr.ratio - 1), 100 * (sel.ci_low - 1), 100 * (sel.ci_high - 1), 100 * o.min_effect)};
-      if (row.normalized && !holds(row.normalized->ratio))
-        return {Verdict::inconclusive,
-                fmt::format("with each process's calibrated {} taken out the change is {:+.1f}%, not beyond the {:g}% "
-                            "minimum effect: the machine, not the code, may have moved",
-                            row.normalized_by, 100 * (row.normalized->ratio - 1), 100 * o.min_effect)};
-      // The host's speed taken out: by covariance (only the part of the time that moves with the probe, at the
-      // elasticity measured) the change must be beyond the minimum effect, and per probe (as if all of it moved
-      // with the host) it must at least go the same way. Per probe alone over-corrects a point whose GPU share is
-      // large (a 20 us GPU delay on a 136 us index point reads +3% per probe, +15% by covariance).
-      if (const auto& host = row.host_adjusted;
-          host && !(holds(host->covariate.ratio) && (slower ? host->per_probe.ratio > 1 : host->per_probe.ratio < 1)))
-        return {Verdict::inconclusive,
-                fmt::format("with the host's speed taken out the change is {:+.1f}% by covariance (elasticity {:.2f}) "
-                            "and {:+.1f}% per probe: not beyond the {:g}% minimum effect by covariance with the "
-                            "per-probe change in the same direction",
-                            100 * (host->covariate.ratio - 1), host->elasticity, 100 * (host->per_probe.ratio - 1),
-                            100 * o.min_effect)};
-      return {slower ? Verdict::slower : Verdict::faster, ""};
-    }
-    // `same` rests on the processes: their interval (raw, or with the machine taken out) inside the bounds. The
-    // pooled samples' interval is not asked: it is narrower than the variation between processes it pools.
-    const bool process_within = pr.ci_low >= down && pr.ci_high <= up;
-    if (process_within) return {Verdict::same, ""};
-    if (const auto& ni = row.normalized_interval; ni && ni->ci_low >= down && ni->ci_high <= up)
-      return {Verdict::same, ""};  // decided with the machine taken out: row.gate says normalized
-    if (within) {
-      const double half = std::log(pr.ci_high / pr.ratio);
-      const std::size_t n = std::min(row.process_counts.first, row.process_counts.second);
-      const std::size_t need = processes_needed(half, std::log(pr.ratio), std::log(up), n);
-      return {Verdict::inconclusive,
-              fmt::format("the samples agree within {:g}%, but between processes the interval is [{:+.1f}%, {:+.1f}%]"
-                          "{}",
-                          100 * o.min_effect, 100 * (pr.ci_low - 1), 100 * (pr.ci_high - 1),
-                          need > n ? fmt::format(": about {} processes per side (now {}) would decide it", need, n)
-                                   : std::string(": more processes per side would decide it"))};
-    }
+    // Pooled on both sides: the process is the unit of replication.
+    if (significant && beyond) return decide_pooled_change(row, o, r.ci_low > up);
+    if (auto verdict = decide_pooled_rest(row, o, within)) return *verdict;
   } else {
     if (significant && r.ci_low > up) return {Verdict::slower, ""};
     if (significant && r.ci_high < down) return {Verdict::faster, ""};
     if (within) return {Verdict::same, ""};
   }
-  if (!std::isfinite(r.ci_high))
-    return {Verdict::inconclusive, fmt::format("too few samples for a {:g}% interval", 100 * (1 - o.alpha))};
-  if (beyond)
-    return {Verdict::inconclusive, fmt::format("beyond the minimum effect but not significant after correction "
-                                               "(p_adjusted {:.3g} > alpha {:g})",
-                                               *row.p_adjusted, o.alpha)};
-  return {Verdict::inconclusive, fmt::format("the interval [{:.4f}, {:.4f}] crosses a minimum-effect bound "
-                                             "[{:.4f}, {:.4f}]: noise larger than the effect, or too few samples{}",
-                                             r.ci_low, r.ci_high, down, up,
-                                             row.process ? ""
-                                                         : " (one process per side: more samples, or "
-                                                           "lab.processes, would decide it)")};
+  return undecided(row, o);
 }
 
 }  // namespace diff_detail

@@ -150,103 +150,145 @@ LaneState read_lane(const std::string& path) {
 
 namespace {
 
-// supervise_lane() without the cleanup around it.
+// Whether every point of `lane` is in its file already (a resumed lane that was complete, or the last worker's
+// point was the last one).
+bool lane_complete(const Lane& lane) {
+  const LaneState state = read_lane(lane.file);
+  std::size_t missing = 0;
+  for (const auto& p : lane.points) missing += !state.done.count(p.id());
+  return missing == 0;
+}
+
+// Starts a worker of `lane` (`fresh`: it writes the header, else it continues the file) that reports its
+// position on `pipe`; returns its pid.
+int start_worker(const Lane& lane, bool fresh, StatusPipe& pipe) {
+  std::vector<std::string> argv = lane.worker_argv(fresh);
+  argv.insert(argv.end(), {"--status-fd", std::to_string(pipe.write_fd)});
+  SpawnOptions options;
+  options.program = "/proc/self/exe";
+  options.parent_death_signal = SIGKILL;
+  options.keep_fd = pipe.write_fd;
+  options.env = lane.env;
+  const int pid = start_process(argv, options);
+  pipe.close_write();
+  return pid;
+}
+
+// How a worker ended: its exit code, whether the supervisor killed it for lab.point_timeout_s, and the signal of
+// an interrupt (0: none) that made the supervisor stop it.
+struct WorkerExit {
+  int code = 0;
+  bool timed_out = false;
+  int interrupt = 0;
+};
+
+// On an interrupt: asks worker `pid` to abandon its point and flush, then makes sure it is gone (after the
+// grace, or at once on a second signal). Returns its exit code.
+int stop_worker(const Lane& lane, int pid, StatusPipe& pipe, WorkerPosition& at) {
+  ::kill(pid, SIGTERM);
+  const auto t0 = Clock::now();
+  bool told = false;
+  std::optional<int> rc;
+  while (!(rc = wait_process(pid, false))) {
+    const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (waited > kStopGrace_s || interrupt_count() > 1) ::kill(pid, SIGKILL);
+    if (waited > 1 && !told) {
+      spdlog::warn("{}stopping: waiting up to {:.0f} s for the worker to leave its point (again to stop it now)",
+                   lane.label, kStopGrace_s);
+      told = true;
+    }
+    drain(pipe, at, 100);
+  }
+  return *rc;
+}
+
+// Follows worker `pid` until it exits, reading its position into `at`; stops it on an interrupt and kills it
+// when its point runs past lab.point_timeout_s.
+WorkerExit watch_worker(const Lane& lane, int pid, StatusPipe& pipe, WorkerPosition& at) {
+  WorkerExit out;
+  std::optional<int> rc;
+  while (!rc) {
+    drain(pipe, at, 200);
+    rc = wait_process(pid, false);
+    if (rc) break;
+    if (const int signal = interrupt_signal()) {
+      out.code = stop_worker(lane, pid, pipe, at);
+      out.interrupt = signal;
+      return out;
+    }
+    if (lane.point_timeout_s > 0 && at.in_point() &&
+        std::chrono::duration<double>(Clock::now() - at.span_start).count() > lane.point_timeout_s) {
+      ::kill(pid, SIGKILL);
+      while (!(rc = wait_process(pid, true))) {
+      }
+      out.timed_out = true;
+    }
+  }
+  drain(pipe, at, 0);  // the last words, written before it exited
+  out.code = *rc;
+  return out;
+}
+
+// What a worker's end means for its lane: the lane's end (done, interrupted, failed), or nothing when a fresh
+// worker is to run the next point (after writing the lost point of a worker that timed out or crashed).
+std::optional<LaneEnd> lane_end_after(const Lane& lane, int pid, const WorkerPosition& at, const WorkerExit& w,
+                                      LaneEnd end) {
+  const int code = w.code;
+  if (w.interrupt) {
+    end.kind = LaneEnd::Kind::interrupted;
+    end.signal = w.interrupt;
+    return end;
+  }
+  if (w.timed_out) {
+    const std::string reason = fmt::format(
+        "the point ran past lab.point_timeout_s = {} s (in phase {}); its "
+        "worker was killed and a fresh one runs the next point",
+        lane.point_timeout_s, to_string(at.phase));
+    write_lost_point(lane, pid, at, Status::timeout, reason);
+    spdlog::warn("{}point {} timed out in phase {}; starting a fresh worker", lane.label.c_str(), at.id.c_str(),
+                 to_string(at.phase));
+  } else if (code == kExitOk || code == kExitPointsFailed) {
+    return end;
+  } else if (code == kExitWorkerFault) {
+    spdlog::warn("{}a device fault ended the worker; starting a fresh one (it calibrates again)", lane.label.c_str());
+  } else if (code == 128 + SIGINT || code == 128 + SIGTERM) {
+    // Stopped by someone else's signal: the run stops as if it were ours.
+    end.kind = LaneEnd::Kind::interrupted;
+    end.signal = code - 128;
+    return end;
+  } else if (code > 128) {
+    if (!at.in_point()) {
+      spdlog::warn("{}the worker died of {} before its first point (opening the device or calibrating); not restarted",
+                   lane.label.c_str(), signal_name(code - 128).c_str());
+      end.kind = LaneEnd::Kind::failed;
+      end.exit_code = kExitInternal;
+      return end;
+    }
+    const std::string reason = fmt::format("the worker died of {} in phase {}; a fresh worker runs the next point",
+                                           signal_name(code - 128), to_string(at.phase));
+    write_lost_point(lane, pid, at, Status::crashed, reason);
+    spdlog::warn("{}point {} crashed its worker ({}, phase {}); starting a fresh worker", lane.label.c_str(),
+                 at.id.c_str(), signal_name(code - 128).c_str(), to_string(at.phase));
+  } else {
+    end.kind = LaneEnd::Kind::failed;  // bad input, no device, unwritable output: a restart cannot help
+    end.exit_code = code;
+    return end;
+  }
+  return std::nullopt;
+}
+
+// supervise_lane() without the cleanup around it: a worker at a time until the lane is done, interrupted or
+// failed, a fresh worker after one that timed out, crashed or faulted.
 LaneEnd run_lane(const Lane& lane) {
   LaneEnd end;
   bool fresh = !lane.continue_existing;
   while (true) {
-    // Nothing left: a resumed lane that was complete, or the last worker's point was the last one.
-    if (!fresh) {
-      const LaneState state = read_lane(lane.file);
-      std::size_t missing = 0;
-      for (const auto& p : lane.points) missing += !state.done.count(p.id());
-      if (missing == 0) return end;
-    }
+    if (!fresh && lane_complete(lane)) return end;
     StatusPipe pipe;
-    std::vector<std::string> argv = lane.worker_argv(fresh);
-    argv.insert(argv.end(), {"--status-fd", std::to_string(pipe.write_fd)});
-    SpawnOptions options;
-    options.program = "/proc/self/exe";
-    options.parent_death_signal = SIGKILL;
-    options.keep_fd = pipe.write_fd;
-    options.env = lane.env;
-    const int pid = start_process(argv, options);
-    pipe.close_write();
-
+    const int pid = start_worker(lane, fresh, pipe);
     WorkerPosition at;
-    std::optional<int> rc;
-    bool timed_out = false;
-    while (!rc) {
-      drain(pipe, at, 200);
-      rc = wait_process(pid, false);
-      if (rc) break;
-      if (const int signal = interrupt_signal()) {
-        // Ask the worker to abandon its point and flush, then make sure it is gone: after the grace, or at once
-        // on a second signal.
-        ::kill(pid, SIGTERM);
-        const auto t0 = Clock::now();
-        bool told = false;
-        while (!(rc = wait_process(pid, false))) {
-          const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
-          if (waited > kStopGrace_s || interrupt_count() > 1) ::kill(pid, SIGKILL);
-          if (waited > 1 && !told) {
-            spdlog::warn("{}stopping: waiting up to {:.0f} s for the worker to leave its point (again to stop it now)",
-                         lane.label, kStopGrace_s);
-            told = true;
-          }
-          drain(pipe, at, 100);
-        }
-        end.kind = LaneEnd::Kind::interrupted;
-        end.signal = signal;
-        return end;
-      }
-      if (lane.point_timeout_s > 0 && at.in_point() &&
-          std::chrono::duration<double>(Clock::now() - at.span_start).count() > lane.point_timeout_s) {
-        ::kill(pid, SIGKILL);
-        while (!(rc = wait_process(pid, true))) {
-        }
-        timed_out = true;
-      }
-    }
-    drain(pipe, at, 0);  // the last words, written before it exited
-    const int code = *rc;
-
-    if (timed_out) {
-      const std::string reason = fmt::format(
-          "the point ran past lab.point_timeout_s = {} s (in phase {}); its "
-          "worker was killed and a fresh one runs the next point",
-          lane.point_timeout_s, to_string(at.phase));
-      write_lost_point(lane, pid, at, Status::timeout, reason);
-      spdlog::warn("{}point {} timed out in phase {}; starting a fresh worker", lane.label.c_str(), at.id.c_str(),
-                   to_string(at.phase));
-    } else if (code == kExitOk || code == kExitPointsFailed) {
-      return end;
-    } else if (code == kExitWorkerFault) {
-      spdlog::warn("{}a device fault ended the worker; starting a fresh one (it calibrates again)", lane.label.c_str());
-    } else if (code == 128 + SIGINT || code == 128 + SIGTERM) {
-      // Stopped by someone else's signal: the run stops as if it were ours.
-      end.kind = LaneEnd::Kind::interrupted;
-      end.signal = code - 128;
-      return end;
-    } else if (code > 128) {
-      if (!at.in_point()) {
-        spdlog::warn(
-            "{}the worker died of {} before its first point (opening the device or calibrating); not restarted",
-            lane.label.c_str(), signal_name(code - 128).c_str());
-        end.kind = LaneEnd::Kind::failed;
-        end.exit_code = kExitInternal;
-        return end;
-      }
-      const std::string reason = fmt::format("the worker died of {} in phase {}; a fresh worker runs the next point",
-                                             signal_name(code - 128), to_string(at.phase));
-      write_lost_point(lane, pid, at, Status::crashed, reason);
-      spdlog::warn("{}point {} crashed its worker ({}, phase {}); starting a fresh worker", lane.label.c_str(),
-                   at.id.c_str(), signal_name(code - 128).c_str(), to_string(at.phase));
-    } else {
-      end.kind = LaneEnd::Kind::failed;  // bad input, no device, unwritable output: a restart cannot help
-      end.exit_code = code;
-      return end;
-    }
+    const WorkerExit exit = watch_worker(lane, pid, pipe, at);
+    if (std::optional<LaneEnd> done = lane_end_after(lane, pid, at, exit, end)) return *done;
     ++end.restarts;
     fresh = false;
   }
