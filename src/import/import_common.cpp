@@ -22,6 +22,12 @@ const Json& member(const Json& j, const char* key, const std::string& path, cons
   return *it;
 }
 
+const Json& object_member(const Json& j, const char* key, const std::string& path, const ImportOptions& o) {
+  const Json& m = member(j, key, path, o);
+  if (!m.is_object()) refuse(o, path + (path.empty() ? "" : ".") + key, "not an object");
+  return m;
+}
+
 const Json& array_member(const Json& j, const char* key, const std::string& path, const ImportOptions& o) {
   const Json& a = member(j, key, path, o);
   if (!a.is_array()) refuse(o, path + (path.empty() ? "" : ".") + key, "not an array");
@@ -49,6 +55,15 @@ Json code_json(const ImportOptions& o) {
     throw ResultError("--code-rev " + o.code_rev +
                       ": expected a commit sha (7 to 64 hex digits, as git rev-parse gives), optionally +dirty");
   return {{"project", o.project}, {"git_sha", sha}, {"git_dirty", dirty}, {"source", "--code-rev"}};
+}
+
+Timing imported_timing(const char* l2, TimingMethod method) {
+  Timing t;
+  t.mode = "eager";
+  t.l2 = l2;
+  t.method = method;
+  t.stop_reason = "imported";
+  return t;
 }
 
 PointRecord imported_point(const std::string& experiment, const std::string& variant,

@@ -1,6 +1,7 @@
 // What the importers of other tools' files share (import_nvbench.cpp, import_gbench.cpp): refusing a document with the
-// file and the JSON path, reading its members, the code under test from --code-rev, a point's record from its
-// experiment, variant and axes, and the header of an imported run. Internal to src/import/.
+// file and the JSON path, reading its members, the code under test from --code-rev, what an imported measurement's
+// timing says of how it was taken, a point's record from its experiment, variant and axes, and the header of an
+// imported run. Internal to src/import/.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +22,16 @@ namespace labrun::import_detail {
 
 /// j[key], refusing when `j` is not an object or has no `key` (naming o.expected, the tool's format).
 const Json& member(const Json& j, const char* key, const std::string& path, const ImportOptions& o);
+/// j[key] as an object, refused otherwise ("PATH.KEY: not an object").
+const Json& object_member(const Json& j, const char* key, const std::string& path, const ImportOptions& o);
 /// j[key] as an array, refused otherwise.
 const Json& array_member(const Json& j, const char* key, const std::string& path, const ImportOptions& o);
 /// j[key] as a string, refused otherwise.
 std::string text_member(const Json& j, const char* key, const std::string& path, const ImportOptions& o);
+
+/// What every imported measurement's timing shares: eager launches, L2 `l2` ("cold", "hot"), timed by `method`, no
+/// stopping rule (stop_reason "imported").
+Timing imported_timing(const char* l2, TimingMethod method);
 
 /// environment.code from o.code_rev ("SHA" or "SHA+dirty"): {project, git_sha, git_dirty, source "--code-rev"}.
 /// @throws ResultError when it is neither.

@@ -193,19 +193,10 @@ void read_entry(const Json& b, const std::string& path, Group& g, const ImportOp
   }
 }
 
-Timing gbench_timing() {
-  Timing t;
-  t.mode = "eager";
-  t.l2 = "hot";
-  t.method = TimingMethod::gbench;
-  t.stop_reason = "imported";
-  return t;
-}
-
 // A group's timing: from its repetitions (each a sample, and with two or more each a process median), else from its
 // aggregates (mean, median, stddev: a summary without samples, as an nvbench file gives).
 Timing timing_of(const Group& g, const ImportOptions& o) {
-  Timing t = gbench_timing();
+  Timing t = imported_timing("hot", TimingMethod::gbench);
   if (!g.times_s.empty()) {
     std::vector<std::int64_t> its = g.iterations;
     std::sort(its.begin(), its.end());
@@ -240,16 +231,9 @@ Timing timing_of(const Group& g, const ImportOptions& o) {
   return t;
 }
 
-}  // namespace
-
-Run import_gbench(const Json& doc, const ImportOptions& given) {
-  ImportOptions o = given;
-  o.expected = "Google Benchmark's JSON output (--benchmark_format=json or --benchmark_out)";
-  const Json& context = member(doc, "context", "", o);
-  if (!context.is_object()) refuse(o, "context", "not an object");
-  const Json& benchmarks = array_member(doc, "benchmarks", "", o);
-  if (o.created_utc.empty() && context.contains("date"))
-    o.created_utc = utc_of_date(text_member(context, "date", "context", o), o);
+// The document's entries grouped by run_name, in the order each name first appears. @throws ResultError when there
+// is none.
+std::vector<Group> groups_of(const Json& benchmarks, const ImportOptions& o) {
   std::vector<Group> groups;
   std::map<std::string, std::size_t> index;  // run_name -> groups[]
   for (std::size_t i = 0; i < benchmarks.size(); ++i) {
@@ -266,32 +250,49 @@ Run import_gbench(const Json& doc, const ImportOptions& given) {
     read_entry(benchmarks[i], path, groups[it->second], o);
   }
   if (groups.empty()) refuse(o, "benchmarks", "no benchmark to import");
-  Run run;
-  run.file = o.file;
-  run.has_header = true;
+  return groups;
+}
+
+// What a group measured, into its point: the error Google Benchmark reported, else its timing and bytes.
+void measure(const Group& g, const ImportOptions& o, PointRecord& rec) {
+  if (g.error) {
+    rec.status = Status::error;
+    rec.reason = "Google Benchmark reported an error: " + *g.error;
+    rec.cost_recorded = false;
+  } else {
+    rec.status = Status::ok;
+    rec.timing = timing_of(g, o);
+    if (!g.bytes.empty()) rec.cost.bytes = median(g.bytes);
+    else if (g.aggregate_bytes) rec.cost.bytes = *g.aggregate_bytes;
+  }
+}
+
+// A point per group, named by its run_name (refused when two groups name one point); `names` gets each run_name.
+std::vector<PointRecord> points_of(const std::vector<Group>& groups, const ImportOptions& o, Json& names) {
+  std::vector<PointRecord> points;
   std::map<std::string, std::string> seen;  // key -> the run_name that made it
-  Json names = Json::array();
   for (const Group& g : groups) {
     ParsedName parsed = parse_name(g.run_name, g.path + ".run_name", o);
     PointRecord rec = imported_point("gbench", parsed.variant, std::move(parsed.axes), "host");
     if (const auto [it, fresh] = seen.emplace(rec.key, g.run_name); !fresh)
       refuse(o, g.path, "\"" + g.run_name + "\" is the same point as \"" + it->second + "\" (" + rec.key + ")");
     names.push_back(g.run_name);
-    if (g.error) {
-      rec.status = Status::error;
-      rec.reason = "Google Benchmark reported an error: " + *g.error;
-      rec.cost_recorded = false;
-    } else {
-      rec.status = Status::ok;
-      rec.timing = timing_of(g, o);
-      if (!g.bytes.empty()) rec.cost.bytes = median(g.bytes);
-      else if (g.aggregate_bytes) rec.cost.bytes = *g.aggregate_bytes;
-    }
-    run.points.push_back(std::move(rec));
+    measure(g, o, rec);
+    points.push_back(std::move(rec));
   }
+  return points;
+}
+
+// The tool's record from context: the library's version and build type, the benchmark's executable.
+Json tool_of(const Json& context, const ImportOptions& o) {
   Json tool = {{"name", "gbench"}};
   for (const char* key : {"library_version", "library_build_type", "executable"})
     if (context.contains(key)) tool[key] = text_member(context, key, "context", o);
+  return tool;
+}
+
+// The host's record from context: its name, CPU count, and the load (load average, CPU clock) where given.
+Json host_of(const Json& context, const ImportOptions& o) {
   Json host = Json::object();
   if (context.contains("host_name")) host["hostname"] = text_member(context, "host_name", "context", o);
   if (context.contains("num_cpus")) host["logical_cpus"] = count_member(context, "num_cpus", "context", o);
@@ -300,10 +301,41 @@ Run import_gbench(const Json& doc, const ImportOptions& given) {
   if (context.contains("mhz_per_cpu"))
     load["cpu_frequency_hz"] = number_member(context, "mhz_per_cpu", "context", o) * 1e6;
   if (!load.empty()) host["load"] = load;
+  return host;
+}
+
+// What Google Benchmark itself warns of when it runs, as header warnings ({kind, message}, as a sweep's).
+void add_warnings(const Json& context, const Json& tool, Json& header) {
+  if (context.value("cpu_scaling_enabled", false))
+    header["warnings"].push_back(
+        to_json(Warning{"cpu_scaling",
+                        "Google Benchmark: CPU scaling was enabled when it ran: its times may move with the CPU's "
+                        "frequency"}));
+  if (tool.value("library_build_type", std::string()) == "debug")
+    header["warnings"].push_back(to_json(
+        Warning{"debug_build", "Google Benchmark: the library was a debug build (context.library_build_type)"}));
+}
+
+}  // namespace
+
+Run import_gbench(const Json& doc, const ImportOptions& given) {
+  ImportOptions o = given;
+  o.expected = "Google Benchmark's JSON output (--benchmark_format=json or --benchmark_out)";
+  const Json& context = object_member(doc, "context", "", o);
+  const Json& benchmarks = array_member(doc, "benchmarks", "", o);
+  if (o.created_utc.empty() && context.contains("date"))
+    o.created_utc = utc_of_date(text_member(context, "date", "context", o), o);
+  const std::vector<Group> groups = groups_of(benchmarks, o);
+  Run run;
+  run.file = o.file;
+  run.has_header = true;
+  Json names = Json::array();
+  run.points = points_of(groups, o, names);
+  const Json tool = tool_of(context, o);
   ImportedHeader h;
   h.tool = "gbench";
   h.environment = {{"tool", tool},
-                   {"host", host},
+                   {"host", host_of(context, o)},
                    {"backend", "host"},
                    {"device", {{"kind", "host"}, {"name", "host CPU (Google Benchmark)"}}}};
   // The suite is the benchmark binary: its runs share config.path and config.sha256 (its benchmarks' names).
@@ -312,15 +344,7 @@ Run import_gbench(const Json& doc, const ImportOptions& given) {
   h.identity = names.dump();
   h.description = "imported from Google Benchmark's JSON (" + o.file + ")";
   run.header.json = imported_header(h, o, run.points.size());
-  // What Google Benchmark itself warns of when it runs, as header warnings ({kind, message}, as a sweep's).
-  if (context.value("cpu_scaling_enabled", false))
-    run.header.json["warnings"].push_back(
-        to_json(Warning{"cpu_scaling",
-                        "Google Benchmark: CPU scaling was enabled when it ran: its times may move with the CPU's "
-                        "frequency"}));
-  if (tool.value("library_build_type", std::string()) == "debug")
-    run.header.json["warnings"].push_back(to_json(
-        Warning{"debug_build", "Google Benchmark: the library was a debug build (context.library_build_type)"}));
+  add_warnings(context, tool, run.header.json);
   return run;
 }
 

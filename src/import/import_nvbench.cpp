@@ -137,17 +137,6 @@ std::vector<std::pair<std::string, AxisValue>> axes_of(const Json& state, const 
   return axes;
 }
 
-// What every imported measurement's timing shares: eager launches, L2 `l2`, timed by `method`, no stopping rule.
-Timing imported_timing(const char* l2, TimingMethod method) {
-  Timing t;
-  t.mode = "eager";
-  t.l2 = l2;
-  t.method = method;
-  t.stop_reason = "imported";
-  return t;
-}
-
-// The cold measurement's timing: its GPU-time summary (nv/cold/time/gpu/*), checked as one set of samples' summary.
 // The cold samples of a state from the file --jsonbin wrote (summary "nv/json/bin:nv/cold/sample_times": data
 // filename, relative to the JSON file's folder, and size; the file: `size` little-endian float32 seconds), looked up
 // in o.samples_dir (the filename as written under it, else its last two parts, else its name). Empty when the
@@ -213,6 +202,7 @@ std::vector<double> cold_samples(const Summaries& s, const ImportOptions& o, std
   return samples;
 }
 
+// The cold measurement's timing: its GPU-time summary (nv/cold/time/gpu/*), checked as one set of samples' summary.
 Timing cold_timing(const Summaries& s, const std::string& where) {
   if (!s.has("nv/cold/sample_size")) throw ResultError(where + ": a cold measurement without nv/cold/sample_size");
   Timing t = imported_timing("cold", TimingMethod::nvbench_cold);
@@ -306,17 +296,9 @@ Json device_json(const Json& d, const std::string& path, const ImportOptions& o)
   return out;
 }
 
-}  // namespace
-
-Run import_nvbench(const Json& doc, const ImportOptions& given) {
-  ImportOptions o = given;
-  o.expected = "nvbench's --json output";
-  const Json& meta = member(doc, "meta", "", o);
-  if (!meta.is_object()) refuse(o, "meta", "not an object");
-  const Json& devices = array_member(doc, "devices", "", o);
-  const Json& benchmarks = array_member(doc, "benchmarks", "", o);
-  if (devices.empty()) refuse(o, "devices", "no device (nvbench lists the devices it ran on)");
-  // nvbench's JSON printer's format version: 1.x is the shape read here.
+// The tool's record from meta: nvbench's JSON version, which must be 1.x (the shape read here), and nvbench's own
+// version, git_sha and git_dirty where the file has them.
+Json tool_of(const Json& meta, const ImportOptions& o) {
   const Json* json_major = json_find(meta, {"version", "json", "major"});
   if (!json_major || !json_major->is_number_integer() || json_major->get<std::int64_t>() != 1)
     refuse(o, "meta.version.json.major",
@@ -329,111 +311,178 @@ Run import_nvbench(const Json& doc, const ImportOptions& given) {
     if (v->contains("git_sha")) tool["git_sha"] = text_member(*v, "git_sha", "meta.version.nvbench", o);
     tool["git_dirty"] = flag_member(*v, "git_is_dirty", false, "meta.version.nvbench", o);
   }
-  Json argv = Json::array();
-  if (meta.contains("argv")) {
-    const Json& a = array_member(meta, "argv", "meta", o);
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (!a[i].is_string()) refuse(o, fmt::format("meta.argv[{}]", i), "not a string");
-    argv = a;
-  }
-  Run run;
-  run.file = o.file;
-  run.has_header = true;
-  std::vector<std::string> device_names;
-  Json device = nullptr;
+  return tool;
+}
+
+// meta.argv, every element a string; an empty array when the file has none.
+Json argv_of(const Json& meta, const ImportOptions& o) {
+  if (!meta.contains("argv")) return Json::array();
+  const Json& a = array_member(meta, "argv", "meta", o);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!a[i].is_string()) refuse(o, fmt::format("meta.argv[{}]", i), "not a string");
+  return a;
+}
+
+// The devices the file lists: the first one's record (the header's environment.device) and every one's name.
+struct DeviceList {
+  Json first = nullptr;
+  std::vector<std::string> names;
+};
+
+DeviceList devices_of(const Json& devices, const ImportOptions& o) {
+  DeviceList list;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     Json d = device_json(devices[i], fmt::format("devices[{}]", i), o);
     (void)integer_of(member(devices[i], "id", fmt::format("devices[{}]", i), o), fmt::format("devices[{}].id", i), o);
-    device_names.push_back(d["name"]);
-    if (i == 0) device = d;
+    list.names.push_back(d["name"]);
+    if (i == 0) list.first = d;
   }
-  const bool several_devices = devices.size() > 1;
-  std::set<std::string> files_read;  // the sample files read so far: two states never share one
-  bool names_samples = false;        // a state names a sample file (--jsonbin) that --samples did not ask to read
-  std::map<std::string, std::string> seen;  // key -> the JSON path of the state that made it
-  const auto unique = [&](const PointRecord& rec, const std::string& path) {
-    if (const auto [it, fresh] = seen.emplace(rec.key, path); !fresh)
-      refuse(o, path,
+  return list;
+}
+
+/// Reads the benchmarks' states into points, one state at a time, remembering across states what the run needs:
+/// the points' keys (no two states make one point), the sample files read (no two states share one) and whether a
+/// state names sample files that --samples did not ask to read.
+class StateReader {
+ public:
+  StateReader(const ImportOptions& o, const Json& devices, Run& run) : o_(o), devices_(devices), run_(run) {}
+
+  // Every state of benchmarks[b].
+  void read_benchmark(const Json& benchmark, std::size_t b) {
+    const std::string bpath = fmt::format("benchmarks[{}]", b);
+    const std::string name = text_member(benchmark, "name", bpath, o_);
+    const Json& states = array_member(benchmark, "states", bpath, o_);
+    for (std::size_t s = 0; s < states.size(); ++s) read_state(name, states[s], fmt::format("{}.states[{}]", bpath, s));
+  }
+
+  bool names_unread_samples() const { return names_samples_; }
+
+ private:
+  // One state: a skipped point, or a point per measurement it has (cold, batch).
+  void read_state(const std::string& name, const Json& state, const std::string& spath) {
+    auto axes = axes_of(state, spath, o_);
+    axes.erase(std::remove_if(axes.begin(), axes.end(), [](const auto& a) { return a.first == "Device"; }), axes.end());
+    const std::int64_t device_id = device_of(state, spath);
+    if (devices_.size() > 1) axes.emplace_back("Device", device_id);
+    if (flag_member(state, "is_skipped", false, spath, o_)) {
+      add_skipped(name, axes, state, spath);
+      return;
+    }
+    add_measured(name, axes, summaries_of(state, spath, o_), spath);
+  }
+
+  // The device a state ran on: state.device, an id of devices[] (an axis where the file has several).
+  std::int64_t device_of(const Json& state, const std::string& spath) const {
+    const std::int64_t device_id = integer_of(member(state, "device", spath, o_), spath + ".device", o_);
+    bool known = false;
+    for (const Json& d : devices_) known = known || (d.contains("id") && d["id"] == device_id);
+    if (!known) refuse(o_, spath + ".device", fmt::format("device {} is not one of devices[]", device_id));
+    return device_id;
+  }
+
+  // A state nvbench skipped: one point, `skipped`, with nvbench's reason.
+  void add_skipped(const std::string& name, const std::vector<std::pair<std::string, AxisValue>>& axes,
+                   const Json& state, const std::string& spath) {
+    PointRecord rec = point_of(name, axes, "cold");
+    rec.status = Status::skipped;
+    rec.reason = "skipped by nvbench: " + (state.contains("skip_reason") ? text_member(state, "skip_reason", spath, o_)
+                                                                         : std::string("no reason given"));
+    rec.cost_recorded = false;
+    add(std::move(rec), spath);
+  }
+
+  // A measured state: its cold point (with its samples under --samples) and its batch point, each where it has one.
+  void add_measured(const std::string& name, const std::vector<std::pair<std::string, AxisValue>>& axes,
+                    const Summaries& sums, const std::string& spath) {
+    const std::string where = o_.file + ": " + spath;
+    const double bytes = declared_bytes(sums);
+    const auto add_ok = [&](const std::string& l2, Timing timing) {
+      PointRecord rec = point_of(name, axes, l2);
+      rec.status = Status::ok;
+      rec.cost.bytes = bytes;
+      rec.timing = std::move(timing);
+      add(std::move(rec), spath);
+    };
+    const bool cold = sums.has("nv/cold/time/gpu/mean") || sums.has("nv/cold/time/gpu/median");
+    const bool batch = sums.has("nv/batch/time/gpu/mean");
+    if (!cold && !batch)
+      refuse(o_, spath, "a state with no cold or batch GPU time (nv/cold/time/gpu/*, nv/batch/time/gpu/mean)");
+    if (cold) add_ok("cold", cold_timing_with_samples(sums, where, spath));
+    if (batch) add_ok("hot", batch_timing(sums, where));
+  }
+
+  // The cold timing, with its samples where --samples was given (which the diff then tests).
+  Timing cold_timing_with_samples(const Summaries& sums, const std::string& where, const std::string& spath) {
+    Timing t = cold_timing(sums, where);
+    if (!o_.samples_dir.empty()) {
+      t.device_samples_s = cold_samples(sums, o_, files_read_);
+      if (t.device_samples_s.empty())
+        refuse(o_, spath,
+               "names no sample file (nv/json/bin:nv/cold/sample_times), but --samples was given: was it run "
+               "with --jsonbin?");
+    }
+    names_samples_ = names_samples_ || (o_.samples_dir.empty() && sums.files.count("nv/json/bin:nv/cold/sample_times"));
+    return t;
+  }
+
+  // Adds the point, refused when an earlier state made the same one.
+  void add(PointRecord rec, const std::string& path) {
+    if (const auto [it, fresh] = seen_.emplace(rec.key, path); !fresh)
+      refuse(o_, path,
              "the same point as " + it->second + " (" + rec.key +
                  "): a state given twice, or axis values "
                  "that read alike");
-  };
-  for (std::size_t b = 0; b < benchmarks.size(); ++b) {
-    const std::string bpath = fmt::format("benchmarks[{}]", b);
-    const std::string name = text_member(benchmarks[b], "name", bpath, o);
-    const Json& states = array_member(benchmarks[b], "states", bpath, o);
-    for (std::size_t s = 0; s < states.size(); ++s) {
-      const std::string spath = fmt::format("{}.states[{}]", bpath, s);
-      const std::string where = o.file + ": " + spath;
-      auto axes = axes_of(states[s], spath, o);
-      axes.erase(std::remove_if(axes.begin(), axes.end(), [](const auto& a) { return a.first == "Device"; }),
-                 axes.end());
-      // The device a state ran on is state.device (an id of devices[]); an axis where the file has several.
-      const std::int64_t device_id = integer_of(member(states[s], "device", spath, o), spath + ".device", o);
-      bool known = false;
-      for (const Json& d : devices) known = known || (d.contains("id") && d["id"] == device_id);
-      if (!known) refuse(o, spath + ".device", fmt::format("device {} is not one of devices[]", device_id));
-      if (several_devices) axes.emplace_back("Device", device_id);
-      if (flag_member(states[s], "is_skipped", false, spath, o)) {
-        PointRecord rec = point_of(name, axes, "cold");
-        rec.status = Status::skipped;
-        rec.reason = "skipped by nvbench: " + (states[s].contains("skip_reason")
-                                                   ? text_member(states[s], "skip_reason", spath, o)
-                                                   : std::string("no reason given"));
-        rec.cost_recorded = false;
-        unique(rec, spath);
-        run.points.push_back(std::move(rec));
-        continue;
-      }
-      const Summaries sums = summaries_of(states[s], spath, o);
-      const double bytes = declared_bytes(sums);
-      const auto add = [&](const std::string& l2, Timing timing) {
-        PointRecord rec = point_of(name, axes, l2);
-        rec.status = Status::ok;
-        rec.cost.bytes = bytes;
-        rec.timing = std::move(timing);
-        unique(rec, spath);
-        run.points.push_back(std::move(rec));
-      };
-      const bool cold = sums.has("nv/cold/time/gpu/mean") || sums.has("nv/cold/time/gpu/median");
-      const bool batch = sums.has("nv/batch/time/gpu/mean");
-      if (!cold && !batch)
-        refuse(o, spath, "a state with no cold or batch GPU time (nv/cold/time/gpu/*, nv/batch/time/gpu/mean)");
-      if (cold) {
-        Timing t = cold_timing(sums, where);
-        if (!o.samples_dir.empty()) {  // --samples: the samples themselves, which the diff then tests
-          t.device_samples_s = cold_samples(sums, o, files_read);
-          if (t.device_samples_s.empty())
-            refuse(o, spath,
-                   "names no sample file (nv/json/bin:nv/cold/sample_times), but --samples was given: was it run "
-                   "with --jsonbin?");
-        }
-        names_samples = names_samples ||
-                        (o.samples_dir.empty() && sums.files.count("nv/json/bin:nv/cold/sample_times"));
-        add("cold", std::move(t));
-      }
-      if (batch) add("hot", batch_timing(sums, where));
-    }
+    run_.points.push_back(std::move(rec));
   }
-  if (run.points.empty()) refuse(o, "benchmarks", "no benchmark state to import");
-  ImportedHeader h;
-  h.tool = "nvbench";
-  h.argv = argv;
-  h.environment = {{"tool", tool}, {"backend", "cuda:0"}, {"device", device}};
-  if (several_devices) h.environment["devices"] = device_names;
-  // The suite's identity (its benchmarks and their axes, not the numbers): two runs of one nvbench binary share it,
-  // as two runs of one labrun config do. config.path names the suite, not the file (history keys a config by it, and
-  // each commit's file may be named differently): "nvbench:" and the benchmarks' names; the file is header.import.file.
+
+  const ImportOptions& o_;
+  const Json& devices_;
+  Run& run_;
+  std::set<std::string> files_read_;         // the sample files read so far: two states never share one
+  bool names_samples_ = false;               // a state names a sample file (--jsonbin) that --samples did not read
+  std::map<std::string, std::string> seen_;  // key -> the JSON path of the state that made it
+};
+
+// The suite's identity (its benchmarks and their axes, not the numbers): two runs of one nvbench binary share it,
+// as two runs of one labrun config do. config.path names the suite, not the file (history keys a config by it, and
+// each commit's file may be named differently): "nvbench:" and the benchmarks' names; the file is header.import.file.
+void name_suite(const Json& benchmarks, ImportedHeader& h) {
   std::string suite_name;
   for (const Json& b : benchmarks) suite_name += (suite_name.empty() ? "" : "+") + b.value("name", std::string());
   Json suite = Json::array();
   for (const Json& b : benchmarks) suite.push_back({{"name", b.value("name", "")}, {"axes", b.value("axes", Json())}});
   h.suite = "nvbench:" + suite_name;
   h.identity = suite.dump();
+}
+
+}  // namespace
+
+Run import_nvbench(const Json& doc, const ImportOptions& given) {
+  ImportOptions o = given;
+  o.expected = "nvbench's --json output";
+  const Json& meta = object_member(doc, "meta", "", o);
+  const Json& devices = array_member(doc, "devices", "", o);
+  const Json& benchmarks = array_member(doc, "benchmarks", "", o);
+  if (devices.empty()) refuse(o, "devices", "no device (nvbench lists the devices it ran on)");
+  const Json tool = tool_of(meta, o);
+  const Json argv = argv_of(meta, o);
+  const DeviceList listed = devices_of(devices, o);
+  Run run;
+  run.file = o.file;
+  run.has_header = true;
+  StateReader reader(o, devices, run);
+  for (std::size_t b = 0; b < benchmarks.size(); ++b) reader.read_benchmark(benchmarks[b], b);
+  if (run.points.empty()) refuse(o, "benchmarks", "no benchmark state to import");
+  ImportedHeader h;
+  h.tool = "nvbench";
+  h.argv = argv;
+  h.environment = {{"tool", tool}, {"backend", "cuda:0"}, {"device", listed.first}};
+  if (devices.size() > 1) h.environment["devices"] = listed.names;
+  name_suite(benchmarks, h);
   h.description = "imported from nvbench's JSON (" + o.file + ")";
   run.header.json = imported_header(h, o, run.points.size());
   if (!o.samples_dir.empty()) run.header.json["import"]["samples"] = o.samples_dir;
-  if (names_samples)
+  if (reader.names_unread_samples())
     run.header.json["warnings"].push_back(
         to_json(Warning{"samples_not_read",
                         "the file names per-sample files (nvbench --jsonbin) that were not read: import "
