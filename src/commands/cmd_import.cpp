@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -59,71 +60,83 @@ std::string modified_utc(const fs::path& path) {
   return buf;
 }
 
-}  // namespace
+/// Why an import stops before it writes OUT: the message (cmd_import adds "; nothing written") and the exit code.
+struct Refusal {
+  std::string what;
+  int code;
+};
 
-int cmd_import(const ImportArgs& o, std::ostream& err) {
-  const auto fail = [&](const std::string& what, int code) {
-    err << "labrun import: " << what << "; nothing written\n";
-    return code;
-  };
+// The command's arguments checked before FILE is read: the tool, FILE (a regular file of at most kMaxImportBytes),
+// OUT (named, not FILE, a regular file or none, replaced only with --force), --samples (nvbench's, a folder) and
+// --created (a UTC timestamp). nullopt when the import may go on.
+std::optional<Refusal> refused_arguments(const ImportArgs& o) {
   if (o.tool != "nvbench" && o.tool != "gbench")
-    return fail("unknown tool '" + o.tool + "' (expected nvbench or gbench)", kExitUsage);
+    return Refusal{"unknown tool '" + o.tool + "' (expected nvbench or gbench)", kExitUsage};
   std::error_code ec;
-  if (!fs::is_regular_file(o.input, ec)) return fail(o.input + ": not a readable file", kExitUsage);
+  if (!fs::is_regular_file(o.input, ec)) return Refusal{o.input + ": not a readable file", kExitUsage};
   if (fs::file_size(o.input, ec) > kMaxImportBytes)
-    return fail(fmt::format("{}: larger than {} bytes: not a results file this command reads", o.input,
-                            kMaxImportBytes),
-                kExitUsage);
+    return Refusal{fmt::format("{}: larger than {} bytes: not a results file this command reads", o.input,
+                               kMaxImportBytes),
+                   kExitUsage};
   if (fs::exists(o.output, ec) && fs::equivalent(o.input, o.output, ec))
-    return fail("-o " + o.output + " is the file it imports; labrun never overwrites its input", kExitUsage);
+    return Refusal{"-o " + o.output + " is the file it imports; labrun never overwrites its input", kExitUsage};
   if (o.output.empty() || o.output == "-")
-    return fail("-o must name the labrun result file to write (import writes a file, not standard output)", kExitUsage);
+    return Refusal{"-o must name the labrun result file to write (import writes a file, not standard output)",
+                   kExitUsage};
   try {  // a device, a FIFO, a folder or a dangling link is never replaced, --force or not
     require_regular_target(o.output);
   } catch (const OutputError& e) {
-    return fail(e.what(), kExitOutput);
+    return Refusal{e.what(), kExitOutput};
   }
   if (fs::exists(fs::symlink_status(o.output, ec)) && !o.force)
-    return fail(o.output + " exists (--force replaces it)", kExitOutput);
+    return Refusal{o.output + " exists (--force replaces it)", kExitOutput};
   if (!o.samples.empty() && o.tool != "nvbench")
-    return fail("--samples reads nvbench's per-sample files (--jsonbin); " + o.tool + " has none", kExitUsage);
+    return Refusal{"--samples reads nvbench's per-sample files (--jsonbin); " + o.tool + " has none", kExitUsage};
   if (!o.samples.empty() && !fs::is_directory(o.samples, ec))
-    return fail("--samples " + o.samples + ": not a folder", kExitUsage);
+    return Refusal{"--samples " + o.samples + ": not a folder", kExitUsage};
   if (!o.created.empty() && !is_utc_timestamp(o.created))
-    return fail("--created " + o.created + ": not a UTC time as labrun writes one (YYYY-MM-DDTHH:MM:SS.mmmZ, e.g. " +
-                    "2026-12-01T10:00:00.000Z)",
-                kExitUsage);
-  std::string text;
-  {
-    std::ifstream in(o.input, std::ios::binary);
-    std::ostringstream all;
-    all << in.rdbuf();
-    text = all.str();
-  }
+    return Refusal{"--created " + o.created + ": not a UTC time as labrun writes one (YYYY-MM-DDTHH:MM:SS.mmmZ, e.g. " +
+                       "2026-12-01T10:00:00.000Z)",
+                   kExitUsage};
+  return std::nullopt;
+}
+
+// The whole text of the file at `path`.
+std::string whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream all;
+  all << in.rdbuf();
+  return all.str();
+}
+
+// FILE's text (`text`) as a run, by the tool's importer. A run whose created_utc neither --created nor the file gave
+// gets FILE's modification time, and `created_from` says so. @throws ResultError when the text is not JSON or the
+// importer refuses it.
+Run read_run(const ImportArgs& o, const std::string& text, std::string& created_from) {
   ImportOptions options;
   options.file = o.input;
   options.code_rev = o.code_rev;
   options.project = o.project;
   options.created_utc = o.created;
   options.samples_dir = o.samples;  // empty: the file's own date (gbench's context.date), else its modification time
-  Run run;
-  std::string created_from = "the file's context.date";  // where created_utc came from when --created was not given
+  Json doc;
   try {
-    Json doc;
-    try {
-      doc = Json::parse(text);
-    } catch (const Json::parse_error& e) {
-      throw ResultError(o.input + ":" + line_and_column(text, e.byte) + ": not JSON (" + e.what() + ")");
-    }
-    run = o.tool == "nvbench" ? import_nvbench(doc, options) : import_gbench(doc, options);
-    if (run.header.json.value("created_utc", std::string()).empty()) {
-      run.header.json["created_utc"] = modified_utc(o.input);
-      created_from = "the file's modification time";
-    }
-  } catch (const ResultError& e) {
-    return fail(e.what(), kExitUsage);
+    doc = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw ResultError(o.input + ":" + line_and_column(text, e.byte) + ": not JSON (" + e.what() + ")");
   }
-  // Written beside OUT, read back with every check of a result file, then moved into place.
+  Run run = o.tool == "nvbench" ? import_nvbench(doc, options) : import_gbench(doc, options);
+  if (run.header.json.value("created_utc", std::string()).empty()) {
+    run.header.json["created_utc"] = modified_utc(o.input);
+    created_from = "the file's modification time";
+  }
+  return run;
+}
+
+// Writes the run beside OUT, reads it back with every check of a result file, then moves it into place; nullopt
+// when OUT now holds it. On a refusal nothing is left behind.
+std::optional<Refusal> write_through_staging(const ImportArgs& o, const Run& run) {
+  std::error_code ec;
   const fs::path staging = fs::path(o.output).parent_path() /
                            fmt::format(".{}.import-{}", fs::path(o.output).filename().string(), ::getpid());
   try {
@@ -131,16 +144,22 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
     (void)load_results({staging.string()}, LoadDepth::full);
   } catch (const ResultError& e) {
     fs::remove(staging, ec);
-    return fail(std::string("the imported records do not read back: ") + e.what(), kExitUsage);
+    return Refusal{std::string("the imported records do not read back: ") + e.what(), kExitUsage};
   } catch (const OutputError& e) {
     fs::remove(staging, ec);
-    return fail(e.what(), kExitOutput);
+    return Refusal{e.what(), kExitOutput};
   }
   fs::rename(staging, o.output, ec);
   if (ec) {
     fs::remove(staging, ec);
-    return fail(o.output + ": " + ec.message(), kExitOutput);
+    return Refusal{o.output + ": " + ec.message(), kExitOutput};
   }
+  return std::nullopt;
+}
+
+// What the import wrote, on `err`: the file's warnings, then the points (how many skipped), FILE -> OUT and, without
+// --created, the created_utc the run got and where it came from.
+void tell_imported(const ImportArgs& o, const Run& run, const std::string& created_from, std::ostream& err) {
   std::size_t skipped = 0;
   for (const PointRecord& p : run.points) skipped += p.status == Status::skipped;
   for (const Json& w : run.header.json.value("warnings", Json::array()))
@@ -152,6 +171,26 @@ int cmd_import(const ImportArgs& o, std::ostream& err) {
               ? " (created_utc " + run.header.json.value("created_utc", std::string()) + ": " + created_from + ")"
               : std::string())
       << "\n";
+}
+
+}  // namespace
+
+int cmd_import(const ImportArgs& o, std::ostream& err) {
+  const auto fail = [&](const Refusal& r) {
+    err << "labrun import: " << r.what << "; nothing written\n";
+    return r.code;
+  };
+  if (const auto refusal = refused_arguments(o)) return fail(*refusal);
+  const std::string text = whole_file(o.input);
+  Run run;
+  std::string created_from = "the file's context.date";  // where created_utc came from when --created was not given
+  try {
+    run = read_run(o, text, created_from);
+  } catch (const ResultError& e) {
+    return fail({e.what(), kExitUsage});
+  }
+  if (const auto refusal = write_through_staging(o, run)) return fail(*refusal);
+  tell_imported(o, run, created_from, err);
   return kExitOk;
 }
 
