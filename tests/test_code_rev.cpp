@@ -28,16 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using test::TempDir;
 
-const std::string kSource = LABRUN_SOURCE_DIR;
-const std::string kBinary = LABRUN_BINARY;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 int sh(const std::string& command) {
   const int status = std::system(command.c_str());
   return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -60,7 +50,7 @@ std::string make_repo(const TempDir& dir) {
 std::string head_of(const std::string& repo) {
   const std::string out = repo + "/../head.txt";
   if (sh("git -C '" + repo + "' rev-parse HEAD > '" + out + "'") != 0) return "";
-  std::string s = slurp(out);
+  std::string s = test::slurp(out);
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
   return s;
 }
@@ -75,10 +65,10 @@ struct Generated {
 /// generated file hands to labrun::set_built_code_rev.
 Generated generate(const std::string& source_dir, const std::string& project, const std::string& output) {
   const std::string cmd = "cmake -DSOURCE_DIR='" + source_dir + "' -DPROJECT='" + project + "' -DOUTPUT='" + output +
-                          "' -P '" + kSource + "/scripts/code_rev.cmake' >/dev/null 2>&1";
+                          "' -P '" + test::kSource + "/scripts/code_rev.cmake' >/dev/null 2>&1";
   Generated g;
   if (sh(cmd) != 0) return g;
-  const std::string text = slurp(output);
+  const std::string text = test::slurp(output);
   std::smatch m;
   static const std::regex call(R"re(labrun::set_built_code_rev\("([^"]*)", "([^"]*)", (true|false)\))re");
   if (!std::regex_search(text, m, call)) return g;
@@ -100,7 +90,7 @@ TEST(CodeRevScript, DirtyCountsUntrackedFilesGitDoesNotIgnore) {
   fs::create_directories(dir.file("build"));
 
   Generated clean = generate(repo, "myproj", out);
-  ASSERT_TRUE(clean.found) << slurp(out);
+  ASSERT_TRUE(clean.found) << test::slurp(out);
   EXPECT_EQ(clean.project, "myproj");
   EXPECT_EQ(clean.sha, head);
   EXPECT_FALSE(clean.dirty);
@@ -121,12 +111,12 @@ TEST(CodeRevScript, DirtyCountsUntrackedFilesGitDoesNotIgnore) {
 
   // Rewritten only when the content changes (an unchanged tree does not relink).
   const auto before = fs::last_write_time(out);
-  const std::string text = slurp(out);
+  const std::string text = test::slurp(out);
   ASSERT_EQ(sh("touch -d '2001-01-01' '" + out + "'"), 0);
   const auto old_time = fs::last_write_time(out);
   generate(repo, "myproj", out);
   EXPECT_EQ(fs::last_write_time(out), old_time);
-  EXPECT_EQ(slurp(out), text);
+  EXPECT_EQ(test::slurp(out), text);
   (void)before;
 }
 
@@ -142,7 +132,7 @@ TEST(CodeRevScript, NoRepositoryIsUnknownAndDirty) {
   EXPECT_EQ(g.sha, "unknown");
   EXPECT_TRUE(g.dirty);
   // Every argument is required, and named when missing.
-  EXPECT_NE(sh("cmake -DSOURCE_DIR=/tmp -DOUTPUT='" + dir.file("x.cpp") + "' -P '" + kSource +
+  EXPECT_NE(sh("cmake -DSOURCE_DIR=/tmp -DOUTPUT='" + dir.file("x.cpp") + "' -P '" + test::kSource +
                "/scripts/code_rev.cmake' >/dev/null 2>&1"),
             0);
 }
@@ -155,9 +145,9 @@ TEST(CodeRevScript, LabrunsBuildInfoCountsUntrackedFilesToo) {
   const std::string out = dir.file("build_info.cpp");
   const auto dirty = [&] {
     EXPECT_EQ(sh("cmake -DSOURCE_DIR='" + repo + "' -DOUTPUT='" + out + "' -DVERSION=9.9.9 -DBUILD_TYPE=Release -P '" +
-                 kSource + "/scripts/build_info.cmake' >/dev/null 2>&1"),
+                 test::kSource + "/scripts/build_info.cmake' >/dev/null 2>&1"),
               0);
-    const std::string text = slurp(out);
+    const std::string text = test::slurp(out);
     EXPECT_NE(text.find(head_of(repo)), std::string::npos) << text;
     return text.find(head_of(repo) + "\", true,") != std::string::npos;
   };
@@ -268,17 +258,9 @@ TEST(CodeRev, HeadersOfEarlierSchemasAreLabrunsOwnCode) {
 
 // ---- Through the binary ----------------------------------------------------------------------------------------
 
-struct Ran {
-  int code = -1;
-  std::string err;
-};
-
-Ran run_labrun(const TempDir& dir, const std::string& env, const std::string& args) {
-  const std::string log = dir.file("log.txt");
-  Ran r;
-  r.code = sh("cd '" + dir.path().string() + "' && " + env + " '" + kBinary + "' " + args + " >'" + log + "' 2>&1");
-  r.err = slurp(log);
-  return r;
+// labrun `args` in `dir` under the environment assignments `env` (an `env ...` prefix or ""): exit status and output.
+test::Logged run_labrun(const TempDir& dir, const std::string& env, const std::string& args) {
+  return test::run_logged(dir.path().string(), env + " '" + test::kBinary + "' " + args, dir.file("log.txt"));
 }
 
 Json header_of(const std::string& file) {
@@ -289,7 +271,7 @@ Json header_of(const std::string& file) {
 }
 
 // A quick host sweep: two points of the smoke config.
-const std::string kQuick = "sweep '" + kSource +
+const std::string kQuick = "sweep '" + test::kSource +
                            "/configs/smoke.yaml' --device cpu -q --only variant=index,n=1000,"
                            "density=0.5,dtype=f32,downstream=0";
 
@@ -310,30 +292,33 @@ TEST(CodeRevCli, TheHeaderRecordsWhichSourceWonAndResumeRefusesAnotherCodeSha) {
       env,
       (Json{{"project", "labrun"}, {"git_sha", "abcdef1234"}, {"git_dirty", true}, {"source", "LABRUN_CODE_REV"}}));
 
-  const Ran both = run_labrun(dir, "LABRUN_CODE_REV=abcdef1234+dirty", kQuick + " -o both.jsonl --code-rev 7654321");
-  ASSERT_EQ(both.code, 0) << both.err;
+  const test::Logged both = run_labrun(dir, "LABRUN_CODE_REV=abcdef1234+dirty",
+                                       kQuick + " -o both.jsonl --code-rev 7654321");
+  ASSERT_EQ(both.code, 0) << both.log;
   const Json opt = header_of(dir.file("both.jsonl"))["environment"]["code"];
   EXPECT_EQ(opt, (Json{{"project", "labrun"}, {"git_sha", "7654321"}, {"git_dirty", false}, {"source", "--code-rev"}}));
 
   // A malformed override is bad input (exit 2) before anything runs.
-  const Ran bad = run_labrun(dir, "env -u LABRUN_CODE_REV", kQuick + " -o bad.jsonl --code-rev main");
+  const test::Logged bad = run_labrun(dir, "env -u LABRUN_CODE_REV", kQuick + " -o bad.jsonl --code-rev main");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_NE(bad.err.find("--code-rev: expected SHA[+dirty]"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.log.find("--code-rev: expected SHA[+dirty]"), std::string::npos) << bad.log;
   EXPECT_FALSE(fs::exists(dir.file("bad.jsonl")));
 
   // --resume of the file with another code sha is refused (exit 4), the file untouched; the same sha resumes.
-  const std::string before = slurp(dir.file("both.jsonl"));
-  const Ran other = run_labrun(dir, "env -u LABRUN_CODE_REV", kQuick + " -o both.jsonl --resume --code-rev 7654322");
+  const std::string before = test::slurp(dir.file("both.jsonl"));
+  const test::Logged other = run_labrun(dir, "env -u LABRUN_CODE_REV",
+                                        kQuick + " -o both.jsonl --resume --code-rev 7654322");
   EXPECT_EQ(other.code, 4);
-  EXPECT_NE(other.err.find("its code commit is 7654321, this run's 7654322"), std::string::npos) << other.err;
-  EXPECT_EQ(slurp(dir.file("both.jsonl")), before);
-  const Ran dirty = run_labrun(dir, "env -u LABRUN_CODE_REV",
-                               kQuick + " -o both.jsonl --resume --code-rev 7654321+dirty");
+  EXPECT_NE(other.log.find("its code commit is 7654321, this run's 7654322"), std::string::npos) << other.log;
+  EXPECT_EQ(test::slurp(dir.file("both.jsonl")), before);
+  const test::Logged dirty = run_labrun(dir, "env -u LABRUN_CODE_REV",
+                                        kQuick + " -o both.jsonl --resume --code-rev 7654321+dirty");
   EXPECT_EQ(dirty.code, 4);
-  EXPECT_NE(dirty.err.find("its code dirty flag is false, this run's true"), std::string::npos) << dirty.err;
-  const Ran same = run_labrun(dir, "env -u LABRUN_CODE_REV", kQuick + " -o both.jsonl --resume --code-rev 7654321");
-  EXPECT_EQ(same.code, 0) << same.err;
-  EXPECT_EQ(slurp(dir.file("both.jsonl")), before);
+  EXPECT_NE(dirty.log.find("its code dirty flag is false, this run's true"), std::string::npos) << dirty.log;
+  const test::Logged same = run_labrun(dir, "env -u LABRUN_CODE_REV",
+                                       kQuick + " -o both.jsonl --resume --code-rev 7654321");
+  EXPECT_EQ(same.code, 0) << same.log;
+  EXPECT_EQ(test::slurp(dir.file("both.jsonl")), before);
 }
 
 }  // namespace

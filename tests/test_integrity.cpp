@@ -27,9 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::TempDir;
 
-const std::string kTestAid = LABRUN_TESTAID_BINARY;
-const std::string kSource = LABRUN_SOURCE_DIR;
-const std::string kAidConfig = kSource + "/tests/aids/integrity.yaml";
+const std::string kAidConfig = test::kSource + "/tests/aids/integrity.yaml";
 
 // ---- Guards, hashes -------------------------------------------------------------------------------------------
 
@@ -118,32 +116,31 @@ TEST(ContentHash, TheRecheckSeedDiffersFromTheLabSeed) {
 
 // ---- The integrity test aid, swept on the host backend ---------------------------------------------------------
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Runs labrun_testaid with `args` in `dir`; returns its exit code, stdout and stderr in `log`.
-int testaid(const TempDir& dir, const std::vector<std::string>& args, std::string* log = nullptr) {
-  std::string command = "cd '" + dir.path().string() + "' && '" + kTestAid + "'";
-  for (const auto& a : args) command += " '" + a + "'";
-  command += " >'" + dir.file("log") + "' 2>&1";
-  const int status = std::system(command.c_str());
-  if (log) *log = slurp(dir.file("log"));
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+int testaid(const TempDir& dir, std::vector<std::string> args, std::string* log = nullptr) {
+  args.insert(args.begin(), test::kTestAid);
+  const test::Logged r = test::run_logged(dir.path().string(), test::quoted(args), dir.file("log"));
+  if (log) *log = r.log;
+  return r.code;
 }
 
 using test::points_of;
+
+// Sweeps the integrity aid on the host into `dir`/`out` with `extra` arguments, expecting exit 1 (its planted faults
+// are incorrect points): the file's point records.
+std::vector<Json> sweep_aid(const TempDir& dir, const std::string& out, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"sweep", kAidConfig, "--device", "cpu", "-o", out, "-q"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::string log;
+  EXPECT_EQ(testaid(dir, args, &log), 1) << log;
+  return points_of(dir.file(out));
+}
 
 // Cases C19, C20, C21: every planted host fault named, every correct variant after it ok, no worker crashed; the
 // records round-trip with their integrity.
 TEST(IntegrityAid, EveryPlantedFaultIsNamedOnTheHost) {
   TempDir dir("labrun_integrity");
-  std::string log;
-  EXPECT_EQ(testaid(dir, {"sweep", kAidConfig, "--device", "cpu", "-o", "plain.jsonl", "-q"}, &log), 1) << log;
-  const auto points = points_of(dir.file("plain.jsonl"));
+  const auto points = sweep_aid(dir, "plain.jsonl");
   ASSERT_EQ(points.size(), 76u);  // 19 variants x 2 sizes x 2 modes (graph: not_supported on the host)
   EXPECT_EQ(test::expect_aid_points(points, {"eager"}), 38);
   for (const Json& p : points) {
@@ -156,14 +153,7 @@ TEST(IntegrityAid, EveryPlantedFaultIsNamedOnTheHost) {
 // during the group's timing, so the group is timed again point by point and only writes_input_late is blamed.
 TEST(IntegrityAid, AnInterleavedGroupIsTimedAgainAloneWhenItsInputsChange) {
   TempDir dir("labrun_integrity");
-  std::string log;
-  EXPECT_EQ(testaid(dir,
-                    {"sweep", kAidConfig, "--device", "cpu", "-o", "interleaved.jsonl", "-q", "--only", "mode=eager",
-                     "--lab", "interleave=19"},
-                    &log),
-            1)
-      << log;
-  const auto points = points_of(dir.file("interleaved.jsonl"));
+  const auto points = sweep_aid(dir, "interleaved.jsonl", {"--only", "mode=eager", "--lab", "interleave=19"});
   ASSERT_EQ(points.size(), 38u);
   EXPECT_EQ(test::expect_aid_points(points, {"eager"}), 38);
   int retimed = 0;
@@ -182,14 +172,7 @@ TEST(IntegrityAid, AnInterleavedGroupIsTimedAgainAloneWhenItsInputsChange) {
 // point checks the set it holds, not the one the experiment generated last.
 TEST(IntegrityAid, AGroupOfTwoInputSetsFindsTheWriteInEither) {
   TempDir dir("labrun_integrity");
-  std::string log;
-  EXPECT_EQ(testaid(dir,
-                    {"sweep", kAidConfig, "--device", "cpu", "-o", "two.jsonl", "-q", "--only", "mode=eager", "--lab",
-                     "interleave=38"},
-                    &log),
-            1)
-      << log;
-  const auto points = points_of(dir.file("two.jsonl"));
+  const auto points = sweep_aid(dir, "two.jsonl", {"--only", "mode=eager", "--lab", "interleave=38"});
   ASSERT_EQ(points.size(), 38u);
   EXPECT_EQ(test::expect_aid_points(points, {"eager"}), 38);
 }
@@ -267,14 +250,7 @@ TEST(IntegrityRecord, AnUnknownStateIsRefused) {
 // carries that process's re-check, and a replayed result is still named.
 TEST(IntegrityAid, APooledSweepRechecksInItsFirstProcess) {
   TempDir dir("labrun_integrity");
-  std::string log;
-  EXPECT_EQ(testaid(dir,
-                    {"sweep", kAidConfig, "--device", "cpu", "-o", "pooled.jsonl", "-q", "--only", "mode=eager,n=1027",
-                     "--lab", "processes=3"},
-                    &log),
-            1)
-      << log;
-  const auto points = points_of(dir.file("pooled.jsonl"));
+  const auto points = sweep_aid(dir, "pooled.jsonl", {"--only", "mode=eager,n=1027", "--lab", "processes=3"});
   ASSERT_EQ(points.size(), 19u);
   EXPECT_EQ(test::expect_aid_points(points, {"eager"}), 19);
   for (const Json& p : points) {
@@ -302,7 +278,7 @@ TEST(IntegrityAid, TheReportListsEveryFindingAndTheDiffCallsItAStatusChange) {
   EXPECT_EQ(testaid(dir, {"diff", "off.jsonl", "on.jsonl"}, &log), 1) << log;
   EXPECT_NE(log.find("status_changed  ok -> incorrect"), std::string::npos) << log;
   EXPECT_EQ(testaid(dir, {"report", "on.jsonl", "-o", "report", "--no-plots"}, &log), 0) << log;
-  const std::string md = slurp(dir.file("report/report.md"));
+  const std::string md = test::slurp(dir.file("report/report.md"));
   EXPECT_NE(md.find("## Integrity checks"), std::string::npos);
   const auto row = md.find("| replays_cache | ");
   ASSERT_NE(row, std::string::npos) << md.substr(0, 3000);
@@ -327,7 +303,7 @@ TEST(IntegrityAid, C17_TheReportListsWhatTheAuditWarnedOf) {
   }
   std::string log;
   EXPECT_EQ(testaid(dir, {"report", "gpu.jsonl", "-o", "report", "--no-plots"}, &log), 0) << log;
-  const std::string md = slurp(dir.file("report/report.md"));
+  const std::string md = test::slurp(dir.file("report/report.md"));
   EXPECT_NE(md.find("| correct | n=1027, mode=eager, l2=hot | audit (warned) | the iteration waits on the host in "
                     "cudaStreamSynchronize |"),
             std::string::npos)

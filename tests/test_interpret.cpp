@@ -693,12 +693,7 @@ std::string write_jsonl(const std::string& path, const std::vector<Json>& recs) 
   return path;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 TEST(ReportCmd, WritesMarkdownAndCsv) {
   TempDir dir;

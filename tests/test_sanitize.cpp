@@ -139,18 +139,17 @@ TEST(SanitizerLog, TheRecordsSanitizerRoundTrips) {
   EXPECT_THROW(point_from_json(bad), ResultError);
 }
 
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+using test::slurp;
+
+// The committed compute-sanitizer report tests/data/sanitizer/`name`, parsed.
+SanitizerLog committed_log(const std::string& name) {
+  return parse_sanitizer_log(slurp(test::kSource + "/tests/data/sanitizer/" + name));
 }
 
 // Reports compute-sanitizer 2025.3.1 wrote on an H100 (tests/data/sanitizer/): memcheck of the integrity aid's
 // past_end at n = 1027 (the write, then the failed calls after the fault) and racecheck of the audit aid's racy_shared.
 TEST(SanitizerLog, C22_RealMemcheckReportNamesTheWriteAndTheArrayPastWhoseEndItLands) {
-  const SanitizerLog log = parse_sanitizer_log(
-      text_of(std::string(LABRUN_SOURCE_DIR) + "/tests/data/sanitizer/memcheck-past-end.log"));
+  const SanitizerLog log = committed_log("memcheck-past-end.log");
   EXPECT_EQ(log.errors, 20);
   ASSERT_EQ(log.findings.size(), 20u);
   EXPECT_EQ(log.findings[0].kind, "Invalid __global__ write of size 4 bytes");
@@ -168,8 +167,7 @@ TEST(SanitizerLog, C22_RealMemcheckReportNamesTheWriteAndTheArrayPastWhoseEndItL
 }
 
 TEST(SanitizerLog, C22_RealRacecheckReportNamesTheRacyKernel) {
-  const SanitizerLog log = parse_sanitizer_log(
-      text_of(std::string(LABRUN_SOURCE_DIR) + "/tests/data/sanitizer/racecheck-racy-shared.log"));
+  const SanitizerLog log = committed_log("racecheck-racy-shared.log");
   EXPECT_EQ(log.errors, 2);
   ASSERT_EQ(log.findings.size(), 2u);
   EXPECT_EQ(log.findings[0].kernel, "<unnamed>::racy_compute(const float *, float *, long)");
@@ -182,17 +180,17 @@ TEST(SanitizeSweep, C22_IsRefusedWithoutTheToolAndOnTheHostBackend) {
   test::TempDir dir("labrun_sanitize");
   const std::string out = dir.file("s.jsonl");
   const auto run = [&](const std::string& env) {
-    const std::string command = env + " '" + std::string(LABRUN_BINARY) + "' sweep '" + LABRUN_SOURCE_DIR +
-                                "/configs/masking.yaml' --device cpu --sanitize memcheck -o '" + out + "' > '" +
-                                dir.file("log") + "' 2>&1";
-    const int status = std::system(command.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test::run_logged(dir.path().string(),
+                            env + " '" + test::kBinary + "' sweep '" + test::kSource +
+                                "/configs/masking.yaml' --device cpu --sanitize memcheck -o '" + out + "'",
+                            dir.file("log"))
+        .code;
   };
   EXPECT_EQ(run("LABRUN_COMPUTE_SANITIZER=" + dir.file("absent")), 6);
-  EXPECT_NE(text_of(dir.file("log")).find("compute-sanitizer not found"), std::string::npos);
+  EXPECT_NE(slurp(dir.file("log")).find("compute-sanitizer not found"), std::string::npos);
   // A tool in place (any executable stands in: the sweep is refused before it runs): the host backend has no kernel.
   EXPECT_EQ(run("LABRUN_COMPUTE_SANITIZER=/bin/true"), 5);
-  EXPECT_NE(text_of(dir.file("log")).find("compute-sanitizer checks CUDA kernels"), std::string::npos);
+  EXPECT_NE(slurp(dir.file("log")).find("compute-sanitizer checks CUDA kernels"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 

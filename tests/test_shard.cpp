@@ -30,12 +30,9 @@ namespace {
 namespace fs = std::filesystem;
 using test::TempDir;
 
-const std::string kBinary = LABRUN_BINARY;
-const std::string kSource = LABRUN_SOURCE_DIR;
-
 std::vector<std::string> shipped_configs() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(kSource + "/configs"))
+  for (const auto& e : fs::directory_iterator(test::kSource + "/configs"))
     if (e.path().extension() == ".yaml") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
   return out;
@@ -79,7 +76,7 @@ TEST(Shard, ShardsOfEveryShippedConfigAreDisjointAndCoverIt) {
 // more shards than groups leave some empty.
 TEST(Shard, BalancedByEstimateAndEmptyWhenTooMany) {
   const Registry& registry = test::builtin();
-  const SweepConfig config = load_config(kSource + "/configs/masking.yaml", registry);
+  const SweepConfig config = load_config(test::kSource + "/configs/masking.yaml", registry);
   const RegisteredExperiment& e = *registry.find(config.experiment);
   const std::vector<Point> points = expand(config, e);
   const auto groups = indivisible_groups(points, config.lab);
@@ -117,23 +114,9 @@ TEST(Shard, IndivisibleGroups) {
   EXPECT_EQ(indivisible_groups(points, lab), (G{{0, 5}}));
 }
 
-struct Ran {
-  int code;
-  std::string out;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-Ran run(const TempDir& dir, const std::string& args) {
-  const std::string log = dir.file("log.txt");
-  const int status = std::system(
-      ("cd '" + dir.path().string() + "' && '" + kBinary + "' " + args + " > '" + log + "' 2>&1").c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(log)};
+// labrun `args` in `dir`: exit status and output.
+test::Logged run(const TempDir& dir, const std::string& args) {
+  return test::run_logged(dir.path().string(), "'" + test::kBinary + "' " + args, dir.file("log.txt"));
 }
 
 std::map<std::string, std::string> statuses(const std::string& path) {
@@ -143,7 +126,7 @@ std::map<std::string, std::string> statuses(const std::string& path) {
   return out;
 }
 
-const std::string kSmoke = "'" + kSource + "/configs/smoke.yaml' --device cpu -q";
+const std::string kSmoke = "'" + test::kSource + "/configs/smoke.yaml' --device cpu -q";
 
 // --shard I/N then merge, and --devices 0,1 (two host workers at once), give the serial run's points and statuses;
 // report and diff read the shards directly.
@@ -160,8 +143,8 @@ TEST(Shard, ShardsMergeAndDevicesEqualTheSerialRun) {
     EXPECT_EQ(header["shard"]["index"], i);
     EXPECT_EQ(header["shard"]["count"], 3);
   }
-  const Ran merged = run(dir, "merge -o merged.jsonl" + shards);
-  EXPECT_EQ(merged.code, 0) << merged.out;
+  const test::Logged merged = run(dir, "merge -o merged.jsonl" + shards);
+  EXPECT_EQ(merged.code, 0) << merged.log;
   EXPECT_EQ(statuses(dir.file("merged.jsonl")), serial);
   const Json header = read_jsonl(dir.file("merged.jsonl")).front();
   EXPECT_FALSE(header.contains("shard"));
@@ -177,25 +160,25 @@ TEST(Shard, ShardsMergeAndDevicesEqualTheSerialRun) {
     if (r["type"] == "point") order_merged.push_back(r["id"]);
   EXPECT_EQ(order_merged, order_serial);
   // report and diff of the shards themselves, through the same rules.
-  const Ran diff = run(dir, "diff merged.jsonl s1.jsonl,s2.jsonl,s3.jsonl --fail-on any");
-  EXPECT_NE(diff.out.find("288 matched"), std::string::npos) << diff.out;
-  EXPECT_NE(diff.out.find("0 status changed"), std::string::npos) << diff.out;
-  const Ran report = run(dir, "report s1.jsonl s2.jsonl s3.jsonl -o rep --no-plots");
-  EXPECT_EQ(report.code, 0) << report.out;
-  EXPECT_NE(report.out.find("288 points"), std::string::npos) << report.out;
+  const test::Logged diff = run(dir, "diff merged.jsonl s1.jsonl,s2.jsonl,s3.jsonl --fail-on any");
+  EXPECT_NE(diff.log.find("288 matched"), std::string::npos) << diff.log;
+  EXPECT_NE(diff.log.find("0 status changed"), std::string::npos) << diff.log;
+  const test::Logged report = run(dir, "report s1.jsonl s2.jsonl s3.jsonl -o rep --no-plots");
+  EXPECT_EQ(report.code, 0) << report.log;
+  EXPECT_NE(report.log.find("288 points"), std::string::npos) << report.log;
   // The merged file and one of its shards together hold the same points twice: each reader says so by name.
   for (const std::string command : {"export gbench merged.jsonl s2.jsonl", "report merged.jsonl s2.jsonl -o rep2",
                                     "diff merged.jsonl merged.jsonl,s2.jsonl"}) {
-    const Ran both = run(dir, command);
-    EXPECT_EQ(both.code, 2) << command << ": " << both.out;
-    EXPECT_NE(both.out.find("s2.jsonl is a shard of the sweep merged in merged.jsonl: give the merged file or the "
+    const test::Logged both = run(dir, command);
+    EXPECT_EQ(both.code, 2) << command << ": " << both.log;
+    EXPECT_NE(both.log.find("s2.jsonl is a shard of the sweep merged in merged.jsonl: give the merged file or the "
                             "shards, not both"),
               std::string::npos)
-        << command << ": " << both.out;
+        << command << ": " << both.log;
   }
   // --devices on the host backend: one worker supervisor per "device", all at once, merged.
-  const Ran devices = run(dir, "sweep " + kSmoke + " --devices 0,1 -o devices.jsonl");
-  EXPECT_EQ(devices.code, 0) << devices.out;
+  const test::Logged devices = run(dir, "sweep " + kSmoke + " --devices 0,1 -o devices.jsonl");
+  EXPECT_EQ(devices.code, 0) << devices.log;
   EXPECT_EQ(statuses(dir.file("devices.jsonl")), serial);
   EXPECT_EQ(read_jsonl(dir.file("devices.jsonl")).front()["shards"].size(), 2u);
   EXPECT_FALSE(fs::exists(dir.file("devices.jsonl.devices")));
@@ -211,7 +194,7 @@ TEST(Shard, MergeRejectsBadShardSets) {
   ASSERT_EQ(run(dir, "sweep " + kSmoke + " --shard 1/3 -o t1.jsonl").code, 0);
   ASSERT_EQ(run(dir, "sweep " + kSmoke + " -o serial.jsonl").code, 0);
   ASSERT_EQ(run(dir, "sweep " + kSmoke + " --shard 2/2 --lab seed=7 -o lab2.jsonl").code, 0);
-  std::ofstream(dir.file("other.yaml")) << slurp(kSource + "/configs/smoke.yaml") << "\n# another config\n";
+  std::ofstream(dir.file("other.yaml")) << test::slurp(test::kSource + "/configs/smoke.yaml") << "\n# another config\n";
   ASSERT_EQ(run(dir, "sweep other.yaml --device cpu -q --shard 2/2 -o other2.jsonl").code, 0);
   // A shard file with one of its points duplicated into the other shard, and one cut short.
   {
@@ -234,10 +217,10 @@ TEST(Shard, MergeRejectsBadShardSets) {
       {"s1.jsonl cut2.jsonl", "cut2.jsonl: shard 2 of 2 holds"},
   };
   for (const auto& [args, message] : cases) {
-    const Ran r = run(dir, "merge -o out.jsonl " + args);
-    EXPECT_EQ(r.code, 2) << args << ": " << r.out;
-    EXPECT_NE(r.out.find(message), std::string::npos) << args << ": " << r.out;
-    EXPECT_NE(r.out.find("nothing written"), std::string::npos) << r.out;
+    const test::Logged r = run(dir, "merge -o out.jsonl " + args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.log;
+    EXPECT_NE(r.log.find(message), std::string::npos) << args << ": " << r.log;
+    EXPECT_NE(r.log.find("nothing written"), std::string::npos) << r.log;
     EXPECT_FALSE(fs::exists(dir.file("out.jsonl")));
   }
 }
@@ -290,14 +273,14 @@ TEST(Shard, MergeShardsRejectsOverlapAndMixedBuilds) {
 // and the merge job, and prints the sbatch commands.
 TEST(Shard, SlurmWritesArrayAndMergeScripts) {
   TempDir dir;
-  const Ran r = run(dir, "slurm '" + kSource +
-                             "/configs/smoke.yaml' --shards 4 --array-limit 2 --partition gpu "
-                             "--time 01:00:00 --account lab --lab seed=3 -o jobs");
-  EXPECT_EQ(r.code, 0) << r.out;
+  const test::Logged r = run(dir, "slurm '" + test::kSource +
+                                      "/configs/smoke.yaml' --shards 4 --array-limit 2 --partition gpu "
+                                      "--time 01:00:00 --account lab --lab seed=3 -o jobs");
+  EXPECT_EQ(r.code, 0) << r.log;
   std::string array, merge;
   for (const auto& e : fs::directory_iterator(dir.file("jobs"))) {
-    if (e.path().string().ends_with("-array.sbatch")) array = slurp(e.path().string());
-    if (e.path().string().ends_with("-merge.sbatch")) merge = slurp(e.path().string());
+    if (e.path().string().ends_with("-array.sbatch")) array = test::slurp(e.path().string());
+    if (e.path().string().ends_with("-merge.sbatch")) merge = test::slurp(e.path().string());
   }
   for (const char* line :
        {"#SBATCH --array=0-3%2\n", "#SBATCH --partition=gpu\n", "#SBATCH --time=01:00:00\n", "#SBATCH --account=lab\n",
@@ -306,7 +289,7 @@ TEST(Shard, SlurmWritesArrayAndMergeScripts) {
     EXPECT_NE(array.find(line), std::string::npos) << line << "\n" << array;
   EXPECT_NE(merge.find(" merge -o '"), std::string::npos) << merge;
   EXPECT_NE(merge.find("-shard-4-of-4.jsonl'\n"), std::string::npos) << merge;
-  EXPECT_NE(r.out.find("sbatch --dependency=afterok:"), std::string::npos) << r.out;
+  EXPECT_NE(r.log.find("sbatch --dependency=afterok:"), std::string::npos) << r.log;
 }
 
 }  // namespace

@@ -29,6 +29,17 @@
 
 namespace labrun::test {
 
+/// The repository's root (an absolute path): configs/, tests/data/ and the other committed inputs lie below it.
+inline const std::string kSource = LABRUN_SOURCE_DIR;
+#ifdef LABRUN_BINARY
+/// The labrun binary this build made (an absolute path).
+inline const std::string kBinary = LABRUN_BINARY;
+#endif
+#ifdef LABRUN_TESTAID_BINARY
+/// labrun_testaid, labrun with the test aids registered (tests/aids/), as this build made it (an absolute path).
+inline const std::string kTestAid = LABRUN_TESTAID_BINARY;
+#endif
+
 /// A fresh directory (mkdtemp under the system temp dir), removed with its contents at scope exit.
 class TempDir {
  public:
@@ -72,6 +83,29 @@ inline Cli run_cli(const TempDir& dir, const std::string& binary, const std::str
   if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
   r.out = slurp(out);
   r.err = slurp(err);
+  return r;
+}
+
+/// What a command line printed, stdout and stderr together in the order written, and its exit status.
+struct Logged {
+  int code = -1;    ///< exit status; -1 when it did not exit
+  std::string log;  ///< stdout and stderr together
+};
+
+/// `words` as shell words: each in single quotes, separated by spaces (no word may hold a single quote).
+inline std::string quoted(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "'" : " '") + w + "'";
+  return out;
+}
+
+/// Runs the shell command line `command` in the folder `cwd`, its stdout and stderr captured together through the
+/// file `log` (a path, overwritten).
+inline Logged run_logged(const std::string& cwd, const std::string& command, const std::string& log) {
+  const int status = std::system(("cd '" + cwd + "' && " + command + " >'" + log + "' 2>&1").c_str());
+  Logged r;
+  if (status != -1 && WIFEXITED(status)) r.code = WEXITSTATUS(status);
+  r.log = slurp(log);
   return r;
 }
 

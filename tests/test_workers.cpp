@@ -28,38 +28,23 @@ namespace {
 namespace fs = std::filesystem;
 using test::TempDir;
 
-const std::string kBinary = LABRUN_BINARY;
-const std::string kTestAid = LABRUN_TESTAID_BINARY;
-const std::string kSource = LABRUN_SOURCE_DIR;
-const std::string kSmoke = kSource + "/configs/smoke.yaml";
-const std::string kFaultConfig = kSource + "/tests/aids/fault.yaml";
+using test::kBinary;
+using test::kTestAid;
+const std::string kSmoke = test::kSource + "/configs/smoke.yaml";
+const std::string kFaultConfig = test::kSource + "/tests/aids/fault.yaml";
 // Slows every ok point of the smoke config to 20 samples of >= 2 ms (an unreachable CI target), so a host sweep
 // lasts about 7 s: long enough to be killed in the middle.
 const std::vector<std::string> kSlow = {"--lab", "min_samples=20",         "--lab", "target_rel_ci=1e-9",
                                         "--lab", "min_sample_time_s=0.002"};
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::slurp;
 
-struct Ran {
-  int code = -1;
-  std::string err;
-};
-
-// Runs `program args...` in `cwd` to completion, stdout and stderr captured together (in Ran::err).
-Ran run(const std::string& cwd, const std::string& program, std::vector<std::string> args) {
+// Runs `program args...` in `cwd` to completion, stdout and stderr captured together (in Logged::log).
+test::Logged run(const std::string& cwd, const std::string& program, std::vector<std::string> args) {
   args.insert(args.begin(), program);
   const std::string log =
       (fs::temp_directory_path() / ("labrun-workers-" + std::to_string(::getpid()) + ".log")).string();
-  std::string command = "cd '" + cwd + "' &&";
-  for (const auto& a : args) command += " '" + a + "'";
-  command += " >'" + log + "' 2>&1";
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(log)};
+  return test::run_logged(cwd, test::quoted(args), log);
 }
 
 // Starts `program args...` with stdout and stderr to `log`; returns its pid.
@@ -142,9 +127,9 @@ TEST(Workers, SigkilledSweepResumesToTheCleanRunsPointSet) {
     EXPECT_GE(kept, after);
     EXPECT_LT(kept, 288u) << "the run finished before it was killed: the test proves nothing";
     // -q keeps warnings only; --log-level info brings the worker's "holds N of M" back.
-    const Ran resumed = run(cwd, kBinary, with(args, {"-o", out, "--resume", "--log-level", "info"}));
-    EXPECT_EQ(resumed.code, 0) << resumed.err;
-    EXPECT_NE(resumed.err.find("holds " + std::to_string(kept) + " of 288 points"), std::string::npos) << resumed.err;
+    const test::Logged resumed = run(cwd, kBinary, with(args, {"-o", out, "--resume", "--log-level", "info"}));
+    EXPECT_EQ(resumed.code, 0) << resumed.log;
+    EXPECT_NE(resumed.log.find("holds " + std::to_string(kept) + " of 288 points"), std::string::npos) << resumed.log;
     int duplicates = -1;
     EXPECT_EQ(statuses(out, &duplicates), clean) << "killed after " << after;
     EXPECT_EQ(duplicates, 0);
@@ -175,8 +160,8 @@ TEST(Workers, SigkilledPooledSweepResumes) {
     ::kill(pid, SIGKILL);
     (void)wait_process(pid, true);
     EXPECT_FALSE(fs::exists(out)) << "a killed pooled run leaves no output, only its processes' files";
-    const Ran resumed = run(cwd, kBinary, with(args, {"-o", out, "--resume"}));
-    EXPECT_EQ(resumed.code, 0) << resumed.err;
+    const test::Logged resumed = run(cwd, kBinary, with(args, {"-o", out, "--resume"}));
+    EXPECT_EQ(resumed.code, 0) << resumed.log;
     int duplicates = -1;
     EXPECT_EQ(statuses(out, &duplicates), clean);
     EXPECT_EQ(duplicates, 0);
@@ -222,14 +207,14 @@ TEST(Workers, InterruptPrintsResumeCommandAndLeavesNoOrphan) {
 TEST(Workers, CrashAndHangCostTheirOwnPointOnly) {
   TempDir dir;
   const std::string cwd = dir.path().string();
-  const Ran faulty = run(cwd, kTestAid,
-                         {"sweep", kFaultConfig, "--device", "cpu", "-q", "-o", "faulty.jsonl", "--lab",
-                          "point_timeout_s=1"});
-  EXPECT_EQ(faulty.code, 1) << faulty.err;
-  const Ran plain = run(cwd, kTestAid,
-                        {"sweep", kFaultConfig, "--device", "cpu", "-q", "-o", "plain.jsonl", "--lab",
-                         "point_timeout_s=1", "--only", "variant=sum"});
-  EXPECT_EQ(plain.code, 0) << plain.err;
+  const test::Logged faulty = run(cwd, kTestAid,
+                                  {"sweep", kFaultConfig, "--device", "cpu", "-q", "-o", "faulty.jsonl", "--lab",
+                                   "point_timeout_s=1"});
+  EXPECT_EQ(faulty.code, 1) << faulty.log;
+  const test::Logged plain = run(cwd, kTestAid,
+                                 {"sweep", kFaultConfig, "--device", "cpu", "-q", "-o", "plain.jsonl", "--lab",
+                                  "point_timeout_s=1", "--only", "variant=sum"});
+  EXPECT_EQ(plain.code, 0) << plain.log;
   int duplicates = -1;
   const auto got = statuses(cwd + "/faulty.jsonl", &duplicates);
   EXPECT_EQ(duplicates, 0);
@@ -256,20 +241,20 @@ TEST(Workers, CrashAndHangCostTheirOwnPointOnly) {
                                                {"illegal_address:not_supported", 2},
                                                {"trap:not_supported", 2}};
   EXPECT_EQ(count, expected);
-  EXPECT_NE(faulty.err.find("crashed its worker (SIGABRT (Aborted), phase warmup); starting a fresh worker"),
+  EXPECT_NE(faulty.log.find("crashed its worker (SIGABRT (Aborted), phase warmup); starting a fresh worker"),
             std::string::npos)
-      << faulty.err;
+      << faulty.log;
 }
 
 // The normal build does not have the test aid.
 TEST(Workers, LabrunListHasNoTestAid) {
   TempDir dir;
-  const Ran list = run(dir.path().string(), kBinary, {"list"});
+  const test::Logged list = run(dir.path().string(), kBinary, {"list"});
   EXPECT_EQ(list.code, 0);
-  EXPECT_NE(list.err.find("masking:"), std::string::npos);
-  EXPECT_EQ(list.err.find("fault:"), std::string::npos);
-  const Ran aid = run(dir.path().string(), kTestAid, {"list"});
-  EXPECT_NE(aid.err.find("fault: test aid"), std::string::npos);
+  EXPECT_NE(list.log.find("masking:"), std::string::npos);
+  EXPECT_EQ(list.log.find("fault:"), std::string::npos);
+  const test::Logged aid = run(dir.path().string(), kTestAid, {"list"});
+  EXPECT_NE(aid.log.find("fault: test aid"), std::string::npos);
 }
 
 // One writer per file: a second sweep onto a file being written is refused (exit 4), even with --force, and the
@@ -279,11 +264,11 @@ TEST(Workers, SecondWriterIsRefused) {
   const std::string cwd = dir.path().string(), out = cwd + "/one.jsonl";
   const int pid = start(kBinary, with({"sweep", kSmoke, "--device", "cpu", "-q", "-o", out}, kSlow), cwd + "/a.log");
   wait_for_points(out, 5);
-  const Ran second = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", out, "--force"});
+  const test::Logged second = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", out, "--force"});
   EXPECT_EQ(second.code, 4);
-  EXPECT_NE(second.err.find(out + " is being written by another labrun (pid " + std::to_string(pid) + ")"),
+  EXPECT_NE(second.log.find(out + " is being written by another labrun (pid " + std::to_string(pid) + ")"),
             std::string::npos)
-      << second.err;
+      << second.log;
   EXPECT_EQ(*wait_process(pid, true), 0);
   int duplicates = -1;
   EXPECT_EQ(statuses(out, &duplicates).size(), 288u);
@@ -298,23 +283,24 @@ TEST(Workers, ResumeOfAnotherRunIsRefused) {
   ASSERT_EQ(run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "a.jsonl"}).code, 0);
   const std::string before = slurp(cwd + "/a.jsonl");
   std::ofstream(cwd + "/other.yaml") << slurp(kSmoke) << "\n# another config\n";
-  const Ran r = run(cwd, kBinary, {"sweep", "other.yaml", "--device", "cpu", "-q", "-o", "a.jsonl", "--resume"});
+  const test::Logged r = run(cwd, kBinary,
+                             {"sweep", "other.yaml", "--device", "cpu", "-q", "-o", "a.jsonl", "--resume"});
   EXPECT_EQ(r.code, 4);
-  EXPECT_NE(r.err.find("cannot resume a.jsonl: it holds another run (its config sha256 is "), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.log.find("cannot resume a.jsonl: it holds another run (its config sha256 is "), std::string::npos)
+      << r.log;
   EXPECT_EQ(slurp(cwd + "/a.jsonl"), before);
   // A complete file resumes to itself: nothing to run.
-  const Ran same = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "a.jsonl", "--resume"});
-  EXPECT_EQ(same.code, 0) << same.err;
+  const test::Logged same = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "a.jsonl", "--resume"});
+  EXPECT_EQ(same.code, 0) << same.log;
   EXPECT_EQ(slurp(cwd + "/a.jsonl"), before);
 }
 
 // An unwritable place for the default results/ folder names the folder and the way out.
 TEST(Workers, UnwritableWorkingDirectoryIsAClearOutputError) {
-  const Ran r = run("/proc", kBinary, {"sweep", kSmoke, "--device", "cpu", "-q"});
+  const test::Logged r = run("/proc", kBinary, {"sweep", kSmoke, "--device", "cpu", "-q"});
   EXPECT_EQ(r.code, 4);
-  EXPECT_NE(r.err.find("cannot create the folder results for the results"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("-o"), std::string::npos);
+  EXPECT_NE(r.log.find("cannot create the folder results for the results"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("-o"), std::string::npos);
 }
 
 // Review findings (issue 12): a last line that lost only its newline is a whole record, kept, not run twice or
@@ -329,8 +315,8 @@ TEST(Workers, LastLineWithoutNewlineIsKept) {
   for (int line = 0; line < 100; ++line) at = clean.find('\n', at) + 1;
   for (const std::size_t cut : {at - 1, clean.find('\n')}) {  // 99 points without the last newline; the header alone
     std::ofstream(cwd + "/cut.jsonl", std::ios::trunc) << clean.substr(0, cut);
-    const Ran r = run(cwd, kBinary, with(args, {"-o", "cut.jsonl", "--resume"}));
-    EXPECT_EQ(r.code, 0) << r.err;
+    const test::Logged r = run(cwd, kBinary, with(args, {"-o", "cut.jsonl", "--resume"}));
+    EXPECT_EQ(r.code, 0) << r.log;
     int duplicates = -1;
     EXPECT_EQ(statuses(cwd + "/cut.jsonl", &duplicates), statuses(cwd + "/clean.jsonl"));
     EXPECT_EQ(duplicates, 0);
@@ -347,9 +333,9 @@ TEST(Workers, SecondWriterThroughALinkIsRefused) {
   fs::create_symlink(out, cwd + "/sym.jsonl");
   fs::create_hard_link(out, cwd + "/hard.jsonl");
   for (const char* name : {"sym.jsonl", "hard.jsonl"}) {
-    const Ran second = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", name, "--resume"});
-    EXPECT_EQ(second.code, 4) << name << ": " << second.err;
-    EXPECT_NE(second.err.find("is being written by another labrun"), std::string::npos) << second.err;
+    const test::Logged second = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", name, "--resume"});
+    EXPECT_EQ(second.code, 4) << name << ": " << second.log;
+    EXPECT_NE(second.log.find("is being written by another labrun"), std::string::npos) << second.log;
   }
   EXPECT_EQ(*wait_process(pid, true), 0);
   int duplicates = -1;
@@ -368,16 +354,17 @@ TEST(Workers, PooledResumeNeedsTheSameProcessCount) {
   ::kill(pid, SIGKILL);
   (void)wait_process(pid, true);
   const std::string part = slurp(out + ".processes/process-1-of-2.jsonl");
-  const Ran three = run(cwd, kBinary,
-                        with({"sweep", kSmoke, "--device", "cpu", "-q", "--lab", "processes=3", "-o", out, "--resume"},
-                             kSlow));
-  EXPECT_EQ(three.code, 4) << three.err;
-  EXPECT_NE(three.err.find("holds the processes of a 2-process run, and this one has lab.processes = 3"),
+  const test::Logged three = run(
+      cwd, kBinary,
+      with({"sweep", kSmoke, "--device", "cpu", "-q", "--lab", "processes=3", "-o", out, "--resume"}, kSlow));
+  EXPECT_EQ(three.code, 4) << three.log;
+  EXPECT_NE(three.log.find("holds the processes of a 2-process run, and this one has lab.processes = 3"),
             std::string::npos)
-      << three.err;
-  const Ran one = run(cwd, kBinary, with({"sweep", kSmoke, "--device", "cpu", "-q", "-o", out, "--resume"}, kSlow));
-  EXPECT_EQ(one.code, 4) << one.err;
-  EXPECT_NE(one.err.find("holds a pooled run's processes (lab.processes = 2)"), std::string::npos) << one.err;
+      << three.log;
+  const test::Logged one = run(cwd, kBinary,
+                               with({"sweep", kSmoke, "--device", "cpu", "-q", "-o", out, "--resume"}, kSlow));
+  EXPECT_EQ(one.code, 4) << one.log;
+  EXPECT_NE(one.log.find("holds a pooled run's processes (lab.processes = 2)"), std::string::npos) << one.log;
   EXPECT_EQ(slurp(out + ".processes/process-1-of-2.jsonl"), part);
   EXPECT_FALSE(fs::exists(out));
 }
@@ -405,18 +392,18 @@ TEST(Workers, ForceInterruptedEarlyArgvFolderAndSighup) {
       << slurp(cwd + "/force.log");
   EXPECT_EQ(slurp(out), before);
   fs::create_directory(cwd + "/folder");
-  const Ran folder = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "folder", "--force"});
+  const test::Logged folder = run(cwd, kBinary, {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "folder", "--force"});
   EXPECT_EQ(folder.code, 4);
-  EXPECT_NE(folder.err.find("folder is a folder; -o names the result file (e.g. -o folder/masking.jsonl)"),
+  EXPECT_NE(folder.log.find("folder is a folder; -o names the result file (e.g. -o folder/masking.jsonl)"),
             std::string::npos)
-      << folder.err;
+      << folder.log;
   // A name with a comma, which every reader takes as a list of files, is refused before any point runs (a pooled
   // run once measured for minutes and then could not read its own processes back).
-  const Ran comma = run(cwd, kBinary,
-                        {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "a,b.jsonl", "--lab", "processes=2"});
+  const test::Logged comma = run(cwd, kBinary,
+                                 {"sweep", kSmoke, "--device", "cpu", "-q", "-o", "a,b.jsonl", "--lab", "processes=2"});
   EXPECT_EQ(comma.code, 4);
-  EXPECT_NE(comma.err.find("a,b.jsonl: a result file's name cannot hold ','"), std::string::npos) << comma.err;
-  EXPECT_NE(comma.err.find("name it e.g. a_b.jsonl"), std::string::npos) << comma.err;
+  EXPECT_NE(comma.log.find("a,b.jsonl: a result file's name cannot hold ','"), std::string::npos) << comma.log;
+  EXPECT_NE(comma.log.find("name it e.g. a_b.jsonl"), std::string::npos) << comma.log;
   EXPECT_FALSE(fs::exists(cwd + "/a,b.jsonl"));
   EXPECT_FALSE(fs::exists(cwd + "/a,b.jsonl.processes"));
   const std::string hup = cwd + "/hup.jsonl";

@@ -24,21 +24,22 @@ using test::testaid;
 
 class IntegrityGpu : public test::GpuLabTest {};
 
-// Sweeps the aid with `extra` arguments into `out`; returns its exit code.
-int sweep_aid(const test::TempDir& dir, const std::string& out, const std::string& extra) {
+using test::points_of;
+
+// Sweeps the aid on the device with `extra` arguments into `dir`/`out`, expecting exit 1 (its planted faults are
+// incorrect points): the file's point records.
+std::vector<Json> sweep_aid(const test::TempDir& dir, const std::string& out, const std::string& extra) {
   const std::string command = "'" + testaid() + "' sweep '" + source_file("tests/aids/integrity.yaml") +
                               "' --device cuda -q -o '" + dir.file(out) + "' " + extra + " > '" +
                               dir.file(out + ".log") + "' 2>&1";
   const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1) << out;
+  return points_of(dir.file(out));
 }
-
-using test::points_of;
 
 TEST_F(IntegrityGpu, EveryPlantedFaultIsNamedInEagerAndGraphMode) {
   test::TempDir dir("labrun_integrity_gpu");
-  EXPECT_EQ(sweep_aid(dir, "plain.jsonl", ""), 1);
-  const auto points = points_of(dir.file("plain.jsonl"));
+  const auto points = sweep_aid(dir, "plain.jsonl", "");
   ASSERT_EQ(points.size(), 76u);
   EXPECT_EQ(test::expect_aid_points(points, {"eager", "graph"}), 76);
   for (const Json& p : points) EXPECT_NE(p["status"], "device_fault") << p["key"] << ": " << p["reason"];
@@ -46,8 +47,7 @@ TEST_F(IntegrityGpu, EveryPlantedFaultIsNamedInEagerAndGraphMode) {
 
 TEST_F(IntegrityGpu, AnInterleavedGroupKeepsEachFaultToItsVariant) {
   test::TempDir dir("labrun_integrity_gpu");
-  EXPECT_EQ(sweep_aid(dir, "interleaved.jsonl", "--lab interleave=19"), 1);
-  const auto points = points_of(dir.file("interleaved.jsonl"));
+  const auto points = sweep_aid(dir, "interleaved.jsonl", "--lab interleave=19");
   ASSERT_EQ(points.size(), 76u);
   EXPECT_EQ(test::expect_aid_points(points, {"eager", "graph"}), 76);
 }
