@@ -125,17 +125,24 @@ std::string lower(std::string s) {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// Reports the run file `in` without plots into `dir`/out with the experiments of `registry` (nullptr: the built-in
+// ones) and stores the report.md it wrote in `md`; a fatal failure when the report fails.
+void report_md(const TempDir& dir, const std::string& in, const Registry* registry, std::string* md) {
+  std::ostringstream out, err;
+  ReportOptions o;
+  o.plots = false;
+  o.registry = registry;
+  ASSERT_EQ(cmd_report({in}, dir.file("out"), out, err, o), 0) << err.str();
+  *md = slurp(dir.file("out/report.md"));
+}
+
 TEST(ReportNewExperiment, GenericReportReadsWellAlone) {
   Registry registry;
   registry.add(toy_experiment());
   TempDir dir;
   const std::string in = write_run(dir.file("toy.jsonl"), host_header(kToyHypothesis), toy_points());
-  std::ostringstream out, err;
-  ReportOptions o;
-  o.plots = false;
-  o.registry = &registry;
-  ASSERT_EQ(cmd_report({in}, dir.file("out"), out, err, o), 0) << err.str();
-  const std::string md = slurp(dir.file("out/report.md"));
+  std::string md;
+  ASSERT_NO_FATAL_FAILURE(report_md(dir, in, &registry, &md));
 
   EXPECT_TRUE(has(md, "## Summary"));
   EXPECT_TRUE(has(md, "ran on the host backend (CPU):**")) << "a host run says so in the summary";
@@ -192,12 +199,8 @@ TEST(ReportNewExperiment, GpuRunGetsPlainVerdicts) {
   auto points = toy_points();
   for (auto& p : points) p.backend = "cuda:0";
   const std::string in = write_run(dir.file("toy_gpu.jsonl"), header, points);
-  std::ostringstream out, err;
-  ReportOptions o;
-  o.plots = false;
-  o.registry = &registry;
-  ASSERT_EQ(cmd_report({in}, dir.file("out"), out, err, o), 0) << err.str();
-  const std::string md = slurp(dir.file("out/report.md"));
+  std::string md;
+  ASSERT_NO_FATAL_FAILURE(report_md(dir, in, &registry, &md));
   EXPECT_TRUE(has(md, "— **confirmed**"));
   EXPECT_FALSE(has(md, "host only"));
   EXPECT_FALSE(has(md, "ran on the host backend"));
@@ -215,12 +218,8 @@ TEST(ReportNewExperiment, ReportSectionHookIsCalledAfterTheVerdicts) {
   registry.add(e);
   TempDir dir;
   const std::string in = write_run(dir.file("toy.jsonl"), host_header(kToyHypothesis), toy_points());
-  std::ostringstream out, err;
-  ReportOptions o;
-  o.plots = false;
-  o.registry = &registry;
-  ASSERT_EQ(cmd_report({in}, dir.file("out"), out, err, o), 0) << err.str();
-  const std::string md = slurp(dir.file("out/report.md"));
+  std::string md;
+  ASSERT_NO_FATAL_FAILURE(report_md(dir, in, &registry, &md));
   const auto at = md.find("## Toy section\n\nruns 1, points 8, variants 2, 2.00×, a\\|b");
   ASSERT_NE(at, std::string::npos) << md;
   EXPECT_LT(md.find("## Hypothesis verdicts"), at);
@@ -239,12 +238,8 @@ TEST(ReportNewExperiment, StoredInterpretationIsUsedAsStored) {
   points.front().interpretation.reset();  // an old record: interpreted by the report
   TempDir dir;
   const std::string in = write_run(dir.file("toy.jsonl"), header.json, points);
-  std::ostringstream out, err;
-  ReportOptions o;
-  o.plots = false;
-  o.registry = &registry;
-  ASSERT_EQ(cmd_report({in}, dir.file("out"), out, err, o), 0) << err.str();
-  const std::string md = slurp(dir.file("out/report.md"));
+  std::string md;
+  ASSERT_NO_FATAL_FAILURE(report_md(dir, in, &registry, &md));
   EXPECT_TRUE(has(md, "- **Measured:** as the lab stored it"));
 
   ResultSet set = load_results({in});
@@ -356,11 +351,8 @@ TEST(ReportCommittedResults, MaskingRunGetsItsSection) {
   TempDir dir;
   const std::string in = test::schema1_masking_run(dir);  // written before the redesign (schema 1)
   if (in.empty()) GTEST_SKIP() << "gzip is needed to unpack the fixture";
-  std::ostringstream out, err;
-  ReportOptions o;
-  o.plots = false;  // registry: the built-in experiments
-  ASSERT_EQ(cmd_report({in}, dir.file("out"), out, err, o), 0) << err.str();
-  const std::string md = slurp(dir.file("out/report.md"));
+  std::string md;
+  ASSERT_NO_FATAL_FAILURE(report_md(dir, in, nullptr, &md));  // registry: the built-in experiments
   const auto section = md.find("## Where boolean indexing loses and wins");
   ASSERT_NE(section, std::string::npos);
   // What a pull request needs first: the summary, the verdicts, the winners; then the experiment's own section.
