@@ -22,6 +22,7 @@
 #include "record.hpp"
 #include "registry.hpp"
 #include "sweep.hpp"
+#include "cost_expect.hpp"
 #include "test_util.hpp"
 
 namespace labrun {
@@ -264,25 +265,25 @@ TEST(GeluCompare, ToleranceScale) {
 
 // unfused: 9 n s read, 7 n s written, 7 launches, 9 flop per element; fused: n s each way, 1 launch, 8 flop.
 TEST(GeluCost, Numbers) {
-  Cost c = gelu::cost(Variant::unfused, DType::f32, 1000);
-  EXPECT_EQ(c.bytes_read, 36000);
-  EXPECT_EQ(c.bytes_written, 28000);
-  EXPECT_EQ(c.bytes, 64000);
-  EXPECT_EQ(c.compulsory_bytes, 8000);
-  EXPECT_EQ(c.flop, 9000);
-  EXPECT_EQ(c.launches, 7);
-  EXPECT_EQ(c.host_syncs, 0);
-  EXPECT_EQ(c.peak_work_bytes, 12000);
+  test::expect_cost(gelu::cost(Variant::unfused, DType::f32, 1000), {.bytes_read = 36000,
+                                                                     .bytes_written = 28000,
+                                                                     .bytes = 64000,
+                                                                     .compulsory_bytes = 8000,
+                                                                     .flop = 9000,
+                                                                     .launches = 7,
+                                                                     .host_syncs = 0,
+                                                                     .peak_work_bytes = 12000});
   EXPECT_EQ(experiment().estimate(point("unfused", 1000, "f32")).working_set_bytes, 16000);
   for (Variant v : {Variant::fused, Variant::fused_vec}) {
-    c = gelu::cost(v, DType::bf16, 1000);
-    EXPECT_EQ(c.bytes_read, 2000);
-    EXPECT_EQ(c.bytes_written, 2000);
-    EXPECT_EQ(c.compulsory_bytes, 4000);
-    EXPECT_EQ(c.flop, 8000);
-    EXPECT_EQ(c.launches, 1);
-    EXPECT_EQ(c.host_syncs, 0);
-    EXPECT_EQ(c.peak_work_bytes, 2000);
+    test::expect_cost(gelu::cost(v, DType::bf16, 1000),
+                      {.bytes_read = 2000,
+                       .bytes_written = 2000,
+                       .compulsory_bytes = 4000,
+                       .flop = 8000,
+                       .launches = 1,
+                       .host_syncs = 0,
+                       .peak_work_bytes = 2000},
+                      name(v));
     EXPECT_EQ(experiment().estimate(point(name(v), 1000, "bf16")).working_set_bytes, 4000);
   }
   // At the founding text's 64M = 2^26 f32, fused_vec moves 2·n·s = 512 MiB: 0.128 ms at 4.2 TB/s.

@@ -18,6 +18,7 @@
 #include "registry.hpp"
 #include "sdk_registry.hpp"
 #include "sweep.hpp"
+#include "cost_expect.hpp"
 #include "test_util.hpp"
 
 namespace labrun {
@@ -246,29 +247,24 @@ TEST(Rank, GenerateIsReproducibleAndHasTheDensity) {
 // reference's "selected" when known.
 TEST(Rank, CostModel) {
   const Cost ia = rank::cost(Variant::indexed_assign, 1000, 300);
-  EXPECT_EQ(ia.bytes_read, 1000 + 1000 + 16 * 300);
-  EXPECT_EQ(ia.bytes_written, 8 * 1000 + 24 * 300);
-  EXPECT_EQ(ia.bytes, 2000 + 4800 + 8000 + 7200);
-  EXPECT_EQ(ia.compulsory_bytes, 9000);
-  EXPECT_EQ(ia.flop, 0);
-  EXPECT_EQ(ia.launches, 7);
-  EXPECT_EQ(ia.host_syncs, 1);
-  EXPECT_EQ(ia.peak_work_bytes, 8000 + 16 * 300);
-  const Cost ss = rank::cost(Variant::scan_select, 1000, 300);
-  EXPECT_EQ(ss.bytes_read, 10000);
-  EXPECT_EQ(ss.bytes_written, 16000);
-  EXPECT_EQ(ss.bytes, 26000);
-  EXPECT_EQ(ss.compulsory_bytes, 9000);
-  EXPECT_EQ(ss.flop, 0);
-  EXPECT_EQ(ss.launches, 3);
-  EXPECT_EQ(ss.host_syncs, 0);
+  test::expect_cost(ia, {.bytes_read = 1000 + 1000 + 16 * 300,
+                         .bytes_written = 8 * 1000 + 24 * 300,
+                         .bytes = 2000 + 4800 + 8000 + 7200,
+                         .compulsory_bytes = 9000,
+                         .flop = 0,
+                         .launches = 7,
+                         .host_syncs = 1,
+                         .peak_work_bytes = 8000 + 16 * 300});
+  test::expect_cost(rank::cost(Variant::scan_select, 1000, 300), {.bytes_read = 10000,
+                                                                  .bytes_written = 16000,
+                                                                  .bytes = 26000,
+                                                                  .compulsory_bytes = 9000,
+                                                                  .flop = 0,
+                                                                  .launches = 3,
+                                                                  .host_syncs = 0});
   const Cost f = rank::cost(Variant::fused, 1000, 300);
-  EXPECT_EQ(f.bytes_read, 1000);
-  EXPECT_EQ(f.bytes_written, 8000);
+  test::expect_cost(f, {.bytes_read = 1000, .bytes_written = 8000, .flop = 0, .launches = 2, .host_syncs = 0});
   EXPECT_EQ(f.bytes, f.compulsory_bytes);
-  EXPECT_EQ(f.flop, 0);
-  EXPECT_EQ(f.launches, 2);
-  EXPECT_EQ(f.host_syncs, 0);
   // n = 0: nothing moves.
   EXPECT_EQ(rank::cost(Variant::scan_select, 0, 0).bytes, 0);
   Reference r;
