@@ -326,14 +326,8 @@ Qkv qkv_of(const Args& a, const View& q, const View& k, const View& v) {
              v.as<const std::uint16_t>()};
 }
 
-}  // namespace
-
-void host_run(Variant variant, const Qkv& in, bool causal, std::uint16_t* o) {
-  HostWork work(variant, in);
-  run_rows(variant, in, causal, o, work);
-}
-
-LABRUN_EXPERIMENT(attention) {
+// The experiment's description, docs, axes and figure.
+void describe(ExperimentDef& e) {
   e.describe(
        "attention forward (bf16 Q, K, V, O; f32 accumulation), causal and not: naive cuBLAS + softmax with an "
        "out-of-place or in-place mask vs one fused FlashAttention-2 kernel")
@@ -345,19 +339,103 @@ LABRUN_EXPERIMENT(attention) {
       .int_axis("causal", "1: mask j > i (causal), 0: no mask", 0, 1, 1)
       .size_axis("seq")
       .plot({"seq", "variant", {"head_dim", "causal"}, "time vs seq"});
-  // Q, K, V in, O out; the naive variants' f32 score buffers (two out of place) as scratch and their cuBLAS
-  // workspace (the handle's, made in the setup) as transient: the working set is Q, K, V + peak_work_bytes.
-  e.arrays([](const Args& a, Layout& l) {
-    if (shape_unsupported(a)) return;
-    const Params p = params_of(a);
-    l.input("q", DType::bf16, p.elements()).input("k", DType::bf16, p.elements()).input("v", DType::bf16, p.elements());
-    l.output("o", DType::bf16, p.elements());
-    if (p.variant == Variant::tiled) return;
-    const std::int64_t scores = p.bh() * p.seq * p.seq;
-    l.scratch("scores", DType::f32, scores);
-    if (p.variant == Variant::naive_out_of_place) l.scratch("filled", DType::f32, scores);
-    l.add("cublas_workspace", Role::transient, Elem::raw<std::uint8_t>(), static_cast<std::int64_t>(kWorkspaceBytes));
+}
+
+// Q, K, V in, O out; the naive variants' f32 score buffers (two out of place) as scratch and their cuBLAS
+// workspace (the handle's, made in the setup) as transient: the working set is Q, K, V + peak_work_bytes.
+void lay_out(const Args& a, Layout& l) {
+  if (shape_unsupported(a)) return;
+  const Params p = params_of(a);
+  l.input("q", DType::bf16, p.elements()).input("k", DType::bf16, p.elements()).input("v", DType::bf16, p.elements());
+  l.output("o", DType::bf16, p.elements());
+  if (p.variant == Variant::tiled) return;
+  const std::int64_t scores = p.bh() * p.seq * p.seq;
+  l.scratch("scores", DType::f32, scores);
+  if (p.variant == Variant::naive_out_of_place) l.scratch("filled", DType::f32, scores);
+  l.add("cublas_workspace", Role::transient, Elem::raw<std::uint8_t>(), static_cast<std::int64_t>(kWorkspaceBytes));
+}
+
+// Every row for small points, kSampleRows rows for large ones (reference_rows): o, abs_pv and logit_l1 of the
+// rows referenced, the rows themselves (exact in double) and whether they are all of them.
+void store_reference(const Args& a, const Arrays& in, Reference& r) {
+  const Qkv qkv = qkv_of(a, in["q"], in["k"], in["v"]);
+  RowReference ref = reference(qkv, a.i64("causal") == 1, reference_rows(qkv));
+  std::vector<double>& rows = r.array("rows", static_cast<std::int64_t>(ref.rows.size()));
+  for (std::size_t i = 0; i < ref.rows.size(); ++i) rows[i] = static_cast<double>(ref.rows[i]);
+  r.array("o", 0) = std::move(ref.o);
+  r.array("abs_pv", 0) = std::move(ref.abs_pv);
+  r.array("logit_l1", 0) = std::move(ref.logit_l1);
+  r.set("full", ref.full ? 1 : 0);
+}
+
+// The elements of O in the referenced rows (each row's d elements, in the reference's order).
+std::vector<std::int64_t> referenced_elements(const std::vector<double>& rows, int d) {
+  std::vector<std::int64_t> at(rows.size() * static_cast<std::size_t>(d));
+  for (std::size_t idx = 0; idx < rows.size(); ++idx)
+    for (int t = 0; t < d; ++t) at[idx * d + t] = static_cast<std::int64_t>(rows[idx]) * d + t;
+  return at;
+}
+
+// The relative L2 error of O's elements `at` against `want` (the absolute one where the reference is 0; infinite
+// where an element is not finite).
+double rel_l2_error(const View& o, const std::vector<std::int64_t>& at, const std::vector<double>& want) {
+  double err2 = 0, ref2 = 0;
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    const double got = o.value(at[k]), err = got - want[k];
+    err2 += std::isfinite(got) ? err * err : std::numeric_limits<double>::infinity();
+    ref2 += want[k] * want[k];
+  }
+  return ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+}
+
+// The referenced rows element by element within the bound (unscaled: the lab applies lab.tolerance_scale), and
+// every element of O finite, referenced or not (Compare::elementwise_at; NaN never passes, C07).
+void check(Compare& c) {
+  const Params p = params_of(c.args());
+  const Tolerance tol = tolerance(p, 1.0);
+  const Reference& ref = c.reference();
+  const std::vector<double>&rows = ref.array("rows"), &want = ref.array("o");
+  const std::vector<double>&abs_pv = ref.array("abs_pv"), &l1 = ref.array("logit_l1");
+  const int d = p.head_dim;
+  const std::vector<std::int64_t> at = referenced_elements(rows, d);
+  const CheckResult& r = c.elementwise_at("o", at, [&](std::int64_t k, double w) {
+    return tol.bound(w, abs_pv[static_cast<std::size_t>(k)], l1[static_cast<std::size_t>(k / d)]);
   });
+  const double rel_l2 = rel_l2_error(c.outputs()["o"], at, want);
+  const std::int64_t worst = r.worst_index;
+  c.note("rows_checked", static_cast<double>(rows.size()));
+  c.note("rows_total", static_cast<double>(p.bh() * p.seq));
+  c.note("full_reference", ref.value("full"));
+  c.note("rel_l2_error", rel_l2);
+  if (worst >= 0) {
+    c.note("worst_bh", static_cast<double>(worst / (p.seq * d)));
+    c.note("worst_row", static_cast<double>(worst / d % p.seq));
+    c.note("worst_col", static_cast<double>(worst % d));
+  }
+  c.note("u", tol.u);
+  c.note("u32", tol.u32);
+  c.note("floor", tol.floor);
+}
+
+// A host variant's setup: its work rows made here, once per point (case C12); each iteration runs the rows.
+Step host_setup(Launch& setup) {
+  const Params p = params_of(setup.args());
+  const Qkv in = qkv_of(setup.args(), setup.in("q"), setup.in("k"), setup.in("v"));
+  std::uint16_t* o = setup.out("o").as<std::uint16_t>();
+  auto work = std::make_shared<HostWork>(p.variant, in);
+  return [=](Launch&) { run_rows(p.variant, in, p.causal, o, *work); };
+}
+
+}  // namespace
+
+void host_run(Variant variant, const Qkv& in, bool causal, std::uint16_t* o) {
+  HostWork work(variant, in);
+  run_rows(variant, in, causal, o, work);
+}
+
+LABRUN_EXPERIMENT(attention) {
+  describe(e);
+  e.arrays(lay_out);
   e.inputs_depend_on({"batch", "heads", "seq", "head_dim"});
   e.reference_depends_on({"causal"});
   e.seed_text([](const Args& a) {  // the seeds drawn before the SDK, so earlier results compare point for point
@@ -368,63 +446,11 @@ LABRUN_EXPERIMENT(attention) {
     generate(in["q"].as<std::uint16_t>(), in["k"].as<std::uint16_t>(), in["v"].as<std::uint16_t>(), in["q"].count,
              seed);
   });
-  // Every row for small points, kSampleRows rows for large ones (reference_rows): o, abs_pv and logit_l1 of the
-  // rows referenced, the rows themselves (exact in double) and whether they are all of them.
-  e.reference([](const Args& a, const Arrays& in, Reference& r) {
-    const Qkv qkv = qkv_of(a, in["q"], in["k"], in["v"]);
-    RowReference ref = reference(qkv, a.i64("causal") == 1, reference_rows(qkv));
-    std::vector<double>& rows = r.array("rows", static_cast<std::int64_t>(ref.rows.size()));
-    for (std::size_t i = 0; i < ref.rows.size(); ++i) rows[i] = static_cast<double>(ref.rows[i]);
-    r.array("o", 0) = std::move(ref.o);
-    r.array("abs_pv", 0) = std::move(ref.abs_pv);
-    r.array("logit_l1", 0) = std::move(ref.logit_l1);
-    r.set("full", ref.full ? 1 : 0);
-  });
-  // The referenced rows element by element within the bound (unscaled: the lab applies lab.tolerance_scale), and
-  // every element of O finite, referenced or not (Compare::elementwise_at; NaN never passes, C07).
-  e.check([](Compare& c) {
-    const Params p = params_of(c.args());
-    const Tolerance tol = tolerance(p, 1.0);
-    const Reference& ref = c.reference();
-    const std::vector<double>&rows = ref.array("rows"), &want = ref.array("o");
-    const std::vector<double>&abs_pv = ref.array("abs_pv"), &l1 = ref.array("logit_l1");
-    const int d = p.head_dim;
-    std::vector<std::int64_t> at(rows.size() * static_cast<std::size_t>(d));
-    for (std::size_t idx = 0; idx < rows.size(); ++idx)
-      for (int t = 0; t < d; ++t) at[idx * d + t] = static_cast<std::int64_t>(rows[idx]) * d + t;
-    const CheckResult& r = c.elementwise_at("o", at, [&](std::int64_t k, double w) {
-      return tol.bound(w, abs_pv[static_cast<std::size_t>(k)], l1[static_cast<std::size_t>(k / d)]);
-    });
-    const View& o = c.outputs()["o"];
-    double err2 = 0, ref2 = 0;
-    for (std::size_t k = 0; k < at.size(); ++k) {
-      const double got = o.value(at[k]), err = got - want[k];
-      err2 += std::isfinite(got) ? err * err : std::numeric_limits<double>::infinity();
-      ref2 += want[k] * want[k];
-    }
-    const std::int64_t worst = r.worst_index;
-    c.note("rows_checked", static_cast<double>(rows.size()));
-    c.note("rows_total", static_cast<double>(p.bh() * p.seq));
-    c.note("full_reference", ref.value("full"));
-    c.note("rel_l2_error", ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2));
-    if (worst >= 0) {
-      c.note("worst_bh", static_cast<double>(worst / (p.seq * d)));
-      c.note("worst_row", static_cast<double>(worst / d % p.seq));
-      c.note("worst_col", static_cast<double>(worst % d));
-    }
-    c.note("u", tol.u);
-    c.note("u32", tol.u32);
-    c.note("floor", tol.floor);
-  });
+  e.reference(store_reference);
+  e.check(check);
   e.cost([](const Args& a, const Reference&) { return shape_unsupported(a) ? Cost{} : cost(params_of(a)); });
-  auto host = [](Launch& setup) -> Step {
-    const Params p = params_of(setup.args());
-    const Qkv in = qkv_of(setup.args(), setup.in("q"), setup.in("k"), setup.in("v"));
-    std::uint16_t* o = setup.out("o").as<std::uint16_t>();
-    auto work = std::make_shared<HostWork>(p.variant, in);
-    return [=](Launch&) { run_rows(p.variant, in, p.causal, o, *work); };
-  };
-  for (const auto& row : kVariants) e.variant(row.name, row.description).host(host).unsupported(shape_unsupported);
+  for (const auto& row : kVariants)
+    e.variant(row.name, row.description).host(host_setup).unsupported(shape_unsupported);
 }
 
 }  // namespace labrun::attention
