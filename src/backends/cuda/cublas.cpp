@@ -1,8 +1,8 @@
 #include "cublas.hpp"
 
-#include <dlfcn.h>
-
 #include <mutex>
+
+#include "shared_library.hpp"
 
 namespace labrun::cublas {
 
@@ -37,24 +37,19 @@ const Library& library_once() {
   static Library lib;
   static std::once_flag once;
   std::call_once(once, [] {
-    void* so = nullptr;
-    for (const char* name : {"libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13", "libcublas.so"}) {
-      so = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (so) {
-        lib.path = name;
-        break;
-      }
-    }
-    if (!so) {
+    const OpenedLibrary so = open_first_library(
+        {"libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13", "libcublas.so"});
+    if (!so.handle) {
       lib.why = "libcublas.so.13 not found";
       return;
     }
-    lib.create = reinterpret_cast<CreateFn>(dlsym(so, "cublasCreate_v2"));
-    lib.destroy = reinterpret_cast<DestroyFn>(dlsym(so, "cublasDestroy_v2"));
-    lib.set_stream = reinterpret_cast<SetStreamFn>(dlsym(so, "cublasSetStream_v2"));
-    lib.set_workspace = reinterpret_cast<SetWorkspaceFn>(dlsym(so, "cublasSetWorkspace_v2"));
-    lib.gemm_ex = reinterpret_cast<GemmExFn>(dlsym(so, "cublasGemmEx"));
-    lib.gemm_strided_batched_ex = reinterpret_cast<GemmStridedBatchedExFn>(dlsym(so, "cublasGemmStridedBatchedEx"));
+    lib.path = so.path;
+    lib.create = symbol<CreateFn>(so.handle, "cublasCreate_v2");
+    lib.destroy = symbol<DestroyFn>(so.handle, "cublasDestroy_v2");
+    lib.set_stream = symbol<SetStreamFn>(so.handle, "cublasSetStream_v2");
+    lib.set_workspace = symbol<SetWorkspaceFn>(so.handle, "cublasSetWorkspace_v2");
+    lib.gemm_ex = symbol<GemmExFn>(so.handle, "cublasGemmEx");
+    lib.gemm_strided_batched_ex = symbol<GemmStridedBatchedExFn>(so.handle, "cublasGemmStridedBatchedEx");
     if (!lib.create || !lib.destroy || !lib.set_stream || !lib.set_workspace || !lib.gemm_ex ||
         !lib.gemm_strided_batched_ex)
       lib.why = "cuBLAS symbols missing in " + lib.path;

@@ -4,7 +4,6 @@
 #include "cupti_trace.hpp"
 
 #include <cupti.h>  // types, callback ids and the parameter structs only: libcupti is dlopen()ed
-#include <dlfcn.h>
 
 #include <cstdint>
 #include <cstring>
@@ -12,6 +11,8 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+
+#include "shared_library.hpp"
 
 namespace labrun {
 
@@ -140,39 +141,31 @@ const char* copy_name(cudaMemcpyKind kind) {
   }
 }
 
-TraceCall work(const char* api, std::string name, TraceStream stream) {
-  TraceCall c;
-  c.kind = TraceCall::Kind::work;
-  c.api = api;
-  c.name = std::move(name);
-  c.stream = stream;
-  return c;
-}
+// The records of one call: any call, a piece of work (named) and a host wait (of a scope).
 TraceCall call(TraceCall::Kind kind, const char* api, TraceStream stream = kLegacyStream, std::uint64_t event = 0) {
-  TraceCall c;
-  c.kind = kind;
-  c.api = api;
-  c.stream = stream;
-  c.event = event;
-  return c;
+  return TraceCall{.kind = kind, .api = api, .stream = stream, .event = event};
+}
+TraceCall work(const char* api, std::string name, TraceStream stream) {
+  return TraceCall{.kind = TraceCall::Kind::work, .api = api, .name = std::move(name), .stream = stream};
 }
 TraceCall sync(const char* api, TraceCall::SyncScope scope, TraceStream stream = kLegacyStream,
                std::uint64_t event = 0) {
-  TraceCall c = call(TraceCall::Kind::sync, api, stream, event);
-  c.scope = scope;
-  return c;
+  return TraceCall{.kind = TraceCall::Kind::sync, .api = api, .stream = stream, .event = event, .scope = scope};
 }
 
-// The calls of one runtime API call that the audit reads; nullopt for any other.
+// A decoder reads one family of API calls: what the audit records of one call of its family, or nullopt for a call of
+// another family.
+using Decoded = std::optional<std::vector<TraceCall>>;
+using Decoder = Decoded (*)(unsigned cbid, const CUpti_CallbackData* d);
+
 // The host stub of a runtime launch whose callback carried no symbol name: named after the recording stops
 // (cudaFuncGetName is a runtime call, not made from inside a callback).
 thread_local const void* launched_func = nullptr;
 
-std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_CallbackData* d) {
+// Runtime kernel and graph launches.
+Decoded runtime_launch(unsigned cbid, const CUpti_CallbackData* d) {
   const void* p = d->functionParams;
   const char* api = d->functionName;
-  using K = TraceCall::Kind;
-  using S = TraceCall::SyncScope;
   switch (cbid) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: {
@@ -190,6 +183,15 @@ std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_Ca
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
       return std::vector{
           work(api, "graph launch", stream_of(static_cast<const cudaGraphLaunch_v10000_params*>(p)->stream))};
+    default: return std::nullopt;
+  }
+}
+
+// Runtime copies and memsets.
+Decoded runtime_copy(unsigned cbid, const CUpti_CallbackData* d) {
+  const void* p = d->functionParams;
+  const char* api = d->functionName;
+  switch (cbid) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000: {
       const auto* a = static_cast<const cudaMemcpyAsync_v3020_params*>(p);
@@ -203,11 +205,22 @@ std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_Ca
       // On the legacy default stream; a copy that involves host memory returns when it is done (a host wait).
       const auto* a = static_cast<const cudaMemcpy_v3020_params*>(p);
       std::vector<TraceCall> v{work(api, copy_name(a->kind), stream_of(nullptr))};
-      if (a->kind != cudaMemcpyDeviceToDevice) v.push_back(sync(api, S::copy));
+      if (a->kind != cudaMemcpyDeviceToDevice) v.push_back(sync(api, TraceCall::SyncScope::copy));
       return v;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000: return std::vector{work(api, "memset", stream_of(nullptr))};
+    default: return std::nullopt;
+  }
+}
+
+// Runtime event records, stream waits and host synchronizations.
+Decoded runtime_order(unsigned cbid, const CUpti_CallbackData* d) {
+  const void* p = d->functionParams;
+  const char* api = d->functionName;
+  using K = TraceCall::Kind;
+  using S = TraceCall::SyncScope;
+  switch (cbid) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000: {
       const auto* a = static_cast<const cudaEventRecord_v3020_params*>(p);
@@ -232,6 +245,15 @@ std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_Ca
     case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
       return std::vector{sync(api, S::event, kLegacyStream,
                               as_event(static_cast<const cudaEventSynchronize_v3020_params*>(p)->event))};
+    default: return std::nullopt;
+  }
+}
+
+// Runtime allocations and frees.
+Decoded runtime_memory(unsigned cbid, const CUpti_CallbackData* d) {
+  const char* api = d->functionName;
+  using K = TraceCall::Kind;
+  switch (cbid) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020:
     case CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020:
@@ -245,11 +267,25 @@ std::optional<std::vector<TraceCall>> runtime_call(unsigned cbid, const CUpti_Ca
     case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020: return std::vector{call(K::stream_alloc, api)};
     case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020:
       // cudaFree(nullptr) frees nothing: libraries call it to create the context.
-      if (!static_cast<const cudaFree_v3020_params*>(p)->devPtr) return std::vector<TraceCall>{};
+      if (!static_cast<const cudaFree_v3020_params*>(d->functionParams)->devPtr) return std::vector<TraceCall>{};
       return std::vector{call(K::free, api)};
     case CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020: return std::vector{call(K::free, api)};
     default: return std::nullopt;
   }
+}
+
+// The calls of one API call that the audit reads, by the first of `families` that decodes it; nullopt for any other.
+template <std::size_t N>
+Decoded decode(const Decoder (&families)[N], unsigned cbid, const CUpti_CallbackData* d) {
+  for (const Decoder family : families)
+    if (Decoded got = family(cbid, d)) return got;
+  return std::nullopt;
+}
+
+// The calls of one runtime API call that the audit reads; nullopt for any other.
+Decoded runtime_call(unsigned cbid, const CUpti_CallbackData* d) {
+  static constexpr Decoder kFamilies[] = {runtime_launch, runtime_copy, runtime_order, runtime_memory};
+  return decode(kFamilies, cbid, d);
 }
 
 bool is_driver_launch(unsigned cbid) {
@@ -257,12 +293,10 @@ bool is_driver_launch(unsigned cbid) {
          cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx || cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz;
 }
 
-// The calls of one driver API call made outside any runtime call (a library's, or the variant's own).
-std::optional<std::vector<TraceCall>> driver_call(unsigned cbid, const CUpti_CallbackData* d) {
+// Driver kernel and graph launches.
+Decoded driver_launch(unsigned cbid, const CUpti_CallbackData* d) {
   const void* p = d->functionParams;
   const char* api = d->functionName;
-  using K = TraceCall::Kind;
-  using S = TraceCall::SyncScope;
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
@@ -276,6 +310,15 @@ std::optional<std::vector<TraceCall>> driver_call(unsigned cbid, const CUpti_Cal
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
       return std::vector{work(api, "graph launch", stream_of(static_cast<const cuGraphLaunch_params*>(p)->hStream))};
+    default: return std::nullopt;
+  }
+}
+
+// Driver copies and memsets on a stream.
+Decoded driver_async_copy(unsigned cbid, const CUpti_CallbackData* d) {
+  const void* p = d->functionParams;
+  const char* api = d->functionName;
+  switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz:
       return std::vector{
@@ -297,6 +340,14 @@ std::optional<std::vector<TraceCall>> driver_call(unsigned cbid, const CUpti_Cal
     case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
     case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz:
       return std::vector{work(api, "memset", stream_of(static_cast<const cuMemsetD32Async_params*>(p)->hStream))};
+    default: return std::nullopt;
+  }
+}
+
+// Driver copies and memsets on the legacy default stream; a copy that involves host memory is a host wait too.
+Decoded driver_sync_copy(unsigned cbid, const CUpti_CallbackData* d) {
+  const char* api = d->functionName;
+  switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds: return std::vector{work(api, "memcpy DtoD", kLegacyStream)};
     case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2:
@@ -305,7 +356,18 @@ std::optional<std::vector<TraceCall>> driver_call(unsigned cbid, const CUpti_Cal
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds:
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds:
-      return std::vector{work(api, "memcpy", kLegacyStream), sync(api, S::copy)};
+      return std::vector{work(api, "memcpy", kLegacyStream), sync(api, TraceCall::SyncScope::copy)};
+    default: return std::nullopt;
+  }
+}
+
+// Driver event records, stream waits and host synchronizations.
+Decoded driver_order(unsigned cbid, const CUpti_CallbackData* d) {
+  const void* p = d->functionParams;
+  const char* api = d->functionName;
+  using K = TraceCall::Kind;
+  using S = TraceCall::SyncScope;
+  switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuEventRecord:
     case CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz: {
       const auto* a = static_cast<const cuEventRecord_params*>(p);
@@ -329,6 +391,15 @@ std::optional<std::vector<TraceCall>> driver_call(unsigned cbid, const CUpti_Cal
     case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
       return std::vector{
           sync(api, S::event, kLegacyStream, as_event(static_cast<const cuEventSynchronize_params*>(p)->hEvent))};
+    default: return std::nullopt;
+  }
+}
+
+// Driver allocations and frees.
+Decoded driver_memory(unsigned cbid, const CUpti_CallbackData* d) {
+  const char* api = d->functionName;
+  using K = TraceCall::Kind;
+  switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc: return std::vector{call(K::alloc, api)};
@@ -339,11 +410,18 @@ std::optional<std::vector<TraceCall>> driver_call(unsigned cbid, const CUpti_Cal
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz: return std::vector{call(K::stream_alloc, api)};
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
-      if (!static_cast<const cuMemFree_v2_params*>(p)->dptr) return std::vector<TraceCall>{};
+      if (!static_cast<const cuMemFree_v2_params*>(d->functionParams)->dptr) return std::vector<TraceCall>{};
       return std::vector{call(K::free, api)};
     case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost: return std::vector{call(K::free, api)};
     default: return std::nullopt;
   }
+}
+
+// The calls of one driver API call made outside any runtime call (a library's, or the variant's own).
+Decoded driver_call(unsigned cbid, const CUpti_CallbackData* d) {
+  static constexpr Decoder kFamilies[] = {driver_launch, driver_async_copy, driver_sync_copy, driver_order,
+                                          driver_memory};
+  return decode(kFamilies, cbid, d);
 }
 
 void CUPTIAPI on_cupti_call(void* tracer, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
@@ -356,18 +434,14 @@ std::string result_text(CUptiResult r) {
   return "CUPTI error " + std::to_string(static_cast<int>(r));
 }
 
-void* open_cupti(std::string& tried) {
+OpenedLibrary open_cupti() {
   std::vector<std::string> paths;
   if (const char* env = std::getenv("LABRUN_CUPTI"); env && *env) paths.emplace_back(env);
   else
     paths = {"libcupti.so.13", "libcupti.so", "/usr/local/cuda/lib64/libcupti.so.13",
              "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
              "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"};
-  for (const auto& p : paths) {
-    if (void* lib = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL)) return lib;
-    tried += (tried.empty() ? "" : ", ") + p;
-  }
-  return nullptr;
+  return open_first_library(paths);
 }
 
 }  // namespace
@@ -379,25 +453,25 @@ CallTracer& CallTracer::instance() {
 
 CallTracer::CallTracer() {
   Cupti& c = cupti();
-  std::string tried;
-  c.lib = open_cupti(tried);
+  const OpenedLibrary opened = open_cupti();
+  c.lib = opened.handle;
   if (!c.lib) {
-    unavailable_ = "CUPTI could not be loaded (tried " + tried + "; set LABRUN_CUPTI to its path)";
+    unavailable_ = "CUPTI could not be loaded (tried " + opened.tried + "; set LABRUN_CUPTI to its path)";
     return;
   }
-  c.subscribe = reinterpret_cast<SubscribeFn>(dlsym(c.lib, "cuptiSubscribe"));
-  c.enable_domain = reinterpret_cast<EnableDomainFn>(dlsym(c.lib, "cuptiEnableDomain"));
-  c.result_string = reinterpret_cast<ResultStringFn>(dlsym(c.lib, "cuptiGetResultString"));
+  c.subscribe = symbol<SubscribeFn>(c.lib, "cuptiSubscribe");
+  c.enable_domain = symbol<EnableDomainFn>(c.lib, "cuptiEnableDomain");
+  c.result_string = symbol<ResultStringFn>(c.lib, "cuptiGetResultString");
   if (!c.subscribe || !c.enable_domain) {
     unavailable_ = "CUPTI was loaded but lacks cuptiSubscribe or cuptiEnableDomain";
     return;
   }
-  c.register_buffers = reinterpret_cast<RegisterBuffersFn>(dlsym(c.lib, "cuptiActivityRegisterCallbacks"));
-  c.activity_enable = reinterpret_cast<ActivityKindFn>(dlsym(c.lib, "cuptiActivityEnable"));
-  c.activity_disable = reinterpret_cast<ActivityKindFn>(dlsym(c.lib, "cuptiActivityDisable"));
-  c.flush_all = reinterpret_cast<FlushAllFn>(dlsym(c.lib, "cuptiActivityFlushAll"));
-  c.next_record = reinterpret_cast<NextRecordFn>(dlsym(c.lib, "cuptiActivityGetNextRecord"));
-  c.unsubscribe = reinterpret_cast<UnsubscribeFn>(dlsym(c.lib, "cuptiUnsubscribe"));
+  c.register_buffers = symbol<RegisterBuffersFn>(c.lib, "cuptiActivityRegisterCallbacks");
+  c.activity_enable = symbol<ActivityKindFn>(c.lib, "cuptiActivityEnable");
+  c.activity_disable = symbol<ActivityKindFn>(c.lib, "cuptiActivityDisable");
+  c.flush_all = symbol<FlushAllFn>(c.lib, "cuptiActivityFlushAll");
+  c.next_record = symbol<NextRecordFn>(c.lib, "cuptiActivityGetNextRecord");
+  c.unsubscribe = symbol<UnsubscribeFn>(c.lib, "cuptiUnsubscribe");
   if (!c.unsubscribe) unavailable_ = "CUPTI was loaded but lacks cuptiUnsubscribe";
   // Subscribed only while recording: a subscriber left in place put about 4 us on every eager iteration of a point
   // with a host wait and eight launches (an H100), its API calls passing through CUPTI.

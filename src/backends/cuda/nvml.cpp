@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "shared_library.hpp"
+
 namespace labrun {
 
 namespace {
@@ -41,21 +43,16 @@ constexpr int kClockSm = 1;   // NVML_CLOCK_SM
 constexpr int kClockMem = 2;  // NVML_CLOCK_MEM
 constexpr int kTempGpu = 0;   // NVML_TEMPERATURE_GPU
 
-template <class F>
-F sym(void* lib, const char* name) {
-  return lib ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr;
-}
-
 }  // namespace
 
 Nvml::Nvml(const std::string& uuid) {
-  lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  lib_ = open_first_library({"libnvidia-ml.so.1"}).handle;
   if (!lib_) {
     why_ = "libnvidia-ml.so.1 not found";
     return;
   }
-  auto init = sym<InitFn>(lib_, "nvmlInit_v2");
-  auto by_uuid = sym<ByUuidFn>(lib_, "nvmlDeviceGetHandleByUUID");
+  auto init = symbol<InitFn>(lib_, "nvmlInit_v2");
+  auto by_uuid = symbol<ByUuidFn>(lib_, "nvmlDeviceGetHandleByUUID");
   if (!init || !by_uuid || init() != 0) {
     why_ = "nvmlInit_v2 failed";
     return;
@@ -63,7 +60,7 @@ Nvml::Nvml(const std::string& uuid) {
   NvmlDevice dev = nullptr;
   if (by_uuid(uuid.c_str(), &dev) != 0 || !dev) {
     why_ = "no NVML device with UUID " + uuid;
-    if (auto shutdown = sym<ShutdownFn>(lib_, "nvmlShutdown")) shutdown();
+    if (auto shutdown = symbol<ShutdownFn>(lib_, "nvmlShutdown")) shutdown();
     return;
   }
   device_ = dev;
@@ -72,13 +69,13 @@ Nvml::Nvml(const std::string& uuid) {
 Nvml::~Nvml() {
   if (lib_) {
     if (device_)
-      if (auto shutdown = sym<ShutdownFn>(lib_, "nvmlShutdown")) shutdown();
+      if (auto shutdown = symbol<ShutdownFn>(lib_, "nvmlShutdown")) shutdown();
     dlclose(lib_);
   }
 }
 
 std::string Nvml::driver_version() const {
-  auto fn = sym<DriverFn>(lib_, "nvmlSystemGetDriverVersion");
+  auto fn = symbol<DriverFn>(lib_, "nvmlSystemGetDriverVersion");
   char buf[96] = {0};
   if (!device_ || !fn || fn(buf, sizeof buf) != 0) return "unavailable";
   return buf;
@@ -107,7 +104,7 @@ std::optional<std::vector<DeviceProcess>> Nvml::processes() const {
   std::vector<DeviceProcess> out;
   for (const auto& [name, kind] : {std::pair{"nvmlDeviceGetComputeRunningProcesses_v3", "compute"},
                                    std::pair{"nvmlDeviceGetGraphicsRunningProcesses_v3", "graphics"}}) {
-    auto fn = sym<ProcessesFn>(lib_, name);
+    auto fn = symbol<ProcessesFn>(lib_, name);
     if (!fn) return std::nullopt;  // a driver older than r525: the tenants cannot be listed
     std::vector<NvmlProcessInfo> infos(16);
     unsigned int count = 0;
@@ -141,16 +138,16 @@ Json Nvml::state() const {
             {"throttled", na}};
   if (!device_) return s;
   unsigned int v = 0;
-  if (auto clock = sym<ClockFn>(lib_, "nvmlDeviceGetClockInfo")) {
+  if (auto clock = symbol<ClockFn>(lib_, "nvmlDeviceGetClockInfo")) {
     if (clock(device_, kClockSm, &v) == 0) s["sm_clock_hz"] = v * 1e6;
     if (clock(device_, kClockMem, &v) == 0) s["memory_clock_hz"] = v * 1e6;
   }
-  if (auto temp = sym<TempFn>(lib_, "nvmlDeviceGetTemperature"))
+  if (auto temp = symbol<TempFn>(lib_, "nvmlDeviceGetTemperature"))
     if (temp(device_, kTempGpu, &v) == 0) s["temperature_celsius"] = v;
-  if (auto power = sym<PowerFn>(lib_, "nvmlDeviceGetPowerUsage"))
+  if (auto power = symbol<PowerFn>(lib_, "nvmlDeviceGetPowerUsage"))
     if (power(device_, &v) == 0) s["power_W"] = v * 1e-3;
-  auto reasons = sym<ReasonsFn>(lib_, "nvmlDeviceGetCurrentClocksEventReasons");
-  if (!reasons) reasons = sym<ReasonsFn>(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  auto reasons = symbol<ReasonsFn>(lib_, "nvmlDeviceGetCurrentClocksEventReasons");
+  if (!reasons) reasons = symbol<ReasonsFn>(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons");
   unsigned long long mask = 0;
   if (reasons && reasons(device_, &mask) == 0) {
     s["clocks_event_reasons_mask"] = mask;
@@ -159,7 +156,7 @@ Json Nvml::state() const {
   }
   s["tenants"] = tenants();
   NvmlUtilization u{};
-  if (auto util = sym<UtilizationFn>(lib_, "nvmlDeviceGetUtilizationRates"); util && util(device_, &u) == 0)
+  if (auto util = symbol<UtilizationFn>(lib_, "nvmlDeviceGetUtilizationRates"); util && util(device_, &u) == 0)
     s["utilization"] = {{"gpu", u.gpu / 100.0}, {"memory", u.memory / 100.0}};
   else s["utilization"] = na;
   return s;
