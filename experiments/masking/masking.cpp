@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <labrun/counter_rng.hpp>
+#include <labrun/dtype.hpp>
 #include <labrun/parallel.hpp>
 #include <labrun/vector_math.hpp>
 
@@ -18,15 +19,11 @@ namespace {
 
 constexpr const char* kVariantNames[] = {"multiply", "index", "where", "sanitize", "index_device_count", "fused"};
 
-// Storage traits: S is the stored element, C the compute type.
+// Storage traits: S is the stored element, C the compute type. f32, f16 and bf16 are the SDK's Stored<T> (compute
+// in f32); f64 is stored and computed as double.
 template <DType T>
-struct Traits;
-template <>
-struct Traits<DType::f32> {
-  using S = float;
+struct Traits : Stored<T> {
   using C = float;
-  static C load(S s) { return s; }
-  static S store(C c) { return c; }
 };
 template <>
 struct Traits<DType::f64> {
@@ -34,20 +31,6 @@ struct Traits<DType::f64> {
   using C = double;
   static C load(S s) { return s; }
   static S store(C c) { return c; }
-};
-template <>
-struct Traits<DType::f16> {
-  using S = std::uint16_t;
-  using C = float;
-  static C load(S s) { return half_to_float(s); }
-  static S store(C c) { return float_to_half(c); }
-};
-template <>
-struct Traits<DType::bf16> {
-  using S = std::uint16_t;
-  using C = float;
-  static C load(S s) { return bf16_to_float(s); }
-  static S store(C c) { return float_to_bf16(c); }
 };
 
 template <DType T>
