@@ -16,7 +16,8 @@ namespace labrun::gemv {
 
 namespace {
 
-// The one table of gemv's variants: name, threads per row, one-line description. Every variant has a host
+// The one table of gemv's variants: name, one-line description (threads per row: threads_per_row). Every variant
+// has a host implementation and runs in both modes.
 constexpr VariantTable<Variant, 5> kVariants{{{
     {Variant::row_block_256, "row_block_256",
      "one block of 256 threads per row, 128-bit loads of A and x, warp shuffles then shared memory"},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <labrun/counter_rng.hpp>
+#include <labrun/dtype.hpp>
 #include <labrun/parallel.hpp>
 
 namespace labrun::layout {
@@ -16,6 +17,7 @@ namespace labrun::layout {
 namespace {
 
 // The one table of layout's variants: name, one-line description. Every variant has a host implementation and
+// runs in both modes.
 constexpr VariantTable<Variant, 5> kVariants{{{
     {Variant::contiguous_noop, "contiguous_noop",
      ".contiguous() of contiguous data: no kernel, the same buffer back (host work only, 0 bytes)"},
@@ -30,22 +32,6 @@ constexpr VariantTable<Variant, 5> kVariants{{{
 }}};
 
 constexpr int kHostTile = 32;
-
-// Storage traits: S is the stored element as raw bits; sums are computed in f32.
-template <DType T>
-struct Traits;
-template <>
-struct Traits<DType::f32> {
-  using S = std::uint32_t;
-  static float load(S s) { return bits_float(s); }
-  static S store(float c) { return float_bits(c); }
-};
-template <>
-struct Traits<DType::bf16> {
-  using S = std::uint16_t;
-  static float load(S s) { return bf16_to_float(s); }
-  static S store(float c) { return float_to_bf16(c); }
-};
 
 // out (cols x rows) = x^T, walking x row by row: reads sequential, writes strided by rows.
 template <class S>
@@ -76,9 +62,9 @@ void materialize(const Strided& v, S* out) {
 // y[i][j] = x[i][j] + b(i, j) in f32, rounded once to the storage dtype; b is read through its view's strides
 // (row_stride 0: the broadcast view; cols: the materialised repeat), as the consumer kernel reads it.
 template <DType T>
-void add_rows(const typename Traits<T>::S* x, const Strided& b, typename Traits<T>::S* y, std::int64_t rows,
+void add_rows(const typename Stored<T>::S* x, const Strided& b, typename Stored<T>::S* y, std::int64_t rows,
               std::int64_t cols) {
-  using Tr = Traits<T>;
+  using Tr = Stored<T>;
   const auto* bp = static_cast<const typename Tr::S*>(b.data);
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < cols; ++j)
@@ -88,7 +74,7 @@ void add_rows(const typename Traits<T>::S* x, const Strided& b, typename Traits<
 template <DType T>
 Strided host_run_typed(Variant variant, std::int64_t rows, std::int64_t cols, const void* xp, const void* bias,
                        void* out, void* repeated) {
-  using S = typename Traits<T>::S;
+  using S = typename Stored<T>::S;  // the SDK's storage of T (labrun/dtype.hpp); sums in f32
   const Strided xv = Strided::contiguous_of(xp, T, rows, cols);
   const S* x = static_cast<const S*>(xp);
   S* y = static_cast<S*>(out);
