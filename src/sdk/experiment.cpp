@@ -157,6 +157,51 @@ const View& output_of(const Arrays& out, const std::string& name, bool chunks = 
 constexpr int kChunks = 64;
 const double kInf = std::numeric_limits<double>::infinity();
 
+/// One chunk's share of an elementwise check: the worst ratio of error to bound and its position (an index of the
+/// output, or of the reference for elementwise_at), the largest absolute and relative errors, the mismatches (ratio
+/// above the scale) and the non-finite outputs.
+struct ElementPart {
+  double worst = 0, max_abs = 0, max_rel = 0;
+  std::int64_t worst_at = -1, mismatches = 0, not_finite = 0;
+
+  /// Adds output `v` against reference `r` at position `at`; `bound(at, r)` is the tolerance. Case C07: NaN (the
+  /// poison) and inf never pass.
+  void add(std::int64_t at, double v, double r, const std::function<double(std::int64_t, double)>& bound,
+           double scale) {
+    double ratio = kInf;
+    if (!std::isfinite(v)) {
+      ++not_finite;
+    } else {
+      const double err = std::fabs(v - r);
+      const double b = bound(at, r);
+      ratio = err == 0 ? 0.0 : (b > 0 ? err / b : kInf);
+      max_abs = std::max(max_abs, err);
+      if (r != 0) max_rel = std::max(max_rel, err / std::fabs(r));
+    }
+    if (!(ratio <= scale)) ++mismatches;
+    if (worst_at < 0 || ratio > worst) {
+      worst = ratio;
+      worst_at = at;
+    }
+  }
+};
+
+/// Folds the chunks' parts into `c` (worst, largest errors, mismatches; not the non-finite count) in chunk order:
+/// the first worst position wins ties. Returns the worst position, -1 when nothing was compared.
+std::int64_t merge_parts(const std::vector<ElementPart>& parts, CheckResult& c) {
+  std::int64_t worst_at = -1;
+  for (const auto& p : parts) {
+    if (p.worst_at >= 0 && (worst_at < 0 || p.worst > c.worst)) {
+      c.worst = p.worst;
+      worst_at = p.worst_at;
+    }
+    c.max_abs_error = std::max(c.max_abs_error, p.max_abs);
+    c.max_rel_error = std::max(c.max_rel_error, p.max_rel);
+    c.mismatches += p.mismatches;
+  }
+  return worst_at;
+}
+
 }  // namespace
 
 const CheckResult& Compare::elementwise(const std::string& array,
@@ -168,37 +213,15 @@ const CheckResult& Compare::elementwise(const std::string& array,
   if (static_cast<std::int64_t>(ref.size()) != y.count)
     throw std::invalid_argument("elementwise check of '" + array + "': " + std::to_string(y.count) +
                                 " outputs against " + std::to_string(ref.size()) + " reference values");
-  struct Part {
-    double worst = 0, max_abs = 0, max_rel = 0;
-    std::int64_t worst_index = -1, mismatches = 0, not_finite = 0;
-  };
-  std::vector<Part> parts(kChunks);
+  std::vector<ElementPart> parts(kChunks);
   const double scale = scale_;
   // Sampled (the re-check on fresh inputs): every stride-th element only.
   const std::int64_t stride = sample_ > 0 && y.count > sample_ ? (y.count + sample_ - 1) / sample_ : 1;
   const std::int64_t positions = (y.count + stride - 1) / stride;
   parallel_chunks(positions, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
-    Part p;
-    for (std::int64_t j = begin; j < end; ++j) {
-      const std::int64_t i = j * stride;
-      const double v = y.value(i), r = ref[static_cast<std::size_t>(i)];
-      double ratio;
-      if (!std::isfinite(v)) {
-        ++p.not_finite;
-        ratio = kInf;  // case C07: NaN (the poison) and inf never pass
-      } else {
-        const double err = std::fabs(v - r);
-        const double b = bound(i, r);
-        ratio = err == 0 ? 0.0 : (b > 0 ? err / b : kInf);
-        p.max_abs = std::max(p.max_abs, err);
-        if (r != 0) p.max_rel = std::max(p.max_rel, err / std::fabs(r));
-      }
-      if (!(ratio <= scale)) ++p.mismatches;
-      if (p.worst_index < 0 || ratio > p.worst) {
-        p.worst = ratio;
-        p.worst_index = i;
-      }
-    }
+    ElementPart p;
+    for (std::int64_t j = begin; j < end; ++j)
+      p.add(j * stride, y.value(j * stride), ref[static_cast<std::size_t>(j * stride)], bound, scale);
     parts[chunk] = p;
   });
   CheckResult c;
@@ -206,16 +229,8 @@ const CheckResult& Compare::elementwise(const std::string& array,
   c.array = array;
   c.compared = positions;
   c.scale = scale;
-  for (const auto& p : parts) {  // chunk order: the first worst element in index order wins ties
-    if (p.worst_index >= 0 && (c.worst_index < 0 || p.worst > c.worst)) {
-      c.worst = p.worst;
-      c.worst_index = p.worst_index;
-    }
-    c.max_abs_error = std::max(c.max_abs_error, p.max_abs);
-    c.max_rel_error = std::max(c.max_rel_error, p.max_rel);
-    c.mismatches += p.mismatches;
-    c.not_finite += p.not_finite;
-  }
+  c.worst_index = merge_parts(parts, c);
+  for (const auto& p : parts) c.not_finite += p.not_finite;
   if (c.worst_index >= 0) {
     const std::int64_t i = c.worst_index;
     c.worst_value = y.value(i);
@@ -243,60 +258,37 @@ const CheckResult& Compare::elementwise_at(const std::string& array, const std::
                                   " outside its " + std::to_string(y.count));
   std::vector<std::int64_t> sorted(indices);
   std::sort(sorted.begin(), sorted.end());
-  struct Part {
-    double worst = 0, max_abs = 0, max_rel = 0;
-    std::int64_t worst_k = -1, mismatches = 0, not_finite = 0, outside = 0, first_outside = -1;
-  };
-  std::vector<Part> parts(kChunks), scan(kChunks);
+  std::vector<ElementPart> parts(kChunks);
   const double scale = scale_;
   parallel_chunks(n, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
-    Part p;
-    for (std::int64_t k = begin; k < end; ++k) {
-      const double v = y.value(indices[static_cast<std::size_t>(k)]), r = ref[static_cast<std::size_t>(k)];
-      double ratio = kInf;  // case C07: NaN (the poison) and inf never pass
-      if (std::isfinite(v)) {
-        const double err = std::fabs(v - r);
-        const double b = bound(k, r);
-        ratio = err == 0 ? 0.0 : (b > 0 ? err / b : kInf);
-        p.max_abs = std::max(p.max_abs, err);
-        if (r != 0) p.max_rel = std::max(p.max_rel, err / std::fabs(r));
-      }
-      if (!(ratio <= scale)) ++p.mismatches;
-      if (p.worst_k < 0 || ratio > p.worst) {
-        p.worst = ratio;
-        p.worst_k = k;
-      }
-    }
+    ElementPart p;
+    for (std::int64_t k = begin; k < end; ++k)
+      p.add(k, y.value(indices[static_cast<std::size_t>(k)]), ref[static_cast<std::size_t>(k)], bound, scale);
     parts[chunk] = p;
   });
   // Every element finite, the ones the reference does not cover included.
+  struct NonFinite {
+    std::int64_t count = 0, outside = 0, first_outside = -1;  // outside: not among `indices`
+  };
+  std::vector<NonFinite> scan(kChunks);
   parallel_chunks(y.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
-    Part p;
+    NonFinite& p = scan[chunk];
     for (std::int64_t i = begin; i < end; ++i) {
       if (std::isfinite(y.value(i))) continue;
-      ++p.not_finite;
+      ++p.count;
       if (std::binary_search(sorted.begin(), sorted.end(), i)) continue;
       if (p.outside++ == 0) p.first_outside = i;
     }
-    scan[chunk] = p;
   });
   CheckResult c;
   c.kind = "elementwise";
   c.array = array;
   c.compared = n;
   c.scale = scale;
-  std::int64_t worst_k = -1, first_outside = -1;
-  for (const auto& p : parts) {  // chunk order: the first worst element in reference order wins ties
-    if (p.worst_k >= 0 && (worst_k < 0 || p.worst > c.worst)) {
-      c.worst = p.worst;
-      worst_k = p.worst_k;
-    }
-    c.max_abs_error = std::max(c.max_abs_error, p.max_abs);
-    c.max_rel_error = std::max(c.max_rel_error, p.max_rel);
-    c.mismatches += p.mismatches;
-  }
+  const std::int64_t worst_k = merge_parts(parts, c);
+  std::int64_t first_outside = -1;
   for (const auto& p : scan) {
-    c.not_finite += p.not_finite;
+    c.not_finite += p.count;
     c.mismatches += p.outside;
     if (first_outside < 0) first_outside = p.first_outside;
   }
