@@ -352,29 +352,21 @@ const CheckResult& Compare::exact(const std::string& array, const View& expected
 }
 
 namespace {
+// The signed integer of type T at `p` (unaligned), as a double.
+template <class T>
+double load_integer(const unsigned char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return static_cast<double>(v);
+}
+
 // A raw element of 1, 2, 4 or 8 bytes as a little-endian signed integer; 0 for other widths.
 double raw_integer(const unsigned char* p, std::size_t w) {
   switch (w) {
-    case 1: {
-      std::int8_t v;
-      std::memcpy(&v, p, 1);
-      return v;
-    }
-    case 2: {
-      std::int16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case 4: {
-      std::int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case 8: {
-      std::int64_t v;
-      std::memcpy(&v, p, 8);
-      return static_cast<double>(v);
-    }
+    case 1: return load_integer<std::int8_t>(p);
+    case 2: return load_integer<std::int16_t>(p);
+    case 4: return load_integer<std::int32_t>(p);
+    case 8: return load_integer<std::int64_t>(p);
     default: return 0;
   }
 }
