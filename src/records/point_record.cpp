@@ -380,19 +380,20 @@ TimeSummary TimeSummary::of(const Summary& s) {
   return t;
 }
 
-Json to_json(const TimeSummary& s) { return write_fields(kTimeSummaryFields, s); }
-TimeSummary time_summary_from_json(const Json& j) { return read_record<TimeSummary, kTimeSummaryFields>(j, ""); }
+// A record type's to_json and its reader (NAME_from_json) through its field table: write_fields writes every
+// field in the table's order, read_record checks each one's type and names `what` (the record's key) in errors.
+#define LABRUN_RECORD_JSON(Type, reader, fields, what)            \
+  Json to_json(const Type& x) { return write_fields(fields, x); } \
+  Type reader(const Json& j) { return read_record<Type, fields>(j, what); }
+
+LABRUN_RECORD_JSON(TimeSummary, time_summary_from_json, kTimeSummaryFields, "")
 
 Json to_json(const Cost& c) { return write_fields(kCostFields, c); }
 Cost cost_from_json(const Json& j) { return j.is_null() ? Cost{} : read_record<Cost, kCostFields>(j, "cost"); }
 
-Json to_json(const ProcessStats& p) { return write_fields(kProcessStatsFields, p); }
-ProcessStats process_stats_from_json(const Json& j) {
-  return read_record<ProcessStats, kProcessStatsFields>(j, "processes");
-}
+LABRUN_RECORD_JSON(ProcessStats, process_stats_from_json, kProcessStatsFields, "processes")
 
-Json to_json(const Timing& t) { return write_fields(kTimingFields, t); }
-Timing timing_from_json(const Json& j) { return read_record<Timing, kTimingFields>(j, "timing"); }
+LABRUN_RECORD_JSON(Timing, timing_from_json, kTimingFields, "timing")
 
 // ---- Correctness, kernels, warnings -----------------------------------------------------------------------
 
@@ -487,30 +488,22 @@ Correctness correctness_from_json(const Json& j) {
   return c;
 }
 
-Json to_json(const KernelTime& k) { return write_fields(kKernelTimeFields, k); }
-KernelTime kernel_time_from_json(const Json& j) { return read_record<KernelTime, kKernelTimeFields>(j, "kernels[]"); }
+LABRUN_RECORD_JSON(KernelTime, kernel_time_from_json, kKernelTimeFields, "kernels[]")
 
-Json to_json(const Warning& w) { return write_fields(kWarningFields, w); }
-Warning warning_from_json(const Json& j) { return read_record<Warning, kWarningFields>(j, "warnings[]"); }
+LABRUN_RECORD_JSON(Warning, warning_from_json, kWarningFields, "warnings[]")
 
 // ---- Interpretation ---------------------------------------------------------------------------------------
 
-Json to_json(const Note& n) { return write_fields(kNoteFields, n); }
-Note note_from_json(const Json& j) { return read_record<Note, kNoteFields>(j, "note"); }
+LABRUN_RECORD_JSON(Note, note_from_json, kNoteFields, "note")
 
-Json to_json(const Ceilings& c) { return write_fields(kCeilingsFields, c); }
-Ceilings ceilings_from_json(const Json& j) { return read_record<Ceilings, kCeilingsFields>(j, "ceilings"); }
+LABRUN_RECORD_JSON(Ceilings, ceilings_from_json, kCeilingsFields, "ceilings")
 
-Json to_json(const Fractions& f) { return write_fields(kFractionsFields, f); }
-Fractions fractions_from_json(const Json& j) { return read_record<Fractions, kFractionsFields>(j, "fraction_of"); }
+LABRUN_RECORD_JSON(Fractions, fractions_from_json, kFractionsFields, "fraction_of")
 
-Json to_json(const Evidence& e) { return write_fields(kEvidenceFields, e); }
-Evidence evidence_from_json(const Json& j) { return read_record<Evidence, kEvidenceFields>(j, "evidence"); }
+LABRUN_RECORD_JSON(Evidence, evidence_from_json, kEvidenceFields, "evidence")
 
-Json to_json(const Interpretation& i) { return write_fields(kInterpretationFields, i); }
-Interpretation interpretation_from_json(const Json& j) {
-  return read_record<Interpretation, kInterpretationFields>(j, "interpretation");
-}
+LABRUN_RECORD_JSON(Interpretation, interpretation_from_json, kInterpretationFields, "interpretation")
+#undef LABRUN_RECORD_JSON
 
 // ---- PointRecord -------------------------------------------------------------------------------------------
 

@@ -482,29 +482,34 @@ void Compare::note(const std::string& name, double value) {
 
 // ---- ExperimentDef ------------------------------------------------------------------------------------------
 
-ExperimentDef& ExperimentDef::int_axis(std::string name, std::string description, double min, double max,
-                                       std::int64_t fallback) {
-  AxisSpec a;
+namespace {
+
+// A numeric axis: its name, description, type (integer or real), bounds and the value it takes when a config
+// does not sweep it.
+detail::ExperimentData::AxisSpec numeric_axis(std::string name, std::string description, AxisType type, double min,
+                                              double max, double fallback) {
+  detail::ExperimentData::AxisSpec a;
   a.name = std::move(name);
   a.description = std::move(description);
-  a.type = AxisType::integer;
+  a.type = type;
   a.min = min;
   a.max = max;
-  a.default_number = static_cast<double>(fallback);
-  axes_.push_back(std::move(a));
+  a.default_number = fallback;
+  return a;
+}
+
+}  // namespace
+
+ExperimentDef& ExperimentDef::int_axis(std::string name, std::string description, double min, double max,
+                                       std::int64_t fallback) {
+  axes_.push_back(numeric_axis(std::move(name), std::move(description), AxisType::integer, min, max,
+                               static_cast<double>(fallback)));
   return *this;
 }
 
 ExperimentDef& ExperimentDef::real_axis(std::string name, std::string description, double min, double max,
                                         double fallback) {
-  AxisSpec a;
-  a.name = std::move(name);
-  a.description = std::move(description);
-  a.type = AxisType::real;
-  a.min = min;
-  a.max = max;
-  a.default_number = fallback;
-  axes_.push_back(std::move(a));
+  axes_.push_back(numeric_axis(std::move(name), std::move(description), AxisType::real, min, max, fallback));
   return *this;
 }
 
