@@ -350,11 +350,9 @@ TEST(GeluGenerate, CacheSharesInputsAcrossVariants) {
 // Every point of configs/gelu.yaml validates: 15 sizes x 2 dtypes x 2 modes x 3 variants = 180 points, each with
 // typed params and an estimate; three hypotheses.
 TEST(GeluConfig, EveryPointValidates) {
-  const SweepConfig config = load_config(std::string(LABRUN_SOURCE_DIR) + "/configs/gelu.yaml", test::builtin());
-  EXPECT_EQ(config.experiment, "gelu");
+  const auto [config, points] = test::shipped("gelu");
   EXPECT_EQ(config.lab.processes, 3);
   EXPECT_EQ(config.lab.interleave, 6);
-  const auto points = expand(config, experiment());
   EXPECT_EQ(points.size(), 180u);
   std::set<std::int64_t> sizes;
   for (const Point& pt : points) {
@@ -371,11 +369,7 @@ TEST(GeluConfig, EveryPointValidates) {
   ASSERT_TRUE(config.hypothesis.is_array());
   EXPECT_EQ(config.hypothesis.size(), 3u);
   // The six points of one (n, dtype) are consecutive, as interleave: 6 assumes.
-  for (std::size_t i = 0; i < points.size(); i += 6)
-    for (std::size_t j = i; j < i + 6; ++j) {
-      EXPECT_EQ(points[j].integer("n"), points[i].integer("n"));
-      EXPECT_EQ(points[j].word("dtype"), points[i].word("dtype"));
-    }
+  test::expect_groups_of(points, 6, {"n", "dtype"});
 }
 
 // Through the lab pass on the host backend: every variant "ok" with a passing check and its cost; graph mode
@@ -397,9 +391,7 @@ TEST(GeluRunPoint, HostStatuses) {
   EXPECT_EQ(real_from_json(empty["correctness"]["detail"]["worst_ratio"]), 0.0);
   EXPECT_EQ(empty["correctness"]["detail"]["compared"], 0);
   // 2^22 f32 fused: x and y are 33.5 MB, over the default 32 MB.
-  const Json big = run(point("fused", std::int64_t{1} << 22, "f32"));
-  EXPECT_EQ(big["status"], "skipped");
-  EXPECT_NE(big["reason"].get<std::string>().find("host_max_bytes"), std::string::npos) << big["reason"];
+  test::expect_over_host_max_bytes(run(point("fused", std::int64_t{1} << 22, "f32")));
 }
 
 }  // namespace

@@ -300,15 +300,11 @@ TEST(Gemv, InputSeedAndCache) {
 // The SDK draws the seeds gemv drew before it: the pre-SDK key "gemv/MxN/DTYPE", so results from then compare point
 // for point; and the inputs it generates from them are the generator's, bit for bit.
 TEST(Gemv, InputSeedsAreThoseBeforeTheSdk) {
-  EXPECT_EQ(sdk()->input_seed(Args(point("row_block_256", 4096, 14336, "f16")), kSeed),
-            splitmix64(kSeed ^ fnv1a64("gemv/4096x14336/f16")));
-  EXPECT_EQ(sdk()->input_seed(Args(point("cublas", 37, 513, "bf16", "graph")), 3),
-            splitmix64(3 ^ fnv1a64("gemv/37x513/bf16")));
-  const Point p = point("warp_row", 37, 513, "bf16");
-  const auto in = sdk()->inputs(Args(p), kSeed);
-  const Inputs want = generate(37, 513, DType::bf16, splitmix64(kSeed ^ fnv1a64("gemv/37x513/bf16")));
-  EXPECT_EQ(std::memcmp(in->arrays()["A"].data, want.a.data(), want.a_bytes()), 0);
-  EXPECT_EQ(std::memcmp(in->arrays()["x"].data, want.x.data(), want.x_bytes()), 0);
+  test::expect_pre_sdk_seeds(*sdk(), {{point("row_block_256", 4096, 14336, "f16"), kSeed, "gemv/4096x14336/f16"},
+                                      {point("cublas", 37, 513, "bf16", "graph"), 3, "gemv/37x513/bf16"}});
+  const Inputs want = generate(37, 513, DType::bf16, test::pre_sdk_seed(kSeed, "gemv/37x513/bf16"));
+  test::expect_input_bytes(*sdk(), point("warp_row", 37, 513, "bf16"), kSeed,
+                           {{"A", want.a.data(), want.a_bytes()}, {"x", want.x.data(), want.x_bytes()}});
 }
 
 // configs/gemv.yaml: the four shapes, every variant, both modes and L2 states (80 points), groups of 10 consecutive
@@ -330,12 +326,7 @@ TEST(Gemv, ConfigPointsAreTheDescribedSweep) {
       {4096, 4096}, {8192, 8192}, {4096, 14336}, {14336, 4096}};
   EXPECT_EQ(shapes, want);
   EXPECT_EQ(variants.size(), 5u);
-  for (std::size_t i = 0; i < points.size(); i += 10)
-    for (std::size_t j = i + 1; j < i + 10; ++j) {
-      EXPECT_EQ(points[j].integer("m"), points[i].integer("m"));
-      EXPECT_EQ(points[j].integer("n"), points[i].integer("n"));
-      EXPECT_EQ(points[j].word("l2"), points[i].word("l2"));
-    }
+  test::expect_groups_of(points, 10, {"m", "n", "l2"});
   ASSERT_TRUE(config.hypothesis.is_array());
   EXPECT_EQ(config.hypothesis.size(), 3u);
   // The host section's cap: 4096 x 4096 fits, the 117-134 MB shapes do not.
@@ -360,12 +351,9 @@ TEST(Gemv, RunPointOnHost) {
         EXPECT_EQ(real_from_json(rec["cost"]["compulsory_bytes"]), 48.0 * n * 2 + n * 2 + 48 * 4);
       }
   EXPECT_EQ(run(point("warp_row", 8, 64, "f16", "graph"))["status"], "not_supported");
-  LabSettings lab = quick_lab();
-  lab.host_max_bytes = 64 * 64 * 2 + 64 * 2 + 64 * 4;  // A, x and y of 64 x 64, exactly
-  EXPECT_EQ(run(point("warp_row", 64, 64, "f16"), lab)["status"], "ok");
-  const Json big = run(point("warp_row", 65, 64, "f16"), lab);
-  EXPECT_EQ(big["status"], "skipped");
-  EXPECT_NE(big["reason"].get<std::string>().find("host_max_bytes"), std::string::npos) << big["reason"];
+  const LabSettings lab = test::host_max_bytes_lab(64 * 64 * 2 + 64 * 2 + 64 * 4,  // A, x and y of 64 x 64, exactly
+                                                   experiment(), point("warp_row", 64, 64, "f16"),
+                                                   point("warp_row", 65, 64, "f16"));
   EXPECT_EQ(run(point("cublas", 64, 64, "f16"), lab)["status"], "ok") << "the host allocates no cuBLAS workspace";
 }
 

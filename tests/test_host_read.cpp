@@ -258,10 +258,8 @@ TEST(HostReadCost, Numbers) {
 // Every point of configs/host_read.yaml: 3 step counts × 5 sizes × 2 variants × 2 modes = 60, with estimates;
 // the four points of one (steps, n) consecutive, as interleave: 4 assumes; two hypotheses.
 TEST(HostReadConfig, EveryPointValidates) {
-  const SweepConfig config = load_config(std::string(LABRUN_SOURCE_DIR) + "/configs/host_read.yaml", test::builtin());
-  EXPECT_EQ(config.experiment, "host_read");
+  const auto [config, points] = test::shipped("host_read");
   EXPECT_EQ(config.lab.interleave, 4);
-  const auto points = expand(config, experiment());
   ASSERT_EQ(points.size(), 60u);
   for (const Point& pt : points) {
     (void)host_read::params_of(Args(pt));
@@ -269,11 +267,7 @@ TEST(HostReadConfig, EveryPointValidates) {
     EXPECT_GT(e.working_set_bytes, 0);
     EXPECT_GT(e.bytes, 0);
   }
-  for (std::size_t i = 0; i < points.size(); i += 4)
-    for (std::size_t j = i; j < i + 4; ++j) {
-      EXPECT_EQ(points[j].integer("n"), points[i].integer("n"));
-      EXPECT_EQ(points[j].integer("steps"), points[i].integer("steps"));
-    }
+  test::expect_groups_of(points, 4, {"n", "steps"});
   ASSERT_TRUE(config.hypothesis.is_array());
   EXPECT_EQ(config.hypothesis.size(), 2u);
 }

@@ -20,6 +20,7 @@
 #include "config.hpp"
 #include "host_backend.hpp"
 #include "kv_cache/kv_cache.hpp"
+#include "kv_cache_test.hpp"
 #include "lab.hpp"
 #include "record.hpp"
 #include "registry.hpp"
@@ -130,17 +131,7 @@ double decode(Format f, std::uint32_t bits) {
 
 Point point(const std::string& variant, std::int64_t n0, std::int64_t n1, const std::string& dtype = "bf16",
             const std::string& mode = "eager", std::int64_t layers = 2, std::int64_t D = 16) {
-  return Point{"kv_cache",
-               variant,
-               {{"batch", std::int64_t{1}},
-                {"layers", layers},
-                {"kv_heads", std::int64_t{2}},
-                {"head_dim", D},
-                {"n0", n0},
-                {"n1", n1},
-                {"dtype", dtype},
-                {"mode", mode},
-                {"l2", std::string("hot")}}};
+  return test::kv_cache_point(variant, n0, n1, dtype, mode, layers, 2, D, 1);
 }
 
 using test::quick_lab;
@@ -368,9 +359,7 @@ TEST(KvCacheCost, FormulasAgreeWithTheText) {
 // Every point of configs/kv_cache.yaml: 15 (n0, n1) pairs less the 3 that shrink = 12, × 2 variants × 2 modes =
 // 48, each n1 >= n0 with an estimate; 36 KiB per token throughout; four hypotheses.
 TEST(KvCacheConfig, EveryPointValidates) {
-  const SweepConfig config = load_config(std::string(LABRUN_SOURCE_DIR) + "/configs/kv_cache.yaml", test::builtin());
-  EXPECT_EQ(config.experiment, "kv_cache");
-  const auto points = expand(config, experiment());
+  const auto [config, points] = test::shipped("kv_cache");
   EXPECT_EQ(points.size(), 48u);
   for (const Point& pt : points) {
     const Params p = kv_cache::params_of(Args(pt));

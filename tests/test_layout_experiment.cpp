@@ -130,15 +130,12 @@ TEST(LayoutExpGenerate, CacheSharesInputsAcrossVariants) {
 // The SDK draws the seeds layout drew before it: the pre-SDK key "layout/ROWSxCOLS/DTYPE", so results from then
 // compare point for point; and the inputs it generates from them are the generator's, bit for bit.
 TEST(LayoutExpGenerate, InputSeedsAreThoseBeforeTheSdk) {
-  EXPECT_EQ(sdk()->input_seed(Args(point("transpose_tiled", 1024, 4096, "f32")), kSeed),
-            splitmix64(kSeed ^ fnv1a64("layout/1024x4096/f32")));
-  EXPECT_EQ(sdk()->input_seed(Args(point("contiguous_noop", 8191, 4097, "bf16", "graph")), 3),
-            splitmix64(3 ^ fnv1a64("layout/8191x4097/bf16")));
-  const Point p = point("broadcast_view", 37, 53, "bf16");
-  const auto in = sdk()->inputs(Args(p), kSeed);
-  const Inputs want = generate(37, 53, DType::bf16, splitmix64(kSeed ^ fnv1a64("layout/37x53/bf16")));
-  EXPECT_EQ(std::memcmp(in->arrays()["x"].data, want.x(), want.x_bytes()), 0);
-  EXPECT_EQ(std::memcmp(in->arrays()["bias"].data, want.bias(), want.bias_bytes()), 0);
+  test::expect_pre_sdk_seeds(*sdk(),
+                             {{point("transpose_tiled", 1024, 4096, "f32"), kSeed, "layout/1024x4096/f32"},
+                              {point("contiguous_noop", 8191, 4097, "bf16", "graph"), 3, "layout/8191x4097/bf16"}});
+  const Inputs want = generate(37, 53, DType::bf16, test::pre_sdk_seed(kSeed, "layout/37x53/bf16"));
+  test::expect_input_bytes(*sdk(), point("broadcast_view", 37, 53, "bf16"), kSeed,
+                           {{"x", want.x(), want.x_bytes()}, {"bias", want.bias(), want.bias_bytes()}});
 }
 
 // ---- host variants -------------------------------------------------------------------------------------------------
@@ -418,11 +415,9 @@ TEST(LayoutExpCost, Numbers) {
 // side of 1024 hot, x 2 dtypes x 5 variants = 240 points, three hypotheses, the five variants of a shape, dtype and
 // L2 state consecutive (interleave: 5); on the host (lab.host) 40 of the hot points fit host_max_bytes = 40e6.
 TEST(LayoutExpConfig, EveryPointValidates) {
-  const SweepConfig config = load_config(std::string(LABRUN_SOURCE_DIR) + "/configs/layout.yaml", test::builtin());
-  EXPECT_EQ(config.experiment, "layout");
+  const auto [config, points] = test::shipped("layout");
   EXPECT_EQ(config.lab.processes, 3);
   EXPECT_EQ(config.lab.interleave, 5);
-  const auto points = expand(config, experiment());
   ASSERT_EQ(points.size(), 240u);
   std::set<std::pair<std::int64_t, std::int64_t>> cold, hot;
   ASSERT_TRUE(config.lab_by_backend.count("host"));
@@ -450,13 +445,7 @@ TEST(LayoutExpConfig, EveryPointValidates) {
   EXPECT_EQ(on_host, 40);
   ASSERT_TRUE(config.hypothesis.is_array());
   EXPECT_EQ(config.hypothesis.size(), 3u);
-  for (std::size_t i = 0; i < points.size(); i += 5)
-    for (std::size_t j = i; j < i + 5; ++j) {
-      EXPECT_EQ(points[j].integer("rows"), points[i].integer("rows"));
-      EXPECT_EQ(points[j].integer("cols"), points[i].integer("cols"));
-      EXPECT_EQ(points[j].word("dtype"), points[i].word("dtype"));
-      EXPECT_EQ(points[j].word("l2"), points[i].word("l2"));
-    }
+  test::expect_groups_of(points, 5, {"rows", "cols", "dtype", "l2"});
 }
 
 // Through the lab pass on the host backend: every variant "ok" with a passing check and its cost (the no-op's
@@ -481,9 +470,7 @@ TEST(LayoutExpRunPoint, HostStatuses) {
       EXPECT_EQ(graph["status"], "not_supported");
     }
   // 4096^2 f32 transposes: x and out are 134 MB, over the default 32 MB.
-  const Json big = run(point("transpose_tiled", 4096, 4096, "f32"));
-  EXPECT_EQ(big["status"], "skipped");
-  EXPECT_NE(big["reason"].get<std::string>().find("host_max_bytes"), std::string::npos) << big["reason"];
+  test::expect_over_host_max_bytes(run(point("transpose_tiled", 4096, 4096, "f32")));
 }
 
 }  // namespace

@@ -391,13 +391,7 @@ TEST(Masking, IndexDeviceCountNotSupportedOnHost) {
 // A working set (the experiment's estimate) above lab.host_max_bytes is "skipped" with a reason naming the
 // setting: where at n = 100 f32 holds data, mask and a temporary, 9 bytes per element, and the 4-byte result.
 TEST(Masking, HostMaxBytesSkipsLargePoints) {
-  LabSettings lab = quick_lab();
-  lab.host_max_bytes = 904;
-  const Json rec = run(point("where", 101, "f32"), lab);
-  EXPECT_EQ(rec["status"], "skipped");
-  ASSERT_TRUE(rec["reason"].is_string());
-  EXPECT_NE(rec["reason"].get<std::string>().find("host_max_bytes"), std::string::npos) << rec["reason"];
-  EXPECT_EQ(run(point("where", 100, "f32"), lab)["status"], "ok");
+  test::host_max_bytes_lab(904, experiment(), point("where", 100, "f32"), point("where", 101, "f32"));
 }
 
 // An estimated iteration time above lab.host_max_time_s is "skipped" too.

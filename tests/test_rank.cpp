@@ -290,11 +290,9 @@ TEST(Rank, EstimateIsTheWorkingSet) {
 // x 8 densities x 2 modes x 3 variants, n = 1e9 at density 0.5 only), and each point's axes parse and estimate;
 // the experiment's shipped hypotheses are valid config YAML too.
 TEST(Rank, ConfigValidates) {
-  const SweepConfig c = load_config(std::string(LABRUN_SOURCE_DIR) + "/configs/rank.yaml", test::builtin());
-  EXPECT_EQ(c.experiment, "rank");
+  const auto [c, points] = test::shipped("rank");
   EXPECT_EQ(c.lab.processes, 3);
   EXPECT_EQ(c.lab.interleave, 6);
-  const auto points = expand(c, experiment());
   EXPECT_EQ(points.size(), 198u);
   int at_1e9 = 0;
   for (const Point& p : points) {

@@ -507,13 +507,7 @@ TEST(Softmax, ConfigPointsAreTheDescribedSweep) {
   for (int k = 6; k <= 18; ++k) EXPECT_TRUE(shapes.count({(1 << 24) >> k, 1 << k})) << "cols 2^" << k;
   for (int k = 8; k <= 14; ++k) EXPECT_TRUE(shapes.count({1 << k, 4096})) << "rows 2^" << k;
   // Points are grouped as the interleave assumes: 6 consecutive points share shape, dtype and l2.
-  for (std::size_t i = 0; i < points.size(); i += 6)
-    for (std::size_t j = i + 1; j < i + 6; ++j) {
-      EXPECT_EQ(points[j].integer("cols"), points[i].integer("cols"));
-      EXPECT_EQ(points[j].integer("elements"), points[i].integer("elements"));
-      EXPECT_EQ(points[j].word("dtype"), points[i].word("dtype"));
-      EXPECT_EQ(points[j].word("l2"), points[i].word("l2"));
-    }
+  test::expect_groups_of(points, 6, {"cols", "elements", "dtype", "l2"});
   ASSERT_TRUE(config.hypothesis.is_array());
   EXPECT_EQ(config.hypothesis.size(), 2u);
 }
@@ -533,12 +527,9 @@ TEST(Softmax, RunPointOnHost) {
     }
   const Json graph = run(point("online", 4, 64, "f32", "graph"));
   EXPECT_EQ(graph["status"], "not_supported");
-  LabSettings lab = quick_lab();
-  lab.host_max_bytes = 2 * 64 * 64 * 4;  // x and y of 64 x 64 f32, exactly
-  EXPECT_EQ(run(point("online", 64, 64, "f32"), lab)["status"], "ok");
-  const Json big = run(point("online", 65, 64, "f32"), lab);
-  EXPECT_EQ(big["status"], "skipped");
-  EXPECT_NE(big["reason"].get<std::string>().find("host_max_bytes"), std::string::npos) << big["reason"];
+  const LabSettings lab = test::host_max_bytes_lab(2 * 64 * 64 * 4,  // x and y of 64 x 64 f32, exactly
+                                                   experiment(), point("online", 64, 64, "f32"),
+                                                   point("online", 65, 64, "f32"));
   EXPECT_EQ(run(point("unfused", 64, 64, "f32"), lab)["status"], "skipped") << "unfused also holds e, m and s";
 }
 

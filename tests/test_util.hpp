@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -18,14 +19,17 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <labrun/counter_rng.hpp>
 #include <labrun/experiment.hpp>
 #include <labrun/point.hpp>
 
+#include "config.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
 #include "lab_settings.hpp"
 #include "registry.hpp"
 #include "sdk_registry.hpp"
+#include "sweep.hpp"
 
 namespace labrun::test {
 
@@ -151,6 +155,53 @@ inline const Registry& builtin() {
 /// The built-in SDK experiment `name` (its generator, reference and check, as the lab runs them).
 inline std::shared_ptr<SdkExperiment> builtin_sdk(const std::string& name) { return sdk_experiment(builtin(), name); }
 
+/// A shipped config and the points it expands to.
+struct Shipped {
+  SweepConfig config;
+  std::vector<Point> points;
+};
+
+/// configs/`name`.yaml loaded with the built-in experiments, and its points expanded by experiment `name`; a test
+/// failure unless the config sweeps that experiment.
+inline Shipped shipped(const std::string& name) {
+  Shipped s{load_config(kSource + "/configs/" + name + ".yaml", builtin()), {}};
+  EXPECT_EQ(s.config.experiment, name);
+  s.points = expand(s.config, *builtin().find(name));
+  return s;
+}
+
+/// The input seed an experiment drew before the SDK: splitmix64(`lab_seed` ^ FNV-1a 64 of its pre-SDK key `key`).
+inline std::uint64_t pre_sdk_seed(std::uint64_t lab_seed, const std::string& key) {
+  return splitmix64(lab_seed ^ fnv1a64(key));
+}
+
+/// A point, the lab seed it runs under, and the pre-SDK key its inputs were drawn from ("gemv/37x513/bf16").
+struct SeedCase {
+  Point point;
+  std::uint64_t lab_seed;
+  std::string key;
+};
+
+/// Expects `sdk` to draw each case's input seed as the experiment drew it before the SDK (pre_sdk_seed).
+inline void expect_pre_sdk_seeds(const SdkExperiment& sdk, const std::vector<SeedCase>& cases) {
+  for (const SeedCase& c : cases)
+    EXPECT_EQ(sdk.input_seed(Args(c.point), c.lab_seed), pre_sdk_seed(c.lab_seed, c.key)) << c.point.label();
+}
+
+/// An input array as a test expects it: its name in the input set, and the bytes (`bytes` of them at `data`).
+struct ArrayBytes {
+  std::string name;
+  const void* data;
+  std::size_t bytes;
+};
+
+/// Expects the inputs `sdk` generates for point `p` under `lab_seed` to hold, array by array, `want`'s bytes.
+inline void expect_input_bytes(SdkExperiment& sdk, const Point& p, std::uint64_t lab_seed,
+                               const std::vector<ArrayBytes>& want) {
+  const auto in = sdk.inputs(Args(p), lab_seed);
+  for (const ArrayBytes& a : want) EXPECT_EQ(std::memcmp(in->arrays()[a.name].data, a.data, a.bytes), 0) << a.name;
+}
+
 /// Lab settings for a quick host run: one warmup iteration, one or two samples, no time floors or limits (host tests
 /// assert values and statuses, never timings).
 inline LabSettings quick_lab() {
@@ -168,6 +219,33 @@ inline LabSettings quick_lab() {
 inline Json run_on_host(const Point& p, const RegisteredExperiment& experiment, const LabSettings& lab = quick_lab()) {
   HostBackend backend;
   return run_point(p, experiment, backend, lab);
+}
+
+/// Expects the point record `rec` to be `skipped` for a working set over lab.host_max_bytes (its reason names it).
+inline void expect_over_host_max_bytes(const Json& rec) {
+  EXPECT_EQ(rec["status"], "skipped") << rec.dump();
+  ASSERT_TRUE(rec["reason"].is_string()) << rec.dump();
+  EXPECT_NE(rec["reason"].get<std::string>().find("host_max_bytes"), std::string::npos) << rec["reason"];
+}
+
+/// Expects `points` (a sweep, in order) to come in consecutive groups of `size`, as lab.interleave = `size` assumes:
+/// within each group every point has the group's first point's value of each axis named in `axes`.
+inline void expect_groups_of(const std::vector<Point>& points, std::size_t size, const std::vector<std::string>& axes) {
+  for (std::size_t i = 0; i < points.size(); i += size)
+    for (std::size_t j = i + 1; j < i + size; ++j)
+      for (const std::string& axis : axes)
+        EXPECT_EQ(points.at(j).at(axis), points.at(i).at(axis)) << points.at(j).label() << ": " << axis;
+}
+
+/// quick_lab() with lab.host_max_bytes = `max_bytes` (bytes), checked to bound the working set exactly there on the
+/// host: point `fits` of `experiment` (working set `max_bytes`) runs ok, point `over` (a little more) is skipped.
+inline LabSettings host_max_bytes_lab(double max_bytes, const RegisteredExperiment& experiment, const Point& fits,
+                                      const Point& over) {
+  LabSettings lab = quick_lab();
+  lab.host_max_bytes = max_bytes;
+  EXPECT_EQ(run_on_host(fits, experiment, lab)["status"], "ok") << fits.label();
+  expect_over_host_max_bytes(run_on_host(over, experiment, lab));
+  return lab;
 }
 
 /// A check's outcome as the point's record spells it: `correctness.detail` (the reported comparison's fields and

@@ -24,6 +24,7 @@
 #include "cuda_backend.hpp"
 #include "kv_cache/cuda/kv_cache_kernels.cuh"
 #include "kv_cache/kv_cache.hpp"
+#include "kv_cache_test.hpp"
 #include "lab.hpp"
 #include "record.hpp"
 
@@ -37,17 +38,7 @@ class KvCacheGpu : public test::GpuLabTest {
   Point point(const std::string& variant, std::int64_t n0, std::int64_t n1, const std::string& dtype,
               const std::string& mode, std::int64_t layers = 2, std::int64_t heads = 3, std::int64_t D = 128,
               std::int64_t batch = 2) const {
-    return Point{"kv_cache",
-                 variant,
-                 {{"batch", batch},
-                  {"layers", layers},
-                  {"kv_heads", heads},
-                  {"head_dim", D},
-                  {"n0", n0},
-                  {"n1", n1},
-                  {"dtype", dtype},
-                  {"mode", mode},
-                  {"l2", std::string("hot")}}};
+    return test::kv_cache_point(variant, n0, n1, dtype, mode, layers, heads, D, batch);
   }
   Json run(const Point& p) { return run_lab(p); }
 };
