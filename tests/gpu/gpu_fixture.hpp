@@ -85,10 +85,29 @@ class GpuLabTest : public ::testing::Test {
   }
   LaunchContext& ctx() { return cuda().context(); }
 
+  /// Timing for a judged point: `min_samples` to `max_samples` samples of at least `min_sample_time_s` seconds each,
+  /// sampled for at most `max_time_s` seconds.
+  void judge_with(std::int64_t min_samples, std::int64_t max_samples, double max_time_s, double min_sample_time_s) {
+    lab_.min_samples = min_samples;
+    lab_.max_samples = max_samples;
+    lab_.max_time_s = max_time_s;
+    lab_.min_sample_time_s = min_sample_time_s;
+  }
+
   int quick_samples_ = 3;
   std::unique_ptr<Backend> backend_;
   Registry registry_;
   LabSettings lab_;
+};
+
+/// GpuLabTest for suites that run many points: two samples a point and no time limit (lab.max_time_s = 0).
+class QuickGpuLabTest : public GpuLabTest {
+ protected:
+  QuickGpuLabTest() { quick_samples_ = 2; }
+  void SetUp() override {
+    GpuLabTest::SetUp();
+    lab_.max_time_s = 0;
+  }
 };
 
 }  // namespace labrun::test

@@ -37,13 +37,8 @@ using test::test_seed;
 
 const char* kVariants[] = {"naive_out_of_place", "naive_in_place", "tiled"};
 
-class AttentionGpu : public test::GpuLabTest {
+class AttentionGpu : public test::QuickGpuLabTest {
  protected:
-  AttentionGpu() { quick_samples_ = 2; }
-  void SetUp() override {
-    GpuLabTest::SetUp();
-    lab_.max_time_s = 0;
-  }
   static Point point(const std::string& variant, std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d,
                      std::int64_t causal, const std::string& mode = "eager") {
     return test_attention::point(variant, b, h, s, d, causal, mode);
@@ -185,10 +180,7 @@ TEST_F(AttentionGpu, C12_GraphReplaysDoNotAllocate) {
 // The judged point through the lab pass: every variant ok; the kernel breakdown of naive_out_of_place names the
 // out-of-place copy; tiled's TFLOP/s (causal flops, 4 B H S^2 D / 2) printed with the target (>= 150 on an H200).
 TEST_F(AttentionGpu, JudgedPointRunsThroughTheLabPass) {
-  lab_.min_samples = 5;
-  lab_.max_samples = 10;
-  lab_.max_time_s = 0.5;
-  lab_.min_sample_time_s = 0.001;
+  judge_with(5, 10, 0.5, 0.001);
   lab_.launches = true;  // the traced breakdown (docs/integrity.md)
   for (const char* v : kVariants) {
     if (naive(v) && !cublas::available()) continue;

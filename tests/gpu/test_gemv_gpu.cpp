@@ -51,13 +51,8 @@ const char* kDtypes[] = {"f16", "bf16"};
 const std::tuple<std::int64_t, std::int64_t> kShapes[] = {
     {1, 1}, {7, 7}, {1, 8}, {33, 100}, {9, 1000}, {17, 4096}, {5, 4104}, {3, 8191}, {257, 256}, {2, 14336}, {3, 65544}};
 
-class GemvGpu : public test::GpuLabTest {
+class GemvGpu : public test::QuickGpuLabTest {
  protected:
-  GemvGpu() { quick_samples_ = 2; }
-  void SetUp() override {
-    GpuLabTest::SetUp();
-    lab_.max_time_s = 0;
-  }
   static Point point(const std::string& variant, std::int64_t m, std::int64_t n, const std::string& dtype,
                      const std::string& mode, const std::string& l2 = "hot") {
     return Point{"gemv", variant, {{"m", m}, {"n", n}, {"dtype", dtype}, {"mode", mode}, {"l2", l2}}};
@@ -200,10 +195,7 @@ TEST_F(GemvGpu, C12_GraphReplaysDoNotAllocate) {
 TEST_F(GemvGpu, HeadlinePoint8192Cold) {
   const double read = real_from_json(backend_->calibrate()["read"]["bandwidth_Bps"]);
   lab_.warmup_iterations = 5;
-  lab_.min_samples = 20;
-  lab_.max_samples = 40;
-  lab_.max_time_s = 0.3;
-  lab_.min_sample_time_s = 0;
+  judge_with(20, 40, 0.3, 0);
   std::vector<std::string> variants(std::begin(kOwnVariants), std::end(kOwnVariants));
   if (cublas_loadable()) variants.push_back("cublas");
   double best = 0;

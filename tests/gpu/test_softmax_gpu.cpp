@@ -31,13 +31,8 @@ namespace {
 
 using test::test_seed;
 
-class SoftmaxGpu : public test::GpuLabTest {
+class SoftmaxGpu : public test::QuickGpuLabTest {
  protected:
-  SoftmaxGpu() { quick_samples_ = 2; }
-  void SetUp() override {
-    GpuLabTest::SetUp();
-    lab_.max_time_s = 0;
-  }
   // A rows x cols point: the axes are `elements` (rows * cols) and `cols`, rows is derived from them.
   static Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
                      const std::string& mode) {
@@ -168,10 +163,7 @@ TEST_F(SoftmaxGpu, C12_GraphReplaysDoNotAllocate) {
 // (fused: compulsory bytes only), the kernel breakdown naming unfused's four ops; the times are printed with
 // the bandwidth of the compulsory bytes (the speed target is >= 80% of the copy bandwidth for the fused ones).
 TEST_F(SoftmaxGpu, JudgedPointRunsThroughTheLabPass) {
-  lab_.min_samples = 10;
-  lab_.max_samples = 20;
-  lab_.max_time_s = 0.2;
-  lab_.min_sample_time_s = 0.001;
+  judge_with(10, 20, 0.2, 0.001);
   for (const char* v : kVariants) {
     SCOPED_TRACE(v);
     const Json rec = run(v, 4096, 4096, "f32", "graph");

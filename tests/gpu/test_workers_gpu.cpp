@@ -45,21 +45,19 @@ TEST_F(WorkersGpu, PointLargerThanFreeMemoryIsSkippedWithBothNumbers) {
   void* blob = nullptr;
   ASSERT_EQ(cudaMalloc(&blob, free - leave), cudaSuccess);
   const RegisteredExperiment& softmax = *registry_.find("softmax");
+  // An online softmax point of `elements` f32 elements in rows of 4096, eager, hot L2.
+  const auto online = [](std::int64_t elements) {
+    return Point{"softmax",
+                 "online",
+                 {{"cols", std::int64_t{4096}},
+                  {"elements", elements},
+                  {"dtype", std::string("f32")},
+                  {"mode", std::string("eager")},
+                  {"l2", std::string("hot")}}};
+  };
   // 2^31 f32 elements: x and y take 17.2 GB, under 90% of the device's memory but over what is free now.
-  const Point big{"softmax",
-                  "online",
-                  {{"cols", std::int64_t{4096}},
-                   {"elements", std::int64_t{1} << 31},
-                   {"dtype", std::string("f32")},
-                   {"mode", std::string("eager")},
-                   {"l2", std::string("hot")}}};
-  const Point small{"softmax",
-                    "online",
-                    {{"cols", std::int64_t{4096}},
-                     {"elements", std::int64_t{1} << 20},
-                     {"dtype", std::string("f32")},
-                     {"mode", std::string("eager")},
-                     {"l2", std::string("hot")}}};
+  const Point big = online(std::int64_t{1} << 31);
+  const Point small = online(std::int64_t{1} << 20);
   std::vector<PointRecord> records;
   run_sweep({big, small}, softmax, *backend_, lab_, Json(), [&](const PointRecord& r) { records.push_back(r); }, {});
   cudaFree(blob);
