@@ -16,44 +16,18 @@ namespace {
 constexpr TraceStream kLab = 0x5000, kOwn = 0x6000, kOther = 0x7000;
 
 TraceCall work(TraceStream s, const std::string& name = "scale") {
-  TraceCall c;
-  c.kind = TraceCall::Kind::work;
-  c.api = "cudaLaunchKernel";
-  c.name = name;
-  c.stream = s;
-  return c;
+  return TraceCall{.kind = TraceCall::Kind::work, .api = "cudaLaunchKernel", .name = name, .stream = s};
 }
 TraceCall record(std::uint64_t event, TraceStream s) {
-  TraceCall c;
-  c.kind = TraceCall::Kind::event_record;
-  c.api = "cudaEventRecord";
-  c.event = event;
-  c.stream = s;
-  return c;
+  return TraceCall{.kind = TraceCall::Kind::event_record, .api = "cudaEventRecord", .stream = s, .event = event};
 }
 TraceCall wait(TraceStream s, std::uint64_t event) {
-  TraceCall c;
-  c.kind = TraceCall::Kind::stream_wait;
-  c.api = "cudaStreamWaitEvent";
-  c.event = event;
-  c.stream = s;
-  return c;
+  return TraceCall{.kind = TraceCall::Kind::stream_wait, .api = "cudaStreamWaitEvent", .stream = s, .event = event};
 }
 TraceCall sync(const std::string& api, TraceCall::SyncScope scope, TraceStream s = 0, std::uint64_t event = 0) {
-  TraceCall c;
-  c.kind = TraceCall::Kind::sync;
-  c.api = api;
-  c.scope = scope;
-  c.stream = s;
-  c.event = event;
-  return c;
+  return TraceCall{.kind = TraceCall::Kind::sync, .api = api, .stream = s, .event = event, .scope = scope};
 }
-TraceCall memory(TraceCall::Kind kind, const std::string& api) {
-  TraceCall c;
-  c.kind = kind;
-  c.api = api;
-  return c;
-}
+TraceCall memory(TraceCall::Kind kind, const std::string& api) { return TraceCall{.kind = kind, .api = api}; }
 
 TEST(Audit, WorkOnTheLabsStreamAloneIsClean) {
   const auto f = audit_iteration({work(kLab), work(kLab, "reduce")}, kLab);
@@ -314,26 +288,24 @@ TEST(Audit, TheTracedBreakdownNamesEveryKernelItsStreamShapeAndTime) {
   TraceCall copy = work(kOwn, "memcpy DtoH");
   copy.correlation = 20;
   copy.driver_correlation = 21;  // the driver call inside the runtime copy carries the activity's id
-  TraceActivity gemm;
-  gemm.kind = TraceActivity::Kind::kernel;
-  gemm.name = "_Z5scaleIfEvPT_l";
-  gemm.correlation = 12;
-  gemm.start_ns = 5000;
-  gemm.end_ns = 7500;
-  gemm.grid[0] = 128, gemm.grid[1] = 2, gemm.grid[2] = 1;
-  gemm.block[0] = 256, gemm.block[1] = 1, gemm.block[2] = 1;
+  TraceActivity gemm{.kind = TraceActivity::Kind::kernel,
+                     .name = "_Z5scaleIfEvPT_l",
+                     .correlation = 12,
+                     .start_ns = 5000,
+                     .end_ns = 7500,
+                     .grid = {128, 2, 1},
+                     .block = {256, 1, 1}};
   TraceActivity first = gemm;
   first.name = "_ZN12_GLOBAL__N_17computeEPKfPfl";
   first.correlation = 11;
   first.start_ns = 1000;
   first.end_ns = 3000;
-  TraceActivity d2h;
-  d2h.kind = TraceActivity::Kind::memcpy;
-  d2h.name = "memcpy DtoH";
-  d2h.correlation = 21;
-  d2h.start_ns = 8000;
-  d2h.end_ns = 8400;
-  d2h.bytes = 4096;
+  TraceActivity d2h{.kind = TraceActivity::Kind::memcpy,
+                    .name = "memcpy DtoH",
+                    .correlation = 21,
+                    .start_ns = 8000,
+                    .end_ns = 8400,
+                    .bytes = 4096};
   TraceActivity stray = d2h;  // launched by no recorded call (another API the audit does not read)
   stray.kind = TraceActivity::Kind::memset;
   stray.correlation = 99;

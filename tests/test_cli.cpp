@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -383,33 +384,43 @@ const char* const kDuplicateKeyConfig =
     "  n: [1024]\n"
     "  n: [4096]\n";
 
-// C03: an unknown axis stops `sweep` with exit 3 naming file:line and the nearest key, before any output.
-TEST(Cli, C03_UnknownAxisIsAConfigErrorBeforeAnyOutput) {
-  TempDir dir;
-  const std::string bad = dir.path("densty.yaml");
-  write_file(bad, kUnknownAxisConfig);
+// Expects `labrun report` of `file` to refuse it as bad input (exit 2) with a message that holds `message`.
+void expect_report_refuses(const TempDir& dir, const std::string& file, const std::string& message) {
+  const Result r = labrun(dir, "report " + quote(file) + " -o rep --no-plots");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+}
+
+// `labrun sweep` on the host of the config `text`, written to `dir`/`name`: expects a config error (exit 3) that
+// leaves no result file, and the same exit from `validate`; returns the sweep's stderr.
+std::string config_error(const TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string bad = dir.path(name);
+  write_file(bad, text);
   const std::string out = dir.path("out2.jsonl");
   const Result r = labrun(dir, "sweep " + quote(bad) + " --device cpu -o " + quote(out));
   EXPECT_EQ(r.code, 3) << r.err;
-  EXPECT_NE(r.err.find("densty.yaml:4:"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("did you mean 'density'"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
-  EXPECT_FALSE(fs::exists(fs::path(dir.cwd()) / "results"));
   EXPECT_EQ(labrun(dir, "validate " + quote(bad)).code, 3);
+  return r.err;
+}
+
+// C03: an unknown axis stops `sweep` with exit 3 naming file:line and the nearest key, before any output.
+TEST(Cli, C03_UnknownAxisIsAConfigErrorBeforeAnyOutput) {
+  TempDir dir;
+  const std::string err = config_error(dir, "densty.yaml", kUnknownAxisConfig);
+  EXPECT_NE(err.find("densty.yaml:4:"), std::string::npos) << err;
+  EXPECT_NE(err.find("did you mean 'density'"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(fs::path(dir.cwd()) / "results"));
 }
 
 // An unknown stopping criterion (lab.stopping) is a config error: exit 3 naming file, line and key, before any output.
 TEST(Cli, UnknownStoppingCriterionIsAConfigError) {
   TempDir dir;
-  const std::string bad = dir.path("stopping.yaml");
-  write_file(bad, "experiment: masking\naxes:\n  n: [1000]\nlab:\n  stopping: nosie\n");
+  const std::string err = config_error(dir, "stopping.yaml",
+                                       "experiment: masking\naxes:\n  n: [1000]\nlab:\n  stopping: nosie\n");
+  EXPECT_NE(err.find("stopping.yaml:5: key 'lab.stopping'"), std::string::npos) << err;
+  EXPECT_NE(err.find("'nosie' is not one of noise"), std::string::npos) << err;
   const std::string out = dir.path("out.jsonl");
-  const Result r = labrun(dir, "sweep " + quote(bad) + " --device cpu -o " + quote(out));
-  EXPECT_EQ(r.code, 3) << r.err;
-  EXPECT_NE(r.err.find("stopping.yaml:5: key 'lab.stopping'"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("'nosie' is not one of noise"), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(out));
-  EXPECT_EQ(labrun(dir, "validate " + quote(bad)).code, 3);
   const Result cli = labrun(dir, "sweep " + quote(kSmoke) + " --device cpu -o " + quote(out) + " --lab stopping=x");
   EXPECT_EQ(cli.code, 3) << cli.err;
   EXPECT_NE(cli.err.find("lab.stopping"), std::string::npos) << cli.err;
@@ -418,17 +429,11 @@ TEST(Cli, UnknownStoppingCriterionIsAConfigError) {
 // C01: `n:` given twice stops `sweep` with exit 3 naming the file, the key and both lines, before any output.
 TEST(Cli, C01_DuplicateKeyIsAConfigErrorBeforeAnyOutput) {
   TempDir dir;
-  const std::string bad = dir.path("dup.yaml");
-  write_file(bad, kDuplicateKeyConfig);
-  const std::string out = dir.path("out2.jsonl");
-  const Result r = labrun(dir, "sweep " + quote(bad) + " --device cpu -o " + quote(out));
-  EXPECT_EQ(r.code, 3) << r.err;
-  EXPECT_NE(r.err.find("dup.yaml:4:"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("'n'"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("line 3"), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(out));
+  const std::string err = config_error(dir, "dup.yaml", kDuplicateKeyConfig);
+  EXPECT_NE(err.find("dup.yaml:4:"), std::string::npos) << err;
+  EXPECT_NE(err.find("'n'"), std::string::npos) << err;
+  EXPECT_NE(err.find("line 3"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(fs::path(dir.cwd()) / "results"));
-  EXPECT_EQ(labrun(dir, "validate " + quote(bad)).code, 3);
 }
 
 // `validate` accepts the shipped masking config (exit 0) and reports its point count.
@@ -648,9 +653,7 @@ TEST(Cli, H02_ResultReadersRefuseDevicesAndFifos) {
   }
   const std::string fifo = dir.path("pipe.jsonl");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const Result r = labrun(dir, "report " + quote(fifo) + " -o rep --no-plots");
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find(fifo + ": a named pipe (FIFO), not a regular file"), std::string::npos) << r.err;
+  expect_report_refuses(dir, fifo, fifo + ": a named pipe (FIFO), not a regular file");
   EXPECT_FALSE(fs::exists(dir.cwd() + "/m.jsonl"));
 }
 
@@ -664,30 +667,26 @@ TEST(Cli, H06_NonsenseRecordsAreBadInput) {
   std::vector<std::string> lines = lines_of(run.bytes);
   ASSERT_GT(lines.size(), 2u);
   const std::string bad = dir.path("bad.jsonl");
+  // `command` on the run with its first point changed by `change`, written to `bad`: bad input (exit 2); its stderr.
+  const auto refused = [&](const std::function<void(Json&)>& change, const std::string& command) {
+    Json point = Json::parse(lines[1]);
+    change(point);
+    std::vector<std::string> changed = lines;
+    changed[1] = point.dump();
+    write_file(bad, joined(changed));
+    const Result r = labrun(dir, command);
+    EXPECT_EQ(r.code, 2) << r.err;
+    return r.err;
+  };
 
-  Json point = Json::parse(lines[1]);
-  point["status"] = "exploded";
-  std::vector<std::string> status = lines;
-  status[1] = point.dump();
-  write_file(bad, joined(status));
-  Result r = labrun(dir, "diff " + quote(run.output) + " " + quote(bad));
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find(bad + ":2: status: \"exploded\" is not a point status"), std::string::npos) << r.err;
+  std::string err = refused([](Json& p) { p["status"] = "exploded"; }, "diff " + quote(run.output) + " " + quote(bad));
+  EXPECT_NE(err.find(bad + ":2: status: \"exploded\" is not a point status"), std::string::npos) << err;
 
-  point = Json::parse(lines[1]);
-  point["timing"]["time_s"] = -1;
-  std::vector<std::string> negative = lines;
-  negative[1] = point.dump();
-  write_file(bad, joined(negative));
-  r = labrun(dir, "report " + quote(bad) + " -o rep --no-plots");
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find(bad + ":2: timing.time_s: -1.0 is negative; a time is at least 0 s"), std::string::npos)
-      << r.err;
+  err = refused([](Json& p) { p["timing"]["time_s"] = -1; }, "report " + quote(bad) + " -o rep --no-plots");
+  EXPECT_NE(err.find(bad + ":2: timing.time_s: -1.0 is negative; a time is at least 0 s"), std::string::npos) << err;
 
   write_file(bad, joined(std::vector<std::string>(lines.begin() + 1, lines.end())));
-  r = labrun(dir, "report " + quote(bad) + " -o rep --no-plots");
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find(bad + ":1: a point before any header"), std::string::npos) << r.err;
+  expect_report_refuses(dir, bad, bad + ":1: a point before any header");
   EXPECT_FALSE(fs::exists(dir.cwd() + "/rep"));
 }
 

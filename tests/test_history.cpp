@@ -465,16 +465,24 @@ TEST(HistoryLab, ATestAidDoesNotSplitTheSeriesAndOtherLabSettingsDo) {
   EXPECT_TRUE(warned);
 }
 
+// The message history_results refuses `commits` with (std::invalid_argument); a test failure, and "", when it accepts
+// them (`what`: the mix it should have refused, for the failure's message).
+std::string refusal_of(const std::vector<CommitRuns>& commits, const std::string& what) {
+  try {
+    history_results(commits, HistoryOptions{});
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted " << what;
+  return "";
+}
+
 TEST(HistoryLab, RunsOfTwoExperimentsAreRefusedNamingAFileOfEach) {
   std::vector<CommitRuns> commits = small_history(7, 4, 3, kCommits, 1.0);
   commits[2].runs[0].header.json["config"]["experiment"] = "other";
   commits[2].runs[0].file = "other.jsonl";
-  try {
-    history_results(commits, HistoryOptions{});
-    FAIL() << "accepted two experiments";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("other.jsonl"), std::string::npos) << e.what();
-  }
+  const std::string e = refusal_of(commits, "two experiments");
+  EXPECT_NE(e.find("other.jsonl"), std::string::npos) << e;
 }
 
 // H06: runs of two configs of one experiment (configs/masking.yaml and configs/masking_delay.yaml, say) are
@@ -485,14 +493,9 @@ TEST(HistoryLab, H06_RunsOfTwoConfigsAreRefusedNamingAFileOfEach) {
   EXPECT_NO_THROW(history_results(commits, HistoryOptions{}));
   commits[2].runs[0].header.json["config"]["path"] = "configs/other.yaml";
   commits[2].runs[0].file = "other.jsonl";
-  try {
-    history_results(commits, HistoryOptions{});
-    FAIL() << "accepted two configs";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()).find("other.jsonl: config other.yaml differs from synthetic.yaml in "), 0u)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("a history is of one config at many commits"), std::string::npos);
-  }
+  const std::string e = refusal_of(commits, "two configs");
+  EXPECT_EQ(e.find("other.jsonl: config other.yaml differs from synthetic.yaml in "), 0u) << e;
+  EXPECT_NE(e.find("a history is of one config at many commits"), std::string::npos);
 }
 
 TEST(HistoryOrder, CommitsAreOrderedByTheRepositoryOrElseByTime) {
@@ -706,13 +709,8 @@ TEST(HistoryCodeRev, RunsOfTwoProjectsAreRefused) {
   as_users_runner(commits, "myproj", "0.1.0");
   commits[3].runs[0].header.json["environment"]["code"]["project"] = "other";
   commits[3].runs[0].file = "other.jsonl";
-  try {
-    history_results(commits, HistoryOptions{});
-    FAIL() << "accepted runs of two projects";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("other.jsonl: code under test other differs from myproj"), std::string::npos)
-        << e.what();
-  }
+  const std::string e = refusal_of(commits, "runs of two projects");
+  EXPECT_NE(e.find("other.jsonl: code under test other differs from myproj"), std::string::npos) << e;
 }
 
 // A user's runner: the runs' environment.code.git_sha are commits of the user's repository (labrun's own sha is

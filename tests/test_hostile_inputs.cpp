@@ -270,6 +270,15 @@ std::string joined(const std::vector<std::string>& lines) {
   return out;
 }
 
+// Expects `labrun report` to read the run `lines` (header first), written to `dir`/`name`: exit 0, the report in
+// `dir`/`out`.
+void expect_report_reads(const TempDir& dir, const std::string& name, const std::vector<std::string>& lines,
+                         const std::string& out = "rep") {
+  write_file(dir.file(name), joined(lines));
+  const Outcome r = labrun(dir, "report " + name + " -o " + out + " --no-plots");
+  EXPECT_EQ(r.code, 0) << name << "\n" << r.err;
+}
+
 /// The text that ESC, a C1 control (U+009B, CSI) and U+202E (right-to-left override) become, and the raw text.
 const std::string kHostile = "\x1b[2J\xc2\x9b\u202e";
 const std::string kShown = "\\x1b[2J\\u009b\\u202e";
@@ -540,9 +549,7 @@ TEST(Hostile, H06_HeaderLabSettingsAreTypeChecked) {
   header["lab"]["host_max_n"] = "anything";
   std::vector<std::string> changed = lines;
   changed[0] = header.dump();
-  write_file(dir.file("ok.jsonl"), joined(changed));
-  const Outcome ok = labrun(dir, "report ok.jsonl -o rep --no-plots");
-  EXPECT_EQ(ok.code, 0) << ok.err;
+  expect_report_reads(dir, "ok.jsonl", changed);
 }
 
 // Case H06 for a point's other times: interpretation.iteration_time_s and each phase's times are at least 0 s.
@@ -759,8 +766,7 @@ TEST(Hostile, H13_UnknownTypesAndSenselessSegmentsAndHeadersAreRefused) {
     h["created_utc"] = "2024-02-29T23:59:60.5Z";  // a leap day and a leap second exist
     std::vector<std::string> changed = lines;
     changed[0] = h.dump();
-    write_file(dir.file("leap.jsonl"), joined(changed));
-    EXPECT_EQ(labrun(dir, "report leap.jsonl -o rep-leap --no-plots").code, 0);
+    expect_report_reads(dir, "leap.jsonl", changed, "rep-leap");
   }
   for (const Case& c : cases) {
     std::vector<std::string> changed = lines;
@@ -782,9 +788,7 @@ TEST(Hostile, H13_UnknownTypesAndSenselessSegmentsAndHeadersAreRefused) {
                                                      {"environment", Json::object()},
                                                      {"points_held", 1}}
                                                     .dump());
-  write_file(dir.file("segment.jsonl"), joined(with_segment));
-  const Outcome ok = labrun(dir, "report segment.jsonl -o rep2 --no-plots");
-  EXPECT_EQ(ok.code, 0) << ok.err;
+  expect_report_reads(dir, "segment.jsonl", with_segment, "rep2");
 }
 
 // Case H13: a result of an experiment this runner does not have (a user's runner, an imported file) is read by

@@ -28,6 +28,23 @@ Json fixture() {
   return Json::parse(in);
 }
 
+// The fixture with summary `tag` of its state `s` (benchmark 0) set to `value` (nvbench's text of a number).
+Json fixture_with_summary(std::size_t s, const std::string& tag, const std::string& value) {
+  Json doc = fixture();
+  for (Json& x : doc["benchmarks"][0]["states"][s]["summaries"])
+    if (x["tag"] == tag) x["data"][0]["value"] = value;
+  return doc;
+}
+
+// The arguments of `labrun import nvbench INPUT -o OUTPUT` (two paths), every other option at its default.
+ImportArgs nvbench_args(const std::string& input, const std::string& output) {
+  ImportArgs a;
+  a.tool = "nvbench";
+  a.input = input;
+  a.output = output;
+  return a;
+}
+
 ImportOptions options() {
   ImportOptions o;
   o.file = "nv.json";
@@ -77,10 +94,7 @@ TEST(Import, NvbenchStatesBecomeAColdAndAHotPointEachWithTheFilesNumbers) {
 
 TEST(Import, TheCommandWritesAResultFileThatReportReads) {
   const test::TempDir dir;
-  ImportArgs a;
-  a.tool = "nvbench";
-  a.input = kNvbench;
-  a.output = dir.file("nv.jsonl");
+  ImportArgs a = nvbench_args(kNvbench, dir.file("nv.jsonl"));
   a.code_rev = "66212f1+dirty";
   std::ostringstream err;
   ASSERT_EQ(cmd_import(a, err), kExitOk) << err.str();
@@ -116,10 +130,7 @@ TEST(Import, DiffComparesImportedSummariesAndNamesTheOneStateMadeSlower) {
   }
   std::ofstream(dir.file("scaled.json")) << scaled.dump();
   for (const auto& [in, out] : {std::pair{kNvbench, "a.jsonl"}, std::pair{dir.file("scaled.json"), "b.jsonl"}}) {
-    ImportArgs a;
-    a.tool = "nvbench";
-    a.input = in;
-    a.output = dir.file(out);
+    ImportArgs a = nvbench_args(in, dir.file(out));
     a.created = "2026-12-01T10:00:00.000Z";
     std::ostringstream err;
     ASSERT_EQ(cmd_import(a, err), kExitOk) << err.str();
@@ -152,23 +163,17 @@ TEST(Import, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
     std::ofstream(dir.file(name)) << text;
     return dir.file(name);
   };
-  Json negative = fixture();
-  for (Json& s : negative["benchmarks"][0]["states"][2]["summaries"])
-    if (s["tag"] == "nv/cold/time/gpu/median") s["data"][0]["value"] = "-1e-6";
+  const Json negative = fixture_with_summary(2, "nv/cold/time/gpu/median", "-1e-6");
   Json word = fixture();
   word["benchmarks"][0]["states"][0]["summaries"][2]["data"][0]["value"] = "many";
-  Json outside = fixture();
-  for (Json& s : outside["benchmarks"][0]["states"][1]["summaries"])
-    if (s["tag"] == "nv/cold/time/gpu/median") s["data"][0]["value"] = "1.0";
+  const Json outside = fixture_with_summary(1, "nv/cold/time/gpu/median", "1.0");
   Json reserved = fixture();
   reserved["benchmarks"][0]["states"][0]["axis_values"][0]["name"] = "l2";
   Json twice = fixture();
   twice["benchmarks"][0]["states"].push_back(twice["benchmarks"][0]["states"][3]);
   Json skipped_word = fixture();
   skipped_word["benchmarks"][0]["states"][0]["is_skipped"] = "true";
-  Json mean_outside = fixture();
-  for (Json& s : mean_outside["benchmarks"][0]["states"][0]["summaries"])
-    if (s["tag"] == "nv/cold/time/gpu/mean") s["data"][0]["value"] = "1.0";
+  const Json mean_outside = fixture_with_summary(0, "nv/cold/time/gpu/mean", "1.0");
   Json overflow = fixture();
   overflow["benchmarks"][0]["states"][0]["axis_values"][0]["value"] = "99999999999999999999";
   Json version2 = fixture();
@@ -201,10 +206,7 @@ TEST(Import, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
       {write("no_device.json", no_device.dump()), "benchmarks[0].states[0].device: device 3 is not one of devices[]"},
   };
   for (const auto& [path, message] : cases) {
-    ImportArgs a;
-    a.tool = "nvbench";
-    a.input = path;
-    a.output = dir.file("out.jsonl");
+    ImportArgs a = nvbench_args(path, dir.file("out.jsonl"));
     std::ostringstream err;
     EXPECT_EQ(cmd_import(a, err), kExitUsage) << path << ": " << err.str();
     EXPECT_NE(err.str().find(message), std::string::npos) << path << ": " << err.str();
@@ -212,10 +214,7 @@ TEST(Import, BadInputIsRefusedWithItsPlaceAndNothingWritten) {
     EXPECT_FALSE(fs::exists(a.output)) << path;
   }
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 14);  // no staging left
-  ImportArgs a;
-  a.tool = "nvbench";
-  a.input = kNvbench;
-  a.output = dir.file("out.jsonl");
+  ImportArgs a = nvbench_args(kNvbench, dir.file("out.jsonl"));
   a.code_rev = "not-a-sha";
   std::ostringstream err;
   EXPECT_EQ(cmd_import(a, err), kExitUsage);
@@ -321,10 +320,7 @@ std::string write_jsonbin(const test::TempDir& dir, const JsonbinCase& c, const 
 
 int import_with_samples(const test::TempDir& dir, const std::string& name, const std::string& samples,
                         std::string& err) {
-  ImportArgs a;
-  a.tool = "nvbench";
-  a.input = dir.file(name + ".json");
-  a.output = dir.file(name + ".jsonl");
+  ImportArgs a = nvbench_args(dir.file(name + ".json"), dir.file(name + ".jsonl"));
   a.samples = samples;
   a.created = "2026-12-01T10:00:00.000Z";
   std::ostringstream e;

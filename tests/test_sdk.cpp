@@ -177,23 +177,24 @@ TEST(Sdk, ChosenElementsAreComparedAndEveryOtherMustBeFinite) {
   EXPECT_EQ(off.worst, 2.0);
   EXPECT_EQ(off.mismatches, 1);
   y[1] = 1;
+  // One non-finite element, at `index`: the check fails there, counted once as not finite and once as a mismatch.
+  const auto expect_one_not_finite = [](const CheckResult& r, std::int64_t index) {
+    EXPECT_FALSE(r.passed);
+    EXPECT_EQ(r.not_finite, 1);
+    EXPECT_EQ(r.mismatches, 1);
+    EXPECT_EQ(r.worst_index, index);
+  };
   // NaN in an element the reference does not cover never passes (the poison of an element no thread wrote).
   y[4] = std::numeric_limits<float>::quiet_NaN();
   const CheckResult& nan = c.elementwise_at("y", at, [](std::int64_t, double) { return 1.0; });
-  EXPECT_FALSE(nan.passed);
-  EXPECT_EQ(nan.not_finite, 1);
-  EXPECT_EQ(nan.mismatches, 1);
-  EXPECT_EQ(nan.worst_index, 4);
+  expect_one_not_finite(nan, 4);
   EXPECT_TRUE(std::isinf(nan.worst));
   EXPECT_TRUE(std::isnan(nan.worst_reference));
   // ... nor in a compared one (counted once).
   y[4] = 30;
   y[3] = std::numeric_limits<float>::infinity();
   const CheckResult& inf = c.elementwise_at("y", at, [](std::int64_t, double) { return 1.0; });
-  EXPECT_FALSE(inf.passed);
-  EXPECT_EQ(inf.not_finite, 1);
-  EXPECT_EQ(inf.mismatches, 1);
-  EXPECT_EQ(inf.worst_index, 3);
+  expect_one_not_finite(inf, 3);
   EXPECT_EQ(inf.worst_reference, 2.5);
   y[3] = 2;
   // A reference that is not one value per index, or an index outside the output, is refused.
