@@ -267,12 +267,12 @@ const CheckResult& Compare::elementwise_at(const std::string& array, const std::
     parts[chunk] = p;
   });
   // Every element finite, the ones the reference does not cover included.
-  struct NonFinite {
+  struct NotFiniteCount {
     std::int64_t count = 0, outside = 0, first_outside = -1;  // outside: not among `indices`
   };
-  std::vector<NonFinite> scan(kChunks);
+  std::vector<NotFiniteCount> scan(kChunks);
   parallel_chunks(y.count, kChunks, [&](int chunk, std::int64_t begin, std::int64_t end) {
-    NonFinite& p = scan[chunk];
+    NotFiniteCount& p = scan[chunk];
     for (std::int64_t i = begin; i < end; ++i) {
       if (std::isfinite(y.value(i))) continue;
       ++p.count;
