@@ -125,6 +125,15 @@ SmokeRun& smoke_run() {
   return run;
 }
 
+/// The smoke run, for the tests that read it; throws std::runtime_error (failing the test that asks, as an ASSERT
+/// would) when its sweep did not exit 0.
+const SmokeRun& ok_smoke_run() {
+  const SmokeRun& run = smoke_run();
+  if (run.result.code != 0)
+    throw std::runtime_error("the smoke sweep exited " + std::to_string(run.result.code) + ": " + run.result.err);
+  return run;
+}
+
 /// Header of a smoke-sweep output: schema 1, the config's exact bytes and SHA-256, build type, point count.
 void check_smoke_header(const Json& header) {
   EXPECT_EQ(header["type"], "header");
@@ -175,8 +184,7 @@ void check_point_line(const Json& r) {
 // points of host variants are "ok" with a passed check and timing, including every n = 0 point (C04); the
 // 168 graph or index_device_count points are "not_supported".
 TEST(Cli, C04_SmokeSweepWritesHeaderAndEveryPoint) {
-  const SmokeRun& run = smoke_run();
-  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  const SmokeRun& run = ok_smoke_run();
   const auto records = read_jsonl(run.output);
   ASSERT_FALSE(records.empty());
   check_smoke_header(records.front());
@@ -384,11 +392,13 @@ const char* const kDuplicateKeyConfig =
     "  n: [1024]\n"
     "  n: [4096]\n";
 
-// Expects `labrun report` of `file` to refuse it as bad input (exit 2) with a message that holds `message`.
+// Expects `labrun report` of `file` to refuse it as bad input (exit 2) with a message that holds `message`, and to
+// write no report.
 void expect_report_refuses(const TempDir& dir, const std::string& file, const std::string& message) {
   const Result r = labrun(dir, "report " + quote(file) + " -o rep --no-plots");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.cwd() + "/rep")) << "a refused report wrote rep/";
 }
 
 // `labrun sweep` on the host of the config `text`, written to `dir`/`name`: expects a config error (exit 3) that
@@ -641,8 +651,7 @@ std::string joined(const std::vector<std::string>& lines) {
 // H02: report, diff, history and merge refuse a character device (/dev/zero never ended) and a FIFO with exit 2,
 // naming the path and what it is, before reading a byte.
 TEST(Cli, H02_ResultReadersRefuseDevicesAndFifos) {
-  const SmokeRun& run = smoke_run();
-  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  const SmokeRun& run = ok_smoke_run();
   TempDir dir;
   for (const std::string command :
        {std::string("report /dev/zero -o rep --no-plots"), "diff " + quote(run.output) + " /dev/zero",
@@ -661,8 +670,7 @@ TEST(Cli, H02_ResultReadersRefuseDevicesAndFifos) {
 // (diff printed 288 status changes and "No regression"), a negative time (report printed "-1.00 s"), a file
 // without its header.
 TEST(Cli, H06_NonsenseRecordsAreBadInput) {
-  const SmokeRun& run = smoke_run();
-  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  const SmokeRun& run = ok_smoke_run();
   TempDir dir;
   std::vector<std::string> lines = lines_of(run.bytes);
   ASSERT_GT(lines.size(), 2u);
@@ -687,14 +695,12 @@ TEST(Cli, H06_NonsenseRecordsAreBadInput) {
 
   write_file(bad, joined(std::vector<std::string>(lines.begin() + 1, lines.end())));
   expect_report_refuses(dir, bad, bad + ":1: a point before any header");
-  EXPECT_FALSE(fs::exists(dir.cwd() + "/rep"));
 }
 
 // H06: --resume refuses (exit 2, file and line) a file holding a point twice or a point of another experiment,
 // rather than keeping it in the run it continues.
 TEST(Cli, H06_ResumeRefusesADuplicatedOrForeignPoint) {
-  const SmokeRun& run = smoke_run();
-  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  const SmokeRun& run = ok_smoke_run();
   TempDir dir;
   const std::vector<std::string> lines = lines_of(run.bytes);
   const std::string file = dir.path("resume.jsonl");
@@ -726,8 +732,7 @@ TEST(Cli, H06_ResumeRefusesADuplicatedOrForeignPoint) {
 // H10: every merge error names the file and line (a field of the wrong type said only `timing.time_s: expected a
 // number, got "nan"`), and a gzip-compressed shard is named as such with the command that unpacks it.
 TEST(Cli, H10_MergeErrorsNameFileAndLine) {
-  const SmokeRun& run = smoke_run();
-  ASSERT_EQ(run.result.code, 0) << run.result.err;
+  const SmokeRun& run = ok_smoke_run();
   TempDir dir;
   std::vector<std::string> lines = lines_of(run.bytes);
   Json point = Json::parse(lines[2]);

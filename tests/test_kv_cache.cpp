@@ -79,17 +79,8 @@ void run_host(const Params& p, const Inputs& in, Outputs& out) {
 }
 
 Point point_of(const Params& p) {
-  return Point{"kv_cache",
-               kv_cache::to_string(p.variant),
-               {{"batch", p.batch},
-                {"layers", p.layers},
-                {"kv_heads", p.kv_heads},
-                {"head_dim", p.head_dim},
-                {"n0", p.n0},
-                {"n1", p.n1},
-                {"dtype", to_string(p.dtype)},
-                {"mode", p.mode},
-                {"l2", std::string("hot")}}};
+  return test::kv_cache_point(kv_cache::to_string(p.variant), p.n0, p.n1, to_string(p.dtype), p.mode, p.layers,
+                              p.kv_heads, p.head_dim, p.batch);
 }
 
 /// The registered check (ExperimentDef::check) of `out` for the point of `p` with inputs `in`: its one comparison.
