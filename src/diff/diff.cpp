@@ -229,20 +229,18 @@ void say_host_difference(DiffResult& result) {
 }
 
 void warn_caveats(const Caveats& c, std::vector<std::string>& warnings) {
-  if (c.summaries_only > 0)
-    warnings.push_back(fmt::format(
-        "{} point(s) compared from summaries alone (imported results without samples: mean, standard deviation, "
-        "count; a z-test on log means that takes the samples as independent, so its intervals may be too narrow): "
-        "no process-level test, no host adjustment (docs/diff.md \"Imported results\")",
-        c.summaries_only));
-  if (c.mixed_sources > 0)
-    warnings.push_back(
-        fmt::format("{} point(s) compare device-timed samples with wall-clock samples", c.mixed_sources));
-  if (c.half_pooled > 0)
-    warnings.push_back(
-        fmt::format("{} point(s) compare a record pooled from lab.processes with one that is not: the "
-                    "process gate does not apply to them, and their samples are judged alone",
-                    c.half_pooled));
+  // "N point(s) ...", when N > 0.
+  const auto warn = [&](auto count, const char* what) {
+    if (count > 0) warnings.push_back(fmt::format("{} point(s) {}", count, what));
+  };
+  warn(c.summaries_only,
+       "compared from summaries alone (imported results without samples: mean, standard deviation, count; a z-test "
+       "on log means that takes the samples as independent, so its intervals may be too narrow): no process-level "
+       "test, no host adjustment (docs/diff.md \"Imported results\")");
+  warn(c.mixed_sources, "compare device-timed samples with wall-clock samples");
+  warn(c.half_pooled,
+       "compare a record pooled from lab.processes with one that is not: the process gate does not apply to them, "
+       "and their samples are judged alone");
   if (c.cpu_unpooled > 0)
     warnings.push_back(fmt::format(
         "HOST BACKEND: {} point(s) timed on the CPU in one process on a side; a shared CPU's speed moves between runs "
