@@ -913,13 +913,8 @@ TEST(DiffBackends, HostAgainstGpuIsRefused) {
     labrun::Run run;
     run.has_header = true;
     run.header = header_from_json(Json{{"type", "header"}, {"environment", {{"backend", backend}}}});
-    PointRecord p;
-    p.id = "0000000000000001";
-    p.key = "e/v/size=1,l2=hot,mode=eager";
-    p.experiment = "e";
-    p.variant = "v";
+    PointRecord p = test::point_record("0000000000000001", "e/v/size=1,l2=hot,mode=eager", Status::ok);
     p.backend = backend;
-    p.status = Status::ok;
     run.points.push_back(p);
     return std::vector<labrun::Run>{run};
   };

@@ -17,6 +17,7 @@
 #include "merge.hpp"
 #include "point_record.hpp"
 #include "stats.hpp"
+#include "test_util.hpp"
 
 namespace labrun {
 namespace {
@@ -28,14 +29,9 @@ constexpr std::size_t kPoints = 1000, kProcesses = 5, kSamplesPerProcess = 20;
 /// processes.cpp does (the samples concatenated, one median per process in timing.processes).
 PointRecord pooled_point(std::mt19937_64& rng, const std::string& id, double median, double between, double within) {
   std::normal_distribution<double> z(0.0, 1.0);
-  PointRecord p;
-  p.id = id;
-  p.key = "exp/v/i=" + id;
-  p.experiment = "exp";
-  p.variant = "v";
+  PointRecord p = test::point_record(id, "exp/v/i=" + id, Status::ok);
   p.axes = Json{{"i", id}};
   p.backend = "cuda:0";
-  p.status = Status::ok;
   Timing& t = p.timing.emplace();
   ProcessStats& ps = t.processes.emplace();
   ps.count = kProcesses;

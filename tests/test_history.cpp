@@ -110,14 +110,10 @@ Run synthetic_run(std::mt19937_64& rng, std::size_t commit, const std::vector<Po
               {"point_count", truth.size()}};
   Run run{"synthetic.jsonl", header_from_json(header), true, {}, {}};
   for (std::size_t i = 0; i < truth.size(); ++i) {
-    PointRecord p;
-    p.key = fmt::format("synthetic/v/i={}", i);
-    p.id = test::id_of(p.key);
-    p.experiment = "synthetic";
-    p.variant = "v";
+    const std::string key = fmt::format("synthetic/v/i={}", i);
+    PointRecord p = test::point_record(test::id_of(key), key, Status::ok);
     p.axes = Json{{"i", static_cast<std::int64_t>(i)}};
     p.backend = "cuda:0";
-    p.status = Status::ok;
     p.interpretation.emplace().bound = truth[i].bound;
     Timing& t = p.timing.emplace();
     t.method = TimingMethod::cuda_events_blocked;

@@ -118,12 +118,7 @@ TEST(SanitizerLog, C22_AFailedPointNamesTheErrorTheKernelAndTheArray) {
 }
 
 TEST(SanitizerLog, TheRecordsSanitizerRoundTrips) {
-  PointRecord p;
-  p.id = "0123456789abcdef";
-  p.key = "integrity/past_end/mode=eager,n=1027";
-  p.experiment = "integrity";
-  p.variant = "past_end";
-  p.status = Status::incorrect;
+  PointRecord p = test::point_record("0123456789abcdef", "integrity/past_end/mode=eager,n=1027", Status::incorrect);
   p.reason = "compute-sanitizer memcheck: 1 error";
   SanitizerReport report;
   report.tool = "memcheck";

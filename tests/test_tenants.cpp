@@ -15,6 +15,7 @@
 #include "point_record.hpp"
 #include "tenants.hpp"
 #include "test_util.hpp"
+#include "test_util.hpp"
 
 namespace labrun {
 namespace {
@@ -54,12 +55,7 @@ TEST(Tenants, C23_OwnProcessesAreLeftOutAndEachOtherOneIsListedOnce) {
 
 // A timed ok point whose device_state lists `tenants` before timing (none after).
 PointRecord point_with(const Json& tenants) {
-  PointRecord p;
-  p.id = "x";
-  p.key = "exp/v/n=1";
-  p.experiment = "exp";
-  p.variant = "v";
-  p.status = Status::ok;
+  PointRecord p = test::point_record("x", "exp/v/n=1", Status::ok);
   p.device_state = {{"before", {{"sm_clock_hz", 1.98e9}, {"tenants", tenants}}},
                     {"after", {{"sm_clock_hz", 1.98e9}, {"tenants", Json::array()}}}};
   Timing t;

@@ -27,6 +27,7 @@
 #include "host_backend.hpp"
 #include "lab.hpp"
 #include "lab_settings.hpp"
+#include "point_record.hpp"
 #include "registry.hpp"
 #include "sdk_registry.hpp"
 #include "sweep.hpp"
@@ -141,6 +142,19 @@ inline std::string schema1_masking_run(const TempDir& dir) {
 /// The id a point record of `key` carries (Point::id(): FNV-1a 64 of the key, 16 hex digits); the reader refuses a
 /// point whose id is not its key's, so fixtures that write point records by hand take their ids from here.
 inline std::string id_of(const std::string& key) { return fmt::format("{:016x}", fnv1a64(key)); }
+
+/// A point record written by hand: its `id`, its `key` ("experiment/variant/axes", whose first two parts are its
+/// experiment and variant) and its `status`; every other field unset.
+inline PointRecord point_record(const std::string& id, const std::string& key, Status status) {
+  PointRecord p;
+  p.id = id;
+  p.key = key;
+  const std::size_t a = key.find('/'), b = key.find('/', a + 1);
+  p.experiment = key.substr(0, a);
+  p.variant = key.substr(a + 1, b - a - 1);
+  p.status = status;
+  return p;
+}
 
 /// The registry of every built-in experiment (host implementations), built once.
 inline const Registry& builtin() {
