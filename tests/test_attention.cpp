@@ -232,11 +232,7 @@ TEST(Attention, ToleranceAndCompareRejectWrongOutputs) {
 // Large points reference a deterministic sample: kSampleRows unique rows, ascending, with the first and last
 // rows of the first and last heads and of their first tile; small points every row.
 TEST(Attention, ReferenceRowsSampleLargePoints) {
-  Inputs big;
-  big.batch = 4;
-  big.heads = 32;
-  big.seq = 4096;
-  big.head_dim = 128;
+  const Inputs big{.batch = 4, .heads = 32, .seq = 4096, .head_dim = 128};
   const auto rows = attention::reference_rows(big);
   EXPECT_EQ(rows.size(), static_cast<std::size_t>(attention::kSampleRows));
   EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));

@@ -277,15 +277,14 @@ TEST(Stats, HostAdjustedTestsRecoverTheElasticity) {
 // is [0, 1.59] and the interval lies wholly beyond +5% (the point was `slower`); the launch path's ratio stretches the
 // range to log 1.299 / log 1.091 = 3.0, and the interval then holds no change.
 TEST(Stats, C24_TheLaunchPathsRatioWidensAnAcrossHostElasticity) {
-  HostAdjusted h;
-  h.probe_ratio = 1.0909;
-  h.slope = 1.4654;
-  h.slope_se = 0.05153;
-  h.adjusted_df = 7;
-  h.adjusted_ratio = 1.0809;
-  h.adjusted_log_se = 0.007387;
-  h.residual_log_se = 0.0070;
-  h.probes_overlap = false;
+  HostAdjusted h{.probe_ratio = 1.0909,
+                 .slope = 1.4654,
+                 .slope_se = 0.05153,
+                 .adjusted_ratio = 1.0809,
+                 .adjusted_log_se = 0.007387,
+                 .adjusted_df = 7,
+                 .residual_log_se = 0.0070,
+                 .probes_overlap = false};
   const auto [lo1, hi1] = host_elasticity_range(h, 0.95);
   EXPECT_DOUBLE_EQ(lo1, 0.0);
   EXPECT_NEAR(hi1, 1.4654 + 2.3646 * 0.05153, 1e-3);

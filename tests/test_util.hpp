@@ -219,14 +219,12 @@ inline void expect_input_bytes(SdkExperiment& sdk, const Point& p, std::uint64_t
 /// Lab settings for a quick host run: one warmup iteration, one or two samples, no time floors or limits (host tests
 /// assert values and statuses, never timings).
 inline LabSettings quick_lab() {
-  LabSettings lab;
-  lab.warmup_iterations = 1;
-  lab.warmup_time_s = 0;
-  lab.min_samples = 1;
-  lab.max_samples = 2;
-  lab.max_time_s = 0;
-  lab.min_sample_time_s = 0;
-  return lab;
+  return LabSettings{.warmup_iterations = 1,
+                     .warmup_time_s = 0,
+                     .min_samples = 1,
+                     .max_samples = 2,
+                     .max_time_s = 0,
+                     .min_sample_time_s = 0};
 }
 
 /// Point `p` of `experiment` through the lab pass on the host backend: its record (run_point's JSON object).

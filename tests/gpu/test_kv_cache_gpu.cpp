@@ -71,14 +71,7 @@ TEST_F(KvCacheGpu, EveryVariantMatchesTheReferenceInBothModes) {
 // copied back, equal kv_cache::generate's.
 TEST_F(KvCacheGpu, DeviceGeneratorEqualsHost) {
   for (DType t : {DType::bf16, DType::f16, DType::f32}) {
-    kv_cache::Params p;
-    p.batch = 3;
-    p.layers = 2;
-    p.kv_heads = 5;
-    p.head_dim = 9;
-    p.n0 = 11;
-    p.n1 = 30;
-    p.dtype = t;
+    const kv_cache::Params p{.batch = 3, .layers = 2, .kv_heads = 5, .head_dim = 9, .n0 = 11, .n1 = 30, .dtype = t};
     const std::size_t pre_bytes = static_cast<std::size_t>(p.rows() * p.n0 * p.head_dim) * dtype_bytes(t);
     const std::size_t tok_bytes = static_cast<std::size_t>(p.steps() * p.token_elements()) * dtype_bytes(t);
     std::vector<std::uint64_t> host_pre(pre_bytes / 8 + 1), host_tok(tok_bytes / 8 + 1);
