@@ -63,31 +63,30 @@ std::string version_text() {
 
 // Runs the chosen command with its log level, mapping every error it throws to a distinct exit code (ExitCode).
 int run_command(const Command& command) {
+  // "labrun: [what]MESSAGE" on stderr, and the exit code.
+  const auto fail = [](const std::exception& e, int code, const char* what = "") {
+    std::cerr << "labrun: " << what << e.what() << "\n";
+    return code;
+  };
   try {
     init_logging(command.log_level ? command.log_level() : "info");
     return command.run();
   } catch (const ConfigError& e) {
-    std::cerr << "labrun: invalid config: " << e.what() << "\n";
-    return kExitConfig;
+    return fail(e, kExitConfig, "invalid config: ");
   } catch (const OutputError& e) {
-    std::cerr << "labrun: " << e.what() << "\n";
-    return kExitOutput;
+    return fail(e, kExitOutput);
   } catch (const DeviceError& e) {
-    std::cerr << "labrun: " << e.what() << "\n";
-    return kExitDevice;
+    return fail(e, kExitDevice);
   } catch (const ToolMissing& e) {
-    std::cerr << "labrun: " << e.what() << "\n";
-    return kExitTool;
+    return fail(e, kExitTool);
   } catch (const std::invalid_argument& e) {
-    std::cerr << "labrun: " << e.what() << "\n";
-    return kExitUsage;
+    return fail(e, kExitUsage);
   } catch (const Interrupted& e) {  // a signal while a result file was read (sweep --resume's check)
     std::cerr << "labrun: interrupted by SIG" << (sigabbrev_np(e.signal()) ? sigabbrev_np(e.signal()) : "?")
               << " while reading a result file\n";
     return 128 + e.signal();
   } catch (const std::exception& e) {
-    std::cerr << "labrun: internal error: " << e.what() << "\n";
-    return kExitInternal;
+    return fail(e, kExitInternal, "internal error: ");
   }
 }
 

@@ -60,12 +60,8 @@ int cmd_diff(const std::vector<std::string>& base_paths, const std::vector<std::
     const std::vector<Run> base = load_side(base_paths, err);
     const std::vector<Run> current = load_side(new_paths, err);
     diff = diff_results(base, current, options);
-  } catch (const BadInput& e) {
-    err << "labrun diff: " << e.what() << "\n";
-    return kDiffBadInput;
-  } catch (const std::invalid_argument& e) {
-    err << "labrun diff: " << e.what() << "\n";
-    return kDiffBadInput;
+  } catch (...) {
+    return bad_input_exit("labrun diff", err, kDiffBadInput);
   }
   output->make({})->diff(diff, out);
   return diff.regression ? kDiffRegression : kDiffNoRegression;

@@ -124,12 +124,8 @@ int run_history(const HistoryArgs& args, std::ostream& out, std::ostream& err) {
       out << history_bisect(history, args.bisect, args.repo.empty() ? nullptr : &revs.shas);
       return history.fail ? kHistoryStep : kHistoryNoStep;
     }
-  } catch (const BadInput& e) {
-    err << "labrun history: " << e.what() << "\n";
-    return kHistoryBadInput;
-  } catch (const std::invalid_argument& e) {
-    err << "labrun history: " << e.what() << "\n";
-    return kHistoryBadInput;
+  } catch (...) {
+    return bad_input_exit("labrun history", err, kHistoryBadInput);
   }
   output->make({})->history(history, out);
   if (folder) {

@@ -36,6 +36,17 @@ std::vector<std::string> result_paths(const std::vector<std::string>& args) {
   return files;
 }
 
+int bad_input_exit(const char* command, std::ostream& err, int code) {
+  try {
+    throw;
+  } catch (const BadInput& e) {
+    err << command << ": " << e.what() << "\n";
+  } catch (const std::invalid_argument& e) {
+    err << command << ": " << e.what() << "\n";
+  }
+  return code;
+}
+
 std::vector<Run> load_result_file(const std::string& path, const std::string& command, std::ostream& err,
                                   EmptyShard empty_shard) {
   ResultSet set;

@@ -37,6 +37,10 @@ class BadInput : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// For a command's `catch (...)`, inside the handler: a BadInput or std::invalid_argument (inputs or options the
+/// command cannot use) is written to `err` as "COMMAND: MESSAGE" and `code` is returned; anything else is rethrown.
+int bad_input_exit(const char* command, std::ostream& err, int code);
+
 /// Whether load_result_file accepts a file that is one shard with no points.
 enum class EmptyShard {
   refuse,
