@@ -261,6 +261,20 @@ TEST(DiffVerdict, HostAdjustedProcessGate) {
 // +-2% between samples; every sample's probe moves with the host, a host-sensitive point's time with the host's
 // speed to the power 1.3 (its elasticity; the probe measures one sync round trip, the point spends more host time
 // than that), the others not at all. The new side's host is 20% slower.
+/// Point `i` pooled from processes (timing.processes): its samples, and each process's median and host probe
+/// (seconds); host-sensitive (sync-bound, timed live) or memory-bound and blocked.
+Json pooled_point(int i, const std::vector<double>& samples, const std::vector<double>& medians,
+                  const std::vector<double>& probes, bool host_sensitive) {
+  Json p = point(point_id(i), samples);
+  Json m = Json::array(), pr = Json::array();
+  for (std::size_t k = 0; k < medians.size(); ++k)
+    m.push_back(json_real(medians[k])), pr.push_back(json_real(probes[k]));
+  p["timing"]["method"] = host_sensitive ? "cuda_events+synchronized_wall" : "cuda_events";
+  p["interpretation"] = {{"bound", host_sensitive ? "sync" : "memory"}};
+  p["timing"]["processes"] = {{"count", medians.size()}, {"time_s", m}, {"host_probe_time_s", pr}};
+  return p;
+}
+
 struct CrossHostRun {
   std::vector<Json> base, current;
   std::vector<bool> host_sensitive, changed;
@@ -298,14 +312,7 @@ CrossHostRun cross_host_runs(std::uint64_t seed, double changed_fraction, double
         medians.push_back(median(ts));
         probes.push_back(median(ps));
       }
-      Json p = point(point_id(i), samples);
-      Json m = Json::array(), pr = Json::array();
-      for (std::size_t k = 0; k < medians.size(); ++k)
-        m.push_back(json_real(medians[k])), pr.push_back(json_real(probes[k]));
-      p["timing"]["method"] = hs ? "cuda_events+synchronized_wall" : "cuda_events";
-      p["interpretation"] = {{"bound", hs ? "sync" : "memory"}};
-      p["timing"]["processes"] = {{"count", 5}, {"time_s", m}, {"host_probe_time_s", pr}};
-      (side == 0 ? r.base : r.current).push_back(p);
+      (side == 0 ? r.base : r.current).push_back(pooled_point(i, samples, medians, probes, hs));
     }
   }
   return r;
@@ -389,6 +396,73 @@ TEST(DiffAcrossHosts, AWithheldVerdictNamesTheHostDifference) {
              reason.find("would have been called") != std::string::npos;
   }
   EXPECT_GT(named, 5) << j["points"][0].dump();
+}
+
+// Case C24 across hosts, the launch path moved past its processes' spread while the probes overlap, as measured
+// between two H100 hosts (results/h100/fleet/: host probe +13-18% with the sides' probes overlapping, calibrated
+// eager launch +28%; eager `index` at n = 1e7 moved +20-29% raw and +12-19% with the probe's fitted slope of
+// 0.45-0.5 taken out, and was `slower`). Here 12 processes a side; each process's host speed (its probe) and launch
+// path (its calibrated eager launch) vary +-8% apart; a point's time moves with the square root of the one and the
+// launch to the power 0.8. The new host: probe +10%, launch +28%, no change in the code. With each process's
+// calibration the launch reads as moved (launch_moved) and no point is slower; the same records without them are.
+TEST(DiffAcrossHosts, C24_ALaunchPathThatMovedPastItsProcessesIsNotASlowerPoint) {
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> spread(-0.08, 0.08), noise(-0.003, 0.003);
+  constexpr int kProcesses = 12, kPoints = 20;
+  auto side = [&](double host, double launch, bool calibrations) {
+    std::vector<double> h(kProcesses), l(kProcesses);
+    Json runs = Json::array();
+    for (int k = 0; k < kProcesses; ++k) {
+      h[k] = host * (1 + spread(rng));
+      l[k] = launch * (1 + spread(rng));
+      runs.push_back({{"index", k + 1}, {"calibration", {{"launch", {{"eager_time_s", 3.5e-6 * l[k]}}}}}});
+    }
+    Json head = header("NVIDIA H100 80GB HBM3");
+    head["calibration"]["launch"] = {{"eager_time_s", 3.5e-6 * launch}};
+    if (calibrations) head["processes"] = {{"count", kProcesses}, {"runs", runs}};
+    std::vector<Json> records{head};
+    for (int i = 0; i < kPoints; ++i) {
+      std::vector<double> samples, medians, probes;
+      for (int k = 0; k < kProcesses; ++k) {
+        const double t = 60e-6 * (1 + 0.1 * i) * std::sqrt(h[k]) * std::pow(l[k], 0.8);
+        for (int s = 0; s < 20; ++s) samples.push_back(t * (1 + noise(rng)));
+        medians.push_back(t);
+        probes.push_back(12e-6 * h[k]);
+      }
+      records.push_back(pooled_point(i, samples, medians, probes, true));
+    }
+    return records;
+  };
+  DiffOptions o;
+  o.fail_on = DiffOptions::FailOn::any;
+  for (const bool calibrations : {true, false}) {
+    rng.seed(42);
+    const std::vector<Json> base = side(1.0, 1.0, calibrations), current = side(1.10, 1.28, calibrations);
+    const DiffResult d = diff_results(runs_of(base), runs_of(current), o);
+    const Json j = to_json(d);
+    int slower = 0, overlap = 0, moved = 0;
+    for (int i = 0; i < kPoints; ++i) {
+      const Json& h = j["points"][i]["host_adjusted"];
+      ASSERT_TRUE(h.is_object()) << j["points"][i].dump();
+      slower += verdict_of(j, i) == "slower";
+      overlap += h["probes_overlap"].get<bool>();
+      moved += h["launch_moved"].get<bool>();
+      EXPECT_NE(verdict_of(j, i), "faster");
+      if (calibrations && verdict_of(j, i) == "inconclusive")
+        EXPECT_NE(j["points"][i]["reason"].get<std::string>().find("the calibrated eager launch moved +28.0%"),
+                  std::string::npos)
+            << j["points"][i]["reason"];
+    }
+    EXPECT_EQ(overlap, kPoints) << "the probes overlap, as on the fleet's hosts";
+    if (calibrations) {
+      EXPECT_EQ(moved, kPoints);
+      EXPECT_EQ(slower, 0);
+      EXPECT_FALSE(d.regression);
+    } else {
+      EXPECT_EQ(moved, 0);
+      EXPECT_GT(slower, kPoints / 2) << "without the processes' calibrations the launch path is not seen";
+    }
+  }
 }
 
 // The gates never fail open: a timing.processes block that cannot be used (a bad entry, too few processes, probes

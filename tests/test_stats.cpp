@@ -304,6 +304,15 @@ TEST(Stats, C24_TheLaunchPathsRatioWidensAnAcrossHostElasticity) {
   h.launch_ratio = 1.2992;
   h.probes_overlap = true;
   EXPECT_NEAR(host_elasticity_range(h, 0.95).second, hi1, 1e-12);
+  // Overlapping probes and a launch that moved past the processes' spread (launch_moved): the fitted range's lower
+  // end stays, its upper end reaches the launch's elasticity, and the interval is the hull over that range.
+  h.launch_moved = true;
+  const auto [lo3, hi3] = host_elasticity_range(h, 0.95);
+  EXPECT_NEAR(lo3, 1.4654 - 2.3646 * 0.05153, 1e-3);
+  EXPECT_NEAR(hi3, std::log(1.2992) / std::log(1.0909), 1e-9);
+  const RatioEstimate moved = host_adjusted_interval(h, 0.95);
+  EXPECT_LT(moved.ci_low, 1.0);
+  EXPECT_LT(moved.ci_high, wide.ci_high);
 }
 
 // The null counts of U are the Gaussian binomial coefficients: [4 choose 2]_q = 1 + q + 2q^2 + q^3 + q^4, and

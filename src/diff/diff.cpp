@@ -427,14 +427,36 @@ void correct_process_family(const PendingTests& pending, const DiffOptions& opti
   }
 }
 
+/// Every process's calibration.launch.eager_time_s of a side (seconds), over its headers; empty unless every header
+/// keeps its processes' calibrations (RunHeader::process_calibration).
+std::vector<double> process_eager_launches(const Side& side) {
+  std::vector<double> out;
+  for (const RunHeader* h : side.headers) {
+    const std::vector<double> v = h->process_calibration("launch", "eager_time_s");
+    if (v.empty()) return {};
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
 /// Gives every host-adjusted row the sides' calibrated eager launch time ratio (HostAdjusted::launch_ratio), which
-/// widens the elasticity an across-host interval allows (host_elasticity_range).
-void set_launch_ratio(const Side& base, const Side& current, DiffResult& result) {
+/// widens the elasticity an across-host interval allows (host_elasticity_range), and whether the launch moved
+/// beyond the processes' spread, the probe's way and further (HostAdjusted::launch_moved: Welch on the processes'
+/// log eager launch, p < alpha).
+void set_launch_ratio(const Side& base, const Side& current, const DiffOptions& options, DiffResult& result) {
   const auto b = median_calibration(base, "launch", "eager_time_s");
   const auto n = median_calibration(current, "launch", "eager_time_s");
   if (!b || !n || !(*b > 0) || !(*n > 0)) return;
-  for (DiffPoint& row : result.points)
-    if (row.host_adjusted) row.host_adjusted->launch_ratio = *n / *b;
+  const std::vector<double> bl = process_eager_launches(base), nl = process_eager_launches(current);
+  const bool tested = bl.size() >= 2 && nl.size() >= 2;
+  const WelchLog moved = tested ? welch_log_test(bl, nl) : WelchLog{};
+  for (DiffPoint& row : result.points) {
+    if (!row.host_adjusted) continue;
+    HostAdjusted& h = *row.host_adjusted;
+    h.launch_ratio = *n / *b;
+    const double dx = std::log(h.probe_ratio), dl = std::log(moved.ratio);
+    h.launch_moved = tested && moved.p_value < options.alpha && dx * dl > 0 && std::abs(dl) > std::abs(dx);
+  }
 }
 
 /// Each compared point's verdict and reason (decide), and its gate when only the bound-normalised medians made it
@@ -528,7 +550,7 @@ DiffResult diff_results(const std::vector<Run>& base_runs, const std::vector<Run
   correct_sample_family(pending, result);
   test_processes(options, result);
   correct_process_family(pending, options, result);
-  set_launch_ratio(base, current, result);
+  set_launch_ratio(base, current, options, result);
   decide_compared(pending, options, result);
   warn_caveats(caveats, result.warnings);
   say_host_difference(result);

@@ -56,7 +56,8 @@ Json to_json(const DiffPoint& p) {
             {"adjusted_log_se", json_real(p.host_adjusted->adjusted_log_se)},
             {"adjusted_df", json_real(p.host_adjusted->adjusted_df)},
             {"probes_overlap", p.host_adjusted->probes_overlap},
-            {"launch_ratio", json_real(p.host_adjusted->launch_ratio)}};
+            {"launch_ratio", json_real(p.host_adjusted->launch_ratio)},
+            {"launch_moved", p.host_adjusted->launch_moved}};
   const auto count = [](std::optional<std::size_t> v) { return v ? Json(*v) : Json(); };
   return Json{{"id", p.id},
               {"key", p.key},

@@ -53,11 +53,16 @@ std::pair<Verdict, std::string> decide_across_hosts(const HostAdjusted& h, const
   const double below = std::log(a.ratio / a.ci_low);
   const auto [b_lo, b_hi] = host_elasticity_range(h, 1 - o.alpha);
   const std::string range =
-      h.probes_overlap ? ""
-                       : fmt::format(
-                             "; the hosts lie beyond the speeds either side's processes saw, so the elasticity "
-                             "is taken anywhere in [{:.2f}, {:.2f}]",
-                             b_lo, b_hi);
+      !h.probes_overlap
+          ? fmt::format(
+                "; the hosts lie beyond the speeds either side's processes saw, so the elasticity is taken "
+                "anywhere in [{:.2f}, {:.2f}]",
+                b_lo, b_hi)
+      : h.launch_moved ? fmt::format(
+                             "; the calibrated eager launch moved {:+.1f}%, beyond the processes' spread and "
+                             "further than the probe, so the elasticity is taken anywhere in [{:.2f}, {:.2f}]",
+                             100 * (h.launch_ratio - 1), b_lo, b_hi)
+                       : "";
   return {Verdict::inconclusive,
           fmt::format("{}; with the host's speed taken out the change is {:+.1f}% (elasticity {:.2f} +- {:.2f}{}), "
                       "interval [{:+.1f}%, {:+.1f}%], not wholly {} the {:g}% minimum effect: a change beyond about "

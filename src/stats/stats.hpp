@@ -226,21 +226,28 @@ struct HostAdjusted {
   /// launch +30%, eager `index` at n = 1e5 with 8 downstream launches +17-43%; results/h100/fleet/). When the
   /// probes do not overlap, host_elasticity_range lets the elasticity reach log(launch_ratio) / log(probe_ratio).
   double launch_ratio = 1;
+  /// Whether the sides' calibrated eager launch moved beyond their processes' spread: a Welch test on the log of
+  /// each process's `launch.eager_time_s` (p below the diff's alpha), in the probe's direction and further than
+  /// it. The probes may then overlap while the launch path moved past anything the sides' own variation spans
+  /// (measured on two H100s: probe +13-18%, probes overlapping, calibrated eager launch +28%, eager `index` at
+  /// n = 1e7 +20-29% with a fitted slope of 0.45-0.5; results/h100/fleet/), and host_elasticity_range lets the
+  /// elasticity reach the launch's as well. False when either side has fewer than two processes' calibrations.
+  bool launch_moved = false;
 };
 
-/// The elasticity range an across-host interval allows, at `confidence`: [slope -+ t se] when the probes overlap;
-/// otherwise [min(0, slope - t se), max(1, slope + t se)]: a point's host part can be none of its time or all of
-/// it, moving as the probe does, or as the calibrated eager launch does (launch_ratio), and beyond that only as far
-/// as the slope itself was measured to go. Why: measured
-/// on the H200 (docs/diff.md, "Across hosts"), a slope fitted within sides of 0.26 +- 0.07 against a time that
-/// moved with elasticity 0.70 between a normal and a blocking-sync host (probe x2.7).
-/// {NaN, NaN} when the slope is undetermined.
+/// The elasticity range an across-host interval allows, at `confidence`: [slope -+ t se] when the probes overlap
+/// (reaching up to log(launch_ratio) / log(probe_ratio) as well when launch_moved); otherwise [min(0, slope - t se),
+/// max(1, slope + t se)]: a point's host part can be none of its time or all of it, moving as the probe does, or as the
+/// calibrated eager launch does (launch_ratio), and beyond that only as far as the slope itself was measured to go.
+/// Why: measured on the H200 (docs/diff.md, "Across hosts"), a slope fitted within sides of 0.26 +- 0.07 against a time
+/// that moved with elasticity 0.70 between a normal and a blocking-sync host (probe x2.7). {NaN, NaN} when the slope is
+/// undetermined.
 std::pair<double, double> host_elasticity_range(const HostAdjusted& h, double confidence);
 
-/// The interval of HostAdjusted::adjusted_ratio at `confidence`: exp(d -+ t_{df} se) when the probes overlap;
-/// otherwise the hull over the elasticity range (host_elasticity_range) of exp(dy - b dx -+ t_{df} residual_log_se),
-/// dy and dx the sides' differences of mean log time and log probe. [0, inf] when it is undetermined. @throws
-/// std::invalid_argument for a confidence outside (0, 1).
+/// The interval of HostAdjusted::adjusted_ratio at `confidence`: exp(d -+ t_{df} se) when the probes overlap and
+/// the launch did not move (launch_moved); otherwise the hull over the elasticity range (host_elasticity_range) of
+/// exp(dy - b dx -+ t_{df} residual_log_se), dy and dx the sides' differences of mean log time and log probe. [0, inf]
+/// when it is undetermined. @throws std::invalid_argument for a confidence outside (0, 1).
 RatioEstimate host_adjusted_interval(const HostAdjusted& h, double confidence);
 /// @param base_time, base_probe, new_time, new_probe  per-process medians (seconds) and host probe medians
 ///        (seconds per round trip) in process order; each pair of one length >= 2, every value finite and > 0.

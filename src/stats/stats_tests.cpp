@@ -357,10 +357,11 @@ std::pair<double, double> host_elasticity_range(const HostAdjusted& h, double co
   if (!std::isfinite(h.slope) || !std::isfinite(h.slope_se) || !(h.adjusted_df > 0)) return {nan, nan};
   const double t = student_t_quantile_two_sided(1 - confidence, h.adjusted_df);
   const double lo = h.slope - t * h.slope_se, hi = h.slope + t * h.slope_se;
-  if (h.probes_overlap) return {lo, hi};
+  if (h.probes_overlap && !h.launch_moved) return {lo, hi};
   // The host part may move as the launch path did, when that moved the same way as the probe, further.
   const double dx = std::log(h.probe_ratio), dl = std::log(h.launch_ratio);
   const double launch = dx != 0 && std::isfinite(dl) && dl / dx > 0 ? dl / dx : 0.0;
+  if (h.probes_overlap) return {lo, std::max(hi, launch)};
   return {std::min(0.0, lo), std::max({1.0, hi, launch})};
 }
 
@@ -375,13 +376,14 @@ RatioEstimate host_adjusted_interval(const HostAdjusted& h, double confidence) {
     return r;
   }
   const double t = student_t_quantile_two_sided(1 - confidence, h.adjusted_df);
-  if (h.probes_overlap) {
+  if (h.probes_overlap && !h.launch_moved) {
     const double half = h.adjusted_log_se > 0 ? t * h.adjusted_log_se : 0.0;
     r.ci_low = h.adjusted_ratio * std::exp(-half);
     r.ci_high = h.adjusted_ratio * std::exp(half);
     return r;
   }
-  // Beyond the host speeds observed: the change at every elasticity in the range, each with its residual noise.
+  // Beyond the host speeds (or launch path) observed: the change at every elasticity in the range, each with its
+  // residual noise.
   const auto [b_lo, b_hi] = host_elasticity_range(h, confidence);
   const double dx = std::log(h.probe_ratio), dy = std::log(h.adjusted_ratio) + h.slope * dx;
   const double d1 = dy - b_lo * dx, d2 = dy - b_hi * dx, half = t * h.residual_log_se;
