@@ -12,6 +12,7 @@
 #include "gelu/gelu.hpp"
 #include "record.hpp"
 #include "registry.hpp"
+#include "point_test.hpp"
 #include "sdk_registry.hpp"
 #include "test_util.hpp"
 
@@ -19,7 +20,7 @@ namespace labrun::test_gelu {
 
 using gelu::Variant;
 
-inline constexpr std::uint64_t kSeed = 20261129;
+using test::kSeed;
 inline constexpr double kU = 0x1.0p-24;  // f32 unit roundoff
 inline constexpr double kUb = 0x1.0p-8;  // bf16 unit roundoff
 inline const Variant kVariants[] = {Variant::unfused, Variant::fused, Variant::fused_vec};
@@ -33,7 +34,7 @@ inline const char* name(Variant v) {
 
 inline Point point(const std::string& variant, std::int64_t n, const std::string& dtype,
                    const std::string& mode = "eager") {
-  return Point{"gelu", variant, {{"n", n}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+  return test::hot_point("gelu", variant, {{"n", n}, {"dtype", dtype}}, mode);
 }
 
 /// A host array of n elements of `dtype` (one spare word so n = 0 has a valid pointer).

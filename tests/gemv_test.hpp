@@ -12,6 +12,7 @@
 #include "gemv/gemv.hpp"
 #include "record.hpp"
 #include "registry.hpp"
+#include "point_test.hpp"
 #include "sdk_registry.hpp"
 #include "test_util.hpp"
 
@@ -19,7 +20,7 @@ namespace labrun::test_gemv {
 
 using gemv::Variant;
 
-inline constexpr std::uint64_t kSeed = 20261129;
+using test::kSeed;
 inline const Variant kVariants[] = {Variant::row_block_256, Variant::row_block_512, Variant::row_block_1024,
                                     Variant::warp_row, Variant::cublas};
 inline const DType kDTypes[] = {DType::f16, DType::bf16};
@@ -28,7 +29,7 @@ inline std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("gemv"); 
 
 inline Point point(const std::string& variant, std::int64_t m, std::int64_t n, const std::string& dtype,
                    const std::string& mode = "eager") {
-  return Point{"gemv", variant, {{"m", m}, {"n", n}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+  return test::hot_point("gemv", variant, {{"m", m}, {"n", n}, {"dtype", dtype}}, mode);
 }
 
 /// Host copy of a point's inputs: A (m × n, row-major) and x (n), raw 16-bit patterns of the storage dtype.

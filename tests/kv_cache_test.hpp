@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include <labrun/point.hpp>
+#include "point_test.hpp"
 
 namespace labrun::test {
 
@@ -13,17 +13,15 @@ namespace labrun::test {
 inline Point kv_cache_point(const std::string& variant, std::int64_t n0, std::int64_t n1, const std::string& dtype,
                             const std::string& mode, std::int64_t layers, std::int64_t kv_heads, std::int64_t head_dim,
                             std::int64_t batch) {
-  return Point{"kv_cache",
-               variant,
-               {{"batch", batch},
-                {"layers", layers},
-                {"kv_heads", kv_heads},
-                {"head_dim", head_dim},
-                {"n0", n0},
-                {"n1", n1},
-                {"dtype", dtype},
-                {"mode", mode},
-                {"l2", std::string("hot")}}};
+  return hot_point("kv_cache", variant,
+                   {{"batch", batch},
+                    {"layers", layers},
+                    {"kv_heads", kv_heads},
+                    {"head_dim", head_dim},
+                    {"n0", n0},
+                    {"n1", n1},
+                    {"dtype", dtype}},
+                   mode);
 }
 
 }  // namespace labrun::test

@@ -12,6 +12,7 @@
 #include "layout/layout.hpp"
 #include "record.hpp"
 #include "registry.hpp"
+#include "point_test.hpp"
 #include "sdk_registry.hpp"
 #include "test_util.hpp"
 
@@ -20,7 +21,7 @@ namespace labrun::test_layout {
 using layout::Strided;
 using layout::Variant;
 
-inline constexpr std::uint64_t kSeed = 20261129;
+using test::kSeed;
 inline const Variant kVariants[] = {Variant::contiguous_noop, Variant::transpose_naive, Variant::transpose_tiled,
                                     Variant::broadcast_view, Variant::repeat_materialized};
 inline const DType kDTypes[] = {DType::f32, DType::bf16};
@@ -29,9 +30,7 @@ inline std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("layout")
 
 inline Point point(const std::string& variant, std::int64_t rows, std::int64_t cols, const std::string& dtype,
                    const std::string& mode = "eager") {
-  return Point{"layout",
-               variant,
-               {{"rows", rows}, {"cols", cols}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+  return test::hot_point("layout", variant, {{"rows", rows}, {"cols", cols}, {"dtype", dtype}}, mode);
 }
 
 /// Host copy of a point's inputs: x (rows x cols, row-major) and bias (cols), in the storage dtype (bf16 as raw

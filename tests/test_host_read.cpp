@@ -18,6 +18,7 @@
 #include "host_backend.hpp"
 #include "host_read/host_read.hpp"
 #include "lab.hpp"
+#include "point_test.hpp"
 #include "record.hpp"
 #include "registry.hpp"
 #include "sdk_registry.hpp"
@@ -38,7 +39,7 @@ const RegisteredExperiment& experiment() { return *test::builtin().find("host_re
 std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("host_read"); }
 
 Point point(const std::string& variant, std::int64_t steps, std::int64_t n, const std::string& mode = "eager") {
-  return Point{"host_read", variant, {{"steps", steps}, {"n", n}, {"mode", mode}, {"l2", std::string("hot")}}};
+  return test::hot_point("host_read", variant, {{"steps", steps}, {"n", n}}, mode);
 }
 
 using test::quick_lab;

@@ -13,6 +13,7 @@
 #include "config.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
+#include "point_test.hpp"
 #include "rank/rank.hpp"
 #include "record.hpp"
 #include "registry.hpp"
@@ -50,7 +51,7 @@ std::vector<std::int64_t> run_host(Variant v, const std::vector<std::uint8_t>& m
 }
 
 Point point(const std::string& variant, std::int64_t n, double density, const std::string& mode = "eager") {
-  return Point{"rank", variant, {{"n", n}, {"density", density}, {"mode", mode}, {"l2", std::string("hot")}}};
+  return test::hot_point("rank", variant, {{"n", n}, {"density", density}}, mode);
 }
 
 // The experiment's own check of `out` against the mask, as the lab runs it (the reference computed from the mask).
