@@ -20,6 +20,7 @@
 
 #include "gemv_test.hpp"
 #include "host_backend.hpp"
+#include "host_check_test.hpp"
 #include "lab.hpp"
 #include "record.hpp"
 #include "registry.hpp"
@@ -125,19 +126,15 @@ TEST(Gemv, RowDotFollowsTheDocumentedOrder) {
 TEST(Gemv, HostVariantsMatchReference) {
   const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},    {3, 7},    {5, 8},     {7, 100},  {4, 1000},
                                                           {9, 4104}, {2, 8191}, {3, 14336}, {1, 20000}};
-  for (DType t : kDTypes)
-    for (auto [m, n] : shapes) {
-      const Inputs in = generate(m, n, t, kSeed);
-      for (Variant v : kVariants) {
-        const CheckOutcome c = check_host(v, in);
-        EXPECT_TRUE(c.passed()) << gemv::to_string(v) << " " << to_string(t) << " " << m << "x" << n << ": "
-                                << test::detail_of(c).dump();
-        EXPECT_EQ(test::detail_of(c)["mismatches"], 0);
-        EXPECT_LE(ratio(c), 1.0);
-        // The bound is a worst case: real errors are far inside it (and the products exact, so often 0).
-        EXPECT_LT(ratio(c), 0.5) << gemv::to_string(v) << " " << m << "x" << n;
-      }
-    }
+  const auto inputs = [](std::int64_t m, std::int64_t n, DType t) { return generate(m, n, t, kSeed); };
+  const auto check = [](Variant v, const Inputs& in) { return check_host(v, in); };
+  const auto within_bound = [](const CheckOutcome& c, Variant, std::int64_t, std::int64_t) {
+    EXPECT_EQ(test::detail_of(c)["mismatches"], 0);
+    EXPECT_LE(ratio(c), 1.0);
+    // The bound is a worst case: real errors are far inside it (and the products exact, so often 0).
+    EXPECT_LT(ratio(c), 0.5);
+  };
+  test::expect_host_checks(kDTypes, shapes, kVariants, inputs, check, within_bound);
 }
 
 // The kernels' order and the sequential one differ in the last bits on random rows (the host twin is not the

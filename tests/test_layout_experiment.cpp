@@ -21,6 +21,7 @@
 #include "config.hpp"
 #include "host_backend.hpp"
 #include "lab.hpp"
+#include "host_check_test.hpp"
 #include "layout_test.hpp"
 #include "record.hpp"
 #include "registry.hpp"
@@ -173,37 +174,34 @@ const std::pair<std::int64_t, std::int64_t> kShapes[] = {{1, 1},   {1, 37},  {37
 // mismatches = 0), the sums within the bound and correctly rounded (the f32 sum of the generator's values is the
 // exact sum rounded once).
 TEST(LayoutExpHost, EveryVariantMatchesTheReference) {
-  for (DType t : kDTypes)
-    for (auto [rows, cols] : kShapes) {
-      const Inputs in = generate(rows, cols, t, kSeed + static_cast<std::uint64_t>(rows * 1000 + cols));
-      for (Variant v : kVariants) {
-        SCOPED_TRACE(std::string(layout::to_string(v)) + " " + to_string(t) + " " + std::to_string(rows) + "x" +
-                     std::to_string(cols));
-        const CheckOutcome c = check_host(v, in);
-        EXPECT_TRUE(c.passed()) << test::detail_of(c).dump();
-        EXPECT_EQ(test::detail_of(c)["mismatches"], 0);
-        EXPECT_EQ(test::detail_of(c)["compared"], rows * cols);
-        if (layout::is_broadcast(v)) {
-          EXPECT_EQ(test::detail_of(c)["kind"], "elementwise");
-          EXPECT_EQ(test::detail_of(c)["not_finite"], 0);
-          EXPECT_EQ(test::detail_of(c)["not_correctly_rounded"], 0);
-          EXPECT_LE(c.reported() ? c.reported()->worst : 0.0, 1.0);
-          EXPECT_EQ(real_from_json(test::detail_of(c)["tolerance_scale"]), 1.0);
-        } else {
-          EXPECT_EQ(test::detail_of(c)["kind"], "exact") << "bit-exact: no tolerance";
-          EXPECT_EQ(c.reported() ? c.reported()->worst : 0.0, 0.0);
-        }
-        if (v == Variant::repeat_materialized) {
-          const Json r = comparison(test::detail_of(c), "exact");
-          EXPECT_EQ(r["array"], "repeated");
-          EXPECT_EQ(r["mismatches"], 0);
-          EXPECT_EQ(r["compared"], rows * cols);
-        }
-        if (v == Variant::contiguous_noop) {
-          EXPECT_TRUE(same_buffer(test::detail_of(c))) << test::detail_of(c).dump();
-        }
-      }
+  const auto inputs = [](std::int64_t rows, std::int64_t cols, DType t) {
+    return generate(rows, cols, t, kSeed + static_cast<std::uint64_t>(rows * 1000 + cols));
+  };
+  const auto check = [](Variant v, const Inputs& in) { return check_host(v, in); };
+  const auto as_documented = [](const CheckOutcome& c, Variant v, std::int64_t rows, std::int64_t cols) {
+    EXPECT_EQ(test::detail_of(c)["mismatches"], 0);
+    EXPECT_EQ(test::detail_of(c)["compared"], rows * cols);
+    if (layout::is_broadcast(v)) {
+      EXPECT_EQ(test::detail_of(c)["kind"], "elementwise");
+      EXPECT_EQ(test::detail_of(c)["not_finite"], 0);
+      EXPECT_EQ(test::detail_of(c)["not_correctly_rounded"], 0);
+      EXPECT_LE(c.reported() ? c.reported()->worst : 0.0, 1.0);
+      EXPECT_EQ(real_from_json(test::detail_of(c)["tolerance_scale"]), 1.0);
+    } else {
+      EXPECT_EQ(test::detail_of(c)["kind"], "exact") << "bit-exact: no tolerance";
+      EXPECT_EQ(c.reported() ? c.reported()->worst : 0.0, 0.0);
     }
+    if (v == Variant::repeat_materialized) {
+      const Json r = comparison(test::detail_of(c), "exact");
+      EXPECT_EQ(r["array"], "repeated");
+      EXPECT_EQ(r["mismatches"], 0);
+      EXPECT_EQ(r["compared"], rows * cols);
+    }
+    if (v == Variant::contiguous_noop) {
+      EXPECT_TRUE(same_buffer(test::detail_of(c))) << test::detail_of(c).dump();
+    }
+  };
+  test::expect_host_checks(kDTypes, kShapes, kVariants, inputs, check, as_documented);
 }
 
 // The naive and tiled transposes give the same bits; so do the broadcast view and the materialised repeat (the same

@@ -19,7 +19,9 @@
 
 #include "config.hpp"
 #include "host_backend.hpp"
+#include "host_check_test.hpp"
 #include "lab.hpp"
+#include "point_test.hpp"
 #include "record.hpp"
 #include "registry.hpp"
 #include "sdk_registry.hpp"
@@ -45,9 +47,7 @@ std::shared_ptr<SdkExperiment> sdk() { return test::builtin_sdk("softmax"); }
 // A point of the axes as registered: `elements` (rows * cols) and `cols`; rows is derived from them.
 Point point_of_elements(const std::string& variant, std::int64_t elements, std::int64_t cols, const std::string& dtype,
                         const std::string& mode = "eager") {
-  return Point{"softmax",
-               variant,
-               {{"cols", cols}, {"elements", elements}, {"dtype", dtype}, {"mode", mode}, {"l2", std::string("hot")}}};
+  return test::hot_point("softmax", variant, {{"cols", cols}, {"elements", elements}, {"dtype", dtype}}, mode);
 }
 
 // A point of a rows x cols matrix (elements = rows * cols).
@@ -184,19 +184,15 @@ TEST(Softmax, HostVariantsExactCases) {
 TEST(Softmax, HostVariantsMatchReference) {
   const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},    {3, 7},    {5, 13},   {4, 64},
                                                           {9, 1000}, {4, 4096}, {2, 9001}, {1, 20000}};
-  for (DType t : kDTypes)
-    for (auto [rows, cols] : shapes) {
-      const Inputs in = generate(rows, cols, t, kSeed);
-      for (Variant v : kVariants) {
-        const CheckOutcome c = check_host(v, in);
-        EXPECT_TRUE(c.passed()) << softmax::to_string(v) << " " << to_string(t) << " " << rows << "x" << cols << ": "
-                                << test::detail_of(c).dump();
-        EXPECT_LE(ratio(c), 1.0);
-        EXPECT_EQ(elementwise(c)["mismatches"], 0);
-        EXPECT_EQ(elementwise(c)["compared"], rows * cols);
-        EXPECT_LE(real_from_json(row_sum(c)["worst_ratio"]), 1.0);
-      }
-    }
+  const auto inputs = [](std::int64_t rows, std::int64_t cols, DType t) { return generate(rows, cols, t, kSeed); };
+  const auto check = [](Variant v, const Inputs& in) { return check_host(v, in); };
+  const auto within_bound = [](const CheckOutcome& c, Variant, std::int64_t rows, std::int64_t cols) {
+    EXPECT_LE(ratio(c), 1.0);
+    EXPECT_EQ(elementwise(c)["mismatches"], 0);
+    EXPECT_EQ(elementwise(c)["compared"], rows * cols);
+    EXPECT_LE(real_from_json(row_sum(c)["worst_ratio"]), 1.0);
+  };
+  test::expect_host_checks(kDTypes, shapes, kVariants, inputs, check, within_bound);
 }
 
 // The fused host variants round only y; unfused also stores e and s, so in bf16 it is measurably less accurate
