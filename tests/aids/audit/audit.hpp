@@ -6,6 +6,8 @@
 // with tests/aids/audit.yaml.
 #pragma once
 
+#include "variant_row.hpp"
+
 namespace labrun::audit_aid {
 
 /// What a variant does besides y = 2x + 1 on the lab's stream.
@@ -29,11 +31,7 @@ enum class Fault {
 };
 
 /// One row of the variant table.
-struct Row {
-  const char* name;
-  Fault fault;
-  const char* description;
-};
+using Row = aids::VariantRow<Fault>;
 
 /// The variants in declaration order.
 inline constexpr Row kVariants[] = {

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "variant_row.hpp"
+
 namespace labrun::integrity_aid {
 
 /// What a variant does wrong.
@@ -27,11 +29,7 @@ enum class Fault {
 inline constexpr std::int64_t kLateCall = 10;
 
 /// One row of the variant table: the variant's name, its fault and what it does.
-struct Row {
-  const char* name;
-  Fault fault;
-  const char* description;
-};
+using Row = aids::VariantRow<Fault>;
 
 /// The variants in declaration order: each faulty one followed by a correct one named "after_<fault>".
 inline constexpr Row kVariants[] = {
