@@ -6,7 +6,7 @@
 #   <prefix>/lib/labrun/objects/...                   the built-in experiments' objects (OBJECT libraries)
 #   <prefix>/lib/cmake/labrun/                        labrunConfig.cmake, labrunConfigVersion.cmake,
 #                                                     labrunTargets.cmake (namespace labrun::)
-#   <prefix>/share/labrun/plot_report.py, plot_history.py
+#   <prefix>/share/labrun/plot_report.py, plot_history.py, plot_common.py (what the two import)
 #   <prefix>/share/labrun/cmake/                      labrunRunner.cmake (labrun_add_runner), code_rev.cmake,
 #                                                     labrunSweepTest.cmake, labrun_sweep_test.cmake
 #   <prefix>/share/doc/labrun/LICENSE, NOTICE         the Apache License 2.0 and the copyright notice
@@ -28,7 +28,8 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/kernels/ DESTINATION include/labrun/kernel
         FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
 install(FILES ${CMAKE_SOURCE_DIR}/LICENSE ${CMAKE_SOURCE_DIR}/NOTICE DESTINATION ${LABRUN_INSTALL_DOCDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/scripts/plot_report.py ${CMAKE_SOURCE_DIR}/scripts/plot_history.py
-              ${CMAKE_SOURCE_DIR}/scripts/labrun_view.js DESTINATION ${LABRUN_INSTALL_SHAREDIR})
+              ${CMAKE_SOURCE_DIR}/scripts/plot_common.py ${CMAKE_SOURCE_DIR}/scripts/labrun_view.js
+        DESTINATION ${LABRUN_INSTALL_SHAREDIR})
 # The HTML views' charting library (docs/html.md): Debian's libjs-chart.js, copied into the install so an installed
 # labrun writes pages that hold it wherever the package is not installed.
 find_file(LABRUN_CHART_JS chart.min.js PATHS /usr/share/javascript/chart.js NO_DEFAULT_PATH)

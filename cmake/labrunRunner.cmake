@@ -125,12 +125,14 @@ function(labrun_add_runner NAME)
   endif()
 
   # labrun report/history draw their plots with plot_report.py/plot_history.py, looked for in a scripts/ folder
-  # beside the running executable or above it: copied there from the installed package.
+  # beside the running executable or above it: copied there from the installed package, with plot_common.py, which
+  # both import from their own folder.
   if(DEFINED LABRUN_SHARE_DIR AND EXISTS "${LABRUN_SHARE_DIR}/plot_report.py")
     add_custom_command(TARGET ${NAME} POST_BUILD
       COMMAND "${CMAKE_COMMAND}" -E make_directory "$<TARGET_FILE_DIR:${NAME}>/scripts"
       COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${LABRUN_SHARE_DIR}/plot_report.py"
-              "${LABRUN_SHARE_DIR}/plot_history.py" "$<TARGET_FILE_DIR:${NAME}>/scripts/"
+              "${LABRUN_SHARE_DIR}/plot_history.py" "${LABRUN_SHARE_DIR}/plot_common.py"
+              "$<TARGET_FILE_DIR:${NAME}>/scripts/"
       VERBATIM)
   endif()
 

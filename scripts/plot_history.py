@@ -18,20 +18,9 @@ import os
 import statistics
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from plot_common import number, plt
 
 MAX_LINES = 12
-
-
-def number(x):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
 
 
 def short_key(key, members):

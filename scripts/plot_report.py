@@ -27,22 +27,12 @@ import os
 import sys
 
 import matplotlib
+from matplotlib.lines import Line2D
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
-from matplotlib.lines import Line2D  # noqa: E402
+from plot_common import number, plt
 
 LINE_STYLES = ["-", "--", ":", "-."]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X"]
-
-
-def number(text):
-    """A float from a CSV cell, or None when empty or not a number."""
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
 
 
 def axis_text(value):

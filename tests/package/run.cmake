@@ -52,6 +52,7 @@ run("install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
 foreach(f bin/labrun include/labrun/dtype.hpp include/labrun/point.hpp lib/liblabrun_core.a lib/liblabrun_main.a
           lib/cmake/labrun/labrunConfig.cmake lib/cmake/labrun/labrunConfigVersion.cmake
           lib/cmake/labrun/labrunTargets.cmake share/labrun/plot_report.py share/labrun/plot_history.py
+          share/labrun/plot_common.py
           share/labrun/cmake/labrunRunner.cmake share/doc/labrun/LICENSE share/doc/labrun/NOTICE)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "install: ${f} is missing from ${prefix}")
@@ -107,9 +108,11 @@ endif()
 run("build consumer" "${CMAKE_COMMAND}" --build "${consumer}/build")
 
 set(runner "${consumer}/build/consumer_bench")
-if(NOT EXISTS "${consumer}/build/scripts/plot_report.py")
-  message(FATAL_ERROR "build consumer: plot_report.py was not copied beside the runner")
-endif()
+foreach(f plot_report.py plot_common.py)
+  if(NOT EXISTS "${consumer}/build/scripts/${f}")
+    message(FATAL_ERROR "build consumer: ${f} was not copied beside the runner")
+  endif()
+endforeach()
 run("runner list" "${runner}" list)
 foreach(e masking gelu attention)
   require("${last_out}" "${e}" "runner list: the built-in ${e} is missing:\n${last_out}")
