@@ -35,12 +35,18 @@ bool hosts_differ(const HostAdjusted& h) { return std::fabs(std::log(h.probe_rat
 /// interval alone (HostAdjusted, analysis of covariance; its width counts the elasticity's uncertainty): wholly
 /// beyond the minimum effect, slower/faster; wholly inside, same; else inconclusive, naming the host difference
 /// and the change that would have been called. The raw samples are not asked: they moved with the host.
+/// A launch path that moved past the processes' spread (HostAdjusted::launch_moved) withholds slower/faster unless
+/// the interval over the widened elasticity range is wholly beyond; `same` is still judged on the fitted slope's
+/// interval, as without it (docs/diff.md, "A launch path that moved past its processes").
 std::pair<Verdict, std::string> decide_across_hosts(const HostAdjusted& h, const DiffOptions& o) {
   const double up = 1 + o.min_effect, down = 1 / up;
   const RatioEstimate a = host_adjusted_interval(h, 1 - o.alpha);
   if (a.ci_low > up) return {Verdict::slower, ""};
   if (a.ci_high < down) return {Verdict::faster, ""};
-  if (a.ci_low >= down && a.ci_high <= up) return {Verdict::same, ""};
+  HostAdjusted fitted = h;
+  fitted.launch_moved = false;
+  const RatioEstimate f = h.launch_moved ? host_adjusted_interval(fitted, 1 - o.alpha) : a;
+  if (f.ci_low >= down && f.ci_high <= up) return {Verdict::same, ""};
   const std::string host = fmt::format("the hosts differ (host probe {:+.1f}%, new against base)",
                                        100 * (h.probe_ratio - 1));
   if (!std::isfinite(a.ci_high))

@@ -231,7 +231,8 @@ struct HostAdjusted {
   /// it. The probes may then overlap while the launch path moved past anything the sides' own variation spans
   /// (measured on two H100s: probe +13-18%, probes overlapping, calibrated eager launch +28%, eager `index` at
   /// n = 1e7 +20-29% with a fitted slope of 0.45-0.5; results/h100/fleet/), and host_elasticity_range lets the
-  /// elasticity reach the launch's as well. False when either side has fewer than two processes' calibrations.
+  /// elasticity reach the launch's as well (for slower/faster; labrun diff judges `same` on the fitted slope).
+  /// False when either side has fewer than two processes' calibrations.
   bool launch_moved = false;
 };
 
