@@ -9,6 +9,19 @@
 
 namespace labrun::import_detail {
 
+ImportOptions expecting(const ImportOptions& given, const std::string& expected) {
+  ImportOptions o = given;
+  o.expected = expected;
+  return o;
+}
+
+Run imported_run(const ImportOptions& o) {
+  Run run;
+  run.file = o.file;
+  run.has_header = true;
+  return run;
+}
+
 void refuse(const ImportOptions& o, const std::string& path, const std::string& what) {
   throw ResultError(o.file + ": " + (path.empty() ? "" : path + ": ") + what);
 }

@@ -17,6 +17,13 @@
 
 namespace labrun::import_detail {
 
+/// `given` with o.expected set to `expected`, the tool's format that a refusal names ("nvbench's --json output"):
+/// the options an importer reads its document under. Never throws.
+ImportOptions expecting(const ImportOptions& given, const std::string& expected);
+
+/// The run an importer fills: file o.file, with a header (has_header); no points yet, an empty header. Never throws.
+Run imported_run(const ImportOptions& o);
+
 /// Throws ResultError "FILE: PATH: WHAT" (PATH left out when empty).
 [[noreturn]] void refuse(const ImportOptions& o, const std::string& path, const std::string& what);
 

@@ -319,16 +319,13 @@ void add_warnings(const Json& context, const Json& tool, Json& header) {
 }  // namespace
 
 Run import_gbench(const Json& doc, const ImportOptions& given) {
-  ImportOptions o = given;
-  o.expected = "Google Benchmark's JSON output (--benchmark_format=json or --benchmark_out)";
+  ImportOptions o = expecting(given, "Google Benchmark's JSON output (--benchmark_format=json or --benchmark_out)");
   const Json& context = object_member(doc, "context", "", o);
   const Json& benchmarks = array_member(doc, "benchmarks", "", o);
   if (o.created_utc.empty() && context.contains("date"))
     o.created_utc = utc_of_date(text_member(context, "date", "context", o), o);
   const std::vector<Group> groups = groups_of(benchmarks, o);
-  Run run;
-  run.file = o.file;
-  run.has_header = true;
+  Run run = imported_run(o);
   Json names = Json::array();
   run.points = points_of(groups, o, names);
   const Json tool = tool_of(context, o);

@@ -458,8 +458,7 @@ void name_suite(const Json& benchmarks, ImportedHeader& h) {
 }  // namespace
 
 Run import_nvbench(const Json& doc, const ImportOptions& given) {
-  ImportOptions o = given;
-  o.expected = "nvbench's --json output";
+  const ImportOptions o = expecting(given, "nvbench's --json output");
   const Json& meta = object_member(doc, "meta", "", o);
   const Json& devices = array_member(doc, "devices", "", o);
   const Json& benchmarks = array_member(doc, "benchmarks", "", o);
@@ -467,9 +466,7 @@ Run import_nvbench(const Json& doc, const ImportOptions& given) {
   const Json tool = tool_of(meta, o);
   const Json argv = argv_of(meta, o);
   const DeviceList listed = devices_of(devices, o);
-  Run run;
-  run.file = o.file;
-  run.has_header = true;
+  Run run = imported_run(o);
   StateReader reader(o, devices, run);
   for (std::size_t b = 0; b < benchmarks.size(); ++b) reader.read_benchmark(benchmarks[b], b);
   if (run.points.empty()) refuse(o, "benchmarks", "no benchmark state to import");
