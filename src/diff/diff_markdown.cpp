@@ -19,6 +19,7 @@
 
 #include "diff_text.hpp"
 #include "output.hpp"
+#include "text_output.hpp"
 
 namespace labrun {
 namespace {
@@ -80,16 +81,11 @@ std::string diff_markdown_unescaped(const DiffResult& diff) {
   return out;
 }
 
-class DiffMarkdown final : public Output {
- public:
-  void diff(const DiffResult& result, std::ostream& out) override { out << diff_markdown(result); }
-};
-
 }  // namespace
 
 // Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
 std::string diff_markdown(const DiffResult& diff) { return printable(diff_markdown_unescaped(diff), true); }
 
-std::unique_ptr<Output> make_diff_markdown_output() { return std::make_unique<DiffMarkdown>(); }
+std::unique_ptr<Output> make_diff_markdown_output() { return diff_text_output(diff_markdown); }
 
 }  // namespace labrun

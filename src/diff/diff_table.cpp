@@ -19,6 +19,7 @@
 
 #include "diff_text.hpp"
 #include "output.hpp"
+#include "text_output.hpp"
 
 namespace labrun {
 namespace {
@@ -61,11 +62,6 @@ std::string diff_table_unescaped(const DiffResult& diff, bool all_rows) {
   return out;
 }
 
-class DiffTable final : public Output {
- public:
-  void diff(const DiffResult& result, std::ostream& out) override { out << diff_table(result); }
-};
-
 }  // namespace
 
 // Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
@@ -73,6 +69,8 @@ std::string diff_table(const DiffResult& diff, bool all_rows) {
   return printable(diff_table_unescaped(diff, all_rows), true);
 }
 
-std::unique_ptr<Output> make_diff_table_output() { return std::make_unique<DiffTable>(); }
+std::unique_ptr<Output> make_diff_table_output() {
+  return diff_text_output([](const DiffResult& diff) { return diff_table(diff); });
+}
 
 }  // namespace labrun

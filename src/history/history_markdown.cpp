@@ -20,6 +20,7 @@
 
 #include "history_text.hpp"
 #include "output.hpp"
+#include "text_output.hpp"
 
 namespace labrun {
 namespace {
@@ -92,11 +93,6 @@ std::string history_markdown_unescaped(const HistoryResult& h, const std::vector
   return md.str();
 }
 
-class HistoryMarkdown final : public Output {
- public:
-  void history(const HistoryResult& result, std::ostream& out) override { out << history_markdown(result); }
-};
-
 }  // namespace
 
 // Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
@@ -104,6 +100,8 @@ std::string history_markdown(const HistoryResult& h, const std::vector<std::stri
   return printable(history_markdown_unescaped(h, plots), true);
 }
 
-std::unique_ptr<Output> make_history_markdown_output() { return std::make_unique<HistoryMarkdown>(); }
+std::unique_ptr<Output> make_history_markdown_output() {
+  return history_text_output([](const HistoryResult& h) { return history_markdown(h); });
+}
 
 }  // namespace labrun

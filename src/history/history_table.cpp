@@ -19,6 +19,7 @@
 
 #include "history_text.hpp"
 #include "output.hpp"
+#include "text_output.hpp"
 
 namespace labrun {
 namespace {
@@ -55,16 +56,11 @@ std::string history_table_unescaped(const HistoryResult& h) {
   return out.str();
 }
 
-class HistoryTable final : public Output {
- public:
-  void history(const HistoryResult& result, std::ostream& out) override { out << history_table(result); }
-};
-
 }  // namespace
 
 // Case H10: keys, reasons and file names come from files anyone can edit; shown escaped (printable).
 std::string history_table(const HistoryResult& h) { return printable(history_table_unescaped(h), true); }
 
-std::unique_ptr<Output> make_history_table_output() { return std::make_unique<HistoryTable>(); }
+std::unique_ptr<Output> make_history_table_output() { return history_text_output(history_table); }
 
 }  // namespace labrun
