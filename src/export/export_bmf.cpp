@@ -12,41 +12,33 @@ namespace labrun {
 
 namespace {
 
-class BmfOutput final : public Output {
- public:
-  void runs(const std::vector<Run>& runs, Exported& out) override {
-    out.document = Json::object();
-    for_each_exportable(runs, out, [&](const PointRecord& p, const RunHeader&) { out.document[p.key] = measures(p); });
+// A point's measures: {latency: {value, lower_value?, upper_value?}, bandwidth?: {...}}.
+Json measures(const PointRecord& p, const RunHeader&) {
+  const double time_s = p.timing->time_s;
+  const auto interval = time_interval(p);
+  Json m = Json::object();
+  Json latency = {{"value", to_ns(time_s)}};
+  if (interval) {
+    latency["lower_value"] = to_ns(interval->first);
+    latency["upper_value"] = to_ns(interval->second);
   }
-
- private:
-  static Json measures(const PointRecord& p) {
-    const double time_s = p.timing->time_s;
-    const auto interval = time_interval(p);
-    Json m = Json::object();
-    Json latency = {{"value", to_ns(time_s)}};
-    if (interval) {
-      latency["lower_value"] = to_ns(interval->first);
-      latency["upper_value"] = to_ns(interval->second);
+  m["latency"] = latency;
+  const double bw = p.interpretation ? p.interpretation->achieved_bandwidth_Bps : kNoValue;
+  if (std::isfinite(bw) && bw > 0) {
+    Json bandwidth = {{"value", bw}};
+    // The bytes the interpretation divided by time_s, over the interval's ends (a longer time: a lower rate).
+    const double bytes = bw * time_s;
+    if (interval && std::isfinite(bytes)) {
+      bandwidth["lower_value"] = bytes / interval->second;
+      bandwidth["upper_value"] = bytes / interval->first;
     }
-    m["latency"] = latency;
-    const double bw = p.interpretation ? p.interpretation->achieved_bandwidth_Bps : kNoValue;
-    if (std::isfinite(bw) && bw > 0) {
-      Json bandwidth = {{"value", bw}};
-      // The bytes the interpretation divided by time_s, over the interval's ends (a longer time: a lower rate).
-      const double bytes = bw * time_s;
-      if (interval && std::isfinite(bytes)) {
-        bandwidth["lower_value"] = bytes / interval->second;
-        bandwidth["upper_value"] = bytes / interval->first;
-      }
-      m["bandwidth"] = bandwidth;
-    }
-    return m;
+    m["bandwidth"] = bandwidth;
   }
-};
+  return m;
+}
 
 }  // namespace
 
-std::unique_ptr<Output> make_bmf_output() { return std::make_unique<BmfOutput>(); }
+std::unique_ptr<Output> make_bmf_output() { return make_entry_per_point_output(EntryLayout::object_by_key, measures); }
 
 }  // namespace labrun

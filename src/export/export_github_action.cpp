@@ -15,36 +15,27 @@ namespace labrun {
 
 namespace {
 
-class GithubActionOutput final : public Output {
- public:
-  void runs(const std::vector<Run>& runs, Exported& out) override {
-    out.document = Json::array();
-    for_each_exportable(runs, out,
-                        [&](const PointRecord& p, const RunHeader& h) { out.document.push_back(entry(p, h)); });
-  }
-
- private:
-  static Json entry(const PointRecord& p, const RunHeader& h) {
-    const Timing& t = *p.timing;
-    Json e = Json::object();
-    e["name"] = p.key;
-    e["unit"] = "ns";
-    e["value"] = to_ns(t.time_s);
-    // Half the interval's width, in full (fmt's shortest text that reads back as the same double).
-    if (const auto interval = time_interval(p))
-      e["range"] = fmt::format("± {}", to_ns((interval->second - interval->first) / 2));
-    std::string extra = fmt::format("{}; {} samples", t.method_name(), sample_count(p));
-    if (const auto medians = process_medians(p); !medians.empty())
-      extra += fmt::format(" pooled from {} processes", medians.size());
-    if (!h.device_name().empty()) extra += "; " + h.device_name();
-    if (!h.code_key().empty()) extra += "; " + h.code_key();
-    e["extra"] = extra;
-    return e;
-  }
-};
+// A point's entry: {name, unit, value, range?, extra}.
+Json entry(const PointRecord& p, const RunHeader& h) {
+  const Timing& t = *p.timing;
+  Json e = Json::object();
+  e["name"] = p.key;
+  e["unit"] = "ns";
+  e["value"] = to_ns(t.time_s);
+  // Half the interval's width, in full (fmt's shortest text that reads back as the same double).
+  if (const auto interval = time_interval(p))
+    e["range"] = fmt::format("± {}", to_ns((interval->second - interval->first) / 2));
+  std::string extra = fmt::format("{}; {} samples", t.method_name(), sample_count(p));
+  if (const auto medians = process_medians(p); !medians.empty())
+    extra += fmt::format(" pooled from {} processes", medians.size());
+  if (!h.device_name().empty()) extra += "; " + h.device_name();
+  if (!h.code_key().empty()) extra += "; " + h.code_key();
+  e["extra"] = extra;
+  return e;
+}
 
 }  // namespace
 
-std::unique_ptr<Output> make_github_action_output() { return std::make_unique<GithubActionOutput>(); }
+std::unique_ptr<Output> make_github_action_output() { return make_entry_per_point_output(EntryLayout::array, entry); }
 
 }  // namespace labrun

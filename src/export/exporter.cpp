@@ -3,6 +3,7 @@
 #include "exporter.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include <labrun/status.hpp>
 
@@ -32,6 +33,24 @@ bool correctness_passed(const Correctness& c) {
   }
   return c.outcome.passed();
 }
+
+/// The document of one entry per exportable point (make_entry_per_point_output).
+class EntryPerPoint final : public Output {
+ public:
+  EntryPerPoint(EntryLayout layout, PointEntry entry) : layout_(layout), entry_(std::move(entry)) {}
+
+  void runs(const std::vector<Run>& runs, Exported& out) override {
+    out.document = layout_ == EntryLayout::array ? Json::array() : Json::object();
+    for_each_exportable(runs, out, [&](const PointRecord& p, const RunHeader& h) {
+      if (layout_ == EntryLayout::array) out.document.push_back(entry_(p, h));
+      else out.document[p.key] = entry_(p, h);
+    });
+  }
+
+ private:
+  EntryLayout layout_;
+  PointEntry entry_;
+};
 
 }  // namespace
 
@@ -104,5 +123,9 @@ std::int64_t sample_count(const PointRecord& point) {
 }
 
 double to_ns(double seconds) { return seconds * 1e9; }
+
+std::unique_ptr<Output> make_entry_per_point_output(EntryLayout layout, PointEntry entry) {
+  return std::make_unique<EntryPerPoint>(layout, std::move(entry));
+}
 
 }  // namespace labrun

@@ -60,6 +60,18 @@ std::optional<std::string> not_exportable(const PointRecord& point);
 void for_each_exportable(const std::vector<Run>& runs, Exported& out,
                          const std::function<void(const PointRecord&, const RunHeader&)>& write);
 
+/// Where a format with one entry per point puts each entry: under the point's key in a JSON object (a later point of
+/// the same key replaces an earlier one; BMF), or appended to a JSON array (github-action-benchmark).
+enum class EntryLayout { object_by_key, array };
+
+/// A point's entry in a format with one entry per point, from the point and its run's header.
+using PointEntry = std::function<Json(const PointRecord& point, const RunHeader& header)>;
+
+/// A format whose document is entry(point, header) for every point that may leave as a number (for_each_exportable),
+/// in file order, laid out as `layout` says; the others are listed in out.left_out. Its runs hook throws what `entry`
+/// throws.
+std::unique_ptr<Output> make_entry_per_point_output(EntryLayout layout, PointEntry entry);
+
 /// The 95% confidence interval of the median behind a point's time_s, seconds: from timing.device when its median is
 /// time_s, else from timing.wall when its median is; nullopt when neither is, the interval is not finite (fewer than 6
 /// samples: ci95_rel_halfwidth is +inf), its low end is not positive, or it does not hold time_s.
