@@ -67,7 +67,7 @@ bool same_number(double a, double b) {
 bool matches(const Json& v, const Json& cond) {
   const double x = axis_number(v);
   if (cond.is_array()) {
-    if (cond.size() == 2 && cond[0].is_number() && cond[1].is_number()) {
+    if (is_when_range(cond)) {
       const double lo = cond[0].get<double>(), hi = cond[1].get<double>();
       return std::isfinite(x) && (x >= lo || same_number(x, lo)) && (x <= hi || same_number(x, hi));
     }
@@ -561,23 +561,33 @@ bool inside_when(const Json& axes, const Json& when) {
   return true;
 }
 
-std::string describe_when(const Json& when) {
-  if (!when.is_object() || when.empty()) return "every point";
-  const auto value = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+bool is_when_range(const Json& cond) {
+  return cond.is_array() && cond.size() == 2 && cond[0].is_number() && cond[1].is_number();
+}
+
+std::string when_phrases(const Json& when, const WhenWords& words) {
+  if (!when.is_object() || when.empty()) return words.none;
   std::string out;
   for (const auto& [axis, cond] : when.items()) {
     std::string phrase;
-    if (cond.is_array() && cond.size() == 2 && cond[0].is_number() && cond[1].is_number())
-      phrase = axis + " in [" + value(cond[0]) + ", " + value(cond[1]) + "] (a range: a list of two numbers is one)";
+    if (is_when_range(cond))
+      phrase = axis + words.range_open + words.value(cond[0]) + ", " + words.value(cond[1]) + words.range_close;
     else if (cond.is_array()) {
-      phrase = axis + " one of ";
-      for (std::size_t i = 0; i < cond.size(); ++i) phrase += (i ? ", " : "") + value(cond[i]);
+      phrase = axis + words.list_open;
+      for (std::size_t i = 0; i < cond.size(); ++i) phrase += (i ? ", " : "") + words.value(cond[i]);
+      phrase += words.list_close;
     } else {
-      phrase = axis + " = " + value(cond);
+      phrase = axis + " = " + words.value(cond);
     }
     out += (out.empty() ? "" : ", ") + phrase;
   }
   return out;
+}
+
+std::string describe_when(const Json& when) {
+  const auto value = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  return when_phrases(when,
+                      {value, " in [", "] (a range: a list of two numbers is one)", " one of ", "", "every point"});
 }
 
 }  // namespace labrun

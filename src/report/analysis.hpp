@@ -61,6 +61,24 @@ Json analyze(const std::vector<Json>& records, const std::map<std::string, std::
 /// list any of its values, a scalar that value; every condition holds for an axis the point has. No `when`: true.
 bool inside_when(const Json& axes, const Json& when);
 
+/// Whether a `when` condition is a range: a list of two numbers [lo, hi] (docs/config.md "hypothesis").
+bool is_when_range(const Json& cond);
+
+/// The words one phrasing of a `when` puts around each axis's condition (describe_when; report.md's hypotheses).
+struct WhenWords {
+  std::string (*value)(const Json&);  ///< a value's text
+  const char* range_open;             ///< after the axis, before a range's two ends: " in ["
+  const char* range_close;            ///< after its ends: "]"
+  const char* list_open;              ///< after the axis, before a list's values (joined by ", "): " one of "
+  const char* list_close;             ///< after its values: ""
+  const char* none;                   ///< the whole text for no `when` (not an object, or empty): "every point"
+};
+
+/// `when` ({axis: condition}) as one phrase per axis, joined by ", ": AXIS + range_open + LO + ", " + HI +
+/// range_close for a range (is_when_range), AXIS + list_open + VALUES + list_close for another list, AXIS + " = " +
+/// VALUE for a scalar; words.none for none. Throws what words.value throws.
+std::string when_phrases(const Json& when, const WhenWords& words);
+
 /// How `when` reads, one phrase per axis, for validate: "density in [0.1, 0.9] (a range: a list of two numbers is
 /// one), dtype = f32, n one of 100000, 1000000, 10000000"; "every point" for none.
 std::string describe_when(const Json& when);

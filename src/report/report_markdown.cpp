@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis.hpp"
 #include "format.hpp"
 #include "record.hpp"
 
@@ -57,22 +58,7 @@ constexpr std::size_t kMaxReportChars = 60000;
 // ---- Hypothesis verdicts ------------------------------------------------------------------------------------
 
 std::string when_text(const Json& when) {
-  std::string s;
-  if (when.is_object())
-    for (const auto& [k, v] : when.items()) {
-      std::string part;
-      if (v.is_array() && v.size() == 2 && v[0].is_number() && v[1].is_number())
-        part = k + " ∈ [" + format_axis_value(v[0]) + ", " + format_axis_value(v[1]) + "]";
-      else if (v.is_array()) {
-        part = k + " ∈ {";
-        for (std::size_t i = 0; i < v.size(); ++i) part += (i ? ", " : "") + format_axis_value(v[i]);
-        part += "}";
-      } else {
-        part = k + " = " + format_axis_value(v);
-      }
-      s += (s.empty() ? "" : ", ") + part;
-    }
-  return s.empty() ? "everywhere" : s;
+  return when_phrases(when, {format_axis_value, " ∈ [", "]", " ∈ {", "}", "everywhere"});
 }
 
 // The verdict as the heading shows it. A run on the host backend never gets a GPU verdict: the analysis' own
