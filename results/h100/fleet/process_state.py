@@ -3,7 +3,7 @@
 eager launch-bound points follow it. For every committed run (results/h100/fleet/masking-h100-*.jsonl.xz) and every
 one of its processes: the process's level (the median, over the run's eager launch-bound points, of the log of the
 process's median time less the mean log over the run's processes) beside its calibrated launch costs less the run's
-mean (log). Then, over the 20 processes (deviations within each run, so pooled within runs), the correlation and the
+mean (log). Then, over all the processes (deviations within each run, so pooled within runs), the correlation and the
 least-squares slope (elasticity) of the level on each calibrated cost. Reads only the committed files; no GPU.
 Usage: python3 results/h100/fleet/process_state.py   (from the repository root)"""
 import glob
