@@ -272,10 +272,10 @@ TEST(Stats, HostAdjustedTestsRecoverTheElasticity) {
 }
 
 // Case C24 (docs/diff.md "Across hosts"): the numbers of eager `index` at n = 1e5, density 0.7, 8 downstream launches,
-// between two H100 hosts (results/h100/fleet/five-processes/): probe +9.1%, calibrated eager launch +29.9%, slope 1.465 +- 0.052 on
-// 7 degrees of freedom, the change with the probe's slope taken out +8.1%. With the probe alone the elasticity range
-// is [0, 1.59] and the interval lies wholly beyond +5% (the point was `slower`); the launch path's ratio stretches the
-// range to log 1.299 / log 1.091 = 3.0, and the interval then holds no change.
+// between two H100 hosts (results/h100/fleet/five-processes/): probe +9.1%, calibrated eager launch +29.9%, slope 1.465
+// +- 0.052 on 7 degrees of freedom, the change with the probe's slope taken out +8.1%. With the probe alone the
+// elasticity range is [0, 1.59] and the interval lies wholly beyond +5% (the point was `slower`); the launch path's
+// ratio stretches the range to log 1.299 / log 1.091 = 3.0, and the interval then holds no change.
 TEST(Stats, C24_TheLaunchPathsRatioWidensAnAcrossHostElasticity) {
   HostAdjusted h{.probe_ratio = 1.0909,
                  .slope = 1.4654,

@@ -223,8 +223,9 @@ struct HostAdjusted {
   /// The sides' calibrated eager launch times, new against base (medians over each side's headers; 1 when either
   /// side has none). An iteration that launches many kernels while the host waits on it moves with the host's
   /// launch path, which the one-round-trip probe can under-read (measured on two H100 hosts: probe +9%, eager
-  /// launch +30%, eager `index` at n = 1e5 with 8 downstream launches +17-43%; results/h100/fleet/five-processes/). When the
-  /// probes do not overlap, host_elasticity_range lets the elasticity reach log(launch_ratio) / log(probe_ratio).
+  /// launch +30%, eager `index` at n = 1e5 with 8 downstream launches +17-43%; results/h100/fleet/five-processes/).
+  /// When the probes do not overlap, host_elasticity_range lets the elasticity reach log(launch_ratio) /
+  /// log(probe_ratio).
   double launch_ratio = 1;
   /// Whether the sides' calibrated eager launch moved beyond their processes' spread: a Welch test on the log of
   /// each process's `launch.eager_time_s` (p below the diff's alpha), in the probe's direction and further than
