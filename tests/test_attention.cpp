@@ -238,8 +238,8 @@ TEST(Attention, ReferenceRowsSampleLargePoints) {
   EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
   EXPECT_EQ(std::set<std::int64_t>(rows.begin(), rows.end()).size(), rows.size());
   const std::int64_t total = 128 * 4096;
-  for (std::int64_t r :
-       {std::int64_t{0}, std::int64_t{63}, std::int64_t{64}, std::int64_t{4095}, total - 1, total - 4096, total - 64})
+  for (std::int64_t r : {std::int64_t{0}, std::int64_t{attention::kBlockM - 1}, std::int64_t{attention::kBlockM},
+                         std::int64_t{4095}, total - 1, total - 4096, total - attention::kBlockM})
     EXPECT_TRUE(std::binary_search(rows.begin(), rows.end(), r)) << r;
   EXPECT_GE(rows.front(), 0);
   EXPECT_LT(rows.back(), total);
@@ -393,10 +393,10 @@ TEST(Attention, ConfigPointsAreTheDescribedSweep) {
       ++big;
     }
   }
-  EXPECT_EQ(tiny, 2u * 2 * 2 * 3);
-  EXPECT_EQ(big, 5u * 2 * 2 * 3);
+  EXPECT_EQ(tiny, 2u * 2 * 2 * 4);  // seq x head_dim x causal x the four variants
+  EXPECT_EQ(big, 5u * 2 * 2 * 4);
   ASSERT_TRUE(config.hypothesis.is_array());
-  EXPECT_EQ(config.hypothesis.size(), 2u);
+  EXPECT_EQ(config.hypothesis.size(), 3u);
 }
 
 LabSettings quick_lab() {

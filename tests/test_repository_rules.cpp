@@ -76,7 +76,7 @@ bool distinctive(const std::string& name, bool experiment_name = false) {
                                                 "online",  "unfused", "n",      "rows",  "cols",     "elements",
                                                 "density", "dtype",   "m",      "batch", "steps",    "n0",
                                                 "n1",      "heads",   "layers", "seq",   "causal",   "cublas",
-                                                "tiled",   "layout"};
+                                                "tiled",   "layout",  "cudnn"};
   return !english.count(name);
 }
 

@@ -19,13 +19,15 @@ namespace labrun::attention {
 
 namespace {
 
-constexpr VariantTable<Variant, 3> kVariants{{{
+constexpr VariantTable<Variant, 4> kVariants{{{
     {Variant::naive_out_of_place, "naive_out_of_place",
      "cuBLAS Q K^T (f32 scores), scale, out-of-place mask fill (a second S x S buffer), softmax, cuBLAS P V"},
     {Variant::naive_in_place, "naive_in_place",
      "cuBLAS Q K^T (f32 scores), fused in-place scale + mask, softmax (P bf16 over its row), cuBLAS P V"},
     {Variant::tiled, "tiled",
      "one fused kernel (FlashAttention-2): mma.sync bf16, online softmax, the S x S matrix never written"},
+    {Variant::cudnn, "cudnn",
+     "cuDNN's fused attention forward (graph API, loaded at run time; CUDA only): PyTorch SDPA's cuDNN backend"},
 }}};
 
 constexpr float kLog2e = 1.44269504088896340736f;
@@ -284,6 +286,7 @@ Cost cost(const Params& p, std::size_t workspace_bytes) {
       peak = ps + e2 + static_cast<double>(workspace_bytes);
       break;
     case Variant::tiled:
+    case Variant::cudnn:
       read = 3 * e2;
       written = e2;
       launches = 1;
@@ -348,7 +351,7 @@ void lay_out(const Args& a, Layout& l) {
   const Params p = params_of(a);
   l.input("q", DType::bf16, p.elements()).input("k", DType::bf16, p.elements()).input("v", DType::bf16, p.elements());
   l.output("o", DType::bf16, p.elements());
-  if (p.variant == Variant::tiled) return;
+  if (p.variant == Variant::tiled || p.variant == Variant::cudnn) return;
   const std::int64_t scores = p.bh() * p.seq * p.seq;
   l.scratch("scores", DType::f32, scores);
   if (p.variant == Variant::naive_out_of_place) l.scratch("filled", DType::f32, scores);
@@ -449,8 +452,10 @@ LABRUN_EXPERIMENT(attention) {
   e.reference(store_reference);
   e.check(check);
   e.cost([](const Args& a, const Reference&) { return shape_unsupported(a) ? Cost{} : cost(params_of(a)); });
-  for (const auto& row : kVariants)
-    e.variant(row.name, row.description).host(host_setup).unsupported(shape_unsupported);
+  for (const auto& row : kVariants) {
+    VariantDef& v = e.variant(row.name, row.description).unsupported(shape_unsupported);
+    if (row.variant != Variant::cudnn) v.host(host_setup);  // cuDNN has no host twin: not_supported on the host
+  }
 }
 
 }  // namespace labrun::attention

@@ -9,8 +9,10 @@
 //                       cuBLAS O = P V: five kernels, two B H S^2 f32 buffers;
 //   naive_in_place      the same with scale and mask fused into one in-place kernel: four kernels, one buffer;
 //   tiled               one fused FlashAttention-2 kernel (Dao, "FlashAttention-2", arXiv:2307.08691, 2023):
-//                       64 query rows per block, K/V tiles of 64 keys in shared memory, mma.sync bf16 -> f32,
-//                       online softmax in registers; the S x S matrix is never written.
+//                       128 query rows per block (32 a warp), K/V tiles of 64 keys in shared memory, mma.sync bf16 ->
+//                       f32, online softmax in registers; the S x S matrix is never written.
+//   cudnn               cuDNN's fused attention forward through its graph API (labrun/cudnn.hpp, loaded at run
+//                       time; CUDA only): the backend PyTorch's SDPA picks first on Hopper.
 // An SDK experiment (LABRUN_EXPERIMENT(attention) in attention.cpp, LABRUN_CUDA_VARIANTS(attention) in
 // cuda/attention_kernels.cu). Shared by the host and CUDA sides (C++17). Formulas (tolerance, cost model):
 // docs/experiments/attention.md.
@@ -27,13 +29,14 @@
 
 namespace labrun::attention {
 
-enum class Variant { naive_out_of_place, naive_in_place, tiled };
+enum class Variant { naive_out_of_place, naive_in_place, tiled, cudnn };
 const char* to_string(Variant v);
 /// The point's variant. @throws std::invalid_argument for an unknown name.
 Variant variant_of(const Args& args);
 
-/// Tile sizes of the tiled kernel (rows of Q per block, keys per K/V tile), shared with the host emulation.
-inline constexpr int kBlockM = 64;
+/// Tile sizes of the tiled kernel (rows of Q per block, keys per K/V tile), shared with the host emulation
+/// (cuda/flash_forward.cuh: 4 warps of 32 rows).
+inline constexpr int kBlockM = 128;
 inline constexpr int kBlockN = 64;
 /// The longest row the naive softmax kernel keeps in registers (256 threads x 64 f32).
 inline constexpr std::int64_t kMaxSeq = 16384;
@@ -137,9 +140,10 @@ Tolerance tolerance(const Params& params, double scale);
 /// P = B H S^2 score elements of s = kScoreBytes bytes, P stored as bf16 (2 bytes) after the softmax:
 ///   naive_out_of_place: read 6E + 3 P s + 2P, written 2E + 3 P s + 2P (gemm, scale, fill, softmax, gemm); 5 launches
 ///   naive_in_place:     read 6E + 2 P s + 2P, written 2E + 2 P s + 2P (gemm, scale+mask, softmax, gemm); 4 launches
-///   tiled:              read 6E, written 2E (compulsory: its K/V re-reads are served by L2); 1 launch
+///   tiled, cudnn:       read 6E, written 2E (compulsory: its K/V re-reads are served by L2); 1 launch
 /// compulsory 8E; flop (4D + 5) P, halved when causal (the useful work, the same for every variant: the naive
-/// GEMMs issue all of P); host_syncs 0; peak_work_bytes: naive (2 or 1) P s + 2E + `workspace_bytes`, tiled 2E.
+/// GEMMs issue all of P); host_syncs 0; peak_work_bytes: naive (2 or 1) P s + 2E + `workspace_bytes`, tiled 2E,
+/// cudnn 2E (its plan's workspace, when it has one, is allocated in the setup and measured, not predicted).
 Cost cost(const Params& params, std::size_t workspace_bytes = kWorkspaceBytes);
 
 /// Working-set bytes of a point: Q, K, V plus the peak work bytes (what the Layout's arrays add up to).

@@ -17,6 +17,7 @@
 #include "cuda_executors.hpp"
 #include "cuda_timing.hpp"
 #include "nvml.hpp"
+#include <labrun/cudnn.hpp>
 #include <labrun/parallel.hpp>
 #include "stats.hpp"
 #include <labrun/status.hpp>
@@ -148,6 +149,11 @@ Json CudaBackend::environment() {
   e["nvml"] = nvml_->available() ? Json("available") : Json(nvml_->why_unavailable());
   e["state_at_start"] = nvml_->state();
   e["runtime_version"] = version_text(runtime);
+  // The cuDNN library experiments load (labrun/cudnn.hpp): which file and version, or why none loads.
+  e.emplace("cudnn", cudnn::available() ? Json{{"path", cudnn::library().path},
+                                               {"version", cudnn::library().version},
+                                               {"requested", cudnn::library().requested}}
+                                        : Json{{"unavailable", cudnn::unavailable_reason()}});
   e["host_thread_cpu"] = pinned_cpu_;
   e["sync_wait"] = sync_wait_text();
   e["pci_bus_id"] = [&] {
