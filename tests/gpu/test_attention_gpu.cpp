@@ -16,7 +16,10 @@
 #include <cmath>
 #include <cstdio>
 #include <algorithm>
+#include <sys/wait.h>
+
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <string>
 #include <tuple>
@@ -31,6 +34,7 @@
 #include <labrun/dtype.hpp>
 #include "lab.hpp"
 #include "record.hpp"
+#include "test_util.hpp"
 
 namespace labrun {
 namespace {
@@ -233,6 +237,36 @@ TEST_F(AttentionGpu, CudnnAgreesWithTiledOnEveryElementAndItsLibraryIsRecorded) 
             static_cast<long long>(sdpa.engine()), sdpa.workspace_bytes(), d, causal, static_cast<long long>(s), worst,
             100.0 * static_cast<double>(differ) / static_cast<double>(ht.size()));
       }
+}
+
+// Where cuDNN does not load (LABRUN_CUDNN_LIBRARY naming a missing file), a runner still starts and runs every
+// other variant; cudnn is not_supported with the reason naming the path, and the environment says why no cuDNN.
+TEST_F(AttentionGpu, AbsentCudnnIsNotSupportedWithTheReason) {
+  test::TempDir dir("labrun_attention_gpu");
+  const std::string config = dir.file("absent.yaml"), out = dir.file("absent.jsonl");
+  {
+    std::ofstream f(config);
+    f << "experiment: attention\nvariants: [tiled, cudnn]\naxes: {seq: [64], batch: [1], heads: [2], "
+         "head_dim: [64], causal: [1]}\nlab: {min_samples: 3, max_samples: 3, processes: 1}\n";
+  }
+  const std::string missing = dir.file("no-such/libcudnn.so.9");
+  const std::string command = "LABRUN_CUDNN_LIBRARY='" + missing + "' '" + test::testaid() + "' sweep '" + config +
+                              "' --device cuda -q -o '" + out + "' > '" + out + ".log' 2>&1";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << command;
+  const std::vector<Json> lines = read_jsonl(out);
+  ASSERT_EQ(lines.size(), 3u) << "a header and two points: " << command;
+  const std::string why = lines[0]["environment"]["device"]["cudnn"].value("unavailable", "");
+  EXPECT_NE(why.find(missing), std::string::npos) << lines[0]["environment"]["device"].dump();
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const Json& p = lines[i];
+    if (p["variant"] == "tiled") {
+      EXPECT_EQ(p["status"], "ok") << p.dump();
+    } else {
+      EXPECT_EQ(p["status"], "not_supported") << p.dump();
+      EXPECT_NE(p["reason"].get<std::string>().find(missing), std::string::npos) << p.dump();
+    }
+  }
 }
 
 // Case C12: every buffer is the SDK's (allocated before the setup) and the cuBLAS handle with its workspace is made
