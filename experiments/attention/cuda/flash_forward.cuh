@@ -20,6 +20,16 @@ namespace labrun::attention::kernels {
 inline constexpr int kFlashBN = 64;
 inline constexpr int kFlashThreads = 128;
 
+/// 2^x by the SFU's ex2.approx with denormal results flushed to zero (PTX ISA, "ex2"; max relative error 2^-22),
+/// one MUFU instruction where exp2f's ex2.approx.f32 adds the denormal fix-up: FlashAttention-2 builds with
+/// --use_fast_math, which makes the same choice. A p below 2^-126 (a key 126 e-folds under the row's max) becomes
+/// 0, far inside the tolerance (docs/experiments/attention.md).
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 /// Query rows per block for MT m-tiles a warp.
 template <int MT>
 __host__ __device__ constexpr int flash_rows() {
@@ -138,13 +148,13 @@ __global__ void __launch_bounds__(kFlashThreads, D == 128 || MT == 2 ? 2 : 3)
         mx = warp_reduce(mx, Max{}, 4);  // over the quad of lanes that holds the row
         const float m_new = fmaxf(m_run[mt][h], mx * scale_log2);
         const float m_use = m_new == kNegInf ? 0.0f : m_new;  // a row with no key yet: keep exp2 finite
-        const float alpha = exp2f(m_run[mt][h] - m_use);
+        const float alpha = fast_exp2(m_run[mt][h] - m_use);
         m_run[mt][h] = m_new;
         float rs = 0.0f;
 #pragma unroll
         for (int n = 0; n < kBN / 8; ++n) {
-          s[mt][n][2 * h] = exp2f(fmaf(s[mt][n][2 * h], scale_log2, -m_use));
-          s[mt][n][2 * h + 1] = exp2f(fmaf(s[mt][n][2 * h + 1], scale_log2, -m_use));
+          s[mt][n][2 * h] = fast_exp2(fmaf(s[mt][n][2 * h], scale_log2, -m_use));
+          s[mt][n][2 * h + 1] = fast_exp2(fmaf(s[mt][n][2 * h + 1], scale_log2, -m_use));
           rs += s[mt][n][2 * h] + s[mt][n][2 * h + 1];
         }
         l_run[mt][h] = l_run[mt][h] * alpha + rs;  // this thread's partial row sum (the quad is summed at the end)
