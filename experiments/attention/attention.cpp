@@ -456,6 +456,7 @@ LABRUN_EXPERIMENT(attention) {
     VariantDef& v = e.variant(row.name, row.description).unsupported(shape_unsupported);
     if (row.variant != Variant::cudnn) v.host(host_setup);  // cuDNN has no host twin: not_supported on the host
   }
+  e.report_section(report_section);
 }
 
 }  // namespace labrun::attention

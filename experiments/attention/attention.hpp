@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -156,5 +157,14 @@ double working_set_bytes(const Params& params);
 /// x = s * (scale log2 e), running max m, p = exp2(x - m) (fma), rescale by exp2(m_old - m), l summed from the
 /// f32 p, acc from bf16(p) V, O = acc / l rounded to bf16.
 void host_run(Variant variant, const Qkv& in, bool causal, std::uint16_t* o);
+
+/// The experiment's report section (experiments/attention/report.cpp): for every run with at least two of the
+/// variants, the founding text's backend walk (naive_out_of_place → naive_in_place → tiled → cudnn) side by side:
+/// a table of each variant's iteration time per group of points (— where it has no ok point) and each step's time
+/// ratio (n/a where either side is missing; past 24 groups only the largest seq of each head_dim, causal, mode
+/// and l2, with how many were left out); where the time goes at the judged point (B 4, H 32, S 4096, D 128,
+/// causal, else the largest seq with D 128 and causal): each variant's bound class, its fractions of the compute
+/// and memory ceilings and its kernel breakdown (PointView::kernels); and the ratios in words. Markdown to `md`.
+void report_section(const ReportView& view, std::ostream& md);
 
 }  // namespace labrun::attention

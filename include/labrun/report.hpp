@@ -1,8 +1,8 @@
 // The typed view an experiment's report section reads (ExperimentDef::report_section): the runs of its experiment,
-// each with its variants, varying axes, points (status, cost model, iteration time with its CI, interpretation),
-// the analysis' groups (points of one run with the same axes, by variant) and crossovers; and the text helpers
-// the report's own sections use, so that a section reads like them. Plain values: no JSON, nothing of labrun's
-// internals. Built by the report from what it loaded and analysed (src/report/report_view.cpp).
+// each with its variants, varying axes, points (status, cost model, iteration time with its CI, interpretation,
+// kernel breakdown), the analysis' groups (points of one run with the same axes, by variant) and crossovers; and the
+// text helpers the report's own sections use, so that a section reads like them. Plain values: no JSON, nothing of
+// labrun's internals. Built by the report from what it loaded and analysed (src/report/report_view.cpp).
 #pragma once
 
 #include <cstddef>
@@ -25,6 +25,17 @@ double axis_number(const AxisValues& axes, const std::string& axis);
 /// The value of `axis` as a word; a number as its JSON text; "" when absent.
 std::string axis_word(const AxisValues& axes, const std::string& axis);
 
+/// One op of a point's kernel breakdown (the record's `kernels[]`, docs/records.md): an op the variant marked with
+/// Launch::mark, timed with CUDA events from the previous mark (or the iteration's start) to its own, over one
+/// marked eager iteration (the median of the breakdown's repetitions).
+struct KernelShare {
+  std::string op;     ///< the op's name, as the variant marked it
+  double time_s = 0;  ///< the op's time, seconds; NaN where the record has none
+  /// The op's share of the marked iteration, a fraction: time_s over the sum of the breakdown's times, so the
+  /// shares of a breakdown sum to 1. NaN where time_s is NaN or the sum is not positive.
+  double share = 0;
+};
+
 /// One point of a run: what the lab recorded and how it was interpreted. NaN where a number is missing.
 struct PointView {
   std::string id, variant, status;
@@ -38,9 +49,14 @@ struct PointView {
   double launch_overhead_share = 0;  ///< share of the time the calibrated launches explain
   double host_stall_share = 0;       ///< share of the wall time the host stalled (a lower bound)
   double host_syncs_per_iteration = 0;
-  double memory_ceiling_fraction = 0;  ///< achieved bytes per second over the memory ceiling
-  double compute_ceiling_fraction = 0;
+  double memory_ceiling_fraction = 0;   ///< achieved bytes per second over the memory ceiling
+  double compute_ceiling_fraction = 0;  ///< achieved flop per second over the compute ceiling (FP32 FMA)
+  /// achieved flop per second over the calibrated bf16 GEMM rate (the tensor cores); NaN without that calibration
+  double bf16_gemm_fraction = 0;
   bool suspect = false;
+  /// The kernel breakdown, in the order the ops ran (eager CUDA points whose variant marks its ops); empty where
+  /// the record has none (the host backend, graph mode, a variant that marks nothing, a point that did not run).
+  std::vector<KernelShare> kernels;
   double axis_number(const std::string& axis) const { return labrun::axis_number(axes, axis); }
   std::string axis_word(const std::string& axis) const { return labrun::axis_word(axes, axis); }
 };

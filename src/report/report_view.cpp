@@ -39,6 +39,18 @@ Json to_json(const AxisValue& v) {
   return Json(std::get<std::string>(v));
 }
 
+// The record's kernel breakdown with each op's share of the marked iteration (their sum); empty without one.
+std::vector<KernelShare> kernel_shares(const PointRecord& r) {
+  std::vector<KernelShare> out;
+  if (!r.kernels) return out;
+  double total = 0;
+  for (const KernelTime& k : *r.kernels)
+    if (std::isfinite(k.time_s)) total += k.time_s;
+  for (const KernelTime& k : *r.kernels)
+    out.push_back(KernelShare{k.op, k.time_s, std::isfinite(k.time_s) && total > 0 ? k.time_s / total : kNaN});
+  return out;
+}
+
 PointView point_view(const PointRecord& r) {
   PointView p;
   p.id = r.id;
@@ -58,7 +70,9 @@ PointView point_view(const PointRecord& r) {
   p.host_syncs_per_iteration = in.host_syncs_per_iteration;
   p.memory_ceiling_fraction = in.fraction_of.memory_ceiling;
   p.compute_ceiling_fraction = in.fraction_of.compute_ceiling;
+  p.bf16_gemm_fraction = in.fraction_of.bf16_gemm;
   p.suspect = in.suspect;
+  p.kernels = kernel_shares(r);
   return p;
 }
 
