@@ -43,6 +43,62 @@ using test::test_seed;
 
 const char* kVariants[] = {"naive_out_of_place", "naive_in_place", "tiled", "cudnn"};
 
+// Q, K and V of `in` in device memory, the copies finished (a pageable copy may still be in flight on the legacy
+// stream, which the kernels' stream does not wait for).
+struct DeviceQkv {
+  DeviceBuffer q, k, v;
+  explicit DeviceQkv(const attention::Inputs& in) : q(in.tensor_bytes()), k(in.tensor_bytes()), v(in.tensor_bytes()) {
+    LABRUN_CUDA(cudaMemcpy(q.get(), in.q.data(), in.tensor_bytes(), cudaMemcpyHostToDevice));
+    LABRUN_CUDA(cudaMemcpy(k.get(), in.k.data(), in.tensor_bytes(), cudaMemcpyHostToDevice));
+    LABRUN_CUDA(cudaMemcpy(v.get(), in.v.data(), in.tensor_bytes(), cudaMemcpyHostToDevice));
+    LABRUN_CUDA(cudaDeviceSynchronize());
+  }
+};
+
+std::vector<std::uint16_t> to_host(const DeviceBuffer& o) {
+  std::vector<std::uint16_t> h(o.bytes() / 2);
+  LABRUN_CUDA(cudaMemcpy(h.data(), o.get(), o.bytes(), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// tiled's output on `dev` for the point `p` (the kernel's attributes set, its O poisoned first), enqueued on `st`;
+// `other`, the second variant's O, poisoned too.
+DeviceBuffer tiled_output(const DeviceQkv& dev, const attention::Params& p, const DeviceBuffer& other,
+                          cudaStream_t st) {
+  DeviceBuffer o(other.bytes());
+  attention::kernels::prepare(p.head_dim);
+  attention::kernels::poison(o.get(), o.bytes(), st);
+  attention::kernels::poison(other.get(), other.bytes(), st);
+  attention::kernels::flash_forward(dev.q.get(), dev.k.get(), dev.v.get(), o.get(), p.bh(), p.seq, p.head_dim, p.causal,
+                                    p.scale() * 1.44269504088896340736f, st);
+  return o;
+}
+
+// Two outputs (bf16 bits) of the same inputs, element by element: each is within one bound of the exact result, so
+// |a - b| <= 2 x the tolerance with A <= max|v| = 1 and L <= scale D max|q| max|k| (= 4 scale D).
+struct Agreement {
+  std::int64_t bad = 0, differ = 0, worst_index = -1;
+  double worst = 0, mean_abs = 0;  ///< worst |a - b| over 2 bounds; mean |a - b|
+};
+Agreement agreement(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b,
+                    const attention::Params& p) {
+  const attention::Tolerance tol = attention::tolerance(p, 1.0);
+  const double l_max = p.scale() * p.head_dim * 4.0;
+  Agreement r;
+  double sum = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double x = bf16_to_float(a[i]), y = bf16_to_float(b[i]), diff = std::fabs(x - y);
+    const double ratio = std::isfinite(x) && std::isfinite(y) ? diff / (2 * tol.bound(std::fabs(y), 1.0, l_max))
+                                                              : INFINITY;
+    if (!(ratio <= 1)) ++r.bad;
+    if (!(ratio <= r.worst)) r.worst = ratio, r.worst_index = static_cast<std::int64_t>(i);
+    r.differ += a[i] != b[i];
+    sum += diff;
+  }
+  r.mean_abs = a.empty() ? 0 : sum / static_cast<double>(a.size());
+  return r;
+}
+
 class AttentionGpu : public test::QuickGpuLabTest {
  protected:
   static Point point(const std::string& variant, std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d,
@@ -127,56 +183,34 @@ TEST_F(AttentionGpu, TiledAgreesWithNaiveOnEveryElementAtLargeShapes) {
         const std::int64_t b = 1, h = 4, bh = b * h;
         const attention::Inputs in = attention::generate(b, h, s, d, test_seed() + static_cast<std::uint64_t>(s));
         const std::size_t bytes = in.tensor_bytes();
-        DeviceBuffer q(bytes), k(bytes), v(bytes), o_naive(bytes), o_tiled(bytes);
+        const DeviceQkv dev(in);
+        DeviceBuffer o_naive(bytes);
         DeviceBuffer scores(static_cast<std::size_t>(bh * s * s) * 4);
-        LABRUN_CUDA(cudaMemcpy(q.get(), in.q.data(), bytes, cudaMemcpyHostToDevice));
-        LABRUN_CUDA(cudaMemcpy(k.get(), in.k.data(), bytes, cudaMemcpyHostToDevice));
-        LABRUN_CUDA(cudaMemcpy(v.get(), in.v.data(), bytes, cudaMemcpyHostToDevice));
-        // A pageable copy may still be in flight on the legacy stream, which the kernels' stream does not wait for.
-        LABRUN_CUDA(cudaDeviceSynchronize());
         const attention::Params p{attention::Variant::naive_in_place, b, h, s, d, causal == 1, "eager"};
         cudaStream_t st = ctx.stream();
-        attention::kernels::prepare(d);
-        attention::kernels::poison(o_tiled.get(), bytes, st);
-        attention::kernels::poison(o_naive.get(), bytes, st);
-        attention::kernels::flash_forward(q.get(), k.get(), v.get(), o_tiled.get(), bh, s, d, causal == 1,
-                                          p.scale() * 1.44269504088896340736f, st);
+        const DeviceBuffer o_tiled = tiled_output(dev, p, o_naive, st);
         cublas::Handle blas(st);
         using cublas::Op;
         using cublas::Type;
         const int si = static_cast<int>(s);
         const long long sd = s * d, ss = s * s;
-        blas.gemm_strided_batched(Op::t, Op::n, si, si, d, 1.0f, k.get(), Type::bf16, d, sd, q.get(), Type::bf16, d, sd,
-                                  0.0f, scores.get(), Type::f32, si, ss, static_cast<int>(bh));
+        blas.gemm_strided_batched(Op::t, Op::n, si, si, d, 1.0f, dev.k.get(), Type::bf16, d, sd, dev.q.get(),
+                                  Type::bf16, d, sd, 0.0f, scores.get(), Type::f32, si, ss, static_cast<int>(bh));
         attention::kernels::scale_mask(scores.as<float>(), scores.as<float>(), bh, s, p.scale(), causal == 1, st);
         attention::kernels::softmax_rows(scores.as<float>(), bh, s, st);
-        blas.gemm_strided_batched(Op::n, Op::n, d, si, si, 1.0f, v.get(), Type::bf16, d, sd, scores.get(), Type::bf16,
-                                  2 * si, 2 * ss, 0.0f, o_naive.get(), Type::bf16, d, sd, static_cast<int>(bh));
+        blas.gemm_strided_batched(Op::n, Op::n, d, si, si, 1.0f, dev.v.get(), Type::bf16, d, sd, scores.get(),
+                                  Type::bf16, 2 * si, 2 * ss, 0.0f, o_naive.get(), Type::bf16, d, sd,
+                                  static_cast<int>(bh));
         LABRUN_CUDA(cudaStreamSynchronize(st));
-        std::vector<std::uint16_t> ht(bytes / 2), hn(bytes / 2);
-        LABRUN_CUDA(cudaMemcpy(ht.data(), o_tiled.get(), bytes, cudaMemcpyDeviceToHost));
-        LABRUN_CUDA(cudaMemcpy(hn.data(), o_naive.get(), bytes, cudaMemcpyDeviceToHost));
-        const attention::Tolerance tol = attention::tolerance(p, 1.0);
-        const double l_max = p.scale() * d * 4.0;
-        double worst = 0, sum = 0;
-        std::int64_t bad = 0, differ = 0, worst_i = -1;
-        for (std::size_t i = 0; i < ht.size(); ++i) {
-          const double a = bf16_to_float(ht[i]), n = bf16_to_float(hn[i]);
-          const double diff = std::fabs(a - n);
-          const double ratio = std::isfinite(a) && std::isfinite(n) ? diff / (2 * tol.bound(std::fabs(n), 1.0, l_max))
-                                                                    : INFINITY;
-          if (!(ratio <= 1)) ++bad;
-          if (!(ratio <= worst)) worst = ratio, worst_i = static_cast<std::int64_t>(i);
-          differ += ht[i] != hn[i];
-          sum += diff;
-        }
-        EXPECT_EQ(bad, 0) << "worst ratio " << worst << " at element " << worst_i;
-        EXPECT_GT(differ, 0);
+        const std::vector<std::uint16_t> ht = to_host(o_tiled);
+        const Agreement r = agreement(ht, to_host(o_naive), p);
+        EXPECT_EQ(r.bad, 0) << "worst ratio " << r.worst << " at element " << r.worst_index;
+        EXPECT_GT(r.differ, 0);
         std::printf(
             "attention tiled vs naive_in_place D=%d causal=%d S=%lld: mean |diff| %.3g, worst ratio %.3g, "
             "%.1f%% of elements differ\n",
-            d, causal, static_cast<long long>(s), sum / static_cast<double>(ht.size()), worst,
-            100.0 * static_cast<double>(differ) / static_cast<double>(ht.size()));
+            d, causal, static_cast<long long>(s), r.mean_abs, r.worst,
+            100.0 * static_cast<double>(r.differ) / static_cast<double>(ht.size()));
       }
 }
 
@@ -198,44 +232,24 @@ TEST_F(AttentionGpu, CudnnAgreesWithTiledOnEveryElementAndItsLibraryIsRecorded) 
         const std::int64_t b = 1, h = 4, bh = b * h;
         const attention::Inputs in = attention::generate(b, h, s, d, test_seed() + 7 * static_cast<std::uint64_t>(s));
         const std::size_t bytes = in.tensor_bytes();
-        DeviceBuffer q(bytes), k(bytes), v(bytes), o_cudnn(bytes), o_tiled(bytes);
-        LABRUN_CUDA(cudaMemcpy(q.get(), in.q.data(), bytes, cudaMemcpyHostToDevice));
-        LABRUN_CUDA(cudaMemcpy(k.get(), in.k.data(), bytes, cudaMemcpyHostToDevice));
-        LABRUN_CUDA(cudaMemcpy(v.get(), in.v.data(), bytes, cudaMemcpyHostToDevice));
-        LABRUN_CUDA(cudaDeviceSynchronize());
+        const DeviceQkv dev(in);
+        DeviceBuffer o_cudnn(bytes);
         const attention::Params p{attention::Variant::cudnn, b, h, s, d, causal == 1, "eager"};
         cudaStream_t st = ctx.stream();
-        attention::kernels::prepare(d);
-        attention::kernels::poison(o_tiled.get(), bytes, st);
-        attention::kernels::poison(o_cudnn.get(), bytes, st);
-        attention::kernels::flash_forward(q.get(), k.get(), v.get(), o_tiled.get(), bh, s, d, causal == 1,
-                                          p.scale() * 1.44269504088896340736f, st);
-        cudnn::Sdpa sdpa(st, {b, h, s, d, causal == 1, p.scale()}, q.get(), k.get(), v.get(), o_cudnn.get());
+        const DeviceBuffer o_tiled = tiled_output(dev, p, o_cudnn, st);
+        cudnn::Sdpa sdpa(st, {b, h, s, d, causal == 1, p.scale()}, dev.q.get(), dev.k.get(), dev.v.get(),
+                         o_cudnn.get());
         sdpa.run();
         LABRUN_CUDA(cudaStreamSynchronize(st));
-        std::vector<std::uint16_t> ht(bytes / 2), hc(bytes / 2);
-        LABRUN_CUDA(cudaMemcpy(ht.data(), o_tiled.get(), bytes, cudaMemcpyDeviceToHost));
-        LABRUN_CUDA(cudaMemcpy(hc.data(), o_cudnn.get(), bytes, cudaMemcpyDeviceToHost));
-        const attention::Tolerance tol = attention::tolerance(p, 1.0);
-        const double l_max = p.scale() * d * 4.0;
-        double worst = 0;
-        std::int64_t bad = 0, differ = 0;
-        for (std::size_t i = 0; i < ht.size(); ++i) {
-          const double a = bf16_to_float(ht[i]), c = bf16_to_float(hc[i]);
-          const double ratio = std::isfinite(a) && std::isfinite(c)
-                                   ? std::fabs(a - c) / (2 * tol.bound(std::fabs(c), 1.0, l_max))
-                                   : INFINITY;
-          bad += !(ratio <= 1);
-          worst = std::max(worst, ratio);
-          differ += ht[i] != hc[i];
-        }
-        EXPECT_EQ(bad, 0) << "worst ratio " << worst;
-        EXPECT_GT(differ, 0);
+        const std::vector<std::uint16_t> hc = to_host(o_cudnn);
+        const Agreement r = agreement(to_host(o_tiled), hc, p);
+        EXPECT_EQ(r.bad, 0) << "worst ratio " << r.worst << " at element " << r.worst_index;
+        EXPECT_GT(r.differ, 0);
         std::printf(
             "attention cudnn (engine %lld, workspace %zu B) vs tiled D=%d causal=%d S=%lld: worst ratio %.3g, "
             "%.1f%% of elements differ\n",
-            static_cast<long long>(sdpa.engine()), sdpa.workspace_bytes(), d, causal, static_cast<long long>(s), worst,
-            100.0 * static_cast<double>(differ) / static_cast<double>(ht.size()));
+            static_cast<long long>(sdpa.engine()), sdpa.workspace_bytes(), d, causal, static_cast<long long>(s),
+            r.worst, 100.0 * static_cast<double>(r.differ) / static_cast<double>(hc.size()));
       }
 }
 
