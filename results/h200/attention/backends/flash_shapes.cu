@@ -14,12 +14,30 @@
 #include <algorithm>
 #include "attention/cuda/flash_forward.cuh"
 using namespace labrun::attention::kernels;
-#define CU(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { std::printf("line %d: %s\n", __LINE__, cudaGetErrorString(e_)); std::exit(1);} } while (0)
-static uint16_t f2bf(float f) { uint32_t u; std::memcpy(&u, &f, 4); u += 0x7fff + ((u >> 16) & 1); return (uint16_t)(u >> 16); }
-template <int D, int MT> double run(void* q, void* k, void* v, void* o, long long bh, long long s, bool cold, void* flush, size_t fb) {
+#define CU(x)                                                         \
+  do {                                                                \
+    cudaError_t e_ = (x);                                             \
+    if (e_ != cudaSuccess) {                                          \
+      std::printf("line %d: %s\n", __LINE__, cudaGetErrorString(e_)); \
+      std::exit(1);                                                   \
+    }                                                                 \
+  } while (0)
+static uint16_t f2bf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fff + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+template <int D, int MT>
+double run(void* q, void* k, void* v, void* o, long long bh, long long s, bool cold, void* flush, size_t fb) {
   const float c = (float)(1.0 / std::sqrt((double)D)) * 1.44269504088896340736f;
-  { cudaError_t pe = flash_forward_prepare<D, true, MT>(); CU(pe); }
-  cudaEvent_t a, b; CU(cudaEventCreate(&a)); CU(cudaEventCreate(&b));
+  {
+    cudaError_t pe = flash_forward_prepare<D, true, MT>();
+    CU(pe);
+  }
+  cudaEvent_t a, b;
+  CU(cudaEventCreate(&a));
+  CU(cudaEventCreate(&b));
   for (int i = 0; i < 3; ++i) flash_forward_launch<D, true, MT>(q, k, v, o, bh, s, c, 0);
   CU(cudaDeviceSynchronize());
   std::vector<float> t;
@@ -28,33 +46,57 @@ template <int D, int MT> double run(void* q, void* k, void* v, void* o, long lon
     CU(cudaEventRecord(a, 0));
     int reps = cold ? 1 : 5;
     for (int r = 0; r < reps; ++r) flash_forward_launch<D, true, MT>(q, k, v, o, bh, s, c, 0);
-    CU(cudaEventRecord(b, 0)); CU(cudaEventSynchronize(b));
-    float ms; CU(cudaEventElapsedTime(&ms, a, b)); t.push_back(ms / reps);
+    CU(cudaEventRecord(b, 0));
+    CU(cudaEventSynchronize(b));
+    float ms;
+    CU(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms / reps);
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2] * 1e-3;
 }
-template <int D> void shape(long long B, long long H, long long S, void* flush, size_t fb) {
+template <int D>
+void shape(long long B, long long H, long long S, void* flush, size_t fb) {
   const size_t E = (size_t)(B * H * S * D);
   std::vector<uint16_t> h(E);
   void *q, *k, *v, *o1, *o2;
-  CU(cudaMalloc(&q, E * 2)); CU(cudaMalloc(&k, E * 2)); CU(cudaMalloc(&v, E * 2)); CU(cudaMalloc(&o1, E * 2)); CU(cudaMalloc(&o2, E * 2));
-  std::mt19937 rng(S); std::uniform_real_distribution<float> u2(-2, 2), u1(-1, 1);
-  for (auto& x : h) x = f2bf(u2(rng)); CU(cudaMemcpy(q, h.data(), E * 2, cudaMemcpyHostToDevice));
-  for (auto& x : h) x = f2bf(u2(rng)); CU(cudaMemcpy(k, h.data(), E * 2, cudaMemcpyHostToDevice));
-  for (auto& x : h) x = f2bf(u1(rng)); CU(cudaMemcpy(v, h.data(), E * 2, cudaMemcpyHostToDevice));
+  CU(cudaMalloc(&q, E * 2));
+  CU(cudaMalloc(&k, E * 2));
+  CU(cudaMalloc(&v, E * 2));
+  CU(cudaMalloc(&o1, E * 2));
+  CU(cudaMalloc(&o2, E * 2));
+  std::mt19937 rng(S);
+  std::uniform_real_distribution<float> u2(-2, 2), u1(-1, 1);
+  for (auto& x : h) x = f2bf(u2(rng));
+  CU(cudaMemcpy(q, h.data(), E * 2, cudaMemcpyHostToDevice));
+  for (auto& x : h) x = f2bf(u2(rng));
+  CU(cudaMemcpy(k, h.data(), E * 2, cudaMemcpyHostToDevice));
+  for (auto& x : h) x = f2bf(u1(rng));
+  CU(cudaMemcpy(v, h.data(), E * 2, cudaMemcpyHostToDevice));
   const double flop = 4.0 * B * H * (double)S * S * D / 2;
-  double c1 = run<D, 1>(q, k, v, o1, B * H, S, true, flush, fb), h1 = run<D, 1>(q, k, v, o1, B * H, S, false, flush, fb);
-  double c2 = run<D, 2>(q, k, v, o2, B * H, S, true, flush, fb), h2 = run<D, 2>(q, k, v, o2, B * H, S, false, flush, fb);
+  double c1 = run<D, 1>(q, k, v, o1, B * H, S, true, flush, fb),
+         h1 = run<D, 1>(q, k, v, o1, B * H, S, false, flush, fb);
+  double c2 = run<D, 2>(q, k, v, o2, B * H, S, true, flush, fb),
+         h2 = run<D, 2>(q, k, v, o2, B * H, S, false, flush, fb);
   std::vector<uint16_t> a(E), b(E);
-  CU(cudaMemcpy(a.data(), o1, E * 2, cudaMemcpyDeviceToHost)); CU(cudaMemcpy(b.data(), o2, E * 2, cudaMemcpyDeviceToHost));
-  size_t diff = 0; for (size_t i = 0; i < E; ++i) diff += a[i] != b[i];
-  std::printf("B%lld H%lld S%lld D%d causal: MT1 cold %.1f us hot %.1f us (%.1f TFLOP/s cold) | MT2 cold %.1f us hot %.1f us (%.1f TFLOP/s cold) | outputs differing %zu of %zu\n",
-              B, H, S, D, c1 * 1e6, h1 * 1e6, flop / c1 / 1e12, c2 * 1e6, h2 * 1e6, flop / c2 / 1e12, diff, E);
-  cudaFree(q); cudaFree(k); cudaFree(v); cudaFree(o1); cudaFree(o2);
+  CU(cudaMemcpy(a.data(), o1, E * 2, cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(b.data(), o2, E * 2, cudaMemcpyDeviceToHost));
+  size_t diff = 0;
+  for (size_t i = 0; i < E; ++i) diff += a[i] != b[i];
+  std::printf(
+      "B%lld H%lld S%lld D%d causal: MT1 cold %.1f us hot %.1f us (%.1f TFLOP/s cold) | MT2 cold %.1f us hot %.1f us "
+      "(%.1f TFLOP/s cold) | outputs differing %zu of %zu\n",
+      B, H, S, D, c1 * 1e6, h1 * 1e6, flop / c1 / 1e12, c2 * 1e6, h2 * 1e6, flop / c2 / 1e12, diff, E);
+  cudaFree(q);
+  cudaFree(k);
+  cudaFree(v);
+  cudaFree(o1);
+  cudaFree(o2);
 }
 int main() {
-  size_t fb = 512u << 20; void* flush; CU(cudaMalloc(&flush, fb));
+  size_t fb = 512u << 20;
+  void* flush;
+  CU(cudaMalloc(&flush, fb));
   for (long long s : {1024LL, 4096LL, 16384LL}) shape<128>(4, 32, s, flush, fb);
   shape<64>(4, 32, 4096, flush, fb);
   shape<128>(1, 3, 1000, flush, fb);
