@@ -24,6 +24,7 @@
 #include "point_record.hpp"
 #include "report_context.hpp"
 #include "report_view.hpp"
+#include "point_test.hpp"
 #include "test_util.hpp"
 
 namespace labrun {
@@ -303,19 +304,7 @@ PointRecord record(const std::string& variant, double time_s, const std::vector<
     return p;
   }
   p.status = Status::ok;
-  Timing t;
-  t.mode = "eager";
-  t.l2 = "hot";
-  t.method = TimingMethod::host_steady_clock;
-  TimeSummary wall;
-  wall.count = 20;
-  wall.median_time_s = time_s;
-  wall.ci95_low_time_s = time_s * 0.99;
-  wall.ci95_high_time_s = time_s * 1.01;
-  wall.ci95_rel_halfwidth = 0.01;
-  t.wall = wall;
-  t.time_s = time_s;
-  p.timing = t;
+  p.timing = test::hot_timing(time_s);
   if (!ops.empty()) {
     p.kernels.emplace();
     for (const auto& [op, s] : ops) p.kernels->push_back(KernelTime{op, 1e9, s, 1e9 / s});

@@ -27,6 +27,7 @@
 #include "report_context.hpp"
 #include "report_plots.hpp"
 #include "commands.hpp"
+#include "point_test.hpp"
 #include "test_util.hpp"
 
 namespace labrun {
@@ -77,20 +78,7 @@ PointRecord toy_point(const std::string& variant, std::int64_t size) {
   p.cost.flop = n;
   p.cost.launches = 1;
   p.cost.host_syncs = 0;
-  Timing t;
-  t.mode = "eager";
-  t.l2 = "hot";
-  t.method = TimingMethod::host_steady_clock;
-  const double time = toy_time(variant, n);
-  TimeSummary wall;
-  wall.count = 20;
-  wall.median_time_s = time;
-  wall.ci95_low_time_s = time * 0.99;
-  wall.ci95_high_time_s = time * 1.01;
-  wall.ci95_rel_halfwidth = 0.01;
-  t.wall = wall;
-  t.time_s = time;
-  p.timing = t;
+  p.timing = test::hot_timing(toy_time(variant, n));
   return p;
 }
 

@@ -24,15 +24,16 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-/// The walk, in the founding text's order.
-const char* const kWalk[] = {"naive_out_of_place", "naive_in_place", "tiled", "cudnn"};
+/// The walk, in the founding text's order (the variants' names from the experiment's table, to_string).
+const char* const kWalk[] = {to_string(Variant::naive_out_of_place), to_string(Variant::naive_in_place),
+                             to_string(Variant::tiled), to_string(Variant::cudnn)};
 
 /// One step of the walk: time(slow) / time(fast), above 1 when the step pays.
 struct Step {
   const char* slow;
   const char* fast;
 };
-constexpr Step kSteps[] = {{"naive_out_of_place", "naive_in_place"}, {"naive_in_place", "tiled"}, {"tiled", "cudnn"}};
+const Step kSteps[] = {{kWalk[0], kWalk[1]}, {kWalk[1], kWalk[2]}, {kWalk[2], kWalk[3]}};
 
 /// A run's table shows every group up to this many; past it, only the largest seq of each slice.
 constexpr std::size_t kMaxRows = 24;
@@ -270,7 +271,7 @@ void write_walk_words(const GroupView& g, std::ostream& md) {
   if (fastest && std::string(fastest) != kWalk[0] && std::isfinite(whole))
     md << " End to end, the fastest, `" << fastest << "`, is " << ratio_text(whole) << " faster than `" << kWalk[0]
        << "`.";
-  for (const char* v : {"naive_out_of_place", "naive_in_place"}) {
+  for (const char* v : {kWalk[0], kWalk[1]}) {  // the naive variants
     const double share = gemm_share(g.point(v));
     if (std::isfinite(share))
       md << " In `" << v << "` the two cuBLAS GEMMs take " << format_percent(share)

@@ -116,7 +116,9 @@ enum PointwiseMode : int {                                                     /
   kBinarySelect = 601,
 };
 enum ReduceOp : int { kReduceAdd = 0, kReduceMax = 3 };  // cudnnReduceTensorOp_t
-constexpr int kHeurModeA = 3;                            // CUDNN_HEUR_MODE_A
+// The unique ids of the graph's non-virtual tensors, which the variant pack binds to pointers (free choices).
+enum TensorUid : std::int64_t { kUidQ = 1, kUidK, kUidV, kUidO, kUidScale, kUidNegInf };
+constexpr int kHeurModeA = 3;  // CUDNN_HEUR_MODE_A
 constexpr Status kSuccess = 0;
 constexpr Status kNotSupported = 3000;  // CUDNN_STATUS_NOT_SUPPORTED and its sub-codes 3001..3999
 
@@ -304,7 +306,6 @@ struct Sdpa::Impl {
 // the scale and −inf by value; every S x S and per-row intermediate virtual (the fused engine never writes them),
 // f32 but the index tensors (INT32), the mask (BOOLEAN) and P (bf16: the second matmul's A is in the io type).
 std::vector<Desc> Sdpa::Impl::operations(const SdpaShape& s) {
-  enum : std::int64_t { kQ = 1, kK, kV, kO, kScale, kNegInf };
   const std::int64_t b = s.batch, h = s.heads, n = s.seq, d = s.dim;
   const std::vector<std::int64_t> qd{b, h, n, d}, qs{h * n * d, n * d, d, 1};
   const std::vector<std::int64_t> sd{b, h, n, n}, ss{h * n * n, n * n, n, 1};
@@ -312,11 +313,11 @@ std::vector<Desc> Sdpa::Impl::operations(const SdpaShape& s) {
   std::int64_t uid = 100;
   auto scores = [&](int type) { return tensor(uid++, type, sd, ss, true); };
   auto rows = [&] { return tensor(uid++, kFloat, rd, rs, true); };
-  Desc q = tensor(kQ, kBfloat16, qd, qs, false);
-  Desc kt = tensor(kK, kBfloat16, {b, h, d, n}, {h * n * d, n * d, 1, d}, false);
-  Desc v = tensor(kV, kBfloat16, qd, qs, false);
-  Desc o = tensor(kO, kBfloat16, qd, qs, false);
-  Desc scale = tensor(kScale, kFloat, one, one, false, true);
+  Desc q = tensor(kUidQ, kBfloat16, qd, qs, false);
+  Desc kt = tensor(kUidK, kBfloat16, {b, h, d, n}, {h * n * d, n * d, 1, d}, false);
+  Desc v = tensor(kUidV, kBfloat16, qd, qs, false);
+  Desc o = tensor(kUidO, kBfloat16, qd, qs, false);
+  Desc scale = tensor(kUidScale, kFloat, one, one, false, true);
   std::vector<Desc> ops;
   Desc raw = scores(kFloat), scaled = scores(kFloat);
   ops.push_back(matmul(q, kt, raw));                           // Q Kᵀ
@@ -324,7 +325,7 @@ std::vector<Desc> Sdpa::Impl::operations(const SdpaShape& s) {
   Desc logits = scaled;
   if (s.causal) {  // keep where row i >= column j, else −inf
     Desc row = scores(kInt32), col = scores(kInt32), keep = scores(kBoolean), masked = scores(kFloat);
-    Desc neg_inf_t = tensor(kNegInf, kFloat, one, one, false, true);
+    Desc neg_inf_t = tensor(kUidNegInf, kFloat, one, one, false, true);
     ops.push_back(pointwise(kGenIndex, kFloat, scaled, row, nullptr, nullptr, 2));
     ops.push_back(pointwise(kGenIndex, kFloat, scaled, col, nullptr, nullptr, 3));
     ops.push_back(pointwise(kCmpGe, kBoolean, row, keep, col));
@@ -400,10 +401,10 @@ Sdpa::Sdpa(CUstream_st* stream, const SdpaShape& s, const void* q, const void* k
   check(m.lib.get_attribute(m.plan, kPlanWorkspaceSize, kTypeInt64, 1, &got, &ws), "cudnnBackendGetAttribute");
   if (ws > 0) m.workspace = DeviceBuffer(static_cast<std::size_t>(ws));
   void* ws_ptr = m.workspace.get();
-  std::vector<std::int64_t> uids{1, 2, 3, 4, 5};
+  std::vector<std::int64_t> uids{kUidQ, kUidK, kUidV, kUidO, kUidScale};
   std::vector<void*> ptrs{const_cast<void*>(q), const_cast<void*>(k), const_cast<void*>(v), o, &m.scale};
   if (s.causal) {
-    uids.push_back(6);
+    uids.push_back(kUidNegInf);
     ptrs.push_back(&m.neg_inf);
   }
   m.pack = m.make(kVariantPack);
