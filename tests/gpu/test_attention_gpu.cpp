@@ -8,7 +8,8 @@
 // tiled agrees with naive_in_place on every element; the lab pass records the cost model, a kernel breakdown with
 // the out-of-place copy and a traced one (launches[]) naming cuBLAS's GEMM kernels, and a measured peak of work memory
 // equal to the model's; graph replays allocate nothing (case C12); and the judged point (B = 4, H = 32, S = 4096, D =
-// 128, causal) prints the tiled kernel's TFLOP/s.
+// 128, causal) prints the tiled kernel's TFLOP/s; tiled names the kernel that ran (the Hopper one at D = 128 on a
+// 9.0 device).
 #include <gtest/gtest.h>
 
 #include "gpu/gpu_fixture.hpp"
@@ -280,6 +281,26 @@ TEST_F(AttentionGpu, AbsentCudnnIsNotSupportedWithTheReason) {
       EXPECT_EQ(p["status"], "not_supported") << p.dump();
       EXPECT_NE(p["reason"].get<std::string>().find(missing), std::string::npos) << p.dump();
     }
+  }
+}
+
+// On a device of compute capability 9.0, tiled runs the Hopper kernel (TMA, wgmma; flash_forward_sm90.cuh) at D = 128
+// and FlashAttention-2's (mma.sync) at D = 64, elsewhere FlashAttention-2's: the record's kernel breakdown names the
+// one that ran, so every tiled check above covers both kernels on an H100 or H200.
+TEST_F(AttentionGpu, TiledNamesTheKernelThatRan) {
+  int device = 0, major = 0, minor = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), cudaSuccess);
+  const bool hopper = major == 9 && minor == 0;
+  EXPECT_STREQ(attention::kernels::flash_forward_name(128), hopper ? "flash_forward_sm90" : "flash_forward");
+  EXPECT_STREQ(attention::kernels::flash_forward_name(64), "flash_forward");
+  for (const std::int64_t d : {64, 128}) {
+    const Json rec = run(point("tiled", 1, 2, 1000, d, 1));
+    ASSERT_EQ(rec["status"], "ok") << rec.dump();
+    ASSERT_TRUE(rec.contains("kernels")) << rec.dump();
+    ASSERT_EQ(rec["kernels"].size(), 1u) << rec["kernels"].dump();
+    EXPECT_EQ(rec["kernels"][0]["op"], attention::kernels::flash_forward_name(static_cast<int>(d)));
   }
 }
 

@@ -147,7 +147,9 @@ void softmax_rows(float* scores, std::int64_t bh, std::int64_t seq, cudaStream_t
 void flash_forward(const void* q, const void* k, const void* v, void* o, std::int64_t bh, std::int64_t seq,
                    int head_dim, bool causal, float scale_log2, cudaStream_t stream) {
   if (bh <= 0 || seq <= 0) return;
-  if (head_dim == 64) {
+  if (sm90::runs(head_dim)) {
+    sm90::forward(q, k, v, o, bh, seq, causal, scale_log2, stream);
+  } else if (head_dim == 64) {
     causal ? flash_forward_launch<64, true, kFlashMT>(q, k, v, o, bh, seq, scale_log2, stream)
            : flash_forward_launch<64, false, kFlashMT>(q, k, v, o, bh, seq, scale_log2, stream);
   } else if (head_dim == 128) {
@@ -162,7 +164,10 @@ void flash_forward(const void* q, const void* k, const void* v, void* o, std::in
 void prepare(int head_dim) {
   if (head_dim == 64) set_flash_attributes<64>();
   if (head_dim == 128) set_flash_attributes<128>();
+  if (sm90::runs(head_dim)) sm90::prepare();
 }
+
+const char* flash_forward_name(int head_dim) { return sm90::runs(head_dim) ? "flash_forward_sm90" : "flash_forward"; }
 
 void poison(void* p, std::size_t bytes, cudaStream_t stream) {
   if (bytes) LABRUN_CUDA_CHECK(cudaMemsetAsync(p, 0xff, bytes, stream));
@@ -214,9 +219,10 @@ Step launcher(Launch& setup) {
   const double ps = p.score_elements() * kScoreBytes, p2 = p.score_elements() * 2;
   if (p.variant == Variant::tiled) {
     kernels::prepare(d);
+    const char* kernel = kernels::flash_forward_name(d);
     return [=](Launch& l) {
       kernels::flash_forward(q, k, v, o, bh, s, d, causal, scale * kLog2e, l.stream());
-      l.mark("flash_forward", 4 * e2);
+      l.mark(kernel, 4 * e2);
     };
   }
   if (!cublas::available()) throw PointOutcome(Status::not_supported, "cuBLAS: " + cublas::unavailable_reason());

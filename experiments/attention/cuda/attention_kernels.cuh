@@ -23,15 +23,35 @@ void scale_mask(const float* src, float* dst, std::int64_t bh, std::int64_t seq,
 /// expected (the causal mask keeps j = 0). Requires 1 <= S <= 16384.
 void softmax_rows(float* scores, std::int64_t bh, std::int64_t seq, cudaStream_t stream);
 
-/// The fused forward pass (FlashAttention-2): O = softmax(Q K^T * scale + mask) V per head, bf16 in and out,
-/// f32 accumulation (mma.sync m16n8k16), online softmax with exp2 and scale_log2 = scale * log2(e).
-/// head_dim 64 or 128; 1 <= bh <= 65535; any S >= 1 (tails masked and zero-filled). @throws std::invalid_argument
-/// for another head_dim.
+/// The fused forward pass: O = softmax(Q K^T * scale + mask) V per head, bf16 in and out, f32 accumulation, online
+/// softmax with exp2 and scale_log2 = scale * log2(e). On a device of compute capability 9.0 at head_dim 128 the
+/// Hopper kernel (TMA, wgmma, 128-key tiles; flash_forward_sm90.cuh), else FlashAttention-2's (mma.sync m16n8k16,
+/// 64-key tiles; flash_forward.cuh): flash_forward_name() says which. head_dim 64 or 128; 1 <= bh <= 65535; any
+/// S >= 1 (tails masked and zero-filled). @throws std::invalid_argument for another head_dim, std::runtime_error
+/// when the Hopper kernel's tensor maps cannot be encoded.
 void flash_forward(const void* q, const void* k, const void* v, void* o, std::int64_t bh, std::int64_t seq,
                    int head_dim, bool causal, float scale_log2, cudaStream_t stream);
 
 /// Sets the kernels' attributes (dynamic shared memory) once, before any graph capture.
 void prepare(int head_dim);
+
+/// The op name flash_forward's kernel is marked with on the current device: "flash_forward_sm90" (the Hopper kernel)
+/// or "flash_forward" (the mma.sync kernel).
+const char* flash_forward_name(int head_dim);
+
+/// The Hopper kernel's host side (flash_forward_sm90a.cu, built with sm_90a code: CMakeLists.txt builds every
+/// *_sm90a.cu for sm_90a too where the architectures include 90, and defines LABRUN_SM90A there).
+namespace sm90 {
+/// True when the Hopper kernel runs head_dim on the current device: built with sm_90a code, head_dim 128, and a
+/// device of compute capability 9.0.
+bool runs(int head_dim);
+/// Sets its dynamic shared memory limit (before any capture).
+void prepare();
+/// flash_forward on the Hopper kernel (runs() first). @throws std::runtime_error when the tensor maps cannot be
+/// encoded.
+void forward(const void* q, const void* k, const void* v, void* o, std::int64_t bh, std::int64_t seq, bool causal,
+             float scale_log2, cudaStream_t stream);
+}  // namespace sm90
 
 /// Fills `bytes` of p with 0xff (NaN in bf16): the correctness check's poison.
 void poison(void* p, std::size_t bytes, cudaStream_t stream);

@@ -1,0 +1,40 @@
+// The Hopper kernel's host side (attention_kernels.cuh, namespace sm90): compiled with sm_90a code beside the
+// project's architectures (CMakeLists.txt, LABRUN_SM90A), so the driver loads the wgmma image on a 9.0 device.
+#include <stdexcept>
+#include <string>
+
+#include <labrun/cuda.cuh>
+
+#include "attention/cuda/attention_kernels.cuh"
+#include "attention/cuda/flash_forward_sm90.cuh"
+
+namespace labrun::attention::kernels::sm90 {
+
+bool runs(int head_dim) {
+#if defined(LABRUN_SM90A)
+  int device = 0;
+  return head_dim == kD && cudaGetDevice(&device) == cudaSuccess && ::labrun::kernels::is_sm90a_device(device);
+#else
+  (void)head_dim;
+  return false;
+#endif
+}
+
+void prepare() {
+  LABRUN_CUDA_CHECK(flash_forward_sm90_prepare<false>());
+  LABRUN_CUDA_CHECK(flash_forward_sm90_prepare<true>());
+}
+
+void forward(const void* q, const void* k, const void* v, void* o, std::int64_t bh, std::int64_t seq, bool causal,
+             float scale_log2, cudaStream_t stream) {
+  Sm90Maps maps;
+  const CUresult r = encode_sm90_maps(maps, q, k, v, bh, seq);
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error("attention flash_forward: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(r) +
+                             ")");
+  causal ? flash_forward_sm90_launch<true>(maps, o, bh, seq, scale_log2, stream)
+         : flash_forward_sm90_launch<false>(maps, o, bh, seq, scale_log2, stream);
+  LABRUN_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace labrun::attention::kernels::sm90
