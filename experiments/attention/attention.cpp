@@ -333,7 +333,7 @@ Qkv qkv_of(const Args& a, const View& q, const View& k, const View& v) {
 void describe(ExperimentDef& e) {
   e.describe(
        "attention forward (bf16 Q, K, V, O; f32 accumulation), causal and not: naive cuBLAS + softmax with an "
-       "out-of-place or in-place mask vs one fused FlashAttention-2 kernel")
+       "out-of-place or in-place mask vs one fused FlashAttention kernel vs cuDNN's fused attention")
       .docs("docs/experiments/attention.md")
       .int_axis("seq", "sequence length S (the size axis)", 1, static_cast<double>(kMaxSeq), 4096)
       .int_axis("batch", "batch B", 1, 65535, 4)

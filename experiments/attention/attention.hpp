@@ -10,7 +10,9 @@
 //   naive_in_place      the same with scale and mask fused into one in-place kernel: four kernels, one buffer;
 //   tiled               one fused FlashAttention-2 kernel (Dao, "FlashAttention-2", arXiv:2307.08691, 2023):
 //                       128 query rows per block (32 a warp), K/V tiles of 64 keys in shared memory, mma.sync bf16 ->
-//                       f32, online softmax in registers; the S x S matrix is never written.
+//                       f32, online softmax in registers; the S x S matrix is never written. At D = 128 on a
+//                       compute-capability-9.0 device, the Hopper kernel instead (TMA, wgmma, 2 warpgroups of 64
+//                       rows, 128-key tiles; cuda/flash_forward_sm90.cuh).
 //   cudnn               cuDNN's fused attention forward through its graph API (labrun/cudnn.hpp, loaded at run
 //                       time; CUDA only): the backend PyTorch's SDPA picks first on Hopper.
 // An SDK experiment (LABRUN_EXPERIMENT(attention) in attention.cpp, LABRUN_CUDA_VARIANTS(attention) in
@@ -36,7 +38,8 @@ const char* to_string(Variant v);
 Variant variant_of(const Args& args);
 
 /// Tile sizes of the tiled kernel (rows of Q per block, keys per K/V tile), shared with the host emulation
-/// (cuda/flash_forward.cuh: 4 warps of 32 rows).
+/// (cuda/flash_forward.cuh: 4 warps of 32 rows). The Hopper kernel's K/V tiles are 128 keys: the same arithmetic
+/// with other rescaling boundaries, its output within rounding of the emulation's.
 inline constexpr int kBlockM = 128;
 inline constexpr int kBlockN = 64;
 /// The longest row the naive softmax kernel keeps in registers (256 threads x 64 f32).

@@ -319,8 +319,9 @@ void report_section(const ReportView& view, std::ostream& md) {
     if (!any)
       md << "## The backend walk: naive → in place → tiled → cuDNN\n\n"
          << "The founding text's walk: `naive_out_of_place` (five kernels, two S × S buffers), `naive_in_place` (the "
-            "mask fused into the scale, one buffer), `tiled` (labrun's fused FlashAttention-2 kernel) and `cudnn` "
-            "(cuDNN's fused attention).\n\n";
+            "mask fused into the scale, one buffer), `tiled` (labrun's fused kernel: FlashAttention-2's on mma.sync, "
+            "or on TMA and wgmma at D = 128 on Hopper; its kernel breakdown names which) and `cudnn` (cuDNN's fused "
+            "attention).\n\n";
     any = true;
     md << run.heading;
     write_table(run, md);

@@ -73,7 +73,7 @@ __global__ void softmax_kernel(float* scores, int seq) {
 
 // ---- tiled: FlashAttention-2 forward (flash_forward.cuh) -----------------------------------------------------
 // Two m-tiles a warp (128 query rows a block): FlashAttention-2's H100 shape (its flash_fwd_launch_template.h, hdim
-// 128); timed beside MT = 1 and torch by the standalone bench and results/h200/attention/backends/run.sh.
+// 128); timed beside MT = 1 and torch by the standalone bench and results/h100/attention/backends/run.sh.
 constexpr int kFlashMT = 2;
 static_assert(flash_rows<kFlashMT>() == kBlockM && kFlashBN == kBlockN,
               "the host emulation and the reference's edge rows (attention.hpp) use the kernel's tile sizes");

@@ -7,7 +7,7 @@
 // online softmax (x = s · scale log2 e, exp2) on the accumulator fragment; P packed to bf16 in registers is the A
 // operand of O += P V_j by 8 wgmma m64n128k16 with V as the MN-major B. Needs sm_90a (labrun/kernels/wgmma.cuh):
 // the body compiles only under __CUDA_ARCH_FEAT_SM90_ALL and traps in any other image. Header-only (included by
-// attention_kernels.cu and the standalone bench results/h200/attention/backends/flash_shapes.cu); nvcc C++17.
+// attention_kernels.cu and the standalone bench results/h100/attention/backends/flash_shapes.cu); nvcc C++17.
 #pragma once
 
 #include <cuda_bf16.h>

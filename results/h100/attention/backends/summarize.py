@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""labrun's fused variants beside PyTorch's SDPA backends, from one device call's files (results/h200/attention/backends).
+"""labrun's fused variants beside PyTorch's SDPA backends, from one device call's files (results/h100/attention/backends).
 
 Reads torch.txt (torch_attention.py's output), backends.jsonl (labrun sweep configs/attention_backends.yaml) and,
 when present, backends-torch-cudnn.jsonl (the same with LABRUN_CUDNN_LIBRARY naming PyTorch's libcudnn), plus the
 calibrated bf16 GEMM rate from the labrun header. Prints one table per S: time, TFLOP/s (causal flops, 4 B H S^2 D
-/ 2), the fraction of the H200's dense bf16 peak (989 TFLOP/s, datasheet) and of the calibrated cuBLAS GEMM, and
+/ 2), the fraction of the H100/H200 SXM dense bf16 peak (989 TFLOP/s, datasheet) and of the calibrated cuBLAS GEMM, and
 the ratios the targets name: tiled / torch flash (<= 1.0) and cudnn / torch cudnn (<= 1.05).
 
 Usage: summarize.py DIR
@@ -15,7 +15,7 @@ import os
 import sys
 
 TORCH_CUDNN_ROW = "labrun cudnn (torch's cuDNN)"
-PEAK_BF16 = 989e12  # H200 SXM datasheet, dense bf16 tensor-core FLOP/s
+PEAK_BF16 = 989e12  # H100 and H200 SXM datasheets, dense bf16 tensor-core FLOP/s
 
 
 def read_jsonl(path):

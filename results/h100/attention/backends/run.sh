@@ -3,7 +3,7 @@
 # memory-efficient; torch_attention.py), then labrun's tiled and cudnn variants (configs/attention_backends.yaml)
 # with the system's cuDNN and again with the cuDNN in PyTorch's wheel (LABRUN_CUDNN_LIBRARY), so a gap between
 # labrun's cudnn and torch's is read at the same library version. Then summarize.py prints the table.
-# Usage, from the repository root on the GPU machine: bash results/h200/attention/backends/run.sh OUT [LABRUN]
+# Usage, from the repository root on the GPU machine: bash results/h100/attention/backends/run.sh OUT [LABRUN]
 set -u
 out=$1; labrun=${2:-build/labrun}; here=$(dirname "$0")
 mkdir -p "$out"

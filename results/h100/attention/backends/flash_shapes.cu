@@ -7,7 +7,7 @@
 // from MT 2's (128-key tiles instead of 64: the softmax rescales at other boundaries, so rounding differs). Build
 // (no labrun library needed), from the repository root after a CMake configure:
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -I build/kernels_include -I experiments \
-//        results/h200/attention/backends/flash_shapes.cu -o flash_shapes
+//        results/h100/attention/backends/flash_shapes.cu -o flash_shapes
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
