@@ -3,13 +3,13 @@
 // run (printed; set LABRUN_TEST_SEED to reproduce).
 //
 // What they establish: every variant matches the float64 host reference element by element on small odd shapes
-// (S = 1, 7, 63, 65, 130, 200, 257: tails of the 64-row and 64-key tiles, the scalar paths of the naive kernels),
-// D = 64 and 128, causal and not, in eager and graph mode; on large shapes, where the host reference is sampled,
-// tiled agrees with naive_in_place on every element; the lab pass records the cost model, a kernel breakdown with
-// the out-of-place copy and a traced one (launches[]) naming cuBLAS's GEMM kernels, and a measured peak of work memory
-// equal to the model's; graph replays allocate nothing (case C12); and the judged point (B = 4, H = 32, S = 4096, D =
-// 128, causal) prints the tiled kernel's TFLOP/s; tiled names the kernel that ran (the Hopper one at D = 128 on a
-// 9.0 device).
+// (S = 1, 7, 63, 65, 130, 200, 257: tails of the 64- and 128-row and -key tiles, the scalar paths of the naive
+// kernels), D = 64 and 128, causal and not, in eager and graph mode; on large shapes, where the host reference is
+// sampled, tiled agrees with naive_in_place on every element; the lab pass records the cost model, a kernel breakdown
+// with the out-of-place copy and a traced one (launches[]) naming cuBLAS's GEMM kernels, and a measured peak of work
+// memory equal to the model's; graph replays allocate nothing (case C12); and the judged point (B = 4, H = 32, S =
+// 4096, D = 128, causal) prints the tiled kernel's TFLOP/s; tiled names the kernel that ran (the Hopper one at D = 128
+// on a 9.0 device).
 #include <gtest/gtest.h>
 
 #include "gpu/gpu_fixture.hpp"

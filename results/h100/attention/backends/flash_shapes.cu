@@ -34,24 +34,21 @@ static uint16_t f2bf(float f) {
   u += 0x7fff + ((u >> 16) & 1);
   return (uint16_t)(u >> 16);
 }
-template <int D, int MT>
-double run(void* q, void* k, void* v, void* o, long long bh, long long s, bool cold, void* flush, size_t fb) {
-  const float c = (float)(1.0 / std::sqrt((double)D)) * 1.44269504088896340736f;
-  {
-    cudaError_t pe = flash_forward_prepare<D, true, MT>();
-    CU(pe);
-  }
+// Median seconds of one launch over 20 samples after 3 warmups: cold (the flush buffer written before each sample,
+// one launch between the events) or hot (5 back-to-back launches between the events).
+template <class Launch>
+double timed(Launch launch, bool cold, void* flush, size_t fb) {
   cudaEvent_t a, b;
   CU(cudaEventCreate(&a));
   CU(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) flash_forward_launch<D, true, MT>(q, k, v, o, bh, s, c, 0);
+  for (int i = 0; i < 3; ++i) launch();
   CU(cudaDeviceSynchronize());
   std::vector<float> t;
   for (int i = 0; i < 20; ++i) {
     if (cold) CU(cudaMemsetAsync(flush, i, fb, 0));
     CU(cudaEventRecord(a, 0));
     int reps = cold ? 1 : 5;
-    for (int r = 0; r < reps; ++r) flash_forward_launch<D, true, MT>(q, k, v, o, bh, s, c, 0);
+    for (int r = 0; r < reps; ++r) launch();
     CU(cudaEventRecord(b, 0));
     CU(cudaEventSynchronize(b));
     float ms;
@@ -61,6 +58,12 @@ double run(void* q, void* k, void* v, void* o, long long bh, long long s, bool c
   std::sort(t.begin(), t.end());
   return t[t.size() / 2] * 1e-3;
 }
+template <int D, int MT>
+double run(void* q, void* k, void* v, void* o, long long bh, long long s, bool cold, void* flush, size_t fb) {
+  const float c = (float)(1.0 / std::sqrt((double)D)) * 1.44269504088896340736f;
+  CU((flash_forward_prepare<D, true, MT>()));
+  return timed([&] { flash_forward_launch<D, true, MT>(q, k, v, o, bh, s, c, 0); }, cold, flush, fb);
+}
 double run_sm90(void* q, void* k, void* v, void* o, long long bh, long long s, bool cold, void* flush, size_t fb) {
   const float c = (float)(1.0 / std::sqrt(128.0)) * 1.44269504088896340736f;
   CU(sm90::flash_forward_sm90_prepare<true>());
@@ -69,25 +72,7 @@ double run_sm90(void* q, void* k, void* v, void* o, long long bh, long long s, b
     std::printf("cuTensorMapEncodeTiled failed\n");
     std::exit(1);
   }
-  cudaEvent_t a, b;
-  CU(cudaEventCreate(&a));
-  CU(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) sm90::flash_forward_sm90_launch<true>(m, o, bh, s, c, 0);
-  CU(cudaDeviceSynchronize());
-  std::vector<float> t;
-  for (int i = 0; i < 20; ++i) {
-    if (cold) CU(cudaMemsetAsync(flush, i, fb, 0));
-    CU(cudaEventRecord(a, 0));
-    int reps = cold ? 1 : 5;
-    for (int r = 0; r < reps; ++r) sm90::flash_forward_sm90_launch<true>(m, o, bh, s, c, 0);
-    CU(cudaEventRecord(b, 0));
-    CU(cudaEventSynchronize(b));
-    float ms;
-    CU(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms / reps);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2] * 1e-3;
+  return timed([&] { sm90::flash_forward_sm90_launch<true>(m, o, bh, s, c, 0); }, cold, flush, fb);
 }
 static float bf2f(uint16_t x) {
   uint32_t u = (uint32_t)x << 16;
