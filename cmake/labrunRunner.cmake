@@ -7,7 +7,8 @@
 #  - .cu sources compile only when the CUDA language is enabled in the calling project and the package was built
 #    with CUDA; otherwise they are left out (a STATUS message names them) and the runner has the host backend
 #    only. They compile for the project's CMAKE_CUDA_ARCHITECTURES (90 when the project set none) with the static
-#    CUDA runtime, the one labrun::cuda links.
+#    CUDA runtime, the one labrun::cuda links. A source named *_sm90a.cu is built for sm_90a too (with LABRUN_SM90A
+#    defined) where those include 90: Hopper-only code (wgmma, TMA; docs/kernels.md).
 #  - PORTABLE (default ON; PORTABLE OFF turns it off) links libstdc++ and libgcc statically, as the labrun binary
 #    is, so the runner can be copied to a GPU machine that has only libc (scripts/gpu_pack.sh).
 #  - labrun's plot scripts are copied into a scripts/ folder beside the runner (report and history find them).
@@ -119,6 +120,16 @@ function(labrun_add_runner NAME)
     set_target_properties(${NAME} PROPERTIES CUDA_ARCHITECTURES "${archs}" CUDA_STANDARD 17
                                              CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Static)
     target_compile_options(${NAME} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
+    # A *_sm90a.cu source holds Hopper-only code (labrun/kernels/wgmma.cuh): where the architectures include 90 it
+    # is built for sm_90a too, with LABRUN_SM90A defined, as labrun's own experiments are (docs/kernels.md).
+    if("90" IN_LIST archs OR "90-real" IN_LIST archs)
+      foreach(source IN LISTS ARG_SOURCES)
+        if(source MATCHES "_sm90a\\.cu$")
+          set_source_files_properties(${source} PROPERTIES COMPILE_OPTIONS "--generate-code=arch=compute_90a,code=sm_90a"
+                                                           COMPILE_DEFINITIONS LABRUN_SM90A)
+        endif()
+      endforeach()
+    endif()
   endif()
   if(portable)
     target_link_options(${NAME} PRIVATE -static-libstdc++ -static-libgcc)
