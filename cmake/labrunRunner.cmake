@@ -121,11 +121,16 @@ function(labrun_add_runner NAME)
                                              CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Static)
     target_compile_options(${NAME} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
     # A *_sm90a.cu source holds Hopper-only code (labrun/kernels/wgmma.cuh): where the architectures include 90 it
-    # is built for sm_90a too, with LABRUN_SM90A defined, as labrun's own experiments are (docs/kernels.md).
+    # is built for sm_90a too, with LABRUN_SM90A defined, as labrun's own experiments are (docs/kernels.md); where
+    # they include 90a the whole runner is sm_90a code and the file only gets the define.
+    set(sm90a_options)
     if("90" IN_LIST archs OR "90-real" IN_LIST archs)
+      set(sm90a_options "--generate-code=arch=compute_90a,code=sm_90a")
+    endif()
+    if(sm90a_options OR "90a" IN_LIST archs OR "90a-real" IN_LIST archs)
       foreach(source IN LISTS ARG_SOURCES)
         if(source MATCHES "_sm90a\\.cu$")
-          set_source_files_properties(${source} PROPERTIES COMPILE_OPTIONS "--generate-code=arch=compute_90a,code=sm_90a"
+          set_source_files_properties(${source} PROPERTIES COMPILE_OPTIONS "${sm90a_options}"
                                                            COMPILE_DEFINITIONS LABRUN_SM90A)
         endif()
       endforeach()
