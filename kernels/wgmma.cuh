@@ -75,8 +75,8 @@ __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
 }
 /// Loads the box at coordinates (c0, c1, c2) (innermost first, in elements) of the 3-D tensor `map` into shared
-/// address `dst`; completes `bytes` of the mbarrier `bar`'s transaction count. Coordinates past the tensor's extent
-/// read as zeros (and still count their bytes).
+/// address `dst`; completes the box's bytes of the mbarrier `bar`'s transaction count. Coordinates past the tensor's
+/// extent read as zeros (and still count their bytes).
 __device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2,
                                             std::uint32_t bar) {
   asm volatile(
@@ -95,10 +95,10 @@ inline bool is_sm90a_device(int device) {
 }
 
 /// Encodes `map` for a [outer][rows][inner] row-major bf16 tensor at `base` (global, 16-byte aligned; inner * 2 a
-/// multiple of 16) read in boxes of 64 inner elements x `box_rows` rows x 1, 128-byte swizzled in shared memory
-/// (the layout above), rows past `rows` zero-filled. The driver's cuTensorMapEncodeTiled is fetched through the
-/// runtime (cudaGetDriverEntryPointByVersion, no -lcuda). Returns the driver's result (CUDA_SUCCESS when encoded;
-/// CUDA_ERROR_NOT_FOUND when the entry point is missing).
+/// multiple of 16) read in boxes of 64 inner elements x `box_rows` rows (1..256) x 1, 128-byte swizzled in shared
+/// memory (the layout above), rows past `rows` zero-filled. The driver's cuTensorMapEncodeTiled is fetched through the
+/// runtime (cudaGetDriverEntryPointByVersion, CUDA 12.5 or later; no -lcuda). Returns the driver's result (CUDA_SUCCESS
+/// when encoded; CUDA_ERROR_NOT_FOUND when the entry point is missing).
 inline CUresult encode_bf16_tensor_map_3d(CUtensorMap* map, const void* base, std::uint64_t inner, std::uint64_t rows,
                                           std::uint64_t outer, std::uint32_t box_rows) {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {

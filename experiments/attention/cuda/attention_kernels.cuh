@@ -24,11 +24,11 @@ void scale_mask(const float* src, float* dst, std::int64_t bh, std::int64_t seq,
 void softmax_rows(float* scores, std::int64_t bh, std::int64_t seq, cudaStream_t stream);
 
 /// The fused forward pass: O = softmax(Q K^T * scale + mask) V per head, bf16 in and out, f32 accumulation, online
-/// softmax with exp2 and scale_log2 = scale * log2(e). On a device of compute capability 9.0 at head_dim 128 the
-/// Hopper kernel (TMA, wgmma, 128-key tiles; flash_forward_sm90.cuh), else FlashAttention-2's (mma.sync m16n8k16,
-/// 64-key tiles; flash_forward.cuh): flash_forward_name() says which. head_dim 64 or 128; 1 <= bh <= 65535; any
-/// S >= 1 (tails masked and zero-filled). @throws std::invalid_argument for another head_dim, std::runtime_error
-/// when the Hopper kernel's tensor maps cannot be encoded.
+/// softmax with exp2 and scale_log2 = scale * log2(e). On a device of compute capability 9.0 at head_dim 128 (and a
+/// build with sm_90a code: sm90::built()) the Hopper kernel (TMA, wgmma, 128-key tiles; flash_forward_sm90.cuh), else
+/// FlashAttention-2's (mma.sync m16n8k16, 64-key tiles; flash_forward.cuh): flash_forward_name() says which. head_dim
+/// 64 or 128; 1 <= bh <= 65535; any S >= 1 (tails masked and zero-filled). @throws std::invalid_argument for another
+/// head_dim, std::runtime_error when the Hopper kernel's tensor maps cannot be encoded.
 void flash_forward(const void* q, const void* k, const void* v, void* o, std::int64_t bh, std::int64_t seq,
                    int head_dim, bool causal, float scale_log2, cudaStream_t stream);
 
@@ -42,8 +42,11 @@ const char* flash_forward_name(int head_dim);
 /// The Hopper kernel's host side (flash_forward_sm90a.cu, built with sm_90a code: CMakeLists.txt builds every
 /// *_sm90a.cu for sm_90a too where the architectures include 90, and defines LABRUN_SM90A there).
 namespace sm90 {
-/// True when the Hopper kernel runs head_dim on the current device: built with sm_90a code, head_dim 128, and a
-/// device of compute capability 9.0.
+/// True when this build has the Hopper kernel's sm_90a code: CMAKE_CUDA_ARCHITECTURES named 90 or 90a (the default
+/// is 90; `native`, `all` or `90-virtual` build without it, and tiled then runs the mma.sync kernel everywhere).
+bool built();
+/// True when the Hopper kernel runs head_dim on the current device: built(), head_dim 128, and a device of compute
+/// capability 9.0.
 bool runs(int head_dim);
 /// Sets its dynamic shared memory limit (before any capture).
 void prepare();

@@ -27,9 +27,10 @@ inline constexpr int kBN = 128;    // keys a K/V tile
 inline constexpr int kStages = 2;  // K/V ring depth
 inline constexpr int kConsumers = 256;
 inline constexpr int kThreads = kConsumers + 32;  // + the producer warp
-/// Registers a thread: __launch_bounds__(288, 1) makes ptxas cap at 168 and spill; 9 warps x 32 x 224 = 64,512 of
-/// the SM's 65,536 still fits one block an SM (ptxas 13.0 uses 161).
-inline constexpr int kMaxRegs = 224;
+/// Registers a thread, at most: the SM allocates registers to a block's warps in groups of 4 (its sub-partitions,
+/// CUDA's cuda_occupancy.h), so 9 warps count as 12, and 12 x 32 x 168 <= 65,536 is the most that still fits one
+/// block an SM; a higher count would fail every launch. ptxas 13.0 uses 165 with no spills.
+inline constexpr int kMaxRegs = 168;
 inline constexpr int kTileBytes = kBN * kD * 2;    // one 128 x 128 bf16 tile: two 64-column swizzled halves
 inline constexpr int kHalfBytes = kTileBytes / 2;  // one TMA box: 64 columns x 128 rows
 inline constexpr int kSmemQ = 0, kSmemK = kSmemQ + kBM * kD * 2, kSmemV = kSmemK + kStages * kTileBytes;
@@ -233,7 +234,8 @@ struct Sm90Maps {
   CUtensorMap q, k, v;
 };
 
-/// Encodes the maps; returns the driver's result (CUDA_SUCCESS when all three are encoded).
+/// Encodes the maps of q, k, v ([bh][seq][128] bf16, 16-byte aligned: TMA's requirement); returns the driver's
+/// result (CUDA_SUCCESS when all three are encoded).
 inline CUresult encode_sm90_maps(Sm90Maps& m, const void* q, const void* k, const void* v, long long bh,
                                  long long seq) {
   using ::labrun::kernels::encode_bf16_tensor_map_3d;
@@ -252,7 +254,7 @@ cudaError_t flash_forward_sm90_prepare() {
 }
 
 /// Launches the kernel over bh heads of seq rows on `stream` (flash_forward_sm90_prepare first; a device of compute
-/// capability 9.0 only).
+/// capability 9.0 only). o: [bh][seq][128] bf16, 16-byte aligned (the epilogue stores 16-byte vectors).
 template <bool Causal>
 void flash_forward_sm90_launch(const Sm90Maps& m, void* o, long long bh, long long seq, float scale_log2,
                                cudaStream_t stream) {

@@ -10,14 +10,18 @@
 
 namespace labrun::attention::kernels::sm90 {
 
-bool runs(int head_dim) {
+bool built() {
 #if defined(LABRUN_SM90A)
-  int device = 0;
-  return head_dim == kD && cudaGetDevice(&device) == cudaSuccess && ::labrun::kernels::is_sm90a_device(device);
+  return true;
 #else
-  (void)head_dim;
   return false;
 #endif
+}
+
+bool runs(int head_dim) {
+  int device = 0;
+  return built() && head_dim == kD && cudaGetDevice(&device) == cudaSuccess &&
+         ::labrun::kernels::is_sm90a_device(device);
 }
 
 void prepare() {
