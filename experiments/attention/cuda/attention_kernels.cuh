@@ -45,8 +45,9 @@ namespace sm90 {
 /// True when this build has the Hopper kernel's sm_90a code: CMAKE_CUDA_ARCHITECTURES named 90 or 90a (the default
 /// is 90; `native`, `all` or `90-virtual` build without it, and tiled then runs the mma.sync kernel everywhere).
 bool built();
-/// True when the Hopper kernel runs head_dim on the current device: built(), head_dim 128, and a device of compute
-/// capability 9.0.
+/// True when the Hopper kernel runs head_dim on the current device: built(), head_dim 128, a device of compute
+/// capability 9.0, and one block of it fits an SM (checked once a device; the first call sets the kernel's shared
+/// memory limit, so make it before any capture, as prepare() and flash_forward_name() are).
 bool runs(int head_dim);
 /// Sets its dynamic shared memory limit (before any capture).
 void prepare();

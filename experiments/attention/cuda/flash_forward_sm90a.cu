@@ -1,5 +1,7 @@
 // The Hopper kernel's host side (attention_kernels.cuh, namespace sm90): compiled with sm_90a code beside the
 // project's architectures (CMakeLists.txt, LABRUN_SM90A), so the driver loads the wgmma image on a 9.0 device.
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -18,10 +20,36 @@ bool built() {
 #endif
 }
 
+namespace {
+
+// Whether one block of both instantiations fits an SM of `device` with the registers ptxas gave them: 9 warps take
+// the registers of 12 (the SM's 4 sub-partitions), so above 168 a thread the launch would fail; then the mma.sync
+// kernel runs. Sets the dynamic shared memory limit first (the occupancy query counts it). Once per device, in the
+// first call: a variant's setup, before any capture.
+bool launchable(int device) {
+  static std::mutex mutex;
+  static std::map<int, bool> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto it = known.find(device);
+  if (it != known.end()) return it->second;
+  int causal = 0, plain = 0;
+  const bool ok = flash_forward_sm90_prepare<true>() == cudaSuccess &&
+                  flash_forward_sm90_prepare<false>() == cudaSuccess &&
+                  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&causal, flash_forward_sm90_kernel<true>, kThreads,
+                                                                kSmemBytes) == cudaSuccess &&
+                  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&plain, flash_forward_sm90_kernel<false>, kThreads,
+                                                                kSmemBytes) == cudaSuccess &&
+                  causal > 0 && plain > 0;
+  known[device] = ok;
+  return ok;
+}
+
+}  // namespace
+
 bool runs(int head_dim) {
   int device = 0;
   return built() && head_dim == kD && cudaGetDevice(&device) == cudaSuccess &&
-         ::labrun::kernels::is_sm90a_device(device);
+         ::labrun::kernels::is_sm90a_device(device) && launchable(device);
 }
 
 void prepare() {
