@@ -24,6 +24,25 @@ if(NOT DEFINED LABRUN_CODE_REV_SCRIPT)
   endif()
 endif()
 
+# labrun_sm90a_sources(ARCHS SOURCE...): a *_sm90a.cu source holds Hopper-only code (labrun/kernels/wgmma.cuh, the
+# contract in docs/kernels.md). Where ARCHS (a CUDA_ARCHITECTURES list) includes 90, such a source is also built for
+# sm_90a, with LABRUN_SM90A defined (the driver loads that image on a 9.0 device); where it includes 90a, the whole
+# target is sm_90a code and the source only gets the define. Source properties: call from the directory that owns
+# the target. Used by labrun_add_runner and by labrun's own experiments.
+function(labrun_sm90a_sources archs)
+  set(options)
+  if("90" IN_LIST archs OR "90-real" IN_LIST archs)
+    set(options "--generate-code=arch=compute_90a,code=sm_90a")
+  elseif(NOT ("90a" IN_LIST archs OR "90a-real" IN_LIST archs))
+    return()
+  endif()
+  foreach(source IN LISTS ARGN)
+    if(source MATCHES "_sm90a\\.cu$")
+      set_source_files_properties(${source} PROPERTIES COMPILE_OPTIONS "${options}" COMPILE_DEFINITIONS LABRUN_SM90A)
+    endif()
+  endforeach()
+endfunction()
+
 function(labrun_add_runner NAME)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "BUILTINS" "PORTABLE" "SOURCES")
   if(ARG_UNPARSED_ARGUMENTS)
@@ -120,21 +139,7 @@ function(labrun_add_runner NAME)
     set_target_properties(${NAME} PROPERTIES CUDA_ARCHITECTURES "${archs}" CUDA_STANDARD 17
                                              CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Static)
     target_compile_options(${NAME} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
-    # A *_sm90a.cu source holds Hopper-only code (labrun/kernels/wgmma.cuh): where the architectures include 90 it
-    # is built for sm_90a too, with LABRUN_SM90A defined, as labrun's own experiments are (docs/kernels.md); where
-    # they include 90a the whole runner is sm_90a code and the file only gets the define.
-    set(sm90a_options)
-    if("90" IN_LIST archs OR "90-real" IN_LIST archs)
-      set(sm90a_options "--generate-code=arch=compute_90a,code=sm_90a")
-    endif()
-    if(sm90a_options OR "90a" IN_LIST archs OR "90a-real" IN_LIST archs)
-      foreach(source IN LISTS ARG_SOURCES)
-        if(source MATCHES "_sm90a\\.cu$")
-          set_source_files_properties(${source} PROPERTIES COMPILE_OPTIONS "${sm90a_options}"
-                                                           COMPILE_DEFINITIONS LABRUN_SM90A)
-        endif()
-      endforeach()
-    endif()
+    labrun_sm90a_sources("${archs}" ${ARG_SOURCES})
   endif()
   if(portable)
     target_link_options(${NAME} PRIVATE -static-libstdc++ -static-libgcc)

@@ -148,7 +148,7 @@ void flash_forward(const void* q, const void* k, const void* v, void* o, std::in
                    int head_dim, bool causal, float scale_log2, cudaStream_t stream) {
   if (bh <= 0 || seq <= 0) return;
   if (sm90::runs(head_dim)) {
-    sm90::forward(q, k, v, o, bh, seq, causal, scale_log2, stream);
+    sm90::forward(*sm90::encode(q, k, v, bh, seq), o, bh, seq, causal, scale_log2, stream);
   } else if (head_dim == 64) {
     causal ? flash_forward_launch<64, true, kFlashMT>(q, k, v, o, bh, seq, scale_log2, stream)
            : flash_forward_launch<64, false, kFlashMT>(q, k, v, o, bh, seq, scale_log2, stream);
@@ -164,7 +164,7 @@ void flash_forward(const void* q, const void* k, const void* v, void* o, std::in
 void prepare(int head_dim) {
   if (head_dim == 64) set_flash_attributes<64>();
   if (head_dim == 128) set_flash_attributes<128>();
-  if (sm90::runs(head_dim)) sm90::prepare();
+  sm90::runs(head_dim);  // the Hopper kernel's shared memory limit, set where it runs
 }
 
 const char* flash_forward_name(int head_dim) { return sm90::runs(head_dim) ? "flash_forward_sm90" : "flash_forward"; }
@@ -220,6 +220,13 @@ Step launcher(Launch& setup) {
   if (p.variant == Variant::tiled) {
     kernels::prepare(d);
     const char* kernel = kernels::flash_forward_name(d);
+    if (kernels::sm90::runs(d)) {  // the device check and the tensor maps here, once: the iteration only launches
+      std::shared_ptr<const kernels::sm90::Sm90Maps> maps = kernels::sm90::encode(q, k, v, bh, s);
+      return [=](Launch& l) {
+        kernels::sm90::forward(*maps, o, bh, s, causal, scale * kLog2e, l.stream());
+        l.mark(kernel, 4 * e2);
+      };
+    }
     return [=](Launch& l) {
       kernels::flash_forward(q, k, v, o, bh, s, d, causal, scale * kLog2e, l.stream());
       l.mark(kernel, 4 * e2);

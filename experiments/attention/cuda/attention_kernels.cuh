@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 namespace labrun::attention::kernels {
 
@@ -46,15 +47,17 @@ namespace sm90 {
 /// is 90; `native`, `all` or `90-virtual` build without it, and tiled then runs the mma.sync kernel everywhere).
 bool built();
 /// True when the Hopper kernel runs head_dim on the current device: built(), head_dim 128, a device of compute
-/// capability 9.0, and one block of it fits an SM (checked once a device; the first call sets the kernel's shared
-/// memory limit, so make it before any capture, as prepare() and flash_forward_name() are).
+/// capability 9.0, and one block of it fits an SM (checked once a device; that first call also sets the kernel's
+/// dynamic shared memory limit, so make it before any capture, as prepare() and flash_forward_name() do).
 bool runs(int head_dim);
-/// Sets its dynamic shared memory limit (before any capture).
-void prepare();
-/// flash_forward on the Hopper kernel (runs() first). @throws std::runtime_error when the tensor maps cannot be
-/// encoded.
-void forward(const void* q, const void* k, const void* v, void* o, std::int64_t bh, std::int64_t seq, bool causal,
-             float scale_log2, cudaStream_t stream);
+/// The tensor maps of one point's Q, K, V (flash_forward_sm90.cuh), encoded once in a variant's setup.
+struct Sm90Maps;
+/// Encodes the maps of q, k, v ([bh][seq][128] bf16, 16-byte aligned). @throws std::runtime_error when the driver
+/// cannot encode them.
+std::shared_ptr<const Sm90Maps> encode(const void* q, const void* k, const void* v, std::int64_t bh, std::int64_t seq);
+/// flash_forward on the Hopper kernel with maps from encode() (runs() first): only the launch.
+void forward(const Sm90Maps& maps, void* o, std::int64_t bh, std::int64_t seq, bool causal, float scale_log2,
+             cudaStream_t stream);
 }  // namespace sm90
 
 /// Fills `bytes` of p with 0xff (NaN in bf16): the correctness check's poison.

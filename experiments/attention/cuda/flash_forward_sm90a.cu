@@ -1,6 +1,7 @@
 // The Hopper kernel's host side (attention_kernels.cuh, namespace sm90): compiled with sm_90a code beside the
 // project's architectures (CMakeLists.txt, LABRUN_SM90A), so the driver loads the wgmma image on a 9.0 device.
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -52,18 +53,17 @@ bool runs(int head_dim) {
          ::labrun::kernels::is_sm90a_device(device) && launchable(device);
 }
 
-void prepare() {
-  LABRUN_CUDA_CHECK(flash_forward_sm90_prepare<false>());
-  LABRUN_CUDA_CHECK(flash_forward_sm90_prepare<true>());
-}
-
-void forward(const void* q, const void* k, const void* v, void* o, std::int64_t bh, std::int64_t seq, bool causal,
-             float scale_log2, cudaStream_t stream) {
-  Sm90Maps maps;
-  const CUresult r = encode_sm90_maps(maps, q, k, v, bh, seq);
+std::shared_ptr<const Sm90Maps> encode(const void* q, const void* k, const void* v, std::int64_t bh, std::int64_t seq) {
+  auto maps = std::make_shared<Sm90Maps>();
+  const CUresult r = encode_sm90_maps(*maps, q, k, v, bh, seq);
   if (r != CUDA_SUCCESS)
     throw std::runtime_error("attention flash_forward: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(r) +
                              ")");
+  return maps;
+}
+
+void forward(const Sm90Maps& maps, void* o, std::int64_t bh, std::int64_t seq, bool causal, float scale_log2,
+             cudaStream_t stream) {
   causal ? flash_forward_sm90_launch<true>(maps, o, bh, seq, scale_log2, stream)
          : flash_forward_sm90_launch<false>(maps, o, bh, seq, scale_log2, stream);
   LABRUN_CUDA_CHECK(cudaGetLastError());
